@@ -1,0 +1,27 @@
+"""Errors a user can act on: each names what is wrong in one line.
+
+The CLI turns them into exit code 2 without a traceback; chat handlers turn them into
+a friendly reply. Anything else is a bug and is allowed to surface as one.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """Bad input from a person: a file, an option, a config field."""
+
+
+class SnapshotError(UserError):
+    """A snapshot file that cannot be read or does not follow prdigest.snapshot/1."""
+
+
+class ConfigError(UserError):
+    """A config file that cannot be read or has an invalid field."""
+
+
+class WeekError(UserError):
+    """A week that is not an ISO week such as 2026-W29."""
+
+
+class SourceError(UserError):
+    """GitHub could not give the data (no token, unknown repository, network, limits)."""

@@ -1,0 +1,238 @@
+"""Typed, immutable records shared by every part of prdigest.
+
+Input records mirror the `prdigest.snapshot/1` format field for field, so a snapshot
+decodes straight into them and encodes back unchanged. `None` always means "not
+recorded" - the engine reports it as unknown and never guesses.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+SNAPSHOT_FORMAT = "prdigest.snapshot/1"
+
+# A time must carry its zone: a naive time would shift PRs between weeks.
+Time = Annotated[datetime, msgspec.Meta(tz=True)]
+
+PullState = Literal["merged", "closed", "open"]
+ReviewState = Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED", "PENDING"]
+CheckState = Literal["success", "failure", "pending"]
+Severity = Literal["high", "medium", "low"]
+Lang = Literal["zh", "en"]
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
+    """Base for every record: frozen, keyword-only."""
+
+
+class FileChange(Record, kw_only=True):
+    path: str
+    additions: int = 0
+    deletions: int = 0
+    status: str | None = None
+
+
+class Review(Record, kw_only=True):
+    author: str | None = None
+    state: ReviewState
+    submitted_at: Time | None = None
+    body: str | None = None
+
+
+class ThreadComment(Record, kw_only=True):
+    author: str | None = None
+    body: str | None = None
+    created_at: Time | None = None
+    url: str | None = None
+
+
+class ReviewThread(Record, kw_only=True):
+    path: str | None = None
+    line: int | None = None
+    resolved: bool | None = None
+    outdated: bool | None = None
+    comments: tuple[ThreadComment, ...] = ()
+
+
+class Comment(Record, kw_only=True):
+    author: str | None = None
+    body: str | None = None
+    created_at: Time | None = None
+
+
+class PullRequest(Record, kw_only=True):
+    number: int
+    title: str
+    url: str
+    author: str | None = None
+    state: PullState
+    draft: bool | None = None
+    created_at: Time | None = None
+    updated_at: Time | None = None
+    merged_at: Time | None = None
+    closed_at: Time | None = None
+    base: str | None = None
+    labels: tuple[str, ...] = ()
+    body: str | None = None
+    additions: int | None = None
+    deletions: int | None = None
+    changed_files: int | None = None
+    files: tuple[FileChange, ...] = ()
+    reviews: tuple[Review, ...] | None = ()
+    review_threads: tuple[ReviewThread, ...] | None = ()
+    comments: tuple[Comment, ...] | None = ()
+    checks: CheckState | None = None
+
+    @property
+    def lines_changed(self) -> int:
+        """Additions plus deletions, from the totals or, when absent, from the files."""
+        if self.additions is not None and self.deletions is not None:
+            return self.additions + self.deletions
+        return sum(f.additions + f.deletions for f in self.files)
+
+
+class Snapshot(Record, kw_only=True):
+    format: Literal["prdigest.snapshot/1"] = SNAPSHOT_FORMAT
+    repository: str
+    fetched_at: Time | None = None
+    pulls: tuple[PullRequest, ...] = ()
+
+
+# --- the digest -------------------------------------------------------------------
+
+
+class Period(Record, kw_only=True):
+    since: Time
+    until: Time
+
+
+class Counts(Record, kw_only=True):
+    total: int
+    key: int
+    merged: int
+    closed: int
+    opened: int
+
+
+class NameCount(Record, kw_only=True):
+    name: str
+    count: int
+    share: float
+    pulls: tuple[int, ...] = ()
+    previous: int | None = None
+
+
+class HotFile(Record, kw_only=True):
+    path: str
+    pulls: int
+    numbers: tuple[int, ...] = ()
+
+
+class Theme(Record, kw_only=True):
+    title: str
+    pulls: tuple[int, ...]
+    key: str = ""
+
+
+class Risk(Record, kw_only=True):
+    pull: int
+    severity: Severity
+    summary: str
+    evidence_url: str
+    kind: str = ""
+    resolution: Literal["unresolved", "unknown", "not-applicable"] = "not-applicable"
+    path: str | None = None
+    author: str | None = None
+    quote: str | None = None
+
+
+class KeyPull(Record, kw_only=True):
+    number: int
+    title: str
+    summary: str
+    url: str = ""
+    short_title: str = ""
+    type: str = ""
+    topics: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    score: float = 0.0
+
+
+class Digest(Record, kw_only=True):
+    repository: str
+    week: str
+    period: Period
+    counts: Counts
+    topics: tuple[NameCount, ...]
+    types: tuple[NameCount, ...]
+    hot_files: tuple[HotFile, ...]
+    themes: tuple[Theme, ...]
+    risks: tuple[Risk, ...]
+    key_pulls: tuple[KeyPull, ...]
+    suggestions: tuple[str, ...]
+    lang: Lang = "zh"
+    notes: tuple[str, ...] = ()
+    data_as_of: Time | None = None
+    report_url: str | None = None
+
+
+# --- chat -------------------------------------------------------------------------
+
+CommandKind = Literal[
+    "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help"
+]
+
+
+class Command(Record, kw_only=True):
+    """What a chat user asked for, whatever platform it came from."""
+
+    kind: CommandKind
+    lang: Lang = "en"
+    repo: str | None = None
+    pull: int | None = None
+    week: str | None = None
+    topics: tuple[str, ...] = ()
+    text: str = ""
+    unknown: bool = False
+
+
+class PullAnswer(Record, kw_only=True):
+    """The engine's answer about one PR: its summary and the risks found in it."""
+
+    repository: str
+    number: int
+    title: str
+    url: str
+    state: str
+    summary: str
+    risks: tuple[Risk, ...]
+    topics: tuple[str, ...] = ()
+    type: str = ""
+    notes: tuple[str, ...] = ()
+
+
+ReplyKind = Literal[
+    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error"
+]
+
+
+class Reply(Record, kw_only=True):
+    """What the bot answers, as data; templates turn it into each platform's words.
+
+    `template` names the template family that renders it; `error` carries a message
+    key of the catalog (e.g. "pull-not-found") with its parameters.
+    """
+
+    kind: ReplyKind
+    lang: Lang = "en"
+    digest: Digest | None = None
+    pull: PullAnswer | None = None
+    mode: str = ""
+    topics: tuple[str, ...] = ()
+    available_topics: tuple[str, ...] = ()
+    error: str = ""
+    params: tuple[tuple[str, str], ...] = ()

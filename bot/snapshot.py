@@ -1,0 +1,59 @@
+"""Read and write `prdigest.snapshot/1` files exactly as the design defines them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from bot.errors import SnapshotError
+from bot.models import SNAPSHOT_FORMAT, Snapshot
+from bot.validation import describe
+
+_decoder = msgspec.json.Decoder(Snapshot)
+_encoder = msgspec.json.Encoder()
+
+
+def decode_snapshot(raw: bytes, *, source: str = "snapshot") -> Snapshot:
+    """Decode and validate; the error names the first bad field's path."""
+    try:
+        head = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise SnapshotError(f"{source}: not valid JSON ({exc})") from None
+    if not isinstance(head, dict):
+        raise SnapshotError(f"{source}: expected a JSON object")
+    if head.get("format") != SNAPSHOT_FORMAT:
+        raise SnapshotError(
+            f"{source}: format: expected {SNAPSHOT_FORMAT!r}, got {head.get('format')!r}"
+        )
+    try:
+        snapshot = _decoder.decode(raw)
+    except msgspec.ValidationError as exc:
+        raise SnapshotError(f"{source}: {describe(exc)}") from None
+    seen: set[int] = set()
+    for index, pull in enumerate(snapshot.pulls):
+        if pull.number in seen:
+            raise SnapshotError(f"{source}: pulls[{index}].number: duplicate PR #{pull.number}")
+        seen.add(pull.number)
+    return snapshot
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """Load a snapshot file; a missing or bad file is a `SnapshotError`."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return decode_snapshot(raw, source=str(path))
+
+
+def encode_snapshot(snapshot: Snapshot) -> bytes:
+    """Snapshot JSON, every field written (unknowns as null), pretty enough to diff."""
+    return msgspec.json.format(_encoder.encode(snapshot), indent=1) + b"\n"
+
+
+def write_snapshot(snapshot: Snapshot, path: Path) -> None:
+    """Write atomically so a crash never leaves half a file behind."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(encode_snapshot(snapshot))
+    tmp.replace(path)
