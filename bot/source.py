@@ -1,0 +1,45 @@
+"""Where a week of PRs comes from: a snapshot file, or GitHub through the cache.
+
+Handlers and the scheduler depend on the `Source` protocol only, so tests and the
+offline demo can swap GitHub for a file without touching them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import msgspec
+
+from bot.models import PullRequest, Snapshot
+
+
+class WeekData(msgspec.Struct, frozen=True, kw_only=True):
+    """A week's snapshot, and whether it is a cached copy served while GitHub failed."""
+
+    snapshot: Snapshot
+    stale: bool = False
+    age_seconds: float | None = None
+
+
+class Source(Protocol):
+    def fetch_week(self, repo: str, week: str) -> WeekData:
+        """All PRs of `repo` that belong to `week` (extra PRs are filtered later)."""
+        ...
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        """One PR with its reviews and threads, or None when it does not exist."""
+        ...
+
+
+class SnapshotSource:
+    """Serves every week and PR from one snapshot file (the offline mode)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self._by_number = {pull.number: pull for pull in snapshot.pulls}
+
+    def fetch_week(self, repo: str, week: str) -> WeekData:
+        return WeekData(snapshot=self.snapshot)
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        return self._by_number.get(number)
