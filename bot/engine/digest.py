@@ -1,0 +1,174 @@
+"""Build a week's `Digest` and one PR's `PullAnswer` from snapshot data.
+
+Deterministic: the same snapshot, week, config and language give the same digest.
+"""
+
+from __future__ import annotations
+
+from bot.config import RepoConfig
+from bot.engine.classify import Classification, classify
+from bot.engine.risks import find_risks, severity_rank
+from bot.engine.score import Score, score_pull
+from bot.engine.suggest import suggest
+from bot.engine.summarize import figures, summarize
+from bot.engine.themes import build_themes
+from bot.engine.trends import count_names, hot_files
+from bot.i18n import Translator, translator
+from bot.models import (
+    Counts,
+    Digest,
+    KeyPull,
+    Lang,
+    PullAnswer,
+    PullRequest,
+    Risk,
+    Snapshot,
+)
+from bot.week import belongs_to_week, shift_week, week_period
+
+
+def reviews_recorded(snapshot: Snapshot) -> bool:
+    """Whether the data holds reviews at all: when no PR has one, they were not recorded,
+    and "merged without approval" cannot be judged."""
+    return any(pull.reviews for pull in snapshot.pulls)
+
+
+def week_pulls(snapshot: Snapshot, week: str, tz: str) -> list[tuple[PullRequest, str]]:
+    """The snapshot's PRs that belong to `week`, with how they count, by number."""
+    period = week_period(week, tz)
+    found = [(pull, belongs_to_week(pull, period)) for pull in snapshot.pulls]
+    return sorted(((p, how) for p, how in found if how), key=lambda item: item[0].number)
+
+
+def _data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[str]:
+    notes: list[str] = []
+    if not recorded:
+        notes.append(t("Reviews were not recorded in this data, so approvals were not checked."))
+    unknown_checks = sum(1 for p in pulls if p.state == "merged" and p.checks is None)
+    if unknown_checks:
+        notes.append(t.n("The check state at merge is unknown for %(num)d PR.",
+                         "The check state at merge is unknown for %(num)d PRs.",
+                         unknown_checks))
+    unknown_threads = sum(
+        1 for p in pulls for th in p.review_threads or () if th.resolved is None
+    )
+    if unknown_threads:
+        notes.append(t.n("The resolution of %(num)d review thread is not recorded.",
+                         "The resolution of %(num)d review threads is not recorded.",
+                         unknown_threads))
+    return notes
+
+
+def build_digest(
+    snapshot: Snapshot,
+    week: str,
+    *,
+    repo_config: RepoConfig,
+    lang: Lang,
+    focus_topics: tuple[str, ...] = (),
+    previous: Snapshot | None = None,
+) -> Digest:
+    """The week's digest in `lang`; `previous` (any snapshot holding the week before)
+    adds last week's counts to the topic trends."""
+    t = translator(lang)
+    tz = repo_config.timezone
+    members = week_pulls(snapshot, week, tz)
+    pulls = [p for p, _ in members]
+    recorded = reviews_recorded(snapshot)
+    classes: dict[int, Classification] = {p.number: classify(p, repo_config) for p in pulls}
+    risks_by_pull: dict[int, list[Risk]] = {
+        p.number: find_risks(p, t, reviews_recorded=recorded) if p.state == "merged" else []
+        for p in pulls
+    }
+    scores: dict[int, Score] = {}
+    figures_by_pull: dict[int, tuple[str, ...]] = {}
+    for pull in pulls:
+        figures_by_pull[pull.number] = figures(pull.body)
+        scores[pull.number] = score_pull(
+            pull, classes[pull.number], risks_by_pull[pull.number],
+            figures_by_pull[pull.number], t, focus_topics=focus_topics,
+        )
+    ranked = sorted((p for p in pulls if scores[p.number].key),
+                    key=lambda p: (-scores[p.number].value, p.number))
+    key_pulls = tuple(
+        KeyPull(
+            number=p.number,
+            title=p.title,
+            summary=summarize(p, classes[p.number], t),
+            url=p.url,
+            short_title=classes[p.number].short_title,
+            type=classes[p.number].type,
+            topics=classes[p.number].topics,
+            reasons=scores[p.number].reasons,
+            figures=figures_by_pull[p.number],
+            score=scores[p.number].value,
+        )
+        for p in ranked
+    )
+    total = len(pulls)
+    previous_topics: dict[str, int] | None = None
+    if previous is not None:
+        before = [p for p, _ in week_pulls(previous, shift_week(week, -1), tz)]
+        if before:
+            previous_topics = {
+                c.name: c.count
+                for c in count_names(((p.number, classify(p, repo_config).topics)
+                                      for p in before), len(before))
+            }
+    topics = count_names(((p.number, classes[p.number].topics) for p in pulls), total,
+                         previous_topics)
+    if focus_topics:
+        topics = tuple(sorted(topics, key=lambda c: c.name not in focus_topics))
+    types = count_names(((p.number, (classes[p.number].type,)) for p in pulls), total)
+    hot = hot_files(pulls)
+    risks = tuple(sorted((r for rs in risks_by_pull.values() for r in rs), key=severity_rank))
+    breaking = [p.number for p in pulls if classes[p.number].breaking and p.state == "merged"]
+    how = [h for _, h in members]
+    return Digest(
+        repository=snapshot.repository,
+        week=week,
+        period=week_period(week, tz),
+        counts=Counts(total=total, key=len(key_pulls), merged=how.count("merged"),
+                      closed=how.count("closed"), opened=how.count("opened")),
+        topics=topics,
+        types=types,
+        hot_files=hot,
+        themes=build_themes([(p.number, classes[p.number]) for p in ranked], repo_config, t,
+                            focus_topics=focus_topics),
+        risks=risks,
+        key_pulls=key_pulls,
+        suggestions=suggest(risks, topics, types, hot, breaking, t),
+        lang=lang,
+        notes=tuple(_data_notes(pulls, recorded, t)),
+        data_as_of=snapshot.fetched_at,
+    )
+
+
+def answer_pull(
+    pull: PullRequest,
+    *,
+    repository: str,
+    repo_config: RepoConfig,
+    lang: Lang,
+    reviews_recorded: bool = True,
+) -> PullAnswer:
+    """Summary and risks of one PR, from the same rules as the digest."""
+    t = translator(lang)
+    cls = classify(pull, repo_config)
+    risks = find_risks(pull, t, reviews_recorded=reviews_recorded)
+    notes = _data_notes([pull], reviews_recorded, t)
+    if pull.state != "merged":
+        notes.insert(0, t("This PR is not merged yet (%(state)s); its review may still be "
+                          "in progress.", state=pull.state))
+    return PullAnswer(
+        repository=repository,
+        number=pull.number,
+        title=pull.title,
+        url=pull.url,
+        state=pull.state,
+        summary=summarize(pull, cls, t),
+        risks=tuple(risks),
+        topics=cls.topics,
+        type=cls.type,
+        notes=tuple(notes),
+    )

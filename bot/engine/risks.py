@@ -1,0 +1,161 @@
+"""Risks of a merged PR, each with evidence: the thread, the quoted concern, a severity.
+
+Only what the data shows is claimed. A thread whose resolution was not recorded is
+reported as such, one level less severe than a thread known to be unresolved.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.engine.text import clip, one_line, plain
+from bot.i18n import Translator
+from bot.models import PullRequest, Review, Risk, Severity
+
+_MARKER = re.compile(r"!\[(critical|high)\]", re.I)
+_SEVERITY_ORDER: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
+_DOWNGRADE: dict[Severity, Severity] = {"high": "medium", "medium": "low", "low": "low"}
+QUOTE_LIMIT = 220
+
+
+def bot_marker(body: str | None) -> str | None:
+    """`critical` or `high` when a review bot marked the comment so, else None."""
+    if not body:
+        return None
+    found = {m.lower() for m in _MARKER.findall(body)}
+    if "critical" in found:
+        return "critical"
+    return "high" if "high" in found else None
+
+
+def quote(body: str | None) -> str | None:
+    """The concern in one line, cut at a sentence end."""
+    if not body:
+        return None
+    text = one_line(plain(_MARKER.sub("", body)))
+    return clip(text, QUOTE_LIMIT) if text else None
+
+
+def severity_rank(risk: Risk) -> tuple[int, int]:
+    return (_SEVERITY_ORDER[risk.severity], risk.pull)
+
+
+def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
+    risks: list[Risk] = []
+    for thread in pull.review_threads or ():
+        if thread.resolved is True or not thread.comments:
+            continue
+        first = thread.comments[0]
+        marker = next((m for c in thread.comments if (m := bot_marker(c.body))), None)
+        severity: Severity = "high" if marker == "critical" else "medium"
+        where = thread.path or t("the conversation")
+        who = first.author or t("a reviewer")
+        if thread.resolved is False and thread.outdated:
+            severity = "low"
+            summary = t(
+                "Review thread by %(who)s on %(where)s was left unresolved (outdated by later "
+                "commits)", who=who, where=where,
+            )
+        elif thread.resolved is False:
+            summary = t(
+                "Review thread by %(who)s on %(where)s was left unresolved at merge",
+                who=who, where=where,
+            )
+        else:
+            severity = _DOWNGRADE[severity]
+            summary = t(
+                "Review concern by %(who)s on %(where)s; whether it was resolved before merge "
+                "is not recorded", who=who, where=where,
+            )
+        if marker:
+            summary = t("Review bot marked it %(marker)s: ", marker=marker) + summary
+        risks.append(Risk(
+            pull=pull.number,
+            severity=severity,
+            summary=summary,
+            evidence_url=first.url or pull.url,
+            kind="thread-marked" if marker else "thread",
+            resolution="unresolved" if thread.resolved is False else "unknown",
+            path=thread.path,
+            author=first.author,
+            quote=quote(first.body),
+        ))
+    return risks
+
+
+def _changes_requested(reviews: tuple[Review, ...]) -> list[Review]:
+    """Reviews requesting changes whose author never approved afterwards."""
+    latest: dict[str, Review] = {}
+    for review in reviews:
+        if review.state in {"APPROVED", "CHANGES_REQUESTED", "DISMISSED"}:
+            latest[review.author or "?"] = review
+    return [r for r in latest.values() if r.state == "CHANGES_REQUESTED"]
+
+
+def _review_risks(pull: PullRequest, reviews_recorded: bool, t: Translator) -> list[Risk]:
+    risks: list[Risk] = []
+    reviews = pull.reviews
+    if reviews is None or not reviews_recorded:
+        return risks
+    for review in _changes_requested(reviews):
+        who = review.author or t("a reviewer")
+        risks.append(Risk(
+            pull=pull.number, severity="high",
+            summary=t("%(who)s requested changes and never approved before merge", who=who),
+            evidence_url=pull.url, kind="changes-requested", author=review.author,
+            quote=quote(review.body),
+        ))
+    for review in reviews:
+        marker = bot_marker(review.body)
+        if marker and review.state != "DISMISSED":
+            risks.append(Risk(
+                pull=pull.number, severity="high" if marker == "critical" else "medium",
+                summary=t("Review bot marked a finding %(marker)s in its review by %(who)s",
+                          marker=marker, who=review.author or t("a reviewer")),
+                evidence_url=pull.url, kind="review-marked", author=review.author,
+                quote=quote(review.body), resolution="unknown",
+            ))
+    if not any(r.state == "APPROVED" for r in reviews):
+        risks.append(Risk(
+            pull=pull.number, severity="medium",
+            summary=t("Merged without an approving review"),
+            evidence_url=pull.url, kind="unapproved",
+        ))
+    return risks
+
+
+def _comment_risks(pull: PullRequest, t: Translator) -> list[Risk]:
+    risks: list[Risk] = []
+    for comment in pull.comments or ():
+        marker = bot_marker(comment.body)
+        if marker:
+            risks.append(Risk(
+                pull=pull.number, severity="high" if marker == "critical" else "medium",
+                summary=t("Review bot marked a comment by %(who)s %(marker)s",
+                          who=comment.author or t("a reviewer"), marker=marker),
+                evidence_url=pull.url, kind="comment-marked", author=comment.author,
+                quote=quote(comment.body), resolution="unknown",
+            ))
+    return risks
+
+
+def _check_risks(pull: PullRequest, t: Translator) -> list[Risk]:
+    if pull.checks == "failure":
+        return [Risk(pull=pull.number, severity="high", summary=t("Merged with failing checks"),
+                     evidence_url=f"{pull.url}/checks", kind="checks-failed")]
+    if pull.checks == "pending":
+        return [Risk(pull=pull.number, severity="medium",
+                     summary=t("Merged while checks were still pending"),
+                     evidence_url=f"{pull.url}/checks", kind="checks-pending")]
+    return []
+
+
+def find_risks(pull: PullRequest, t: Translator, *, reviews_recorded: bool = True) -> list[Risk]:
+    """Every risk the PR's review data shows, most severe first."""
+    risks = (
+        _thread_risks(pull, t)
+        + _review_risks(pull, reviews_recorded, t)
+        + _comment_risks(pull, t)
+        + _check_risks(pull, t)
+    )
+    return sorted(risks, key=lambda r: _SEVERITY_ORDER[r.severity])
