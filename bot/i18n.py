@@ -53,6 +53,11 @@ class Translator:
         text = self._catalog.ngettext(singular, plural, count)
         return text % {"num": count, **params}
 
+    @property
+    def sep(self) -> str:
+        """The separator of a plain enumeration: `, ` / `、`."""
+        return "、" if self.lang == "zh" else ", "
+
     def join(self, items: list[str]) -> str:
         """A list in the language's own style: `a, b and c` / `a、b 和 c`."""
         if not items:

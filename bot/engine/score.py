@@ -63,7 +63,7 @@ def score_pull(
         reasons.append(t("severe symptom: %(word)s", word=severe.group(0).lower()))
     if figures:
         value += 1.0
-        reasons.append(t("measured impact: %(figures)s", figures=", ".join(figures)))
+        reasons.append(t("measured impact: %(figures)s", figures=t.sep.join(figures)))
     discussion = len(pull.review_threads or ()) + len(pull.comments or ()) + len(
         [r for r in pull.reviews or () if r.body]
     )
@@ -77,6 +77,6 @@ def score_pull(
     focused = [topic for topic in cls.topics if topic in focus_topics]
     if focused:
         value += 2.0
-        reasons.append(t("on your topics: %(topics)s", topics=", ".join(focused)))
+        reasons.append(t("on your topics: %(topics)s", topics=t.sep.join(focused)))
     key = pull.state == "merged" and not is_routine(cls, pull, risks)
     return Score(value=round(value, 3), key=key, reasons=tuple(reasons))

@@ -12,8 +12,8 @@ FIX_SHARE = 0.35
 HOT_FILE_PULLS = 3
 
 
-def _refs(numbers: list[int]) -> str:
-    return ", ".join(f"#{n}" for n in dict.fromkeys(numbers))
+def _refs(numbers: list[int], t: Translator) -> str:
+    return t.sep.join(f"#{n}" for n in dict.fromkeys(numbers))
 
 
 def suggest(
@@ -33,14 +33,14 @@ def suggest(
     unknown = [r.pull for r in risks if r.resolution == "unknown" and r.kind.startswith("thread")]
     if unknown:
         out.append(t("Confirm that the review concerns on %(pulls)s were addressed; whether "
-                     "they were resolved before merge is not recorded.", pulls=_refs(unknown)))
+                     "they were resolved before merge is not recorded.", pulls=_refs(unknown, t)))
     unapproved = [r.pull for r in risks if r.kind == "unapproved"]
     if len(unapproved) > 1:
         out.append(t("Require an approving review before merge: %(count)d PRs were merged "
-                     "without one (%(pulls)s).", count=len(unapproved), pulls=_refs(unapproved)))
+                     "without one (%(pulls)s).", count=len(unapproved), pulls=_refs(unapproved, t)))
     if breaking:
         out.append(t("Announce the breaking changes in the release notes: %(pulls)s.",
-                     pulls=_refs(breaking)))
+                     pulls=_refs(breaking, t)))
     dominant = next((c for c in topics if c.share >= DOMINANT_SHARE and c.count >= 3), None)
     if dominant:
         out.append(t("%(topic)s makes up %(share)s of the week (%(count)d PRs): plan a focused "
@@ -61,5 +61,5 @@ def suggest(
     if busy:
         out.append(t("%(path)s was changed by %(count)d PRs (%(pulls)s): add tests around it "
                      "and watch for conflicting changes.", path=busy.path, count=busy.pulls,
-                     pulls=_refs(list(busy.numbers))))
+                     pulls=_refs(list(busy.numbers), t)))
     return tuple(out[:MAX_SUGGESTIONS])

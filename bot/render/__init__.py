@@ -1,0 +1,133 @@
+"""Digest and Reply to words: jinja2 templates per format, message catalogs per language.
+
+Structure comes from `DigestView`, wording from `templates/`, escaping from
+`bot.render.markup`. One jinja2 environment per language, built once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any, Literal
+
+import jinja2
+import msgspec
+
+from bot.i18n import percent, translations
+from bot.models import Digest, Lang, Reply
+from bot.render.markup import markup_for
+from bot.render.view import DigestView
+from bot.resources import template_dir
+
+DigestFormat = Literal["markdown", "text", "json"]
+_TEMPLATE_OF = {"markdown": "markdown/digest.md.j2", "text": "text/digest.txt.j2"}
+_REPLY_EXT = {"markdown": "md.j2", "text": "txt.j2"}
+
+
+@cache
+def environment(lang: Lang) -> jinja2.Environment:
+    """Templates of `lang`, with `_()`/`ngettext()` from its catalog (newstyle: `%%` for %)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html",),
+                                            default_for_string=False),
+        extensions=["jinja2.ext.i18n", "jinja2.ext.loopcontrols", "jinja2.ext.do"],
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
+    env.globals["lang"] = lang
+    # Chinese runs sentences together; English separates them with a space.
+    env.globals["sentence_sep"] = "" if lang == "zh" else " "
+    env.filters["percent"] = lambda share: percent(share, lang)
+    return env
+
+
+def render_template(name: str, lang: Lang, **context: Any) -> str:
+    return environment(lang).get_template(name).render(**context)
+
+
+def render_digest(digest: Digest, fmt: DigestFormat) -> str:
+    """The digest as Markdown (the seed report), plain chat text, or Digest JSON."""
+    if fmt == "json":
+        return msgspec.json.format(msgspec.json.encode(digest), indent=2).decode() + "\n"
+    view = DigestView(digest)
+    return render_template(_TEMPLATE_OF[fmt], digest.lang, v=view, d=digest, m=markup_for(fmt))
+
+
+def render_reply(reply: Reply, fmt: str) -> str:
+    """A chat reply in a text format (`markdown` or `text`); a digest reply is the digest."""
+    if reply.kind == "digest" and reply.digest is not None and fmt in _TEMPLATE_OF:
+        return render_digest(reply.digest, fmt)  # type: ignore[arg-type]
+    ext = _REPLY_EXT.get(fmt, f"{fmt}.j2")
+    return render_template(f"{fmt}/reply_{reply.kind}.{ext}", reply.lang, reply=reply,
+                           m=markup_for(fmt), params=dict(reply.params))
+
+
+def split_sections(
+    sections: Iterable[str],
+    limit: int,
+    measure: Callable[[str], int] = len,
+    *,
+    joiner: str = "\n\n",
+) -> list[str]:
+    """Pack whole sections into messages of at most `limit`; a section that is too long
+    on its own is split at line ends (then at spaces), never inside a line's markup."""
+    messages: list[str] = []
+    current = ""
+    for section in sections:
+        for piece in _fit(section, limit, measure):
+            candidate = f"{current}{joiner}{piece}" if current else piece
+            if measure(candidate) <= limit:
+                current = candidate
+            else:
+                if current:
+                    messages.append(current)
+                current = piece
+    if current:
+        messages.append(current)
+    return messages
+
+
+def _fit(section: str, limit: int, measure: Callable[[str], int]) -> list[str]:
+    if measure(section) <= limit:
+        return [section]
+    pieces: list[str] = []
+    current = ""
+    for line in section.split("\n"):
+        parts = [line] if measure(line) <= limit else _split_words(line, limit, measure)
+        for part in parts:
+            candidate = f"{current}\n{part}" if current else part
+            if measure(candidate) <= limit:
+                current = candidate
+            else:
+                if current:
+                    pieces.append(current)
+                current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _split_words(line: str, limit: int, measure: Callable[[str], int]) -> list[str]:
+    parts: list[str] = []
+    current = ""
+    for word in line.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if measure(candidate) <= limit:
+            current = candidate
+            continue
+        if current:
+            parts.append(current)
+        while measure(word) > limit:  # one unbroken run longer than a message
+            cut = limit
+            while cut > 1 and measure(word[:cut]) > limit:
+                cut -= 1
+            parts.append(word[:cut])
+            word = word[cut:]
+        current = word
+    if current:
+        parts.append(current)
+    return parts

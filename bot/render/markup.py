@@ -1,0 +1,192 @@
+"""Per-format markup and escaping: the one place GitHub text is made inert.
+
+Every method takes raw text and escapes it for its format, so a template never has to
+remember to: `m.bold(title)`, `m.code(path)`, `m.link(url, label)`, `m.pr(n, url)`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import ClassVar, Protocol
+
+from markupsafe import Markup as SafeHtml
+from markupsafe import escape as html_escape
+
+from bot.engine.text import strip_control
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<]|~~)")
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_LINE_START = re.compile(r"(\n\s*)([#>+\-=]|\d+\.)")
+
+
+def _clean(text: object) -> str:
+    return strip_control("" if text is None else str(text))
+
+
+def _fence(text: str) -> str:
+    """Enough backticks around `text` that none inside can close the span."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+class Markup(Protocol):
+    name: str
+
+    def esc(self, text: object) -> str: ...
+    def bold(self, text: object) -> str: ...
+    def code(self, text: object) -> str: ...
+    def link(self, url: str, label: object) -> str: ...
+    def pr(self, number: int, url: str = "") -> str: ...
+
+
+class MarkdownMarkup:
+    """GitHub-flavoured Markdown: backslash escapes; code spans hold text literally."""
+
+    name: ClassVar[str] = "markdown"
+
+    def esc(self, text: object) -> str:
+        escaped = _MD_SPECIAL.sub(r"\\\1", _clean(text))
+        escaped = _MD_UNDERSCORE.sub(r"\\_", escaped)
+        return _MD_LINE_START.sub(r"\1\\\2", escaped)
+
+    def bold(self, text: object) -> str:
+        return f"**{self.esc(text)}**"
+
+    def code(self, text: object) -> str:
+        return _fence(_clean(text).replace("\n", " "))
+
+    def link(self, url: str, label: object) -> str:
+        safe_url = _clean(url).replace(" ", "%20").replace(")", "%29").replace("(", "%28")
+        return f"[{self.esc(label)}]({safe_url})"
+
+    def pr(self, number: int, url: str = "") -> str:
+        return f"#{int(number)}"
+
+
+class TextMarkup:
+    """Plain text for chat cards and terminals: no markup at all."""
+
+    name: ClassVar[str] = "text"
+
+    def esc(self, text: object) -> str:
+        return _clean(text)
+
+    def bold(self, text: object) -> str:
+        return _clean(text)
+
+    def code(self, text: object) -> str:
+        return _clean(text)
+
+    def link(self, url: str, label: object) -> str:
+        return f"{_clean(label)} ({_clean(url)})"
+
+    def pr(self, number: int, url: str = "") -> str:
+        return f"#{int(number)}"
+
+
+class SlackMarkup:
+    """Slack mrkdwn: only `& < >` are escaped, so `<!channel>` in a title pings nobody."""
+
+    name: ClassVar[str] = "slack"
+
+    def esc(self, text: object) -> str:
+        return _clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    def bold(self, text: object) -> str:
+        return f"*{self.esc(text).replace('*', '∗')}*"
+
+    def code(self, text: object) -> str:
+        return f"`{self.esc(text).replace('`', 'ˋ')}`"
+
+    def link(self, url: str, label: object) -> str:
+        target = self.esc(url).replace("|", "%7C")
+        return f"<{target}|{self.esc(label).replace('|', '¦')}>"
+
+    def pr(self, number: int, url: str = "") -> str:
+        return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
+
+
+class TelegramMarkup:
+    """Telegram HTML parse mode: `& < >` escaped, only Telegram's tags used."""
+
+    name: ClassVar[str] = "telegram"
+
+    def esc(self, text: object) -> str:
+        return html.escape(_clean(text), quote=False)
+
+    def bold(self, text: object) -> str:
+        return f"<b>{self.esc(text)}</b>"
+
+    def code(self, text: object) -> str:
+        return f"<code>{self.esc(text)}</code>"
+
+    def link(self, url: str, label: object) -> str:
+        return f'<a href="{html.escape(_clean(url), quote=True)}">{self.esc(label)}</a>'
+
+    def pr(self, number: int, url: str = "") -> str:
+        return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
+
+
+class FeishuMarkup:
+    """Feishu card markdown: HTML-ish tags (`<at>`, `<font>`) and markers neutralised."""
+
+    name: ClassVar[str] = "feishu"
+
+    def esc(self, text: object) -> str:
+        escaped = _clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return re.sub(r"([\\`*_\[\]~])", r"\\\1", escaped)
+
+    def bold(self, text: object) -> str:
+        return f"**{self.esc(text)}**"
+
+    def code(self, text: object) -> str:
+        return f"`{self.esc(text).replace('`', 'ˋ')}`"
+
+    def link(self, url: str, label: object) -> str:
+        safe_url = _clean(url).replace(" ", "%20").replace(")", "%29").replace("(", "%28")
+        return f"[{self.esc(label)}]({safe_url})"
+
+    def pr(self, number: int, url: str = "") -> str:
+        return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
+
+
+class HtmlMarkup:
+    """HTML pages: markupsafe escaping; results are `Markup`, so autoescape keeps them."""
+
+    name: ClassVar[str] = "html"
+
+    def esc(self, text: object) -> str:
+        return html_escape(_clean(text))
+
+    def bold(self, text: object) -> str:
+        return SafeHtml("<strong>%s</strong>") % _clean(text)
+
+    def code(self, text: object) -> str:
+        return SafeHtml("<code>%s</code>") % _clean(text)
+
+    def link(self, url: str, label: object) -> str:
+        target = _clean(url)
+        if not re.match(r"^(https?://|/)", target):
+            target = "#"
+        return SafeHtml('<a href="%s">%s</a>') % (target, _clean(label))
+
+    def pr(self, number: int, url: str = "") -> str:
+        return self.link(url, f"#{int(number)}") if url else SafeHtml(f"#{int(number)}")
+
+
+_MARKUPS: dict[str, Markup] = {
+    m.name: m
+    for m in (MarkdownMarkup(), TextMarkup(), SlackMarkup(), TelegramMarkup(), FeishuMarkup(),
+              HtmlMarkup())
+}
+
+
+def markup_for(fmt: str) -> Markup:
+    """The markup of a format: markdown, text, slack, telegram, feishu or html."""
+    try:
+        return _MARKUPS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}") from None
