@@ -181,7 +181,7 @@ def _take_weeks(text: str) -> tuple[str, list[str]]:
     weeks: list[str] = []
 
     def iso(match: re.Match[str]) -> str:
-        weeks.append(f"{int(match['year'])}-W{int(match['week']):02d}")
+        weeks.append(f"{match['year']}-W{int(match['week']):02d}")
         return " "
 
     def day(match: re.Match[str]) -> str:

@@ -12,7 +12,7 @@ from bot.engine.text import clip, one_line, plain
 from bot.i18n import Translator
 from bot.models import PullRequest, Review, Risk, Severity
 
-_MARKER = re.compile(r"!\[(critical|high)\]", re.I)
+_MARKER = re.compile(r"!\[(critical|high)\](?:\([^)]*\))?", re.I)
 _SEVERITY_ORDER: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
 _DOWNGRADE: dict[Severity, Severity] = {"high": "medium", "medium": "low", "low": "low"}
 QUOTE_LIMIT = 220
@@ -22,10 +22,14 @@ def bot_marker(body: str | None) -> str | None:
     """`critical` or `high` when a review bot marked the comment so, else None."""
     if not body:
         return None
-    found = {m.lower() for m in _MARKER.findall(body)}
+    found = {m.group(1).lower() for m in _MARKER.finditer(body)}
     if "critical" in found:
         return "critical"
     return "high" if "high" in found else None
+
+
+def _marker_label(marker: str, t: Translator) -> str:
+    return t("Critical") if marker == "critical" else t("High-priority")
 
 
 def quote(body: str | None) -> str | None:
@@ -50,25 +54,31 @@ def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
         severity: Severity = "high" if marker == "critical" else "medium"
         where = thread.path or t("the conversation")
         who = first.author or t("a reviewer")
+        label = _marker_label(marker, t) if marker else ""
         if thread.resolved is False and thread.outdated:
             severity = "low"
             summary = t(
                 "Review thread by %(who)s on %(where)s was left unresolved (outdated by later "
                 "commits)", who=who, where=where,
             )
+        elif thread.resolved is False and marker:
+            summary = t("%(label)s finding by %(who)s on %(where)s was left unresolved at merge",
+                        label=label, who=who, where=where)
         elif thread.resolved is False:
             summary = t(
                 "Review thread by %(who)s on %(where)s was left unresolved at merge",
                 who=who, where=where,
             )
+        elif marker:
+            severity = _DOWNGRADE[severity]
+            summary = t("%(label)s finding by %(who)s on %(where)s; whether it was resolved "
+                        "before merge is not recorded", label=label, who=who, where=where)
         else:
             severity = _DOWNGRADE[severity]
             summary = t(
                 "Review concern by %(who)s on %(where)s; whether it was resolved before merge "
                 "is not recorded", who=who, where=where,
             )
-        if marker:
-            summary = t("Review bot marked it %(marker)s: ", marker=marker) + summary
         risks.append(Risk(
             pull=pull.number,
             severity=severity,
@@ -110,8 +120,9 @@ def _review_risks(pull: PullRequest, reviews_recorded: bool, t: Translator) -> l
         if marker and review.state != "DISMISSED":
             risks.append(Risk(
                 pull=pull.number, severity="high" if marker == "critical" else "medium",
-                summary=t("Review bot marked a finding %(marker)s in its review by %(who)s",
-                          marker=marker, who=review.author or t("a reviewer")),
+                summary=t("%(label)s finding in the review by %(who)s; whether it was addressed "
+                          "is not recorded", label=_marker_label(marker, t),
+                          who=review.author or t("a reviewer")),
                 evidence_url=pull.url, kind="review-marked", author=review.author,
                 quote=quote(review.body), resolution="unknown",
             ))
@@ -131,8 +142,9 @@ def _comment_risks(pull: PullRequest, t: Translator) -> list[Risk]:
         if marker:
             risks.append(Risk(
                 pull=pull.number, severity="high" if marker == "critical" else "medium",
-                summary=t("Review bot marked a comment by %(who)s %(marker)s",
-                          who=comment.author or t("a reviewer"), marker=marker),
+                summary=t("%(label)s finding in a comment by %(who)s; whether it was addressed "
+                          "is not recorded", label=_marker_label(marker, t),
+                          who=comment.author or t("a reviewer")),
                 evidence_url=pull.url, kind="comment-marked", author=comment.author,
                 quote=quote(comment.body), resolution="unknown",
             ))

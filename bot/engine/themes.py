@@ -39,11 +39,13 @@ def build_themes(
     """`ranked` is the key PRs, best first; each PR lands in exactly one theme."""
     placed: set[int] = set()
     themes: list[Theme] = []
-    configured = sorted(repo_config.topics, key=lambda name: (name not in focus_topics, name))
+    size = {t: sum(1 for _, cls in ranked if t in cls.topics) for t in repo_config.topics}
+    configured = sorted(repo_config.topics,
+                        key=lambda name: (name not in focus_topics, -size[name], name))
     for topic in configured:
         members = [n for n, cls in ranked if topic in cls.topics and n not in placed]
         if len(members) >= 2:
-            label = repo_config.topics[topic].label or topic.upper()
+            label = repo_config.topics[topic].label or topic
             themes.append(Theme(title=t("%(topic)s changes", topic=label), pulls=tuple(members),
                                 key=f"topic:{topic}"))
             placed.update(members)

@@ -1,0 +1,376 @@
+"""Command -> Reply: what the bot answers, as data, whatever platform asked.
+
+Handlers never build platform strings: a `Reply` names its kind (and, for errors, a
+catalog key with parameters) and the templates make the words. Every command gets a
+reply - bad values, missing data and refusals become `error` replies in the user's
+language, never an exception.
+
+Source and store methods are synchronous (PyGithub, redis-py), so they run in a
+worker thread and the event loop of the server stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import UTC, date, datetime
+from typing import Protocol
+
+from bot.config import ChannelConfig, Config
+from bot.engine import answer_pull, build_digest, reviews_recorded
+from bot.engine.classify import parse_title
+from bot.errors import SourceError, WeekError
+from bot.grammar import MAX_PULL_NUMBER
+from bot.i18n import translator
+from bot.models import Command, Lang, PullRequest, Reply, Snapshot
+from bot.source import SnapshotSource, Source, WeekData
+from bot.week import current_week, parse_week, resolve_week, shift_week
+
+logger = logging.getLogger(__name__)
+
+# How many weeks of titles are read to find the modules a channel can subscribe to.
+RECENT_WEEKS = 4
+# Echoed user text and numbers are cut, so an error reply stays one short line.
+ECHO_LIMIT = 80
+# GitHub opened in 2008; a week before that has no PRs to show.
+FIRST_YEAR = 2008
+
+ERROR_KEYS = (
+    "channel-not-configured",
+    "pull-missing",
+    "pull-out-of-range",
+    "pull-not-found",
+    "repo-not-allowed",
+    "unknown-week",
+    "week-in-future",
+    "topics-missing",
+    "unknown-topic",
+    "topic-configured",
+    "not-admin",
+    "subscriptions-unavailable",
+    "source-unavailable",
+    "internal-error",
+)
+"""Every `Reply.error` a handler can give; each has a sentence in the reply templates."""
+
+
+class SubscriptionStore(Protocol):
+    """Topics a channel subscribed to from chat, by channel key (`slack:C0123`).
+
+    A channel follows its configured topics (`channels[].topics`) plus what this store
+    holds; configured topics are not stored here and cannot be removed from chat.
+    """
+
+    def topics(self, channel_key: str) -> set[str]:
+        """The topics added from chat, empty for a channel that never subscribed."""
+        ...
+
+    def add(self, channel_key: str, topics: Iterable[str]) -> None:
+        """Subscribe; adding a topic twice is no change."""
+        ...
+
+    def remove(self, channel_key: str, topics: Iterable[str]) -> None:
+        """Unsubscribe; removing a topic that is not there is no change."""
+        ...
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _echo(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= ECHO_LIMIT else text[: ECHO_LIMIT - 1] + "…"
+
+
+class _Refusal(Exception):
+    """A reply that ends the command early; carries the error reply to give."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.error)
+        self.reply = reply
+
+
+class CommandHandler:
+    """Answers commands for the channels of one config, from one source of PR data."""
+
+    def __init__(
+        self,
+        config: Config,
+        source: Source,
+        subscriptions: SubscriptionStore | None = None,
+        *,
+        now: Callable[[], datetime] = utc_now,
+        recent_weeks: int = RECENT_WEEKS,
+    ) -> None:
+        self.config = config
+        self.source = source
+        self.subscriptions = subscriptions
+        self.now = now
+        self.recent_weeks = recent_weeks
+
+    async def handle(
+        self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
+    ) -> Reply:
+        """The reply to `command` asked in `channel` by `user`; never raises.
+
+        `channel` is None for a chat that is not in the config: it gets help and a
+        polite refusal, never data. `user` is the platform's user id, checked against
+        the channel's admins for subscription changes.
+        """
+        try:
+            return await self._dispatch(command, channel, user)
+        except _Refusal as refusal:
+            return refusal.reply
+        except Exception:
+            # A bug must still get the user an answer; the log keeps the traceback.
+            logger.exception("command %r failed", command.text)
+            return self._error(command, "internal-error")
+
+    async def _dispatch(
+        self, command: Command, channel: ChannelConfig | None, user: str | None
+    ) -> Reply:
+        if command.kind == "help":
+            return self._help(command, channel)
+        if channel is None:
+            return self._error(command, "channel-not-configured")
+        if command.kind in ("risks", "summary"):
+            return await self._pull(command, channel)
+        if command.kind == "digest":
+            return await self._digest(command, channel)
+        if command.kind == "topics":
+            return await self._topics(command, channel)
+        return await self._change_subscription(command, channel, user)
+
+    # --- replies --------------------------------------------------------------------
+
+    @staticmethod
+    def _error(
+        command: Command,
+        key: str,
+        *,
+        topics: Iterable[str] = (),
+        available: Iterable[str] = (),
+        **params: str,
+    ) -> Reply:
+        return Reply(kind="error", lang=command.lang, error=key, topics=tuple(topics),
+                     available_topics=tuple(available), params=tuple(params.items()))
+
+    def _help(self, command: Command, channel: ChannelConfig | None) -> Reply:
+        params: list[tuple[str, str]] = []
+        if channel is not None:
+            params.append(("repository", channel.repo))
+        if command.unknown:
+            params.append(("text", _echo(command.text)))
+        return Reply(kind="help", lang=command.lang, params=tuple(params))
+
+    # --- PRs ------------------------------------------------------------------------
+
+    async def _pull(self, command: Command, channel: ChannelConfig) -> Reply:
+        repo = self._readable_repo(command, channel)
+        number = command.pull
+        if number is None:
+            return self._error(command, "pull-missing", command=command.kind)
+        if not 1 <= number <= MAX_PULL_NUMBER:
+            return self._error(command, "pull-out-of-range", number=_echo(str(number)))
+        pull = await self._call_source(command, self.source.fetch_pull, repo, number)
+        if pull is None:
+            return self._error(command, "pull-not-found", number=str(number), repository=repo)
+        answer = answer_pull(
+            pull,
+            repository=repo,
+            repo_config=self.config.repo(repo),
+            lang=command.lang,
+            reviews_recorded=self._reviews_recorded(pull),
+        )
+        return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
+
+    def _readable_repo(self, command: Command, channel: ChannelConfig) -> str:
+        """A channel reads only its own repository, whatever `owner/repo#N` names."""
+        if command.repo is not None and command.repo.lower() != channel.repo.lower():
+            raise _Refusal(self._error(command, "repo-not-allowed",
+                                       repository=_echo(command.repo), allowed=channel.repo))
+        return channel.repo
+
+    def _reviews_recorded(self, pull: PullRequest) -> bool:
+        """Snapshot files may leave reviews out altogether (the PR then has none); GitHub
+        always lists them, so there an empty list means "never reviewed"."""
+        if isinstance(self.source, SnapshotSource):
+            return reviews_recorded(self.source.snapshot)
+        return pull.reviews is not None
+
+    # --- digest ---------------------------------------------------------------------
+
+    async def _digest(self, command: Command, channel: ChannelConfig) -> Reply:
+        week = self._week(command, channel)
+        repo = channel.repo
+        data: WeekData = await self._call_source(command, self.source.fetch_week, repo, week)
+        previous = await self._previous_week(repo, week, data)
+        focus = tuple(await self._subscribed(command, channel))
+        digest = build_digest(
+            data.snapshot,
+            week,
+            repo_config=self.config.repo(repo),
+            lang=command.lang,
+            focus_topics=focus,
+            previous=previous,
+        )
+        if data.stale:
+            t = translator(command.lang)
+            age = round((data.age_seconds or 0) / 60)
+            note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
+                     "minutes ago.", minutes=age)
+            digest = digest.__class__(**{
+                **{f: getattr(digest, f) for f in digest.__struct_fields__},
+                "notes": (note, *digest.notes),
+            })
+        return Reply(kind="digest", lang=command.lang, digest=digest)
+
+    def _week(self, command: Command, channel: ChannelConfig) -> str:
+        """The ISO week the command names, in the channel's time zone; `this` by default."""
+        asked = command.week or "this"
+        now = self.now()
+        try:
+            week = resolve_week(asked, now, channel.timezone)
+            year, number = parse_week(week)
+        except (WeekError, ValueError, OverflowError):
+            raise _Refusal(self._unknown_week(command, asked)) from None
+        current = current_week(now, channel.timezone)
+        if (year, number) > parse_week(current):
+            raise _Refusal(self._error(command, "week-in-future", week=week, current=current))
+        if year < FIRST_YEAR:
+            raise _Refusal(self._error(command, "unknown-week", week=_echo(asked)))
+        return week
+
+    def _unknown_week(self, command: Command, asked: str) -> Reply:
+        match = re.fullmatch(r"(\d{4})-W(\d+)", asked)
+        if match and int(match[1]) >= FIRST_YEAR:
+            year = int(match[1])
+            weeks = date(year, 12, 28).isocalendar().week
+            return self._error(command, "unknown-week", week=asked, year=str(year),
+                               weeks=str(weeks))
+        return self._error(command, "unknown-week", week=_echo(asked))
+
+    async def _previous_week(self, repo: str, week: str, data: WeekData) -> Snapshot | None:
+        """Last week's data for the trends; a digest is still worth giving without it."""
+        try:
+            before = await asyncio.to_thread(self.source.fetch_week, repo, shift_week(week, -1))
+        except (SourceError, WeekError, OverflowError) as exc:
+            logger.info("no previous week for %s %s: %s", repo, week, exc)
+            return None
+        return before.snapshot if before.snapshot is not data.snapshot else data.snapshot
+
+    # --- topics and subscriptions ---------------------------------------------------
+
+    async def _topics(self, command: Command, channel: ChannelConfig) -> Reply:
+        subscribed = await self._subscribed(command, channel)
+        known, _ = await self._known_topics(channel, subscribed)
+        return Reply(kind="topics", lang=command.lang, topics=tuple(subscribed),
+                     available_topics=tuple(known),
+                     params=(("repository", channel.repo),))
+
+    async def _change_subscription(
+        self, command: Command, channel: ChannelConfig, user: str | None
+    ) -> Reply:
+        store = self.subscriptions
+        if store is None:
+            return self._error(command, "subscriptions-unavailable")
+        if channel.admins and user not in channel.admins:
+            return self._error(command, "not-admin")
+        subscribed = await self._subscribed(command, channel)
+        known, complete = await self._known_topics(channel, subscribed)
+        if not command.topics:
+            return self._error(command, "topics-missing", available=known,
+                               command=command.kind)
+        by_name = {name.lower(): name for name in known}
+        unknown = [name for name in command.topics if name.lower() not in by_name]
+        if unknown and not complete:
+            # The titles could not be read, so an unknown name may be a real module.
+            return self._error(command, "source-unavailable")
+        if unknown:
+            return self._error(command, "unknown-topic", topics=unknown, available=known)
+        names = tuple(by_name[name.lower()] for name in command.topics)
+        key = channel.key
+        if command.kind == "subscribe":
+            await self._call_store(command, store.add, key, names)
+            return Reply(kind="subscribed", lang=command.lang, topics=names,
+                         params=(("repository", channel.repo),))
+        configured = [name for name in names if name in channel.topics]
+        if configured:
+            return self._error(command, "topic-configured", topics=configured)
+        await self._call_store(command, store.remove, key, names)
+        return Reply(kind="unsubscribed", lang=command.lang, topics=names,
+                     params=(("repository", channel.repo),))
+
+    async def _subscribed(self, command: Command, channel: ChannelConfig) -> list[str]:
+        """The channel's configured topics, then those added from chat."""
+        names = list(channel.topics)
+        if self.subscriptions is not None:
+            stored = await self._call_store(command, self.subscriptions.topics, channel.key)
+            names += sorted(name for name in stored if name not in names)
+        return names
+
+    async def _known_topics(
+        self, channel: ChannelConfig, subscribed: list[str]
+    ) -> tuple[list[str], bool]:
+        """Topics one can subscribe to: the repository's configured ones, then the modules
+        of recent PR titles, busiest first. False when some weeks could not be read."""
+        repo = channel.repo
+        names = list(self.config.repo(repo).topics)
+        names += [name for name in subscribed if name not in names]
+        this_week = current_week(self.now(), channel.timezone)
+        weeks = [shift_week(this_week, -offset) for offset in range(self.recent_weeks)]
+        results = await asyncio.gather(
+            *(asyncio.to_thread(self.source.fetch_week, repo, week) for week in weeks),
+            return_exceptions=True,
+        )
+        modules: Counter[str] = Counter()
+        seen: list[Snapshot] = []
+        complete = True
+        for result in results:
+            if isinstance(result, SourceError):
+                complete = False
+                continue
+            if isinstance(result, BaseException):
+                raise result
+            if any(result.snapshot is snapshot for snapshot in seen):
+                continue  # one file serves every week; count its PRs once
+            seen.append(result.snapshot)
+            for pull in result.snapshot.pulls:
+                modules.update(parse_title(pull.title).modules)
+        lowered = {name.lower() for name in names}
+        busiest = sorted(modules.items(), key=lambda item: (-item[1], item[0]))
+        names += [name for name, _ in busiest if name.lower() not in lowered]
+        return names, complete
+
+    # --- calls out -------------------------------------------------------------------
+
+    async def _call_source[**P, R](
+        self, command: Command, method: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """A source call in a worker thread; GitHub being unavailable ends the command
+        with a friendly error (the log keeps the reason, which may name the setup)."""
+        try:
+            return await asyncio.to_thread(method, *args, **kwargs)
+        except SourceError as exc:
+            logger.warning("source unavailable for %r: %s", command.text, exc)
+            raise _Refusal(self._error(command, "source-unavailable")) from None
+
+    async def _call_store[**P, R](
+        self, command: Command, method: Callable[P, R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """A store call in a worker thread; a store that fails (Redis down) ends the
+        command with a friendly error rather than a traceback in chat."""
+        try:
+            return await asyncio.to_thread(method, *args, **kwargs)
+        except Exception:
+            logger.exception("subscription store failed for %r", command.text)
+            raise _Refusal(self._error(command, "subscriptions-unavailable")) from None
+
+
+def reply_lang(command: Command) -> Lang:
+    """The language a reply to `command` is written in."""
+    return command.lang
