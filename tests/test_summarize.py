@@ -1,0 +1,43 @@
+"""Summaries come from the PR's what/why section; figures stay verbatim."""
+
+from __future__ import annotations
+
+from bot.config import RepoConfig
+from bot.engine.classify import classify
+from bot.engine.summarize import body_summary, figures, summarize
+from bot.i18n import translator
+from bot.models import FileChange, PullRequest
+
+
+def test_what_section_first_paragraph() -> None:
+    body = ("<!-- template -->\n## Checklist\n- [x] done\n\n### What does this PR do?\n\n"
+            "Adds a sparse sync. It is 1.9-3.1x faster.\n\n### Tests\n\nran them")
+    assert body_summary(body) == "Adds a sparse sync. It is 1.9-3.1x faster."
+
+
+def test_boilerplate_bodies_give_no_summary() -> None:
+    assert body_summary("### What does this PR do?\n\nAs title.") is None
+    assert body_summary("") is None
+    assert body_summary(None) is None
+
+
+def test_long_paragraph_is_cut_at_a_sentence_end() -> None:
+    body = "First sentence is here. " + "Second one is much longer " * 30 + "and ends."
+    summary = body_summary(body)
+    assert summary == "First sentence is here."
+
+
+def test_figures_are_kept_verbatim() -> None:
+    text = "Speeds up by 1.9-3.1x, shrinks 54GiB -> 150MiB, from ~54 GiB to ~150 MiB, 98% less"
+    assert figures(text) == ("1.9-3.1x", "54GiB -> 150MiB", "~54 GiB to ~150 MiB")
+
+
+def test_fallback_from_title_and_files() -> None:
+    pull = PullRequest(
+        number=1, title="[ci] chore: bump checkout", url="u", state="merged", body="As title.",
+        additions=2, deletions=1, files=(FileChange(path=".github/workflows/ci.yml"),),
+    )
+    summary = summarize(pull, classify(pull, RepoConfig()), translator("en"))
+    assert summary == "bump checkout: 1 file in .github/workflows (+2/-1 lines)"
+    zh = summarize(pull, classify(pull, RepoConfig()), translator("zh"))
+    assert "1 个文件" in zh and ".github/workflows" in zh
