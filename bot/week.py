@@ -10,7 +10,7 @@ from bot.errors import WeekError
 from bot.models import Period, PullRequest
 
 DEFAULT_TIMEZONE = "Asia/Shanghai"
-_WEEK = re.compile(r"^(\d{4})-W(\d{1,2})$")
+_WEEK = re.compile(r"^(\d{4})-?[Ww](\d{1,2})$")
 
 
 def zone(name: str) -> ZoneInfo:
