@@ -17,7 +17,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
-from typing import Protocol
+from typing import ParamSpec, Protocol, TypeVar
+
+import msgspec
 
 from bot.config import ChannelConfig, Config
 from bot.engine import answer_pull, build_digest, reviews_recorded
@@ -25,11 +27,14 @@ from bot.engine.classify import parse_title
 from bot.errors import SourceError, WeekError
 from bot.grammar import MAX_PULL_NUMBER
 from bot.i18n import translator
-from bot.models import Command, Lang, PullRequest, Reply, Snapshot
+from bot.models import Command, PullRequest, Reply, Snapshot
 from bot.source import SnapshotSource, Source, WeekData
 from bot.week import current_week, parse_week, resolve_week, shift_week
 
 logger = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # How many weeks of titles are read to find the modules a channel can subscribe to.
 RECENT_WEEKS = 4
@@ -149,14 +154,15 @@ class CommandHandler:
 
     @staticmethod
     def _error(
-        command: Command,
+        asked: Command,
         key: str,
+        /,
         *,
         topics: Iterable[str] = (),
         available: Iterable[str] = (),
         **params: str,
     ) -> Reply:
-        return Reply(kind="error", lang=command.lang, error=key, topics=tuple(topics),
+        return Reply(kind="error", lang=asked.lang, error=key, topics=tuple(topics),
                      available_topics=tuple(available), params=tuple(params.items()))
 
     def _help(self, command: Command, channel: ChannelConfig | None) -> Reply:
@@ -208,7 +214,7 @@ class CommandHandler:
         week = self._week(command, channel)
         repo = channel.repo
         data: WeekData = await self._call_source(command, self.source.fetch_week, repo, week)
-        previous = await self._previous_week(repo, week, data)
+        previous = await self._previous_week(repo, week)
         focus = tuple(await self._subscribed(command, channel))
         digest = build_digest(
             data.snapshot,
@@ -223,10 +229,7 @@ class CommandHandler:
             age = round((data.age_seconds or 0) / 60)
             note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
                      "minutes ago.", minutes=age)
-            digest = digest.__class__(**{
-                **{f: getattr(digest, f) for f in digest.__struct_fields__},
-                "notes": (note, *digest.notes),
-            })
+            digest = msgspec.structs.replace(digest, notes=(note, *digest.notes))
         return Reply(kind="digest", lang=command.lang, digest=digest)
 
     def _week(self, command: Command, channel: ChannelConfig) -> str:
@@ -254,14 +257,14 @@ class CommandHandler:
                                weeks=str(weeks))
         return self._error(command, "unknown-week", week=_echo(asked))
 
-    async def _previous_week(self, repo: str, week: str, data: WeekData) -> Snapshot | None:
+    async def _previous_week(self, repo: str, week: str) -> Snapshot | None:
         """Last week's data for the trends; a digest is still worth giving without it."""
         try:
             before = await asyncio.to_thread(self.source.fetch_week, repo, shift_week(week, -1))
         except (SourceError, WeekError, OverflowError) as exc:
             logger.info("no previous week for %s %s: %s", repo, week, exc)
             return None
-        return before.snapshot if before.snapshot is not data.snapshot else data.snapshot
+        return before.snapshot
 
     # --- topics and subscriptions ---------------------------------------------------
 
@@ -332,6 +335,7 @@ class CommandHandler:
         complete = True
         for result in results:
             if isinstance(result, SourceError):
+                logger.warning("titles of %s unavailable: %s", repo, result)
                 complete = False
                 continue
             if isinstance(result, BaseException):
@@ -348,9 +352,9 @@ class CommandHandler:
 
     # --- calls out -------------------------------------------------------------------
 
-    async def _call_source[**P, R](
-        self, command: Command, method: Callable[P, R], *args: P.args, **kwargs: P.kwargs
-    ) -> R:
+    async def _call_source(
+        self, command: Command, method: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
         """A source call in a worker thread; GitHub being unavailable ends the command
         with a friendly error (the log keeps the reason, which may name the setup)."""
         try:
@@ -359,9 +363,9 @@ class CommandHandler:
             logger.warning("source unavailable for %r: %s", command.text, exc)
             raise _Refusal(self._error(command, "source-unavailable")) from None
 
-    async def _call_store[**P, R](
-        self, command: Command, method: Callable[P, R], *args: P.args, **kwargs: P.kwargs
-    ) -> R:
+    async def _call_store(
+        self, command: Command, method: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _R:
         """A store call in a worker thread; a store that fails (Redis down) ends the
         command with a friendly error rather than a traceback in chat."""
         try:
@@ -370,7 +374,3 @@ class CommandHandler:
             logger.exception("subscription store failed for %r", command.text)
             raise _Refusal(self._error(command, "subscriptions-unavailable")) from None
 
-
-def reply_lang(command: Command) -> Lang:
-    """The language a reply to `command` is written in."""
-    return command.lang

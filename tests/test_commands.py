@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -39,8 +40,8 @@ def _at(day: int, hour: int = 12, month: int = 7) -> datetime:
     return datetime(2026, month, day, hour, tzinfo=SHANGHAI)
 
 
-def _pull(number: int, title: str, **values: object) -> PullRequest:
-    return PullRequest(number=number, title=title,  # type: ignore[arg-type]
+def _pull(number: int, title: str, **values: Any) -> PullRequest:
+    return PullRequest(number=number, title=title,
                        url=f"https://github.com/{REPO}/pull/{number}", author="dev",
                        **values)
 
@@ -110,7 +111,9 @@ async def ask(
 # --- PRs ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["risks for #7035", "#7035 有什么风险", "风险 verl-project/verl#7035"])
+@pytest.mark.parametrize(
+    "text", ["risks for #7035", "#7035 有什么风险", "风险 verl-project/verl#7035"]
+)
 async def test_risks_answer_the_pull_with_its_unresolved_thread(
     handler: CommandHandler, text: str
 ) -> None:
