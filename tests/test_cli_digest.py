@@ -1,0 +1,85 @@
+"""`prdigest digest`: formats, languages, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bot.cli import app
+from tests.conftest import EXAMPLES
+
+SNAPSHOT = str(EXAMPLES / "snapshot.json")
+CONFIG = str(EXAMPLES / "prdigest.toml")
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "text", "json"])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_format_and_language(fmt: str, lang: str) -> None:
+    code, out, err = _run("digest", "acme/lumen", "--week", "2026-W29", "--snapshot", SNAPSHOT,
+                          "--config", CONFIG, "--format", fmt, "--lang", lang)
+    assert code == 0, err
+    assert "1201" in out
+    if fmt == "json":
+        assert json.loads(out)["counts"]["total"] == 16
+
+
+def test_same_input_same_digest() -> None:
+    args = ("digest", "acme/lumen", "--week", "2026-W29", "--snapshot", SNAPSHOT, "--config",
+            CONFIG, "--format", "json")
+    assert _run(*args)[1] == _run(*args)[1]
+
+
+def _bad_snapshot(tmp_path: Path) -> str:
+    data = json.loads(Path(SNAPSHOT).read_text())
+    data["pulls"][3]["merged_at"] = "not a time"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("bad-snapshot", "pulls[3].merged_at: not an ISO 8601 time"),
+        ("bad-week", "week '2026-W60'"),
+        ("other-repo", "holds acme/lumen, not other/repo"),
+        ("missing-file", "cannot read"),
+        ("bad-config", "unknown field 'bogus'"),
+    ],
+)
+def test_user_errors_are_one_line_with_exit_code_2(tmp_path: Path, case: str,
+                                                   message: str) -> None:
+    repo, week, snapshot, config = "acme/lumen", "2026-W29", SNAPSHOT, CONFIG
+    if case == "bad-snapshot":
+        snapshot = _bad_snapshot(tmp_path)
+    elif case == "bad-week":
+        week = "2026-W60"
+    elif case == "other-repo":
+        repo = "other/repo"
+    elif case == "missing-file":
+        snapshot = str(tmp_path / "absent.json")
+    elif case == "bad-config":
+        config = str(tmp_path / "bad.toml")
+        Path(config).write_text("bogus = 1\n")
+    code, out, err = _run("digest", repo, "--week", week, "--snapshot", snapshot,
+                          "--config", config)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_focus_topics_come_first() -> None:
+    code, out, _ = _run("digest", "acme/lumen", "--week", "2026-W29", "--snapshot", SNAPSHOT,
+                        "--config", CONFIG, "--format", "json", "--topics", "trainer")
+    assert code == 0
+    assert json.loads(out)["topics"][0]["name"] == "trainer"
