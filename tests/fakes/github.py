@@ -23,7 +23,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,14 +49,18 @@ type Query {
 
 enum SearchType { DISCUSSION ISSUE ISSUE_ADVANCED REPOSITORY USER }
 
-type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }
+type RateLimit {
+  cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int!
+}
 
 interface Node { id: ID! }
 interface Actor { login: String! url: URI! }
 type User implements Actor & Node { id: ID! login: String! url: URI! }
 type Bot implements Actor & Node { id: ID! login: String! url: URI! }
 
-type PageInfo { endCursor: String hasNextPage: Boolean! hasPreviousPage: Boolean! startCursor: String }
+type PageInfo {
+  endCursor: String hasNextPage: Boolean! hasPreviousPage: Boolean! startCursor: String
+}
 
 type Repository implements Node {
   id: ID!
@@ -102,7 +106,8 @@ type PullRequest implements Node {
   labels(first: Int, after: String, last: Int, before: String): LabelConnection
   files(first: Int, after: String, last: Int, before: String): PullRequestChangedFileConnection
   reviews(first: Int, after: String, last: Int, before: String): PullRequestReviewConnection
-  reviewThreads(first: Int, after: String, last: Int, before: String): PullRequestReviewThreadConnection!
+  reviewThreads(first: Int, after: String, last: Int, before: String):
+    PullRequestReviewThreadConnection!
   comments(first: Int, after: String, last: Int, before: String): IssueCommentConnection!
   commits(first: Int, after: String, last: Int, before: String): PullRequestCommitConnection!
 }
@@ -110,7 +115,9 @@ type PullRequest implements Node {
 type Label implements Node { id: ID! name: String! }
 type LabelConnection { nodes: [Label] pageInfo: PageInfo! totalCount: Int! }
 
-type PullRequestChangedFile { path: String! additions: Int! deletions: Int! changeType: PatchStatus! }
+type PullRequestChangedFile {
+  path: String! additions: Int! deletions: Int! changeType: PatchStatus!
+}
 type PullRequestChangedFileConnection {
   nodes: [PullRequestChangedFile] pageInfo: PageInfo! totalCount: Int!
 }
@@ -127,7 +134,8 @@ type PullRequestReviewThread implements Node {
   originalLine: Int
   isResolved: Boolean!
   isOutdated: Boolean!
-  comments(first: Int, after: String, last: Int, before: String, skip: Int): PullRequestReviewCommentConnection!
+  comments(first: Int, after: String, last: Int, before: String, skip: Int):
+    PullRequestReviewCommentConnection!
 }
 type PullRequestReviewThreadConnection {
   nodes: [PullRequestReviewThread] pageInfo: PageInfo! totalCount: Int!
@@ -949,6 +957,7 @@ class _Rest:
 class _Handler(BaseHTTPRequestHandler):
     owner: FakeGitHub
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each answer waits ~40 ms for a delayed ACK
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests assert on the recorded requests instead."""

@@ -136,7 +136,9 @@ def _reviews(rng: random.Random, count: int, start: datetime, end: datetime) -> 
     )
 
 
-def _comments(rng: random.Random, count: int, start: datetime, end: datetime) -> tuple[Comment, ...]:
+def _comments(
+    rng: random.Random, count: int, start: datetime, end: datetime
+) -> tuple[Comment, ...]:
     return tuple(
         Comment(
             author=rng.choice((*PEOPLE, None)),

@@ -1,0 +1,166 @@
+"""The GitHub source: a week of PRs from GitHub, as a `Snapshot`.
+
+With a token it asks GraphQL (a few batched requests per week, see
+`bot.github_graphql`); without one it falls back to REST, one PR at a time, which
+works for public repositories only and cannot tell whether review threads are
+resolved. Search windows are computed from the week's local boundaries in the
+repository's time zone and the result is filtered precisely with `bot.week`.
+
+The cache (`bot.cache`) uses `fetch_changes` and `fetch_pulls` to refresh a week it
+already holds, asking only for what changed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Protocol
+
+import msgspec
+from github import Auth, Github
+
+from bot.config import Config, secret
+from bot.errors import SourceError
+from bot.github_graphql import PAGE_SIZE, GraphQLBackend
+from bot.github_rest import RequestPolicy, RestBackend
+from bot.models import Period, PullRequest, Snapshot
+from bot.week import belongs_to_week, week_period
+
+
+class WeekChanges(msgspec.Struct, frozen=True, kw_only=True):
+    """What changed in a week since a moment.
+
+    `pulls`: full records of PRs in the week's search windows updated since then (not
+    yet filtered by week); `heads`: state and dates of the PRs asked to be rechecked.
+    """
+
+    pulls: tuple[PullRequest, ...]
+    heads: tuple[PullRequest, ...]
+    fetched_at: datetime
+
+
+class _Backend(Protocol):
+    def search(
+        self, repo: str, since: datetime, until: datetime, *,
+        updated_since: datetime | None = None, recheck: Sequence[int] = (),
+    ) -> tuple[list[PullRequest], list[PullRequest]]: ...
+
+    def pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]: ...
+
+
+class GitHubSource:
+    """Fetches a repository's week of PRs from GitHub (GraphQL, or REST without a token).
+
+    `sleep` and `clock` are injectable so tests never wait; `max_wait_seconds` is the
+    longest rate-limit reset worth waiting for (a later one fails with its time).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        token: str | None = None,
+        base_url: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        retries: int = 3,
+        backoff_seconds: float = 1.0,
+        max_wait_seconds: float = 60.0,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
+        self.config = config
+        env = config.github.token_env
+        self.token = token if token is not None else secret(env)
+        self.base_url = (base_url or config.github.api_url).rstrip("/")
+        self.clock = clock
+        self.github = Github(
+            base_url=self.base_url,
+            auth=Auth.Token(self.token) if self.token else None,
+            per_page=100,
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            timeout=max(1, round(config.github.timeout_seconds)),
+            lazy=True,
+        )
+        self.policy = RequestPolicy(
+            self.github.requester,
+            api_url=self.base_url,
+            token_source=f"in ${env}" if token is None else "given",
+            sleep=sleep,
+            clock=clock,
+            retries=retries,
+            backoff_seconds=backoff_seconds,
+            max_wait_seconds=max_wait_seconds,
+        )
+        self.mode = "graphql" if self.token else "rest"
+        self.backend: _Backend
+        if self.token:
+            self.backend = GraphQLBackend(
+                self.github.requester, self.policy, progress, page_size=page_size
+            )
+        else:
+            self.backend = RestBackend(self.github.requester, self.policy, progress)
+
+    def close(self) -> None:
+        self.github.close()
+
+    def period(self, repo: str, week: str) -> Period:
+        """The week's bounds in the repository's time zone."""
+        return week_period(week, self.config.repo(repo).timezone)
+
+    def _check(self, repo: str) -> None:
+        owner, _, name = repo.partition("/")
+        if not owner or not name or "/" in name:
+            raise SourceError(f"repository must be written owner/name, got {repo!r}")
+        if self.token is None and self.config.repo(repo).private:
+            raise SourceError(
+                f"{repo} is private: set ${self.config.github.token_env} to a GitHub token"
+            )
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock(), UTC).replace(microsecond=0)
+
+    def fetch_week(self, repo: str, week: str) -> Snapshot:
+        """Every PR merged or closed in the week, or opened in it and still open."""
+        self._check(repo)
+        period = self.period(repo, week)
+        fetched_at = self._now()
+        pulls, _ = self.backend.search(repo, period.since, period.until)
+        return week_snapshot(repo, pulls, period, fetched_at)
+
+    def fetch_changes(
+        self, repo: str, week: str, *, since: datetime, recheck: Sequence[int] = ()
+    ) -> WeekChanges:
+        """PRs of the week's windows updated since `since`, and heads of `recheck`."""
+        self._check(repo)
+        period = self.period(repo, week)
+        fetched_at = self._now()
+        pulls, heads = self.backend.search(
+            repo, period.since, period.until, updated_since=since, recheck=recheck
+        )
+        return WeekChanges(pulls=tuple(pulls), heads=tuple(heads), fetched_at=fetched_at)
+
+    def fetch_pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
+        """Full records of the given PRs (numbers that are not PRs are left out)."""
+        self._check(repo)
+        return self.backend.pulls(repo, numbers) if numbers else []
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        """One PR with its reviews and threads, or None when it does not exist."""
+        found = self.fetch_pulls(repo, [number])
+        return found[0] if found else None
+
+
+def week_snapshot(
+    repo: str, pulls: Sequence[PullRequest], period: Period, fetched_at: datetime | None
+) -> Snapshot:
+    """The PRs that belong to the week, by number, as a snapshot."""
+    kept = {p.number: p for p in pulls if belongs_to_week(p, period)}
+    return Snapshot(
+        repository=repo,
+        fetched_at=fetched_at,
+        pulls=tuple(kept[n] for n in sorted(kept)),
+    )

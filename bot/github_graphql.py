@@ -1,0 +1,435 @@
+"""A week of PRs through GitHub's GraphQL API, a few requests for the whole week.
+
+One request carries both week searches (closed in the week; opened in it and still
+open), 25 PRs each with their first page of every nested list. Lists that overflow
+(files beyond 100, threads beyond 50, a thread's comments beyond 20, ...) are
+collected and fetched afterwards in batched follow-up queries: one alias per PR or
+thread, many per request, until no list has a next page. A cold week of N PRs thus
+costs about ceil(N/25) requests plus one or two rounds of follow-ups.
+
+Query size: 25 PRs x (20 labels + 100 files + 50 reviews + 50 threads x 20 comments
++ 50 comments) stays near 32,000 nodes per search, far below GitHub's 500,000-node
+limit, and small enough to answer within its timeout.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from github.GithubException import GithubException
+from github.Requester import Requester
+
+from bot.errors import SourceError
+from bot.github_rest import (
+    SEARCH_INVALID,
+    Progress,
+    RateLimited,
+    RequestPolicy,
+    unknown_repository,
+    week_queries,
+)
+from bot.models import (
+    CheckState,
+    Comment,
+    FileChange,
+    PullRequest,
+    Review,
+    ReviewThread,
+    ThreadComment,
+)
+
+PAGE_SIZE = 25
+FOLLOW_UP_SIZE = 100
+MAX_ALIASES = 40
+
+# First-page sizes of the nested lists, as written in the Pull fragment.
+FIRST = {"labels": 20, "files": 100, "reviews": 50, "reviewThreads": 50, "comments": 50}
+THREAD_COMMENTS = 20
+
+_PAGE_INFO = "pageInfo { hasNextPage endCursor }"
+_ACTOR = "author { __typename login }"
+
+FRAGMENTS = {
+    "Pull": f"""fragment Pull on PullRequest {{
+  number title url {_ACTOR} state isDraft createdAt updatedAt mergedAt closedAt
+  baseRefName body additions deletions changedFiles
+  labels(first: {FIRST["labels"]}) {{ ...Labels }}
+  files(first: {FIRST["files"]}) {{ ...Files }}
+  reviews(first: {FIRST["reviews"]}) {{ ...Reviews }}
+  reviewThreads(first: {FIRST["reviewThreads"]}) {{ ...Threads }}
+  comments(first: {FIRST["comments"]}) {{ ...Comments }}
+  commits(last: 1) {{ nodes {{ commit {{ statusCheckRollup {{ state }} }} }} }}
+}}""",
+    "Head": "fragment Head on PullRequest { number updatedAt state createdAt closedAt mergedAt }",
+    "Labels": f"fragment Labels on LabelConnection {{ {_PAGE_INFO} nodes {{ name }} }}",
+    "Files": f"""fragment Files on PullRequestChangedFileConnection {{
+  {_PAGE_INFO} nodes {{ path additions deletions changeType }} }}""",
+    "Reviews": f"""fragment Reviews on PullRequestReviewConnection {{
+  {_PAGE_INFO} nodes {{ {_ACTOR} state submittedAt body }} }}""",
+    "Threads": f"""fragment Threads on PullRequestReviewThreadConnection {{
+  {_PAGE_INFO}
+  nodes {{ id path line originalLine isResolved isOutdated
+    comments(first: {THREAD_COMMENTS}) {{ ...ThreadComments }} }} }}""",
+    "ThreadComments": f"""fragment ThreadComments on PullRequestReviewCommentConnection {{
+  {_PAGE_INFO} nodes {{ {_ACTOR} body createdAt url }} }}""",
+    "Comments": f"""fragment Comments on IssueCommentConnection {{
+  {_PAGE_INFO} nodes {{ {_ACTOR} body createdAt }} }}""",
+}
+_FRAGMENT_OF = {"labels": "Labels", "files": "Files", "reviews": "Reviews",
+                "reviewThreads": "Threads", "comments": "Comments"}
+_SPREAD = re.compile(r"\.\.\.(\w+)")
+
+CHANGE_STATUS = {"ADDED": "added", "DELETED": "removed", "MODIFIED": "modified",
+                 "RENAMED": "renamed", "COPIED": "copied", "CHANGED": "changed"}
+CHECK_STATE: dict[str, CheckState] = {
+    "SUCCESS": "success", "FAILURE": "failure", "ERROR": "failure",
+    "PENDING": "pending", "EXPECTED": "pending",
+}
+PULL_STATE = {"MERGED": "merged", "CLOSED": "closed", "OPEN": "open"}
+
+
+def document(body: str) -> str:
+    """`body` followed by every fragment it spreads, directly or through another."""
+    needed: list[str] = []
+    pending = _SPREAD.findall(body)
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.append(name)
+            pending.extend(_SPREAD.findall(FRAGMENTS[name]))
+    return "\n".join([body, *(FRAGMENTS[name] for name in sorted(needed))])
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _login(actor: dict[str, Any] | None) -> str | None:
+    """REST's spelling: GraphQL drops the `[bot]` suffix of app accounts, REST keeps it."""
+    if actor is None:
+        return None
+    login = str(actor["login"])
+    return f"{login}[bot]" if actor.get("__typename") == "Bot" else login
+
+
+@dataclass
+class _Thread:
+    id: str
+    node: dict[str, Any]
+    comments: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Pull:
+    """One PR being assembled from its first page and any follow-up pages."""
+
+    node: dict[str, Any]
+    lists: dict[str, list[Any]] = field(default_factory=dict)
+    threads: list[_Thread] = field(default_factory=list)
+
+    def build(self) -> PullRequest:
+        n = self.node
+        commits = (n.get("commits") or {}).get("nodes") or []
+        rollup = ((commits[-1] or {}).get("commit") or {}).get("statusCheckRollup") if commits \
+            else None
+        return PullRequest(
+            number=n["number"],
+            title=n["title"],
+            url=n["url"],
+            author=_login(n.get("author")),
+            state=PULL_STATE[n["state"]],  # type: ignore[arg-type]
+            draft=n.get("isDraft"),
+            created_at=_time(n.get("createdAt")),
+            updated_at=_time(n.get("updatedAt")),
+            merged_at=_time(n.get("mergedAt")),
+            closed_at=_time(n.get("closedAt")),
+            base=n.get("baseRefName"),
+            labels=tuple(label["name"] for label in self.lists["labels"]),
+            body=n.get("body") or None,
+            additions=n.get("additions"),
+            deletions=n.get("deletions"),
+            changed_files=n.get("changedFiles"),
+            files=tuple(
+                FileChange(path=f["path"], additions=f["additions"], deletions=f["deletions"],
+                           status=CHANGE_STATUS.get(f["changeType"], f["changeType"].lower()))
+                for f in self.lists["files"]
+            ),
+            reviews=tuple(
+                Review(author=_login(r.get("author")), state=r["state"],
+                       submitted_at=_time(r.get("submittedAt")), body=r.get("body"))
+                for r in self.lists["reviews"]
+            ),
+            review_threads=tuple(
+                ReviewThread(
+                    path=t.node.get("path"),
+                    line=t.node["line"] if t.node.get("line") is not None
+                    else t.node.get("originalLine"),
+                    resolved=t.node.get("isResolved"),
+                    outdated=t.node.get("isOutdated"),
+                    comments=tuple(
+                        ThreadComment(author=_login(c.get("author")), body=c.get("body"),
+                                      created_at=_time(c.get("createdAt")), url=c.get("url"))
+                        for c in t.comments
+                    ),
+                )
+                for t in self.threads
+            ),
+            comments=tuple(
+                Comment(author=_login(c.get("author")), body=c.get("body"),
+                        created_at=_time(c.get("createdAt")))
+                for c in self.lists["comments"]
+            ),
+            checks=CHECK_STATE.get(rollup["state"]) if rollup else None,
+        )
+
+
+def head(node: dict[str, Any]) -> PullRequest:
+    """State and dates only: enough to tell which week a PR belongs to now."""
+    return PullRequest(
+        number=node["number"], title="", url="",
+        state=PULL_STATE[node["state"]],  # type: ignore[arg-type]
+        created_at=_time(node.get("createdAt")), updated_at=_time(node.get("updatedAt")),
+        merged_at=_time(node.get("mergedAt")), closed_at=_time(node.get("closedAt")),
+    )
+
+
+class GraphQLBackend:
+    """Week searches and batched PR fetches through `Requester` (PyGithub's public API)."""
+
+    def __init__(
+        self,
+        requester: Requester,
+        policy: RequestPolicy,
+        progress: Progress | None,
+        *,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
+        self.requester = requester
+        self.policy = policy
+        self.progress = progress
+        self.page_size = page_size
+
+    # -- transport --
+
+    def _query(self, repo: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """POST one document; return `data`, or raise a `SourceError` that says why not."""
+
+        def send() -> dict[str, Any]:
+            headers, answer = self.requester.requestJsonAndCheck(
+                "POST", self.requester.graphql_url,
+                input={"query": query, "variables": variables},
+            )
+            errors = (answer or {}).get("errors") or []
+            limited = [e for e in errors if e.get("type") == "RATE_LIMITED"]
+            if limited:
+                raise RateLimited(headers, str(limited[0].get("message", "rate limited")))
+            return dict(answer or {})
+
+        try:
+            answer = self.policy.call(send)
+        except GithubException as exc:
+            raise SourceError(f"GitHub GraphQL request failed ({exc.status} {exc.message})"
+                              ) from None
+        errors = answer.get("errors") or []
+        for error in errors:
+            missing_repo = error.get("type") == "NOT_FOUND" and error.get("path") == ["repository"]
+            if missing_repo or SEARCH_INVALID in str(error.get("message")):
+                raise unknown_repository(repo)
+        hard = [e for e in errors if e.get("type") != "NOT_FOUND"]
+        if hard or answer.get("data") is None:
+            messages = "; ".join(str(e.get("message")) for e in (hard or errors)) or "no data"
+            raise SourceError(f"GitHub GraphQL error: {messages}")
+        return dict(answer["data"])
+
+    # -- public --
+
+    def search(
+        self,
+        repo: str,
+        since: datetime,
+        until: datetime,
+        *,
+        updated_since: datetime | None = None,
+        recheck: Sequence[int] = (),
+    ) -> tuple[list[PullRequest], list[PullRequest]]:
+        """Full PRs found by the week's searches, and state-only heads for `recheck`.
+
+        Heads ride along in the first search request (up to `MAX_ALIASES`).
+        """
+        owner, name = repo.split("/", 1)
+        queries = week_queries(repo, since, until, updated_since)
+        cursors: dict[int, str | None] = dict.fromkeys(range(len(queries)))
+        found: dict[int, _Pull] = {}
+        heads: list[PullRequest] = []
+        recheck = list(recheck)
+        first = True
+        total = 0
+        while cursors or recheck:
+            variables: dict[str, Any] = {"owner": owner, "name": name}
+            params = ["$owner: String!", "$name: String!"]
+            fields = []
+            for index, cursor in cursors.items():
+                params += [f"$q{index}: String!", f"$a{index}: String"]
+                variables[f"q{index}"] = queries[index]
+                variables[f"a{index}"] = cursor
+                fields.append(
+                    f"s{index}: search(query: $q{index}, type: ISSUE, first: {self.page_size},"
+                    f" after: $a{index}) {{ issueCount {_PAGE_INFO}"
+                    f" nodes {{ __typename ...Pull }} }}"
+                )
+            batch, recheck = recheck[:MAX_ALIASES], recheck[MAX_ALIASES:]
+            inner = " ".join(f"h{n}: pullRequest(number: {int(n)}) {{ ...Head }}" for n in batch)
+            fields.insert(0, f"repository(owner: $owner, name: $name) {{ nameWithOwner {inner} }}")
+            body = f"query Week({', '.join(params)}) {{ {' '.join(fields)} }}"
+            data = self._query(repo, document(body), variables)
+            repository = data.get("repository") or {}
+            heads.extend(head(repository[f"h{n}"]) for n in batch if repository.get(f"h{n}"))
+            next_cursors: dict[int, str | None] = {}
+            for index in cursors:
+                page = data[f"s{index}"]
+                if first:
+                    total += int(page["issueCount"])
+                for node in page["nodes"] or []:
+                    if node and node.get("__typename") == "PullRequest":
+                        found.setdefault(node["number"], self._start(node))
+                if page["pageInfo"]["hasNextPage"]:
+                    next_cursors[index] = page["pageInfo"]["endCursor"]
+            cursors = next_cursors
+            first = False
+            if self.progress:
+                self.progress(len(found), max(total, len(found)))
+        self._follow_up(repo, list(found.values()))
+        return [pull.build() for pull in found.values()], heads
+
+    def pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
+        """Full records of `numbers`, `page_size` PRs per request; unknown numbers are
+        left out."""
+        owner, name = repo.split("/", 1)
+        found: list[_Pull] = []
+        numbers = list(dict.fromkeys(numbers))
+        for start in range(0, len(numbers), self.page_size):
+            batch = numbers[start:start + self.page_size]
+            inner = " ".join(f"p{n}: pullRequest(number: {int(n)}) {{ ...Pull }}" for n in batch)
+            body = (
+                "query Pulls($owner: String!, $name: String!) "
+                f"{{ repository(owner: $owner, name: $name) {{ nameWithOwner {inner} }} }}"
+            )
+            data = self._query(repo, document(body), {"owner": owner, "name": name})
+            repository = data.get("repository") or {}
+            found.extend(self._start(repository[f"p{n}"]) for n in batch
+                         if repository.get(f"p{n}"))
+            if self.progress:
+                self.progress(min(start + self.page_size, len(numbers)), len(numbers))
+        self._follow_up(repo, found)
+        return [pull.build() for pull in found]
+
+    # -- assembling --
+
+    def _start(self, node: dict[str, Any]) -> _Pull:
+        pull = _Pull(node=node)
+        for key in FIRST:
+            connection = node.get(key) or {"nodes": [], "pageInfo": {"hasNextPage": False}}
+            if key == "reviewThreads":
+                pull.threads.extend(self._thread(t) for t in connection["nodes"] or [] if t)
+            else:
+                pull.lists[key] = [item for item in connection["nodes"] or [] if item]
+        return pull
+
+    @staticmethod
+    def _thread(node: dict[str, Any]) -> _Thread:
+        comments = node.get("comments") or {}
+        return _Thread(id=node["id"], node=node,
+                       comments=[c for c in comments.get("nodes") or [] if c])
+
+    def _follow_up(self, repo: str, pulls: list[_Pull]) -> None:
+        """Fetch every further page of every overflowing list, batched across PRs."""
+        owner, name = repo.split("/", 1)
+        # (pull, list name, cursor) and (thread, cursor) still to fetch
+        pull_pages: list[tuple[_Pull, str, str]] = []
+        thread_pages: list[tuple[_Thread, str]] = []
+        for pull in pulls:
+            self._pending(pull, pull.node, pull_pages, thread_pages, pull.threads)
+        while pull_pages or thread_pages:
+            by_pull: dict[int, list[tuple[_Pull, str, str]]] = {}
+            for item in pull_pages:
+                by_pull.setdefault(item[0].node["number"], []).append(item)
+            pull_groups = list(by_pull.values())
+            take_pulls = pull_groups[:MAX_ALIASES]
+            take_threads = thread_pages[:MAX_ALIASES - len(take_pulls)]
+            pull_pages = [item for group in pull_groups[len(take_pulls):] for item in group]
+            thread_pages = thread_pages[len(take_threads):]
+
+            variables: dict[str, Any] = {}
+            params: list[str] = []
+            fields: list[str] = []
+            inner: list[str] = []
+            for group in take_pulls:
+                number = group[0][0].node["number"]
+                parts = []
+                for _, key, cursor in group:
+                    var = f"c{len(variables)}"
+                    variables[var] = cursor
+                    params.append(f"${var}: String")
+                    parts.append(f"{key}(first: {FOLLOW_UP_SIZE}, after: ${var}) "
+                                 f"{{ ...{_FRAGMENT_OF[key]} }}")
+                inner.append(f"p{int(number)}: pullRequest(number: {int(number)}) "
+                             f"{{ {' '.join(parts)} }}")
+            if inner:
+                variables.update(owner=owner, name=name)
+                params += ["$owner: String!", "$name: String!"]
+                fields.append(f"repository(owner: $owner, name: $name) {{ {' '.join(inner)} }}")
+            for index, (thread, cursor) in enumerate(take_threads):
+                variables[f"t{index}"] = thread.id
+                variables[f"tc{index}"] = cursor
+                params += [f"$t{index}: ID!", f"$tc{index}: String"]
+                fields.append(
+                    f"t{index}: node(id: $t{index}) {{ ... on PullRequestReviewThread {{ "
+                    f"comments(first: {FOLLOW_UP_SIZE}, after: $tc{index}) "
+                    f"{{ ...ThreadComments }} }} }}"
+                )
+            body = f"query More({', '.join(params)}) {{ {' '.join(fields)} }}"
+            data = self._query(repo, document(body), variables)
+            repository = data.get("repository") or {}
+            for group in take_pulls:
+                pull = group[0][0]
+                node = repository.get(f"p{pull.node['number']}") or {}
+                new_threads: list[_Thread] = []
+                for _, key, _cursor in group:
+                    connection = node.get(key) or {}
+                    items = [i for i in connection.get("nodes") or [] if i]
+                    if key == "reviewThreads":
+                        fresh = [self._thread(t) for t in items]
+                        pull.threads.extend(fresh)
+                        new_threads.extend(fresh)
+                    else:
+                        pull.lists[key].extend(items)
+                self._pending(pull, node, pull_pages, thread_pages, new_threads)
+            for index, (thread, _cursor) in enumerate(take_threads):
+                connection = (data.get(f"t{index}") or {}).get("comments") or {}
+                thread.comments.extend(c for c in connection.get("nodes") or [] if c)
+                info = connection.get("pageInfo") or {}
+                if info.get("hasNextPage"):
+                    thread_pages.append((thread, info["endCursor"]))
+
+    @staticmethod
+    def _pending(
+        pull: _Pull,
+        node: dict[str, Any],
+        pull_pages: list[tuple[_Pull, str, str]],
+        thread_pages: list[tuple[_Thread, str]],
+        threads: list[_Thread],
+    ) -> None:
+        """Queue the next page of each list in `node` that has one, and of each thread's
+        comments among `threads`."""
+        for key in FIRST:
+            info = (node.get(key) or {}).get("pageInfo") or {}
+            if info.get("hasNextPage"):
+                pull_pages.append((pull, key, info["endCursor"]))
+        for thread in threads:
+            info = (thread.node.get("comments") or {}).get("pageInfo") or {}
+            if info.get("hasNextPage"):
+                thread_pages.append((thread, info["endCursor"]))
