@@ -334,6 +334,8 @@ class FakeGitHub:
         self.rate_budget = rate_budget
         self.rate_reset_in = 3600
         self.repos: dict[str, FakeRepo] = {}
+        # PR numbers search does not find yet (GitHub's search index lags updates).
+        self.unindexed: set[int] = set()
         self.requests: list[Recorded] = []
         self._bursts: list[_Burst] = []
         self._stalls: list[float] = []
@@ -529,7 +531,8 @@ class FakeGitHub:
             return None
         with self._lock:
             pulls = list(repo.pulls.values())
-        return _sorted([p for p in pulls if predicate(p)], sort)
+        found = [p for p in pulls if predicate(p) and p.number not in self.unindexed]
+        return _sorted(found, sort)
 
     def cap(self, requested: int) -> int:
         return min(requested, self.page_cap) if self.page_cap else requested

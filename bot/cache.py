@@ -1,0 +1,356 @@
+"""Redis between the GitHub source and the engine.
+
+What is kept (keys versioned under `prdigest:v1:`, so a format change never reads
+old entries):
+- `pr:{repo}:{number}:{updated_at}` - one PR as fetched. Keyed by `updated_at`, so a
+  PR that changed on GitHub is simply a different entry.
+- `week:{repo}:{week}:{tz}` - which PRs (number, updated_at) a week held when it was
+  last fetched, when that was, and until when it counts as fresh: the current week
+  briefly (`cache.current_week_ttl_seconds`), past weeks long
+  (`cache.past_week_ttl_seconds`).
+- `pull:{repo}:{number}` - the latest `updated_at` seen of a single PR.
+- `digest:{key}` - finished digests, as their caller encoded them.
+
+A fresh week is served without asking GitHub. A week that is no longer fresh is
+refreshed by asking only what changed since its last fetch (see
+`GitHubSource.fetch_changes`). Entries outlive their freshness, so that when GitHub
+fails a stale copy is served, flagged with its age. Redis failures are logged and
+treated as misses: the bot keeps working, uncached.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import msgspec
+import redis
+
+from bot.config import Config, secret
+from bot.errors import SourceError
+from bot.models import PullRequest, Snapshot
+from bot.source import WeekData
+from bot.week import belongs_to_week, week_period
+
+__all__ = ["Cache", "CachedSource", "WeekData", "WeekEntry", "cache_from_env"]
+
+log = logging.getLogger(__name__)
+
+KEY_PREFIX = "prdigest:v1"
+# A week counts as current until an hour after it ends: late merges and search-index
+# lag still reach it before it is frozen for the long TTL.
+SETTLE = timedelta(hours=1)
+# Changes are asked for from a little before the last fetch, to cover the delay
+# between an update on GitHub and its appearance in search results.
+SEARCH_LAG = timedelta(minutes=5)
+
+T = TypeVar("T")
+
+
+class WeekEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """What a week held at its last fetch, and how long that counts as fresh."""
+
+    fetched_at: datetime
+    fresh_until: datetime
+    pulls: tuple[tuple[int, str], ...]
+
+
+class CachedPointer(msgspec.Struct, frozen=True, kw_only=True):
+    """The latest version of one PR the cache holds."""
+
+    updated_at: str
+    fetched_at: datetime
+    fresh_until: datetime
+
+
+def _stamp(moment: datetime | None) -> str:
+    """`updated_at` as a key part: epoch seconds, or `none` when GitHub gave none."""
+    return "none" if moment is None else str(int(moment.timestamp()))
+
+
+class Cache:
+    """Typed access to the keys above; every Redis error becomes a logged miss."""
+
+    def __init__(self, client: redis.Redis, *, prefix: str = KEY_PREFIX) -> None:
+        self.client = client
+        self.prefix = prefix
+        self._pull_decoder = msgspec.json.Decoder(PullRequest)
+        self._entry_decoder = msgspec.json.Decoder(WeekEntry)
+        self._pointer_decoder = msgspec.json.Decoder(CachedPointer)
+        self._encoder = msgspec.json.Encoder()
+
+    @classmethod
+    def from_url(cls, url: str) -> Cache:
+        return cls(redis.Redis.from_url(url))
+
+    def close(self) -> None:
+        self.client.close()
+
+    def _safe(self, what: str, fn: Callable[[], T], default: T) -> T:
+        try:
+            return fn()
+        except redis.RedisError as exc:
+            log.warning("cache %s failed, going on without it: %s", what, exc)
+            return default
+
+    def key(self, *parts: object) -> str:
+        return ":".join([self.prefix, *(str(p) for p in parts)])
+
+    # -- weeks --
+
+    def get_week(self, repo: str, week: str, tz: str) -> WeekEntry | None:
+        raw = self._safe("read", lambda: self.client.get(self.key("week", repo, week, tz)), None)
+        if raw is None:
+            return None
+        try:
+            return self._entry_decoder.decode(raw)
+        except msgspec.DecodeError:
+            return None
+
+    def put_week(self, repo: str, week: str, tz: str, entry: WeekEntry, ttl: int) -> None:
+        key = self.key("week", repo, week, tz)
+        data = self._encoder.encode(entry)
+        self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
+
+    # -- PRs --
+
+    def _pull_key(self, repo: str, number: int, stamp: str) -> str:
+        return self.key("pr", repo, number, stamp)
+
+    def get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]) -> dict[int, PullRequest]:
+        """The cached PRs among `refs` (number, updated_at stamp); missing ones are absent."""
+        if not refs:
+            return {}
+        keys = [self._pull_key(repo, number, stamp) for number, stamp in refs]
+        raws: list[Any] = self._safe("read", lambda: list(self.client.mget(keys)), [])
+        found: dict[int, PullRequest] = {}
+        for raw in raws:
+            if raw is None:
+                continue
+            try:
+                pull = self._pull_decoder.decode(raw)
+            except msgspec.DecodeError:
+                continue
+            found[pull.number] = pull
+        return found
+
+    def put_pulls(self, repo: str, pulls: Iterable[PullRequest], ttl: int) -> None:
+        def write() -> None:
+            with self.client.pipeline(transaction=False) as pipe:
+                for pull in pulls:
+                    key = self._pull_key(repo, pull.number, _stamp(pull.updated_at))
+                    pipe.set(key, self._encoder.encode(pull), ex=ttl)
+                pipe.execute()
+
+        self._safe("write", write, None)
+
+    def touch_pulls(self, repo: str, refs: Iterable[tuple[int, str]], ttl: int) -> None:
+        """Extend the life of entries that are still in use, without rewriting them."""
+        def touch() -> None:
+            with self.client.pipeline(transaction=False) as pipe:
+                for number, stamp in refs:
+                    pipe.expire(self._pull_key(repo, number, stamp), ttl)
+                pipe.execute()
+
+        self._safe("write", touch, None)
+
+    def get_pointer(self, repo: str, number: int) -> CachedPointer | None:
+        raw = self._safe("read", lambda: self.client.get(self.key("pull", repo, number)), None)
+        if raw is None:
+            return None
+        try:
+            return self._pointer_decoder.decode(raw)
+        except msgspec.DecodeError:
+            return None
+
+    def put_pointer(self, repo: str, number: int, pointer: CachedPointer, ttl: int) -> None:
+        key = self.key("pull", repo, number)
+        data = self._encoder.encode(pointer)
+        self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
+
+    # -- digests --
+
+    def get_digest(self, key: str) -> bytes | None:
+        """A finished digest stored under `key`, or None."""
+        raw = self._safe("read", lambda: self.client.get(self.key("digest", key)), None)
+        return None if raw is None else bytes(raw)
+
+    def put_digest(self, key: str, data: bytes, ttl: int) -> None:
+        self._safe("write", lambda: self.client.set(self.key("digest", key), data, ex=ttl), None)
+
+
+def cache_from_env(config: Config) -> Cache | None:
+    """The cache at the URL in the env var `config.cache.url_env`; None when unset."""
+    url = secret(config.cache.url_env)
+    return Cache.from_url(url) if url else None
+
+
+class WeekSource(Protocol):
+    def fetch_week(self, repo: str, week: str) -> Snapshot: ...
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None: ...
+
+
+@runtime_checkable
+class IncrementalSource(Protocol):
+    """A source that can say what changed (GitHubSource); others are refetched whole."""
+
+    def fetch_changes(
+        self, repo: str, week: str, *, since: datetime, recheck: Sequence[int] = ()
+    ) -> Any: ...
+
+    def fetch_pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]: ...
+
+
+def _snapshot(repo: str, pulls: Iterable[PullRequest], fetched_at: datetime | None) -> Snapshot:
+    by_number = {p.number: p for p in pulls}
+    return Snapshot(repository=repo, fetched_at=fetched_at,
+                    pulls=tuple(by_number[n] for n in sorted(by_number)))
+
+
+class CachedSource:
+    """The source behind the cache: what the engine, handlers and scheduler call.
+
+    `last` tells how the latest `fetch_week` was served: "uncached", "cold", "warm",
+    "changed" or "stale".
+    """
+
+    def __init__(self, source: WeekSource, cache: Cache | None, config: Config) -> None:
+        self.source = source
+        self.cache = cache
+        self.config = config
+        self.last = ""
+
+    def _ttls(self, until: datetime, now: datetime) -> tuple[int, int]:
+        """(freshness, Redis expiry) in seconds for a week ending at `until`."""
+        settings = self.config.cache
+        current = now < until + SETTLE
+        fresh = settings.current_week_ttl_seconds if current else settings.past_week_ttl_seconds
+        return fresh, fresh + settings.past_week_ttl_seconds
+
+    def fetch_week(self, repo: str, week: str, now: datetime | None = None) -> WeekData:
+        """The week's PRs: cached when fresh, refreshed by changes, stale when GitHub fails.
+
+        `age_seconds` is the age of the data when it comes from the cache.
+        """
+        now = now or datetime.now(UTC)
+        if self.cache is None:
+            self.last = "uncached"
+            return WeekData(snapshot=self.source.fetch_week(repo, week))
+        tz = self.config.repo(repo).timezone
+        period = week_period(week, tz)
+        entry = self.cache.get_week(repo, week, tz)
+        cached: dict[int, PullRequest] = {}
+        missing: list[int] = []
+        if entry is not None:
+            cached = self.cache.get_pulls(repo, entry.pulls)
+            missing = [n for n, _ in entry.pulls if n not in cached]
+        incremental = isinstance(self.source, IncrementalSource)
+        if entry is not None and now < entry.fresh_until and (not missing or incremental):
+            if missing:
+                assert isinstance(self.source, IncrementalSource)
+                cached.update(
+                    (p.number, p) for p in self.source.fetch_pulls(repo, missing)
+                )
+                self.cache.put_pulls(repo, cached.values(), self._ttls(period.until, now)[1])
+            self.last = "warm"
+            age = (now - entry.fetched_at).total_seconds()
+            return WeekData(snapshot=_snapshot(repo, cached.values(), entry.fetched_at),
+                            age_seconds=age)
+        try:
+            if entry is not None and incremental:
+                pulls, fetched_at = self._refresh(repo, week, entry, cached, missing)
+                self.last = "changed"
+            else:
+                snapshot = self.source.fetch_week(repo, week)
+                pulls, fetched_at = list(snapshot.pulls), snapshot.fetched_at or now
+                self.last = "cold"
+        except SourceError as exc:
+            if entry is None or missing:
+                raise
+            age = (now - entry.fetched_at).total_seconds()
+            log.warning("GitHub failed (%s); serving %s %s cached %.0f s ago",
+                        exc, repo, week, age)
+            self.last = "stale"
+            return WeekData(snapshot=_snapshot(repo, cached.values(), entry.fetched_at),
+                            stale=True, age_seconds=age)
+        kept = [p for p in pulls if belongs_to_week(p, period)]
+        self._store(repo, week, tz, period.until, kept, cached, fetched_at, now)
+        return WeekData(snapshot=_snapshot(repo, kept, fetched_at))
+
+    def _refresh(
+        self, repo: str, week: str, entry: WeekEntry, cached: dict[int, PullRequest],
+        missing: list[int],
+    ) -> tuple[list[PullRequest], datetime]:
+        """Ask GitHub only for what changed since the entry was fetched."""
+        source = self.source
+        assert isinstance(source, IncrementalSource)
+        tz = self.config.repo(repo).timezone
+        period = week_period(week, tz)
+        # Merged is final; open and closed PRs may leave the week (merged later,
+        # reopened), which a search for the week cannot show, so their state is asked.
+        recheck = [n for n, p in cached.items() if p.state != "merged"]
+        changes = source.fetch_changes(repo, week, since=entry.fetched_at - SEARCH_LAG,
+                                       recheck=recheck)
+        result = dict(cached)
+        returned = set()
+        for pull in changes.pulls:
+            result[pull.number] = pull
+            returned.add(pull.number)
+        refetch = list(missing)
+        for head in changes.heads:
+            old = cached.get(head.number)
+            if head.number in returned or (old and old.updated_at == head.updated_at):
+                continue
+            if belongs_to_week(head, period):
+                refetch.append(head.number)  # changed, but not yet in search results
+            else:
+                result.pop(head.number, None)
+        for pull in source.fetch_pulls(repo, refetch) if refetch else []:
+            result[pull.number] = pull
+        return list(result.values()), changes.fetched_at
+
+    def _store(
+        self, repo: str, week: str, tz: str, until: datetime, pulls: list[PullRequest],
+        cached: dict[int, PullRequest], fetched_at: datetime, now: datetime,
+    ) -> None:
+        assert self.cache is not None
+        fresh, keep = self._ttls(until, now)
+        refs = tuple((p.number, _stamp(p.updated_at)) for p in pulls)
+        unchanged = [p for p in pulls if cached.get(p.number) == p]
+        self.cache.put_pulls(repo, [p for p in pulls if cached.get(p.number) != p], keep)
+        self.cache.touch_pulls(
+            repo, ((p.number, _stamp(p.updated_at)) for p in unchanged), keep
+        )
+        entry = WeekEntry(fetched_at=fetched_at, fresh_until=now + timedelta(seconds=fresh),
+                          pulls=refs)
+        self.cache.put_week(repo, week, tz, entry, keep)
+
+    def fetch_pull(self, repo: str, number: int, now: datetime | None = None
+                   ) -> PullRequest | None:
+        """One PR: cached while fresh (the current-week TTL), stale when GitHub fails."""
+        now = now or datetime.now(UTC)
+        if self.cache is None:
+            return self.source.fetch_pull(repo, number)
+        pointer = self.cache.get_pointer(repo, number)
+        cached = (self.cache.get_pulls(repo, [(number, pointer.updated_at)]).get(number)
+                  if pointer else None)
+        if pointer and cached and now < pointer.fresh_until:
+            return cached
+        try:
+            pull = self.source.fetch_pull(repo, number)
+        except SourceError:
+            if cached is None:
+                raise
+            return cached
+        if pull is not None:
+            settings = self.config.cache
+            fresh = settings.current_week_ttl_seconds
+            keep = fresh + settings.past_week_ttl_seconds
+            self.cache.put_pulls(repo, [pull], keep)
+            self.cache.put_pointer(repo, number, CachedPointer(
+                updated_at=_stamp(pull.updated_at), fetched_at=now,
+                fresh_until=now + timedelta(seconds=fresh)), keep)
+        return pull
