@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -38,13 +38,13 @@ def cli() -> None:
     """Weekly GitHub pull-request digests and PR answers for team chats."""
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     markdown = "markdown"
     text = "text"
     json = "json"
 
 
-class Language(str, Enum):
+class Language(StrEnum):
     zh = "zh"
     en = "en"
 
@@ -120,11 +120,11 @@ def digest(
         data,
         week,
         repo_config=settings.repo(data.repository),
-        lang=lang.value,  # type: ignore[arg-type]
+        lang=lang.value,
         focus_topics=tuple(t.strip() for t in topics.split(",") if t.strip()),
         previous=data,
     )
-    sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
+    sys.stdout.write(render_digest(result, fmt.value))
 
 
 def main() -> None:

@@ -27,20 +27,20 @@ class Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     """Config sections reject unknown fields, so a typo is an error, not a silent no-op."""
 
 
-class TopicRule(Section, kw_only=True):
+class TopicRule(Section, frozen=True, kw_only=True):
     keywords: tuple[str, ...] = ()
     title: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     label: str | None = None
 
 
-class RepoConfig(Section, kw_only=True):
+class RepoConfig(Section, frozen=True, kw_only=True):
     timezone: str = DEFAULT_TIMEZONE
     topics: dict[str, TopicRule] = {}
     private: bool = False
 
 
-class ChannelConfig(Section, kw_only=True):
+class ChannelConfig(Section, frozen=True, kw_only=True):
     platform: Platform
     id: str
     repo: str
@@ -56,7 +56,7 @@ class ChannelConfig(Section, kw_only=True):
         return f"{self.platform}:{self.id}"
 
 
-class GitHubConfig(Section, kw_only=True):
+class GitHubConfig(Section, frozen=True, kw_only=True):
     token_env: str = "GITHUB_TOKEN"
     api_url: str = "https://api.github.com"
     webhook_secret_env: str = "GITHUB_WEBHOOK_SECRET"
@@ -64,18 +64,18 @@ class GitHubConfig(Section, kw_only=True):
     timeout_seconds: float = 15.0
 
 
-class CacheConfig(Section, kw_only=True):
+class CacheConfig(Section, frozen=True, kw_only=True):
     url_env: str = "REDIS_URL"
     past_week_ttl_seconds: int = 30 * 24 * 3600
     current_week_ttl_seconds: int = 15 * 60
 
 
-class ServerConfig(Section, kw_only=True):
+class ServerConfig(Section, frozen=True, kw_only=True):
     public_url: str = "http://localhost:8080"
     catch_up_hours: float = 12.0
 
 
-class SlackConfig(Section, kw_only=True):
+class SlackConfig(Section, frozen=True, kw_only=True):
     bot_token_env: str = "SLACK_BOT_TOKEN"
     signing_secret_env: str = "SLACK_SIGNING_SECRET"
     app_token_env: str = "SLACK_APP_TOKEN"
@@ -83,14 +83,14 @@ class SlackConfig(Section, kw_only=True):
     socket_mode: bool = False
 
 
-class TelegramConfig(Section, kw_only=True):
+class TelegramConfig(Section, frozen=True, kw_only=True):
     bot_token_env: str = "TELEGRAM_BOT_TOKEN"
     secret_token_env: str = "TELEGRAM_WEBHOOK_SECRET"
     api_url: str = "https://api.telegram.org/bot"
     polling: bool = False
 
 
-class FeishuConfig(Section, kw_only=True):
+class FeishuConfig(Section, frozen=True, kw_only=True):
     app_id_env: str = "FEISHU_APP_ID"
     app_secret_env: str = "FEISHU_APP_SECRET"
     verification_token_env: str = "FEISHU_VERIFICATION_TOKEN"
@@ -99,13 +99,13 @@ class FeishuConfig(Section, kw_only=True):
     long_connection: bool = False
 
 
-class PlatformsConfig(Section, kw_only=True):
+class PlatformsConfig(Section, frozen=True, kw_only=True):
     slack: SlackConfig = SlackConfig()
     telegram: TelegramConfig = TelegramConfig()
     feishu: FeishuConfig = FeishuConfig()
 
 
-class Config(Section, kw_only=True):
+class Config(Section, frozen=True, kw_only=True):
     repos: dict[str, RepoConfig] = {}
     channels: tuple[ChannelConfig, ...] = ()
     github: GitHubConfig = GitHubConfig()

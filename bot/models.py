@@ -28,28 +28,28 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Fa
     """Base for every record: frozen, keyword-only."""
 
 
-class FileChange(Record, kw_only=True):
+class FileChange(Record, frozen=True, kw_only=True):
     path: str
     additions: int = 0
     deletions: int = 0
     status: str | None = None
 
 
-class Review(Record, kw_only=True):
+class Review(Record, frozen=True, kw_only=True):
     author: str | None = None
     state: ReviewState
     submitted_at: Time | None = None
     body: str | None = None
 
 
-class ThreadComment(Record, kw_only=True):
+class ThreadComment(Record, frozen=True, kw_only=True):
     author: str | None = None
     body: str | None = None
     created_at: Time | None = None
     url: str | None = None
 
 
-class ReviewThread(Record, kw_only=True):
+class ReviewThread(Record, frozen=True, kw_only=True):
     path: str | None = None
     line: int | None = None
     resolved: bool | None = None
@@ -57,13 +57,13 @@ class ReviewThread(Record, kw_only=True):
     comments: tuple[ThreadComment, ...] = ()
 
 
-class Comment(Record, kw_only=True):
+class Comment(Record, frozen=True, kw_only=True):
     author: str | None = None
     body: str | None = None
     created_at: Time | None = None
 
 
-class PullRequest(Record, kw_only=True):
+class PullRequest(Record, frozen=True, kw_only=True):
     number: int
     title: str
     url: str
@@ -94,8 +94,8 @@ class PullRequest(Record, kw_only=True):
         return sum(f.additions + f.deletions for f in self.files)
 
 
-class Snapshot(Record, kw_only=True):
-    format: Literal["prdigest.snapshot/1"] = SNAPSHOT_FORMAT
+class Snapshot(Record, frozen=True, kw_only=True):
+    format: Literal["prdigest.snapshot/1"] = "prdigest.snapshot/1"
     repository: str
     fetched_at: Time | None = None
     pulls: tuple[PullRequest, ...] = ()
@@ -104,12 +104,12 @@ class Snapshot(Record, kw_only=True):
 # --- the digest -------------------------------------------------------------------
 
 
-class Period(Record, kw_only=True):
+class Period(Record, frozen=True, kw_only=True):
     since: Time
     until: Time
 
 
-class Counts(Record, kw_only=True):
+class Counts(Record, frozen=True, kw_only=True):
     total: int
     key: int
     merged: int
@@ -117,7 +117,7 @@ class Counts(Record, kw_only=True):
     opened: int
 
 
-class NameCount(Record, kw_only=True):
+class NameCount(Record, frozen=True, kw_only=True):
     name: str
     count: int
     share: float
@@ -125,19 +125,19 @@ class NameCount(Record, kw_only=True):
     previous: int | None = None
 
 
-class HotFile(Record, kw_only=True):
+class HotFile(Record, frozen=True, kw_only=True):
     path: str
     pulls: int
     numbers: tuple[int, ...] = ()
 
 
-class Theme(Record, kw_only=True):
+class Theme(Record, frozen=True, kw_only=True):
     title: str
     pulls: tuple[int, ...]
     key: str = ""
 
 
-class Risk(Record, kw_only=True):
+class Risk(Record, frozen=True, kw_only=True):
     pull: int
     severity: Severity
     summary: str
@@ -149,7 +149,7 @@ class Risk(Record, kw_only=True):
     quote: str | None = None
 
 
-class KeyPull(Record, kw_only=True):
+class KeyPull(Record, frozen=True, kw_only=True):
     number: int
     title: str
     summary: str
@@ -162,7 +162,7 @@ class KeyPull(Record, kw_only=True):
     score: float = 0.0
 
 
-class Digest(Record, kw_only=True):
+class Digest(Record, frozen=True, kw_only=True):
     repository: str
     week: str
     period: Period
@@ -187,7 +187,7 @@ CommandKind = Literal[
 ]
 
 
-class Command(Record, kw_only=True):
+class Command(Record, frozen=True, kw_only=True):
     """What a chat user asked for, whatever platform it came from."""
 
     kind: CommandKind
@@ -200,7 +200,7 @@ class Command(Record, kw_only=True):
     unknown: bool = False
 
 
-class PullAnswer(Record, kw_only=True):
+class PullAnswer(Record, frozen=True, kw_only=True):
     """The engine's answer about one PR: its summary and the risks found in it."""
 
     repository: str
@@ -220,7 +220,7 @@ ReplyKind = Literal[
 ]
 
 
-class Reply(Record, kw_only=True):
+class Reply(Record, frozen=True, kw_only=True):
     """What the bot answers, as data; templates turn it into each platform's words.
 
     `template` names the template family that renders it; `error` carries a message

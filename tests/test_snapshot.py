@@ -79,7 +79,7 @@ def test_duplicate_pull_numbers_are_rejected() -> None:
         decode_snapshot(json.dumps(data).encode())
 
 
-@pytest.mark.parametrize("raw", [b"", b"{", b"[]", b"null", "{\"format\": 1}".encode()])
+@pytest.mark.parametrize("raw", [b"", b"{", b"[]", b"null", b"{\"format\": 1}"])
 def test_not_a_snapshot_at_all(raw: bytes) -> None:
     with pytest.raises(SnapshotError):
         decode_snapshot(raw)

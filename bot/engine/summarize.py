@@ -21,7 +21,8 @@ _WANTED = re.compile(
     r"变更|目的|概述|描述|动机|背景", re.I,
 )
 _BOILERPLATE = re.compile(
-    r"^(as (the )?titled?\.?|see title\.?|n/?a\.?|none\.?|todo\.?|tbd\.?|wip\.?|同标题。?|如题。?)$",
+    r"^(as (the )?titled?\.?|see title\.?|n/?a\.?|none\.?|todo\.?|tbd\.?|wip\.?|"
+    r"同标题。?|如题。?)$",
     re.I,
 )
 _NOISE_LINE = re.compile(
@@ -52,7 +53,7 @@ def _sections(body: str) -> list[tuple[str, str]]:
 def _paragraphs(text: str) -> list[str]:
     paragraphs = []
     for block in re.split(r"\n\s*\n", text):
-        lines = [line for line in block.splitlines() if line.strip() and not _NOISE_LINE.match(line)]
+        lines = [ln for ln in block.splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
         if not lines:
             continue
         paragraph = one_line("\n".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", ln) for ln in lines))

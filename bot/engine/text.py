@@ -13,7 +13,9 @@ _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
 _SPACE = re.compile(r"[ \t]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9`\"'(\[*_]|[^\x00-\x7f])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?。！？])(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9`\"'(\[*_]|[^\x00-\x7f])"
+)
 
 
 def strip_control(text: str) -> str:

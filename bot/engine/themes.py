@@ -51,15 +51,15 @@ def build_themes(
             placed.update(members)
     titles = _family_titles(t)
     for family, types in _FAMILIES:
-        members = [(n, cls) for n, cls in ranked if cls.type in types and n not in placed]
-        if not members:
+        family_members = [(n, c) for n, c in ranked if c.type in types and n not in placed]
+        if not family_members:
             continue
-        modules = Counter(m for _, cls in members for m in cls.modules)
+        modules = Counter(m for _, c in family_members for m in c.modules)
         top = [name for name, _ in sorted(modules.items(), key=lambda i: (-i[1], i[0]))]
         title = titles[family]
         if top:
             title = t("%(title)s (%(modules)s)", title=title,
                       modules=t.join(top[:MAX_MODULES_IN_TITLE]))
-        themes.append(Theme(title=title, pulls=tuple(n for n, _ in members), key=family))
-        placed.update(n for n, _ in members)
+        themes.append(Theme(title=title, pulls=tuple(n for n, _ in family_members), key=family))
+        placed.update(n for n, _ in family_members)
     return tuple(themes)

@@ -18,6 +18,8 @@ from bot.engine.text import strip_control
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<]|~~)")
 _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _MD_LINE_START = re.compile(r"(\n\s*)([#>+\-=]|\d+\.)")
+_TG_MENTION = re.compile(r"@(?=\w)")
+_TG_LINK_TARGET = re.compile(r"https?://\S+", re.I)
 
 
 def _clean(text: object) -> str:
@@ -33,7 +35,7 @@ def _fence(text: str) -> str:
 
 
 class Markup(Protocol):
-    name: str
+    name: ClassVar[str]
 
     def esc(self, text: object) -> str: ...
     def bold(self, text: object) -> str: ...
@@ -110,47 +112,83 @@ class SlackMarkup:
 
 
 class TelegramMarkup:
-    """Telegram HTML parse mode: `& < >` escaped, only Telegram's tags used."""
+    """Telegram HTML parse mode: `& < >` escaped, only Telegram's tags used.
+
+    A word joiner after `@` keeps `@all` or `@someone` in a PR title from becoming a
+    mention that notifies; links go only to http(s), since `tg://user?id=` would mention
+    too. Text inside a tag stays on one line, so splitting at line ends never cuts a tag.
+    """
 
     name: ClassVar[str] = "telegram"
 
     def esc(self, text: object) -> str:
-        return html.escape(_clean(text), quote=False)
+        return _TG_MENTION.sub("@\u2060", html.escape(_clean(text), quote=False))
+
+    def _inline(self, text: object) -> str:
+        return " ".join(self.esc(text).splitlines())
 
     def bold(self, text: object) -> str:
-        return f"<b>{self.esc(text)}</b>"
+        return f"<b>{self._inline(text)}</b>"
 
     def code(self, text: object) -> str:
-        return f"<code>{self.esc(text)}</code>"
+        return f"<code>{self._inline(text)}</code>"
 
     def link(self, url: str, label: object) -> str:
-        return f'<a href="{html.escape(_clean(url), quote=True)}">{self.esc(label)}</a>'
+        target = _clean(url).strip()
+        if not _TG_LINK_TARGET.fullmatch(target):
+            return self._inline(label)
+        return f'<a href="{html.escape(target, quote=True)}">{self._inline(label)}</a>'
 
     def pr(self, number: int, url: str = "") -> str:
         return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
 
 
 class FeishuMarkup:
-    """Feishu card markdown: HTML-ish tags (`<at>`, `<font>`) and markers neutralised."""
+    """Feishu card markdown: every markdown marker and tag opener becomes a numeric
+    character reference, the escape Feishu documents for its rich-text component
+    (`<` -> `&#60;`, `*` -> `&#42;`), so `<at id=all>` or `**x**` from GitHub shows as
+    typed. Backslash escapes are not part of Feishu's card markdown."""
 
     name: ClassVar[str] = "feishu"
 
+    _SPECIAL: ClassVar[re.Pattern[str]] = re.compile(r"[&<>*_~`\\\[\]()#:$|!{}]")
+    _LINE_START: ClassVar[re.Pattern[str]] = re.compile(r"^(?:([-+=])|(\d+)\.)")
+    # Text shown in a code span as typed: no backtick and nothing a reader could mistake.
+    _CODE_SAFE: ClassVar[re.Pattern[str]] = re.compile(r"[A-Za-z0-9 ./_+,=@-]+")
+
     def esc(self, text: object) -> str:
-        escaped = _clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        return re.sub(r"([\\`*_\[\]~])", r"\\\1", escaped)
+        # One line: a line break could start a heading, list or quote inside a sentence.
+        flat = " ".join(_clean(text).split())
+        escaped = self._SPECIAL.sub(lambda match: f"&#{ord(match.group(0))};", flat)
+
+        def line_start(match: re.Match[str]) -> str:
+            if match.group(1):
+                return f"&#{ord(match.group(1))};"
+            return f"{match.group(2)}&#46;"
+
+        return self._LINE_START.sub(line_start, escaped, count=1)
 
     def bold(self, text: object) -> str:
-        return f"**{self.esc(text)}**"
+        inner = self.esc(text).strip()
+        return f"**{inner}**" if inner else ""
 
     def code(self, text: object) -> str:
-        return f"`{self.esc(text).replace('`', 'ˋ')}`"
+        flat = " ".join(_clean(text).split())
+        if flat and self._CODE_SAFE.fullmatch(flat):
+            return f"`{flat}`"
+        return self.esc(flat)
 
     def link(self, url: str, label: object) -> str:
-        safe_url = _clean(url).replace(" ", "%20").replace(")", "%29").replace("(", "%28")
-        return f"[{self.esc(label)}]({safe_url})"
+        target = _clean(url).strip()
+        if not re.match(r"^https?://[^\s]+$", target):
+            return self.esc(label)
+        for raw, encoded in ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"),
+                             (">", "%3E"), ('"', "%22"), ("'", "%27")):
+            target = target.replace(raw, encoded)
+        return f"[{self.esc(label)}]({target})"
 
     def pr(self, number: int, url: str = "") -> str:
-        return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
+        return self.link(url, f"#{int(number)}") if url else f"&#35;{int(number)}"
 
 
 class HtmlMarkup:
