@@ -286,7 +286,9 @@ class CommandHandler:
         subscribed = await self._subscribed(command, channel)
         known, complete = await self._known_topics(channel, subscribed)
         if not command.topics:
-            return self._error(command, "topics-missing", available=known,
+            # Unsubscribing: the topics that could be named are the ones followed now.
+            followed = subscribed if command.kind == "unsubscribe" else ()
+            return self._error(command, "topics-missing", topics=followed, available=known,
                                command=command.kind)
         by_name = {name.lower(): name for name in known}
         unknown = [name for name in command.topics if name.lower() not in by_name]
