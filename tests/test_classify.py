@@ -92,3 +92,7 @@ def test_labels_become_modules_unless_they_name_a_type() -> None:
     cls = classify(_pull("x", labels=("rollout", "bug")), RepoConfig())
     assert cls.modules == ("rollout",)
     assert cls.type == "fix"
+
+
+def test_a_colon_after_the_tags_is_not_part_of_the_text() -> None:
+    assert parse_title("[ROCm][Perf]: Part 1/2 -> fuse QK norm").text == "Part 1/2 -> fuse QK norm"

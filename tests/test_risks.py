@@ -110,3 +110,10 @@ def test_example_snapshot_exercises_every_rule() -> None:
     kinds = {r.kind for p in snapshot.pulls if p.state == "merged" for r in find_risks(p, T)}
     assert kinds >= {"thread", "thread-marked", "changes-requested", "review-marked",
                      "checks-failed", "checks-pending", "unapproved"}
+
+
+def test_praise_is_not_a_concern_but_praise_with_a_request_is() -> None:
+    assert find_risks(_pull(review_threads=(_thread(None, "LGTM!"),)), T) == []
+    [risk] = find_risks(_pull(review_threads=(
+        _thread(None, "LGTM, just some unused variables we should remove"),)), T)
+    assert risk.kind == "thread"

@@ -120,7 +120,8 @@ def parse_title(title: str) -> Title:
                 kind = _TYPE_TAGS[name]
             elif name not in _TYPE_TAGS:
                 modules.append(name)
-    return Title(modules=tuple(modules), type=kind, breaking=breaking, text=rest.strip() or title)
+    text = rest.strip().lstrip(":：-– ").strip()
+    return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title)
 
 
 def _type_from_files(paths: list[str]) -> str | None:

@@ -28,6 +28,16 @@ def bot_marker(body: str | None) -> str | None:
     return "high" if "high" in found else None
 
 
+_PRAISE = re.compile(r"^\s*(lgtm|looks good|ship it|great|nice|thanks?|thank you)\b", re.I)
+_ASK = re.compile(r"\?|\b(but|however|should|please|nit|could|would|must|need|why|instead)\b",
+                  re.I)
+
+
+def is_praise(body: str | None) -> bool:
+    """An approval note ("LGTM!") raises no concern; one with a request still does."""
+    return bool(body and _PRAISE.match(body) and not _ASK.search(body))
+
+
 def _marker_label(marker: str, t: Translator) -> str:
     return t("Critical") if marker == "critical" else t("High-priority")
 
@@ -48,6 +58,8 @@ def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
     risks: list[Risk] = []
     for thread in pull.review_threads or ():
         if thread.resolved is True or not thread.comments:
+            continue
+        if all(is_praise(c.body) for c in thread.comments):
             continue
         first = thread.comments[0]
         marker = next((m for c in thread.comments if (m := bot_marker(c.body))), None)
