@@ -175,7 +175,9 @@ class Cache:
     def get_digest(self, key: str) -> bytes | None:
         """A finished digest stored under `key`, or None."""
         raw = self._safe("read", lambda: self.client.get(self.key("digest", key)), None)
-        return None if raw is None else bytes(raw)
+        if raw is None:
+            return None
+        return raw.encode() if isinstance(raw, str) else bytes(raw)
 
     def put_digest(self, key: str, data: bytes, ttl: int) -> None:
         self._safe("write", lambda: self.client.set(self.key("digest", key), data, ex=ttl), None)

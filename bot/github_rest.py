@@ -139,6 +139,8 @@ class RequestPolicy:
             log.info("GitHub request failed; retrying in %.1f s", delay)
             self.slept.append(delay)
             self.sleep(delay)
+            if waits:
+                self._forget_budget()
 
     def _backoff(self, failures: int) -> float:
         return float(self.backoff_seconds * 2 ** (failures - 1))
@@ -151,8 +153,12 @@ class RequestPolicy:
             delay = self._rate_delay({"x-ratelimit-reset": str(reset)}, "budget spent", 0)
             self.slept.append(delay)
             self.sleep(delay)
-            # The next answer updates the budget; assume it was refilled meanwhile.
-            self.requester.rate_limiting = (-1, -1)
+            self._forget_budget()
+
+    def _forget_budget(self) -> None:
+        """After waiting for a reset, the last answer's budget no longer holds; the next
+        answer brings the new one."""
+        self.requester.rate_limiting = (-1, -1)
 
     def _rate_delay(self, headers: dict[str, Any], message: str, waits: int) -> float:
         """Seconds to wait for a rate limit, or a `SourceError` naming its reset."""

@@ -17,6 +17,7 @@ refuses to follow URLs to another host or port.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import re
@@ -353,7 +354,9 @@ class FakeGitHub:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -542,16 +545,13 @@ class FakeGitHub:
 
 
 def _actor(login: str | None) -> dict[str, Any] | None:
+    """GraphQL names an app account `name` (type Bot) where REST says `name[bot]`;
+    fixtures use REST's spelling."""
     if login is None:
         return None
     kind = "Bot" if login.endswith("[bot]") else "User"
     return {"__typename": kind, "id": f"U_{login}", "login": login.removesuffix("[bot]"),
             "url": f"https://github.com/{login}"}
-
-
-def _login(login: str | None) -> str | None:
-    """GraphQL reports a bot as `name` and REST as `name[bot]`; fixtures use REST's."""
-    return login
 
 
 class _Connection:
@@ -985,7 +985,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        # A client that gave up waiting (the stall switch) is not there to answer.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(data)
 
     do_GET = _serve
     do_POST = _serve
