@@ -178,17 +178,25 @@ class FeishuMarkup:
             return f"`{flat}`"
         return self.esc(flat)
 
-    def link(self, url: str, label: object) -> str:
+    @staticmethod
+    def _target(url: str) -> str | None:
+        """An http(s) address safe inside `(...)`, or None for anything else."""
         target = _clean(url).strip()
-        if not re.match(r"^https?://[^\s]+$", target):
-            return self.esc(label)
+        if not re.match(r"^https?://\S+$", target):
+            return None
         for raw, encoded in ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"),
                              (">", "%3E"), ('"', "%22"), ("'", "%27")):
             target = target.replace(raw, encoded)
-        return f"[{self.esc(label)}]({target})"
+        return target
+
+    def link(self, url: str, label: object) -> str:
+        target = self._target(url)
+        return f"[{self.esc(label)}]({target})" if target else self.esc(label)
 
     def pr(self, number: int, url: str = "") -> str:
-        return self.link(url, f"#{int(number)}") if url else f"&#35;{int(number)}"
+        # The label is ours (`#` and digits), so it needs no escaping inside a link.
+        target = self._target(url)
+        return f"[#{int(number)}]({target})" if target else f"&#35;{int(number)}"
 
 
 class HtmlMarkup:

@@ -1,0 +1,445 @@
+"""A fake Telegram Bot API: a real HTTP server on 127.0.0.1:0 in its own thread.
+
+It speaks the subset prdigest uses (getMe, sendMessage, setWebhook, deleteWebhook,
+getUpdates, setMyCommands), records every request with its decoded form fields, and
+checks `sendMessage` the way Telegram does: HTML parse mode must hold only Telegram's
+tags, properly nested, with `& < >` escaped, and at most 4096 characters after parsing.
+Failures can be scripted per method (`fail_next`), e.g. a 429 with `retry_after`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+MAX_TEXT_LENGTH = 4096
+TOKEN = "123456:TEST-token_AbCdEf"
+
+# Tags Telegram's HTML parse mode accepts, with the attributes each may carry.
+_ALLOWED_TAGS: dict[str, set[str]] = {
+    "b": set(), "strong": set(), "i": set(), "em": set(), "u": set(), "ins": set(),
+    "s": set(), "strike": set(), "del": set(), "tg-spoiler": set(), "span": {"class"},
+    "a": {"href"}, "code": {"class"}, "pre": set(), "blockquote": {"expandable"},
+    "tg-emoji": {"emoji-id"},
+}
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s+[A-Za-z-]+(?:=\"[^\"<>]*\")?)*)\s*>")
+_ATTRIBUTE = re.compile(r"([A-Za-z-]+)(?:=\"([^\"<>]*)\")?")
+_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]+|#x[0-9A-Fa-f]+);")
+
+
+class EntityError(ValueError):
+    """Text that Telegram would refuse with "can't parse entities"."""
+
+
+def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """The plain text and entities of an HTML-mode message, or `EntityError`."""
+    plain: list[str] = []
+    entities: list[dict[str, Any]] = []
+    stack: list[tuple[str, int, dict[str, str]]] = []
+    offset = 0  # in UTF-16 code units, as Telegram counts
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char == "<":
+            match = _TAG.match(text, i)
+            if match is None:
+                raise EntityError(f"unsupported start tag at byte offset {i}")
+            closing, name, raw_attributes = match[1], match[2].lower(), match[3]
+            if name not in _ALLOWED_TAGS:
+                raise EntityError(f'unsupported start tag "{name}" at byte offset {i}')
+            if closing:
+                if not stack or stack[-1][0] != name:
+                    raise EntityError(f'can\'t find start tag for end tag "{name}"')
+                opened, start, attributes = stack.pop()
+                entity: dict[str, Any] = {"type": opened, "offset": start,
+                                          "length": offset - start}
+                entity.update(attributes)
+                entities.append(entity)
+            else:
+                attributes = {}
+                for attribute in _ATTRIBUTE.finditer(raw_attributes):
+                    key = attribute[1].lower()
+                    if key not in _ALLOWED_TAGS[name]:
+                        raise EntityError(f'unsupported attribute "{key}" of tag "{name}"')
+                    attributes[key] = html.unescape(attribute[2] or "")
+                stack.append((name, offset, attributes))
+            i = match.end()
+            continue
+        if char == ">":
+            raise EntityError(f"unescaped > at byte offset {i}")
+        if char == "&":
+            entity_match = _ENTITY.match(text, i)
+            if entity_match is None:
+                raise EntityError(f"unsupported entity at byte offset {i}")
+            decoded = html.unescape(entity_match[0])
+            i = entity_match.end()
+        else:
+            decoded = char
+            i += 1
+        plain.append(decoded)
+        offset += len(decoded.encode("utf-16-le")) // 2
+    if stack:
+        raise EntityError(f'can\'t find end tag corresponding to start tag "{stack[-1][0]}"')
+    return "".join(plain), entities
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the fake received it."""
+
+    method: str  # Bot API method, e.g. "sendMessage"
+    path: str
+    token: str
+    headers: dict[str, str]
+    fields: dict[str, str]
+    body: bytes
+    status: int = 0  # what the fake answered
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == 200
+
+    def json_field(self, name: str) -> Any:
+        return json.loads(self.fields[name])
+
+
+@dataclass
+class _Failure:
+    status: int
+    description: str
+    parameters: dict[str, Any] | None = None
+
+
+@dataclass
+class _State:
+    requests: list[RecordedRequest] = field(default_factory=list)
+    failures: dict[str, deque[_Failure]] = field(default_factory=dict)
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    webhook: dict[str, str] = field(default_factory=dict)
+    next_message_id: int = 1000
+
+
+class FakeTelegram:
+    """`with FakeTelegram() as tg:` then `Application.builder().base_url(tg.base_url)`."""
+
+    def __init__(self, token: str = TOKEN, *, bot_id: int = 777000111,
+                 username: str = "prdigest_bot", long_poll_seconds: float = 0.2) -> None:
+        self.token = token
+        self.bot_id = bot_id
+        self.username = username
+        self.long_poll_seconds = long_poll_seconds
+        self._state = _State()
+        self._changed = threading.Condition()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        name="fake-telegram")
+
+    # --- lifecycle -----------------------------------------------------------------
+
+    def __enter__(self) -> FakeTelegram:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/file/bot"
+
+    # --- scripting -----------------------------------------------------------------
+
+    def fail_next(self, method: str, status: int, description: str, *,
+                  retry_after: int | None = None, times: int = 1) -> None:
+        """The next `times` calls of `method` get this error instead of an answer."""
+        parameters = {"retry_after": retry_after} if retry_after is not None else None
+        with self._changed:
+            queue = self._state.failures.setdefault(method, deque())
+            for _ in range(times):
+                queue.append(_Failure(status, description, parameters))
+
+    def push_update(self, update: dict[str, Any]) -> None:
+        """An update for `getUpdates` (long polling) to hand out."""
+        with self._changed:
+            self._state.updates.append(update)
+            self._changed.notify_all()
+
+    # --- what arrived ----------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._changed:
+            return list(self._state.requests)
+
+    def calls(self, method: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.method == method]
+
+    def sent(self) -> list[dict[str, str]]:
+        """The form fields of every `sendMessage` Telegram accepted (answered 200)."""
+        return [r.fields for r in self.calls("sendMessage") if r.accepted]
+
+    @property
+    def webhook(self) -> dict[str, str]:
+        with self._changed:
+            return dict(self._state.webhook)
+
+    def wait_for(self, method: str, count: int = 1, timeout: float = 10.0,
+                 *, accepted: bool = True) -> list[RecordedRequest]:
+        """Block until `count` calls of `method` arrived (accepted ones only, by default)."""
+        deadline = time.monotonic() + timeout
+
+        def matching() -> list[RecordedRequest]:
+            found = [r for r in self._state.requests if r.method == method]
+            return [r for r in found if r.accepted] if accepted else found
+
+        with self._changed:
+            while len(matching()) < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(
+                        f"expected {count} {method} call(s), got {len(matching())}"
+                    )
+                self._changed.wait(remaining)
+            return matching()
+
+    # --- the API ---------------------------------------------------------------------
+
+    def _answer(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        if request.token != self.token:
+            return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+        with self._changed:
+            queue = self._state.failures.get(request.method)
+            failure = queue.popleft() if queue else None
+        if failure is not None:
+            body: dict[str, Any] = {"ok": False, "error_code": failure.status,
+                                    "description": failure.description}
+            if failure.parameters:
+                body["parameters"] = failure.parameters
+            return failure.status, body
+        handler = getattr(self, f"_api_{request.method}", None)
+        if handler is None:
+            return 404, {"ok": False, "error_code": 404, "description": "Not Found"}
+        result: tuple[int, dict[str, Any]] = handler(request)
+        return result
+
+    def _api_getMe(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        return 200, {"ok": True, "result": {
+            "id": self.bot_id, "is_bot": True, "first_name": "prdigest",
+            "username": self.username, "can_join_groups": True,
+            "can_read_all_group_messages": False, "supports_inline_queries": False,
+        }}
+
+    def _api_sendMessage(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        fields = request.fields
+        if "chat_id" not in fields:
+            return _bad("Bad Request: chat_id is empty")
+        text = fields.get("text", "")
+        entities: list[dict[str, Any]] = []
+        if fields.get("parse_mode") == "HTML":
+            try:
+                text, entities = parse_html(text)
+            except EntityError as exc:
+                return _bad(f"Bad Request: can't parse entities: {exc}")
+        if not text.strip():
+            return _bad("Bad Request: message text is empty")
+        if utf16_length(text) > MAX_TEXT_LENGTH:
+            return _bad("Bad Request: message is too long")
+        if "reply_markup" in fields:
+            problem = _check_keyboard(fields["reply_markup"])
+            if problem:
+                return _bad(f"Bad Request: {problem}")
+        with self._changed:
+            self._state.next_message_id += 1
+            message_id = self._state.next_message_id
+        chat_id = fields["chat_id"]
+        numeric = int(chat_id) if re.fullmatch(r"-?[0-9]+", chat_id) else -1001
+        result: dict[str, Any] = {
+            "message_id": message_id, "date": int(time.time()),
+            "chat": {"id": numeric, "type": "private" if numeric > 0 else "supergroup"},
+            "from": {"id": self.bot_id, "is_bot": True, "first_name": "prdigest",
+                     "username": self.username},
+            "text": text,
+        }
+        if entities:
+            result["entities"] = entities
+        return 200, {"ok": True, "result": result}
+
+    def _api_setWebhook(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        secret = request.fields.get("secret_token", "")
+        if secret and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
+            return _bad("Bad Request: secret token contains unallowed characters")
+        if not request.fields.get("url", "").startswith("https://"):
+            return _bad("Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+        with self._changed:
+            self._state.webhook = dict(request.fields)
+        return 200, {"ok": True, "result": True, "description": "Webhook was set"}
+
+    def _api_deleteWebhook(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        with self._changed:
+            self._state.webhook = {}
+            if request.fields.get("drop_pending_updates") == "true":
+                self._state.updates.clear()
+        return 200, {"ok": True, "result": True, "description": "Webhook was deleted"}
+
+    def _api_setMyCommands(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        return 200, {"ok": True, "result": True}
+
+    def _api_getUpdates(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        if self.webhook:
+            return 409, {"ok": False, "error_code": 409, "description":
+                         "Conflict: can't use getUpdates method while webhook is active"}
+        offset = int(request.fields.get("offset", "0") or 0)
+        limit = int(request.fields.get("limit", "100") or 100)
+        wait = min(float(request.fields.get("timeout", "0") or 0), self.long_poll_seconds)
+        deadline = time.monotonic() + wait
+        with self._changed:
+            # An offset confirms every update below it, as Telegram forgets them.
+            self._state.updates = [u for u in self._state.updates if u["update_id"] >= offset]
+            while not self._state.updates and time.monotonic() < deadline:
+                self._changed.wait(deadline - time.monotonic())
+            batch = self._state.updates[:limit]
+        return 200, {"ok": True, "result": batch}
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._serve()
+
+            def do_POST(self) -> None:
+                self._serve()
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = urlsplit(self.path).path
+                match = re.fullmatch(r"/bot([^/]*)/([A-Za-z]+)", path)
+                if match is None:
+                    self._send(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+                    return
+                fields = dict(parse_qsl(urlsplit(self.path).query))
+                content_type = self.headers.get("Content-Type", "")
+                if content_type.startswith("application/x-www-form-urlencoded"):
+                    fields.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+                elif content_type.startswith("application/json") and body:
+                    fields.update({k: v if isinstance(v, str) else json.dumps(v)
+                                   for k, v in json.loads(body).items()})
+                recorded = RecordedRequest(
+                    method=match[2], path=path, token=match[1],
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    fields=fields, body=body,
+                )
+                with fake._changed:
+                    fake._state.requests.append(recorded)
+                status, answer = fake._answer(recorded)
+                with fake._changed:
+                    recorded.status = status
+                    fake._changed.notify_all()
+                self._send(status, answer)
+
+            def _send(self, status: int, answer: dict[str, Any]) -> None:
+                payload = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+
+def _bad(description: str) -> tuple[int, dict[str, Any]]:
+    return 400, {"ok": False, "error_code": 400, "description": description}
+
+
+def _check_keyboard(raw: str) -> str | None:
+    """Why an inline keyboard would be refused, or None."""
+    try:
+        markup = json.loads(raw)
+    except ValueError:
+        return "can't parse reply keyboard markup JSON object"
+    rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+    if not isinstance(rows, list):
+        return "field \"inline_keyboard\" of the InlineKeyboardMarkup should be an Array"
+    for row in rows:
+        if not isinstance(row, list):
+            return "inline keyboard row should be an Array"
+        for button in row:
+            if not isinstance(button, dict) or not button.get("text"):
+                return "text buttons are unallowed in the inline keyboard"
+            url = button.get("url")
+            if url is not None and not re.match(r"(https?|tg)://", url):
+                return f"inline keyboard button URL '{url}' is invalid: Wrong HTTP URL"
+    return None
+
+
+# --- factories for updates ----------------------------------------------------------
+
+def user(user_id: int = 4242, *, language_code: str = "en",
+         username: str = "ann") -> dict[str, Any]:
+    return {"id": user_id, "is_bot": False, "first_name": "Ann", "username": username,
+            "language_code": language_code}
+
+
+def private_chat(chat_id: int = 4242) -> dict[str, Any]:
+    return {"id": chat_id, "type": "private", "first_name": "Ann"}
+
+
+def group_chat(chat_id: int = -1001234567890) -> dict[str, Any]:
+    return {"id": chat_id, "type": "supergroup", "title": "lumen devs"}
+
+
+def message_update(update_id: int, text: str, *, chat: dict[str, Any] | None = None,
+                   sender: dict[str, Any] | None = None, message_id: int = 1,
+                   reply_to_bot: dict[str, Any] | None = None,
+                   thread_id: int | None = None) -> dict[str, Any]:
+    """A `message` update; `/commands` and `@mentions` get the entities Telegram adds."""
+    entities: list[dict[str, Any]] = []
+    command = re.match(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?", text)
+    if command:
+        entities.append({"type": "bot_command", "offset": 0,
+                         "length": utf16_length(command[0])})
+    for mention in re.finditer(r"(?<![A-Za-z0-9_])@[A-Za-z0-9_]{5,32}", text):
+        entities.append({"type": "mention", "offset": utf16_length(text[: mention.start()]),
+                         "length": utf16_length(mention[0])})
+    message: dict[str, Any] = {
+        "message_id": message_id, "date": int(time.time()),
+        "chat": chat or private_chat(), "from": sender or user(), "text": text,
+    }
+    if entities:
+        message["entities"] = entities
+    if reply_to_bot is not None:
+        message["reply_to_message"] = reply_to_bot
+    if thread_id is not None:
+        message["message_thread_id"] = thread_id
+        message["is_topic_message"] = True
+    return {"update_id": update_id, "message": message}
