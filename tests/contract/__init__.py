@@ -1,0 +1,1 @@
+"""Contract tests: the real platform SDKs against local fake servers."""

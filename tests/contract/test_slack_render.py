@@ -1,0 +1,408 @@
+"""Slack Block Kit rendering: limits, splitting, escaping, golden payloads, catalog.
+
+Every payload is checked three ways: against the limits the fake Slack enforces (50
+blocks, 3000 characters per section, the cumulative size behind `msg_blocks_too_long`),
+through slack_sdk's own block models, and for markup left whole (no `<url|label>` or
+`&amp;` cut in two).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jinja2.ext import babel_extract
+from slack_sdk.models.blocks import Block
+
+from bot.commands import ERROR_KEYS
+from bot.config import load_config
+from bot.engine import build_digest
+from bot.i18n import translations
+from bot.models import Digest, KeyPull, Lang, Period, PullAnswer, Reply, Risk, Theme
+from bot.render.slack import (
+    MAX_BLOCKS,
+    MAX_SECTION_CHARS,
+    SlackMessage,
+    render_digest_messages,
+    render_reply_messages,
+    slack_length,
+    split_text,
+)
+from bot.resources import template_dir
+from bot.snapshot import read_snapshot
+from tests.conftest import EXAMPLES
+from tests.fakes.slack import message_problems
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "slack"
+LANGS: tuple[Lang, ...] = ("zh", "en")
+# The only angle-bracket markup the bot writes: links to GitHub.
+LINK = re.compile(r"<(https?://[^\s<>|]+)\|([^<>|]+)>")
+ENTITY = re.compile(r"&(?:amp|lt|gt);")
+HOSTILE_TITLES = (
+    "<!channel> deploy now",
+    "<!here|here> <!everyone> <@U0ADMIN1> <#C0123456>",
+    '@all <at user_id="all">all</at> notify',
+    "<script>alert(1)</script> <b>bold</b> &amp; &lt;",
+    "[click me](javascript:alert(1)) <https://evil.example|github.com>",
+    "ctrl\x00chars\x1b[31m\u202e\u200b here",
+)
+
+
+def example_digest(lang: Lang) -> Digest:
+    config = load_config(EXAMPLES / "prdigest.toml")
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    return build_digest(snapshot, "2026-W29", repo_config=config.repo("acme/lumen"), lang=lang)
+
+
+def texts_of(value: Any) -> Iterator[str]:
+    """Every text Slack would show from a payload (block texts, fields, buttons)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "text" and isinstance(item, str):
+                yield item
+            else:
+                yield from texts_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from texts_of(item)
+
+
+def urls_of(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "url" and isinstance(item, str):
+                yield item
+            else:
+                yield from urls_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from urls_of(item)
+
+
+def markup_problems(text: str) -> list[str]:
+    """Angle brackets or ampersands that are not whole links or entities."""
+    rest = ENTITY.sub("", LINK.sub("", text))
+    return [f"stray {c!r} in {text[:80]!r}" for c in "<>&" if c in rest]
+
+
+def assert_valid(message: SlackMessage | dict[str, Any]) -> None:
+    payload = message.as_post() if isinstance(message, SlackMessage) else message
+    assert message_problems(payload) == []
+    assert len(payload["blocks"]) <= MAX_BLOCKS
+    for block in payload["blocks"]:
+        Block.parse(block).to_dict()  # slack_sdk's own checks raise on a bad block
+    for text in [payload["text"], *texts_of(payload["blocks"])]:
+        assert markup_problems(text) == []
+
+
+def payloads(messages: list[SlackMessage]) -> list[dict[str, Any]]:
+    return [m.as_post() for m in messages]
+
+
+def pull_numbers(messages: list[SlackMessage]) -> set[int]:
+    numbers: set[int] = set()
+    for payload in payloads(messages):
+        for text in texts_of(payload):
+            numbers.update(int(n) for n in re.findall(r"#(\d+)", text))
+        for url in urls_of(payload):
+            numbers.update(int(n) for n in re.findall(r"/pull/(\d+)", url))
+    return numbers
+
+
+# --- the example digest ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_example_digest_matches_its_golden_payload(lang: Lang) -> None:
+    """The golden file is what Slack receives; it is itself checked against the limits,
+    so it cannot freeze a payload Slack would refuse."""
+    rendered = payloads(render_digest_messages(example_digest(lang)))
+    path = GOLDEN / f"example-digest-{lang}.json"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(json.dumps(rendered, ensure_ascii=False, indent=2) + "\n")
+    golden = json.loads(path.read_text())
+    for message in golden:
+        assert_valid(message)
+    assert rendered == golden
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_example_digest_keeps_every_part_and_only_real_pull_numbers(lang: Lang) -> None:
+    digest = example_digest(lang)
+    messages = render_digest_messages(digest)
+    for message in messages:
+        assert_valid(message)
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    assert pull_numbers(messages) <= {p.number for p in snapshot.pulls}
+    shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
+    for risk in digest.risks:
+        assert f"*PR#{risk.pull}*" in shown
+        assert risk.evidence_url in shown
+    for theme in digest.themes:
+        for number in theme.pulls[:6]:
+            assert f"|#{number}>" in shown
+    quick_buttons = [b for p in payloads(messages) for b in p["blocks"]
+                     if b.get("accessory", {}).get("type") == "button"]
+    assert [b["accessory"]["url"] for b in quick_buttons] == [k.url for k in digest.key_pulls[:6]]
+    for key in digest.key_pulls[:6]:
+        # The summary is shown whole, escaped, never cut.
+        escaped = key.summary.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        assert escaped in shown
+    for suggestion in digest.suggestions:
+        assert suggestion.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in shown
+
+
+def test_the_example_title_with_a_channel_ping_is_inert() -> None:
+    messages = render_digest_messages(example_digest("en"))
+    shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
+    assert "&lt;!channel&gt;" in shown and "&lt;script&gt;" in shown
+    assert "<!channel>" not in shown and "<script>" not in shown
+    for payload in payloads(messages):
+        for block in payload["blocks"]:
+            for text in texts_of(block):
+                # verbatim: Slack does not turn words like @channel into mentions
+                assert "<!" not in text
+        for obj in _text_objects(payload["blocks"]):
+            if obj["type"] == "mrkdwn":
+                assert obj.get("verbatim") is True
+
+
+def _text_objects(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        if value.get("type") in ("mrkdwn", "plain_text") and "text" in value:
+            yield value
+        for item in value.values():
+            yield from _text_objects(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _text_objects(item)
+
+
+def test_a_report_link_becomes_a_button() -> None:
+    digest = msgspec.structs.replace(example_digest("zh"),
+                                     report_url="https://reports.example/acme/lumen/2026-W29")
+    last = render_digest_messages(digest)[-1].as_post()["blocks"][-1]
+    assert last["type"] == "actions"
+    assert last["elements"][0]["url"] == "https://reports.example/acme/lumen/2026-W29"
+    assert last["elements"][0]["text"]["text"] == translations("zh").gettext("Full report")
+
+
+# --- splitting -----------------------------------------------------------------------
+
+
+def _huge_digest(lang: Lang, risks: int = 120) -> Digest:
+    """A week far beyond one message: many risks, long summaries and quotes."""
+    base = example_digest(lang)
+    url = "https://github.com/acme/lumen/pull/{n}"
+    long_text = ("Tokens & <caches> with a link-like <https://x|y> " * 40).strip()
+    return msgspec.structs.replace(
+        base,
+        risks=tuple(Risk(pull=2000 + i, severity=("high", "medium", "low")[i % 3],
+                         summary=f"Concern {i}: {long_text[: 150 + (i * 37) % 600]}",
+                         evidence_url=url.format(n=2000 + i) + f"#discussion_r{i}",
+                         quote="“" * (i % 2) + long_text[: 300])
+                    for i in range(risks)),
+        key_pulls=tuple(KeyPull(number=3000 + i, title=f"[rollout] feat: feature {i}",
+                                short_title=f"feature {i} <!here>", summary=long_text[:1400],
+                                url=url.format(n=3000 + i), type="feat")
+                        for i in range(6)),
+        themes=(Theme(title="All of it", pulls=tuple(3000 + i for i in range(6))),),
+        suggestions=tuple(f"Suggestion {i} & more" for i in range(30)),
+    )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_huge_digest_is_split_into_valid_messages_that_keep_everything(lang: Lang) -> None:
+    digest = _huge_digest(lang)
+    messages = render_digest_messages(digest)
+    assert len(messages) > 2
+    for message in messages:
+        assert_valid(message)
+    shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
+    positions = [shown.index(f"*PR#{r.pull}*") for r in digest.risks]
+    assert positions == sorted(positions)  # every risk, once each, in order
+    assert all(shown.count(f"*PR#{r.pull}*") == 1 for r in digest.risks)
+    for i in range(30):
+        assert f"{i + 1}. Suggestion {i} &amp; more" in shown
+    # Each continuation says which part it is.
+    for index, message in enumerate(messages[1:], 2):
+        first = message.as_post()["blocks"][0]
+        assert first["type"] == "context"
+        assert f"{index}" in first["elements"][0]["text"]
+        assert f"{len(messages)}" in first["elements"][0]["text"]
+
+
+def test_a_summary_longer_than_a_section_is_cut_between_links_not_inside() -> None:
+    # Chinese has no spaces, so the cut falls between characters; never inside a link.
+    link = "<https://github.com/acme/lumen/pull/1201|#1201>"
+    text = ("改动" * 7 + link + "&amp;") * 120
+    pieces = split_text([text])
+    assert len(pieces) > 1
+    assert "".join(pieces) == text
+    for piece in pieces:
+        assert slack_length(piece) <= MAX_SECTION_CHARS
+        assert markup_problems(piece) == []
+
+
+_word = st.one_of(
+    st.text(alphabet=st.characters(codec="utf-8", exclude_characters="<>&"), min_size=1,
+            max_size=30),
+    st.builds(lambda n: f"<https://github.com/o/r/pull/{n}|#{n}>", st.integers(1, 99999)),
+    st.sampled_from(["&amp;", "&lt;", "&gt;", "😀", "\n", " "]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(_word, min_size=1, max_size=400), limit=st.integers(60, 400))
+def test_splitting_never_cuts_markup_and_respects_the_limit(words: list[str], limit: int) -> None:
+    text = "".join(words)
+    if not text.strip():
+        return
+    for piece in split_text([text], limit):
+        assert slack_length(piece) <= limit
+        assert markup_problems(piece) == []
+
+
+# --- replies --------------------------------------------------------------------------
+
+
+def _answer(title: str = "[rollout] fix: tool parser", risks: int = 2) -> PullAnswer:
+    return PullAnswer(
+        repository="acme/lumen", number=1206, title=title,
+        url="https://github.com/acme/lumen/pull/1206", state="merged",
+        summary="Handles <unterminated> XML & keeps going.", type="fix", topics=("rollout",),
+        risks=tuple(Risk(pull=1206, severity="medium", summary=f"Concern {i} <!here>",
+                         evidence_url=f"https://github.com/acme/lumen/pull/1206#r{i}",
+                         quote="<@U0ADMIN1> look")
+                    for i in range(risks)),
+    )
+
+
+def _replies(lang: Lang) -> list[Reply]:
+    replies = [
+        Reply(kind="pull", lang=lang, pull=_answer(), mode="risks"),
+        Reply(kind="pull", lang=lang, pull=_answer(risks=0), mode="summary"),
+        Reply(kind="topics", lang=lang, topics=("npu",), available_topics=("npu", "rollout"),
+              params=(("repository", "acme/lumen"),)),
+        Reply(kind="subscribed", lang=lang, topics=("npu", "rollout")),
+        Reply(kind="unsubscribed", lang=lang, topics=("npu",)),
+        Reply(kind="help", lang=lang, params=(("repository", "acme/lumen"),)),
+        Reply(kind="help", lang=lang, params=(("text", "<!channel> what?"),)),
+    ]
+    replies += [Reply(kind="error", lang=lang, error=key,
+                      params=(("number", "99"), ("repository", "acme/lumen"),
+                              ("allowed", "acme/lumen"), ("week", "2026-W60"),
+                              ("current", "2026-W30"), ("command", "subscribe")),
+                      topics=("gpu",), available_topics=("npu",))
+                for key in ERROR_KEYS]
+    return replies
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_reply_kind_renders_to_valid_blocks(lang: Lang) -> None:
+    for reply in _replies(lang):
+        messages = render_reply_messages(reply)
+        assert messages, reply
+        for message in messages:
+            assert_valid(message)
+            assert message.response_type == (
+                "ephemeral" if reply.kind in ("help", "error") else "in_channel")
+        shown = "\n".join(t for m in messages for t in texts_of(m.as_post()))
+        assert "<!" not in shown and "<@" not in shown, reply
+        if lang == "zh":
+            assert re.search(r"[\u4e00-\u9fff]", shown), reply
+
+
+def test_a_pull_reply_has_a_button_to_the_pull_and_escapes_its_title() -> None:
+    for title in HOSTILE_TITLES:
+        [message] = render_reply_messages(
+            Reply(kind="pull", lang="en", pull=_answer(title), mode="summary"))
+        assert_valid(message)
+        first = message.as_post()["blocks"][0]
+        assert first["accessory"]["url"] == "https://github.com/acme/lumen/pull/1206"
+        assert first["accessory"]["text"]["text"] == "Open #1206"
+        shown = "\n".join(texts_of(message.as_post()))
+        assert "<!" not in shown and "<at" not in shown and "<script" not in shown
+        assert "\x00" not in shown and "\x1b" not in shown
+
+
+def test_each_error_reads_differently() -> None:
+    sentences = {
+        "\n".join(texts_of(render_reply_messages(r)[0].as_post()["blocks"]))
+        for r in _replies("en") if r.kind == "error"
+    }
+    assert len(sentences) == len(ERROR_KEYS)
+
+
+def test_a_reply_kind_slack_cannot_send_fails_loudly() -> None:
+    with pytest.raises(ValueError):
+        render_reply_messages(Reply(kind="digest", lang="en"))
+
+
+def test_hostile_titles_in_a_digest_are_inert() -> None:
+    base = example_digest("en")
+    now = datetime(2026, 7, 13, tzinfo=UTC)
+    digest = msgspec.structs.replace(
+        base,
+        period=Period(since=now, until=now + timedelta(days=7)),
+        key_pulls=tuple(KeyPull(number=4000 + i, title=t, short_title=t, summary=t,
+                                url=f"https://github.com/acme/lumen/pull/{4000 + i}")
+                        for i, t in enumerate(HOSTILE_TITLES)),
+        themes=(Theme(title="<!channel> theme", pulls=tuple(4000 + i for i in range(6))),),
+        notes=("<!here> note",),
+    )
+    for message in render_digest_messages(digest):
+        assert_valid(message)
+        for text in texts_of(message.as_post()):
+            assert "<!" not in text and "<at" not in text and "<script" not in text
+            assert "<https://evil" not in text
+
+
+# --- the catalog -----------------------------------------------------------------------
+
+
+def _slack_messages() -> list[tuple[str | None, str, str | None]]:
+    options = {"extensions": "jinja2.ext.do,jinja2.ext.loopcontrols",
+               "trim_blocks": "true", "lstrip_blocks": "true"}
+    found: set[tuple[str | None, str, str | None]] = set()
+    for path in sorted((template_dir() / "slack").glob("*.j2")):
+        with path.open("rb") as handle:
+            for _, function, message, _ in babel_extract(
+                    handle, ["_", "gettext", "ngettext", "pgettext"], [], options):
+                parts = [message] if isinstance(message, str) else list(message or ())
+                texts = [str(p) for p in parts if p is not None]
+                if function == "pgettext":
+                    found.add((texts[0], texts[1], None))
+                elif function == "ngettext":
+                    found.add((None, texts[0], texts[1]))
+                else:
+                    found.add((None, texts[0], None))
+    return sorted(found, key=str)
+
+
+SLACK_MESSAGES = _slack_messages()
+
+
+@pytest.mark.parametrize(("context", "msgid", "plural"), SLACK_MESSAGES,
+                         ids=[m[1] for m in SLACK_MESSAGES])
+def test_every_slack_message_has_a_chinese_translation(
+    context: str | None, msgid: str, plural: str | None
+) -> None:
+    catalog = translations("zh")
+    if context is not None:
+        text = catalog.pgettext(context, msgid)
+    elif plural is not None:
+        text = catalog.ngettext(msgid, plural, 1)
+    else:
+        text = catalog.gettext(msgid)
+    assert text != msgid or not re.search(r"[A-Za-z]{2}", re.sub(r"%\(\w+\)s", "", msgid))
+    assert sorted(re.findall(r"%\(\w+\)s", text)) == sorted(re.findall(r"%\(\w+\)s", msgid))

@@ -1,0 +1,510 @@
+"""A fake Slack on 127.0.0.1:<free port> that the real slack_sdk and Bolt talk to.
+
+It speaks the parts of Slack the bot uses: the Web API under `/api/` (`auth.test`,
+`chat.postMessage`, `apps.connections.open`), slash-command `response_url`s under
+`/response/<name>`, and a Socket Mode WebSocket under `/link`. Like Slack it checks the
+bearer token and rejects blocks over Slack's limits (`invalid_blocks`,
+`msg_blocks_too_long`), so a contract test fails where Slack would.
+
+Every HTTP request is recorded (method, path, query, headers, raw body); every message
+a Socket Mode client sends is recorded too. Failures are scripted per endpoint with
+`fail_next` (status, body, headers - e.g. a 429 with `Retry-After`). The server runs an
+aiohttp app on its own event loop in its own thread, never in the test's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+from aiohttp import WSMsgType, web
+
+BOT_TOKEN = "xoxb-fake-bot-token"
+APP_TOKEN = "xapp-fake-app-token"
+SIGNING_SECRET = "fake-signing-secret-0123456789abcdef"
+
+# Slack's limits, from https://docs.slack.dev/reference/block-kit/blocks and the
+# observed cumulative limit behind `msg_blocks_too_long` (bolt-js #2509).
+MAX_BLOCKS = 50
+MAX_SECTION_TEXT = 3000
+MAX_FIELD_TEXT = 2000
+MAX_FIELDS = 10
+MAX_HEADER_TEXT = 150
+MAX_CONTEXT_ELEMENTS = 10
+MAX_ACTIONS_ELEMENTS = 25
+MAX_BUTTON_TEXT = 75
+MAX_MESSAGE_TEXT = 40_000
+MAX_CUMULATIVE_BLOCK_TEXT = 12_000
+RESPONSE_URL_USES = 5
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as the fake received it."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    status: int = 200
+
+    @property
+    def api_method(self) -> str:
+        """`chat.postMessage` for `/api/chat.postMessage`, `response` for a response_url."""
+        if self.path.startswith("/api/"):
+            return self.path[len("/api/"):]
+        if self.path.startswith("/response/"):
+            return "response"
+        return self.path
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body.decode("utf-8"))
+
+    @property
+    def form(self) -> dict[str, str]:
+        return {k: v[0] for k, v in parse_qs(self.body.decode("utf-8")).items()}
+
+    def params(self) -> dict[str, Any]:
+        """The call's arguments, whatever way slack_sdk encoded them."""
+        content_type = self.headers.get("content-type", "")
+        if "json" in content_type:
+            data = self.json
+            return data if isinstance(data, dict) else {}
+        params: dict[str, Any] = {k: v[0] for k, v in self.query.items()}
+        if self.body:
+            params.update(self.form)
+        return params
+
+
+@dataclass
+class _Failure:
+    status: int
+    body: Any
+    headers: dict[str, str]
+
+
+def _length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _texts(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "text" and isinstance(item, str):
+                yield item
+            else:
+                yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+def block_errors(blocks: Any) -> list[str]:
+    """What Slack would reject in `blocks`, as readable reasons (empty when valid)."""
+    if not isinstance(blocks, list):
+        return ["blocks must be a list"]
+    errors: list[str] = []
+    if len(blocks) > MAX_BLOCKS:
+        errors.append(f"{len(blocks)} blocks, more than {MAX_BLOCKS}")
+    for index, block in enumerate(blocks):
+        where = f"blocks[{index}]"
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "section":
+            text = block.get("text", {}).get("text", "")
+            if _length(text) > MAX_SECTION_TEXT:
+                errors.append(f"{where}.text: {_length(text)} characters")
+            fields = block.get("fields", [])
+            if len(fields) > MAX_FIELDS:
+                errors.append(f"{where}.fields: {len(fields)} fields")
+            errors += [f"{where}.fields: {_length(f['text'])} characters"
+                       for f in fields if _length(f.get("text", "")) > MAX_FIELD_TEXT]
+            if not text and not fields:
+                errors.append(f"{where}: a section needs text or fields")
+        elif kind == "header":
+            text = block.get("text", {})
+            if text.get("type") != "plain_text" or _length(text.get("text", "")) > MAX_HEADER_TEXT:
+                errors.append(f"{where}: header must be plain_text of at most {MAX_HEADER_TEXT}")
+        elif kind == "context":
+            elements = block.get("elements", [])
+            if not 1 <= len(elements) <= MAX_CONTEXT_ELEMENTS:
+                errors.append(f"{where}: {len(elements)} context elements")
+            errors += [f"{where}: context text {_length(e.get('text', ''))} characters"
+                       for e in elements if _length(e.get("text", "")) > MAX_SECTION_TEXT]
+        elif kind == "actions":
+            elements = block.get("elements", [])
+            if not 1 <= len(elements) <= MAX_ACTIONS_ELEMENTS:
+                errors.append(f"{where}: {len(elements)} actions")
+        elif kind != "divider":
+            errors.append(f"{where}: unexpected block type {kind!r}")
+        for button in _buttons(block):
+            if _length(button.get("text", {}).get("text", "")) > MAX_BUTTON_TEXT:
+                errors.append(f"{where}: button text too long")
+    return errors
+
+
+def _buttons(block: Any) -> Iterator[dict[str, Any]]:
+    if not isinstance(block, dict):
+        return
+    candidates = [block.get("accessory"), *block.get("elements", [])]
+    for item in candidates:
+        if isinstance(item, dict) and item.get("type") == "button":
+            yield item
+
+
+class FakeSlack:
+    """The fake server; use as a context manager or call `start()` and `stop()`."""
+
+    def __init__(self, *, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN,
+                 bot_user_id: str = "UBOT0001", bot_id: str = "BBOT0001",
+                 team_id: str = "T0TEAM01") -> None:
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.bot_user_id = bot_user_id
+        self.bot_id = bot_id
+        self.team_id = team_id
+        self.requests: list[Recorded] = []
+        self.socket_received: list[dict[str, Any]] = []
+        self.socket_connections = 0
+        self._failures: dict[str, deque[_Failure]] = {}
+        self._response_uses: dict[str, int] = {}
+        self._ts = 0
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._sockets: list[web.WebSocketResponse] = []
+        self.port = 0
+
+    # --- lifecycle ----------------------------------------------------------------
+
+    def __enter__(self) -> FakeSlack:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._serve())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="fake-slack", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("fake Slack did not start")
+
+    async def _serve(self) -> None:
+        app = web.Application(client_max_size=4 << 20)
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/response/{name}", self._response_url)
+        app.router.add_get("/link", self._socket)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown() -> None:
+            for ws in list(self._sockets):
+                await ws.close()
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop.close()
+        self._loop = None
+
+    # --- addresses ----------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The Web API base URL to give slack_sdk (`base_url=`)."""
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def response_url(self, name: str = "r1") -> str:
+        """A slash command's response_url that lands on this fake."""
+        return f"http://127.0.0.1:{self.port}/response/{name}"
+
+    # --- scripting and reading ----------------------------------------------------
+
+    def fail_next(self, endpoint: str, *, status: int = 200, body: Any = None,
+                  headers: dict[str, str] | None = None, times: int = 1) -> None:
+        """Answer the next `times` calls of `endpoint` (`chat.postMessage`, `response`)
+        with this failure instead of success."""
+        with self._lock:
+            queue = self._failures.setdefault(endpoint, deque())
+            for _ in range(times):
+                queue.append(_Failure(status, body, dict(headers or {})))
+
+    def calls(self, endpoint: str) -> list[Recorded]:
+        """Recorded requests of one endpoint (`chat.postMessage`, `response`, ...)."""
+        with self._lock:
+            return [r for r in self.requests if r.api_method == endpoint]
+
+    def posted(self, endpoint: str = "chat.postMessage") -> list[dict[str, Any]]:
+        """The arguments of the successful calls of `endpoint`, in order."""
+        return [r.params() for r in self.calls(endpoint) if r.status == 200]
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+        """Block until `condition()` holds (checked whenever a request arrives)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not condition():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError("fake Slack: condition not met in time")
+                self._changed.wait(remaining)
+
+    async def wait_for_async(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+        """`wait_for` from a test's event loop, without blocking it."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError("fake Slack: condition not met in time")
+            await asyncio.sleep(0.01)
+
+    def send_envelope(self, envelope: dict[str, Any]) -> None:
+        """Push a Socket Mode envelope to every connected client."""
+        if self._loop is None:
+            raise RuntimeError("fake Slack is not running")
+
+        async def send() -> None:
+            for ws in list(self._sockets):
+                await ws.send_str(json.dumps(envelope))
+
+        asyncio.run_coroutine_threadsafe(send(), self._loop).result(10)
+
+    # --- handlers -----------------------------------------------------------------
+
+    def _record(self, request: web.Request, body: bytes, status: int) -> None:
+        with self._changed:
+            self.requests.append(Recorded(
+                method=request.method, path=request.path,
+                query={k: request.query.getall(k) for k in request.query},
+                headers={k.lower(): v for k, v in request.headers.items()},
+                body=body, status=status,
+            ))
+            self._changed.notify_all()
+
+    def _take_failure(self, endpoint: str) -> _Failure | None:
+        with self._lock:
+            queue = self._failures.get(endpoint)
+            return queue.popleft() if queue else None
+
+    @staticmethod
+    def _failure_response(failure: _Failure) -> web.Response:
+        body = failure.body
+        if isinstance(body, dict):
+            return web.json_response(body, status=failure.status, headers=failure.headers)
+        return web.Response(text=str(body or ""), status=failure.status, headers=failure.headers)
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        body = await request.read()
+        failure = self._take_failure(method)
+        if failure is not None:
+            self._record(request, body, failure.status)
+            return self._failure_response(failure)
+        answer = self._answer(method, request, body)
+        self._record(request, body, 200)
+        return web.json_response(answer)
+
+    def _answer(self, method: str, request: web.Request, body: bytes) -> dict[str, Any]:
+        auth = request.headers.get("Authorization", "")
+        expected = self.app_token if method == "apps.connections.open" else self.bot_token
+        if auth != f"Bearer {expected}":
+            return {"ok": False, "error": "invalid_auth"}
+        if method == "auth.test":
+            return {"ok": True, "url": "https://fake.slack.com/", "team": "Fake",
+                    "user": "prdigest", "team_id": self.team_id, "user_id": self.bot_user_id,
+                    "bot_id": self.bot_id, "is_enterprise_install": False}
+        if method == "apps.connections.open":
+            return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link?ticket=t1"}
+        if method == "chat.postMessage":
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            params = Recorded(request.method, request.path, {}, headers, body).params()
+            problem = self._message_problem(params)
+            if problem:
+                return {"ok": False, "error": problem}
+            with self._lock:
+                self._ts += 1
+                ts = f"1700000000.{self._ts:06d}"
+            return {"ok": True, "channel": params.get("channel"), "ts": ts,
+                    "message": {"text": params.get("text"), "ts": ts}}
+        return {"ok": False, "error": "unknown_method"}
+
+    @staticmethod
+    def _message_problem(params: dict[str, Any]) -> str | None:
+        blocks = params.get("blocks")
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        if not params.get("channel") and "response_type" not in params:
+            return "channel_not_found"
+        if not params.get("text") and not blocks:
+            return "no_text"
+        if _length(str(params.get("text") or "")) > MAX_MESSAGE_TEXT:
+            return "msg_too_long"
+        if blocks is not None:
+            if block_errors(blocks):
+                return "invalid_blocks"
+            if sum(_length(t) for t in _texts(blocks)) > MAX_CUMULATIVE_BLOCK_TEXT:
+                return "msg_blocks_too_long"
+        return None
+
+    async def _response_url(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        body = await request.read()
+        failure = self._take_failure("response")
+        if failure is not None:
+            self._record(request, body, failure.status)
+            return self._failure_response(failure)
+        with self._lock:
+            uses = self._response_uses[name] = self._response_uses.get(name, 0) + 1
+        if uses > RESPONSE_URL_USES:
+            self._record(request, body, 404)
+            return web.Response(text="used_url", status=404)
+        try:
+            params = json.loads(body)
+        except ValueError:
+            self._record(request, body, 400)
+            return web.Response(text="invalid_payload", status=400)
+        problem = self._message_problem(params)
+        if problem:
+            self._record(request, body, 400)
+            return web.Response(text=problem, status=400)
+        self._record(request, body, 200)
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        with self._changed:
+            self.socket_connections += 1
+            self._changed.notify_all()
+        await ws.send_str(json.dumps({
+            "type": "hello", "num_connections": 1,
+            "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+            "connection_info": {"app_id": "A0FAKE01"},
+        }))
+        try:
+            async for message in ws:
+                if message.type == WSMsgType.TEXT:
+                    with self._changed:
+                        self.socket_received.append(json.loads(message.data))
+                        self._changed.notify_all()
+        finally:
+            self._sockets.remove(ws)
+        return ws
+
+
+def envelope_for(payload: dict[str, Any], kind: str, *, envelope_id: str,
+                 retry_attempt: int = 0, retry_reason: str = "") -> dict[str, Any]:
+    """A Socket Mode envelope as Slack sends it (`events_api`, `slash_commands`,
+    `interactive`)."""
+    return {
+        "envelope_id": envelope_id,
+        "type": kind,
+        "payload": payload,
+        "accepts_response_payload": kind != "events_api",
+        "retry_attempt": retry_attempt,
+        "retry_reason": retry_reason,
+    }
+
+
+@dataclass
+class SlackPayloads:
+    """Factories for the payloads Slack sends, with the fake's ids filled in."""
+
+    team_id: str = "T0TEAM01"
+    api_app_id: str = "A0FAKE01"
+    counter: list[int] = field(default_factory=lambda: [0])
+
+    def _next(self) -> int:
+        self.counter[0] += 1
+        return self.counter[0]
+
+    def slash_command(self, text: str, *, channel_id: str = "C0123456",
+                      user_id: str = "U0USER01", response_url: str) -> dict[str, str]:
+        n = self._next()
+        return {
+            "token": "legacy-verification-token", "team_id": self.team_id,
+            "team_domain": "fake", "channel_id": channel_id, "channel_name": "general",
+            "user_id": user_id, "user_name": "ann", "command": "/prdigest", "text": text,
+            "api_app_id": self.api_app_id, "is_enterprise_install": "false",
+            "response_url": response_url, "trigger_id": f"{n}.{n}.trigger{n:04d}",
+        }
+
+    def event_callback(self, event: dict[str, Any], *, event_id: str | None = None
+                       ) -> dict[str, Any]:
+        n = self._next()
+        return {
+            "token": "legacy-verification-token", "team_id": self.team_id,
+            "api_app_id": self.api_app_id, "event": event, "type": "event_callback",
+            "event_id": event_id or f"Ev{n:08d}", "event_time": 1_700_000_000 + n,
+            "authorizations": [{"team_id": self.team_id, "user_id": "UBOT0001",
+                                "is_bot": True}],
+        }
+
+    def app_mention(self, text: str, *, channel: str = "C0123456", user: str = "U0USER01",
+                    ts: str = "1700000100.000100", thread_ts: str | None = None
+                    ) -> dict[str, Any]:
+        event = {"type": "app_mention", "user": user, "text": text, "ts": ts,
+                 "channel": channel, "event_ts": ts}
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return event
+
+    def direct_message(self, text: str, *, channel: str = "D0DIRECT1", user: str = "U0USER01",
+                       ts: str = "1700000200.000200", **extra: Any) -> dict[str, Any]:
+        return {"type": "message", "channel_type": "im", "user": user, "text": text,
+                "ts": ts, "channel": channel, "event_ts": ts, **extra}
+
+
+def signed_headers(body: bytes | str, *, secret: str = SIGNING_SECRET,
+                   timestamp: int | None = None,
+                   content_type: str = "application/x-www-form-urlencoded") -> dict[str, str]:
+    """The headers Slack sends with `body`: a v0 signature made by slack_sdk's own
+    `SignatureVerifier` over the exact bytes."""
+    from slack_sdk.signature import SignatureVerifier
+
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
+    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature,
+            "Content-Type": content_type}
+
+
+def message_problems(payload: dict[str, Any]) -> list[str]:
+    """Everything Slack would refuse in a message payload (`text` + `blocks`)."""
+    blocks = payload.get("blocks") or []
+    problems = block_errors(blocks)
+    total = sum(_length(t) for t in _texts(blocks))
+    if total > MAX_CUMULATIVE_BLOCK_TEXT:
+        problems.append(f"{total} characters of block text (msg_blocks_too_long)")
+    if _length(str(payload.get("text") or "")) > MAX_MESSAGE_TEXT:
+        problems.append("text longer than Slack keeps")
+    return problems
