@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -22,6 +23,9 @@ from bot.models import Snapshot
 from bot.render import render_digest
 from bot.snapshot import read_snapshot
 from bot.week import format_week, parse_week
+
+if TYPE_CHECKING:
+    from adapters.console import ConsoleAdapter
 
 app = typer.Typer(
     add_completion=False,
@@ -125,6 +129,120 @@ def digest(
         previous=data,
     )
     sys.stdout.write(render_digest(result, fmt.value))
+
+
+class ReplyFormat(StrEnum):
+    text = "text"
+    markdown = "markdown"
+
+
+RepoOption = Annotated[
+    str | None,
+    typer.Option("--repo", "-r", help="Repository, owner/name (default: the snapshot's, or "
+                 "the only one in the config)."),
+]
+UserLanguageOption = Annotated[
+    Language | None,
+    typer.Option("--lang", "-l", help="Answer in this language (default: the language of "
+                 "the question)."),
+]
+ReplyFormatOption = Annotated[ReplyFormat, typer.Option("--format", "-f")]
+
+
+def console_for(
+    repo: str | None,
+    snapshot_path: Path | None,
+    config_path: Path | None,
+    fmt: ReplyFormat,
+    lang: Language | None,
+) -> ConsoleAdapter:
+    """A console adapter on the snapshot file or live GitHub, for the repository asked
+    about; setup problems are `UserError`s (exit code 2)."""
+    import logging
+
+    from adapters.console import ConsoleAdapter, console_channel, data_time
+    from bot.commands import CommandHandler, utc_now
+    from bot.source import SnapshotSource, Source
+
+    # Why a reply says "data unavailable" (a missing token, a refused request) goes to
+    # stderr: at a terminal the operator is the user.
+    logging.basicConfig(level=logging.WARNING, format="prdigest: %(message)s")
+    settings = load_config(config_path)
+    now: Callable[[], datetime] = utc_now
+    source: Source
+    if snapshot_path is not None:
+        data = read_snapshot(snapshot_path)
+        repo = repo or data.repository
+        data = snapshot_for(repo, snapshot_path)
+        source = SnapshotSource(data)
+        moment = data_time(data)
+        if moment is not None:
+            # `digest` and `last week` are the data's weeks, not today's.
+            def now() -> datetime:
+                return moment
+    else:
+        consoles = [c.repo for c in settings.channels if c.platform == "console"]
+        candidates = consoles or list(settings.repos)
+        if repo is None and len(candidates) == 1:
+            repo = candidates[0]
+        if repo is None:
+            raise UserError("name the repository with --repo owner/name")
+        from bot.cache import CachedSource, cache_from_env
+        from bot.github import GitHubSource
+
+        source = CachedSource(GitHubSource(settings), cache_from_env(settings), settings)
+    channel = console_channel(settings, repo, lang.value if lang else "en")
+    handler = CommandHandler(settings, source, None, now=now)
+    return ConsoleAdapter(handler, channel, fmt=fmt.value, lang=lang.value if lang else None)
+
+
+@app.command()
+@user_errors
+def ask(
+    text: Annotated[list[str], typer.Argument(help="The question, as asked in chat.")],
+    repo: RepoOption = None,
+    snapshot: SnapshotOption = None,
+    config: ConfigOption = None,
+    lang: UserLanguageOption = None,
+    fmt: ReplyFormatOption = ReplyFormat.text,
+) -> None:
+    """Answer one chat question, e.g. `prdigest ask "risks for #7035"`.
+
+    Text outside the grammar prints the help and exits 0, as a chat reply would; an
+    error reply (unknown PR, bad week) exits 1.
+    """
+    import asyncio
+
+    console = console_for(repo, snapshot, config, fmt, lang)
+    reply = asyncio.run(console.ask(" ".join(text)))
+    if reply.kind == "error":
+        raise typer.Exit(code=1)
+
+
+@app.command()
+@user_errors
+def chat(
+    repo: RepoOption = None,
+    snapshot: SnapshotOption = None,
+    config: ConfigOption = None,
+    lang: UserLanguageOption = None,
+    fmt: ReplyFormatOption = ReplyFormat.text,
+) -> None:
+    """Chat with the bot at the terminal; `quit` or Ctrl-D ends."""
+    console = console_for(repo, snapshot, config, fmt, lang)
+    if sys.stdin.isatty():
+        typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave", err=True)
+    console.chat(read_line=_read_line)
+
+
+def _read_line(prompt: str) -> str:
+    """A line from stdin; the prompt only where someone is typing."""
+    if sys.stdin.isatty():
+        return input(prompt)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
 
 
 def main() -> None:

@@ -56,6 +56,7 @@ ERROR_KEYS = (
     "topic-configured",
     "not-admin",
     "subscriptions-unavailable",
+    "subscriptions-failed",
     "source-unavailable",
     "internal-error",
 )
@@ -215,7 +216,10 @@ class CommandHandler:
         repo = channel.repo
         data: WeekData = await self._call_source(command, self.source.fetch_week, repo, week)
         previous = await self._previous_week(repo, week)
-        focus = tuple(await self._subscribed(command, channel))
+        try:
+            focus = tuple(await self._subscribed(command, channel))
+        except _Refusal:
+            focus = channel.topics  # the digest matters more than the order of its topics
         digest = build_digest(
             data.snapshot,
             week,
@@ -374,5 +378,5 @@ class CommandHandler:
             return await asyncio.to_thread(method, *args, **kwargs)
         except Exception:
             logger.exception("subscription store failed for %r", command.text)
-            raise _Refusal(self._error(command, "subscriptions-unavailable")) from None
+            raise _Refusal(self._error(command, "subscriptions-failed")) from None
 

@@ -227,6 +227,15 @@ async def test_a_stale_week_says_so_in_the_digest(
     assert any("10" in note and "GitHub" in note for note in reply.digest.notes)
 
 
+async def test_a_digest_is_given_while_the_subscription_store_is_down(
+    handler: CommandHandler, store: InMemorySubscriptionStore
+) -> None:
+    store.fail = True
+    reply = await ask(handler, "digest 2026-W29")
+    assert reply.digest is not None
+    assert reply.digest.topics[0].name == "npu"  # the configured topic still comes first
+
+
 async def test_a_digest_without_the_previous_week_is_still_given(
     handler: CommandHandler, source: RecordingSource
 ) -> None:
@@ -344,8 +353,8 @@ ERRORS: list[tuple[str, ChannelConfig | None, str | None, str, str, dict[str, st
     ("unsubscribe npu", OPEN_CHANNEL, "U_ALICE", "", "topic-configured", {}),
     ("subscribe npu", ADMIN_CHANNEL, "U_ALICE", "", "not-admin", {}),
     ("unsubscribe npu", ADMIN_CHANNEL, None, "", "not-admin", {}),
-    ("subscribe npu", OPEN_CHANNEL, "U_ALICE", "store", "subscriptions-unavailable", {}),
-    ("topics", OPEN_CHANNEL, "U_ALICE", "store", "subscriptions-unavailable", {}),
+    ("subscribe npu", OPEN_CHANNEL, "U_ALICE", "store", "subscriptions-failed", {}),
+    ("topics", OPEN_CHANNEL, "U_ALICE", "store", "subscriptions-failed", {}),
     ("risks 7035", OPEN_CHANNEL, "U_ALICE", "source", "source-unavailable", {}),
     ("digest", OPEN_CHANNEL, "U_ALICE", "source", "source-unavailable", {}),
     ("subscribe gpu", OPEN_CHANNEL, "U_ALICE", "source", "source-unavailable", {}),
