@@ -21,6 +21,7 @@ treated as misses: the bot keeps working, uncached.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -73,9 +74,15 @@ def _stamp(moment: datetime | None) -> str:
 class Cache:
     """Typed access to the keys above; every Redis error becomes a logged miss."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = KEY_PREFIX) -> None:
+    def __init__(
+        self, client: redis.Redis, *, prefix: str = KEY_PREFIX, cooldown_seconds: float = 30.0
+    ) -> None:
         self.client = client
         self.prefix = prefix
+        # After a failure Redis is left alone for a while: each attempt on a dead
+        # server costs seconds of connection retries, and a fetch makes several.
+        self.cooldown_seconds = cooldown_seconds
+        self._down_until = 0.0
         self._pull_decoder = msgspec.json.Decoder(PullRequest)
         self._entry_decoder = msgspec.json.Decoder(WeekEntry)
         self._pointer_decoder = msgspec.json.Decoder(CachedPointer)
@@ -89,10 +96,14 @@ class Cache:
         self.client.close()
 
     def _safe(self, what: str, fn: Callable[[], T], default: T) -> T:
+        if time.monotonic() < self._down_until:
+            return default
         try:
             return fn()
         except redis.RedisError as exc:
-            log.warning("cache %s failed, going on without it: %s", what, exc)
+            log.warning("cache %s failed, going on without it for %.0f s: %s",
+                        what, self.cooldown_seconds, exc)
+            self._down_until = time.monotonic() + self.cooldown_seconds
             return default
 
     def key(self, *parts: object) -> str:

@@ -110,8 +110,8 @@ def test_graphql_week_equals_fixture_field_by_field(fake: FakeGitHub, tmp_path: 
     write_snapshot(snapshot, path)
     assert_same_pulls(read_snapshot(path), expected)
     assert json.loads(path.read_text())["format"] == "prdigest.snapshot/1"
-    # one request for both searches (25 closed PRs fit one page), one for the overflow
-    assert fake.count() == graphql_cold_requests(expected, follow_ups=1) == 2
+    # two pages of both searches (26 closed PRs), one round of follow-ups for the overflow
+    assert fake.count() == graphql_cold_requests(expected, follow_ups=1) == 3
     assert fake.count("rest") == 0
     assert sleeps == []
 
@@ -143,7 +143,7 @@ def test_small_pages_still_give_the_whole_week(fake: FakeGitHub) -> None:
     expected = week_snapshot(REPO, pulls, WEEK, TZ)
     assert_same_pulls(src.fetch_week(REPO, WEEK), expected)
     queries = list(iter_graphql_queries(fake))
-    assert sum("search(" in q for q in queries) == 4  # ceil(25 closed / 7)
+    assert sum("search(" in q for q in queries) == 4  # ceil(26 closed / 7)
     # follow-ups are batched: far fewer requests than PRs with a next page
     assert len(queries) < 30
 

@@ -46,6 +46,10 @@ BODIES = (
 )
 
 
+_OPEN_SLOTS = {5, 12, 18}
+_CLOSED_SLOTS = {9, 15}
+
+
 @dataclass(frozen=True)
 class Overflow:
     """Sizes that exceed the source's first pages (files 100, threads 50, ...)."""
@@ -227,9 +231,9 @@ def build_week(
     big = _overflow_sizes(overflow)
     for index in range(count):
         number = first_number + index
-        roll = rng.random()
+        slot = index % 20  # fixed shares, whatever the seed: 15% open, 10% closed
         sizes = big[index] if index < len(big) else None
-        if roll < 0.15:
+        if slot in _OPEN_SLOTS:
             created = _between(rng, since, until)
             pulls.append(make_pull(
                 rng, repo, number, state="open", created_at=created, closed_at=None, sizes=sizes
@@ -237,7 +241,7 @@ def build_week(
             continue
         closed = _between(rng, since, until)
         created = _seconds(closed - timedelta(hours=rng.randrange(1, 24 * 20)))
-        state = "closed" if roll < 0.25 else "merged"
+        state = "closed" if slot in _CLOSED_SLOTS else "merged"
         pulls.append(make_pull(
             rng, repo, number, state=state, created_at=created, closed_at=closed, sizes=sizes
         ))

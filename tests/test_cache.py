@@ -1,0 +1,303 @@
+"""The Redis cache between the GitHub source and the engine: real redis-server, fake
+GitHub, and the exact number of requests each kind of fetch makes."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from bot.cache import Cache, CachedSource, cache_from_env
+from bot.config import CacheConfig, Config, RepoConfig
+from bot.errors import SourceError
+from bot.github import GitHubSource
+from bot.models import Comment, Snapshot
+from bot.week import current_week, week_period
+from tests.fakes.github import FakeGitHub
+from tests.fakes.github_fixtures import build_week, week_snapshot
+from tests.redis_server import free_port
+
+REPO = "acme/widgets"
+WEEK = "2026-W29"
+TZ = "Asia/Shanghai"
+TOKEN = "ghp_fake_token"
+CONFIG = Config(repos={REPO: RepoConfig(timezone=TZ)})
+LATER = timedelta(days=31)  # past the past-week TTL (30 days)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub(token=TOKEN) as server:
+        yield server
+
+
+@pytest.fixture
+def cache(redis_url: str) -> Iterator[Cache]:
+    store = Cache.from_url(redis_url)
+    yield store
+    store.close()
+
+
+def cached_source(fake: FakeGitHub, cache: Cache | None, *, token: str | None = TOKEN,
+                  config: Config = CONFIG, retries: int = 3) -> CachedSource:
+    github = GitHubSource(config, token=token, base_url=fake.base_url, sleep=lambda s: None,
+                          retries=retries)
+    return CachedSource(github, cache, config)
+
+
+def now_on_github(fake: FakeGitHub, week: str = WEEK, tz: str = TZ) -> Snapshot:
+    return week_snapshot(REPO, list(fake.repos[REPO].pulls.values()), week, tz)
+
+
+def fetch(src: CachedSource, fake: FakeGitHub, *, now: datetime | None = None,
+          week: str = WEEK) -> tuple[Snapshot, int]:
+    """The week's snapshot and the number of HTTP requests it took."""
+    fake.clear()
+    data = src.fetch_week(REPO, week, now=now)
+    return data.snapshot, fake.count()
+
+
+def later() -> datetime:
+    return datetime.now(UTC) + LATER
+
+
+# --- cold, warm, partly changed -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [30, 300])
+def test_cold_warm_and_changed_request_counts(fake: FakeGitHub, cache: Cache,
+                                              count: int) -> None:
+    pulls = build_week(REPO, count=count)
+    fake.add_repo(REPO, pulls)
+    src = cached_source(fake, cache)
+
+    snapshot, cold = fetch(src, fake)
+    assert snapshot.pulls == now_on_github(fake).pulls and src.last == "cold"
+    closed = sum(p.state != "open" for p in snapshot.pulls)
+    # both searches ride in one request per page of 25, plus one round of follow-ups
+    assert cold == math.ceil(closed / 25) + 1 <= math.ceil(count / 25) + 2
+
+    snapshot, warm = fetch(src, fake, now=datetime.now(UTC) + timedelta(days=29))
+    assert (warm, src.last) == (0, "warm")
+    assert snapshot.pulls == now_on_github(fake).pulls
+
+    # 10% of the week changes on GitHub: merged PRs get comments
+    merged = [p for p in snapshot.pulls if p.state == "merged"][3:]
+    changed = merged[:count // 10]
+    note = Comment(author="zoe", body="late note",
+                   created_at=datetime.now(UTC).replace(microsecond=0))
+    for pull in changed:
+        fake.touch(REPO, pull.number, comments=(*(pull.comments or ()), note))
+    snapshot, partly = fetch(src, fake, now=later())
+    assert src.last == "changed"
+    assert snapshot.pulls == now_on_github(fake).pulls
+    # one request per 25 changed PRs (the recheck of open/closed PRs rides along)
+    assert partly == math.ceil(len(changed) / 25)
+    sent = fake.requests[0].json()
+    assert "updated:>=" in sent["variables"]["q0"]
+
+    _, again = fetch(src, fake)
+    assert again == 0
+
+
+def test_changes_that_move_prs_in_and_out_of_the_week(fake: FakeGitHub, cache: Cache) -> None:
+    pulls = build_week(REPO, count=30, overflow=None)
+    fake.add_repo(REPO, pulls)
+    src = cached_source(fake, cache)
+    first, _ = fetch(src, fake)
+    period = week_period(WEEK, TZ)
+    opened = [p for p in first.pulls if p.state == "open"]
+    closed = [p for p in first.pulls if p.state == "closed"]
+    # an open PR merged the week after: it leaves the week
+    after = (period.until + timedelta(days=2)).astimezone(UTC)
+    fake.touch(REPO, opened[0].number, state="merged", merged_at=after, closed_at=after)
+    # a closed PR reopened: it leaves the week (it was created before it)
+    fake.touch(REPO, closed[0].number, state="open", closed_at=None)
+    # a new PR merged in the week appears
+    newcomer = build_week(REPO, count=1, overflow=None, decoys=0, seed=99, first_number=5000)[0]
+    newcomer = msgspec.structs.replace(newcomer, state="merged",
+                                       merged_at=newcomer.closed_at or first.pulls[0].merged_at,
+                                       closed_at=newcomer.closed_at or first.pulls[0].merged_at,
+                                       updated_at=datetime.now(UTC).replace(microsecond=0))
+    fake.put_pull(REPO, newcomer)
+
+    snapshot, requests = fetch(src, fake, now=later())
+    numbers = {p.number for p in snapshot.pulls}
+    assert opened[0].number not in numbers and closed[0].number not in numbers
+    assert newcomer.number in numbers
+    assert snapshot.pulls == now_on_github(fake).pulls
+    assert requests == 1
+
+
+def test_a_change_search_has_not_indexed_yet_is_fetched_by_number(fake: FakeGitHub,
+                                                                   cache: Cache) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=30, overflow=None))
+    src = cached_source(fake, cache)
+    first, _ = fetch(src, fake)
+    target = next(p for p in first.pulls if p.state == "open")
+    fake.touch(REPO, target.number, title="renamed while search lags")
+    fake.unindexed.add(target.number)
+    snapshot, requests = fetch(src, fake, now=later())
+    assert snapshot.pulls == now_on_github(fake).pulls
+    assert requests == 2  # the change search (with its recheck), then the PR by number
+
+
+def test_evicted_pr_entries_are_fetched_alone(fake: FakeGitHub, cache: Cache) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=30))
+    src = cached_source(fake, cache)
+    fetch(src, fake)
+    victims = sorted(cache.client.keys("prdigest:v1:pr:*"))[5:7]
+    cache.client.delete(*victims)
+    snapshot, requests = fetch(src, fake)
+    assert snapshot.pulls == now_on_github(fake).pulls
+    assert (requests, src.last) == (1, "warm")
+    assert len(cache.client.keys("prdigest:v1:pr:*")) == 30
+
+
+def test_current_week_is_short_lived_and_past_weeks_long(fake: FakeGitHub,
+                                                         cache: Cache) -> None:
+    now = datetime.now(UTC)
+    this_week = current_week(now, TZ)
+    pulls = build_week(REPO, count=10, overflow=None, decoys=0, week=this_week)
+    fake.add_repo(REPO, [*pulls, *build_week(REPO, count=10, overflow=None, decoys=0)])
+    src = cached_source(fake, cache)
+    fetch(src, fake, now=now, week=this_week)
+    fetch(src, fake, now=now, week=WEEK)
+
+    assert fetch(src, fake, now=now + timedelta(minutes=14), week=this_week)[1] == 0
+    assert fetch(src, fake, now=now + timedelta(minutes=16), week=this_week)[1] == 1
+    assert src.last == "changed"
+    assert fetch(src, fake, now=now + timedelta(days=29), week=WEEK)[1] == 0
+    assert fetch(src, fake, now=now + timedelta(days=31), week=WEEK)[1] == 1
+
+
+def test_ttls_come_from_the_config(fake: FakeGitHub, cache: Cache) -> None:
+    config = msgspec.structs.replace(CONFIG, cache=CacheConfig(past_week_ttl_seconds=60))
+    fake.add_repo(REPO, build_week(REPO, count=5, overflow=None))
+    src = cached_source(fake, cache, config=config)
+    now = datetime.now(UTC)
+    fetch(src, fake, now=now)
+    assert fetch(src, fake, now=now + timedelta(seconds=59))[1] == 0
+    assert fetch(src, fake, now=now + timedelta(seconds=61))[1] == 1
+    ttl = cache.client.ttl(f"prdigest:v1:week:{REPO}:{WEEK}:{TZ}")
+    assert 100 < ttl <= 120  # freshness + the past-week TTL, for stale copies
+
+
+# --- GitHub failing -------------------------------------------------------------------------
+
+
+def test_stale_copy_is_served_with_its_age_when_github_fails(fake: FakeGitHub,
+                                                             cache: Cache) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=30))
+    src = cached_source(fake, cache, retries=1)
+    fresh = src.fetch_week(REPO, WEEK)
+    assert not fresh.stale and fresh.age_seconds is None
+    fake.fail_next(10, 502)
+    when = datetime.now(UTC) + LATER
+    data = src.fetch_week(REPO, WEEK, now=when)
+    assert data.stale and src.last == "stale"
+    assert data.age_seconds == pytest.approx(LATER.total_seconds(), abs=60)
+    assert data.snapshot.pulls == fresh.snapshot.pulls
+    assert data.snapshot.fetched_at == fresh.snapshot.fetched_at
+
+
+def test_no_cached_copy_means_the_error_surfaces(fake: FakeGitHub, cache: Cache) -> None:
+    fake.add_repo(REPO, [])
+    src = cached_source(fake, cache, retries=0)
+    fake.fail_next(1, 503)
+    with pytest.raises(SourceError, match="keeps failing"):
+        src.fetch_week(REPO, WEEK)
+
+
+def test_stale_single_pull_when_github_fails(fake: FakeGitHub, cache: Cache) -> None:
+    pulls = build_week(REPO, count=3)
+    fake.add_repo(REPO, pulls)
+    src = cached_source(fake, cache, retries=0)
+    assert src.fetch_pull(REPO, 1001) == pulls[1]
+    fake.clear()
+    assert src.fetch_pull(REPO, 1001) == pulls[1] and fake.count() == 0
+    fake.fail_next(1, 502)
+    assert src.fetch_pull(REPO, 1001, now=later()) == pulls[1]
+    assert fake.count() == 1
+
+
+# --- without Redis ------------------------------------------------------------------------
+
+
+def test_without_a_cache_the_output_is_the_same(fake: FakeGitHub, cache: Cache) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=30))
+    with_cache = cached_source(fake, cache)
+    without = cached_source(fake, None)
+    cached, _ = fetch(with_cache, fake)
+    plain, first = fetch(without, fake)
+    again, second = fetch(without, fake)
+    assert plain.pulls == cached.pulls == again.pulls
+    assert first == second == 3 and without.last == "uncached"  # 2 search pages + 1
+
+
+def test_redis_down_degrades_to_uncached(fake: FakeGitHub,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=5))
+    dead = Cache(redis.Redis(port=free_port(), socket_connect_timeout=0.2,
+                             retry=Retry(NoBackoff(), 0)))
+    src = cached_source(fake, dead)
+    with caplog.at_level(logging.WARNING, logger="bot.cache"):
+        snapshot, requests = fetch(src, fake)
+        again, _ = fetch(src, fake)
+    assert snapshot.pulls == again.pulls == now_on_github(fake).pulls and requests == 2
+    assert caplog.text.count("going on without it") == 1  # then left alone for a while
+
+
+def test_cache_from_env(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert cache_from_env(CONFIG) is None
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    store = cache_from_env(CONFIG)
+    assert store is not None and store.client.ping()
+    store.close()
+
+
+# --- digests and keys -----------------------------------------------------------------------
+
+
+def test_digests_round_trip_with_ttl(cache: Cache) -> None:
+    assert cache.get_digest("acme/widgets:2026-W29:zh") is None
+    cache.put_digest("acme/widgets:2026-W29:zh", "摘要".encode(), 120)
+    assert cache.get_digest("acme/widgets:2026-W29:zh") == "摘要".encode()
+    assert 0 < cache.client.ttl("prdigest:v1:digest:acme/widgets:2026-W29:zh") <= 120
+
+
+def test_keys_are_versioned(fake: FakeGitHub, cache: Cache) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=3, overflow=None, decoys=0))
+    fetch(cached_source(fake, cache), fake)
+    keys = {k.decode() for k in cache.client.keys("*")}
+    assert keys and all(k.startswith("prdigest:v1:") for k in keys)
+    assert f"prdigest:v1:week:{REPO}:{WEEK}:{TZ}" in keys
+    pull = now_on_github(fake).pulls[0]
+    assert f"prdigest:v1:pr:{REPO}:{pull.number}:{int(pull.updated_at.timestamp())}" in keys  # type: ignore[union-attr]
+
+
+def test_rest_fallback_is_cached_too(fake: FakeGitHub, cache: Cache) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=10, overflow=None))
+    src = cached_source(fake, cache, token=None)
+    snapshot, cold = fetch(src, fake)
+    assert cold > 10 * 7
+    assert fetch(src, fake) == (snapshot, 0)
+    merged = next(p for p in snapshot.pulls if p.state == "merged")
+    fake.touch(REPO, merged.number, title="edited")
+    changed, requests = fetch(src, fake, now=later())
+    assert changed.pulls == msgspec.structs.replace(
+        now_on_github(fake), pulls=tuple(
+            msgspec.structs.replace(p, review_threads=tuple(
+                msgspec.structs.replace(t, resolved=None, outdated=None)
+                for t in p.review_threads or ())) for p in now_on_github(fake).pulls)).pulls
+    # two searches, 7 requests for the changed PR, one pull each for open/closed ones
+    rechecked = sum(p.state != "merged" for p in snapshot.pulls)
+    assert requests == 2 + 7 + rechecked
