@@ -1,0 +1,517 @@
+"""Feishu (Lark): answers @mentions and direct messages, posts digests as cards.
+
+Inbound, the SDK's `EventDispatcherHandler` decrypts events and checks the
+verification token and signature; this adapter adds what the SDK leaves out - the
+header names it expects, a freshness window on the signed timestamp, 401 instead of
+500 for a forged or stale request - and hands the work to a task so Feishu gets its
+200 within 3 s. Each event is answered once (`header.event_id` through `Deduper`).
+
+Outbound, cards go through the SDK client (`im.v1.message.create`/`reply`). The
+client fetches its tenant token synchronously, so every call runs in a worker thread
+and never blocks the event loop. The long connection (`lark.ws.Client`) is an option
+for a bot without a public URL; it runs in a thread with its own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
+
+import lark_oapi as lark
+import lark_oapi.ws.client as lark_ws_client
+from lark_oapi.api.im.v1 import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+)
+from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
+from lark_oapi.core.model import RawRequest
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from adapters.base import DeliveryError
+from adapters.feishu_inbound import (
+    TIMESTAMP_HEADER,
+    FeishuMessage,
+    is_fresh,
+    message_from_event,
+    sdk_headers,
+)
+from bot.config import ChannelConfig, Config, secret
+from bot.dedupe import Deduper
+from bot.grammar import DEFAULT_BOT_NAMES, parse_command
+from bot.models import Command, Digest, Reply
+from bot.render.feishu import MAX_REQUEST_BYTES, Card, card_content, digest_cards, reply_cards
+
+logger = logging.getLogger(__name__)
+
+# A signed request older or newer than this is refused (replay window).
+FRESHNESS_SECONDS = 300.0
+# Feishu events are a few KB; anything far larger is not one.
+MAX_EVENT_BYTES = 1024 * 1024
+# Rate limited: HTTP 429 / code 99991400 (gateway), 230020 (message frequency).
+_RATE_LIMIT_CODES = frozenset({99991400, 230020})
+# How long to wait for the bot's identity before answering without it.
+_IDENTITY_RETRY_SECONDS = 300.0
+
+
+class CommandAnswering(Protocol):
+    """What the adapter needs from `bot.commands.CommandHandler`."""
+
+    async def handle(self, command: Command, *, channel: ChannelConfig | None,
+                     user: str | None = None) -> Reply: ...
+
+
+class FeishuAdapter:
+    """One Feishu app: its webhook route, its optional long connection, its sends."""
+
+    platform: ClassVar[str] = "feishu"
+    # Feishu limits a card by request body bytes, not characters.
+    max_message_chars: ClassVar[int] = MAX_REQUEST_BYTES
+    max_request_bytes: ClassVar[int] = MAX_REQUEST_BYTES
+    route_path: ClassVar[str] = "/feishu/events"
+
+    def __init__(
+        self,
+        *,
+        app_id: str,
+        app_secret: str,
+        config: Config,
+        handler: CommandAnswering,
+        deduper: Deduper,
+        verification_token: str | None = None,
+        encrypt_key: str | None = None,
+        domain: str = lark.FEISHU_DOMAIN,
+        long_connection: bool = False,
+        auto_reconnect: bool = True,
+        freshness_seconds: float = FRESHNESS_SECONDS,
+        bot_open_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+        max_send_attempts: int = 3,
+        max_rate_limit_wait: float = 10.0,
+        timeout_seconds: float = 10.0,
+    ) -> None:
+        if not long_connection and not verification_token:
+            # The SDK rejects every real event when its token is empty (it compares the
+            # event's token with ""), so a webhook without one could never answer.
+            raise ValueError("Feishu webhook mode needs the verification token")
+        self._app_id = app_id
+        self._app_secret = app_secret
+        self._config = config
+        self._handler = handler
+        self._deduper = deduper
+        self._encrypt_key = encrypt_key or ""
+        self._verification_token = verification_token or ""
+        self._domain = domain
+        self._long_connection = long_connection
+        self._auto_reconnect = auto_reconnect
+        self._freshness = freshness_seconds
+        self._clock = clock
+        self._max_attempts = max(1, max_send_attempts)
+        self._max_wait = max_rate_limit_wait
+        self._client = (
+            lark.Client.builder().app_id(app_id).app_secret(app_secret).domain(domain)
+            .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING).build()
+        )
+        self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
+        self._bot_open_id = bot_open_id
+        self._bot_name: str | None = None
+        self._identity_checked_at: float | None = None
+        self._identity_lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._scheduled = 0
+        self._scheduled_lock = threading.Lock()
+        self._ws_thread: threading.Thread | None = None
+        self._ws_loop: asyncio.AbstractEventLoop | None = None
+        self._ws_client: lark.ws.Client | None = None
+        self._ws_stopping = False
+
+    # --- construction ----------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, config: Config, handler: CommandAnswering, deduper: Deduper,
+                    **overrides: Any) -> FeishuAdapter | None:
+        """The adapter the config and environment describe, or None when the app's
+        credentials are not in the environment (Feishu is then simply off)."""
+        section = config.platforms.feishu
+        app_id, app_secret = secret(section.app_id_env), secret(section.app_secret_env)
+        if app_id is None or app_secret is None:
+            logger.info("feishu off: %s or %s is not set", section.app_id_env,
+                        section.app_secret_env)
+            return None
+        options: dict[str, Any] = {
+            "verification_token": secret(section.verification_token_env),
+            "encrypt_key": secret(section.encrypt_key_env),
+            "domain": section.domain,
+            "long_connection": section.long_connection,
+        }
+        options.update(overrides)
+        if not options["long_connection"] and not options["verification_token"]:
+            logger.warning("feishu off: webhook mode needs %s (or long_connection = true)",
+                           section.verification_token_env)
+            return None
+        if not options["long_connection"] and not options["encrypt_key"]:
+            logger.warning("feishu: %s is not set, so events are not signed; set an "
+                           "encrypt key in the app console", section.encrypt_key_env)
+        return cls(app_id=app_id, app_secret=app_secret, config=config, handler=handler,
+                   deduper=deduper, **options)
+
+    @staticmethod
+    def config_status(config: Config) -> dict[str, Any]:
+        """For /healthz before any adapter exists: which settings are present (names of
+        the environment variables only, never their values)."""
+        section = config.platforms.feishu
+        names = {
+            "app_id": section.app_id_env, "app_secret": section.app_secret_env,
+            "verification_token": section.verification_token_env,
+            "encrypt_key": section.encrypt_key_env,
+        }
+        missing = sorted(env for env in names.values() if secret(env) is None)
+        configured = secret(section.app_id_env) is not None and (
+            secret(section.app_secret_env) is not None
+        ) and (section.long_connection or secret(section.verification_token_env) is not None)
+        return {"platform": "feishu", "configured": configured,
+                "mode": "long_connection" if section.long_connection else "webhook",
+                "missing_env": missing}
+
+    def status(self) -> dict[str, Any]:
+        """What /healthz shows: mode and health, never a secret."""
+        return {
+            "platform": self.platform,
+            "configured": True,
+            "mode": "long_connection" if self._long_connection else "webhook",
+            "route": None if self._long_connection else self.route_path,
+            "signed_events": bool(self._encrypt_key),
+            "bot_identity_known": self._bot_open_id is not None,
+            "long_connection_running": self._ws_thread is not None and self._ws_thread.is_alive(),
+            "answers_in_flight": len(self._tasks) + self._scheduled,
+        }
+
+    def _event_dispatcher(self, encrypt_key: str,
+                          verification_token: str) -> lark.EventDispatcherHandler:
+        return (
+            lark.EventDispatcherHandler.builder(encrypt_key, verification_token)
+            .register_p2_im_message_receive_v1(self._on_message_event)
+            .build()
+        )
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Remember the server's loop, learn the bot's identity, open the long
+        connection when configured. Idempotent."""
+        self._loop = asyncio.get_running_loop()
+        if self._bot_open_id is None:
+            # In the background: an unreachable Feishu must not hold up the server.
+            task = self._loop.create_task(self._ensure_identity())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        if self._long_connection and self._ws_thread is None:
+            self._ws_stopping = False
+            self._ws_thread = threading.Thread(target=self._run_long_connection,
+                                               name="feishu-long-connection", daemon=True)
+            self._ws_thread.start()
+
+    async def close(self) -> None:
+        """Stop the long connection and let answers in flight finish."""
+        if self._ws_thread is not None:
+            await asyncio.to_thread(self._stop_long_connection)
+        await self.wait_idle(timeout=10.0)
+
+    async def wait_idle(self, timeout: float = 10.0) -> None:
+        """Wait until every event received so far has been answered (or failed)."""
+        deadline = time.monotonic() + timeout
+        while self._tasks or self._scheduled:
+            if time.monotonic() > deadline:
+                logger.warning("feishu: %d answers still running at shutdown",
+                               len(self._tasks) + self._scheduled)
+                return
+            if self._tasks:
+                await asyncio.wait(set(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
+            else:
+                await asyncio.sleep(0.01)
+
+    # --- inbound: the webhook --------------------------------------------------------
+
+    def routes(self) -> list[BaseRoute]:
+        if self._long_connection:
+            return []
+        return [Route(self.route_path, self.receive, methods=["POST"])]
+
+    async def receive(self, request: Request) -> Response:
+        """Feishu's event callback: verify, acknowledge at once, answer in the background."""
+        body = await request.body()
+        if len(body) > MAX_EVENT_BYTES:
+            return JSONResponse({"msg": "payload too large"}, status_code=413)
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return JSONResponse({"msg": "body is not JSON"}, status_code=400)
+        if not isinstance(parsed, dict):
+            return JSONResponse({"msg": "body is not a JSON object"}, status_code=400)
+        headers = sdk_headers(request.headers)
+        if not is_fresh(headers.get(TIMESTAMP_HEADER), self._clock(), self._freshness):
+            return JSONResponse({"msg": "unauthorized"}, status_code=401)
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        raw = RawRequest()
+        raw.uri = request.url.path
+        raw.headers = headers
+        raw.body = body
+        # Decryption, token and signature checks; a valid message event reaches
+        # `_on_message_event`, which only schedules the answer.
+        answer = self._dispatcher.do(raw)
+        if answer.status_code == 200:
+            return Response(answer.content, status_code=200, media_type="application/json")
+        if _sdk_error(answer.content).startswith("processor not found"):
+            # Authentic, but an event this bot does not handle: acknowledge it so
+            # Feishu does not re-deliver it.
+            return JSONResponse({"msg": "ignored"}, status_code=200)
+        # The SDK answers 500 for a bad token, signature or encryption: that is the
+        # caller's fault, and nothing was done.
+        return JSONResponse({"msg": "unauthorized"}, status_code=401)
+
+    def _on_message_event(self, data: P2ImMessageReceiveV1) -> None:
+        """Called by the SDK (webhook: in the server's loop; long connection: in its own
+        thread) for a verified message event; schedules the answer and returns."""
+        try:
+            payload = json.loads(lark.JSON.marshal(data) or "{}")
+            self._schedule(payload)
+        except Exception:
+            logger.exception("feishu: could not schedule an event")
+
+    def _schedule(self, payload: dict[str, Any]) -> None:
+        loop = self._loop
+        if loop is None:
+            logger.warning("feishu: event before start(); dropped")
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._track(payload)
+            return
+        with self._scheduled_lock:
+            self._scheduled += 1
+        loop.call_soon_threadsafe(self._track_scheduled, payload)
+
+    def _track_scheduled(self, payload: dict[str, Any]) -> None:
+        with self._scheduled_lock:
+            self._scheduled -= 1
+        self._track(payload)
+
+    def _track(self, payload: dict[str, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(self._answer(payload))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, payload: dict[str, Any]) -> None:
+        """Parse, deduplicate, ask the handler, reply; every failure is logged, none
+        reaches Feishu as an error."""
+        try:
+            await self._ensure_identity()
+            message = message_from_event(payload, self._bot_open_id)
+            if message is None or not await self._first_delivery(message):
+                return
+            channel = self._config.channel(message.channel_key)
+            names = tuple(n for n in (*DEFAULT_BOT_NAMES, self._bot_name) if n)
+            command = parse_command(message.text, default_lang=channel.lang if channel else "zh",
+                                    bot_names=names)
+            try:
+                reply = await self._handler.handle(command, channel=channel, user=message.sender)
+            except Exception:
+                logger.exception("feishu: handler failed for event %s", message.event_id)
+                reply = Reply(kind="error", lang=command.lang, error="internal-error")
+            await self._reply(message, reply)
+        except DeliveryError as exc:
+            logger.warning("feishu: answer not delivered: %s", exc)
+        except Exception:
+            logger.exception("feishu: answering an event failed")
+
+    async def _first_delivery(self, message: FeishuMessage) -> bool:
+        try:
+            return await self._deduper.first(self.platform, message.event_id)
+        except Exception as exc:
+            # Better a rare double answer than none while Redis is away.
+            logger.warning("feishu: dedupe unavailable (%s); answering anyway",
+                           type(exc).__name__)
+            return True
+
+    async def _reply(self, message: FeishuMessage, reply: Reply) -> list[str]:
+        """Cards in answer to `message`, threaded under it."""
+        ids = []
+        for index, card in enumerate(reply_cards(reply)):
+            ids.append(await self._send(card, reply_to=message.message_id,
+                                        uuid=_uuid("reply", message.event_id, index)))
+        return ids
+
+    async def _ensure_identity(self) -> None:
+        """The bot's open_id tells its own @mention from others; fetched once, again
+        after a failure at most every few minutes."""
+        if self._bot_open_id is not None:
+            return
+        async with self._identity_lock:
+            now = time.monotonic()
+            if self._bot_open_id is not None or (
+                self._identity_checked_at is not None
+                and now - self._identity_checked_at < _IDENTITY_RETRY_SECONDS
+            ):
+                return
+            self._identity_checked_at = now
+            from lark_oapi.channel.bot_identity import fetch_bot_identity
+
+            config = self._client.config
+            try:
+                # The SDK helper fetches the tenant token synchronously: own thread, own loop.
+                identity = await asyncio.to_thread(asyncio.run, fetch_bot_identity(config))
+            except Exception as exc:
+                identity = None
+                logger.warning("feishu: bot identity unavailable (%s)", type(exc).__name__)
+            if identity is not None:
+                self._bot_open_id = identity.open_id
+                self._bot_name = identity.name or None
+
+    # --- outbound --------------------------------------------------------------------
+
+    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
+        """Post a reply to a chat (not in answer to a message); returns message ids."""
+        return [await self._send(card, chat_id=channel_id) for card in reply_cards(reply)]
+
+    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+        """Post the weekly digest as one or more cards; raises `DeliveryError` unless
+        Feishu accepted every one. Each card carries a uuid made from the chat, week
+        and part, so a replica retrying within the hour does not post it twice."""
+        cards = digest_cards(digest)
+        return [
+            await self._send(card, chat_id=channel_id,
+                             uuid=_uuid("digest", channel_id, digest.repository, digest.week,
+                                        digest.lang, len(cards), index))
+            for index, card in enumerate(cards)
+        ]
+
+    async def _send(self, card: Card, *, chat_id: str | None = None,
+                    reply_to: str | None = None, uuid: str | None = None) -> str:
+        content = card_content(card)
+        request: CreateMessageRequest | ReplyMessageRequest
+        if reply_to is not None:
+            reply_body = ReplyMessageRequestBody.builder().msg_type("interactive").content(content)
+            if uuid:
+                reply_body = reply_body.uuid(uuid)
+            request = (ReplyMessageRequest.builder().message_id(reply_to)
+                       .request_body(reply_body.build()).build())
+            call: Callable[[Any], Any] = self._client.im.v1.message.reply
+        else:
+            if chat_id is None:
+                raise ValueError("a card needs a chat or a message to answer")
+            create_body = (CreateMessageRequestBody.builder().receive_id(chat_id)
+                           .msg_type("interactive").content(content))
+            if uuid:
+                create_body = create_body.uuid(uuid)
+            request = (CreateMessageRequest.builder().receive_id_type("chat_id")
+                       .request_body(create_body.build()).build())
+            call = self._client.im.v1.message.create
+        for attempt in range(1, self._max_attempts + 1):
+            try:
+                # Synchronous on purpose: the SDK's async calls fetch the token blocking.
+                response = await asyncio.to_thread(call, request)
+            except Exception as exc:
+                raise DeliveryError(f"feishu: request failed ({type(exc).__name__}: {exc})") \
+                    from None
+            if response.success() and response.data is not None and response.data.message_id:
+                return str(response.data.message_id)
+            wait = _rate_limit_wait(response)
+            if wait is not None and attempt < self._max_attempts:
+                await asyncio.sleep(min(wait, self._max_wait))
+                continue
+            raise DeliveryError(f"feishu refused the card: code {response.code}, "
+                                f"{response.msg or 'no message'}")
+        raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1
+
+    # --- the long connection ---------------------------------------------------------
+
+    def _run_long_connection(self) -> None:
+        """Thread body. lark_oapi.ws.client keeps the event loop of its import in a
+        module global and runs it with run_until_complete, which fails inside a running
+        loop; so this thread makes its own loop and puts it there first (one long
+        connection per process)."""
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        lark_ws_client.loop = loop
+        self._ws_loop = loop
+        dispatcher = self._event_dispatcher("", "")
+        client = lark.ws.Client(self._app_id, self._app_secret, event_handler=dispatcher,
+                                domain=self._domain, auto_reconnect=self._auto_reconnect,
+                                log_level=lark.LogLevel.WARNING)
+        self._ws_client = client
+        try:
+            client.start()
+        except RuntimeError:
+            if not self._ws_stopping:
+                logger.exception("feishu: long connection stopped")
+        except Exception as exc:
+            logger.error("feishu: long connection failed: %s", exc)
+        finally:
+            self._shut_down_ws_loop(loop, client)
+
+    @staticmethod
+    def _shut_down_ws_loop(loop: asyncio.AbstractEventLoop, client: lark.ws.Client) -> None:
+        # lark.ws.Client has no stop() in 1.7.5: turn reconnecting off, cancel its
+        # tasks (receive loop, pings) and close the socket, then the loop.
+        client._auto_reconnect = False
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        try:
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(client._disconnect())
+        except Exception as exc:
+            logger.info("feishu: long connection cleanup: %s", type(exc).__name__)
+        finally:
+            loop.close()
+
+    def _stop_long_connection(self, timeout: float = 5.0) -> None:
+        self._ws_stopping = True
+        loop, thread = self._ws_loop, self._ws_thread
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout)
+        self._ws_thread = None
+        self._ws_loop = None
+        self._ws_client = None
+
+
+def _sdk_error(content: bytes | None) -> str:
+    try:
+        message = json.loads(content or b"{}").get("msg")
+    except (ValueError, AttributeError):
+        return ""
+    return message if isinstance(message, str) else ""
+
+
+def _rate_limit_wait(response: Any) -> float | None:
+    """Seconds to wait when Feishu said "too many requests", else None."""
+    raw = getattr(response, "raw", None)
+    status = getattr(raw, "status_code", None)
+    if status != 429 and response.code not in _RATE_LIMIT_CODES:
+        return None
+    headers = {k.lower(): v for k, v in (getattr(raw, "headers", None) or {}).items()}
+    try:
+        return max(0.0, float(headers.get("x-ogw-ratelimit-reset", "1")))
+    except ValueError:
+        return 1.0
+
+
+def _uuid(*parts: object) -> str:
+    """Feishu's idempotency key (at most 50 characters), stable for the same parts."""
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:40]

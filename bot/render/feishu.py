@@ -1,0 +1,215 @@
+"""Digest and Reply to Feishu interactive cards (card JSON 2.0).
+
+Structure lives here, wording in `templates/feishu/*.j2`, escaping in `FeishuMarkup`.
+Feishu refuses a card message whose request body exceeds 30 KB (error 230025), so the
+size measured is the byte length of the body the SDK sends - the card serialised into
+a JSON string field of a JSON object - and a long digest becomes several cards, split
+at section boundaries by the shared splitter.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.models import Digest, Lang, Reply, Risk
+from bot.render import environment, split_sections
+from bot.render.markup import markup_for
+from bot.render.view import DigestView
+
+Card = dict[str, Any]
+
+# "Card and post messages: request body at most 30 KB" (im/v1 message error 230025).
+MAX_REQUEST_BYTES = 30 * 1024
+# Sections travel through the splitter joined by this; control characters never
+# survive escaping, so no text can contain it.
+SECTION_BREAK = "\x1e"
+# Key PRs that get a button of their own under the digest.
+KEY_PULL_BUTTONS = 3
+# The measured body carries ids at least as long as any real one, so a card that fits
+# the measure fits whatever chat or message it is sent to.
+_ID_ALLOWANCE = "x" * 64
+_UUID_ALLOWANCE = "x" * 50
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    url: str
+    primary: bool = False
+
+
+@dataclass(frozen=True)
+class CardFrame:
+    """What every card of one message shares: header, colour, summary, buttons."""
+
+    title: str
+    subtitle: str
+    template: str
+    buttons: tuple[Button, ...] = ()
+
+
+def header_template(risks: Iterable[Risk]) -> str:
+    """Header colour by the worst risk: red for high, orange for medium, blue for low,
+    green when nothing was found."""
+    severities = {risk.severity for risk in risks}
+    if "high" in severities:
+        return "red"
+    if "medium" in severities:
+        return "orange"
+    if "low" in severities:
+        return "blue"
+    return "green"
+
+
+def card_content(card: Card) -> str:
+    """The card as the `content` string of a message request: compact, UTF-8 as is."""
+    return json.dumps(card, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_bytes(card: Card) -> int:
+    """Bytes of the create-message body carrying `card`, serialised the way lark-oapi
+    does (`json.dumps(..., ensure_ascii=False)`), with worst-case ids."""
+    body = {
+        "receive_id": _ID_ALLOWANCE,
+        "msg_type": "interactive",
+        "content": card_content(card),
+        "uuid": _UUID_ALLOWANCE,
+    }
+    return len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+
+
+def _is_web_url(url: str) -> bool:
+    return url.startswith(("https://", "http://")) and not any(c.isspace() for c in url)
+
+
+def _button(button: Button) -> Card:
+    return {
+        "tag": "button",
+        "text": {"tag": "plain_text", "content": button.label},
+        "type": "primary" if button.primary else "default",
+        "behaviors": [{"type": "open_url", "default_url": button.url}],
+    }
+
+
+def _card(frame: CardFrame, title: str, sections: Sequence[str], *, buttons: bool) -> Card:
+    elements: list[Card] = []
+    for section in sections:
+        if elements:
+            elements.append({"tag": "hr"})
+        elements.append({"tag": "markdown", "content": section})
+    if buttons and frame.buttons:
+        elements.append({
+            "tag": "column_set",
+            "flex_mode": "flow",
+            "columns": [
+                {"tag": "column", "width": "auto", "elements": [_button(b)]}
+                for b in frame.buttons
+            ],
+        })
+    header: Card = {"title": {"tag": "plain_text", "content": title}}
+    if frame.subtitle:
+        header["subtitle"] = {"tag": "plain_text", "content": frame.subtitle}
+    header["template"] = frame.template
+    return {
+        "schema": "2.0",
+        "config": {"update_multi": True, "summary": {"content": title}},
+        "header": header,
+        "body": {"elements": elements},
+    }
+
+
+def _macro(lang: Lang, template: str, name: str, *args: Any) -> str:
+    module = environment(lang).get_template(template).module
+    return str(getattr(module, name)(*args)).strip()
+
+
+def build_cards(frame: CardFrame, sections: Iterable[str], lang: Lang, *,
+                limit: int = MAX_REQUEST_BYTES) -> list[Card]:
+    """Cards holding `sections` in order, each within `limit` request bytes; when more
+    than one is needed each title says which part it is, and the buttons go last."""
+    parts = [s.strip() for s in sections if s.strip()]
+
+    def titled(part: int, count: int) -> str:
+        if count == 1:
+            return frame.title
+        return _macro(lang, "feishu/digest.j2", "part_title", frame.title, part, count)
+
+    def measure(chunk: str) -> int:
+        # Worst case for every chunk: a two-digit part number and the buttons.
+        return request_bytes(_card(frame, titled(99, 99), chunk.split(SECTION_BREAK),
+                                   buttons=True))
+
+    chunks = split_sections(parts, limit, measure, joiner=SECTION_BREAK) or [""]
+    return [
+        _card(frame, titled(index, len(chunks)),
+              [s for s in chunk.split(SECTION_BREAK) if s],
+              buttons=index == len(chunks))
+        for index, chunk in enumerate(chunks, start=1)
+    ]
+
+
+def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
+    """The weekly digest as one or more cards: header coloured by its worst risk,
+    one markdown element per section, buttons to the key PRs and the full report."""
+    lang = digest.lang
+    view = DigestView(digest)
+    markup, plain = markup_for("feishu"), markup_for("text")
+    name = "feishu/digest.j2"
+    buttons = [
+        Button(label=f"#{k.number}", url=k.url)
+        for k in view.quick[:KEY_PULL_BUTTONS] if _is_web_url(k.url)
+    ]
+    if digest.report_url and _is_web_url(digest.report_url):
+        buttons.append(Button(label=_macro(lang, name, "full_report"),
+                              url=digest.report_url, primary=True))
+    frame = CardFrame(
+        title=_macro(lang, name, "title", view, plain),
+        subtitle=_macro(lang, name, "subtitle", view),
+        template=header_template(digest.risks),
+        buttons=tuple(buttons),
+    )
+    sections = [
+        _macro(lang, name, "facts", view, digest, markup),
+        _macro(lang, name, "summary", view, markup),
+        _macro(lang, name, "changes", view, markup),
+        _macro(lang, name, "trends", view, markup),
+        _macro(lang, name, "risks", digest, markup),
+        _macro(lang, name, "quick", view, markup),
+        _macro(lang, name, "suggestions", digest, markup),
+    ]
+    return build_cards(frame, sections, lang, limit=limit)
+
+
+_REPLY_COLOURS = {"help": "blue", "topics": "blue", "subscribed": "green",
+                  "unsubscribed": "green", "error": "grey"}
+
+
+def reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
+    """A chat reply as cards; a digest reply is the digest's cards."""
+    if reply.kind == "digest":
+        if reply.digest is None:
+            raise ValueError("a digest reply without a digest")
+        return digest_cards(reply.digest, limit=limit)
+    lang = reply.lang
+    name = "feishu/reply.j2"
+    params = dict(reply.params)
+    buttons: tuple[Button, ...] = ()
+    if reply.kind == "pull":
+        if reply.pull is None:
+            raise ValueError("a pull reply without a pull")
+        template = header_template(reply.pull.risks)
+        subtitle = reply.pull.repository
+        if _is_web_url(reply.pull.url):
+            buttons = (Button(label=_macro(lang, name, "open_pull"), url=reply.pull.url,
+                              primary=True),)
+    else:
+        template = _REPLY_COLOURS.get(reply.kind, "blue")
+        subtitle = params.get("repository", "")
+    frame = CardFrame(title=_macro(lang, name, "title", reply), subtitle=subtitle,
+                      template=template, buttons=buttons)
+    body = _macro(lang, name, "body", reply, params, markup_for("feishu"))
+    # One section: an answer too long for a card splits at its line ends.
+    return build_cards(frame, [body], lang, limit=limit)

@@ -1,0 +1,441 @@
+"""A fake Feishu Open API: a real HTTP server (and WebSocket server for the long
+connection) on 127.0.0.1, each in its own thread, recording every request.
+
+The real lark-oapi client is pointed at it with `.domain(fake.base_url)`. Its token
+fetch is synchronous (`requests`), so the server must never share the test's event
+loop. Also here: the inbound side as Feishu does it - events signed with
+sha256(timestamp + nonce + encrypt_key + body), bodies AES-256-CBC encrypted with
+SHA-256(encrypt_key) as the key - and a factory for `im.message.receive_v1` events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import itertools
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from Crypto.Cipher import AES
+from lark_oapi.ws.pb.pbbp2_pb2 import Frame
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
+MESSAGES_PATH = "/open-apis/im/v1/messages"
+BOT_INFO_PATH = "/open-apis/bot/v3/info"
+WS_ENDPOINT_PATH = "/callback/ws/endpoint"
+SERVICE_ID = 7
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request as it arrived."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass(frozen=True)
+class SentCard:
+    """An interactive message the bot sent, decoded: where to, and the card itself."""
+
+    endpoint: str  # "create" or "reply"
+    target: str  # chat id (create) or the message replied to (reply)
+    receive_id_type: str | None
+    uuid: str | None
+    content: str  # the `content` string exactly as sent
+    card: dict[str, Any]
+    request: Recorded
+
+    def markdown(self) -> str:
+        """Every markdown element's text, in order, one per line."""
+        return "\n".join(e["content"] for e in self.card["body"]["elements"]
+                         if e.get("tag") == "markdown")
+
+    def buttons(self) -> list[tuple[str, str]]:
+        """(label, url) of every button."""
+        found: list[tuple[str, str]] = []
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                if node.get("tag") == "button":
+                    url = next(b["default_url"] for b in node["behaviors"]
+                               if b["type"] == "open_url")
+                    found.append((node["text"]["content"], url))
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, list):
+                for value in node:
+                    walk(value)
+
+        walk(self.card)
+        return found
+
+
+@dataclass
+class _Failure:
+    path_contains: str
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+    times: int
+
+
+@dataclass
+class FakeFeishu:
+    """Feishu's Open API for one app. Start with `with FakeFeishu(...) as fake:`."""
+
+    app_id: str
+    app_secret: str
+    bot_open_id: str = "ou_fake_bot"
+    bot_name: str = "prdigest"
+    requests: list[Recorded] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+    _failures: list[_Failure] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+    _ws: _FakeLongConnection | None = None
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def __enter__(self) -> FakeFeishu:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                fake._handle(self)
+
+            def do_POST(self) -> None:
+                fake._handle(self)
+
+            def do_PATCH(self) -> None:
+                fake._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        name="fake-feishu")
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._ws is not None:
+            self._ws.stop()
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # --- what arrived ----------------------------------------------------------------
+
+    def calls(self, path_prefix: str) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.path.startswith(path_prefix)]
+
+    def sent_cards(self) -> list[SentCard]:
+        """Every message create/reply the fake accepted, in arrival order."""
+        cards: list[SentCard] = []
+        for r in self.calls(MESSAGES_PATH):
+            if r.method != "POST":
+                continue
+            body = r.json()
+            if r.path == MESSAGES_PATH:
+                endpoint, target = "create", body["receive_id"]
+                id_type = r.query.get("receive_id_type", [None])[0]
+            else:
+                endpoint, target, id_type = "reply", r.path.split("/")[-2], None
+            cards.append(SentCard(endpoint=endpoint, target=target, receive_id_type=id_type,
+                                  uuid=body.get("uuid"), content=body["content"],
+                                  card=json.loads(body["content"]), request=r))
+        return cards
+
+    def wait_for_cards(self, count: int, timeout: float = 5.0) -> list[SentCard]:
+        """The sent cards once at least `count` arrived; fails after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            cards = self.sent_cards()
+            if len(cards) >= count:
+                return cards
+            time.sleep(0.01)
+        raise AssertionError(f"expected {count} cards, got {len(self.sent_cards())}")
+
+    def fail_next(self, path_contains: str, *, status: int, body: dict[str, Any],
+                  headers: dict[str, str] | None = None, times: int = 1) -> None:
+        """Answer the next `times` requests whose path contains `path_contains` so."""
+        with self._lock:
+            self._failures.append(_Failure(path_contains, status, body, headers or {}, times))
+
+    # --- the API ---------------------------------------------------------------------
+
+    def _respond(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any],
+                 headers: dict[str, str] | None = None) -> None:
+        raw = json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json; charset=utf-8")
+        handler.send_header("Content-Length", str(len(raw)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(raw)
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(handler.path)
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        recorded = Recorded(method=handler.command, path=parts.path,
+                            query=parse_qs(parts.query),
+                            headers={k.lower(): v for k, v in handler.headers.items()},
+                            body=body)
+        with self._lock:
+            self.requests.append(recorded)
+            failure = next((f for f in self._failures if f.path_contains in parts.path), None)
+            if failure is not None:
+                failure.times -= 1
+                if failure.times <= 0:
+                    self._failures.remove(failure)
+        if failure is not None:
+            self._respond(handler, failure.status, failure.body, failure.headers)
+            return
+        if parts.path == TOKEN_PATH:
+            self._token(handler, recorded)
+        elif parts.path == WS_ENDPOINT_PATH:
+            self._ws_endpoint(handler, recorded)
+        elif not self._authorised(recorded):
+            self._respond(handler, 400, {"code": 99991663, "msg": "Invalid access token"})
+        elif parts.path == BOT_INFO_PATH:
+            self._respond(handler, 200, {"code": 0, "msg": "ok", "bot": {
+                "activate_status": 2, "app_name": self.bot_name, "avatar_url": "",
+                "ip_white_list": [], "open_id": self.bot_open_id}})
+        elif parts.path == MESSAGES_PATH or (parts.path.startswith(MESSAGES_PATH + "/")
+                                             and parts.path.endswith("/reply")):
+            self._message(handler, recorded)
+        else:
+            self._respond(handler, 404, {"code": 404, "msg": f"no route {parts.path}"})
+
+    def _authorised(self, recorded: Recorded) -> bool:
+        header = recorded.headers.get("authorization", "")
+        with self._lock:
+            return header.startswith("Bearer ") and header[7:] in self.tokens
+
+    def _token(self, handler: BaseHTTPRequestHandler, recorded: Recorded) -> None:
+        asked = recorded.json()
+        if asked.get("app_id") != self.app_id or asked.get("app_secret") != self.app_secret:
+            self._respond(handler, 400, {"code": 10014, "msg": "app secret invalid"})
+            return
+        token = f"t-{uuid.uuid4().hex}"
+        with self._lock:
+            self.tokens.append(token)
+        self._respond(handler, 200, {"code": 0, "msg": "ok", "tenant_access_token": token,
+                                     "expire": 7200})
+
+    def _message(self, handler: BaseHTTPRequestHandler, recorded: Recorded) -> None:
+        body = recorded.json()
+        if body.get("msg_type") != "interactive" or not isinstance(body.get("content"), str):
+            self._respond(handler, 400, {"code": 230001, "msg": "invalid message content"})
+            return
+        if len(recorded.body) > 30 * 1024:
+            self._respond(handler, 400, {"code": 230025, "msg": "The length of the message "
+                                         "content reaches its limit"})
+            return
+        card = json.loads(body["content"])
+        if card.get("schema") != "2.0":
+            self._respond(handler, 400, {"code": 200621, "msg": "card schema"})
+            return
+        message_id = f"om_fake_{next(self._ids)}"
+        chat_id = body.get("receive_id", "oc_reply_chat")
+        self._respond(handler, 200, {"code": 0, "msg": "success", "data": {
+            "message_id": message_id, "chat_id": chat_id, "msg_type": "interactive",
+            "create_time": str(int(time.time() * 1000)), "deleted": False, "updated": False,
+            "sender": {"id": self.app_id, "id_type": "app_id", "sender_type": "app"},
+            "body": {"content": body["content"]}}})
+
+    # --- the long connection ---------------------------------------------------------
+
+    def _ws_endpoint(self, handler: BaseHTTPRequestHandler, recorded: Recorded) -> None:
+        asked = recorded.json()
+        if asked.get("AppID") != self.app_id or asked.get("AppSecret") != self.app_secret:
+            self._respond(handler, 200, {"code": 1000040351, "msg": "invalid credentials"})
+            return
+        if self._ws is None:
+            self._ws = _FakeLongConnection()
+            self._ws.start()
+        self._respond(handler, 200, {"code": 0, "msg": "ok", "data": {
+            "URL": f"{self._ws.url}?device_id=fake-device&service_id={SERVICE_ID}",
+            "ClientConfig": {"ReconnectCount": 0, "ReconnectInterval": 1,
+                             "ReconnectNonce": 0, "PingInterval": 120}}})
+
+    def push_event(self, event: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+        """Deliver `event` over the long connection; returns the client's answer."""
+        deadline = time.monotonic() + timeout
+        while self._ws is None or not self._ws.connected():
+            if time.monotonic() > deadline:
+                raise AssertionError("no long connection was opened")
+            time.sleep(0.01)
+        return self._ws.push(event, timeout)
+
+
+class _FakeLongConnection:
+    """The WebSocket side: protobuf frames as Feishu's gateway sends them."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
+                                        name="fake-feishu-ws")
+        self._server: Server | None = None
+        self._connection: ServerConnection | None = None
+        self._answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._seq = itertools.count(1)
+        self.url = ""
+
+    def start(self) -> None:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(5)
+
+    async def _serve(self) -> None:
+        self._server = await serve(self._session, "127.0.0.1", 0)
+        host, port = next(iter(self._server.sockets)).getsockname()[:2]
+        self.url = f"ws://{host}:{port}/ws"
+
+    async def _session(self, connection: ServerConnection) -> None:
+        self._connection = connection
+        async for message in connection:
+            if not isinstance(message, bytes):
+                continue
+            frame = Frame()
+            frame.ParseFromString(message)
+            headers = {h.key: h.value for h in frame.headers}
+            if frame.method == 1 and headers.get("message_id") in self._answers:
+                answer = self._answers.pop(headers["message_id"])
+                if not answer.done():
+                    answer.set_result(json.loads(frame.payload))
+
+    def connected(self) -> bool:
+        return self._connection is not None
+
+    def push(self, event: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return asyncio.run_coroutine_threadsafe(self._push(event), self._loop).result(timeout)
+
+    async def _push(self, event: dict[str, Any]) -> dict[str, Any]:
+        assert self._connection is not None
+        message_id = f"ws-msg-{next(self._seq)}"
+        frame = Frame()
+        frame.SeqID = next(self._seq)
+        frame.LogID = frame.SeqID
+        frame.service = SERVICE_ID
+        frame.method = 1
+        for key, value in (("type", "event"), ("message_id", message_id),
+                           ("trace_id", f"trace-{message_id}"), ("sum", "1"), ("seq", "0")):
+            header = frame.headers.add()
+            header.key, header.value = key, value
+        frame.payload = json.dumps(event).encode()
+        answer: asyncio.Future[dict[str, Any]] = self._loop.create_future()
+        self._answers[message_id] = answer
+        await self._connection.send(frame.SerializeToString())
+        return await answer
+
+    def stop(self) -> None:
+        async def close() -> None:
+            if self._server is not None:
+                self._server.close()
+                await self._server.wait_closed()
+
+        if self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+
+
+# --- the inbound side, as Feishu signs and encrypts it ----------------------------------
+
+
+def encrypt(encrypt_key: str, payload: dict[str, Any]) -> bytes:
+    """`{"encrypt": ...}` as Feishu sends an event when an encrypt key is set."""
+    plain = json.dumps(payload).encode()
+    pad = 16 - len(plain) % 16
+    iv = os.urandom(16)
+    cipher = AES.new(hashlib.sha256(encrypt_key.encode()).digest(), AES.MODE_CBC, iv)
+    blob = base64.b64encode(iv + cipher.encrypt(plain + bytes([pad]) * pad)).decode()
+    return json.dumps({"encrypt": blob}).encode()
+
+
+def signature(timestamp: str, nonce: str, encrypt_key: str, body: bytes) -> str:
+    return hashlib.sha256((timestamp + nonce + encrypt_key).encode() + body).hexdigest()
+
+
+def signed_headers(body: bytes, encrypt_key: str, *, timestamp: int | None = None,
+                   nonce: str = "nonce-1") -> dict[str, str]:
+    """The headers Feishu adds; Starlette and httpx pass them on lower-cased."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    return {"X-Lark-Request-Timestamp": ts, "X-Lark-Request-Nonce": nonce,
+            "X-Lark-Signature": signature(ts, nonce, encrypt_key, body),
+            "Content-Type": "application/json"}
+
+
+def message_event(
+    text: str,
+    *,
+    token: str,
+    event_id: str | None = None,
+    chat_id: str = "oc_0123456789abcdef",
+    chat_type: str = "group",
+    message_id: str = "om_question_1",
+    sender_open_id: str = "ou_alice",
+    sender_type: str = "user",
+    mentions: list[dict[str, Any]] | None = None,
+    message_type: str = "text",
+    content: dict[str, Any] | None = None,
+    app_id: str = "cli_fake",
+) -> dict[str, Any]:
+    """An `im.message.receive_v1` event (schema 2.0) as Feishu delivers it."""
+    return {
+        "schema": "2.0",
+        "header": {"event_id": event_id or uuid.uuid4().hex, "token": token,
+                   "create_time": str(int(time.time() * 1000)),
+                   "event_type": "im.message.receive_v1", "tenant_key": "tenant-1",
+                   "app_id": app_id},
+        "event": {
+            "sender": {"sender_id": {"open_id": sender_open_id, "union_id": "on_alice",
+                                     "user_id": "alice"},
+                       "sender_type": sender_type, "tenant_key": "tenant-1"},
+            "message": {"message_id": message_id, "root_id": "", "parent_id": "",
+                        "create_time": str(int(time.time() * 1000)),
+                        "chat_id": chat_id, "chat_type": chat_type,
+                        "message_type": message_type,
+                        "content": json.dumps(content if content is not None
+                                              else {"text": text}),
+                        "mentions": mentions or []},
+        },
+    }
+
+
+def bot_mention(key: str = "@_user_1", open_id: str = "ou_fake_bot",
+                name: str = "prdigest") -> dict[str, Any]:
+    return {"key": key, "id": {"open_id": open_id, "union_id": "on_bot", "user_id": ""},
+            "name": name, "tenant_key": "tenant-1"}
+
