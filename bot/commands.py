@@ -84,6 +84,7 @@ class SubscriptionStore(Protocol):
 
 
 def utc_now() -> datetime:
+    """The clock handlers read by default; tests and offline runs pass their own."""
     return datetime.now(UTC)
 
 
@@ -332,24 +333,12 @@ class CommandHandler:
         names += [name for name in subscribed if name not in names]
         this_week = current_week(self.now(), channel.timezone)
         weeks = [shift_week(this_week, -offset) for offset in range(self.recent_weeks)]
-        results = await asyncio.gather(
-            *(asyncio.to_thread(self.source.fetch_week, repo, week) for week in weeks),
-            return_exceptions=True,
-        )
+        # One worker thread reads the weeks in turn: sources keep state (rate limits,
+        # the cache's last outcome) that is not meant for concurrent calls.
+        snapshots, complete = await asyncio.to_thread(self._read_weeks, repo, weeks)
         modules: Counter[str] = Counter()
-        seen: list[Snapshot] = []
-        complete = True
-        for result in results:
-            if isinstance(result, SourceError):
-                logger.warning("titles of %s unavailable: %s", repo, result)
-                complete = False
-                continue
-            if isinstance(result, BaseException):
-                raise result
-            if any(result.snapshot is snapshot for snapshot in seen):
-                continue  # one file serves every week; count its PRs once
-            seen.append(result.snapshot)
-            for pull in result.snapshot.pulls:
+        for snapshot in snapshots:
+            for pull in snapshot.pulls:
                 modules.update(parse_title(pull.title).modules)
         lowered = {name.lower() for name in names}
         busiest = sorted(modules.items(), key=lambda item: (-item[1], item[0]))
@@ -357,6 +346,22 @@ class CommandHandler:
         return names, complete
 
     # --- calls out -------------------------------------------------------------------
+
+    def _read_weeks(self, repo: str, weeks: list[str]) -> tuple[list[Snapshot], bool]:
+        """The weeks' snapshots, each once (one file may serve them all), and whether
+        every week could be read."""
+        snapshots: list[Snapshot] = []
+        complete = True
+        for week in weeks:
+            try:
+                snapshot = self.source.fetch_week(repo, week).snapshot
+            except SourceError as exc:
+                logger.warning("titles of %s %s unavailable: %s", repo, week, exc)
+                complete = False
+                continue
+            if not any(snapshot is seen for seen in snapshots):
+                snapshots.append(snapshot)
+        return snapshots, complete
 
     async def _call_source(
         self, command: Command, method: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs

@@ -3,12 +3,15 @@ the Chinese catalog complete for the reply templates, and chat round trips end t
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jinja2.ext import babel_extract
 
 from bot.commands import ERROR_KEYS, CommandHandler
@@ -242,3 +245,28 @@ async def test_a_chat_outside_the_config_gets_a_polite_refusal() -> None:
     chat = ChatTestBackend(handler, None)
     assert "not set up for prdigest" in (await chat.ask("risks 7035")).text
     assert "I answer questions about pull requests:" in (await chat.ask("help")).text
+
+
+# --- whatever is typed, an answer comes back in words ----------------------------------
+
+chat_words = st.sampled_from([
+    "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help", "风险",
+    "总结", "周报", "订阅", "取消订阅", "帮助", "#7035", "#6974", "#0", "4242", "2026-W29",
+    "2026-W60", "2026-W40", "last week", "上周", "npu", "gpu", "rollout", "a/b#1",
+    "verl-project/verl#7035", "和", ",", "@bot", "/", "<b>", "*", "`",
+])
+typed = st.one_of(st.text(max_size=120), st.lists(chat_words, max_size=6).map(" ".join))
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=typed, admin=st.booleans(), fmt=st.sampled_from(FORMATS))
+def test_every_message_gets_a_reply_in_words(text: str, admin: bool, fmt: str) -> None:
+    handler = CommandHandler(CONFIG, RecordingSource(SNAPSHOT), InMemorySubscriptionStore(),
+                             now=lambda: NOW)
+    command = parse_command(text)
+    with asyncio.Runner() as runner:
+        reply = runner.run(handler.handle(command, channel=OPEN_CHANNEL,
+                                          user="U_ADMIN" if admin else None))
+    assert reply.error != "internal-error"
+    assert reply.lang == command.lang
+    assert render_reply(reply, fmt).strip()
