@@ -55,6 +55,7 @@ class Recorded:
     headers: dict[str, str]
     body: bytes
     status: int = 200
+    ok: bool = True  # False when the fake refused the call (scripted or invalid)
 
     @property
     def api_method(self) -> str:
@@ -174,7 +175,7 @@ class FakeSlack:
         self.requests: list[Recorded] = []
         self.socket_received: list[dict[str, Any]] = []
         self.socket_connections = 0
-        self._failures: dict[str, deque[_Failure]] = {}
+        self._failures: dict[str, deque[_Failure | None]] = {}
         self._response_uses: dict[str, int] = {}
         self._ts = 0
         self._lock = threading.Lock()
@@ -252,11 +253,14 @@ class FakeSlack:
     # --- scripting and reading ----------------------------------------------------
 
     def fail_next(self, endpoint: str, *, status: int = 200, body: Any = None,
-                  headers: dict[str, str] | None = None, times: int = 1) -> None:
-        """Answer the next `times` calls of `endpoint` (`chat.postMessage`, `response`)
-        with this failure instead of success."""
+                  headers: dict[str, str] | None = None, times: int = 1,
+                  after: int = 0) -> None:
+        """Answer `times` calls of `endpoint` (`chat.postMessage`, `response`) with this
+        failure instead of success, once `after` calls have gone through."""
         with self._lock:
             queue = self._failures.setdefault(endpoint, deque())
+            for _ in range(after):
+                queue.append(None)
             for _ in range(times):
                 queue.append(_Failure(status, body, dict(headers or {})))
 
@@ -267,7 +271,7 @@ class FakeSlack:
 
     def posted(self, endpoint: str = "chat.postMessage") -> list[dict[str, Any]]:
         """The arguments of the successful calls of `endpoint`, in order."""
-        return [r.params() for r in self.calls(endpoint) if r.status == 200]
+        return [r.params() for r in self.calls(endpoint) if r.ok]
 
     def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
         """Block until `condition()` holds (checked whenever a request arrives)."""
@@ -300,13 +304,13 @@ class FakeSlack:
 
     # --- handlers -----------------------------------------------------------------
 
-    def _record(self, request: web.Request, body: bytes, status: int) -> None:
+    def _record(self, request: web.Request, body: bytes, status: int, ok: bool) -> None:
         with self._changed:
             self.requests.append(Recorded(
                 method=request.method, path=request.path,
                 query={k: request.query.getall(k) for k in request.query},
                 headers={k.lower(): v for k, v in request.headers.items()},
-                body=body, status=status,
+                body=body, status=status, ok=ok,
             ))
             self._changed.notify_all()
 
@@ -327,10 +331,10 @@ class FakeSlack:
         body = await request.read()
         failure = self._take_failure(method)
         if failure is not None:
-            self._record(request, body, failure.status)
+            self._record(request, body, failure.status, ok=False)
             return self._failure_response(failure)
         answer = self._answer(method, request, body)
-        self._record(request, body, 200)
+        self._record(request, body, 200, ok=bool(answer.get("ok")))
         return web.json_response(answer)
 
     def _answer(self, method: str, request: web.Request, body: bytes) -> dict[str, Any]:
@@ -380,23 +384,23 @@ class FakeSlack:
         body = await request.read()
         failure = self._take_failure("response")
         if failure is not None:
-            self._record(request, body, failure.status)
+            self._record(request, body, failure.status, ok=False)
             return self._failure_response(failure)
         with self._lock:
             uses = self._response_uses[name] = self._response_uses.get(name, 0) + 1
         if uses > RESPONSE_URL_USES:
-            self._record(request, body, 404)
+            self._record(request, body, 404, ok=False)
             return web.Response(text="used_url", status=404)
         try:
             params = json.loads(body)
         except ValueError:
-            self._record(request, body, 400)
+            self._record(request, body, 400, ok=False)
             return web.Response(text="invalid_payload", status=400)
         problem = self._message_problem(params)
         if problem:
-            self._record(request, body, 400)
+            self._record(request, body, 400, ok=False)
             return web.Response(text=problem, status=400)
-        self._record(request, body, 200)
+        self._record(request, body, 200, ok=True)
         return web.Response(text="ok")
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:

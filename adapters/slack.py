@@ -1,0 +1,361 @@
+"""Slack: `/prdigest`, app mentions and direct messages in; Block Kit answers out.
+
+Bolt (`AsyncApp`) does the platform work: v0 signature check with its 5-minute window
+(401 and nothing else on failure), url_verification, ignoring the bot's own events,
+Socket Mode. This adapter adds what Bolt leaves out: acknowledging at once and answering
+afterwards, one answer per question across Slack's retries (Redis via `Deduper`), and
+retrying a rate-limited call after its `Retry-After`.
+
+The same listeners serve HTTP (`POST /slack/events`, slash commands, events and button
+clicks alike) and Socket Mode, which Bolt feeds through one dispatch path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import Any, ClassVar, Protocol
+
+import aiohttp
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from adapters.base import DeliveryError
+from adapters.slack_inbound import SLASH_COMMAND, SlackQuestion, delivery_key, read_question
+from bot.config import ChannelConfig, Config, secret
+from bot.dedupe import Deduper
+from bot.grammar import DEFAULT_BOT_NAMES, parse_command
+from bot.models import Command, Digest, Reply
+from bot.render.slack import (
+    ACTION_PREFIX,
+    MAX_BLOCKS,
+    MAX_SECTION_CHARS,
+    SlackMessage,
+    render_digest_messages,
+    render_reply_messages,
+)
+
+logger = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+# Slack accepts up to 5 answers per response_url (within 30 minutes).
+RESPONSE_URL_POSTS = 5
+# Slack's own payloads are a few kilobytes; anything far larger is not from Slack.
+MAX_BODY_BYTES = 1 << 20
+
+
+class CommandHandlerLike(Protocol):
+    """What the adapter asks for an answer (`bot.commands.CommandHandler`)."""
+
+    async def handle(
+        self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
+    ) -> Reply: ...
+
+
+def retry_handlers(rate_limit_retries: int = 2) -> list[AsyncRetryHandler]:
+    """Connection errors as slack_sdk retries them by default, plus HTTP 429: the SDK
+    sleeps for `Retry-After` and tries again (its default handlers do not)."""
+    return [
+        AsyncConnectionErrorRetryHandler(),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+    ]
+
+
+class SlackAdapter:
+    """One Slack workspace's bot: answers questions, posts digests and replies."""
+
+    platform: ClassVar[str] = "slack"
+    max_message_chars: ClassVar[int] = MAX_SECTION_CHARS
+    max_blocks: ClassVar[int] = MAX_BLOCKS
+
+    def __init__(
+        self,
+        config: Config,
+        handler: CommandHandlerLike,
+        deduper: Deduper,
+        *,
+        bot_token: str,
+        signing_secret: str | None,
+        app_token: str | None = None,
+        socket_mode: bool = False,
+        api_url: str = "https://slack.com/api/",
+        rate_limit_retries: int = 2,
+        bot_names: tuple[str, ...] = DEFAULT_BOT_NAMES,
+    ) -> None:
+        if socket_mode and not app_token:
+            raise ValueError("Socket Mode needs an app-level token (xapp-...)")
+        if not socket_mode and not signing_secret:
+            raise ValueError("HTTP mode needs the signing secret")
+        self.config = config
+        self.handler = handler
+        self.deduper = deduper
+        self.socket_mode = socket_mode
+        self.api_url = api_url
+        self.bot_names = bot_names
+        self._http_enabled = bool(signing_secret)
+        self._app_token = app_token
+        self._retry_handlers = retry_handlers(rate_limit_retries)
+        self.client = AsyncWebClient(token=bot_token, base_url=api_url,
+                                     retry_handlers=self._retry_handlers)
+        # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
+        # random secret only makes sure nothing could ever verify against an empty one.
+        self._signing_secret = signing_secret or secrets.token_hex(32)
+        # process_before_response: the listeners only acknowledge and hand the question
+        # to a task of this adapter, so they are quick, and that task exists (for
+        # `drain` and `close`) by the time Slack has its answer.
+        self.app = AsyncApp(client=self.client, signing_secret=self._signing_secret,
+                            name="prdigest", process_before_response=True,
+                            logger=logging.getLogger("adapters.slack.bolt"))
+        self.app.middleware(self._skip_repeats)
+        self.app.command(SLASH_COMMAND)(self._on_command)
+        self.app.event("app_mention")(self._on_event)
+        self.app.event("message")(self._on_event)
+        self.app.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(self._on_link_click)
+        self._http = AsyncSlackRequestHandler(self.app)
+        self._verifier = SignatureVerifier(self._signing_secret)
+        self._socket: AsyncSocketModeHandler | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    def from_config(
+        cls, config: Config, handler: CommandHandlerLike, deduper: Deduper, **overrides: Any
+    ) -> SlackAdapter | None:
+        """The adapter the config and environment describe, or None when its secrets are
+        not set. `overrides` replace constructor arguments (tests: `api_url`)."""
+        settings = config.platforms.slack
+        arguments: dict[str, Any] = {
+            "bot_token": secret(settings.bot_token_env),
+            "signing_secret": secret(settings.signing_secret_env),
+            "app_token": secret(settings.app_token_env),
+            "socket_mode": settings.socket_mode,
+            "api_url": settings.api_url,
+            **overrides,
+        }
+        if not arguments["bot_token"]:
+            return None
+        if arguments["socket_mode"] and not arguments["app_token"]:
+            return None
+        if not arguments["socket_mode"] and not arguments["signing_secret"]:
+            return None
+        return cls(config, handler, deduper, **arguments)
+
+    @staticmethod
+    def missing_settings(config: Config) -> list[str]:
+        """The environment variables (names only) Slack still needs, for /healthz."""
+        settings = config.platforms.slack
+        needed = [settings.bot_token_env]
+        needed.append(settings.app_token_env if settings.socket_mode
+                      else settings.signing_secret_env)
+        return [name for name in needed if not secret(name)]
+
+    def status(self) -> dict[str, Any]:
+        """What /healthz shows: configured, mode, connection; never a secret value."""
+        return {
+            "platform": self.platform,
+            "configured": True,
+            "mode": "socket" if self.socket_mode else "http",
+            "http_route": EVENTS_PATH if self._http_enabled else None,
+            "socket_connected": self._socket_connected(),
+            "answers_in_progress": len(self._tasks),
+        }
+
+    def _socket_connected(self) -> bool:
+        if self._socket is None:
+            return False
+        session = self._socket.client.current_session
+        return session is not None and not session.closed
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the Socket Mode connection when configured; idempotent."""
+        if not self.socket_mode or self._socket is not None:
+            return
+        assert self._app_token is not None
+        self._socket = AsyncSocketModeHandler(self.app, self._app_token)
+        await self._socket.connect_async()  # type: ignore[no-untyped-call]
+
+    def routes(self) -> list[BaseRoute]:
+        """`POST /slack/events` for slash commands, events and button clicks alike."""
+        if not self._http_enabled:
+            return []
+        return [Route(EVENTS_PATH, self._endpoint, methods=["POST"])]
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait for answers still being written (shutdown, tests)."""
+        while self._tasks:
+            done, _ = await asyncio.wait(set(self._tasks), timeout=timeout)
+            if not done:
+                break
+
+    async def close(self) -> None:
+        await self.drain(timeout=10)
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+            self._socket = None
+
+    # --- outbound -------------------------------------------------------------------
+
+    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+        """Post a weekly digest (one or more messages); returns their `ts`, raises
+        `DeliveryError` when Slack did not take every part."""
+        return await self._post_all(channel_id, render_digest_messages(digest))
+
+    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
+        """Post a reply (a notice, an answer) to a channel; returns the messages' `ts`."""
+        return await self._post_all(channel_id, render_reply_messages(reply))
+
+    async def _post_all(self, channel_id: str, messages: list[SlackMessage],
+                        thread_ts: str | None = None) -> list[str]:
+        posted: list[str] = []
+        for message in messages:
+            try:
+                posted.append(await self._post(channel_id, message, thread_ts))
+            except DeliveryError as exc:
+                if posted:
+                    raise DeliveryError(
+                        f"{exc} (after {len(posted)} of {len(messages)} parts were posted)"
+                    ) from None
+                raise
+        return posted
+
+    async def _post(self, channel_id: str, message: SlackMessage,
+                    thread_ts: str | None = None) -> str:
+        try:
+            response = await self.client.chat_postMessage(
+                channel=channel_id, thread_ts=thread_ts, unfurl_links=False,
+                unfurl_media=False, **message.as_post())
+        except SlackApiError as exc:
+            # An error page instead of JSON leaves `data` a string.
+            data = exc.response.data
+            error = data.get("error") if isinstance(data, dict) else None
+            reason = error or f"HTTP {exc.response.status_code}"
+            raise DeliveryError(
+                f"Slack refused chat.postMessage to {channel_id}: {reason}") from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise DeliveryError(
+                f"Slack could not be reached for chat.postMessage to {channel_id}: "
+                f"{type(exc).__name__}") from None
+        return str(response.get("ts", ""))
+
+    async def _respond(self, response_url: str, message: SlackMessage) -> None:
+        """One answer through a slash command's response_url (the URL is a credential of
+        sorts: it is never logged)."""
+        client = AsyncWebhookClient(url=response_url, retry_handlers=self._retry_handlers)
+        try:
+            response = await client.send_dict({
+                **message.as_post(), "response_type": message.response_type,
+                "unfurl_links": False, "unfurl_media": False,
+            })
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise DeliveryError(
+                f"Slack could not be reached on the response_url: {type(exc).__name__}"
+            ) from None
+        if response.status_code != 200:
+            raise DeliveryError(
+                f"Slack refused the response_url answer: HTTP {response.status_code} "
+                f"{str(response.body)[:80]}")
+
+    # --- inbound --------------------------------------------------------------------
+
+    async def _endpoint(self, request: Request) -> Response:
+        """Bolt checks the signature and dispatches; a body Bolt cannot even read is
+        answered 401 when unsigned and 400 when signed - never 500."""
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            return JSONResponse({"error": "payload too large"}, status_code=413)
+        try:
+            return await self._http.handle(request)
+        except Exception:
+            headers = {k: v for k, v in request.headers.items()}
+            if not self._verifier.is_valid_request(body, headers):
+                return JSONResponse({"error": "invalid request"}, status_code=401)
+            logger.warning("unreadable Slack request (%d bytes)", len(body), exc_info=True)
+            return JSONResponse({"error": "bad request"}, status_code=400)
+
+    async def _skip_repeats(
+        self,
+        body: Mapping[str, Any],
+        request: AsyncBoltRequest,
+        next: Callable[[], Awaitable[BoltResponse]],  # Bolt passes arguments by name
+    ) -> BoltResponse:
+        """One question, one answer: a delivery already seen (Slack's retries carry the
+        same event_id) is acknowledged and dropped. Runs after Bolt's signature check."""
+        key = delivery_key(body)
+        if key is not None:
+            try:
+                first = await self.deduper.first(self.platform, key)
+            except Exception:
+                # Without Redis a retry may be answered twice; silence would be worse.
+                logger.warning("dedupe store unavailable; handling %s anyway", key)
+                first = True
+            if not first:
+                retry = request.headers.get("x-slack-retry-num", ["-"])[0]
+                logger.info("skipping repeated Slack delivery %s (retry %s)", key, retry)
+                return BoltResponse(status=200, body="")
+        return await next()
+
+    async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """Acknowledge the slash command at once (Slack waits 3 s); answer afterwards."""
+        await ack()
+        question = read_question(body)
+        if question is not None:
+            self._spawn(self._answer(question))
+
+    async def _on_event(self, body: dict[str, Any]) -> None:
+        """Events are acknowledged by Bolt before this runs; questions get an answer."""
+        question = read_question(body)
+        if question is not None:
+            self._spawn(self._answer(question))
+
+    async def _on_link_click(self, ack: AsyncAck) -> None:
+        """Link buttons still send a click to the app; acknowledging it is all to do."""
+        await ack()
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, question: SlackQuestion) -> None:
+        """Parse, ask the handler, render, deliver. Whatever fails, the user is answered
+        if Slack can be reached at all, and the log says why (never a traceback in chat)."""
+        channel = self.config.channel(f"{self.platform}:{question.channel_id}")
+        command = parse_command(question.text, default_lang=channel.lang if channel else "en",
+                                bot_names=self.bot_names)
+        try:
+            reply = await self.handler.handle(command, channel=channel, user=question.user_id)
+            messages = render_reply_messages(reply)
+        except Exception:
+            logger.exception("answering %r from Slack failed", command.kind)
+            failure = Reply(kind="error", lang=command.lang, error="internal-error")
+            messages = render_reply_messages(failure)
+        try:
+            await self._deliver(question, messages)
+        except DeliveryError as exc:
+            logger.warning("answer to Slack %s %s not delivered: %s",
+                           question.origin, question.channel_id, exc)
+
+    async def _deliver(self, question: SlackQuestion, messages: list[SlackMessage]) -> None:
+        if question.response_url and len(messages) <= RESPONSE_URL_POSTS:
+            for message in messages:
+                await self._respond(question.response_url, message)
+            return
+        await self._post_all(question.channel_id, messages, question.thread_ts)

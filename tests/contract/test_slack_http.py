@@ -1,0 +1,564 @@
+"""Slack over HTTP: the real Bolt app and slack_sdk client against the fake Slack.
+
+Inbound requests carry real v0 signatures (slack_sdk's `SignatureVerifier`); answers are
+read back from what the fake Slack received, blocks and escaping included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+from starlette.applications import Starlette
+
+from adapters.base import DeliveryError
+from adapters.slack import EVENTS_PATH, SlackAdapter
+from bot.commands import CommandHandler
+from bot.config import ChannelConfig, Config, load_config
+from bot.dedupe import Deduper
+from bot.models import Command, Reply
+from bot.snapshot import read_snapshot
+from bot.source import SnapshotSource
+from tests.conftest import EXAMPLES
+from tests.contract.test_slack_render import (
+    assert_valid,
+    example_digest,
+    markup_problems,
+    texts_of,
+)
+from tests.fakes.chat import InMemorySubscriptionStore
+from tests.fakes.slack import (
+    APP_TOKEN,
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    FakeSlack,
+    SlackPayloads,
+    signed_headers,
+)
+
+NOW = datetime(2026, 7, 22, 10, 0, tzinfo=ZoneInfo("Asia/Shanghai"))  # 2026-W30
+CHANNEL = "C0123456"  # the example config's Slack channel (zh, acme/lumen)
+FORM = "application/x-www-form-urlencoded"
+JSON = "application/json"
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def config() -> Config:
+    return load_config(EXAMPLES / "prdigest.toml")
+
+
+@pytest.fixture
+def slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def deduper(redis_url: str) -> AsyncIterator[Deduper]:
+    client = aioredis.Redis.from_url(redis_url)
+    yield Deduper(client)
+    await client.aclose()
+
+
+def real_handler(config: Config) -> CommandHandler:
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    return CommandHandler(config, SnapshotSource(snapshot), InMemorySubscriptionStore(),
+                          now=lambda: NOW)
+
+
+class RecordingHandler:
+    """Answers with a fixed reply (or raises), recording what it was asked."""
+
+    def __init__(self, reply: Reply | None = None, *, fail: bool = False,
+                 gate: asyncio.Event | None = None) -> None:
+        self.reply = reply or Reply(kind="subscribed", lang="en", topics=("npu",))
+        self.fail = fail
+        self.gate = gate
+        self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
+
+    async def handle(self, command: Command, *, channel: ChannelConfig | None,
+                     user: str | None = None) -> Reply:
+        self.asked.append((command, channel, user))
+        if self.gate is not None:
+            await self.gate.wait()
+        if self.fail:
+            raise RuntimeError("handler broke")
+        return self.reply
+
+
+def make_adapter(config: Config, handler: Any, deduper: Deduper, fake: FakeSlack,
+                 **overrides: Any) -> SlackAdapter:
+    adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
+                                       **overrides)
+    assert adapter is not None
+    return adapter
+
+
+def http_client(adapter: SlackAdapter) -> httpx.AsyncClient:
+    app = Starlette(routes=adapter.routes())
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot")
+
+
+async def post_signed(client: httpx.AsyncClient, body: str, content_type: str,
+                      **sign: Any) -> httpx.Response:
+    headers = signed_headers(body, content_type=content_type, **sign)
+    return await client.post(EVENTS_PATH, content=body.encode(), headers=headers)
+
+
+def slash(payloads: SlackPayloads, fake: FakeSlack, text: str, **values: Any) -> str:
+    return urlencode(payloads.slash_command(text, response_url=fake.response_url(), **values))
+
+
+def shown(payload: dict[str, Any]) -> str:
+    return "\n".join(texts_of(payload.get("blocks", [])))
+
+
+# --- slash commands ----------------------------------------------------------------------
+
+
+async def test_a_slash_command_is_acknowledged_then_answered_on_its_response_url(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
+    async with http_client(adapter) as client:
+        response = await post_signed(client, slash(SlackPayloads(), fake_slack,
+                                                   "risks for #1201"), FORM)
+        assert response.status_code == 200
+        assert response.text == ""  # the answer follows on the response_url
+        await adapter.drain()
+    [answer] = fake_slack.posted("response")
+    assert_valid(answer)
+    assert answer["response_type"] == "in_channel"
+    assert answer["unfurl_links"] is False
+    text = shown(answer)
+    assert "#1201" in text and "kv_cache.py" in text
+    assert re.search(r"[\u4e00-\u9fff]", text) is None  # asked in English, answered so
+    assert answer["blocks"][0]["accessory"]["url"] == "https://github.com/acme/lumen/pull/1201"
+    assert fake_slack.calls("chat.postMessage") == []
+
+
+async def test_the_digest_asked_in_chinese_comes_back_whole_and_escaped(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
+    async with http_client(adapter) as client:
+        await post_signed(client, slash(SlackPayloads(), fake_slack, "上周周报"), FORM)
+        await adapter.drain()
+    answers = fake_slack.posted("response")
+    assert answers
+    for answer in answers:
+        assert_valid(answer)
+    text = "\n".join(shown(a) for a in answers)
+    assert "acme/lumen 2026 年第 29 周周报" in text
+    assert "&lt;!channel&gt;" in text and "<!channel>" not in text
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    numbers = {int(n) for n in re.findall(r"#(\d+)", text)}
+    assert numbers and numbers <= {p.number for p in snapshot.pulls}
+
+
+async def test_the_ack_does_not_wait_for_a_slow_answer(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    gate = asyncio.Event()
+    handler = RecordingHandler(gate=gate)
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    async with http_client(adapter) as client:
+        started = time.monotonic()
+        response = await post_signed(client, slash(SlackPayloads(), fake_slack, "digest"), FORM)
+        assert response.status_code == 200
+        assert time.monotonic() - started < 3
+        assert fake_slack.calls("response") == []  # still thinking
+        gate.set()
+        await adapter.drain()
+    assert len(fake_slack.posted("response")) == 1
+
+
+async def test_a_question_outside_the_grammar_gets_help_in_the_askers_language(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
+    async with http_client(adapter) as client:
+        await post_signed(client, slash(SlackPayloads(), fake_slack, "今天天气 <!here>"), FORM)
+        await adapter.drain()
+    [answer] = fake_slack.posted("response")
+    assert answer["response_type"] == "ephemeral"
+    text = shown(answer)
+    assert "/prdigest" in text and re.search(r"[\u4e00-\u9fff]", text)
+    assert "<!here>" not in text and "&lt;!here&gt;" in text
+
+
+async def test_a_channel_outside_the_config_is_refused_politely(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
+    async with http_client(adapter) as client:
+        await post_signed(client, slash(SlackPayloads(), fake_slack, "digest",
+                                        channel_id="C0OTHER01"), FORM)
+        await adapter.drain()
+    [answer] = fake_slack.posted("response")
+    assert answer["response_type"] == "ephemeral"
+    assert "config" in shown(answer)
+    assert "2026" not in shown(answer)  # no data for a stranger
+
+
+async def test_a_failing_handler_still_gets_the_user_an_answer_without_a_traceback(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    adapter = make_adapter(config, RecordingHandler(fail=True), deduper, fake_slack)
+    async with http_client(adapter) as client:
+        await post_signed(client, slash(SlackPayloads(), fake_slack, "digest"), FORM)
+        await adapter.drain()
+    [answer] = fake_slack.posted("response")
+    assert "went wrong" in shown(answer)
+    assert "Traceback" not in json.dumps(answer) and "RuntimeError" not in json.dumps(answer)
+    assert "handler broke" in caplog.text  # the log keeps it
+
+
+# --- signatures ----------------------------------------------------------------------------
+
+
+# Timestamps are offsets from the moment of sending (computed then, not at import).
+BAD_SIGNATURES: dict[str, dict[str, Any]] = {
+    "another secret": {"secret": "not-the-signing-secret"},
+    "stale by 301 s": {"offset": -301},
+    "from the future by 301 s": {"offset": 301},
+}
+
+
+@pytest.mark.parametrize("case", [*BAD_SIGNATURES, "missing headers", "tampered body"])
+async def test_a_bad_or_stale_signature_gets_401_and_causes_nothing(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+) -> None:
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    body = slash(SlackPayloads(), fake_slack, "digest")
+    async with http_client(adapter) as client:
+        if case == "missing headers":
+            response = await client.post(EVENTS_PATH, content=body,
+                                         headers={"Content-Type": FORM})
+        elif case == "tampered body":
+            headers = signed_headers(body)
+            response = await client.post(EVENTS_PATH, content=body.replace("digest", "topics"),
+                                         headers=headers)
+        else:
+            sign = dict(BAD_SIGNATURES[case])
+            if "offset" in sign:
+                sign["timestamp"] = int(time.time()) + sign.pop("offset")
+            response = await post_signed(client, body, FORM, **sign)
+        await adapter.drain()
+    assert response.status_code == 401
+    assert handler.asked == []
+    assert fake_slack.requests == []
+
+
+async def test_a_signed_body_nobody_can_read_gets_400_and_an_unsigned_one_401(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    async with http_client(adapter) as client:
+        garbage = '{"type": "event_callback", "event": '
+        assert (await post_signed(client, garbage, JSON)).status_code == 400
+        unsigned = await client.post(EVENTS_PATH, content=garbage,
+                                     headers={"Content-Type": JSON})
+        assert unsigned.status_code == 401
+        big = "x" * (2 << 20)
+        assert (await post_signed(client, big, FORM)).status_code == 413
+        await adapter.drain()
+    assert handler.asked == []
+
+
+async def test_url_verification_is_answered_once_signed(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
+    body = json.dumps({"token": "t", "challenge": "c-123", "type": "url_verification"})
+    async with http_client(adapter) as client:
+        response = await post_signed(client, body, JSON)
+        assert response.status_code == 200
+        assert response.json() == {"challenge": "c-123"}
+        unsigned = await client.post(EVENTS_PATH, content=body, headers={"Content-Type": JSON})
+        assert unsigned.status_code == 401
+
+
+# --- events: mentions and direct messages ---------------------------------------------------
+
+
+async def test_a_mention_is_answered_in_its_thread(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    payloads = SlackPayloads()
+    event = payloads.app_mention("<@UBOT0001> subscribe npu", ts="1700000100.000100")
+    async with http_client(adapter) as client:
+        response = await post_signed(client, json.dumps(payloads.event_callback(event)), JSON)
+        assert response.status_code == 200
+        await adapter.drain()
+    [post] = fake_slack.posted()
+    assert post["channel"] == CHANNEL
+    assert post["thread_ts"] == "1700000100.000100"
+    assert_valid(post)
+    [(command, channel, user)] = handler.asked
+    assert command.kind == "subscribe" and command.topics == ("npu",)
+    assert channel is not None and channel.key == f"slack:{CHANNEL}"
+    assert user == "U0USER01"
+    auth = fake_slack.calls("chat.postMessage")[0].headers["authorization"]
+    assert auth == f"Bearer {BOT_TOKEN}"
+
+
+async def test_a_direct_message_is_answered_in_the_direct_conversation(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
+    payloads = SlackPayloads()
+    event = payloads.direct_message("help")
+    async with http_client(adapter) as client:
+        await post_signed(client, json.dumps(payloads.event_callback(event)), JSON)
+        await adapter.drain()
+    [post] = fake_slack.posted()
+    assert post["channel"] == "D0DIRECT1"
+    assert "thread_ts" not in post or post["thread_ts"] is None
+    assert "/prdigest" in shown(post)
+
+
+IGNORED_EVENTS = {
+    "the bot's own message": {"user": "UBOT0001"},
+    "another bot's message": {"bot_id": "B0OTHER01", "subtype": "bot_message"},
+    "an edit": {"subtype": "message_changed"},
+    "a message in a channel": {"channel_type": "channel", "channel": CHANNEL},
+}
+
+
+@pytest.mark.parametrize("case", IGNORED_EVENTS)
+async def test_messages_that_are_not_questions_get_no_answer(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+) -> None:
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    payloads = SlackPayloads()
+    event = payloads.direct_message("digest", **IGNORED_EVENTS[case])
+    async with http_client(adapter) as client:
+        response = await post_signed(client, json.dumps(payloads.event_callback(event)), JSON)
+        assert response.status_code == 200
+        await adapter.drain()
+    assert handler.asked == []
+    assert fake_slack.calls("chat.postMessage") == []
+
+
+async def test_a_click_on_a_link_button_is_acknowledged(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    payload = {
+        "type": "block_actions", "team": {"id": "T0TEAM01"}, "user": {"id": "U0USER01"},
+        "api_app_id": "A0FAKE01", "token": "t", "trigger_id": "1.2.3",
+        "channel": {"id": CHANNEL}, "container": {"type": "message"},
+        "actions": [{"type": "button", "action_id": "prdigest.open-pull-1201",
+                     "block_id": "b1", "action_ts": "1700000000.1",
+                     "url": "https://github.com/acme/lumen/pull/1201"}],
+    }
+    async with http_client(adapter) as client:
+        response = await post_signed(client, urlencode({"payload": json.dumps(payload)}), FORM)
+        await adapter.drain()
+    assert response.status_code == 200
+    assert handler.asked == []
+
+
+# --- retries: one question, one answer -----------------------------------------------------
+
+
+async def test_a_retried_event_is_answered_once_even_on_another_replica(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None,
+    redis_url: str
+) -> None:
+    handler = RecordingHandler()
+    first = make_adapter(config, handler, deduper, fake_slack)
+    other_redis = aioredis.Redis.from_url(redis_url)
+    second = make_adapter(config, handler, Deduper(other_redis), fake_slack)
+    payloads = SlackPayloads()
+    body = json.dumps(payloads.event_callback(payloads.app_mention("<@UBOT0001> digest")))
+    try:
+        async with http_client(first) as one, http_client(second) as two:
+            assert (await post_signed(one, body, JSON)).status_code == 200
+            for attempt, client in ((1, two), (2, one)):
+                headers = signed_headers(body, content_type=JSON)
+                headers |= {"X-Slack-Retry-Num": str(attempt),
+                            "X-Slack-Retry-Reason": "http_timeout"}
+                retry = await client.post(EVENTS_PATH, content=body, headers=headers)
+                assert retry.status_code == 200
+            await first.drain()
+            await second.drain()
+    finally:
+        await other_redis.aclose()
+    assert len(handler.asked) == 1
+    assert len(fake_slack.posted()) == 1
+
+
+async def test_a_new_event_with_a_retry_header_is_still_answered(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    """The first delivery may never have arrived; the retry is then the only one."""
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    payloads = SlackPayloads()
+    body = json.dumps(payloads.event_callback(payloads.app_mention("<@UBOT0001> digest")))
+    async with http_client(adapter) as client:
+        headers = signed_headers(body, content_type=JSON) | {"X-Slack-Retry-Num": "1"}
+        assert (await client.post(EVENTS_PATH, content=body, headers=headers)).status_code == 200
+        await adapter.drain()
+    assert len(fake_slack.posted()) == 1
+
+
+# --- posting digests and replies ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_the_example_digest_arrives_whole_within_slacks_limits(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, lang: str
+) -> None:
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
+    digest = example_digest(lang)  # type: ignore[arg-type]
+    ids = await adapter.post_digest(CHANNEL, digest)
+    posts = fake_slack.posted()
+    assert len(ids) == len(posts) >= 1 and all(ids)
+    snapshot_numbers = {p.number for p in read_snapshot(EXAMPLES / "snapshot.json").pulls}
+    everything = ""
+    for post in posts:
+        assert post["channel"] == CHANNEL
+        assert post["unfurl_links"] is False
+        assert_valid(post)
+        everything += shown(post) + "\n"
+        for text in texts_of(post["blocks"]):
+            assert markup_problems(text) == []
+    numbers = {int(n) for n in re.findall(r"#(\d+)", everything)}
+    numbers |= {int(n) for n in re.findall(r"/pull/(\d+)", json.dumps(posts))}
+    assert numbers and numbers <= snapshot_numbers
+    for pull in digest.key_pulls[:6]:
+        assert pull.summary.replace("&", "&amp;").replace("<", "&lt;").replace(
+            ">", "&gt;") in everything
+    assert "&lt;!channel&gt;" in everything and "<!channel>" not in json.dumps(posts)
+    # Exactly what the renderer produced went over the wire.
+    from bot.render.slack import render_digest_messages
+    assert [p["blocks"] for p in posts] == [list(m.blocks) for m in
+                                            render_digest_messages(digest)]
+
+
+async def test_a_rate_limited_post_is_retried_after_retry_after(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
+    fake_slack.fail_next("chat.postMessage", status=429, headers={"Retry-After": "0"},
+                         body={"ok": False, "error": "ratelimited"})
+    reply = Reply(kind="subscribed", lang="en", topics=("npu",))
+    ids = await adapter.send_reply(CHANNEL, reply)
+    calls = fake_slack.calls("chat.postMessage")
+    assert [c.status for c in calls] == [429, 200]
+    assert calls[0].body == calls[1].body
+    assert len(ids) == 1
+
+
+async def test_a_rate_limited_response_url_is_retried(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
+    fake_slack.fail_next("response", status=429, headers={"Retry-After": "0"})
+    async with http_client(adapter) as client:
+        await post_signed(client, slash(SlackPayloads(), fake_slack, "subscribe npu"), FORM)
+        await adapter.drain()
+    assert [c.status for c in fake_slack.calls("response")] == [429, 200]
+
+
+DELIVERY_FAILURES = {
+    "channel_not_found": ({"status": 200, "body": {"ok": False, "error": "channel_not_found"}},
+                          "channel_not_found"),
+    "not_in_channel": ({"status": 200, "body": {"ok": False, "error": "not_in_channel"}},
+                       "not_in_channel"),
+    "server error": ({"status": 500, "body": "oops"}, "HTTP 500"),
+    "rate limited past the retries": (
+        {"status": 429, "headers": {"Retry-After": "0"}, "times": 3,
+         "body": {"ok": False, "error": "ratelimited"}}, "ratelimited"),
+}
+
+
+@pytest.mark.parametrize("case", DELIVERY_FAILURES)
+async def test_a_post_slack_refuses_raises_delivery_error_without_secrets(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+) -> None:
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
+    failure, reason = DELIVERY_FAILURES[case]
+    fake_slack.fail_next("chat.postMessage", **failure)
+    with pytest.raises(DeliveryError) as raised:
+        await adapter.post_digest(CHANNEL, example_digest("en"))
+    assert reason in str(raised.value)
+    assert BOT_TOKEN not in str(raised.value) and SIGNING_SECRET not in str(raised.value)
+
+
+async def test_slack_unreachable_raises_delivery_error(
+    config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    with FakeSlack() as fake:
+        url = fake.base_url
+    adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper, api_url=url)
+    assert adapter is not None
+    with pytest.raises(DeliveryError, match="could not be reached"):
+        await adapter.send_reply(CHANNEL, Reply(kind="subscribed", lang="en", topics=("a",)))
+
+
+async def test_a_failed_later_part_says_how_far_it_got(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    from tests.contract.test_slack_render import _huge_digest
+
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
+    fake_slack.fail_next("chat.postMessage", after=1,
+                         body={"ok": False, "error": "is_archived"})
+    with pytest.raises(DeliveryError) as raised:
+        await adapter.post_digest(CHANNEL, _huge_digest("en"))
+    assert "is_archived" in str(raised.value)
+    assert "after 1 of" in str(raised.value)
+    assert len(fake_slack.posted()) == 1
+
+
+# --- configuration -------------------------------------------------------------------------
+
+
+def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    deduper = Deduper(None)
+    assert SlackAdapter.from_config(config, RecordingHandler(), deduper) is None
+    assert SlackAdapter.missing_settings(config) == ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    assert SlackAdapter.from_config(config, RecordingHandler(), deduper) is None
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper)
+    assert adapter is not None
+    assert SlackAdapter.missing_settings(config) == []
+    status = json.dumps(adapter.status())
+    assert adapter.status()["configured"] is True and adapter.status()["mode"] == "http"
+    for value in (BOT_TOKEN, SIGNING_SECRET, APP_TOKEN):
+        assert value not in status
+    assert [route.path for route in adapter.routes()] == [EVENTS_PATH]  # type: ignore[attr-defined]
