@@ -30,6 +30,7 @@ _CJK = re.compile(
     r"[\u3001-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 )
 _CJK_RUN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_GAP = re.compile(rf"(?<=[{_CJK_RUN}])\s+(?=[{_CJK_RUN}])")
 
 # Slack wraps mentions, channels and links in angle brackets: <@U1|ann>, <#C1|x>, <url|label>.
 _SLACK_REFERENCE = re.compile(r"<[@#!][^>]*>")
@@ -95,7 +96,7 @@ _SUBSCRIPTION_KINDS: dict[str, CommandKind] = {
 }
 _TOPIC_SEPARATORS = re.compile(r"[\s,;/|+&、]+|以及|还有|和|与|及|跟")
 _TOPIC_FILLERS = frozenset({
-    "to", "and", "the", "topic", "topics", "module", "modules", "on",
+    "to", "from", "and", "the", "topic", "topics", "module", "modules", "on",
     "主题", "话题", "模块", "这些",
 })
 _TOPIC_EDGES = ".!?:\"'`#()[]{}<>「」『』“”‘’《》。！？：（）【】"
@@ -112,7 +113,7 @@ _CJK_FILLERS = re.compile(
         ("请问", "请", "帮我", "帮忙", "给我", "麻烦", "一下", "看看", "看下", "查看", "查询",
          "查一下", "查下", "显示", "列出", "所有", "全部", "这个", "那个", "有没有", "有什么",
          "有哪些", "有啥", "是什么", "什么", "哪些", "存在", "主要", "我想", "我要", "我",
-         "的", "了", "吗", "呢", "吧", "啊", "呀"),
+         "如何", "怎么样", "怎样", "是", "的", "了", "吗", "呢", "吧", "啊", "呀"),
         key=len, reverse=True,
     ))
 )
@@ -126,7 +127,9 @@ _VERBS: dict[str, CommandKind] = {
     "summarize pr": "summary", "overview": "summary", "explain": "summary",
     "pr": "summary", "pull": "summary", "pull request": "summary",
     "总结": "summary", "摘要": "summary", "概要": "summary", "概述": "summary",
-    "简介": "summary", "介绍": "summary",
+    "简介": "summary", "介绍": "summary", "内容": "summary", "改动": "summary",
+    # `#6974 是做什么的`, `#6974 讲了什么`, `#6974 改了什么` once the fillers are gone
+    "做": "summary", "干": "summary", "干嘛": "summary", "讲": "summary", "改": "summary",
     "digest": "digest", "weekly": "digest", "weekly digest": "digest",
     "report": "digest", "weekly report": "digest", "周报": "digest", "週報": "digest",
     "周报告": "digest", "每周总结": "digest",
@@ -169,6 +172,8 @@ def clean_text(text: str, bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> str:
     text = _MENTION_WORD.sub(" ", text)
     text = _MENTION_PREFIX.sub(" ", text)
     text = " ".join(text.split())
+    # Chinese is written without spaces: `取消 订阅` is `取消订阅`.
+    text = _CJK_GAP.sub("", text)
     names = [re.escape(name) for name in bot_names if name]
     if names:
         own_name = re.compile(rf"^/?(?:{'|'.join(names)})(?![A-Za-z0-9_])[\s:,，：]*", re.I)
@@ -351,7 +356,7 @@ def parse_command(
 
 def canonical_text(command: Command) -> str:
     """The command written in the grammar's plainest English form; parsing it gives the
-    same command back (`risks owner/repo#7035`, `digest last week`, `subscribe npu`)."""
+    same command back (`risks owner/repo#7035`, `digest last week`, `subscribe npu, ci`)."""
     if command.kind in ("risks", "summary"):
         if command.pull is None:
             return command.kind
@@ -364,5 +369,6 @@ def canonical_text(command: Command) -> str:
             return f"digest {command.week} week"
         return f"digest {command.week}"
     if command.kind in ("subscribe", "unsubscribe"):
-        return " ".join((command.kind, *command.topics))
+        # Commas, not spaces: spaces between Chinese names would join them into one.
+        return f"{command.kind} {', '.join(command.topics)}".rstrip()
     return command.kind

@@ -35,6 +35,16 @@ PHRASES: list[tuple[str, str, str, str | None, int | None, str | None, tuple[str
     ("取消订阅 npu", "unsubscribe", "zh", None, None, None, ("npu",)),
     ("help", "help", "en", None, None, None, ()),
     ("帮助", "help", "zh", None, None, None, ()),
+    ("unsubscribe from npu", "unsubscribe", "en", None, None, None, ("npu",)),
+    ("取消 订阅 npu", "unsubscribe", "zh", None, None, None, ("npu",)),
+    ("7035 风险如何", "risks", "zh", None, 7035, None, ()),
+    ("#7035 风险是什么", "risks", "zh", None, 7035, None, ()),
+    ("#6974 是做什么的", "summary", "zh", None, 6974, None, ()),
+    ("#6974 讲了什么", "summary", "zh", None, 6974, None, ()),
+    ("总结 一下 #6974", "summary", "zh", None, 6974, None, ()),
+    ("what does #6974 do", "summary", "en", None, 6974, None, ()),
+    ("给我看看上周的周报", "digest", "zh", None, None, "last", ()),
+    ("@周报机器人 风险 #7035", "risks", "zh", None, 7035, None, ()),
     # owner/repo#N wherever a PR goes
     ("risks for verl-project/verl#7035", "risks", "en", "verl-project/verl", 7035, None, ()),
     ("verl-project/verl#7035 有什么风险", "risks", "zh", "verl-project/verl", 7035, None, ()),
@@ -212,7 +222,7 @@ command_words = st.sampled_from([
     "risks", "risk", "summary", "pr", "digest", "topics", "subscribe", "unsubscribe",
     "help", "风险", "总结", "周报", "订阅", "取消订阅", "帮助", "#7035", "7035",
     "verl-project/verl#6974", "2026-W29", "last week", "上周", "本周", "npu", "和", ",",
-    "@bot", "/", "＃", "的", "有什么", "for", " ",
+    "@bot", "/", "＃", "的", "有什么", "for", " ", "国产", "硬件", "、", "取消",
 ])
 chatty_text = st.lists(command_words, max_size=8).map(" ".join)
 any_text = st.one_of(st.text(max_size=300), chatty_text)
@@ -247,7 +257,9 @@ def test_parse_is_idempotent_on_the_canonical_form(text: str) -> None:
         ("总结 verl-project/verl#6974", "summary verl-project/verl#6974"),
         ("上周周报", "digest last week"),
         ("周报 2026-W29", "digest 2026-W29"),
-        ("订阅 npu 和 rollout", "subscribe npu rollout"),
+        ("订阅 npu 和 rollout", "subscribe npu, rollout"),
+        ("订阅 国产、硬件", "subscribe 国产, 硬件"),
+        ("subscribe", "subscribe"),
         ("你好", "help"),
     ],
 )
