@@ -1,0 +1,116 @@
+"""Slack Socket Mode: Bolt's aiohttp Socket Mode client against the fake Slack's WebSocket.
+
+The same listeners as HTTP mode answer; envelopes are acknowledged over the socket and a
+re-sent envelope (`retry_attempt`) is answered once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+
+from adapters.slack import SlackAdapter
+from bot.config import Config, load_config
+from bot.dedupe import Deduper
+from tests.conftest import EXAMPLES
+from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
+from tests.contract.test_slack_render import assert_valid
+from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def config() -> Config:
+    return load_config(EXAMPLES / "prdigest.toml")
+
+
+@pytest.fixture
+def socket_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+    monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def deduper(redis_url: str) -> AsyncIterator[Deduper]:
+    client = aioredis.Redis.from_url(redis_url)
+    yield Deduper(client)
+    await client.aclose()
+
+
+def acked(fake: FakeSlack, envelope_id: str) -> bool:
+    return any(m.get("envelope_id") == envelope_id for m in fake.socket_received)
+
+
+async def test_socket_mode_answers_a_slash_command_and_acks_the_envelope(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, socket_env: None
+) -> None:
+    adapter = SlackAdapter.from_config(config, real_handler(config), deduper,
+                                       api_url=fake_slack.base_url, socket_mode=True)
+    assert adapter is not None
+    assert adapter.routes() == []  # no signing secret: nothing is mounted over HTTP
+    await adapter.start()
+    try:
+        await adapter.start()  # idempotent
+        await fake_slack.wait_for_async(lambda: fake_slack.socket_connections == 1)
+        [opened] = fake_slack.calls("apps.connections.open")
+        assert opened.headers["authorization"] == f"Bearer {APP_TOKEN}"
+        assert adapter.status()["mode"] == "socket"
+        assert adapter.status()["socket_connected"] is True
+        payload = SlackPayloads().slash_command("summary #1203",
+                                                response_url=fake_slack.response_url())
+        fake_slack.send_envelope(envelope_for(payload, "slash_commands", envelope_id="env-1"))
+        await fake_slack.wait_for_async(lambda: acked(fake_slack, "env-1"))
+        await fake_slack.wait_for_async(lambda: len(fake_slack.posted("response")) == 1)
+    finally:
+        await adapter.close()
+    [answer] = fake_slack.posted("response")
+    assert_valid(answer)
+    assert "#1203" in shown(answer)
+    assert adapter.status()["socket_connected"] is False
+
+
+async def test_socket_mode_answers_a_re_sent_event_once(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, socket_env: None
+) -> None:
+    handler = RecordingHandler()
+    adapter = SlackAdapter.from_config(config, handler, deduper,
+                                       api_url=fake_slack.base_url, socket_mode=True)
+    assert adapter is not None
+    payloads = SlackPayloads()
+    body = payloads.event_callback(payloads.app_mention("<@UBOT0001> topics"))
+    await adapter.start()
+    try:
+        await fake_slack.wait_for_async(lambda: fake_slack.socket_connections == 1)
+        fake_slack.send_envelope(envelope_for(body, "events_api", envelope_id="env-2"))
+        fake_slack.send_envelope(envelope_for(body, "events_api", envelope_id="env-3",
+                                              retry_attempt=1, retry_reason="timeout"))
+        await fake_slack.wait_for_async(
+            lambda: acked(fake_slack, "env-2") and acked(fake_slack, "env-3"))
+        await fake_slack.wait_for_async(lambda: len(fake_slack.posted()) >= 1)
+        await adapter.drain()
+    finally:
+        await adapter.close()
+    assert len(handler.asked) == 1
+    [post] = fake_slack.posted()
+    assert post["thread_ts"] == body["event"]["ts"]
+
+
+def test_socket_mode_needs_the_app_token(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+    assert SlackAdapter.from_config(config, RecordingHandler(), Deduper(None),
+                                    socket_mode=True) is None
+    with pytest.raises(ValueError, match="app-level token"):
+        SlackAdapter(config, RecordingHandler(), Deduper(None), bot_token=BOT_TOKEN,
+                     signing_secret=None, socket_mode=True)
