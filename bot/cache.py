@@ -241,7 +241,7 @@ class CachedSource:
         settings = self.config.cache
         current = now < until + SETTLE
         fresh = settings.current_week_ttl_seconds if current else settings.past_week_ttl_seconds
-        return fresh, fresh + settings.past_week_ttl_seconds
+        return fresh, max(fresh + settings.past_week_ttl_seconds, 1)
 
     def fetch_week(self, repo: str, week: str, now: datetime | None = None) -> WeekData:
         """The week's PRs: cached when fresh, refreshed by changes, stale when GitHub fails.
@@ -361,7 +361,7 @@ class CachedSource:
         if pull is not None:
             settings = self.config.cache
             fresh = settings.current_week_ttl_seconds
-            keep = fresh + settings.past_week_ttl_seconds
+            keep = max(fresh + settings.past_week_ttl_seconds, 1)
             self.cache.put_pulls(repo, [pull], keep)
             self.cache.put_pointer(repo, number, CachedPointer(
                 updated_at=_stamp(pull.updated_at), fetched_at=now,

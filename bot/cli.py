@@ -14,14 +14,16 @@ from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
+import msgspec
 import typer
 
 from bot.config import Config, load_config
 from bot.engine import build_digest
 from bot.errors import SnapshotError, UserError
-from bot.models import Snapshot
+from bot.models import Digest, Snapshot
 from bot.render import render_digest
 from bot.snapshot import read_snapshot
+from bot.source import WeekData
 from bot.week import format_week, parse_week
 
 if TYPE_CHECKING:
@@ -92,15 +94,11 @@ def snapshot_for(repo: str, path: Path) -> Snapshot:
     return snapshot
 
 
-def load_week(repo: str, week: str, config: Config, snapshot_path: Path | None) -> Snapshot:
+def load_week(repo: str, week: str, config: Config, snapshot_path: Path | None) -> WeekData:
     """A week's PRs from the snapshot file, or live from GitHub through the cache."""
     if snapshot_path is not None:
-        return snapshot_for(repo, snapshot_path)
-    from bot.cache import CachedSource, cache_from_env
-    from bot.github import GitHubSource
-
-    source = CachedSource(GitHubSource(config), cache_from_env(config), config)
-    return source.fetch_week(repo, week).snapshot
+        return WeekData(snapshot=snapshot_for(repo, snapshot_path))
+    return live_week(repo, week, config)
 
 
 @app.command()
@@ -119,7 +117,8 @@ def digest(
     """Print the weekly digest of REPO for one ISO week."""
     week = format_week(*parse_week(week))
     settings = load_config(config)
-    data = load_week(repo, week, settings, snapshot)
+    loaded = load_week(repo, week, settings, snapshot)
+    data = loaded.snapshot
     result = build_digest(
         data,
         week,
@@ -128,7 +127,7 @@ def digest(
         focus_topics=tuple(t.strip() for t in topics.split(",") if t.strip()),
         previous=data,
     )
-    sys.stdout.write(render_digest(result, fmt.value))
+    sys.stdout.write(render_digest(with_stale_note(result, loaded), fmt.value))
 
 
 class ReplyFormat(StrEnum):
@@ -243,6 +242,100 @@ def _read_line(prompt: str) -> str:
     if not line:
         raise EOFError
     return line.rstrip("\n")
+
+
+# --- live data from GitHub -------------------------------------------------------------
+
+
+def progress_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A progress bar on stderr (PRs fetched of PRs found) and the function ending it.
+
+    Only at a terminal: it appears with the first figures and leaves nothing behind;
+    logs and pipes get no bar at all.
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    bar = Progress(TextColumn("fetching PRs"), BarColumn(), MofNCompleteColumn(),
+                   console=console, transient=True)
+    task = bar.add_task("fetch", total=None)
+
+    def update(done: int, total: int) -> None:
+        if not console.is_terminal:
+            return
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total)
+
+    def finish() -> None:
+        if bar.live.is_started:
+            bar.stop()
+
+    return update, finish
+
+
+def live_week(repo: str, week: str, config: Config) -> WeekData:
+    """A week from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
+    set; with a progress bar on stderr."""
+    from bot.cache import CachedSource, cache_from_env
+    from bot.github import GitHubSource
+
+    update, finish = progress_bar()
+    github = GitHubSource(config, progress=update)
+    cache = cache_from_env(config)
+    try:
+        return CachedSource(github, cache, config).fetch_week(repo, week)
+    finally:
+        finish()
+        github.close()
+        if cache is not None:
+            cache.close()
+
+
+def with_stale_note(result: Digest, loaded: WeekData) -> Digest:
+    """The digest, saying first that its data is an old cached copy when it is one."""
+    if not loaded.stale:
+        return result
+    from bot.i18n import translator
+
+    t = translator(result.lang)
+    note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
+             "minutes ago.", minutes=round((loaded.age_seconds or 0) / 60))
+    return msgspec.structs.replace(result, notes=(note, *result.notes))
+
+
+@app.command("snapshot")
+@user_errors
+def snapshot_command(
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.")],
+    week: Annotated[str, typer.Option("--week", "-w", help="ISO week such as 2026-W29.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The snapshot file to write.", dir_okay=False)
+    ],
+    config: ConfigOption = None,
+) -> None:
+    """Fetch REPO's PRs of one ISO week from GitHub into a prdigest.snapshot/1 file.
+
+    Always asks GitHub (the cache is not used), so the file is as current as GitHub.
+    """
+    from bot.github import GitHubSource
+    from bot.snapshot import write_snapshot
+
+    week = format_week(*parse_week(week))
+    settings = load_config(config)
+    update, finish = progress_bar()
+    github = GitHubSource(settings, progress=update)
+    try:
+        data = github.fetch_week(repo, week)
+    finally:
+        finish()
+        github.close()
+    try:
+        write_snapshot(data, output)
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    typer.echo(f"prdigest: wrote {len(data.pulls)} PRs of {repo} {week} to {output}", err=True)
 
 
 def main() -> None:

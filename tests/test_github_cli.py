@@ -1,0 +1,143 @@
+"""`prdigest snapshot` and live `prdigest digest` against the fake GitHub and Redis."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bot.cli import app
+from bot.models import PullRequest
+from bot.snapshot import read_snapshot
+from tests.fakes.github import FakeGitHub
+from tests.fakes.github_fixtures import build_week, week_snapshot
+from tests.redis_server import free_port
+
+REPO = "acme/widgets"
+WEEK = "2026-W29"
+TOKEN = "ghp_fake_token"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGitHub]:
+    with FakeGitHub(token=TOKEN) as server:
+        server.add_repo(REPO, build_week(REPO, count=30))
+        yield server
+
+
+def write_config(tmp_path: Path, api_url: str, *, past_ttl: int = 2592000) -> str:
+    path = tmp_path / "prdigest.toml"
+    path.write_text(f"""
+[repos."{REPO}"]
+timezone = "Asia/Shanghai"
+
+[repos."acme/secret"]
+private = true
+
+[github]
+api_url = "{api_url}"
+token_env = "TEST_GH_TOKEN"
+
+[cache]
+url_env = "TEST_REDIS_URL"
+past_week_ttl_seconds = {past_ttl}
+""")
+    return str(path)
+
+
+def run(*args: str, env: dict[str, str | None]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_snapshot_command_writes_the_fixture(fake: FakeGitHub, tmp_path: Path) -> None:
+    config = write_config(tmp_path, fake.base_url)
+    out = tmp_path / "week.json"
+    code, _, err = run("snapshot", REPO, "--week", WEEK, "-o", str(out), "--config", config,
+                       env={"TEST_GH_TOKEN": TOKEN})
+    assert code == 0, err
+    assert err.strip() == f"prdigest: wrote 30 PRs of {REPO} {WEEK} to {out}"
+    written = read_snapshot(out)
+    expected = week_snapshot(REPO, list(fake.repos[REPO].pulls.values()), WEEK,
+                             "Asia/Shanghai")
+    for mine, theirs in zip(written.pulls, expected.pulls, strict=True):
+        for name in PullRequest.__struct_fields__:
+            assert getattr(mine, name) == getattr(theirs, name), f"#{mine.number}.{name}"
+    assert {t.resolved for p in written.pulls for t in p.review_threads or ()} == {True, False}
+    assert json.loads(out.read_text())["repository"] == REPO
+
+
+def test_live_digest_is_cached_in_redis(fake: FakeGitHub, tmp_path: Path,
+                                        redis_url: str) -> None:
+    config = write_config(tmp_path, fake.base_url)
+    env: dict[str, str | None] = {"TEST_GH_TOKEN": TOKEN, "TEST_REDIS_URL": redis_url}
+    args = ("digest", REPO, "--week", WEEK, "--config", config, "--format", "json")
+    code, first, err = run(*args, env=env)
+    assert code == 0, err
+    cold = fake.count()
+    assert cold == 3
+    code, second, err = run(*args, env=env)
+    assert code == 0, err
+    assert fake.count() == cold and first == second
+    assert json.loads(first)["counts"]["total"] == 30
+
+
+def test_live_digest_without_redis_asks_github_each_time(fake: FakeGitHub,
+                                                         tmp_path: Path) -> None:
+    config = write_config(tmp_path, fake.base_url)
+    env: dict[str, str | None] = {"TEST_GH_TOKEN": TOKEN, "TEST_REDIS_URL": None}
+    args = ("digest", REPO, "--week", WEEK, "--config", config, "--format", "json")
+    assert run(*args, env=env)[0] == 0
+    assert run(*args, env=env)[0] == 0
+    assert fake.count() == 6
+
+
+def test_stale_digest_says_so_with_its_age(fake: FakeGitHub, tmp_path: Path, redis_url: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write_config(tmp_path, fake.base_url, past_ttl=1)
+    env: dict[str, str | None] = {"TEST_GH_TOKEN": TOKEN, "TEST_REDIS_URL": redis_url}
+    args = ("digest", REPO, "--week", WEEK, "--config", config, "--lang", "en", "--format",
+            "text")
+    code, fresh, err = run(*args, env=env)
+    assert code == 0, err
+    assert "could not be reached" not in fresh
+    time.sleep(1.1)  # the week is no longer fresh
+    fake.fail_next(100, 502)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # no waits between retries
+    code, stale, err = run(*args, env=env)
+    assert code == 0, err
+    assert "GitHub could not be reached; this digest uses data cached 0 minutes ago." in stale
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("rejected-token", "GitHub rejected the token in $TEST_GH_TOKEN (401 Bad credentials)"),
+        ("unknown-repo", "unknown repository acme/nope (it does not exist, or the token "
+                         "cannot see it)"),
+        ("private-no-token", "acme/secret is private: set $TEST_GH_TOKEN to a GitHub token"),
+        ("no-network", "cannot reach GitHub at http://127.0.0.1:"),
+    ],
+)
+@pytest.mark.parametrize("command", ["snapshot", "digest"])
+def test_source_errors_are_one_line_with_exit_code_2(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, message: str,
+    command: str,
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    api_url = f"http://127.0.0.1:{free_port()}" if case == "no-network" else fake.base_url
+    config = write_config(tmp_path, api_url)
+    repo = {"unknown-repo": "acme/nope", "private-no-token": "acme/secret"}.get(case, REPO)
+    token = {"rejected-token": "ghp_wrong", "private-no-token": None}.get(case, TOKEN)
+    args = ["digest", repo, "--week", WEEK] if command == "digest" else \
+        ["snapshot", repo, "--week", WEEK, "-o", str(tmp_path / "out.json")]
+    code, out, err = run(*args, "--config", config,
+                         env={"TEST_GH_TOKEN": token, "TEST_REDIS_URL": None})
+    assert code == 2
+    assert err.startswith(f"prdigest: error: {message}")
+    assert err.count("\n") == 1 and out == ""
+    assert not (tmp_path / "out.json").exists()
