@@ -89,8 +89,8 @@ class Cache:
         self._encoder = msgspec.json.Encoder()
 
     @classmethod
-    def from_url(cls, url: str) -> Cache:
-        return cls(redis.Redis.from_url(url))
+    def from_url(cls, url: str, *, prefix: str = KEY_PREFIX) -> Cache:
+        return cls(redis.Redis.from_url(url), prefix=prefix)
 
     def close(self) -> None:
         self.client.close()
