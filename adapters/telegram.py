@@ -139,8 +139,17 @@ class RetryAfterLimiter(BaseRateLimiter[None]):
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+# Loggers that may write a Bot API URL (which holds the token) or an error quoting it.
+_LOGGERS_SEEING_THE_TOKEN = (
+    "httpx", "telegram", "telegram.Bot", "telegram.ext", "telegram.ext.ExtBot",
+    "telegram.ext.Updater", "telegram.ext.Application", "telegram.request.BaseRequest",
+    "telegram.request.HTTPXRequest",
+)
+
+
 class _RedactToken(logging.Filter):
-    """httpx logs every request URL, and Bot API URLs hold the token."""
+    """Replaces the bot token in log records: httpx logs every request URL, PTB logs its
+    base URL and `InvalidToken` quotes the token."""
 
     def __init__(self, token: str) -> None:
         super().__init__()
@@ -151,6 +160,10 @@ class _RedactToken(logging.Filter):
         if self._token in message:
             record.msg = message.replace(self._token, "<token>")
             record.args = ()
+        if record.exc_info and not record.exc_text:
+            # Formatters reuse `exc_text`, so the traceback is written redacted.
+            text = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = text.replace(self._token, "<token>")
         return True
 
 
@@ -193,7 +206,8 @@ class TelegramAdapter:
         self._lock = asyncio.Lock()
         self._init_lock = asyncio.Lock()
         self._redaction = _RedactToken(token)
-        logging.getLogger("httpx").addFilter(self._redaction)
+        for name in _LOGGERS_SEEING_THE_TOKEN:
+            logging.getLogger(name).addFilter(self._redaction)
         builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
             Application.builder()
             .token(token)
@@ -341,7 +355,8 @@ class TelegramAdapter:
                 await self.application.shutdown()
                 self._handlers_added = False
                 self.application.handlers.clear()
-            logging.getLogger("httpx").removeFilter(self._redaction)
+            for name in _LOGGERS_SEEING_THE_TOKEN:
+                logging.getLogger(name).removeFilter(self._redaction)
 
     # --- inbound ---------------------------------------------------------------------
 

@@ -33,6 +33,13 @@ _ALLOWED_TAGS: dict[str, set[str]] = {
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s+[A-Za-z-]+(?:=\"[^\"<>]*\")?)*)\s*>")
 _ATTRIBUTE = re.compile(r"([A-Za-z-]+)(?:=\"([^\"<>]*)\")?")
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]+|#x[0-9A-Fa-f]+);")
+# The entity type Telegram reports for each tag.
+_ENTITY_TYPES = {
+    "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline",
+    "ins": "underline", "s": "strikethrough", "strike": "strikethrough",
+    "del": "strikethrough", "tg-spoiler": "spoiler", "span": "spoiler", "a": "text_link",
+    "code": "code", "pre": "pre", "blockquote": "blockquote", "tg-emoji": "custom_emoji",
+}
 
 
 class EntityError(ValueError):
@@ -59,9 +66,10 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
                 if not stack or stack[-1][0] != name:
                     raise EntityError(f'can\'t find start tag for end tag "{name}"')
                 opened, start, attributes = stack.pop()
-                entity: dict[str, Any] = {"type": opened, "offset": start,
+                entity: dict[str, Any] = {"type": _ENTITY_TYPES[opened], "offset": start,
                                           "length": offset - start}
-                entity.update(attributes)
+                if opened == "a":
+                    entity["url"] = attributes.get("href", "")
                 entities.append(entity)
             else:
                 attributes = {}
@@ -120,6 +128,7 @@ class _Failure:
     status: int
     description: str
     parameters: dict[str, Any] | None = None
+    after: int = 0  # calls still to answer normally before this failure
 
 
 @dataclass
@@ -173,13 +182,17 @@ class FakeTelegram:
     # --- scripting -----------------------------------------------------------------
 
     def fail_next(self, method: str, status: int, description: str, *,
-                  retry_after: int | None = None, times: int = 1) -> None:
-        """The next `times` calls of `method` get this error instead of an answer."""
-        parameters = {"retry_after": retry_after} if retry_after is not None else None
+                  retry_after: int | None = None, times: int = 1, after: int = 0,
+                  parameters: dict[str, Any] | None = None) -> None:
+        """After `after` normal answers, the next `times` calls of `method` get this
+        error; `retry_after` (a 429) and `parameters` become the error's `parameters`."""
+        if retry_after is not None:
+            parameters = {**(parameters or {}), "retry_after": retry_after}
         with self._changed:
             queue = self._state.failures.setdefault(method, deque())
-            for _ in range(times):
-                queue.append(_Failure(status, description, parameters))
+            for index in range(times):
+                queue.append(_Failure(status, description, parameters,
+                                      after=after if index == 0 else 0))
 
     def push_update(self, update: dict[str, Any]) -> None:
         """An update for `getUpdates` (long polling) to hand out."""
@@ -232,7 +245,11 @@ class FakeTelegram:
             return 401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
         with self._changed:
             queue = self._state.failures.get(request.method)
-            failure = queue.popleft() if queue else None
+            failure = None
+            if queue and queue[0].after > 0:
+                queue[0].after -= 1
+            elif queue:
+                failure = queue.popleft()
         if failure is not None:
             body: dict[str, Any] = {"ok": False, "error_code": failure.status,
                                     "description": failure.description}
