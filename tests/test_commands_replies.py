@@ -270,3 +270,11 @@ def test_every_message_gets_a_reply_in_words(text: str, admin: bool, fmt: str) -
     assert reply.error != "internal-error"
     assert reply.lang == command.lang
     assert render_reply(reply, fmt).strip()
+
+
+@pytest.mark.parametrize(("lang", "more"), [("en", "and 10 more"), ("zh", "另外 10 个")])
+def test_a_long_topic_list_is_cut_with_a_count(lang: Lang, more: str) -> None:
+    names = tuple(f"m{i:02d}" for i in range(30))
+    text = render_reply(Reply(kind="topics", lang=lang, available_topics=names), "text")
+    assert "m19" in text and "m20" not in text
+    assert more in text

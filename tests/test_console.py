@@ -239,3 +239,26 @@ def test_prdigest_chat_ends_at_end_of_input(files: tuple[Path, Path]) -> None:
     exit_code, out, _ = _run("chat", "--snapshot", str(snapshot), stdin="topics\n")
     assert exit_code == 0
     assert "This chat does not follow any topic yet." in out
+
+
+# --- the real snapshots ---------------------------------------------------------------
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("name", "question", "expected"),
+    [
+        ("verl-2026-07.json", "总结 #6974", "delta_sharded"),
+        ("verl-2026-07.json", "周报 2026-W29", "本周共处理 28 个 PR"),
+        ("verl-2026-07.json", "digest last week", "2026 week 29"),  # the data ends in W30
+        ("verl-2026-07.json", "#7035 有什么风险", "#7035"),
+        ("vllm-2026-W29.json", "digest", "vllm-project/vllm weekly report, 2026 week 29"),
+        ("vllm-2026-W29.json", "topics", "more."),
+    ],
+)
+def test_prdigest_ask_on_real_data(
+    shared_data: Path, name: str, question: str, expected: str
+) -> None:
+    exit_code, out, _ = _run("ask", question, "--snapshot", str(shared_data / name))
+    assert exit_code == 0
+    assert expected in out
