@@ -280,13 +280,17 @@ def parse_search(query: str) -> tuple[str | None, Callable[[PullRequest], bool],
         elif key in {"closed", "merged", "created", "updated"}:
             attr = {"closed": "closed_at", "merged": "merged_at",
                     "created": "created_at", "updated": "updated_at"}[key]
-            check = _date_filter(value)
-            tests.append(lambda p, a=attr, c=check: c(getattr(p, a)))
+            tests.append(_field_test(attr, _date_filter(value)))
         elif key == "sort":
             sort = value
         else:
             raise ValueError(f"unsupported search qualifier {key!r}")
     return repo, (lambda p: all(t(p) for t in tests)), sort
+
+
+def _field_test(attr: str, check: Callable[[datetime | None], bool]
+                ) -> Callable[[PullRequest], bool]:
+    return lambda pull: check(getattr(pull, attr))
 
 
 def _state_test(value: str) -> Callable[[PullRequest], bool]:
@@ -512,8 +516,8 @@ class FakeGitHub:
         if result.errors:
             errors = []
             for error in result.errors:
-                formatted = dict(error.formatted)
-                extensions = formatted.pop("extensions", None) or {}
+                formatted: dict[str, Any] = dict(error.formatted)
+                extensions: dict[str, Any] = formatted.pop("extensions", None) or {}
                 if "type" in extensions:
                     formatted["type"] = extensions["type"]
                 errors.append(formatted)

@@ -24,13 +24,14 @@ from bot.models import (
     Comment,
     FileChange,
     PullRequest,
+    PullState,
     Review,
     ReviewState,
     ReviewThread,
     Snapshot,
     ThreadComment,
 )
-from bot.week import week_period
+from bot.week import belongs_to_week, week_period
 
 MODULES = ("ci", "rollout", "trainer", "ckpt", "megatron", "vllm", "doc", "npu", "data")
 TYPES = ("feat", "fix", "refactor", "chore", "test", "perf")
@@ -158,7 +159,7 @@ def make_pull(
     repo: str,
     number: int,
     *,
-    state: str,
+    state: PullState,
     created_at: datetime,
     closed_at: datetime | None,
     sizes: dict[str, int] | None = None,
@@ -178,17 +179,17 @@ def make_pull(
     labels = tuple(
         LABELS[i] if i < len(LABELS) else f"area/{i}" for i in range(label_count)
     )
-    latest = max(
-        [created_at, *(c.created_at for c in comments if c.created_at)]
-        + [closed_at] * (closed_at is not None)
-    )
+    moments = [created_at, *(c.created_at for c in comments if c.created_at)]
+    if closed_at is not None:
+        moments.append(closed_at)
+    latest = max(moments)
     merged = state == "merged"
     return PullRequest(
         number=number,
         title=_title(rng, number),
         url=f"https://github.com/{repo}/pull/{number}",
         author=rng.choice(PEOPLE) if rng.random() > 0.05 else None,
-        state=state,  # type: ignore[arg-type]
+        state=state,
         draft=state == "open" and rng.random() < 0.3,
         created_at=created_at,
         updated_at=_seconds(latest + timedelta(seconds=rng.randrange(1, 600))),
@@ -241,7 +242,7 @@ def build_week(
             continue
         closed = _between(rng, since, until)
         created = _seconds(closed - timedelta(hours=rng.randrange(1, 24 * 20)))
-        state = "closed" if slot in _CLOSED_SLOTS else "merged"
+        state: PullState = "closed" if slot in _CLOSED_SLOTS else "merged"
         pulls.append(make_pull(
             rng, repo, number, state=state, created_at=created, closed_at=closed, sizes=sizes
         ))
@@ -285,8 +286,6 @@ def _overflow_sizes(overflow: Overflow | None) -> list[dict[str, int]]:
 
 def week_snapshot(repo: str, pulls: list[PullRequest], week: str, tz: str) -> Snapshot:
     """The snapshot a correct source returns: the PRs that belong to the week."""
-    from bot.week import belongs_to_week
-
     period = week_period(week, tz)
     kept = sorted((p for p in pulls if belongs_to_week(p, period)), key=lambda p: p.number)
     return Snapshot(repository=repo, pulls=tuple(kept))
