@@ -1,0 +1,275 @@
+"""What was posted where: the delivery ledger and the locks around it, in Redis.
+
+One ledger entry per slot - (ISO week, channel, repository) - says whether that
+week's digest went out to that channel. The scheduler and `prdigest post` both go
+through it:
+
+1. take the slot's lock (`SET NX PX`, renewed while held, released by token);
+2. read the entry again under the lock - another replica may have just finished;
+3. write the intent (`state="sending"`) *fenced* by the lock: the write happens only
+   while this holder still owns the lock, so a replica that stalled past its lock's
+   expiry cannot start a second post after another one took over;
+4. post; 5. record the platform's confirmation (`state="posted"`, message ids) as the
+   very next step; 6. release the lock.
+
+A replica killed between 4 and 5 leaves `sending` behind: the delivery is *in doubt*
+(the platform may or may not hold the message). The scheduler decides what to do with
+it (see `bot.schedule`); the ledger only records it faithfully.
+
+The lock and the ledger key of a slot share a Redis Cluster hash tag, so the fenced
+write is one script on one shard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import msgspec
+import redis.asyncio as aioredis
+
+log = logging.getLogger(__name__)
+
+KEY_PREFIX = "prdigest:v1"
+# A year and a bit: `post` without --force still knows last year's deliveries.
+LEDGER_TTL_SECONDS = 400 * 24 * 3600
+
+EntryState = Literal["sending", "posted", "failed", "held"]
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+# KEYS: lock, entry. ARGV: lock token, expected entry ('' = none), new entry, ttl seconds.
+# 1 = written, 0 = the lock is no longer ours, -1 = the entry changed meanwhile.
+_FENCED_WRITE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local current = redis.call('GET', KEYS[2])
+if current == false then current = '' end
+if current ~= ARGV[2] then return -1 end
+redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[4])
+return 1
+"""
+
+
+def _as_bytes(raw: Any) -> bytes | None:
+    """Redis answers bytes, or str when the client decodes responses; None stays None."""
+    if raw is None:
+        return None
+    return raw.encode() if isinstance(raw, str) else bytes(raw)
+
+
+@dataclass(frozen=True, order=True)
+class Slot:
+    """One scheduled delivery: a week's digest of `repo` for the channel `channel`
+    (`platform:id`). A channel may follow several repositories, hence the repo."""
+
+    week: str
+    channel: str
+    repo: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.week}:{self.channel}:{self.repo}"
+
+    def delivery_key(self, generation: int = 0) -> str:
+        """Stable across retries of the same delivery; a forced resend gets a new one.
+
+        Short and plain (`pd-` + 32 hex) so a platform's idempotency field takes it with
+        a part suffix (Feishu's `uuid` allows 50 characters).
+        """
+        digest = hashlib.sha256(f"{self.name}#{generation}".encode()).hexdigest()
+        return f"pd-{digest[:32]}"
+
+
+class LedgerEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """The state of one slot.
+
+    `first_attempt_at` is when the current `delivery_key` was first sent: a platform
+    that deduplicates by key does so only for a while after that.
+    """
+
+    state: EntryState
+    week: str
+    channel: str
+    repo: str
+    delivery_key: str
+    generation: int = 0
+    attempts: int = 0
+    failures: int = 0
+    first_attempt_at: datetime | None = None
+    last_attempt_at: datetime | None = None
+    retry_at: datetime | None = None
+    posted_at: datetime | None = None
+    message_ids: tuple[str, ...] = ()
+    replica: str = ""
+    error: str | None = None
+    forced: bool = False
+    resent_in_doubt: int = 0
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(LedgerEntry)
+
+
+def encode_entry(entry: LedgerEntry) -> bytes:
+    return _encoder.encode(entry)
+
+
+def decode_entry(raw: bytes | None) -> LedgerEntry | None:
+    """The entry, or None for a missing or unreadable one (a format change, a bad write)."""
+    if raw is None:
+        return None
+    try:
+        return _decoder.decode(raw)
+    except msgspec.DecodeError:
+        log.warning("unreadable ledger entry ignored: %r", raw[:80])
+        return None
+
+
+class RedisLock:
+    """A lock held by one token, expiring on its own when its holder dies.
+
+    `kept_alive()` renews it in the background while work runs; `lost` turns True when
+    a renewal finds the lock gone or taken (the holder stalled past the expiry).
+    """
+
+    def __init__(self, client: aioredis.Redis, key: str, *, ttl_seconds: float) -> None:
+        self.client = client
+        self.key = key
+        self.ttl_ms = max(1, int(ttl_seconds * 1000))
+        self.token = secrets.token_hex(16)
+        self.held = False
+        self.lost = False
+
+    async def acquire(self) -> bool:
+        self.held = bool(await self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        return self.held
+
+    async def acquire_waiting(self, timeout: float, poll: float = 0.05) -> bool:
+        """Acquire, waiting up to `timeout` seconds for the current holder."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not await self.acquire():
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(poll)
+        return True
+
+    async def renew(self) -> bool:
+        ok = bool(await self.client.eval(_RENEW, 1, self.key, self.token, self.ttl_ms))
+        if not ok:
+            self.lost = True
+        return ok
+
+    async def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        try:
+            await self.client.eval(_RELEASE, 1, self.key, self.token)
+        except Exception as exc:  # it expires on its own; the work is done either way
+            log.warning("could not release lock %s: %s", self.key, exc)
+
+    @contextlib.asynccontextmanager
+    async def kept_alive(self) -> AsyncIterator[RedisLock]:
+        """Renew every third of the TTL while the body runs."""
+        async def renew_forever() -> None:
+            while True:
+                await asyncio.sleep(self.ttl_ms / 3000)
+                try:
+                    if not await self.renew():
+                        log.warning("lock %s was lost while held", self.key)
+                        return
+                except Exception as exc:
+                    log.warning("could not renew lock %s: %s", self.key, exc)
+
+        task = asyncio.create_task(renew_forever())
+        try:
+            yield self
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+class Ledger:
+    """Typed access to the ledger entries and slot locks of one Redis."""
+
+    def __init__(
+        self, client: aioredis.Redis, *, prefix: str = KEY_PREFIX,
+        ttl_seconds: int = LEDGER_TTL_SECONDS,
+    ) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.ttl_seconds = ttl_seconds
+
+    def key(self, slot: Slot) -> str:
+        return f"{self.prefix}:ledger:{{{slot.name}}}"
+
+    def lock(self, slot: Slot, ttl_seconds: float) -> RedisLock:
+        return RedisLock(self.client, f"{self.prefix}:lock:post:{{{slot.name}}}",
+                         ttl_seconds=ttl_seconds)
+
+    async def read(self, slot: Slot) -> tuple[bytes | None, LedgerEntry | None]:
+        """The raw entry (for a later fenced write) and its decoded form."""
+        raw = _as_bytes(await self.client.get(self.key(slot)))
+        return raw, decode_entry(raw)
+
+    async def get(self, slot: Slot) -> LedgerEntry | None:
+        return (await self.read(slot))[1]
+
+    async def get_many(self, slots: Sequence[Slot]) -> list[LedgerEntry | None]:
+        if not slots:
+            return []
+        raws = await self.client.mget([self.key(slot) for slot in slots])
+        return [decode_entry(_as_bytes(raw)) for raw in raws]
+
+    async def write_fenced(
+        self, slot: Slot, lock: RedisLock, expected: bytes | None, entry: LedgerEntry
+    ) -> tuple[bool, bytes]:
+        """Write `entry` only while `lock` is ours and the entry is still `expected`.
+
+        Returns (written, the bytes written) - the bytes are the next `expected`.
+        """
+        data = encode_entry(entry)
+        result = await self.client.eval(
+            _FENCED_WRITE, 2, lock.key, self.key(slot), lock.token, expected or b"", data,
+            self.ttl_seconds,
+        )
+        if int(result) == 0:
+            lock.lost = True
+        return int(result) == 1, data
+
+    async def record_posted(self, slot: Slot, entry: LedgerEntry) -> LedgerEntry | None:
+        """Record a confirmed post, whoever holds the lock now - the message is out, so
+        the ledger must say so. Returns the entry it replaced."""
+        old = await self.client.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds,
+                                    get=True)
+        return decode_entry(_as_bytes(old))
+
+    async def entries(self) -> list[LedgerEntry]:
+        """Every entry (tests, operators); a SCAN, not for the hot path."""
+        found: list[LedgerEntry] = []
+        async for key in self.client.scan_iter(match=f"{self.prefix}:ledger:*", count=500):
+            entry = decode_entry(_as_bytes(await self.client.get(key)))
+            if entry is not None:
+                found.append(entry)
+        return sorted(found, key=lambda e: (e.week, e.channel, e.repo))
+
+
+def backoff(failures: int, *, base: timedelta = timedelta(minutes=1),
+            cap: timedelta = timedelta(minutes=30)) -> timedelta:
+    """1, 2, 4 ... minutes after consecutive failures, at most `cap`."""
+    return min(cap, base * (1 << max(0, min(failures - 1, 16))))

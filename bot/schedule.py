@@ -1,0 +1,629 @@
+"""The weekly posts: each channel's cron in its own time zone, once per week and channel.
+
+When a channel's cron fires, the previous ISO week (in the channel's time zone) is
+due for it. A run is due while its fire time is no older than the catch-up window
+(`server.catch_up_hours`), so a replica that starts after an outage posts what it
+missed, and nothing older. Every replica computes the same due list; the ledger
+(`bot.ledger`) makes sure each slot goes out once:
+
+- a slot already `posted` (or `held`) is skipped with one MGET for the whole tick;
+- otherwise a replica takes the slot's lock, re-reads the entry, builds the digest,
+  writes the intent fenced by the lock, posts, and records the platform's
+  confirmation as the very next step. A graceful stop (task cancelled) lets a post in
+  flight finish and be recorded, so it leaves nothing in doubt.
+
+A replica killed hard between the platform's answer and the ledger write leaves an
+entry `sending` whose outcome is unknown. The next lock holder then:
+- re-sends with the same delivery key when the platform deduplicates by that key and
+  the first send is recent enough (Feishu's message `uuid`, one hour): exactly once;
+- otherwise re-sends (`in_doubt="resend"`, the default: the team may get the digest
+  twice, never zero times) or holds the slot for an operator (`in_doubt="hold"`: never
+  twice, possibly zero; `prdigest post --force` sends it).
+Slack and Telegram have no idempotency key, so for them this window - one HTTP
+response plus one Redis write - is the part of "exactly once" no client can close.
+
+Digests are built once per (repository, week, language, focus topics) across all
+replicas (a Redis mutex and a shared copy), and a week is fetched once per
+(repository, week): the fetch runs under a mutex and, through the cached source, the
+replicas that wait read the cached copy instead of asking GitHub again.
+
+Lock expiry is Redis time (real seconds); the injectable clock decides only which
+runs are due, which is what tests control.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import os
+import random
+import socket
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal, Protocol
+
+import msgspec
+import redis.asyncio as aioredis
+from croniter import croniter
+
+from adapters.base import DeliveryError
+from bot.config import ChannelConfig, Config
+from bot.engine import build_digest
+from bot.errors import SourceError, WeekError
+from bot.i18n import translator
+from bot.ledger import (
+    KEY_PREFIX,
+    Ledger,
+    LedgerEntry,
+    RedisLock,
+    Slot,
+    backoff,
+)
+from bot.models import Digest, Lang, Snapshot
+from bot.source import Source, WeekData
+from bot.week import shift_week, week_of, week_period, zone
+
+log = logging.getLogger(__name__)
+
+# Feishu: "requests holding the same uuid send at most one message within 1 hour".
+PLATFORM_DEDUPE_WINDOWS: dict[str, timedelta] = {"feishu": timedelta(hours=1)}
+# A re-send counts as deduplicated only well inside the platform's window.
+DEDUPE_MARGIN = timedelta(minutes=5)
+# Finished weekly digests are kept a little longer than the catch-up window can reach.
+DIGEST_TTL_SECONDS = 8 * 24 * 3600
+
+InDoubt = Literal["resend", "hold"]
+PostStatus = Literal["posted", "already-posted", "held", "busy", "waiting", "failed"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Poster(Protocol):
+    """Where digests go; production dispatches to the platform adapters (`AdapterPoster`)."""
+
+    async def post_digest(
+        self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
+    ) -> list[str]:
+        """Post and return the platform's message ids; raise when it did not confirm.
+
+        `delivery_key` is the same for every retry of one delivery; a platform that
+        deduplicates by an idempotency key is given it (per message part).
+        """
+        ...
+
+    def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
+        """How long the platform drops a re-send with the same key; None: it never does."""
+        ...
+
+
+class DigestAdapter(Protocol):
+    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]: ...
+
+
+def _accepts_keyword(function: Callable[..., object], name: str) -> bool:
+    try:
+        return name in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class AdapterPoster:
+    """Sends to the adapter of `channel.platform`.
+
+    An adapter whose `post_digest` takes `idempotency_key` gets the delivery key (the
+    Feishu adapter puts it, with a part suffix, into the message's `uuid`); the
+    platform's dedupe window then applies. Other adapters are called as
+    `post_digest(channel_id, digest)`.
+    """
+
+    def __init__(self, adapters: Mapping[str, DigestAdapter]) -> None:
+        self.adapters = dict(adapters)
+        self._keyed = {platform: _accepts_keyword(adapter.post_digest, "idempotency_key")
+                       for platform, adapter in self.adapters.items()}
+
+    async def post_digest(
+        self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
+    ) -> list[str]:
+        adapter = self.adapters.get(channel.platform)
+        if adapter is None:
+            raise DeliveryError(f"{channel.platform} is not configured, so {channel.key} "
+                                "cannot be posted to")
+        if self._keyed[channel.platform]:
+            post: Callable[..., object] = adapter.post_digest
+            result = await post(channel.id, digest, idempotency_key=delivery_key)  # type: ignore[misc]
+            return list(result)
+        return await adapter.post_digest(channel.id, digest)
+
+    def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
+        if not self._keyed.get(channel.platform, False):
+            return None
+        return PLATFORM_DEDUPE_WINDOWS.get(channel.platform)
+
+
+class TopicStore(Protocol):
+    """Topics a channel subscribed to from chat (`bot.commands.SubscriptionStore`)."""
+
+    def topics(self, channel_key: str) -> set[str]: ...
+
+
+@dataclass(frozen=True)
+class DueRun:
+    """A channel whose cron fired within the catch-up window, and the week it owes."""
+
+    channel: ChannelConfig
+    week: str
+    fired_at: datetime
+
+    @property
+    def slot(self) -> Slot:
+        return Slot(self.week, self.channel.key, self.channel.repo)
+
+
+def due_runs(
+    channels: Iterable[ChannelConfig], now: datetime, catch_up: timedelta
+) -> list[DueRun]:
+    """Every (channel, week) whose cron fired in [now - catch_up, now], oldest first.
+
+    The week owed is the ISO week before the one the fire time falls in, seen from the
+    channel's time zone. A cron firing several times in a week owes that week once.
+    """
+    earliest = now - catch_up
+    runs: list[DueRun] = []
+    for channel in channels:
+        tz = zone(channel.timezone)
+        # croniter's get_prev excludes its start, so start just after `now`.
+        start = now.astimezone(tz) + timedelta(microseconds=1)
+        seen: set[str] = set()
+        while True:
+            fired: datetime = croniter(channel.schedule, start).get_prev(datetime)
+            if fired < earliest:
+                break
+            fired_week = week_of(fired, channel.timezone)
+            week = shift_week(fired_week, -1)
+            if week not in seen:
+                seen.add(week)
+                runs.append(DueRun(channel, week, fired))
+            # Jump to the start of the fire's week: earlier fires of it owe the same week.
+            start = week_period(fired_week, channel.timezone).since
+    return sorted(runs, key=lambda run: (run.fired_at, run.channel.key, run.channel.repo))
+
+
+class PostResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What one replica did about one slot in one pass.
+
+    posted: sent and confirmed now; already-posted / held: the ledger says it is done
+    (or held for an operator); busy: another replica holds the slot; waiting: an
+    earlier failure's back-off has not passed; failed: not sent, retried later.
+    `in_doubt`: this post re-sent a delivery whose earlier outcome was unknown.
+    """
+
+    channel: str
+    repo: str
+    week: str
+    status: PostStatus
+    replica: str
+    message_ids: tuple[str, ...] = ()
+    detail: str = ""
+    in_doubt: bool = False
+
+
+@dataclass
+class ScheduleStats:
+    """Counters for /metrics and the bench."""
+
+    ticks: int = 0
+    posted: int = 0
+    failed: int = 0
+    held: int = 0
+    resent_in_doubt: int = 0
+    duplicates_seen: int = 0
+    source_reads: int = 0
+    digest_builds: int = 0
+    last_tick_at: datetime | None = None
+    last_tick_seconds: float = 0.0
+
+
+_digest_decoder = msgspec.json.Decoder(Digest)
+_encoder = msgspec.json.Encoder()
+
+
+# (repository, week, language, focus topics): what makes two digests differ.
+_Variant = tuple[str, str, Lang, tuple[str, ...]]
+
+
+def default_replica_name() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{random.randrange(16**4):04x}"
+
+
+class Scheduler:
+    """Posts each channel's weekly digest once, however many replicas run it.
+
+    `tick(now)` is one pass; `run_forever(stop_event)` ticks just after every minute
+    boundary (cron's resolution) until the event is set. `post()` is the on-demand
+    path of `prdigest post`, through the same lock and ledger.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        source: Source,
+        redis_client: aioredis.Redis,
+        poster: Poster,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        subscriptions: TopicStore | None = None,
+        replica: str | None = None,
+        lock_seconds: float = 60.0,
+        build_lock_seconds: float = 120.0,
+        poll_seconds: float = 60.0,
+        concurrency: int = 16,
+        in_doubt: InDoubt = "resend",
+        previous_week: bool = True,
+        prefix: str = KEY_PREFIX,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.source = source
+        self.redis = redis_client
+        self.poster = poster
+        self.clock = clock
+        self.subscriptions = subscriptions
+        self.replica = replica or default_replica_name()
+        self.lock_seconds = lock_seconds
+        self.build_lock_seconds = build_lock_seconds
+        self.poll_seconds = poll_seconds
+        self.concurrency = max(1, concurrency)
+        self.in_doubt = in_doubt
+        self.previous_week = previous_week
+        self.prefix = prefix
+        self.rng = rng or random.Random()
+        self.ledger = Ledger(redis_client, prefix=prefix)
+        self.catch_up = timedelta(hours=config.server.catch_up_hours)
+        self.stats = ScheduleStats()
+        self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
+        self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
+
+    # --- the loop -------------------------------------------------------------------
+
+    async def run_forever(self, stop_event: asyncio.Event) -> None:
+        """Tick at start-up (catching up what was missed), then after each minute."""
+        log.info("schedule: replica %s started, %d channel(s)", self.replica,
+                 len(self.config.channels))
+        while not stop_event.is_set():
+            try:
+                await self.tick()
+            except Exception:  # Redis down, a bug: log it and try again next minute
+                log.exception("schedule: tick failed")
+            now = self.clock()
+            to_next_minute = 60.0 - (now.second + now.microsecond / 1e6)
+            delay = min(self.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop_event.wait(), timeout=delay)
+
+    async def tick(self, now: datetime | None = None) -> list[PostResult]:
+        """One pass: post every due slot that the ledger does not hold yet."""
+        now = now or self.clock()
+        started = asyncio.get_running_loop().time()
+        due = due_runs(self.config.channels, now, self.catch_up)
+        results: list[PostResult] = []
+        todo: list[DueRun] = []
+        for run, entry in zip(due, await self.ledger.get_many([r.slot for r in due]),
+                              strict=True):
+            skip = self._skip(run.slot, entry, now)
+            if skip is None:
+                todo.append(run)
+            else:
+                results.append(skip)
+        # Replicas walk the slots in different orders, so they rarely meet on a lock.
+        self.rng.shuffle(todo)
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def deliver(run: DueRun) -> PostResult:
+            async with gate:
+                return await self._deliver(run.channel, run.week, now)
+
+        try:
+            results += await asyncio.gather(*(deliver(run) for run in todo))
+        finally:
+            self._weeks.clear()
+            self.stats.ticks += 1
+            self.stats.last_tick_at = now
+            self.stats.last_tick_seconds = asyncio.get_running_loop().time() - started
+        return results
+
+    async def post(
+        self, channel: ChannelConfig, week: str, *, force: bool = False,
+        wait_seconds: float | None = None,
+    ) -> PostResult:
+        """Post `week` to `channel` now (the CLI), through the same lock and ledger.
+
+        A slot already posted (or held) is left alone unless `force`, which sends again
+        under a new delivery key; an earlier failure's back-off does not apply.
+        """
+        wait = self.lock_seconds * 2 if wait_seconds is None else wait_seconds
+        return await self._deliver(channel, week, self.clock(), force=force,
+                                   wait_seconds=wait, manual=True)
+
+    def status(self) -> dict[str, object]:
+        """For /healthz: who this replica is and what it did; no secrets."""
+        stats = self.stats
+        return {
+            "replica": self.replica,
+            "channels": len(self.config.channels),
+            "catch_up_hours": self.config.server.catch_up_hours,
+            "ticks": stats.ticks,
+            "last_tick_at": stats.last_tick_at.isoformat() if stats.last_tick_at else None,
+            "posted": stats.posted,
+            "failed": stats.failed,
+            "held": stats.held,
+            "resent_in_doubt": stats.resent_in_doubt,
+        }
+
+    # --- one slot -------------------------------------------------------------------
+
+    def _result(self, slot: Slot, status: PostStatus, **fields: object) -> PostResult:
+        return PostResult(channel=slot.channel, repo=slot.repo, week=slot.week,
+                          status=status, replica=self.replica, **fields)  # type: ignore[arg-type]
+
+    def _done(self, slot: Slot, entry: LedgerEntry) -> PostResult:
+        if entry.state == "posted":
+            return self._result(slot, "already-posted", message_ids=entry.message_ids,
+                                detail=f"posted by {entry.replica}")
+        return self._result(slot, "held", detail=entry.error or "held for an operator")
+
+    def _skip(self, slot: Slot, entry: LedgerEntry | None, now: datetime) -> PostResult | None:
+        """The result for a slot that needs no lock this pass, or None to try it."""
+        if entry is None:
+            return None
+        if entry.state in ("posted", "held"):
+            return self._done(slot, entry)
+        if entry.retry_at is not None and now < entry.retry_at:
+            return self._result(slot, "waiting", detail=entry.error or "")
+        return None
+
+    async def _deliver(
+        self, channel: ChannelConfig, week: str, now: datetime, *, force: bool = False,
+        wait_seconds: float = 0.0, manual: bool = False,
+    ) -> PostResult:
+        slot = Slot(week, channel.key, channel.repo)
+        lock = self.ledger.lock(slot, self.lock_seconds)
+        acquired = (await lock.acquire_waiting(wait_seconds) if wait_seconds > 0
+                    else await lock.acquire())
+        if not acquired:
+            return self._result(slot, "busy", detail="another replica holds this slot")
+        try:
+            async with lock.kept_alive():
+                return await self._deliver_locked(channel, slot, lock, now, force=force,
+                                                  manual=manual)
+        finally:
+            await lock.release()
+
+    async def _deliver_locked(
+        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, now: datetime, *,
+        force: bool, manual: bool,
+    ) -> PostResult:
+        raw, entry = await self.ledger.read(slot)
+        if not force and entry is not None:
+            # Another replica may have finished between the MGET and the lock.
+            skip = self._done(slot, entry) if entry.state in ("posted", "held") else (
+                None if manual else self._skip(slot, entry, now))
+            if skip is not None:
+                return skip
+        in_doubt = not force and entry is not None and entry.state == "sending"
+        if in_doubt and entry is not None and not self._may_resend(channel, entry, now):
+            return await self._hold(slot, lock, raw, entry, now)
+        try:
+            digest = await self._digest(channel, slot.week)
+        except (SourceError, WeekError) as exc:
+            return await self._fail(slot, lock, raw, entry, now, f"no data: {exc}",
+                                    counts_attempt=False)
+        intent = self._intent(slot, entry, now, force=force, in_doubt=in_doubt)
+        written, intent_raw = await self.ledger.write_fenced(slot, lock, raw, intent)
+        if not written:
+            return self._result(slot, "busy", detail="the slot changed hands before posting")
+        if in_doubt:
+            log.warning("schedule: %s was left in doubt by %s; sending again with key %s",
+                        slot.name, entry.replica if entry else "?", intent.delivery_key)
+        return await self._send_and_record(channel, slot, lock, digest, intent, intent_raw,
+                                           in_doubt=in_doubt, force=force)
+
+    def _may_resend(self, channel: ChannelConfig, entry: LedgerEntry, now: datetime) -> bool:
+        """Whether to send again a delivery whose outcome is unknown."""
+        window = self.poster.idempotency_window(channel)
+        started = entry.first_attempt_at or entry.last_attempt_at
+        if window is not None and started is not None and now - started < window - DEDUPE_MARGIN:
+            return True  # the platform drops the copy if the first one arrived
+        return self.in_doubt == "resend"
+
+    def _intent(self, slot: Slot, entry: LedgerEntry | None, now: datetime, *,
+                force: bool, in_doubt: bool) -> LedgerEntry:
+        if entry is None:
+            return LedgerEntry(state="sending", week=slot.week, channel=slot.channel,
+                               repo=slot.repo, delivery_key=slot.delivery_key(0),
+                               attempts=1, first_attempt_at=now, last_attempt_at=now,
+                               replica=self.replica, forced=force)
+        if force:
+            generation = entry.generation + 1
+            return msgspec.structs.replace(
+                entry, state="sending", delivery_key=slot.delivery_key(generation),
+                generation=generation, attempts=entry.attempts + 1, failures=0,
+                first_attempt_at=now, last_attempt_at=now, retry_at=None, posted_at=None,
+                message_ids=(), replica=self.replica, error=None, forced=True)
+        # A retry keeps its key and first-attempt time: a platform that deduplicates by
+        # key recognises it.
+        return msgspec.structs.replace(
+            entry, state="sending", attempts=entry.attempts + 1,
+            first_attempt_at=entry.first_attempt_at or now, last_attempt_at=now,
+            retry_at=None, replica=self.replica,
+            resent_in_doubt=entry.resent_in_doubt + (1 if in_doubt else 0))
+
+    async def _send_and_record(
+        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, digest: Digest,
+        intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
+    ) -> PostResult:
+        """Post and record, shielded: a cancelled replica (a graceful stop) lets the post
+        in flight finish and be written to the ledger before it stops."""
+        work = asyncio.ensure_future(self._post_and_record(
+            channel, slot, lock, digest, intent, intent_raw, in_doubt=in_doubt, force=force))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            await asyncio.wait([work], timeout=self.lock_seconds)
+            raise
+
+    async def _post_and_record(
+        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, digest: Digest,
+        intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
+    ) -> PostResult:
+        try:
+            ids = await self.poster.post_digest(channel, digest,
+                                                delivery_key=intent.delivery_key)
+        except Exception as exc:
+            reason = str(exc) or type(exc).__name__
+            log.warning("schedule: posting %s failed: %s", slot.name, reason)
+            return await self._fail(slot, lock, intent_raw, intent, intent.last_attempt_at,
+                                    reason, counts_attempt=True)
+        # The ledger write follows the platform's confirmation with nothing in between.
+        posted = msgspec.structs.replace(
+            intent, state="posted", posted_at=self.clock(), message_ids=tuple(ids),
+            error=None, failures=0)
+        previous = await self.ledger.record_posted(slot, posted)
+        if previous is not None and previous.state == "posted" and not force:
+            self.stats.duplicates_seen += 1
+            log.error("schedule: %s was posted twice (also by %s)", slot.name,
+                      previous.replica)
+        self.stats.posted += 1
+        if in_doubt:
+            self.stats.resent_in_doubt += 1
+        log.info("schedule: posted %s (%d message(s))", slot.name, len(ids))
+        return self._result(slot, "posted", message_ids=posted.message_ids, in_doubt=in_doubt)
+
+    async def _fail(
+        self, slot: Slot, lock: RedisLock, raw: bytes | None, entry: LedgerEntry | None,
+        now: datetime | None, reason: str, *, counts_attempt: bool,
+    ) -> PostResult:
+        """Record a failure with its back-off; the slot is tried again while still due."""
+        at = now or self.clock()
+        base = entry or LedgerEntry(state="failed", week=slot.week, channel=slot.channel,
+                                    repo=slot.repo, delivery_key=slot.delivery_key(0))
+        failures = base.failures + 1
+        failed = msgspec.structs.replace(
+            base, state="failed", failures=failures, retry_at=at + backoff(failures),
+            error=reason[:300], replica=self.replica)
+        if not counts_attempt and base.state == "sending":
+            # Still in doubt from an earlier send: keep saying so.
+            failed = msgspec.structs.replace(failed, state="sending")
+        with contextlib.suppress(Exception):
+            await self.ledger.write_fenced(slot, lock, raw, failed)
+        self.stats.failed += 1
+        return self._result(slot, "failed", detail=reason)
+
+    async def _hold(self, slot: Slot, lock: RedisLock, raw: bytes | None,
+                    entry: LedgerEntry, now: datetime) -> PostResult:
+        reason = (f"a send by {entry.replica} at {entry.last_attempt_at} may or may not "
+                  "have arrived; held (prdigest post --force sends it)")
+        held = msgspec.structs.replace(entry, state="held", error=reason)
+        await self.ledger.write_fenced(slot, lock, raw, held)
+        self.stats.held += 1
+        log.warning("schedule: %s %s", slot.name, reason)
+        return self._result(slot, "held", detail=reason)
+
+    # --- digests --------------------------------------------------------------------
+
+    async def _focus(self, channel: ChannelConfig) -> tuple[str, ...]:
+        """The channel's configured topics, then those it subscribed to from chat."""
+        names = list(channel.topics)
+        if self.subscriptions is not None:
+            try:
+                stored = await asyncio.to_thread(self.subscriptions.topics, channel.key)
+            except Exception as exc:  # a digest without them beats no digest
+                log.warning("schedule: subscriptions of %s unavailable: %s", channel.key, exc)
+                stored = set()
+            names += sorted(name for name in stored if name not in names)
+        return tuple(names)
+
+    async def _digest(self, channel: ChannelConfig, week: str) -> Digest:
+        """The digest for the channel's (repository, week, language, topics), built once
+        per replica and shared between replicas."""
+        variant = (channel.repo, week, channel.lang, await self._focus(channel))
+        task = self._digests.get(variant)
+        if task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(self._shared_digest(*variant))
+            self._digests[variant] = task
+            while len(self._digests) > 1024:
+                self._digests.popitem(last=False)
+        self._digests.move_to_end(variant)
+        return await asyncio.shield(task)
+
+    def _digest_key(self, repo: str, week: str, lang: str, topics: Sequence[str]) -> str:
+        return f"{self.prefix}:digest:weekly:{repo}:{week}:{lang}:{','.join(topics)}"
+
+    async def _shared_digest(
+        self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]
+    ) -> Digest:
+        key = self._digest_key(repo, week, lang, topics)
+        raw = await self.redis.get(key)
+        if raw is None:
+            async with self._mutex(f"build:{repo}:{week}:{lang}:{','.join(topics)}"):
+                raw = await self.redis.get(key)
+                if raw is None:
+                    raw = await self._build(repo, week, lang, topics)
+                    await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
+        data = raw.encode() if isinstance(raw, str) else bytes(raw)
+        return _digest_decoder.decode(data)
+
+    async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]) -> bytes:
+        data = await self._week(repo, week)
+        previous: Snapshot | None = None
+        if self.previous_week:
+            try:
+                previous = (await self._week(repo, shift_week(week, -1))).snapshot
+            except (SourceError, WeekError) as exc:
+                log.info("schedule: no previous week for %s %s: %s", repo, week, exc)
+        digest = await asyncio.to_thread(
+            build_digest, data.snapshot, week, repo_config=self.config.repo(repo),
+            lang=lang, focus_topics=topics, previous=previous)
+        if data.stale:
+            t = translator(lang)
+            age = round((data.age_seconds or 0) / 60)
+            note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
+                     "minutes ago.", minutes=age)
+            digest = msgspec.structs.replace(digest, notes=(note, *digest.notes))
+        self.stats.digest_builds += 1
+        return _encoder.encode(digest)
+
+    async def _week(self, repo: str, week: str) -> WeekData:
+        """A week's data, fetched once per pass in this replica and, across replicas, one
+        at a time: the first fetch fills the cache the others then read."""
+        task = self._weeks.get((repo, week))
+        if task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(self._fetch(repo, week))
+            self._weeks[(repo, week)] = task
+        return await asyncio.shield(task)
+
+    async def _fetch(self, repo: str, week: str) -> WeekData:
+        async with self._mutex(f"fetch:{repo}:{week}"):
+            self.stats.source_reads += 1
+            return await asyncio.to_thread(self.source.fetch_week, repo, week)
+
+    @contextlib.asynccontextmanager
+    async def _mutex(self, name: str) -> AsyncIterator[None]:
+        """Across replicas, one holder at a time; a holder that died frees it on expiry.
+        Waiting longer than the expiry goes ahead unlocked rather than never."""
+        lock = RedisLock(self.redis, f"{self.prefix}:lock:{name}",
+                         ttl_seconds=self.build_lock_seconds)
+        if not await lock.acquire_waiting(self.build_lock_seconds, poll=0.02):
+            log.warning("schedule: %s stayed locked; going ahead without it", name)
+            yield
+            return
+        try:
+            async with lock.kept_alive():
+                yield
+        finally:
+            await lock.release()

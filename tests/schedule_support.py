@@ -1,0 +1,202 @@
+"""Doubles for the schedule tests: in-memory platforms, a poster per replica, a source
+that counts, a controlled clock, and a Redis client that a test can kill.
+
+`FakePlatforms` keeps what each platform accepted. Like Feishu, the `feishu` platform
+drops a message whose idempotency key (the message `uuid`) it accepted within the
+last hour; Slack and Telegram take every message.
+
+A killed replica behaves as a SIGKILLed process does: from the kill on, none of its
+Redis commands and none of its posts happen (they raise `ReplicaKilled`), so it
+neither writes the ledger nor releases its locks - they expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from bot.config import ChannelConfig, Config, parse_config
+from bot.models import Digest, Snapshot
+from bot.source import SnapshotSource, WeekData
+
+FEISHU_WINDOW = timedelta(hours=1)
+
+
+class ReplicaKilled(redis.exceptions.ConnectionError):
+    """What a dead replica's Redis commands and posts raise."""
+
+
+class Clock:
+    """A controlled clock: `now` moves only when the test moves it."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, delta: timedelta) -> None:
+        self.now += delta
+
+
+@dataclass(frozen=True)
+class Delivery:
+    platform: str
+    channel: str
+    repo: str
+    week: str
+    lang: str
+    delivery_key: str
+    message_id: str
+    replica: str
+    focus: tuple[str, ...]
+
+
+@dataclass
+class FakePlatforms:
+    """Every platform's received messages, shared by all replicas."""
+
+    clock: Callable[[], datetime]
+    delivered: list[Delivery] = field(default_factory=list)
+    dropped: list[Delivery] = field(default_factory=list)
+    _keys: dict[tuple[str, str], tuple[datetime, str]] = field(default_factory=dict)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def accept(self, channel: ChannelConfig, digest: Digest, key: str, replica: str) -> str:
+        delivery = Delivery(
+            platform=channel.platform, channel=channel.key, repo=digest.repository,
+            week=digest.week, lang=digest.lang, delivery_key=key,
+            message_id=f"{channel.platform}-{next(self._ids)}", replica=replica,
+            focus=tuple(t.name for t in digest.topics),
+        )
+        if channel.platform == "feishu":
+            # Feishu answers a repeated uuid with the first message, sending nothing new.
+            seen = self._keys.get((channel.key, key))
+            if seen is not None and self.clock() - seen[0] < FEISHU_WINDOW:
+                self.dropped.append(delivery)
+                return seen[1]
+            self._keys[(channel.key, key)] = (self.clock(), delivery.message_id)
+        self.delivered.append(delivery)
+        return delivery.message_id
+
+    def counts(self) -> Counter[tuple[str, str, str]]:
+        """Messages received per (week, channel, repo)."""
+        return Counter((d.week, d.channel, d.repo) for d in self.delivered)
+
+
+class KillSwitch:
+    """Kills a replica at a chosen point: its `after`-th Redis command, or a poster phase."""
+
+    def __init__(self) -> None:
+        self.dead = False
+        self.redis_calls = 0
+        self.kill_at_call: int | None = None
+        self.kill_in_post: str | None = None  # "before-accept" | "after-accept"
+        self.killed_after_accept: list[tuple[str, str, str]] = []
+
+    def check(self) -> None:
+        if self.dead:
+            raise ReplicaKilled("replica is dead")
+
+    def on_redis_call(self) -> None:
+        self.check()
+        self.redis_calls += 1
+        if self.kill_at_call is not None and self.redis_calls >= self.kill_at_call:
+            self.kill()
+
+    def kill(self) -> None:
+        self.dead = True
+        raise ReplicaKilled("replica killed")
+
+
+class KillableRedis:
+    """The replica's Redis client, cut off for good once its switch kills it."""
+
+    def __init__(self, client: aioredis.Redis, switch: KillSwitch) -> None:
+        self._client = client
+        self._switch = switch
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self._switch.on_redis_call()
+            return await attribute(*args, **kwargs)
+
+        return call
+
+
+class FakePoster:
+    """One replica's way to the shared fake platforms (the `Poster` protocol)."""
+
+    def __init__(self, platforms: FakePlatforms, replica: str, *, switch: KillSwitch | None = None,
+                 latency: float = 0.0,
+                 before_accept: Callable[[ChannelConfig], Awaitable[None]] | None = None,
+                 fail: Callable[[ChannelConfig], str | None] | None = None) -> None:
+        self.platforms = platforms
+        self.replica = replica
+        self.switch = switch or KillSwitch()
+        self.latency = latency
+        self.before_accept = before_accept
+        self.fail = fail
+        self.calls = 0
+
+    async def post_digest(self, channel: ChannelConfig, digest: Digest, *,
+                          delivery_key: str) -> list[str]:
+        self.calls += 1
+        self.switch.check()
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if self.before_accept is not None:
+            await self.before_accept(channel)
+        if self.switch.kill_in_post == "before-accept":
+            self.switch.kill()
+        self.switch.check()
+        if self.fail is not None and (reason := self.fail(channel)):
+            raise RuntimeError(reason)
+        message_id = self.platforms.accept(channel, digest, delivery_key, self.replica)
+        if self.switch.kill_in_post == "after-accept":
+            self.switch.killed_after_accept.append((digest.week, channel.key, channel.repo))
+            self.switch.kill()
+        return [message_id]
+
+    def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
+        return FEISHU_WINDOW if channel.platform == "feishu" else None
+
+
+class CountingSource(SnapshotSource):
+    """Serves one snapshot for every week and counts the week reads."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        super().__init__(snapshot)
+        self.reads: Counter[tuple[str, str]] = Counter()
+
+    def fetch_week(self, repo: str, week: str) -> WeekData:
+        self.reads[(repo, week)] += 1
+        return WeekData(snapshot=Snapshot(repository=repo, fetched_at=self.snapshot.fetched_at,
+                                          pulls=self.snapshot.pulls))
+
+
+def make_config(channels: Sequence[dict[str, Any]], *, repos: Sequence[str] = ("acme/lumen",),
+                catch_up_hours: float = 12.0) -> Config:
+    return parse_config({
+        "repos": {name: {"timezone": "Asia/Shanghai",
+                         "topics": {"npu": {"keywords": ["npu", "ascend"]}}} for name in repos},
+        "channels": list(channels),
+        "server": {"catch_up_hours": catch_up_hours},
+    })
+
+
+def at(text: str) -> datetime:
+    """An aware UTC moment from `2026-07-20T01:00`."""
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)

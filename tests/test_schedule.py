@@ -1,0 +1,593 @@
+"""The weekly schedule: due runs per time zone, the ledger, catch-up, in-doubt posts."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+import redis.exceptions
+
+from adapters.base import DeliveryError
+from bot.cache import Cache, CachedSource
+from bot.config import ChannelConfig, Config
+from bot.ledger import Ledger, RedisLock, Slot, backoff
+from bot.models import Digest, Snapshot
+from bot.schedule import AdapterPoster, PostResult, Scheduler, due_runs
+from bot.snapshot import read_snapshot
+from tests.schedule_support import (
+    Clock,
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    KillableRedis,
+    KillSwitch,
+    at,
+    make_config,
+)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+REPO = "acme/lumen"
+# Monday 2026-07-20 09:00 in Shanghai; the week owed is 2026-W29.
+SHANGHAI_MONDAY_9 = at("2026-07-20T01:00")
+
+
+def channel(platform: str, id: str, *, tz: str = "Asia/Shanghai", schedule: str = "0 9 * * MON",
+            lang: str = "zh", topics: tuple[str, ...] = (), repo: str = REPO) -> dict[str, Any]:
+    return {"platform": platform, "id": id, "repo": repo, "timezone": tz, "schedule": schedule,
+            "lang": lang, "topics": list(topics)}
+
+
+THREE_PLATFORMS = [
+    channel("slack", "C1", topics=("npu",)),
+    channel("telegram", "-100", lang="en"),
+    channel("feishu", "oc_1", topics=("npu",)),
+]
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> Snapshot:
+    return read_snapshot(EXAMPLES / "snapshot.json")
+
+
+@asynccontextmanager
+async def redis_client(url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,
+              **options: Any) -> Scheduler:
+    options.setdefault("lock_seconds", 0.3)
+    options.setdefault("build_lock_seconds", 2.0)
+    return Scheduler(config, source, client, poster, clock=clock,
+                     replica=options.pop("replica", "r1"), **options)
+
+
+def statuses(results: list[PostResult]) -> Counter[str]:
+    return Counter(r.status for r in results)
+
+
+# --- which runs are due ----------------------------------------------------------------
+
+
+def configured(*channels: dict[str, Any]) -> tuple[ChannelConfig, ...]:
+    return make_config(list(channels)).channels
+
+
+def test_a_run_is_due_from_its_fire_time_in_the_channels_zone() -> None:
+    channels = configured(channel("slack", "C1"))
+    before = due_runs(channels, SHANGHAI_MONDAY_9 - timedelta(seconds=1), timedelta(hours=12))
+    assert before == []
+    runs = due_runs(channels, SHANGHAI_MONDAY_9, timedelta(hours=12))
+    assert [(r.channel.key, r.week, r.fired_at) for r in runs] == [
+        ("slack:C1", "2026-W29", SHANGHAI_MONDAY_9)]
+
+
+def test_the_catch_up_window_bounds_what_is_still_due() -> None:
+    channels = configured(channel("slack", "C1"))
+    window = timedelta(hours=12)
+    assert len(due_runs(channels, SHANGHAI_MONDAY_9 + window, window)) == 1
+    assert due_runs(channels, SHANGHAI_MONDAY_9 + window + timedelta(seconds=1), window) == []
+
+
+def test_three_zones_fire_at_their_own_nine_oclock() -> None:
+    channels = configured(
+        channel("slack", "SH", tz="Asia/Shanghai"),
+        channel("slack", "BER", tz="Europe/Berlin"),
+        channel("slack", "NY", tz="America/New_York"),
+    )
+    window = timedelta(hours=12)
+
+    def due_at(moment: str) -> list[str]:
+        return [r.channel.id for r in due_runs(channels, at(moment), window)]
+
+    assert due_at("2026-07-20T01:00") == ["SH"]
+    assert due_at("2026-07-20T07:00") == ["SH", "BER"]  # 09:00 CEST
+    assert due_at("2026-07-20T13:01") == ["BER", "NY"]  # 09:00 EDT; Shanghai's 12 h are over
+    # In winter New York is UTC-5: 09:00 is 14:00 UTC.
+    assert "NY" not in due_at("2026-01-12T13:59")
+    assert "NY" in due_at("2026-01-12T14:00")
+
+
+def test_the_week_owed_is_the_previous_week_in_the_channels_zone() -> None:
+    # Monday 08:00 in Auckland is still Sunday in UTC: the week owed is Auckland's.
+    channels = configured(channel("telegram", "-1", tz="Pacific/Auckland",
+                                  schedule="0 8 * * MON"))
+    runs = due_runs(channels, at("2026-07-19T20:00"), timedelta(hours=1))
+    assert [r.week for r in runs] == ["2026-W29"]
+
+
+def test_daylight_saving_keeps_nine_oclock_local() -> None:
+    channels = configured(channel("slack", "NY", tz="America/New_York"))
+    window = timedelta(minutes=1)
+    assert [r.week for r in due_runs(channels, at("2026-03-02T14:00"), window)] == ["2026-W09"]
+    assert [r.week for r in due_runs(channels, at("2026-03-09T13:00"), window)] == ["2026-W10"]
+
+
+def test_a_cron_firing_daily_owes_each_week_once() -> None:
+    channels = configured(channel("slack", "C1", schedule="0 9 * * *"))
+    # Tuesday 09:05: Monday's and Tuesday's fires both owe W29.
+    tuesday = SHANGHAI_MONDAY_9 + timedelta(days=1, minutes=5)
+    assert [r.week for r in due_runs(channels, tuesday, timedelta(hours=48))] == ["2026-W29"]
+    # Monday 09:05: Sunday's fire owes W28, Monday's W29.
+    monday = SHANGHAI_MONDAY_9 + timedelta(minutes=5)
+    assert [r.week for r in due_runs(channels, monday, timedelta(hours=48))] == [
+        "2026-W28", "2026-W29"]
+
+
+# --- ledger and locks ----------------------------------------------------------------
+
+
+async def test_a_lock_is_held_by_one_token_and_expires(redis_url: str) -> None:
+    async with redis_client(redis_url) as client:
+        first = RedisLock(client, "t:lock", ttl_seconds=0.2)
+        second = RedisLock(client, "t:lock", ttl_seconds=0.2)
+        assert await first.acquire()
+        assert not await second.acquire()
+        await second.release()  # not its lock: nothing happens
+        assert await client.exists("t:lock")
+        await asyncio.sleep(0.3)
+        assert await second.acquire()
+        assert not await first.renew() and first.lost
+        await first.release()
+        assert await client.get("t:lock") == second.token.encode()
+
+
+async def test_a_lock_kept_alive_outlives_its_ttl(redis_url: str) -> None:
+    async with redis_client(redis_url) as client:
+        lock = RedisLock(client, "t:lock", ttl_seconds=0.2)
+        assert await lock.acquire()
+        async with lock.kept_alive():
+            await asyncio.sleep(0.5)
+            assert not await RedisLock(client, "t:lock", ttl_seconds=1).acquire()
+        assert not lock.lost
+        await lock.release()
+        assert not await client.exists("t:lock")
+
+
+async def test_a_fenced_write_needs_the_lock_and_the_entry_it_read(redis_url: str) -> None:
+    from bot.ledger import LedgerEntry
+
+    async with redis_client(redis_url) as client:
+        ledger = Ledger(client)
+        slot = Slot("2026-W29", "slack:C1", REPO)
+        entry = LedgerEntry(state="sending", week=slot.week, channel=slot.channel,
+                            repo=slot.repo, delivery_key=slot.delivery_key())
+        stalled = ledger.lock(slot, 0.1)
+        assert await stalled.acquire()
+        await asyncio.sleep(0.2)  # the holder stalls past its lock's expiry
+        taker = ledger.lock(slot, 5)
+        assert await taker.acquire()
+        written, _ = await ledger.write_fenced(slot, stalled, None, entry)
+        assert not written and stalled.lost
+        written, raw = await ledger.write_fenced(slot, taker, None, entry)
+        assert written
+        # A write based on an outdated read is refused too.
+        written, _ = await ledger.write_fenced(slot, taker, None, entry)
+        assert not written
+        assert await ledger.get(slot) == entry
+        written, _ = await ledger.write_fenced(slot, taker, raw, entry)
+        assert written
+
+
+def test_delivery_keys_are_stable_short_and_new_per_generation() -> None:
+    slot = Slot("2026-W29", "feishu:oc_1", REPO)
+    assert slot.delivery_key() == slot.delivery_key(0)
+    assert slot.delivery_key(1) != slot.delivery_key(0)
+    assert slot.delivery_key() != Slot("2026-W30", "feishu:oc_1", REPO).delivery_key()
+    assert len(slot.delivery_key(0) + "-99") <= 50  # Feishu's uuid limit, with a part suffix
+
+
+def test_backoff_doubles_up_to_its_cap() -> None:
+    assert [backoff(n).total_seconds() / 60 for n in (1, 2, 3, 6, 40)] == [1, 2, 4, 30, 30]
+
+
+# --- ticks ---------------------------------------------------------------------------
+
+
+async def test_a_due_week_is_posted_once_to_every_channel(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config(THREE_PLATFORMS)
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    source = CountingSource(snapshot)
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, source, client, FakePoster(platforms, "r1"), clock)
+        results = await one.tick()
+        assert statuses(results) == {"posted": 3}
+        again = await one.tick(SHANGHAI_MONDAY_9 + timedelta(minutes=5))
+        assert statuses(again) == {"already-posted": 3}
+        entries = await one.ledger.entries()
+    assert platforms.counts() == {("2026-W29", key, REPO): 1
+                                  for key in ("slack:C1", "telegram:-100", "feishu:oc_1")}
+    assert {(d.channel, d.lang) for d in platforms.delivered} == {
+        ("slack:C1", "zh"), ("telegram:-100", "en"), ("feishu:oc_1", "zh")}
+    assert all(e.state == "posted" and e.message_ids and e.replica == "r1" for e in entries)
+    # slack and feishu share (zh, npu first): two digests, one read of the week and
+    # one of the week before (for the trends).
+    assert one.stats.digest_builds == 2
+    assert source.reads == {(REPO, "2026-W29"): 1, (REPO, "2026-W28"): 1}
+
+
+async def test_three_replicas_in_the_same_minute_post_each_channel_once(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    channels = [channel(p, f"{p}-{n}", lang=("zh", "en")[n % 2], topics=(("npu",), ())[n % 2],
+                        repo=("acme/lumen", "acme/other")[n % 2])
+                for n in range(8) for p in ("slack", "telegram", "feishu")]
+    config = make_config(channels, repos=("acme/lumen", "acme/other"))
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    github = CountingSource(snapshot)
+    async with redis_client(redis_url) as client:
+        cache = Cache.from_url(redis_url)
+        try:
+            source = CachedSource(_WeekOnly(github), cache, config)
+            replicas = [scheduler(config, source, client, FakePoster(platforms, f"r{n}",
+                                                                      latency=0.01),
+                                  clock, replica=f"r{n}") for n in range(3)]
+            results = await asyncio.gather(*(r.tick() for r in replicas))
+        finally:
+            cache.close()
+    posted = [r for batch in results for r in batch if r.status == "posted"]
+    assert len(posted) == len(channels)
+    assert set(platforms.counts().values()) == {1} and len(platforms.counts()) == len(channels)
+    # Two variants (one per repository) built once in all, each week fetched once.
+    assert sum(r.stats.digest_builds for r in replicas) == 2
+    assert github.reads == {(repo, week): 1 for repo in ("acme/lumen", "acme/other")
+                            for week in ("2026-W29", "2026-W28")}
+
+
+class _WeekOnly:
+    """The counting snapshot source as a raw week source (what `CachedSource` wraps)."""
+
+    def __init__(self, source: CountingSource) -> None:
+        self.source = source
+
+    def fetch_week(self, repo: str, week: str) -> Snapshot:
+        return self.source.fetch_week(repo, week).snapshot
+
+    def fetch_pull(self, repo: str, number: int) -> Any:
+        return self.source.fetch_pull(repo, number)
+
+
+@pytest.mark.parametrize("hours_down, posted", [(11.5, 1), (12.5, 0)])
+async def test_a_restart_catches_up_within_the_window_only(
+    redis_url: str, snapshot: Snapshot, hours_down: float, posted: int
+) -> None:
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9 + timedelta(hours=hours_down))
+    platforms = FakePlatforms(clock)
+    async with redis_client(redis_url) as client:
+        started = scheduler(config, CountingSource(snapshot), client,
+                            FakePoster(platforms, "r1"), clock)
+        await started.tick()
+        await started.tick(clock.now + timedelta(minutes=1))
+        # A second replica starting a little later changes nothing.
+        late = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r2"),
+                         clock, replica="r2")
+        await late.tick(clock.now + timedelta(minutes=2))
+        assert len(await started.ledger.entries()) == posted
+    assert len(platforms.delivered) == posted
+
+
+async def test_a_failed_post_backs_off_and_is_retried_with_the_same_key(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    failures = iter(["channel_not_found"])
+    poster = FakePoster(platforms, "r1", fail=lambda _: next(failures, None))
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, CountingSource(snapshot), client, poster, clock)
+        [failed] = await one.tick()
+        assert failed.status == "failed" and "channel_not_found" in failed.detail
+        entry = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
+        assert entry is not None and entry.state == "failed"
+        assert entry.retry_at == SHANGHAI_MONDAY_9 + timedelta(minutes=1)
+        [waiting] = await one.tick(SHANGHAI_MONDAY_9 + timedelta(seconds=30))
+        assert waiting.status == "waiting" and poster.calls == 1
+        [posted] = await one.tick(SHANGHAI_MONDAY_9 + timedelta(minutes=1))
+        assert posted.status == "posted"
+        final = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
+    assert final is not None and final.attempts == 2 and final.delivery_key == entry.delivery_key
+    assert len(platforms.delivered) == 1
+
+
+async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None:
+    from bot.errors import SourceError
+
+    class Down(CountingSource):
+        def fetch_week(self, repo: str, week: str) -> Any:
+            raise SourceError("GitHub answered 502")
+
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, Down(Snapshot(repository=REPO)), client,
+                        FakePoster(platforms, "r1"), clock)
+        [result] = await one.tick()
+        entry = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
+    assert result.status == "failed" and "502" in result.detail
+    assert entry is not None and entry.state == "failed" and entry.attempts == 0
+    assert platforms.delivered == []
+
+
+# --- killed mid-post -----------------------------------------------------------------
+
+
+async def kill_after_accept(
+    config: Config, snapshot: Snapshot, client: aioredis.Redis, platforms: FakePlatforms,
+    clock: Clock,
+) -> KillSwitch:
+    """Replica r1 posts and dies before its ledger write (the hard case)."""
+    switch = KillSwitch()
+    switch.kill_in_post = "after-accept"
+    doomed = scheduler(config, CountingSource(snapshot), KillableRedis(client, switch),
+                       FakePoster(platforms, "r1", switch=switch), clock)
+    await doomed.tick()
+    assert switch.dead and len(platforms.delivered) == 1
+    return switch
+
+
+@pytest.mark.parametrize("platform", ["slack", "telegram", "feishu"])
+async def test_a_post_left_in_doubt_is_resent_once(
+    redis_url: str, snapshot: Snapshot, platform: str
+) -> None:
+    config = make_config([channel(platform, "X1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    slot = Slot("2026-W29", f"{platform}:X1", REPO)
+    async with redis_client(redis_url) as client:
+        await kill_after_accept(config, snapshot, client, platforms, clock)
+        survivor = scheduler(config, CountingSource(snapshot), client,
+                             FakePoster(platforms, "r2"), clock, replica="r2")
+        clock.advance(timedelta(minutes=1))
+        [busy] = await survivor.tick()  # the dead replica's lock has not expired yet
+        assert busy.status == "busy"
+        await asyncio.sleep(0.35)
+        [result] = await survivor.tick()
+        assert result.status == "posted" and result.in_doubt
+        await survivor.tick(clock.now + timedelta(minutes=1))
+        entry = await survivor.ledger.get(slot)
+    assert entry is not None and entry.state == "posted" and entry.resent_in_doubt == 1
+    if platform == "feishu":
+        # Same uuid within the hour: Feishu drops the copy. Exactly once.
+        assert len(platforms.delivered) == 1 and len(platforms.dropped) == 1
+        assert entry.message_ids == (platforms.delivered[0].message_id,)
+    else:
+        # No idempotency key on Slack or Telegram: the documented duplicate.
+        assert len(platforms.delivered) == 2
+
+
+async def test_feishu_in_doubt_past_its_dedupe_window_follows_the_policy(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config([channel("feishu", "oc_1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    async with redis_client(redis_url) as client:
+        await kill_after_accept(config, snapshot, client, platforms, clock)
+        await asyncio.sleep(0.35)
+        clock.advance(timedelta(hours=2))
+        holding = scheduler(config, CountingSource(snapshot), client,
+                            FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
+        [result] = await holding.tick()
+    assert result.status == "held"
+    assert len(platforms.delivered) == 1
+
+
+async def test_hold_never_sends_twice_and_force_sends_again(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    slot = Slot("2026-W29", "slack:C1", REPO)
+    async with redis_client(redis_url) as client:
+        await kill_after_accept(config, snapshot, client, platforms, clock)
+        await asyncio.sleep(0.35)
+        holding = scheduler(config, CountingSource(snapshot), client,
+                            FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
+        [held] = await holding.tick()
+        assert held.status == "held" and "--force" in held.detail
+        [still] = await holding.tick(clock.now + timedelta(minutes=5))
+        assert still.status == "held"
+        assert len(platforms.delivered) == 1
+        unforced = await holding.post(config.channels[0], "2026-W29")
+        assert unforced.status == "held"
+        forced = await holding.post(config.channels[0], "2026-W29", force=True)
+        entry = await holding.ledger.get(slot)
+    assert forced.status == "posted"
+    assert entry is not None and entry.forced and entry.generation == 1
+    assert entry.delivery_key == slot.delivery_key(1)
+    assert len(platforms.delivered) == 2
+
+
+async def test_a_graceful_stop_mid_post_finishes_and_records_it(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    in_post = asyncio.Event()
+    answer = asyncio.Event()
+
+    async def slow_platform(_: ChannelConfig) -> None:
+        in_post.set()
+        await answer.wait()
+
+    slot = Slot("2026-W29", "slack:C1", REPO)
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, CountingSource(snapshot), client,
+                        FakePoster(platforms, "r1", before_accept=slow_platform), clock,
+                        lock_seconds=5)
+        ticking = asyncio.create_task(one.tick())
+        await in_post.wait()
+        ticking.cancel()
+        await asyncio.sleep(0.05)
+        assert not ticking.done()  # waiting for the post in flight
+        answer.set()
+        with pytest.raises(asyncio.CancelledError):
+            await ticking
+        entry = await one.ledger.get(slot)
+        assert not await client.exists(one.ledger.lock(slot, 1).key)
+    assert entry is not None and entry.state == "posted"
+    assert len(platforms.delivered) == 1
+
+
+# --- on demand, subscriptions, the loop ---------------------------------------------
+
+
+async def test_post_on_demand_goes_through_the_ledger(redis_url: str, snapshot: Snapshot) -> None:
+    config = make_config([channel("telegram", "-100", lang="en")])
+    clock = Clock(at("2026-08-05T12:00"))
+    platforms = FakePlatforms(clock)
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "cli"),
+                        clock)
+        target = config.channels[0]
+        first = await one.post(target, "2026-W29")
+        second = await one.post(target, "2026-W29")
+        forced = await one.post(target, "2026-W29", force=True)
+    assert [first.status, second.status, forced.status] == [
+        "posted", "already-posted", "posted"]
+    assert second.message_ids == first.message_ids
+    assert [d.delivery_key for d in platforms.delivered] == [
+        Slot("2026-W29", "telegram:-100", REPO).delivery_key(g) for g in (0, 1)]
+
+
+async def test_subscribed_topics_join_the_focus_and_share_builds(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    class Store:
+        def topics(self, channel_key: str) -> set[str]:
+            return {"ckpt"} if channel_key != "slack:C3" else set()
+
+    config = make_config([channel("slack", "C1", topics=("npu",)),
+                          channel("slack", "C2", topics=("npu",)),
+                          channel("slack", "C3", topics=("npu",))])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
+                        clock, subscriptions=Store())
+        await one.tick()
+        keys = sorted([k.decode() async for k in client.scan_iter(match="*digest:weekly:*")])
+    assert one.stats.digest_builds == 2
+    assert keys == [f"prdigest:v1:digest:weekly:{REPO}:2026-W29:zh:npu",
+                    f"prdigest:v1:digest:weekly:{REPO}:2026-W29:zh:npu,ckpt"]
+
+
+async def test_run_forever_catches_up_at_start_and_stops_on_the_event(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config(THREE_PLATFORMS)
+    clock = Clock(SHANGHAI_MONDAY_9 + timedelta(hours=3))
+    platforms = FakePlatforms(clock)
+    stop = asyncio.Event()
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
+                        clock, poll_seconds=0.05)
+        running = asyncio.create_task(one.run_forever(stop))
+        while one.stats.ticks < 3:
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(running, 2)
+    assert len(platforms.delivered) == 3
+    assert one.status()["posted"] == 3
+
+
+async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None:
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    client = aioredis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
+                    clock, poll_seconds=0.05)
+    with pytest.raises(redis.exceptions.ConnectionError):
+        await one.tick()
+    stop = asyncio.Event()
+    running = asyncio.create_task(one.run_forever(stop))
+    await asyncio.sleep(0.2)
+    stop.set()
+    await asyncio.wait_for(running, 2)
+    await client.aclose()
+    assert platforms.delivered == []
+
+
+# --- the production poster -----------------------------------------------------------
+
+
+class _Adapter:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+        self.calls.append((channel_id, digest.week))
+        return ["ts-1"]
+
+
+class _KeyedAdapter(_Adapter):
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
+        self.calls.append((channel_id, idempotency_key or ""))
+        return ["om_1"]
+
+
+@pytest.fixture
+def digest(snapshot: Snapshot) -> Digest:
+    from bot.engine import build_digest
+
+    config = make_config([])
+    return build_digest(snapshot, "2026-W29", repo_config=config.repo(REPO), lang="zh")
+
+
+async def test_adapter_poster_dispatches_by_platform_with_the_key_where_taken(
+    digest: Digest,
+) -> None:
+    slack, feishu = _Adapter(), _KeyedAdapter()
+    poster = AdapterPoster({"slack": slack, "feishu": feishu})
+    config = make_config([channel("slack", "C1"), channel("feishu", "oc_1"),
+                          channel("telegram", "-1")])
+    slack_channel, feishu_channel, telegram_channel = config.channels
+    assert await poster.post_digest(slack_channel, digest, delivery_key="pd-a") == ["ts-1"]
+    assert await poster.post_digest(feishu_channel, digest, delivery_key="pd-b") == ["om_1"]
+    assert slack.calls == [("C1", "2026-W29")] and feishu.calls == [("oc_1", "pd-b")]
+    assert poster.idempotency_window(slack_channel) is None
+    assert poster.idempotency_window(feishu_channel) == timedelta(hours=1)
+    with pytest.raises(DeliveryError, match="telegram is not configured"):
+        await poster.post_digest(telegram_channel, digest, delivery_key="pd-c")
