@@ -338,6 +338,54 @@ def snapshot_command(
     typer.echo(f"prdigest: wrote {len(data.pulls)} PRs of {repo} {week} to {output}", err=True)
 
 
+@app.command()
+@user_errors
+def serve(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="TOML config file.", dir_okay=False)
+    ],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.",
+                                      min=1, max=65535)] = 8080,
+    snapshot: SnapshotOption = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning.")
+                         ] = "info",
+) -> None:
+    """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
+
+    Platforms whose secrets are not in the environment stay off; with --snapshot every
+    week and PR is read from the file instead of GitHub (a demo that runs offline).
+    """
+    import logging
+
+    import uvicorn
+
+    from bot.config import secret
+    from bot.server import create_app
+
+    settings = load_config(config)
+    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env)}
+    if snapshot is not None:
+        from adapters.console import data_time
+        from bot.source import SnapshotSource
+
+        data = read_snapshot(snapshot)
+        moment = data_time(data)
+        options["source"] = SnapshotSource(data)
+        if moment is not None:
+            # "This week" means the snapshot's last week, as in `prdigest ask`.
+            options["now"] = lambda: moment
+    logging.basicConfig(level=log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        server_app = create_app(settings, **options)
+    except ValueError as exc:
+        # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
+        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
+    uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
+                proxy_headers=True)
+
+
 def main() -> None:
     """Console entry point."""
     app(prog_name="prdigest")

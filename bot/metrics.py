@@ -1,0 +1,131 @@
+"""Counters for `/metrics`: what the bot answered, built, posted and fetched.
+
+Each app owns one `Metrics` with its own `CollectorRegistry`, so two apps in one
+process (tests, several configs) never share or double-register counters. Parts that
+count something take a `Metrics` (or one of its bound methods) as an argument; nothing
+here is global.
+
+Labels hold only bounded values: platform names, command and reply kinds, catalog
+error keys, fixed outcome words. Never a channel id, a user, a repository or a URL.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+from bot.models import Reply
+
+CacheResult = Literal["hit", "miss"]
+PostOutcome = Literal["ok", "failed"]
+
+__all__ = ["CONTENT_TYPE_LATEST", "CacheResult", "Metrics", "PostOutcome"]
+
+
+class Metrics:
+    """The bot's counters, registered in a registry of their own."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self.commands = Counter(
+            "prdigest_commands",
+            "Chat commands answered, by platform, command kind and outcome "
+            "(`ok`, or the error key of the reply).",
+            ["platform", "command", "outcome"],
+            registry=self.registry,
+        )
+        self.digests_built = Counter(
+            "prdigest_digests_built",
+            "Digests built, by what asked for them (schedule, command, report).",
+            ["trigger"],
+            registry=self.registry,
+        )
+        self.digests_posted = Counter(
+            "prdigest_digests_posted",
+            "Digest posts to chat platforms, by platform and outcome.",
+            ["platform", "outcome"],
+            registry=self.registry,
+        )
+        self.notices_posted = Counter(
+            "prdigest_notices_posted",
+            "Merged-PR notices to subscribed channels, by platform and outcome.",
+            ["platform", "outcome"],
+            registry=self.registry,
+        )
+        self.github_requests = Counter(
+            "prdigest_github_requests",
+            "HTTP requests to GitHub, by API (rest, graphql) and status "
+            "(the HTTP status, or `error` when no answer came).",
+            ["api", "status"],
+            registry=self.registry,
+        )
+        self.cache_lookups = Counter(
+            "prdigest_cache_lookups",
+            "Redis cache lookups, by kind of entry and result (hit, miss).",
+            ["kind", "result"],
+            registry=self.registry,
+        )
+        self.webhooks = Counter(
+            "prdigest_github_webhooks",
+            "GitHub webhook deliveries, by event and outcome.",
+            ["event", "outcome"],
+            registry=self.registry,
+        )
+        self.report_pages = Counter(
+            "prdigest_report_pages",
+            "Report page requests, by page (index, week) and HTTP status.",
+            ["page", "status"],
+            registry=self.registry,
+        )
+        self.command_seconds = Histogram(
+            "prdigest_command_seconds",
+            "Time to answer a chat command, by platform.",
+            ["platform"],
+            registry=self.registry,
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30),
+        )
+
+    # --- hooks ----------------------------------------------------------------------
+
+    def command(self, platform: str, command: str, reply: Reply, seconds: float | None = None
+                ) -> None:
+        """One command answered: `ok`, or the error key the reply carries."""
+        outcome = (reply.error or "error") if reply.kind == "error" else "ok"
+        self.commands.labels(platform, command, outcome).inc()
+        if seconds is not None:
+            self.command_seconds.labels(platform).observe(seconds)
+        if reply.kind == "digest" and reply.digest is not None:
+            self.digest_built("command")
+
+    def digest_built(self, trigger: str) -> None:
+        """A digest was built (`schedule`, `command` or `report`)."""
+        self.digests_built.labels(trigger).inc()
+
+    def digest_posted(self, platform: str, outcome: PostOutcome) -> None:
+        """A digest post finished on a platform, confirmed (`ok`) or not (`failed`)."""
+        self.digests_posted.labels(platform, outcome).inc()
+
+    def notice_posted(self, platform: str, outcome: PostOutcome) -> None:
+        self.notices_posted.labels(platform, outcome).inc()
+
+    def github_request(self, api: str, status: int | str) -> None:
+        """One HTTP request to GitHub and its status (`error` for no answer)."""
+        self.github_requests.labels(api, str(status)).inc()
+
+    def cache_lookup(self, kind: str, result: CacheResult) -> None:
+        """One cache read: `hit` when the entry was there, `miss` otherwise."""
+        self.cache_lookups.labels(kind, result).inc()
+
+    def webhook(self, event: str, outcome: str) -> None:
+        self.webhooks.labels(event, outcome).inc()
+
+    def report_page(self, page: str, status: int) -> None:
+        self.report_pages.labels(page, str(status)).inc()
+
+    # --- exposition -----------------------------------------------------------------
+
+    def exposition(self) -> bytes:
+        """The registry in Prometheus' text format, for `/metrics`."""
+        return generate_latest(self.registry)

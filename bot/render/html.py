@@ -1,0 +1,117 @@
+"""Report pages: the digest as an HTML page, and the index of a repository's weeks.
+
+The page is the Markdown report (`templates/markdown/digest.md.j2`) in HTML: the same
+sections and the same sentences (the shared `common/prose.j2` macros with the HTML
+markup), plus a bar chart of the topics as inline SVG. No JavaScript, no external
+resources: one self-contained document that prints and reads well anywhere.
+
+Geometry (bar lengths, label cuts) is computed here; the templates only draw it.
+Every value from GitHub reaches the page through autoescaping or `markup_for("html")`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.models import Digest, Lang, NameCount
+from bot.render import render_template
+from bot.render.markup import markup_for
+from bot.render.view import DigestView
+from bot.reports import ReportWeek
+
+CHART_TOPICS = 10
+CHART_LABEL_CHARS = 22
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One topic's bar: label, count, share, and where it is drawn."""
+
+    name: str
+    label: str
+    count: int
+    share: float
+    y: int
+    text_y: int
+    width: float
+    focus: bool
+
+
+@dataclass(frozen=True)
+class TopicChart:
+    """A horizontal bar chart of topic counts, in SVG user units."""
+
+    bars: tuple[Bar, ...]
+    width: int
+    height: int
+    label_width: int
+    bar_height: int
+    max_bar: int
+    more: int = 0
+
+
+def _label(name: str) -> str:
+    return name if len(name) <= CHART_LABEL_CHARS else name[: CHART_LABEL_CHARS - 1] + "…"
+
+
+def topic_chart(topics: Sequence[NameCount], *, focus: Sequence[str] = (),
+                limit: int = CHART_TOPICS) -> TopicChart:
+    """Bars for the busiest `limit` topics, longest for the largest count.
+
+    Bars keep the digest's order (a channel's focus topics come first there).
+    """
+    shown = list(topics[:limit])
+    label_width, bar_height, gap, max_bar = 170, 22, 8, 380
+    biggest = max((t.count for t in shown), default=0) or 1
+    bars = tuple(
+        Bar(
+            name=t.name,
+            label=_label(t.name),
+            count=t.count,
+            share=t.share,
+            y=index * (bar_height + gap),
+            text_y=index * (bar_height + gap) + round(bar_height * 0.7),
+            width=round(max(t.count / biggest * max_bar, 2.0), 1),
+            focus=t.name in focus,
+        )
+        for index, t in enumerate(shown)
+    )
+    height = max(len(bars) * (bar_height + gap) - gap, 0)
+    return TopicChart(bars=bars, width=label_width + max_bar + 60, height=height,
+                      label_width=label_width, bar_height=bar_height, max_bar=max_bar,
+                      more=max(len(topics) - limit, 0))
+
+
+@dataclass(frozen=True)
+class PageLinks:
+    """Where a page links to: itself in each language, the index, the weeks around it."""
+
+    languages: dict[str, str] = field(default_factory=dict)
+    index: str = ""
+    previous: str = ""
+    next: str = ""
+    github: str = ""
+
+
+def render_report_page(digest: Digest, links: PageLinks, *, focus: Sequence[str] = ()) -> str:
+    """The full report of one week, as an HTML document in the digest's language."""
+    view = DigestView(digest)
+    return render_template(
+        "html/report.html", digest.lang, v=view, d=digest, m=markup_for("html"),
+        chart=topic_chart(digest.topics, focus=focus), links=links,
+    )
+
+
+def render_index_page(repo: str, weeks: Sequence[tuple[ReportWeek, str]], lang: Lang,
+                      links: PageLinks) -> str:
+    """The list of a repository's weeks, each with the address of its report."""
+    return render_template("html/index.html", lang, repo=repo, weeks=weeks, links=links,
+                           m=markup_for("html"))
+
+
+def render_error_page(status: int, lang: Lang, message: str, links: PageLinks | None = None
+                      ) -> str:
+    """A short page for 400/404/503 answers, in the asked language."""
+    return render_template("html/error.html", lang, status=status, message=message,
+                           links=links or PageLinks(), m=markup_for("html"))
