@@ -315,7 +315,8 @@ class RestBackend:
                 raise SourceError(f"GitHub search failed ({exc.status} {exc.message})") from None
             numbers.update(dict.fromkeys(int(item["number"]) for item in items))
         pulls = self.pulls(repo, list(numbers))
-        heads = [self._pull(repo, number) for number in recheck]
+        # A PR the searches found is already known in full; ask only for the others.
+        heads = [self._pull(repo, number) for number in recheck if number not in numbers]
         return pulls, [_head(p) for p in heads if p is not None]
 
     def pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
