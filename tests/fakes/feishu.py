@@ -105,6 +105,7 @@ class FakeFeishu:
     bot_open_id: str = "ou_fake_bot"
     bot_name: str = "prdigest"
     requests: list[Recorded] = field(default_factory=list)
+    accepted: list[Recorded] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
     _failures: list[_Failure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -133,8 +134,8 @@ class FakeFeishu:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        name="fake-feishu")
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        daemon=True, name="fake-feishu")
         self._thread.start()
         return self
 
@@ -161,9 +162,9 @@ class FakeFeishu:
     def sent_cards(self) -> list[SentCard]:
         """Every message create/reply the fake accepted, in arrival order."""
         cards: list[SentCard] = []
-        for r in self.calls(MESSAGES_PATH):
-            if r.method != "POST":
-                continue
+        with self._lock:
+            accepted = list(self.accepted)
+        for r in accepted:
             body = r.json()
             if r.path == MESSAGES_PATH:
                 endpoint, target = "create", body["receive_id"]
@@ -267,6 +268,8 @@ class FakeFeishu:
         if card.get("schema") != "2.0":
             self._respond(handler, 400, {"code": 200621, "msg": "card schema"})
             return
+        with self._lock:
+            self.accepted.append(recorded)
         message_id = f"om_fake_{next(self._ids)}"
         chat_id = body.get("receive_id", "oc_reply_chat")
         self._respond(handler, 200, {"code": 0, "msg": "success", "data": {

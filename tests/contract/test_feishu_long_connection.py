@@ -1,0 +1,83 @@
+"""The long connection (lark.ws.Client) against a fake gateway: events arrive as
+protobuf frames over a WebSocket, answers leave over HTTP.
+
+lark_oapi.ws.client keeps an event loop in a module global and blocks on it; the
+adapter runs it in a thread with a loop of its own. Running the test twice in one
+process shows a second client does not trip over the first one's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from adapters.feishu import FeishuAdapter
+from bot.commands import CommandHandler
+from bot.config import load_config
+from bot.dedupe import Deduper
+from bot.snapshot import read_snapshot
+from bot.source import SnapshotSource
+from tests.conftest import EXAMPLES
+from tests.fakes.feishu import WS_ENDPOINT_PATH, FakeFeishu, bot_mention, message_event
+
+CONFIG = load_config(EXAMPLES / "prdigest.toml")
+SNAPSHOT = read_snapshot(EXAMPLES / "snapshot.json")
+
+
+def long_connection_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "feishu-long-connection"]
+
+
+@pytest.mark.parametrize("run", [1, 2])
+async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
+    handler = CommandHandler(CONFIG, SnapshotSource(SNAPSHOT),
+                             now=lambda: datetime(2026, 7, 17, tzinfo=UTC))
+    with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
+        adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
+                                handler=handler, deduper=Deduper(None), domain=fake.base_url,
+                                long_connection=True, auto_reconnect=False)
+        assert adapter.routes() == []
+        await adapter.start()
+        try:
+            event = message_event("@_user_1 summary #1203", token="", mentions=[bot_mention()],
+                                  event_id=f"ev-ws-{run}")
+            ack = await asyncio.to_thread(fake.push_event, event)
+            assert ack["code"] == 200
+            # Delivered twice (the gateway re-sends when unsure): still one answer.
+            assert (await asyncio.to_thread(fake.push_event, event))["code"] == 200
+            for _ in range(200):
+                if fake.sent_cards():
+                    break
+                await asyncio.sleep(0.02)
+            await adapter.wait_idle()
+            assert adapter.status()["long_connection_running"]
+        finally:
+            await adapter.close()
+        (sent,) = fake.sent_cards()
+        (endpoint,) = fake.calls(WS_ENDPOINT_PATH)
+    assert endpoint.json() == {"AppID": fake.app_id, "AppSecret": "s"}
+    assert (sent.endpoint, sent.target) == ("reply", "om_question_1")
+    assert sent.card["header"]["title"]["content"] == "Summary of PR #1203"
+    assert not adapter.status()["long_connection_running"]
+    assert long_connection_threads() == []
+
+
+async def test_an_event_the_bot_does_not_handle_is_refused_politely() -> None:
+    with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
+        adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
+                                handler=CommandHandler(CONFIG, SnapshotSource(SNAPSHOT)),
+                                deduper=Deduper(None), domain=fake.base_url,
+                                long_connection=True, auto_reconnect=False,
+                                bot_open_id="ou_fake_bot")
+        await adapter.start()
+        try:
+            event = message_event("x", token="")
+            event["header"]["event_type"] = "im.chat.updated_v1"
+            ack = await asyncio.to_thread(fake.push_event, event)
+        finally:
+            await adapter.close()
+        assert ack["code"] == 500 and fake.sent_cards() == []

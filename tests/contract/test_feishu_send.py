@@ -1,0 +1,234 @@
+"""Posting to Feishu through the real lark-oapi client and a fake Open API: what
+arrived, byte for byte; split digests; idempotency keys; rate limits; refusals; and
+building the adapter from the config and environment.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import pytest
+
+from adapters.base import DeliveryError
+from adapters.feishu import FeishuAdapter
+from bot.config import load_config
+from bot.dedupe import Deduper
+from bot.engine import build_digest
+from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
+from bot.render.feishu import MAX_REQUEST_BYTES, card_content, digest_cards, request_bytes
+from bot.snapshot import read_snapshot
+from tests.conftest import EXAMPLES
+from tests.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
+
+APP_SECRET = "app-secret-value"
+CHAT = "oc_0123456789abcdef"
+CONFIG = load_config(EXAMPLES / "prdigest.toml")
+
+
+class NoHandler:
+    async def handle(self, *args: Any, **kwargs: Any) -> Reply:
+        raise AssertionError("nothing is asked in these tests")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeFeishu]:
+    with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret=APP_SECRET) as server:
+        yield server
+
+
+def adapter_for(fake: FakeFeishu, **options: Any) -> FeishuAdapter:
+    settings: dict[str, Any] = {"verification_token": "v", "encrypt_key": "e",
+                                "domain": fake.base_url, "bot_open_id": "ou_fake_bot",
+                                "max_rate_limit_wait": 0.05}
+    settings.update(options)
+    return FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
+                         handler=NoHandler(), deduper=Deduper(None), **settings)
+
+
+def example_digest() -> Digest:
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    return build_digest(snapshot, "2026-W29", repo_config=CONFIG.repo("acme/lumen"), lang="zh")
+
+
+def long_digest() -> Digest:
+    quote = "评审意见：逐字引用，说明合并时仍未解决的问题。" * 4
+    return msgspec.structs.replace(
+        example_digest(),
+        risks=tuple(Risk(pull=n, severity="high", summary=quote,
+                         evidence_url=f"https://github.com/acme/lumen/pull/{n}")
+                    for n in range(1, 300)),
+    )
+
+
+async def test_a_digest_arrives_as_the_card_it_renders_to(fake: FakeFeishu) -> None:
+    digest = example_digest()
+    ids = await adapter_for(fake).post_digest(CHAT, digest)
+    (sent,) = fake.sent_cards()
+    (card,) = digest_cards(digest)
+    assert ids == ["om_fake_1"]
+    assert (sent.endpoint, sent.target, sent.receive_id_type) == ("create", CHAT, "chat_id")
+    assert sent.content == card_content(card)
+    assert sent.request.json() == {"receive_id": CHAT, "msg_type": "interactive",
+                                   "content": sent.content, "uuid": sent.uuid}
+    # The renderer's measure is the body the SDK sends, with room for longer ids.
+    assert sent.uuid is not None
+    slack = (64 - len(CHAT)) + (50 - len(sent.uuid))
+    assert len(sent.request.body) == request_bytes(card) - slack
+    (token_call,) = fake.calls(TOKEN_PATH)
+    assert token_call.json() == {"app_id": fake.app_id, "app_secret": APP_SECRET}
+    assert sent.request.headers["authorization"] == f"Bearer {fake.tokens[0]}"
+
+
+async def test_a_long_digest_arrives_as_several_cards_in_order(fake: FakeFeishu) -> None:
+    digest = long_digest()
+    ids = await adapter_for(fake).post_digest(CHAT, digest)
+    sent = fake.sent_cards()
+    assert len(ids) == len(sent) == len(digest_cards(digest)) > 1
+    assert [s.card for s in sent] == digest_cards(digest)
+    assert all(len(s.request.body) <= MAX_REQUEST_BYTES for s in sent)
+    assert len({s.uuid for s in sent}) == len(sent)
+
+
+async def test_posting_again_reuses_the_idempotency_keys(fake: FakeFeishu) -> None:
+    """Feishu drops a message whose uuid it saw within the hour, so a replica that
+    retries a half-posted digest does not post it twice."""
+    adapter = adapter_for(fake)
+    await adapter.post_digest(CHAT, example_digest())
+    await adapter.post_digest(CHAT, example_digest())
+    await adapter.post_digest("oc_other", example_digest())
+    first, again, elsewhere = (s.uuid for s in fake.sent_cards())
+    assert first == again != elsewhere
+
+
+async def test_a_rate_limit_is_waited_out_and_retried(fake: FakeFeishu) -> None:
+    fake.fail_next(MESSAGES_PATH, status=429, body={"code": 99991400, "msg": "too many"},
+                   headers={"x-ogw-ratelimit-reset": "0"})
+    ids = await adapter_for(fake).post_digest(CHAT, example_digest())
+    attempts = [r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]
+    assert len(attempts) == 2 and len(ids) == 1
+    assert attempts[0].body == attempts[1].body  # same uuid, so never two messages
+
+
+async def test_a_rate_limit_that_lasts_gives_up(fake: FakeFeishu) -> None:
+    fake.fail_next(MESSAGES_PATH, status=400, body={"code": 230020, "msg": "frequency"},
+                   times=5)
+    with pytest.raises(DeliveryError, match="230020"):
+        await adapter_for(fake, max_send_attempts=3).post_digest(CHAT, example_digest())
+    assert len([r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [(400, {"code": 230002, "msg": "Bot/User can NOT be out of the chat."}, "230002"),
+     (400, {"code": 230025, "msg": "The length of the message content reaches its limit"},
+      "230025"),
+     (403, {"code": 230027, "msg": "Lack of necessary permissions"}, "230027"),
+     (500, {"code": 1000, "msg": "internal error"}, "1000")],
+)
+async def test_refusals_raise_a_delivery_error_naming_the_code(
+        fake: FakeFeishu, status: int, body: dict[str, Any], expected: str) -> None:
+    fake.fail_next(MESSAGES_PATH, status=status, body=body)
+    with pytest.raises(DeliveryError, match=expected) as raised:
+        await adapter_for(fake).post_digest(CHAT, example_digest())
+    assert APP_SECRET not in str(raised.value)
+
+
+async def test_a_wrong_app_secret_fails_without_showing_it(fake: FakeFeishu) -> None:
+    adapter = FeishuAdapter(app_id=fake.app_id, app_secret="wrong-secret-value", config=CONFIG,
+                            handler=NoHandler(), deduper=Deduper(None), verification_token="v",
+                            domain=fake.base_url)
+    with pytest.raises(DeliveryError) as raised:
+        await adapter.post_digest(CHAT, example_digest())
+    assert "wrong-secret-value" not in str(raised.value)
+    assert fake.sent_cards() == []
+
+
+async def test_an_unreachable_feishu_is_a_delivery_error() -> None:
+    with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret=APP_SECRET) as gone:
+        adapter = adapter_for(gone)
+    with pytest.raises(DeliveryError, match="request failed"):
+        await adapter.post_digest(CHAT, example_digest())
+
+
+async def test_send_reply_posts_to_the_chat(fake: FakeFeishu) -> None:
+    ids = await adapter_for(fake).send_reply(CHAT, Reply(kind="help", lang="en"))
+    (sent,) = fake.sent_cards()
+    assert ids == ["om_fake_1"] and sent.endpoint == "create" and sent.uuid is None
+
+
+def test_every_card_of_a_huge_week_fits() -> None:
+    period = Period(since=datetime(2026, 7, 13, tzinfo=UTC),
+                    until=datetime(2026, 7, 20, tzinfo=UTC))
+    digest = Digest(
+        repository="o/r", week="2026-W29", period=period,
+        counts=Counts(total=2000, key=2000, merged=2000, closed=0, opened=0),
+        topics=(), types=(), hot_files=(), themes=(),
+        risks=(), suggestions=tuple("建议" * 200 for _ in range(50)),
+        key_pulls=tuple(KeyPull(number=n, title="t" * 200, short_title="t" * 200,
+                                summary="摘要" * 300, url=f"https://github.com/o/r/pull/{n}")
+                        for n in range(1, 7)),
+    )
+    cards = digest_cards(msgspec.structs.replace(digest, lang="zh"))
+    assert len(cards) > 1
+    assert all(request_bytes(card) <= MAX_REQUEST_BYTES for card in cards)
+    assert json.loads(card_content(cards[0]))["schema"] == "2.0"
+
+
+# --- from the config and the environment ----------------------------------------------
+
+
+ENV = {"FEISHU_APP_ID": "cli_env", "FEISHU_APP_SECRET": "env-secret-value",
+       "FEISHU_VERIFICATION_TOKEN": "env-token-value", "FEISHU_ENCRYPT_KEY": "env-key-value"}
+
+
+def set_env(monkeypatch: pytest.MonkeyPatch, **values: str | None) -> None:
+    for name, value in {**ENV, **values}.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+
+
+def test_from_config_reads_the_named_environment_variables(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    set_env(monkeypatch)
+    adapter = FeishuAdapter.from_config(CONFIG, NoHandler(), Deduper(None),
+                                        domain="http://127.0.0.1:9")
+    assert adapter is not None
+    status = adapter.status()
+    assert status["configured"] and status["mode"] == "webhook" and status["signed_events"]
+    assert [route.path for route in adapter.routes()] == ["/feishu/events"]  # type: ignore[attr-defined]
+    shown = json.dumps(status) + json.dumps(FeishuAdapter.config_status(CONFIG))
+    for value in ENV.values():
+        assert value not in shown
+
+
+@pytest.mark.parametrize("missing", ["FEISHU_APP_ID", "FEISHU_APP_SECRET",
+                                     "FEISHU_VERIFICATION_TOKEN"])
+def test_without_its_secrets_feishu_is_off(monkeypatch: pytest.MonkeyPatch,
+                                           missing: str) -> None:
+    set_env(monkeypatch, **{missing: None})
+    assert FeishuAdapter.from_config(CONFIG, NoHandler(), Deduper(None)) is None
+    status = FeishuAdapter.config_status(CONFIG)
+    assert status["configured"] is False and missing in status["missing_env"]
+
+
+def test_an_empty_verification_token_is_refused_for_webhooks() -> None:
+    """The SDK would reject every real event with an empty token (it compares the
+    event's token with ""), so the adapter will not start that way."""
+    with pytest.raises(ValueError, match="verification token"):
+        FeishuAdapter(app_id="cli_x", app_secret="s", config=CONFIG, handler=NoHandler(),
+                      deduper=Deduper(None), verification_token="")
+
+
+def test_the_long_connection_needs_no_webhook_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_env(monkeypatch, FEISHU_VERIFICATION_TOKEN=None, FEISHU_ENCRYPT_KEY=None)
+    adapter = FeishuAdapter.from_config(CONFIG, NoHandler(), Deduper(None),
+                                        long_connection=True)
+    assert adapter is not None and adapter.routes() == []
+    assert adapter.status()["mode"] == "long_connection"
