@@ -276,19 +276,37 @@ class SlackAdapter:
     # --- inbound --------------------------------------------------------------------
 
     async def _endpoint(self, request: Request) -> Response:
-        """Bolt checks the signature and dispatches; a body Bolt cannot even read is
-        answered 401 when unsigned and 400 when signed - never 500."""
+        """Bolt checks the signature and dispatches. What Bolt cannot read or process is
+        answered 401 when unsigned and 400 when signed - never 500 - with
+        `X-Slack-No-Retry`, since sending the same bytes again cannot help."""
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
-            return JSONResponse({"error": "payload too large"}, status_code=413)
+            return self._refusal(body, request, 413, "payload too large")
         try:
-            return await self._http.handle(request)
+            body.decode("utf-8")
+            response = await self._http.handle(request)
         except Exception:
-            headers = {k: v for k, v in request.headers.items()}
-            if not self._verifier.is_valid_request(body, headers):
-                return JSONResponse({"error": "invalid request"}, status_code=401)
             logger.warning("unreadable Slack request (%d bytes)", len(body), exc_info=True)
-            return JSONResponse({"error": "bad request"}, status_code=400)
+            return self._refusal(body, request, 400, "bad request")
+        if response.status_code >= 500:
+            # Bolt answers 500 when its own middleware trips over a payload's shape; the
+            # listeners here do nothing that could fail.
+            logger.warning("Slack request Bolt could not process (%d bytes)", len(body))
+            return self._refusal(body, request, 400, "bad request")
+        return response
+
+    def _refusal(self, body: bytes, request: Request, status: int, reason: str) -> Response:
+        if not self._signed(body, request):
+            status, reason = 401, "invalid request"
+        return JSONResponse({"error": reason}, status_code=status,
+                            headers={"X-Slack-No-Retry": "1"})
+
+    def _signed(self, body: bytes, request: Request) -> bool:
+        """The v0 signature check Bolt does, for bodies Bolt never gets to read."""
+        try:
+            return self._verifier.is_valid_request(body, dict(request.headers.items()))
+        except UnicodeDecodeError:  # Slack signs UTF-8 text; these bytes are not
+            return False
 
     async def _skip_repeats(
         self,

@@ -283,7 +283,54 @@ async def test_a_signed_body_nobody_can_read_gets_400_and_an_unsigned_one_401(
         assert unsigned.status_code == 401
         big = "x" * (2 << 20)
         assert (await post_signed(client, big, FORM)).status_code == 413
+        big_unsigned = await client.post(EVENTS_PATH, content=big, headers={"Content-Type": FORM})
+        assert big_unsigned.status_code == 401
         await adapter.drain()
+    assert handler.asked == []
+
+
+ODD_BODIES = {
+    "a JSON list": ("[1, 2]", JSON),
+    "an event that is a string": ('{"type": "event_callback", "event": "x"}', JSON),
+    "an event without a channel": (
+        '{"type": "event_callback", "event_id": "Ev1", "event": {"type": "app_mention"}}', JSON),
+    "a numeric event id": ('{"type": "event_callback", "event_id": 5, "event": {}}', JSON),
+    "an unknown event": ('{"type": "event_callback", "event_id": "Ev2", '
+                         '"event": {"type": "reaction_added"}}', JSON),
+    "an interaction that is not JSON": ("payload=%7Bnot-json", FORM),
+    "a command without a channel": ("command=%2Fprdigest&text=digest", FORM),
+    "another command": ("command=%2Fother&text=digest&channel_id=C0123456", FORM),
+    "empty": ("", FORM),
+}
+
+
+@pytest.mark.parametrize("case", ODD_BODIES)
+async def test_odd_signed_payloads_get_a_calm_answer_and_no_reply(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+) -> None:
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    body, content_type = ODD_BODIES[case]
+    raw = body.encode()
+    async with http_client(adapter) as client:
+        headers = signed_headers(raw, content_type=content_type)
+        response = await client.post(EVENTS_PATH, content=raw, headers=headers)
+        await adapter.drain()
+    assert response.status_code < 500
+    assert handler.asked == []
+    assert fake_slack.posted() == [] and fake_slack.posted("response") == []
+
+
+async def test_bytes_that_are_not_utf8_get_401(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    """Slack signs UTF-8 text; slack_sdk's verifier cannot even read other bytes."""
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    headers = signed_headers(b"text=ok", content_type=FORM)
+    async with http_client(adapter) as client:
+        response = await client.post(EVENTS_PATH, content=b"text=\xff\xfe", headers=headers)
+    assert response.status_code == 401
     assert handler.asked == []
 
 
@@ -562,3 +609,25 @@ def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
     for value in (BOT_TOKEN, SIGNING_SECRET, APP_TOKEN):
         assert value not in status
     assert [route.path for route in adapter.routes()] == [EVENTS_PATH]  # type: ignore[attr-defined]
+
+
+async def test_an_answer_longer_than_a_response_url_takes_goes_to_the_channel(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+) -> None:
+    """A response_url takes 5 messages; a longer answer is posted to the channel whole."""
+    from bot.render.slack import render_digest_messages
+    from tests.contract.test_slack_render import _huge_digest
+
+    digest = _huge_digest("en")
+    parts = render_digest_messages(digest)
+    assert len(parts) > 5
+    adapter = make_adapter(config, RecordingHandler(Reply(kind="digest", lang="en",
+                                                          digest=digest)),
+                           deduper, fake_slack)
+    async with http_client(adapter) as client:
+        await post_signed(client, slash(SlackPayloads(), fake_slack, "digest"), FORM)
+        await adapter.drain()
+    assert fake_slack.calls("response") == []
+    posts = fake_slack.posted()
+    assert [p["blocks"] for p in posts] == [list(m.blocks) for m in parts]
+    assert {p["channel"] for p in posts} == {CHANNEL}

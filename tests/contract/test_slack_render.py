@@ -406,3 +406,38 @@ def test_every_slack_message_has_a_chinese_translation(
         text = catalog.gettext(msgid)
     assert text != msgid or not re.search(r"[A-Za-z]{2}", re.sub(r"%\(\w+\)s", "", msgid))
     assert sorted(re.findall(r"%\(\w+\)s", text)) == sorted(re.findall(r"%\(\w+\)s", msgid))
+
+
+# --- real data --------------------------------------------------------------------------
+
+
+REAL_WEEKS = {
+    "verl-2026-07.json": ("verl-project/verl", {"npu": ("npu", "ascend")}),
+    "vllm-2026-W29.json": ("vllm-project/vllm", {}),
+}
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", sorted(REAL_WEEKS))
+def test_real_weeks_render_within_the_limits_with_only_their_own_pull_numbers(
+    shared_data: Path, name: str, lang: Lang
+) -> None:
+    from bot.config import RepoConfig, TopicRule
+
+    repository, topics = REAL_WEEKS[name]
+    snapshot = read_snapshot(shared_data / name)
+    repo_config = RepoConfig(timezone="Asia/Shanghai", topics={
+        topic: TopicRule(keywords=words) for topic, words in topics.items()})
+    digest = build_digest(snapshot, "2026-W29", repo_config=repo_config, lang=lang)
+    messages = render_digest_messages(digest)
+    for message in messages:
+        assert_valid(message)
+    assert pull_numbers(messages) <= {p.number for p in snapshot.pulls}
+    shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
+    for risk in digest.risks:
+        assert f"*PR#{risk.pull}*" in shown
+    for key in digest.key_pulls[:6]:
+        escaped = key.summary.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        assert escaped in shown
+    assert repository in shown
