@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aioredis
@@ -102,7 +102,8 @@ class Race:
         self.switches.append(switch)
         replica_id = f"{name}.{generation}"
         scheduler = Scheduler(
-            self.config, CountingSource(self.snapshot), KillableRedis(self.client, switch),
+            self.config, CountingSource(self.snapshot),
+            cast(aioredis.Redis, KillableRedis(self.client, switch)),
             FakePoster(self.platforms, replica_id, switch=switch,
                        latency=self.rng.uniform(0, 0.004)),
             clock=self.clock, replica=replica_id, lock_seconds=LOCK_SECONDS,
