@@ -28,6 +28,7 @@ from bot.week import format_week, parse_week
 
 if TYPE_CHECKING:
     from adapters.console import ConsoleAdapter
+    from bot.commands import SubscriptionStore
 
 app = typer.Typer(
     add_completion=False,
@@ -191,8 +192,26 @@ def console_for(
 
         source = CachedSource(GitHubSource(settings), cache_from_env(settings), settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
-    handler = CommandHandler(settings, source, None, now=now)
+    handler = CommandHandler(settings, source, console_subscriptions(settings), now=now)
     return ConsoleAdapter(handler, channel, fmt=fmt.value, lang=lang.value if lang else None)
+
+
+def console_subscriptions(settings: Config) -> SubscriptionStore | None:
+    """The server's subscription store when its Redis is named (`REDIS_URL`), so the
+    console subscribes like a chat does; without it, subscribing says it is unavailable."""
+    from bot.config import secret
+
+    url = secret(settings.cache.url_env)
+    if not url:
+        return None
+    import redis
+
+    from bot.subscriptions import RedisSubscriptionStore
+
+    try:
+        return RedisSubscriptionStore(redis.Redis.from_url(url))
+    except ValueError as exc:
+        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
 
 
 @app.command()

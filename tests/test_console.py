@@ -140,6 +140,12 @@ def test_data_time_is_the_latest_moment_of_the_snapshot() -> None:
 # --- the command line -----------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def no_redis_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI reads REDIS_URL; a test run may have it set for the Redis fixture."""
+    monkeypatch.delenv("REDIS_URL", raising=False)
+
+
 @pytest.fixture
 def files(tmp_path: Path) -> tuple[Path, Path]:
     snapshot = tmp_path / "snapshot.json"
@@ -262,3 +268,32 @@ def test_prdigest_ask_on_real_data(
     exit_code, out, _ = _run("ask", question, "--snapshot", str(shared_data / name))
     assert exit_code == 0
     assert expected in out
+
+
+def test_prdigest_ask_subscribes_through_the_servers_redis(
+    files: tuple[Path, Path], redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot, config = files
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    common = ("--snapshot", str(snapshot), "--config", str(config))
+    exit_code, out, _ = _run("ask", "订阅 rollout", *common)
+    assert (exit_code, "已订阅 rollout" in out) == (0, True)
+    _, out, _ = _run("ask", "topics", *common)
+    assert "This chat follows npu and rollout." in out
+    # The same store a server uses: the channel's key holds the topic.
+    import redis
+
+    from bot.subscriptions import RedisSubscriptionStore
+
+    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    assert store.topics("console:local") == {"rollout"}
+
+
+def test_prdigest_ask_reports_a_bad_redis_url(
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot, _ = files
+    monkeypatch.setenv("REDIS_URL", "not-a-url")
+    exit_code, _, err = _run("ask", "topics", "--snapshot", str(snapshot))
+    assert exit_code == 2
+    assert "REDIS_URL: not a Redis URL" in err
