@@ -8,6 +8,12 @@ retrying a rate-limited call after its `Retry-After`.
 
 The same listeners serve HTTP (`POST /slack/events`, slash commands, events and button
 clicks alike) and Socket Mode, which Bolt feeds through one dispatch path.
+
+Slack app settings this expects: the `/prdigest` slash command, Event Subscriptions and
+Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
+`message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`.
+For Socket Mode instead: `platforms.slack.socket_mode = true` and an app-level token
+with `connections:write`.
 """
 
 from __future__ import annotations
