@@ -446,6 +446,7 @@ class FeishuAdapter:
         connection per process)."""
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
+        previous = lark_ws_client.loop
         lark_ws_client.loop = loop
         self._ws_loop = loop
         dispatcher = self._event_dispatcher("", "")
@@ -462,6 +463,7 @@ class FeishuAdapter:
             logger.error("feishu: long connection failed: %s", exc)
         finally:
             self._shut_down_ws_loop(loop, client)
+            lark_ws_client.loop = previous
 
     @staticmethod
     def _shut_down_ws_loop(loop: asyncio.AbstractEventLoop, client: lark.ws.Client) -> None:

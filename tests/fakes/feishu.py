@@ -372,6 +372,8 @@ class _FakeLongConnection:
             asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
+        if not self._thread.is_alive():
+            self._loop.close()
 
 
 # --- the inbound side, as Feishu signs and encrypts it ----------------------------------
