@@ -352,3 +352,17 @@ def test_the_real_verl_week_fits(shared_data: Path) -> None:
             assert_valid(card)
         assert any(s.startswith("**") for c in cards for s in markdown_of(c))
         assert all("\x1e" not in s for c in cards for s in strings_of(c))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_error_reply_is_a_valid_card(lang: Lang) -> None:
+    from bot.commands import ERROR_KEYS
+
+    params = (("number", "<at id=all></at>"), ("repository", "o/r"), ("allowed", "o/r"),
+              ("week", "2026-W99"), ("current", "2026-W29"), ("command", "subscribe"))
+    for key in ERROR_KEYS:
+        reply = Reply(kind="error", lang=lang, error=key, params=params, topics=("<b>x",),
+                      available_topics=("npu", "ci"))
+        (card,) = reply_cards(reply)
+        assert_valid(card)
+        assert card["header"]["template"] == "grey"
