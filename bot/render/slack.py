@@ -37,7 +37,6 @@ MAX_BLOCKS = 50
 MAX_SECTION_CHARS = 3000
 MAX_FIELD_CHARS = 2000
 MAX_HEADER_CHARS = 150
-MAX_CONTEXT_ELEMENTS = 10
 MAX_BUTTON_CHARS = 75
 MAX_ACTIONS = 25
 # Slack rejects messages whose block text adds up to roughly 12,000 characters with
@@ -98,10 +97,10 @@ def _section(text: str, accessory: ButtonElement | None = None) -> SectionBlock:
 
 
 def _context(texts: Sequence[str]) -> list[ContextBlock]:
-    elements = [MarkdownTextObject(text=t, verbatim=True)
-                for t in split_text(texts, MAX_SECTION_CHARS)]
-    return [ContextBlock(elements=elements[i:i + MAX_CONTEXT_ELEMENTS])
-            for i in range(0, len(elements), MAX_CONTEXT_ELEMENTS)]
+    """Small print, packed like sections: one element of at most 3000 per block, so a
+    block never carries more than a section does."""
+    return [ContextBlock(elements=[MarkdownTextObject(text=t, verbatim=True)])
+            for t in split_text(texts, MAX_SECTION_CHARS)]
 
 
 def _button(label: str, url: str, action: str) -> ButtonElement:
