@@ -15,10 +15,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
+import requests
 from github import Auth, Github
+from github.GithubException import GithubException
+from github.Requester import Requester
 
 from bot.config import Config, secret
 from bot.errors import SourceError
@@ -53,7 +56,9 @@ class GitHubSource:
     """Fetches a repository's week of PRs from GitHub (GraphQL, or REST without a token).
 
     `sleep` and `clock` are injectable so tests never wait; `max_wait_seconds` is the
-    longest rate-limit reset worth waiting for (a later one fails with its time).
+    longest rate-limit reset worth waiting for (a later one fails with its time);
+    `on_request(api, status)` is told of every HTTP request ("graphql"/"rest", the
+    status or "error" when no answer came), for metrics.
     """
 
     def __init__(
@@ -69,6 +74,7 @@ class GitHubSource:
         backoff_seconds: float = 1.0,
         max_wait_seconds: float = 60.0,
         page_size: int = PAGE_SIZE,
+        on_request: Callable[[str, int | str], None] | None = None,
     ) -> None:
         self.config = config
         env = config.github.token_env
@@ -85,6 +91,8 @@ class GitHubSource:
             timeout=max(1, round(config.github.timeout_seconds)),
             lazy=True,
         )
+        if on_request is not None:
+            count_requests(self.github.requester, on_request)
         self.policy = RequestPolicy(
             self.github.requester,
             api_url=self.base_url,
@@ -164,3 +172,28 @@ def week_snapshot(
         fetched_at=fetched_at,
         pulls=tuple(kept[n] for n in sorted(kept)),
     )
+
+
+def count_requests(requester: Requester, on_request: Callable[[str, int | str], None]) -> None:
+    """Report every request this requester sends, with its status.
+
+    Both backends send everything through `requestJsonAndCheck` (PyGithub's paginated
+    lists fetch each page with it too), so wrapping it on this one instance sees each
+    request once.
+    """
+    send = requester.requestJsonAndCheck
+
+    def counted(verb: str, url: str, *args: Any, **kwargs: Any) -> tuple[dict[str, Any], Any]:
+        api = "graphql" if url == requester.graphql_url else "rest"
+        try:
+            answer = send(verb, url, *args, **kwargs)
+        except GithubException as exc:
+            on_request(api, exc.status)
+            raise
+        except requests.RequestException:
+            on_request(api, "error")
+            raise
+        on_request(api, 200)
+        return answer
+
+    setattr(requester, "requestJsonAndCheck", counted)  # noqa: B010 - one instance only

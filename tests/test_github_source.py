@@ -361,3 +361,15 @@ def test_timeouts_are_retried(fake: FakeGitHub) -> None:
     fake.stall_next(1, 1.6)
     assert len(src.fetch_week(REPO, WEEK).pulls) == 2
     assert sleeps == [1.0]
+
+
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["graphql", "rest"])
+def test_every_request_is_reported_for_metrics(fake: FakeGitHub, token: str | None) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=10))
+    seen: list[tuple[str, int | str]] = []
+    src = GitHubSource(config(), token=token, base_url=fake.base_url, sleep=lambda s: None,
+                       on_request=lambda api, status: seen.append((api, status)))
+    fake.fail_next(1, 502)
+    src.fetch_week(REPO, WEEK)
+    kind = "graphql" if token else "rest"
+    assert seen == [(kind, 502)] + [(kind, 200)] * (fake.count() - 1)
