@@ -387,15 +387,24 @@ class FeishuAdapter:
         """Post a reply to a chat (not in answer to a message); returns message ids."""
         return [await self._send(card, chat_id=channel_id) for card in reply_cards(reply)]
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
         """Post the weekly digest as one or more cards; raises `DeliveryError` unless
-        Feishu accepted every one. Each card carries a uuid made from the chat, week
-        and part, so a replica retrying within the hour does not post it twice."""
+        Feishu accepted every one.
+
+        Each card carries a `uuid` (Feishu sends at most one message per uuid within an
+        hour) made from `idempotency_key` - the scheduler's delivery key, the same for
+        every retry of one delivery - and the part number; without a key, from the
+        chat, repository, week and language. A replica re-sending after a crash within
+        the hour therefore posts nothing twice.
+        """
         cards = digest_cards(digest)
+        base: tuple[object, ...] = (
+            (idempotency_key,) if idempotency_key is not None
+            else (channel_id, digest.repository, digest.week, digest.lang, len(cards))
+        )
         return [
-            await self._send(card, chat_id=channel_id,
-                             uuid=_uuid("digest", channel_id, digest.repository, digest.week,
-                                        digest.lang, len(cards), index))
+            await self._send(card, chat_id=channel_id, uuid=_uuid("digest", *base, index))
             for index, card in enumerate(cards)
         ]
 

@@ -232,3 +232,32 @@ def test_the_long_connection_needs_no_webhook_secrets(monkeypatch: pytest.Monkey
                                         long_connection=True)
     assert adapter is not None and adapter.routes() == []
     assert adapter.status()["mode"] == "long_connection"
+
+
+async def test_the_schedulers_delivery_key_becomes_the_uuid(fake: FakeFeishu) -> None:
+    """The scheduler re-sends an in-doubt delivery with the same key: same uuids."""
+    adapter = adapter_for(fake)
+    digest = long_digest()
+    await adapter.post_digest(CHAT, digest, idempotency_key="delivery-1")
+    await adapter.post_digest(CHAT, digest, idempotency_key="delivery-1")
+    await adapter.post_digest(CHAT, digest, idempotency_key="delivery-2")
+    sent = fake.sent_cards()
+    parts = len(digest_cards(digest))
+    first, again, other = (sent[i * parts:(i + 1) * parts] for i in range(3))
+    assert [s.uuid for s in first] == [s.uuid for s in again]
+    assert not {s.uuid for s in first} & {s.uuid for s in other}
+    assert all(s.uuid is not None and len(s.uuid) <= 50 for s in sent)
+
+
+def test_the_scheduler_sees_the_idempotency_keyword() -> None:
+    from bot.schedule import AdapterPoster
+
+    poster = AdapterPoster({"feishu": adapter_for_signature()})
+    channel = CONFIG.channel(f"feishu:{CHAT}")
+    assert channel is not None and poster.idempotency_window(channel) is not None
+
+
+def adapter_for_signature() -> FeishuAdapter:
+    return FeishuAdapter(app_id="cli_sig", app_secret="s", config=CONFIG, handler=NoHandler(),
+                         deduper=Deduper(None), verification_token="v",
+                         domain="http://127.0.0.1:9")
