@@ -405,6 +405,38 @@ def serve(
                 proxy_headers=True)
 
 
+@app.command()
+@user_errors
+def post(
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.")],
+    week: Annotated[str, typer.Option("--week", "-w", help="ISO week such as 2026-W29.")],
+    channel: Annotated[str, typer.Option(
+        "--channel", help="The configured channel, platform:id (slack:C0123456).")],
+    force: Annotated[bool, typer.Option(
+        "--force", help="Send again even if the ledger says it was posted.")] = False,
+    snapshot: SnapshotOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Post REPO's digest of one week to one channel now, through the schedule's ledger."""
+    import asyncio
+    import logging
+
+    from bot.post_now import describe, post_now
+
+    # The outcome is the one line below; library chatter would only bury it.
+    logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")
+
+    result = asyncio.run(post_now(load_config(config), repo, week, channel, force=force,
+                                  snapshot=snapshot))
+    line = describe(result)
+    if result.status == "failed":
+        fail(line)
+    if result.status in ("held", "busy"):
+        typer.echo(f"prdigest: {line}", err=True)
+        raise typer.Exit(code=1)
+    typer.echo(line)
+
+
 def main() -> None:
     """Console entry point."""
     app(prog_name="prdigest")

@@ -247,6 +247,13 @@ class Scheduler:
     `tick(now)` is one pass; `run_forever(stop_event)` ticks just after every minute
     boundary (cron's resolution) until the event is set. `post()` is the on-demand
     path of `prdigest post`, through the same lock and ledger.
+
+    Options: `clock` decides what is due (tests move it); `lock_seconds` is how long a
+    dead replica's slot stays locked (renewed while alive, so a slow post keeps it);
+    `concurrency` bounds posts in flight per replica; `in_doubt` is the policy for a
+    send whose outcome is unknown (module docstring); `previous_week` fetches the week
+    before for the trends; `share_digests` keeps built digests in Redis for the other
+    replicas (off for digests built from a local snapshot file).
     """
 
     def __init__(
@@ -265,6 +272,7 @@ class Scheduler:
         concurrency: int = 16,
         in_doubt: InDoubt = "resend",
         previous_week: bool = True,
+        share_digests: bool = True,
         prefix: str = KEY_PREFIX,
         rng: random.Random | None = None,
     ) -> None:
@@ -281,6 +289,7 @@ class Scheduler:
         self.concurrency = max(1, concurrency)
         self.in_doubt = in_doubt
         self.previous_week = previous_week
+        self.share_digests = share_digests
         self.prefix = prefix
         self.rng = rng or random.Random()
         self.ledger = Ledger(redis_client, prefix=prefix)
@@ -419,7 +428,7 @@ class Scheduler:
         if in_doubt and entry is not None and not self._may_resend(channel, entry, now):
             return await self._hold(slot, lock, raw, entry, now)
         try:
-            digest = await self._digest(channel, slot.week)
+            digest = await self._digest(channel, slot.week, rebuild=force)
         except (SourceError, WeekError) as exc:
             return await self._fail(slot, lock, raw, entry, now, f"no data: {exc}",
                                     counts_attempt=False)
@@ -548,13 +557,14 @@ class Scheduler:
             names += sorted(name for name in stored if name not in names)
         return tuple(names)
 
-    async def _digest(self, channel: ChannelConfig, week: str) -> Digest:
+    async def _digest(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
+                      ) -> Digest:
         """The digest for the channel's (repository, week, language, topics), built once
-        per replica and shared between replicas."""
+        per replica and shared between replicas; `rebuild` builds it afresh."""
         variant = (channel.repo, week, channel.lang, await self._focus(channel))
         task = self._digests.get(variant)
-        if task is None or (task.done() and (task.cancelled() or task.exception())):
-            task = asyncio.ensure_future(self._shared_digest(*variant))
+        if rebuild or task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(self._shared_digest(*variant, rebuild=rebuild))
             self._digests[variant] = task
             while len(self._digests) > 1024:
                 self._digests.popitem(last=False)
@@ -565,13 +575,15 @@ class Scheduler:
         return f"{self.prefix}:digest:weekly:{repo}:{week}:{lang}:{','.join(topics)}"
 
     async def _shared_digest(
-        self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]
+        self, repo: str, week: str, lang: Lang, topics: tuple[str, ...], *, rebuild: bool
     ) -> Digest:
+        if not self.share_digests:
+            return _digest_decoder.decode(await self._build(repo, week, lang, topics))
         key = self._digest_key(repo, week, lang, topics)
-        raw = await self.redis.get(key)
+        raw = None if rebuild else await self.redis.get(key)
         if raw is None:
             async with self._mutex(f"build:{repo}:{week}:{lang}:{','.join(topics)}"):
-                raw = await self.redis.get(key)
+                raw = None if rebuild else await self.redis.get(key)
                 if raw is None:
                     raw = await self._build(repo, week, lang, topics)
                     await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)

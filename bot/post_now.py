@@ -1,0 +1,141 @@
+"""`prdigest post`: one week's digest to one channel now, through the schedule's ledger.
+
+The same lock, ledger and delivery keys as the weekly schedule (`bot.schedule`), so a
+post on demand and a scheduled post never both go out, and `--force` is the one way
+to send a week again.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+
+from bot.config import ChannelConfig, Config, secret
+from bot.dedupe import Deduper
+from bot.errors import ConfigError, UserError, WeekError
+from bot.schedule import AdapterPoster, DigestAdapter, PostResult, Scheduler, utc_now
+from bot.source import SnapshotSource, Source
+from bot.week import current_week, format_week, parse_week
+
+# Where each platform's adapter lives; imported only for the platform posted to.
+ADAPTERS = {
+    "slack": ("adapters.slack", "SlackAdapter"),
+    "telegram": ("adapters.telegram", "TelegramAdapter"),
+    "feishu": ("adapters.feishu", "FeishuAdapter"),
+    "console": ("adapters.console", "ConsoleAdapter"),
+}
+
+
+def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
+    """The configured channel `platform:id` that follows `repo`."""
+    platform, _, channel_id = key.partition(":")
+    if not platform or not channel_id:
+        raise UserError(f"--channel {key!r}: expected platform:id, such as slack:C0123456")
+    matches = [c for c in config.channels if c.key == key]
+    for channel in matches:
+        if channel.repo.lower() == repo.lower():
+            return channel
+    if matches:
+        follows = ", ".join(sorted(c.repo for c in matches))
+        raise UserError(f"channel {key} follows {follows}, not {repo}")
+    raise UserError(f"channel {key} is not in the config's [[channels]]")
+
+
+def checked_week(text: str, channel: ChannelConfig) -> str:
+    """The ISO week, normalised; a week that has not started yet is refused."""
+    week = format_week(*parse_week(text))
+    current = current_week(utc_now(), channel.timezone)
+    if parse_week(week) > parse_week(current):
+        raise WeekError(f"week {week} has not started yet (this week is {current})")
+    return week
+
+
+def _missing_env(config: Config, platform: str) -> list[str]:
+    section = getattr(config.platforms, platform, None)
+    if section is None:
+        return []
+    names = [value for field, value in msgspec.structs.asdict(section).items()
+             if field.endswith("_env") and isinstance(value, str)]
+    return [name for name in names if secret(name) is None]
+
+
+def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
+    """The platform's adapter as the server would build it, for posting only."""
+    from bot.commands import CommandHandler
+
+    module_name, class_name = ADAPTERS[platform]
+    try:
+        adapter_class: Any = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError):
+        raise UserError(f"the {platform} adapter is not available in this installation") \
+            from None
+    if platform == "console":
+        raise UserError("console channels print; they are not posted to")
+    adapter = adapter_class.from_config(config, CommandHandler(config, source), Deduper(None))
+    if adapter is None:
+        missing = ", ".join(_missing_env(config, platform)) or "its credentials"
+        raise ConfigError(f"{platform} is not configured in this environment: set {missing}")
+    return adapter  # type: ignore[no-any-return]
+
+
+def live_source(config: Config) -> Source:
+    from bot.cache import CachedSource, cache_from_env
+    from bot.github import GitHubSource
+
+    return CachedSource(GitHubSource(config), cache_from_env(config), config)
+
+
+async def post_now(
+    config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
+    snapshot: Path | None = None, adapter: DigestAdapter | None = None,
+    redis_url: str | None = None,
+) -> PostResult:
+    """Post `week` of `repo` to the channel through the ledger; what happened comes back.
+
+    `adapter` and `redis_url` replace what the config and environment name (tests).
+    """
+    from bot.cli import snapshot_for
+
+    channel = find_channel(config, channel_key, repo)
+    week = checked_week(week, channel)
+    url = redis_url or secret(config.cache.url_env)
+    if not url:
+        raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
+                          "ledger in Redis, shared with the weekly schedule")
+    source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
+                      else live_source(config))
+    target = adapter or adapter_for(config, source, channel.platform)
+    client = aioredis.Redis.from_url(url)
+    try:
+        # A digest built from a local file is not shared with the schedule's replicas.
+        scheduler = Scheduler(config, source, client, AdapterPoster({channel.platform: target}),
+                              replica=f"cli-{socket.gethostname()}-{os.getpid()}",
+                              share_digests=snapshot is None)
+        return await scheduler.post(channel, week, force=force)
+    finally:
+        await client.aclose()
+        close = getattr(target, "close", None)
+        if close is not None and adapter is None:
+            await close()
+
+
+def describe(result: PostResult) -> str:
+    """One line about what `post` did."""
+    where = f"{result.week} of {result.repo} to {result.channel}"
+    ids = ", ".join(result.message_ids)
+    if result.status == "posted":
+        return f"posted {where} ({len(result.message_ids)} message(s): {ids})"
+    if result.status == "already-posted":
+        return (f"{where} was already posted ({result.detail}; message(s): {ids}); "
+                "--force sends it again")
+    if result.status == "held":
+        return f"{where} is held: {result.detail}"
+    if result.status == "busy":
+        return f"{where} is being posted by another replica right now; try again shortly"
+    return f"posting {where} failed: {result.detail}"
