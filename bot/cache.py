@@ -217,6 +217,13 @@ class IncrementalSource(Protocol):
     def fetch_pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]: ...
 
 
+def _aware(now: datetime | None) -> datetime:
+    """`now`, or the current time; a naive time is taken as UTC."""
+    if now is None:
+        return datetime.now(UTC)
+    return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+
+
 def _snapshot(repo: str, pulls: Iterable[PullRequest], fetched_at: datetime | None) -> Snapshot:
     by_number = {p.number: p for p in pulls}
     return Snapshot(repository=repo, fetched_at=fetched_at,
@@ -248,7 +255,7 @@ class CachedSource:
 
         `age_seconds` is the age of the data when it comes from the cache.
         """
-        now = now or datetime.now(UTC)
+        now = _aware(now)
         if self.cache is None:
             self.last = "uncached"
             return WeekData(snapshot=self.source.fetch_week(repo, week))
@@ -344,7 +351,7 @@ class CachedSource:
     def fetch_pull(self, repo: str, number: int, now: datetime | None = None
                    ) -> PullRequest | None:
         """One PR: cached while fresh (the current-week TTL), stale when GitHub fails."""
-        now = now or datetime.now(UTC)
+        now = _aware(now)
         if self.cache is None:
             return self.source.fetch_pull(repo, number)
         pointer = self.cache.get_pointer(repo, number)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import msgspec
 import requests
@@ -80,6 +81,12 @@ class GitHubSource:
         env = config.github.token_env
         self.token = token if token is not None else secret(env)
         self.base_url = (base_url or config.github.api_url).rstrip("/")
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise SourceError(
+                f"github.api_url: expected an http(s) URL such as https://api.github.com, "
+                f"got {self.base_url!r}"
+            )
         self.clock = clock
         self.github = Github(
             base_url=self.base_url,

@@ -26,9 +26,11 @@ from github.Requester import Requester
 from bot.errors import SourceError
 from bot.github_rest import (
     SEARCH_INVALID,
+    SEARCH_LIMIT,
     Progress,
     RateLimited,
     RequestPolicy,
+    too_many,
     unknown_repository,
     week_queries,
 )
@@ -293,6 +295,8 @@ class GraphQLBackend:
                 page = data[f"s{index}"]
                 if first:
                     total += int(page["issueCount"])
+                    if page["issueCount"] > SEARCH_LIMIT:
+                        raise too_many(repo, int(page["issueCount"]))
                 for node in page["nodes"] or []:
                     if node and node.get("__typename") == "PullRequest":
                         found.setdefault(node["number"], self._start(node))

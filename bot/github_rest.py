@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 import msgspec
@@ -47,6 +48,7 @@ T = TypeVar("T")
 Progress = Callable[[int, int], None]
 
 SEARCH_INVALID = "cannot be searched"
+SEARCH_LIMIT = 1000  # GitHub search never returns more results than this
 _FAILED_RUNS = {"failure", "timed_out", "cancelled", "action_required", "startup_failure",
                 "stale"}
 
@@ -128,7 +130,8 @@ class RequestPolicy:
                     delay = _retry_after(exc.headers or {}) or self._backoff(failures)
                 else:
                     raise
-            except (requests.Timeout, requests.ConnectionError) as exc:
+            except (requests.Timeout, requests.ConnectionError,
+                    requests.exceptions.ChunkedEncodingError) as exc:
                 failures += 1
                 if failures > self.retries:
                     raise SourceError(
@@ -136,6 +139,10 @@ class RequestPolicy:
                         f"after {failures} attempts"
                     ) from None
                 delay = self._backoff(failures)
+            except requests.RequestException as exc:
+                raise SourceError(
+                    f"cannot talk to GitHub at {self.api_url} ({type(exc).__name__})"
+                ) from None
             log.info("GitHub request failed; retrying in %.1f s", delay)
             self.slept.append(delay)
             self.sleep(delay)
@@ -255,6 +262,14 @@ def week_queries(repo: str, since: datetime, until: datetime, updated_since: dat
     ]
 
 
+def too_many(repo: str, count: int) -> SourceError:
+    """Rather than a week silently cut at GitHub's search limit."""
+    return SourceError(
+        f"{repo}: {count} PRs match one search of the week, but GitHub search returns at "
+        f"most {SEARCH_LIMIT}"
+    )
+
+
 def unknown_repository(repo: str) -> SourceError:
     return SourceError(
         f"unknown repository {repo} (it does not exist, or the token cannot see it)"
@@ -307,13 +322,16 @@ class RestBackend:
         """Full PRs found by the week's searches, and state-only heads for `recheck`."""
         numbers: dict[int, None] = {}
         for query in week_queries(repo, since, until, updated_since):
+            pages = PaginatedList(RawItem, self.requester, "/search/issues", {"q": query})
             try:
-                items = self._list("/search/issues", {"q": query})
+                found: list[RawItem] = self.policy.call(partial(list, pages))
             except GithubException as exc:
                 if exc.status == 422 and SEARCH_INVALID in str(exc.data):
                     raise unknown_repository(repo) from None
                 raise SourceError(f"GitHub search failed ({exc.status} {exc.message})") from None
-            numbers.update(dict.fromkeys(int(item["number"]) for item in items))
+            if pages.totalCount > SEARCH_LIMIT:
+                raise too_many(repo, pages.totalCount)
+            numbers.update(dict.fromkeys(int(item.raw_data["number"]) for item in found))
         pulls = self.pulls(repo, list(numbers))
         # A PR the searches found is already known in full; ask only for the others.
         heads = [self._pull(repo, number) for number in recheck if number not in numbers]
@@ -345,13 +363,18 @@ class RestBackend:
         if pull is None:
             return None
         api = f"/repos/{repo}/pulls/{int(number)}"
-        files = self._list(f"{api}/files")
-        reviews = self._list(f"{api}/reviews")
-        review_comments = self._list(f"{api}/comments")
-        issue_comments = self._list(f"/repos/{repo}/issues/{int(number)}/comments")
         sha = pull["head"]["sha"]
-        combined = self._get(f"/repos/{repo}/commits/{sha}/status")
-        runs = self._list(f"/repos/{repo}/commits/{sha}/check-runs", item="check_runs")
+        try:
+            files = self._list(f"{api}/files")
+            reviews = self._list(f"{api}/reviews")
+            review_comments = self._list(f"{api}/comments")
+            issue_comments = self._list(f"/repos/{repo}/issues/{int(number)}/comments")
+            combined = self._get(f"/repos/{repo}/commits/{sha}/status")
+            runs = self._list(f"/repos/{repo}/commits/{sha}/check-runs", item="check_runs")
+        except GithubException as exc:
+            raise SourceError(
+                f"GitHub refused the details of PR #{number} ({exc.status} {exc.message})"
+            ) from None
         states = [combined["state"]] if combined.get("total_count") else []
         for run in runs:
             if run.get("status") != "completed":

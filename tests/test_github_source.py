@@ -373,3 +373,19 @@ def test_every_request_is_reported_for_metrics(fake: FakeGitHub, token: str | No
     src.fetch_week(REPO, WEEK)
     kind = "graphql" if token else "rest"
     assert seen == [(kind, 502)] + [(kind, 200)] * (fake.count() - 1)
+
+
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["graphql", "rest"])
+def test_more_than_github_search_returns_is_an_error_not_a_cut(fake: FakeGitHub,
+                                                               token: str | None) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=1200, overflow=None, decoys=0))
+    src, _ = source(fake, token=token)
+    with pytest.raises(SourceError, match=r"PRs match one search of the week, but GitHub "
+                                          r"search returns at most 1000"):
+        src.fetch_week(REPO, WEEK)
+
+
+@pytest.mark.parametrize("url", ["nonsense", "ftp://example.com", "http://"])
+def test_bad_api_url_is_one_line(url: str) -> None:
+    with pytest.raises(SourceError, match=r"^github.api_url: expected an http\(s\) URL"):
+        GitHubSource(config(api_url=url), token=TOKEN)
