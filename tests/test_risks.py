@@ -117,3 +117,11 @@ def test_praise_is_not_a_concern_but_praise_with_a_request_is() -> None:
     [risk] = find_risks(_pull(review_threads=(
         _thread(None, "LGTM, just some unused variables we should remove"),)), T)
     assert risk.kind == "thread"
+
+
+def test_an_open_pull_has_no_merge_risks_and_says_still_unresolved() -> None:
+    pull = _pull(state="open", merged_at=None, reviews=(), checks="failure",
+                 review_threads=(_thread(False, "Why is this needed?"),))
+    [risk] = find_risks(pull, T)
+    assert risk.kind == "thread"
+    assert "still unresolved" in risk.summary

@@ -73,6 +73,11 @@ def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
                 "Review thread by %(who)s on %(where)s was left unresolved (outdated by later "
                 "commits)", who=who, where=where,
             )
+        elif thread.resolved is False and pull.state != "merged":
+            summary = t("Review thread by %(who)s on %(where)s is still unresolved",
+                        who=who, where=where)
+            if marker:
+                summary = f"{label}: {summary}"
         elif thread.resolved is False and marker:
             summary = t("%(label)s finding by %(who)s on %(where)s was left unresolved at merge",
                         label=label, who=who, where=where)
@@ -138,7 +143,7 @@ def _review_risks(pull: PullRequest, reviews_recorded: bool, t: Translator) -> l
                 evidence_url=pull.url, kind="review-marked", author=review.author,
                 quote=quote(review.body), resolution="unknown",
             ))
-    if not any(r.state == "APPROVED" for r in reviews):
+    if pull.state == "merged" and not any(r.state == "APPROVED" for r in reviews):
         risks.append(Risk(
             pull=pull.number, severity="medium",
             summary=t("Merged without an approving review"),
@@ -164,6 +169,8 @@ def _comment_risks(pull: PullRequest, t: Translator) -> list[Risk]:
 
 
 def _check_risks(pull: PullRequest, t: Translator) -> list[Risk]:
+    if pull.state != "merged":
+        return []
     if pull.checks == "failure":
         return [Risk(pull=pull.number, severity="high", summary=t("Merged with failing checks"),
                      evidence_url=f"{pull.url}/checks", kind="checks-failed")]
