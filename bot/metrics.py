@@ -87,6 +87,17 @@ class Metrics:
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30),
         )
 
+        # Series that dashboards expect exist from the start, at zero.
+        for trigger in ("schedule", "command", "report"):
+            self.digests_built.labels(trigger)
+        for platform in ("slack", "telegram", "feishu"):
+            for outcome in ("ok", "failed"):
+                self.digests_posted.labels(platform, outcome)
+                self.notices_posted.labels(platform, outcome)
+        for kind in ("week", "pull", "pointer", "digest"):
+            for result in ("hit", "miss"):
+                self.cache_lookups.labels(kind, result)
+
     # --- hooks ----------------------------------------------------------------------
 
     def command(self, platform: str, command: str, reply: Reply, seconds: float | None = None

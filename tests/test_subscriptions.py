@@ -1,0 +1,527 @@
+"""Subscriptions in Redis and merged-PR notices: from the GitHub webhook (signed,
+deduplicated) and from the poller (conditional requests), one notice per channel."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import timedelta
+from typing import Any
+
+import msgspec
+import pytest
+import redis
+import redis.asyncio as aioredis
+from github import Github
+
+from bot.commands import CommandHandler
+from bot.config import ChannelConfig
+from bot.models import Command, PullRequest, Reply
+from bot.render import render_reply
+from bot.server import create_app
+from bot.source import SnapshotSource
+from bot.subscriptions import (
+    Claims,
+    MergeNotifier,
+    MergePoller,
+    PayloadError,
+    PullLister,
+    RedisSubscriptionStore,
+    merged_pull,
+    pull_from_api,
+    signature_valid,
+)
+from tests.fakes.telegram import FakeTelegram
+from tests.server_support import (
+    NOW,
+    REPO,
+    WEBHOOK_SECRET,
+    ConditionalGitHub,
+    RecordingAdapter,
+    clear_env,
+    example_config,
+    example_snapshot,
+    merged_event,
+    now,
+    recording_adapters,
+    services_of,
+    serving,
+    snapshot_pull,
+    webhook_request,
+)
+
+SLACK = "slack:C0123456"          # configured topics: npu, rollout
+TELEGRAM = "telegram:-1001234567890"  # trainer
+FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
+
+
+@pytest.fixture(autouse=True)
+def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_env(monkeypatch)
+
+
+def channel(key: str) -> ChannelConfig:
+    found = example_config().channel(key)
+    assert found is not None
+    return found
+
+
+# --- the store ----------------------------------------------------------------------------
+
+
+def test_store_adds_removes_and_lists_topics(redis_url: str) -> None:
+    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    assert store.topics(SLACK) == set()
+    store.add(SLACK, ["ckpt", "trainer"])
+    store.add(SLACK, ["ckpt"])
+    store.remove(SLACK, ["trainer", "never-there"])
+    store.add(SLACK, [])
+    assert store.topics(SLACK) == {"ckpt"}
+    assert store.topics(TELEGRAM) == set()
+
+
+async def ask(app: Any, key: str, kind: str, *topics: str, user: str = "U0ADMIN1",
+              week: str | None = None) -> Reply:
+    services = services_of(app)
+    command = Command(kind=kind, lang="en", topics=topics, week=week,  # type: ignore[arg-type]
+                      text=f"{kind} {' '.join(topics)}".strip())
+    return await services.handler.handle(command, channel=channel(key), user=user)
+
+
+async def test_subscriptions_survive_a_restart(redis_url: str) -> None:
+    """Subscribe through one app, stop it; a new app on the same Redis still knows."""
+    first = create_app(example_config(), redis_url=redis_url,
+                       source=SnapshotSource(example_snapshot()), now=now, background=False,
+                       adapters=recording_adapters())
+    async with serving(first):
+        reply = await ask(first, SLACK, "subscribe", "ckpt")
+    assert reply.kind == "subscribed", reply
+    second = create_app(example_config(), redis_url=redis_url,
+                        source=SnapshotSource(example_snapshot()), now=now, background=False,
+                        adapters=recording_adapters())
+    async with serving(second):
+        topics = await ask(second, SLACK, "topics")
+        digest = await ask(second, SLACK, "digest", week="last")
+    assert topics.topics == ("npu", "rollout", "ckpt")
+    assert "ckpt" in render_reply(topics, "text")
+    # The channel's topics, the subscribed one included, come first in its digest.
+    assert digest.digest is not None
+    assert [t.name for t in digest.digest.topics[:4]] == ["npu", "rollout", "ckpt",
+                                                          "checkpoint"]
+
+
+async def test_only_admins_change_a_channels_topics(redis_url: str) -> None:
+    app = create_app(example_config(), redis_url=redis_url,
+                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     adapters=recording_adapters())
+    async with serving(app):
+        refused = await ask(app, SLACK, "subscribe", "ckpt", user="U_SOMEONE")
+        allowed = await ask(app, TELEGRAM, "subscribe", "ckpt", user="anyone")
+    assert refused.kind == "error" and refused.error == "not-admin"
+    assert allowed.kind == "subscribed"  # the Telegram channel names no admins
+    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    assert store.topics(SLACK) == set()
+    assert store.topics(TELEGRAM) == {"ckpt"}
+
+
+# --- the webhook --------------------------------------------------------------------------
+
+
+def test_signature_matches_githubs_documented_example() -> None:
+    header = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert signature_valid("It's a Secret to Everybody", b"Hello, World!", header)
+    assert not signature_valid("It's a Secret to Everybody", b"Hello, World?", header)
+    assert not signature_valid("another secret", b"Hello, World!", header)
+    assert not signature_valid("It's a Secret to Everybody", b"Hello, World!", None)
+    assert not signature_valid("It's a Secret to Everybody", b"Hello, World!", header[7:])
+
+
+@pytest.fixture
+def webhook_app(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> tuple[Any, dict[str, Any]]:
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    adapters = recording_adapters()
+    app = create_app(example_config(), redis_url=redis_url,
+                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     adapters=adapters)
+    return app, adapters
+
+
+def notices(adapters: dict[str, RecordingAdapter]) -> list[tuple[str, str, int]]:
+    return sorted((platform, channel_id, reply.pull.number)
+                  for platform, adapter in adapters.items()
+                  for channel_id, reply in adapter.replies if reply.pull is not None)
+
+
+async def test_a_merge_notifies_each_subscribed_channel_once(
+    webhook_app: tuple[Any, dict[str, RecordingAdapter]]
+) -> None:
+    """#1212 touches trainer, npu and checkpoint: all three channels hear of it, once,
+    however often GitHub delivers it."""
+    app, adapters = webhook_app
+    event = merged_event(snapshot_pull(1212))
+    async with serving(app) as http:
+        body, headers = webhook_request(event, delivery="d-1")
+        first = await http.post("/github/webhook", content=body, headers=headers)
+        again = await http.post("/github/webhook", content=body, headers=headers)
+        body, headers = webhook_request(event, delivery="d-2")  # a redelivery, new GUID
+        other = await http.post("/github/webhook", content=body, headers=headers)
+        scraped = (await http.get("/metrics")).text
+    assert first.status_code == 200
+    assert sorted(first.json()["notified"]) == sorted([SLACK, TELEGRAM, FEISHU])
+    assert again.json() == {"duplicate": True}
+    assert other.json() == {"notified": [], "failed": []}
+    assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1212),
+                                 ("slack", "C0123456", 1212),
+                                 ("telegram", "-1001234567890", 1212)]
+    assert 'prdigest_notices_posted_total{outcome="ok",platform="slack"} 1.0' in scraped
+
+
+async def test_the_notice_holds_title_topics_risk_flag_and_link(
+    webhook_app: tuple[Any, dict[str, RecordingAdapter]]
+) -> None:
+    app, adapters = webhook_app
+    async with serving(app) as http:
+        body, headers = webhook_request(merged_event(snapshot_pull(1201)), delivery="d-1201")
+        answer = await http.post("/github/webhook", content=body, headers=headers)
+    assert answer.json()["notified"] == [SLACK]  # npu and rollout: only Slack follows them
+    (_, reply), = adapters["slack"].replies
+    assert reply.kind == "pull" and reply.mode == "merged" and reply.lang == "zh"
+    assert reply.pull is not None
+    assert reply.pull.state == "merged"
+    assert reply.pull.title == "[rollout, npu] feat: paged KV cache for the Ascend rollout engine"
+    assert reply.pull.topics[:2] == ("rollout", "npu")
+    assert [r.severity for r in reply.pull.risks] == ["high"]
+    assert reply.pull.url == "https://github.com/acme/lumen/pull/1201"
+    assert reply.pull.notes == ()
+
+
+async def test_the_notice_reaches_telegram_escaped(
+    monkeypatch: pytest.MonkeyPatch, redis_url: str
+) -> None:
+    """Through the real Telegram adapter: a hostile title arrives inert."""
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    hostile = msgspec.structs.replace(
+        snapshot_pull(1202), title="[trainer] fix: <b>@all</b> & <!channel> [x](javascript:1)")
+    with FakeTelegram() as tg:
+        monkeypatch.setenv("TELEGRAM_BOT_TOKEN", tg.token)
+        monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", "tg-secret")
+        snapshot = msgspec.structs.replace(
+            example_snapshot(),
+            pulls=tuple(hostile if p.number == 1202 else p for p in example_snapshot().pulls))
+        app = create_app(example_config(), redis_url=redis_url, source=SnapshotSource(snapshot),
+                         now=now, background=False,
+                         adapter_overrides={"telegram": {"api_url": tg.base_url}})
+        async with serving(app) as http:
+            body, headers = webhook_request(merged_event(hostile), delivery="d-hostile")
+            answer = await http.post("/github/webhook", content=body, headers=headers)
+        sent = tg.sent()
+    assert answer.json()["notified"] == [TELEGRAM]
+    (message,) = sent
+    assert message["chat_id"] == "-1001234567890"
+    assert message["parse_mode"] == "HTML"
+    text = message["text"]
+    assert "&lt;b&gt;@\u2060all&lt;/b&gt; &amp; &lt;!channel&gt;" in text
+    assert "<b>@all" not in text
+    assert "https://github.com/acme/lumen/pull/1202" in text
+    assert "trainer" in text
+
+
+@pytest.mark.parametrize(
+    ("headers_change", "status"),
+    [
+        ({"X-Hub-Signature-256": None}, 401),
+        ({"X-Hub-Signature-256": "sha256=" + "0" * 64}, 401),
+        ({"X-Hub-Signature-256": "sha1=abc"}, 401),
+        ({"X-GitHub-Delivery": None}, 400),
+    ],
+)
+async def test_bad_deliveries_are_refused_and_cause_nothing(
+    webhook_app: tuple[Any, dict[str, RecordingAdapter]],
+    headers_change: dict[str, str | None], status: int,
+) -> None:
+    app, adapters = webhook_app
+    body, headers = webhook_request(merged_event(snapshot_pull(1212)), delivery="d-bad")
+    for name, value in headers_change.items():
+        if value is None:
+            headers.pop(name)
+        else:
+            headers[name] = value
+    async with serving(app) as http:
+        answer = await http.post("/github/webhook", content=body, headers=headers)
+    assert answer.status_code == status
+    assert notices(adapters) == []
+
+
+async def test_a_body_signed_with_another_secret_or_altered_is_refused(
+    webhook_app: tuple[Any, dict[str, RecordingAdapter]]
+) -> None:
+    app, adapters = webhook_app
+    body, headers = webhook_request(merged_event(snapshot_pull(1212)), delivery="d-x",
+                                    secret="not the secret")
+    _, signed = webhook_request(merged_event(snapshot_pull(1201)), delivery="d-y")
+    async with serving(app) as http:
+        forged = await http.post("/github/webhook", content=body, headers=headers)
+        swapped = await http.post("/github/webhook", content=body, headers=signed)
+        garbage = await http.post("/github/webhook", content=b"\xff{",
+                                  headers=webhook_request({}, delivery="d-z")[1])
+    assert (forged.status_code, swapped.status_code, garbage.status_code) == (401, 401, 401)
+    assert notices(adapters) == []
+
+
+async def test_other_events_and_unmerged_closes_are_ignored(
+    webhook_app: tuple[Any, dict[str, RecordingAdapter]]
+) -> None:
+    app, adapters = webhook_app
+    closed = snapshot_pull(1213)
+    async with serving(app) as http:
+        ping = await http.post("/github/webhook", content=webhook_request(
+            {"zen": "Keep it simple."}, delivery="p", event="ping")[0],
+            headers=webhook_request({"zen": "Keep it simple."}, delivery="p", event="ping")[1])
+        body, headers = webhook_request(merged_event(closed), delivery="c")
+        unmerged = await http.post("/github/webhook", content=body, headers=headers)
+        body, headers = webhook_request(merged_event(snapshot_pull(1212), action="opened"),
+                                        delivery="o")
+        opened = await http.post("/github/webhook", content=body, headers=headers)
+        body, headers = webhook_request({"action": "created"}, delivery="i", event="issues")
+        issue = await http.post("/github/webhook", content=body, headers=headers)
+        body, headers = webhook_request({"action": "closed", "pull_request": "nope"},
+                                        delivery="m")
+        malformed = await http.post("/github/webhook", content=body, headers=headers)
+        body, headers = webhook_request(merged_event(snapshot_pull(1212), repo="evil/repo"),
+                                        delivery="e")
+        elsewhere = await http.post("/github/webhook", content=body, headers=headers)
+    assert ping.status_code == 200
+    assert (unmerged.status_code, opened.status_code, issue.status_code) == (202, 202, 202)
+    assert malformed.status_code == 400
+    assert elsewhere.json() == {"notified": [], "failed": []}
+    assert notices(adapters) == []
+
+
+async def test_without_a_secret_the_webhook_is_off(redis_url: str) -> None:
+    adapters = recording_adapters()
+    app = create_app(example_config(), redis_url=redis_url,
+                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     adapters=adapters)
+    body, headers = webhook_request(merged_event(snapshot_pull(1212)), delivery="d")
+    async with serving(app) as http:
+        answer = await http.post("/github/webhook", content=body, headers=headers)
+    assert answer.status_code == 404
+    assert notices(adapters) == []
+
+
+async def test_a_failed_post_is_retried_by_the_next_delivery_only_for_that_channel(
+    webhook_app: tuple[Any, dict[str, RecordingAdapter]]
+) -> None:
+    app, adapters = webhook_app
+    adapters["feishu"].fail = True
+    event = merged_event(snapshot_pull(1212))
+    async with serving(app) as http:
+        body, headers = webhook_request(event, delivery="d-1")
+        first = await http.post("/github/webhook", content=body, headers=headers)
+        adapters["feishu"].fail = False
+        again = await http.post("/github/webhook", content=body, headers=headers)
+    assert first.json()["failed"] == [FEISHU]
+    assert again.json() == {"notified": [FEISHU], "failed": []}
+    assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1212),
+                                 ("slack", "C0123456", 1212),
+                                 ("telegram", "-1001234567890", 1212)]
+
+
+async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
+    redis_url: str
+) -> None:
+    config = example_config()
+    sent: list[tuple[str, int]] = []
+
+    class Sender:
+        def can_send(self, channel: ChannelConfig) -> bool:
+            return True
+
+        async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+            await asyncio.sleep(0.01)
+            assert reply.pull is not None
+            sent.append((channel.key, reply.pull.number))
+            return ["m"]
+
+    clients = [aioredis.Redis.from_url(redis_url) for _ in range(4)]
+    replicas = [MergeNotifier(config, SnapshotSource(example_snapshot()), None, Claims(c),
+                              Sender()) for c in clients]
+    pull = snapshot_pull(1212)
+    await asyncio.gather(*(r.announce(REPO, pull) for r in replicas for _ in range(3)))
+    for client in clients:
+        await client.aclose()
+    assert sorted(sent) == [(FEISHU, 1212), (SLACK, 1212), (TELEGRAM, 1212)]
+
+
+def test_payload_parsing_is_strict_where_it_matters() -> None:
+    event = merged_event(snapshot_pull(1212))
+    found = merged_pull(event)
+    assert found is not None and found.repository == REPO
+    assert found.pull.state == "merged" and found.pull.reviews is None
+    with pytest.raises(PayloadError, match="number"):
+        pull_from_api({**event["pull_request"], "number": "1212"})
+    with pytest.raises(PayloadError, match="merged_at"):
+        pull_from_api({**event["pull_request"], "merged_at": "yesterday"})
+    with pytest.raises(PayloadError, match="merged_at"):
+        merged_pull({**event, "pull_request": {**event["pull_request"], "merged_at": None}})
+
+
+# --- the poller ---------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> Any:
+        return self.now
+
+
+@pytest.fixture
+def github() -> Any:
+    with ConditionalGitHub() as fake:
+        yield fake
+
+
+def merged_later(number: int, clock: Clock, minutes: int) -> PullRequest:
+    """A snapshot PR merged `minutes` after the clock's time."""
+    moment = clock.now + timedelta(minutes=minutes)
+    return msgspec.structs.replace(snapshot_pull(number), merged_at=moment, closed_at=moment,
+                                   updated_at=moment)
+
+
+def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, Any],
+               clock: Clock) -> tuple[MergePoller, aioredis.Redis, Github]:
+    config = example_config()
+    client = aioredis.Redis.from_url(redis_url)
+    claims = Claims(client)
+    sync = redis.Redis.from_url(redis_url)
+    from bot.server import AdapterNotices
+
+    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()),
+                             RedisSubscriptionStore(sync), claims, AdapterNotices(adapters))
+    hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
+                 seconds_between_writes=None)
+    lister = PullLister(hub.requester)
+    return MergePoller(config, lister, claims, notifier, interval_seconds=0.01, now=clock), \
+        client, hub
+
+
+async def test_the_poller_announces_new_merges_and_asks_conditionally(
+    github: ConditionalGitHub, redis_url: str
+) -> None:
+    clock = Clock()
+    adapters = recording_adapters()
+    github.put(snapshot_pull(1202))  # merged before the poller started: history, not news
+    poller, client, hub = poller_for(github, redis_url, adapters, clock)
+    first = await poller.poll_once()
+    assert first.notified == []
+    github.put(merged_later(1212, clock, 1))
+    clock.now += timedelta(minutes=5)
+    await asyncio.sleep(0.02)  # the per-interval lock
+    second = await poller.poll_once()
+    clock.now += timedelta(minutes=5)
+    await asyncio.sleep(0.02)
+    third = await poller.poll_once()  # nothing changed: 304
+    await client.aclose()
+    hub.close()
+    assert sorted(second.notified) == sorted([SLACK, TELEGRAM, FEISHU])
+    assert third.notified == []
+    statuses = [(r.headers.get("if-none-match") is not None, r.status) for r in github.requests]
+    assert statuses == [(False, 200), (True, 200), (True, 304)]
+    query = github.requests[0].query
+    assert (query["state"], query["sort"], query["direction"]) == (["closed"], ["updated"],
+                                                                   ["desc"])
+    assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1212),
+                                 ("slack", "C0123456", 1212),
+                                 ("telegram", "-1001234567890", 1212)]
+
+
+async def test_a_restarted_poller_keeps_its_etag_and_sends_nothing_twice(
+    github: ConditionalGitHub, redis_url: str
+) -> None:
+    clock = Clock()
+    adapters = recording_adapters()
+    poller, client, hub = poller_for(github, redis_url, adapters, clock)
+    await poller.poll_once()
+    github.put(merged_later(1201, clock, 1))
+    clock.now += timedelta(minutes=5)
+    await asyncio.sleep(0.02)
+    await poller.poll_once()
+    await client.aclose()
+    hub.close()
+    restarted, client, hub = poller_for(github, redis_url, adapters, clock)
+    clock.now += timedelta(minutes=5)
+    await asyncio.sleep(0.02)
+    await restarted.poll_once()
+    await client.aclose()
+    hub.close()
+    assert github.requests[-1].status == 304
+    assert notices(adapters) == [("slack", "C0123456", 1201)]
+
+
+async def test_replicas_share_one_poll_per_interval(
+    github: ConditionalGitHub, redis_url: str
+) -> None:
+    clock = Clock()
+    made = [poller_for(github, redis_url, recording_adapters(), clock) for _ in range(3)]
+    for poller, _, _ in made:
+        poller.interval_seconds = 60
+    await asyncio.gather(*(poller.poll_once() for poller, _, _ in made))
+    for _, client, hub in made:
+        await client.aclose()
+        hub.close()
+    assert len(github.requests) == 1
+
+
+async def test_the_server_polls_when_no_webhook_secret_is_set(
+    github: ConditionalGitHub, redis_url: str
+) -> None:
+    clock = Clock()
+    adapters = recording_adapters()
+    hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
+                 seconds_between_writes=None)
+    app = create_app(example_config(), redis_url=redis_url,
+                     source=SnapshotSource(example_snapshot()), adapters=adapters, now=clock,
+                     pull_lister=PullLister(hub.requester))
+    services = services_of(app)
+    assert services.poller is not None
+    services.poller.interval_seconds = 0.05
+    services.scheduler = None  # this test is about notices only
+    async with serving(app) as http:
+        for _ in range(100):
+            if services.poller.polls:
+                break
+            await asyncio.sleep(0.02)
+        github.put(merged_later(1209, clock, 1))
+        clock.now += timedelta(minutes=5)
+        for _ in range(200):
+            if notices(adapters):
+                break
+            await asyncio.sleep(0.02)
+        health = (await http.get("/healthz")).json()
+    hub.close()
+    assert health["merge_notices"]["mode"] == "poller"
+    # #1209 is trainer and checkpoint: Telegram and Feishu follow those.
+    assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1209),
+                                 ("telegram", "-1001234567890", 1209)]
+    assert re.search(r"checkpoint", str(adapters["feishu"].replies[0][1].pull))
+
+
+async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> None:
+    config = example_config()
+    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    handler = CommandHandler(config, SnapshotSource(example_snapshot()), store, now=now)
+    reply = await handler.handle(Command(kind="subscribe", lang="en", topics=("config",),
+                                         text="subscribe config"),
+                                 channel=channel(TELEGRAM), user="someone")
+    assert reply.kind == "subscribed"
+    adapters = recording_adapters()
+    client = aioredis.Redis.from_url(redis_url)
+    from bot.server import AdapterNotices
+
+    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), store, Claims(client),
+                             AdapterNotices(adapters))
+    result = await notifier.announce(REPO, snapshot_pull(1205))  # [config]
+    await client.aclose()
+    assert result.notified == [TELEGRAM]
