@@ -31,6 +31,8 @@ _CLOSING_TAG = re.compile(r"</([a-z][a-z0-9-]*)\s*>")
 # Pieces of text that are never cut: an entity, a run of spaces, a word, one character.
 _TEXT_ATOM = re.compile(r"&#?[0-9A-Za-z]+;|[ \t]+|[^\s&]+|.", re.S)
 _HTTP_URL = re.compile(r"https?://\S+", re.I)
+# A line that is only a bold heading, as the templates write section titles.
+_HEADING = re.compile(r"<b>[^<>\n]*</b>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,22 @@ def split_html(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
     boundaries (blank lines) first, then at line ends; never inside a tag or entity."""
     sections = [s.strip("\n") for s in re.split(r"\n\s*\n", text.strip()) if s.strip()]
     fitted = ["\n".join(_fit_line(line, limit) for line in s.split("\n")) for s in sections]
-    return split_sections(fitted, limit, visible_length)
+    return _headings_with_their_text(split_sections(fitted, limit, visible_length), limit)
+
+
+def _headings_with_their_text(messages: list[str], limit: int) -> list[str]:
+    """A message never ends on a section heading: it moves to the next message, where
+    its text is, when it fits there."""
+    result = list(messages)
+    for index in range(len(result) - 1):
+        head, _, last = result[index].rpartition("\n")
+        if not head or not _HEADING.fullmatch(last.strip()):
+            continue
+        moved = f"{last}\n{result[index + 1]}"
+        if visible_length(moved) <= limit:
+            result[index] = head.rstrip("\n")
+            result[index + 1] = moved
+    return result
 
 
 def _fit_line(line: str, limit: int) -> str:
