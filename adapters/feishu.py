@@ -10,6 +10,17 @@ Outbound, cards go through the SDK client (`im.v1.message.create`/`reply`). The
 client fetches its tenant token synchronously, so every call runs in a worker thread
 and never blocks the event loop. The long connection (`lark.ws.Client`) is an option
 for a bot without a public URL; it runs in a thread with its own event loop.
+
+The Feishu app this expects (developer console):
+- Bot capability on; permissions `im:message:send_as_bot`,
+  `im:message.group_at_msg:readonly` (group messages that @mention the bot) and
+  `im:message.p2p_msg:readonly` (direct messages); event `im.message.receive_v1`.
+- Webhook mode: request URL `https://<public host>/feishu/events`; set an Encrypt Key
+  (events are then encrypted and signed) and copy it and the Verification Token into
+  the variables `[platforms.feishu]` names. Long connection mode
+  (`long_connection = true`): choose "receive events through persistent connection";
+  only the app id and secret are needed.
+- Cards use card JSON 2.0, which Feishu clients from 7.20 show.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from lark_oapi.api.im.v1 import (
     ReplyMessageRequestBody,
 )
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
+from lark_oapi.core.log import logger as lark_logger
 from lark_oapi.core.model import RawRequest
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -61,6 +73,24 @@ MAX_EVENT_BYTES = 1024 * 1024
 _RATE_LIMIT_CODES = frozenset({99991400, 230020})
 # How long to wait for the bot's identity before answering without it.
 _IDENTITY_RETRY_SECONDS = 300.0
+
+
+class _RejectionsWithoutTraceback(logging.Filter):
+    """lark-oapi logs every refused webhook request at ERROR with a traceback; a forged
+    or stale request is not a bug, so it becomes one warning line (the SDK's message
+    names the reason, never a secret)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("handle event failed"):
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def _quiet_sdk_rejections() -> None:
+    if not any(isinstance(f, _RejectionsWithoutTraceback) for f in lark_logger.filters):
+        lark_logger.addFilter(_RejectionsWithoutTraceback())
 
 
 class CommandAnswering(Protocol):
@@ -122,6 +152,7 @@ class FeishuAdapter:
             .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING).build()
         )
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
+        _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
         self._bot_name: str | None = None
         self._identity_checked_at: float | None = None

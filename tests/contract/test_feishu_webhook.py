@@ -353,3 +353,14 @@ async def test_an_authentic_event_of_another_kind_is_acknowledged_and_ignored(
 async def test_only_post_is_routed(fake: FakeFeishu) -> None:
     async with feishu_bot(fake) as bot:
         assert (await bot.http.get("/feishu/events")).status_code == 405
+
+
+async def test_a_forged_request_is_one_log_line_not_a_traceback(
+        fake: FakeFeishu, caplog: pytest.LogCaptureFixture) -> None:
+    async with feishu_bot(fake) as bot:
+        body, headers = _forged("bad signature")
+        with caplog.at_level("WARNING"):
+            await bot.http.post("/feishu/events", content=body, headers=headers)
+    records = [r for r in caplog.records if "handle event failed" in r.getMessage()]
+    assert records and all(r.exc_info is None and r.levelname == "WARNING" for r in records)
+    assert "Traceback" not in caplog.text and ENCRYPT_KEY not in caplog.text
