@@ -261,3 +261,17 @@ def adapter_for_signature() -> FeishuAdapter:
     return FeishuAdapter(app_id="cli_sig", app_secret="s", config=CONFIG, handler=NoHandler(),
                          deduper=Deduper(None), verification_token="v",
                          domain="http://127.0.0.1:9")
+
+
+async def test_a_hostile_title_in_a_digest_reaches_feishu_escaped(fake: FakeFeishu) -> None:
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    hostile = msgspec.structs.replace(
+        snapshot.pulls[0], title='[rollout] feat: <at user_id="all">all</at> **now**')
+    snapshot = msgspec.structs.replace(snapshot, pulls=(hostile, *snapshot.pulls[1:]))
+    digest = build_digest(snapshot, "2026-W29", repo_config=CONFIG.repo("acme/lumen"),
+                          lang="en")
+    await adapter_for(fake).post_digest(CHAT, digest)
+    received = "".join(s.request.json()["content"] for s in fake.sent_cards())
+    shown = "\n".join(s.markdown() for s in fake.sent_cards())
+    assert '&#60;at user&#95;id="all"&#62;all&#60;/at&#62; &#42;&#42;now&#42;&#42;' in shown
+    assert "<at" not in received and "**now**" not in received

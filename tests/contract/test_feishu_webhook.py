@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 from starlette.applications import Starlette
@@ -364,3 +365,21 @@ async def test_a_forged_request_is_one_log_line_not_a_traceback(
     records = [r for r in caplog.records if "handle event failed" in r.getMessage()]
     assert records and all(r.exc_info is None and r.levelname == "WARNING" for r in records)
     assert "Traceback" not in caplog.text and ENCRYPT_KEY not in caplog.text
+
+
+async def test_a_hostile_pr_title_reaches_feishu_as_inert_text(fake: FakeFeishu) -> None:
+    title = 'fix: <at user_id="all">everyone</at> <at id=all></at> [x](javascript:alert(1))'
+    hostile = msgspec.structs.replace(SNAPSHOT.pulls[0], number=4242, title=title,
+                                      url="https://github.com/acme/lumen/pull/4242")
+    snapshot = msgspec.structs.replace(SNAPSHOT, pulls=(*SNAPSHOT.pulls, hostile))
+    handler = CommandHandler(CONFIG, SnapshotSource(snapshot),
+                             now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC))
+    async with feishu_bot(fake, handler=handler) as bot:
+        await bot.deliver(asked("summary #4242"))
+        await bot.adapter.wait_idle()
+    (sent,) = fake.sent_cards()
+    received = sent.request.json()["content"]  # the card JSON exactly as sent
+    shown = sent.markdown()  # its markdown, decoded from that JSON
+    assert '&#60;at user&#95;id="all"&#62;everyone&#60;/at&#62;' in shown
+    assert "&#60;at id=all&#62;&#60;/at&#62;" in shown
+    assert "<at" not in received and "](javascript" not in received
