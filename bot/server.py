@@ -577,18 +577,21 @@ def _page_request(request: Request, services: Services, page: str
     owner = request.path_params["owner"]
     name = request.path_params["repo"]
     asked = request.query_params.get("lang")
+    key = request.query_params.get("key")
     repo = next((r for r in config.repos if r.lower() == f"{owner}/{name}".lower()), None)
-    fallback: Lang = _default_lang(config, repo) if repo else "en"
-    lang: Lang = fallback
+    if repo is not None and config.repo(repo).private and not key_allows(
+            services.report_secret, repo, key):
+        repo = None
+    # Until access is granted, nothing about the repository (not even the language of
+    # its channels) shapes the answer.
+    lang: Lang = _default_lang(config, repo) if repo else "en"
     if asked is not None:
         if asked not in LANGS:
-            t = translator(fallback)
-            return _page_error(400, fallback, t("Unknown language %(lang)s; use zh or en.",
-                                                lang=asked[:20]), services, page)
+            t = translator(lang)
+            return _page_error(400, lang, t("Unknown language %(lang)s; use zh or en.",
+                                            lang=asked[:20]), services, page)
         lang = asked
-    key = request.query_params.get("key")
-    if repo is None or (config.repo(repo).private
-                        and not key_allows(services.report_secret, repo, key)):
+    if repo is None:
         t = translator(lang)
         return _page_error(404, lang, t("There is no report for this address."), services,
                            page)
