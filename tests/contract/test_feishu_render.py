@@ -279,7 +279,8 @@ def pull_reply(mode: str, severities: tuple[str, ...]) -> Reply:
     ("mode", "severities", "title", "colour"),
     [("risks", ("high",), "Risks of PR #7", "red"),
      ("risks", (), "Risks of PR #7", "green"),
-     ("summary", ("medium", "low"), "Summary of PR #7", "orange")],
+     ("summary", ("medium", "low"), "Summary of PR #7", "orange"),
+     ("merged", ("low",), "Merged: PR #7", "blue")],
 )
 def test_a_pull_reply_is_a_card_coloured_by_its_risks(mode: str, severities: tuple[str, ...],
                                                       title: str, colour: str) -> None:
