@@ -277,6 +277,8 @@ class TelegramAdapter:
         async with self._init_lock:
             if self._handlers_added:
                 return
+            for name in _LOGGERS_SEEING_THE_TOKEN:  # again, after a close()
+                logging.getLogger(name).addFilter(self._redaction)
             try:
                 await self.application.initialize()
             except TelegramError as error:
@@ -386,7 +388,12 @@ class TelegramAdapter:
         update_id = data.get("update_id") if isinstance(data, dict) else None
         if not isinstance(update_id, int) or isinstance(update_id, bool):
             return JSONResponse({"ok": False, "error": "not an update"}, status_code=400)
-        await self.start()
+        try:
+            await self.start()
+        except DeliveryError as error:
+            # The Bot API is unreachable: Telegram re-delivers after a 5xx, so nothing is lost.
+            logger.warning("telegram: cannot take update %s: %s", update_id, error)
+            return JSONResponse({"ok": False, "error": "unavailable"}, status_code=503)
         try:
             update = Update.de_json(data, self.application.bot)
         except Exception:  # a malformed field deep inside: not an update we can read

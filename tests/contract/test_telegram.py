@@ -558,6 +558,19 @@ async def test_a_wrong_bot_token_fails_start_without_showing_it(
     assert "rejected" in str(raised.value)
 
 
+async def test_an_unreachable_bot_api_makes_telegram_deliver_again(
+    tg: FakeTelegram, redis_url: str
+) -> None:
+    tg.fail_next("getMe", 502, "Bad Gateway")
+    async with running(tg, redis_url, start=False) as (_, http):
+        first = await post_update(http, message_update(40, "/help", chat=group_chat(GROUP)))
+        second = await post_update(http, message_update(40, "/help", chat=group_chat(GROUP)))
+        await wait_sent(tg)
+        await settle()
+    assert (first.status_code, second.status_code) == (503, 200)
+    assert len(tg.calls("sendMessage")) == 1
+
+
 async def test_request_logs_never_show_the_token(
     tg: FakeTelegram, redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
