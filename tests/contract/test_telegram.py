@@ -262,6 +262,23 @@ async def test_a_question_in_the_group_gets_its_answer(tg: FakeTelegram, redis_u
     assert user_id == "4242"
 
 
+async def test_a_digest_asked_in_the_group_comes_in_several_messages(
+    tg: FakeTelegram, redis_url: str
+) -> None:
+    async with running(tg, redis_url) as (_, http):
+        update = message_update(22, "/digest@prdigest_bot 2026-W29", chat=group_chat(GROUP),
+                                message_id=88)
+        await post_update(http, update)
+        await wait_sent(tg, 2)
+        await settle()
+    sent = tg.sent()
+    assert len(sent) == 2
+    assert json.loads(sent[0]["reply_parameters"])["message_id"] == 88  # answers the question
+    assert "reply_parameters" not in sent[1]
+    assert sent[0]["text"].startswith("<b>acme/lumen weekly report, 2026 week 29")
+    assert "reply_markup" in sent[1] and "reply_markup" not in sent[0]
+
+
 async def test_a_chinese_question_in_private_is_answered_in_chinese(
     tg: FakeTelegram, redis_url: str
 ) -> None:
