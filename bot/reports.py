@@ -138,18 +138,19 @@ def _week_in_key(key: bytes | str, prefix: str) -> str | None:
 
 def cached_weeks(client: redis.Redis | None, repo: str, *, prefix: str = KEY_PREFIX
                  ) -> tuple[set[str], set[str]]:
-    """(weeks whose PR windows the cache holds, weeks with a cached report digest).
+    """(weeks whose PR windows the cache holds, weeks with a cached digest: a report
+    page's or a scheduled post's).
 
     Read with SCAN, never KEYS, so a large Redis is not blocked; a Redis failure gives
     empty sets (the index still lists the recent weeks).
     """
     if client is None:
         return set(), set()
-    windows_prefix = f"{prefix}:week:{repo}:"
-    digests_prefix = f"{prefix}:digest:report:{repo}:"
+    starts = ((0, f"{prefix}:week:{repo}:"), (1, f"{prefix}:digest:report:{repo}:"),
+              (1, f"{prefix}:digest:weekly:{repo}:"))
     found: tuple[set[str], set[str]] = (set(), set())
     try:
-        for index, start in enumerate((windows_prefix, digests_prefix)):
+        for index, start in starts:
             for key in client.scan_iter(match=_glob_escape(start) + "*", count=500):
                 week = _week_in_key(key, start)
                 if week is not None:

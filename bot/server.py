@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, get_args
 
+import msgspec
 import redis
 import redis.asyncio as aioredis
 from starlette.applications import Starlette
@@ -158,8 +159,8 @@ class MeteredHandler:
         reply = await self.handler.handle(command, channel=channel, user=user)
         self.metrics.command(self.platform, command.kind, reply, time.perf_counter() - started)
         if reply.kind == "digest" and reply.digest is not None:
-            reply = Reply(kind=reply.kind, lang=reply.lang, mode=reply.mode, params=reply.params,
-                          digest=with_report_url(reply.digest, self.config))
+            reply = msgspec.structs.replace(
+                reply, digest=with_report_url(reply.digest, self.config))
         return reply
 
 
