@@ -1,0 +1,777 @@
+"""Round trips of `risks for #N` through each chat platform's webhook, beside an echo.
+
+The whole server (`bot.server.create_app`: the Slack, Telegram and Feishu adapters'
+routes, the command handler, Redis dedupe and the Redis cache) runs under uvicorn in a
+child process on 127.0.0.1:<free port>, so it shares no interpreter lock with the load;
+the fake Slack, Telegram and Feishu servers and the httpx client run in this process.
+Every request is signed as its platform signs it - a Slack v0 HMAC slash command whose
+`response_url` points at the fake, a Telegram update with its secret-token header, a
+Feishu encrypted and signed `im.message.receive_v1` event - and carries ids of its own,
+so dedupe never swallows it. A round trip runs from sending the webhook request to the
+moment the fake platform receives the reply to that request (the fakes report each
+reply as it arrives; nothing is polled).
+
+PR data: examples/snapshot.json as the upstream behind the real Redis cache
+(`CachedSource`), warmed before measuring; `/metrics` shows that nothing missed the
+cache during the measured runs and that every command was answered `ok`.
+
+The ceiling: a bare Starlette route added to the same app, returning the request body,
+measured with the same client at the same concurrency (on a small machine the client
+itself may be what limits it: see the `bench CPU` column). Concurrency N means N requests
+in flight all the time (each client worker sends its next request once the previous
+one's reply has arrived). Targets: p99 under 50 ms at 10 concurrent requests; peak
+throughput at least half the echo's.
+
+    python -m bench.commands [--requests 1:300,10:1000,100:2000] [--platforms slack,telegram,feishu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import itertools
+import json
+import math
+import os
+import re
+import secrets
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack, ExitStack, contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+import httpx
+from aiohttp import web
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.fakes.feishu import FakeFeishu, bot_mention, encrypt, message_event
+from tests.fakes.feishu import signed_headers as feishu_signed_headers
+from tests.fakes.slack import FakeSlack, SlackPayloads
+from tests.fakes.slack import signed_headers as slack_signed_headers
+from tests.fakes.telegram import FakeTelegram, RecordedRequest, group_chat, message_update
+from tests.redis_server import private_redis
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+ECHO_PATH = "/bench/echo"
+READY = "bench-server-ready"
+# The example config's channels (examples/prdigest.toml).
+SLACK_CHANNEL = "C0123456"
+TELEGRAM_CHAT = -1001234567890
+FEISHU_CHAT = "oc_0123456789abcdef"
+PLATFORMS = ("slack", "telegram", "feishu")
+DEFAULT_LEVELS = "1:300,10:1000,100:2000"
+REPLY_TIMEOUT_SECONDS = 20.0
+P99_TARGET_MS = 50.0
+P99_TARGET_CONCURRENCY = 10
+THROUGHPUT_TARGET_RATIO = 0.5
+# Settings of the host that must not reach the child: proxies, real platform secrets.
+_DROPPED_ENV = (
+    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+    "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "TELEGRAM_BOT_TOKEN",
+    "TELEGRAM_WEBHOOK_SECRET", "FEISHU_APP_ID", "FEISHU_APP_SECRET",
+    "FEISHU_VERIFICATION_TOKEN", "FEISHU_ENCRYPT_KEY", "GITHUB_TOKEN",
+    "GITHUB_WEBHOOK_SECRET", "REDIS_URL", "PRDIGEST_REPORT_SECRET",
+)
+
+
+# --- the server under test (child process) -------------------------------------------------
+
+
+class SnapshotUpstream:
+    """The example snapshot as `CachedSource`'s upstream, standing where GitHub would."""
+
+    def __init__(self, path: Path) -> None:
+        from bot.snapshot import read_snapshot
+
+        self.snapshot = read_snapshot(path)
+        self.by_number = {pull.number: pull for pull in self.snapshot.pulls}
+
+    def fetch_week(self, repo: str, week: str) -> Any:
+        return self.snapshot
+
+    def fetch_pull(self, repo: str, number: int) -> Any:
+        return self.by_number.get(number)
+
+
+def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
+          profile: str | None = None) -> None:
+    """Child process: the app of `bot.server` plus the echo route, under uvicorn on a
+    free loopback port; prints `READY <port>` once the lifespan has started. With
+    `profile`, the event loop's thread runs under cProfile, written there at exit."""
+    import redis
+    import uvicorn
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from bot.cache import CachedSource
+    from bot.config import load_config
+    from bot.metrics import Metrics
+    from bot.server import MeteredCache, create_app
+
+    config = load_config(EXAMPLES / "prdigest.toml")
+    metrics = Metrics()
+    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    source = CachedSource(SnapshotUpstream(EXAMPLES / "snapshot.json"), cache, config)
+    app = create_app(
+        config, redis_url=redis_url, source=source, metrics=metrics, background=False,
+        adapter_overrides={"slack": {"api_url": slack_api},
+                           "telegram": {"api_url": telegram_api},
+                           "feishu": {"domain": feishu_domain}},
+    )
+
+    async def echo(request: Request) -> Response:
+        return Response(await request.body(),
+                        media_type=request.headers.get("content-type", "text/plain"))
+
+    app.router.routes.append(Route(ECHO_PATH, echo, methods=["POST"]))
+    # proto IPPROTO_TCP, as asyncio's own listeners have it: asyncio only sets
+    # TCP_NODELAY on sockets that say so, and without it a response's headers and body
+    # (two writes) wait out the client's delayed ACK, some 40 ms.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning",
+                                           access_log=False, backlog=4096,
+                                           # as the platforms' senders and proxies keep
+                                           # connections: no reconnects between levels
+                                           timeout_keep_alive=75))
+
+    async def run() -> None:
+        task = asyncio.create_task(server.serve(sockets=[listener]))
+        while not server.started:
+            if task.done():
+                await task
+                raise SystemExit("the server stopped during startup")
+            await asyncio.sleep(0.01)
+        print(f"{READY} {listener.getsockname()[1]}", flush=True)
+        await task
+
+    # uvicorn shuts down gracefully on SIGTERM, then raises it again for the previous
+    # handler: this one ends the process quietly (and lets the profile be written).
+    signal.signal(signal.SIGTERM, _exit_quietly)
+    if profile is None:
+        asyncio.run(run())
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        asyncio.run(run())
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile)
+
+
+def _exit_quietly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+# --- replies arriving at the fakes ---------------------------------------------------------
+
+
+class Arrivals:
+    """Reply arrival times by request key, from the fakes' threads into the client loop.
+
+    The time is taken in the fake's thread the moment it has accepted the reply, so
+    the client loop's scheduling does not add to the round trip.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiting: dict[str, asyncio.Future[float]] = {}
+        self.lock = threading.Lock()
+        self.unexpected = 0
+
+    def expect(self, key: str) -> asyncio.Future[float]:
+        future: asyncio.Future[float] = self.loop.create_future()
+        with self.lock:
+            self.waiting[key] = future
+        return future
+
+    def forget(self, key: str) -> None:
+        with self.lock:
+            self.waiting.pop(key, None)
+
+    def arrived(self, key: str) -> None:
+        at = time.perf_counter()
+        with self.lock:
+            future = self.waiting.pop(key, None)
+            if future is None:
+                self.unexpected += 1
+                return
+        self.loop.call_soon_threadsafe(_resolve, future, at)
+
+
+def _resolve(future: asyncio.Future[float], at: float) -> None:
+    if not future.done():
+        future.set_result(at)
+
+
+class BenchSlack(FakeSlack):
+    """The fake Slack, reporting each answer its response_urls accept."""
+
+    def __init__(self, arrivals: Arrivals, **options: Any) -> None:
+        super().__init__(**options)
+        self.arrivals = arrivals
+
+    def _record(self, request: web.Request, body: bytes, status: int, ok: bool) -> None:
+        super()._record(request, body, status, ok)
+        if ok and request.path.startswith("/response/"):
+            self.arrivals.arrived("slack:" + request.path.rsplit("/", 1)[1])
+
+
+class BenchTelegram(FakeTelegram):
+    """The fake Bot API, reporting each accepted sendMessage by the message it answers."""
+
+    def __init__(self, arrivals: Arrivals, token: str) -> None:
+        super().__init__(token)
+        self.arrivals = arrivals
+
+    def _answer(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        status, answer = super()._answer(request)
+        if request.method == "sendMessage" and status == 200:
+            replied = json.loads(request.fields.get("reply_parameters", "{}"))
+            self.arrivals.arrived(f"telegram:{replied.get('message_id')}")
+        return status, answer
+
+
+_FEISHU_REPLY = re.compile(r"/open-apis/im/v1/messages/([^/?]+)/reply")
+
+
+class BenchFeishu(FakeFeishu):
+    """The fake Open API, reporting each accepted reply by the message it answers."""
+
+    arrivals: Arrivals | None = None
+
+    def _respond(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any],
+                 headers: dict[str, str] | None = None) -> None:
+        match = _FEISHU_REPLY.match(handler.path)
+        if status == 200 and match and self.arrivals is not None:
+            self.arrivals.arrived(f"feishu:{match[1]}")
+        super()._respond(handler, status, body, headers)
+
+
+# --- the requests, as each platform sends them ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """One webhook request, and the key its reply will arrive under (None: the HTTP
+    response itself is the reply)."""
+
+    key: str | None
+    body: bytes
+    headers: dict[str, str]
+
+
+class Traffic(Protocol):
+    name: str
+    path: str
+
+    def request(self, ident: int, number: int) -> Outbound: ...
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Test secrets for one run, made up here and given only to the child process."""
+
+    slack_bot_token: str = field(default_factory=lambda: "xoxb-" + secrets.token_hex(12))
+    slack_signing_secret: str = field(default_factory=lambda: secrets.token_hex(16))
+    telegram_token: str = field(default_factory=lambda: "123456:" + secrets.token_urlsafe(24))
+    telegram_secret: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    feishu_app_id: str = field(default_factory=lambda: "cli_" + secrets.token_hex(8))
+    feishu_app_secret: str = field(default_factory=lambda: secrets.token_hex(16))
+    feishu_token: str = field(default_factory=lambda: secrets.token_hex(16))
+    feishu_encrypt_key: str = field(default_factory=lambda: secrets.token_hex(16))
+
+    def environment(self) -> dict[str, str]:
+        """The env vars examples/prdigest.toml names, set to these values."""
+        return {
+            "SLACK_BOT_TOKEN": self.slack_bot_token,
+            "SLACK_SIGNING_SECRET": self.slack_signing_secret,
+            "TELEGRAM_BOT_TOKEN": self.telegram_token,
+            "TELEGRAM_WEBHOOK_SECRET": self.telegram_secret,
+            "FEISHU_APP_ID": self.feishu_app_id,
+            "FEISHU_APP_SECRET": self.feishu_app_secret,
+            "FEISHU_VERIFICATION_TOKEN": self.feishu_token,
+            "FEISHU_ENCRYPT_KEY": self.feishu_encrypt_key,
+        }
+
+
+class SlackTraffic:
+    """`/prdigest risks for #N`, form-encoded and v0-signed; answered on its own
+    response_url on the fake."""
+
+    name = "slack"
+    path = "/slack/events"
+
+    def __init__(self, fake: FakeSlack, keys: Secrets) -> None:
+        self.fake = fake
+        self.keys = keys
+        self.payloads = SlackPayloads()
+
+    def request(self, ident: int, number: int) -> Outbound:
+        name = f"b{ident}"
+        payload = self.payloads.slash_command(f"risks for #{number}", channel_id=SLACK_CHANNEL,
+                                              response_url=self.fake.response_url(name))
+        body = urlencode(payload)
+        return Outbound(key=f"slack:{name}", body=body.encode(),
+                        headers=slack_signed_headers(body, secret=self.keys.slack_signing_secret))
+
+
+class TelegramTraffic:
+    """`@bot risks for #N` in the configured group, with the secret-token header;
+    answered with a sendMessage replying to that message."""
+
+    name = "telegram"
+    path = "/telegram/webhook"
+
+    def __init__(self, fake: FakeTelegram, keys: Secrets) -> None:
+        self.fake = fake
+        self.keys = keys
+
+    def request(self, ident: int, number: int) -> Outbound:
+        update = message_update(ident, f"@{self.fake.username} risks for #{number}",
+                                chat=group_chat(TELEGRAM_CHAT), message_id=ident)
+        return Outbound(key=f"telegram:{ident}", body=json.dumps(update).encode(),
+                        headers={"Content-Type": "application/json",
+                                 "X-Telegram-Bot-Api-Secret-Token": self.keys.telegram_secret})
+
+
+class FeishuTraffic:
+    """An @mention `risks for #N` in the configured group, AES-encrypted and signed;
+    answered with a reply card under that message."""
+
+    name = "feishu"
+    path = "/feishu/events"
+
+    def __init__(self, fake: FakeFeishu, keys: Secrets) -> None:
+        self.fake = fake
+        self.keys = keys
+
+    def request(self, ident: int, number: int) -> Outbound:
+        message_id = f"om_bench_{ident}"
+        event = message_event(f"@_user_1 risks for #{number}", token=self.keys.feishu_token,
+                              event_id=f"ev_bench_{ident}", chat_id=FEISHU_CHAT,
+                              message_id=message_id, mentions=[bot_mention()],
+                              app_id=self.keys.feishu_app_id)
+        body = encrypt(self.keys.feishu_encrypt_key, event)
+        headers = feishu_signed_headers(body, self.keys.feishu_encrypt_key, nonce=f"n{ident}")
+        return Outbound(key=f"feishu:{message_id}", body=body, headers=headers)
+
+
+class EchoTraffic:
+    """The ceiling: a body the size of a Slack slash command, sent back as it came."""
+
+    name = "echo"
+    path = ECHO_PATH
+
+    def __init__(self, sample: Outbound) -> None:
+        self.body = sample.body
+        self.content_type = sample.headers.get("Content-Type", "text/plain")
+
+    def request(self, ident: int, number: int) -> Outbound:
+        return Outbound(key=None, body=self.body, headers={"Content-Type": self.content_type})
+
+
+# --- measuring -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    round_trip: float
+    ack: float
+
+
+@dataclass
+class Level:
+    """One platform at one concurrency."""
+
+    platform: str
+    concurrency: int
+    samples: list[Sample]
+    errors: Counter[str]
+    wall: float
+    app_cpu: float
+    loop_cpu: float
+    bench_cpu: float
+
+    @property
+    def ok(self) -> int:
+        return len(self.samples)
+
+    @property
+    def throughput(self) -> float:
+        return self.ok / self.wall if self.wall > 0 else 0.0
+
+    def percentile(self, fraction: float, *, ack: bool = False) -> float:
+        """Nearest-rank percentile in milliseconds."""
+        values = sorted(s.ack if ack else s.round_trip for s in self.samples)
+        if not values:
+            return math.nan
+        return values[max(0, math.ceil(fraction * len(values)) - 1)] * 1000
+
+
+class Runner:
+    """Sends requests and times them to their replies.
+
+    Each concurrent worker has an httpx client (one keep-alive connection) of its own,
+    as each platform's sender would: one client shared by 100 workers spends more CPU
+    in its connection pool than the echo route does in the server.
+    """
+
+    def __init__(self, clients: Sequence[httpx.AsyncClient], arrivals: Arrivals,
+                 app_pid: int) -> None:
+        self.clients = clients
+        self.arrivals = arrivals
+        self.app_pid = app_pid
+        self.ids = itertools.count(1)
+
+    async def exchange(self, traffic: Traffic, number: int, client: httpx.AsyncClient | None = None
+                       ) -> Sample | str:
+        """One request; its sample, or why it failed."""
+        client = client or self.clients[0]
+        outbound = traffic.request(next(self.ids), number)
+        waiter = self.arrivals.expect(outbound.key) if outbound.key else None
+        start = time.perf_counter()
+        try:
+            response = await client.post(traffic.path, content=outbound.body,
+                                         headers=outbound.headers)
+        except httpx.HTTPError as exc:
+            return self._failed(outbound, type(exc).__name__)
+        acked = time.perf_counter()
+        if response.status_code != 200:
+            return self._failed(outbound, f"HTTP {response.status_code}")
+        if waiter is None:
+            if response.content != outbound.body:
+                return "echo differs"
+            return Sample(round_trip=acked - start, ack=acked - start)
+        try:
+            arrived = await asyncio.wait_for(waiter, REPLY_TIMEOUT_SECONDS)
+        except TimeoutError:
+            return self._failed(outbound, "no reply in time")
+        return Sample(round_trip=arrived - start, ack=acked - start)
+
+    def _failed(self, outbound: Outbound, reason: str) -> str:
+        if outbound.key:
+            self.arrivals.forget(outbound.key)
+        return reason
+
+    async def level(self, traffic: Traffic, numbers: Sequence[int], concurrency: int,
+                    total: int) -> Level:
+        """`total` requests, `concurrency` of them in flight at any time."""
+        samples: list[Sample] = []
+        errors: Counter[str] = Counter()
+        sent = itertools.count()
+
+        async def worker(client: httpx.AsyncClient) -> None:
+            while (index := next(sent)) < total:
+                result = await self.exchange(traffic, numbers[index % len(numbers)], client)
+                if isinstance(result, Sample):
+                    samples.append(result)
+                else:
+                    errors[result] += 1
+
+        app_before, loop_before = self.cpu_seconds(), self.cpu_seconds(main_thread=True)
+        bench_before = time.process_time()
+        start = time.perf_counter()
+        await asyncio.gather(*(worker(self.clients[i]) for i in range(concurrency)))
+        wall = time.perf_counter() - start
+        return Level(traffic.name, concurrency, samples, errors, wall,
+                     app_cpu=self.cpu_seconds() - app_before,
+                     loop_cpu=self.cpu_seconds(main_thread=True) - loop_before,
+                     bench_cpu=time.process_time() - bench_before)
+
+    def cpu_seconds(self, *, main_thread: bool = False) -> float:
+        """CPU seconds (user + system) the server process has used, all threads, or
+        only its main thread: the one running the event loop."""
+        path = (f"/proc/{self.app_pid}/task/{self.app_pid}/stat" if main_thread
+                else f"/proc/{self.app_pid}/stat")
+        fields = Path(path).read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+@contextmanager
+def app_server(redis_url: str, slack: FakeSlack, telegram: FakeTelegram, feishu: FakeFeishu,
+               keys: Secrets, log: Path, profile: str | None = None
+               ) -> Iterator[tuple[int, int]]:
+    """The server in a child process; yields (port, pid). Stopped with SIGTERM, which
+    uvicorn turns into a graceful shutdown (the lifespan closes the adapters)."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+    env.update(keys.environment())
+    env.update({"NO_PROXY": "127.0.0.1,localhost", "PTB_TIMEDELTA": "true",
+                "PYTHONPATH": str(ROOT)})
+    command = [sys.executable, "-m", "bench.commands", "--serve",
+               "--redis-url", redis_url, "--slack-api", slack.base_url,
+               "--telegram-api", telegram.base_url, "--feishu-domain", feishu.base_url]
+    if profile:
+        command += ["--profile", str(Path(profile).resolve())]
+    with log.open("w") as errors:
+        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                 stderr=errors, text=True)
+    try:
+        port = _wait_ready(child, log)
+        yield port, child.pid
+    finally:
+        child.terminate()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _wait_ready(child: subprocess.Popen[str], log: Path, timeout: float = 60.0) -> int:
+    assert child.stdout is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([child.stdout], [], [], 0.2)
+        if ready:
+            line = child.stdout.readline()
+            if line.startswith(READY):
+                return int(line.split()[1])
+            if not line and child.poll() is not None:
+                break
+    raise RuntimeError(f"the server did not start; its log:\n{log.read_text()[-3000:]}")
+
+
+def scrape(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Prometheus samples by (name, sorted labels)."""
+    values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            values[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return values
+
+
+def metric(values: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str,
+           **labels: str) -> float:
+    return values.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def pull_numbers() -> list[int]:
+    data = json.loads((EXAMPLES / "snapshot.json").read_text())
+    return sorted(int(pull["number"]) for pull in data["pulls"])
+
+
+def parse_levels(text: str) -> list[tuple[int, int]]:
+    """`1:300,10:1000` -> [(1, 300), (10, 1000)]: concurrency and requests."""
+    levels = []
+    for part in text.split(","):
+        concurrency, _, total = part.partition(":")
+        levels.append((int(concurrency), int(total)))
+    return levels
+
+
+async def measure(args: argparse.Namespace, redis_url: str, log: Path) -> int:
+    loop = asyncio.get_running_loop()
+    arrivals = Arrivals(loop)
+    keys = Secrets()
+    levels = parse_levels(args.requests)
+    platforms = [p for p in args.platforms.split(",") if p]
+    numbers = pull_numbers()
+    with ExitStack() as stack:
+        slack = stack.enter_context(BenchSlack(arrivals, bot_token=keys.slack_bot_token))
+        telegram = stack.enter_context(BenchTelegram(arrivals, keys.telegram_token))
+        feishu_fake = BenchFeishu(app_id=keys.feishu_app_id, app_secret=keys.feishu_app_secret)
+        feishu_fake.arrivals = arrivals
+        feishu = stack.enter_context(feishu_fake)
+        port, pid = stack.enter_context(app_server(redis_url, slack, telegram, feishu, keys, log,
+                                                   args.profile))
+        traffic: dict[str, Traffic] = {
+            "slack": SlackTraffic(slack, keys),
+            "telegram": TelegramTraffic(telegram, keys),
+            "feishu": FeishuTraffic(feishu, keys),
+        }
+        traffic["echo"] = EchoTraffic(traffic["slack"].request(0, numbers[0]))
+        async with AsyncExitStack() as clients:
+            pool = [await clients.enter_async_context(
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", trust_env=False,
+                                  timeout=30.0))
+                for _ in range(max(c for c, _ in levels))]
+            client = pool[0]
+            runner = Runner(pool, arrivals, pid)
+            print(f"server pid {pid} on 127.0.0.1:{port}; PRs #{numbers[0]}..#{numbers[-1]} "
+                  f"({len(numbers)}) asked in turn; warming up ...", flush=True)
+            await warm_up(runner, [traffic[p] for p in (*platforms, "echo")], numbers)
+            before = scrape((await client.get("/metrics")).text)
+            results: list[Level] = []
+            for name in ("echo", *platforms):
+                for concurrency, total in levels:
+                    level = await runner.level(traffic[name], numbers, concurrency, total)
+                    results.append(level)
+                    print(f"  {name:<8} c={concurrency:<3} {level.ok} ok in "
+                          f"{level.wall:.1f} s", flush=True)
+            after = scrape((await client.get("/metrics")).text)
+        replies = last_replies(slack, telegram, feishu)
+    return report(results, platforms, before, after, arrivals, log, replies)
+
+
+def last_replies(slack: FakeSlack, telegram: FakeTelegram, feishu: FakeFeishu
+                 ) -> dict[str, tuple[int, str]]:
+    """The last reply each fake received: its size in bytes and the start of its text."""
+    found: dict[str, tuple[int, str]] = {}
+    answers = [r for r in slack.calls("response") if r.ok]
+    if answers:
+        found["slack"] = (len(answers[-1].body), str(answers[-1].json.get("text", "")))
+    sent = telegram.calls("sendMessage")
+    if sent:
+        found["telegram"] = (len(sent[-1].body), sent[-1].fields.get("text", ""))
+    with feishu._lock:
+        accepted = feishu.accepted[-1:]
+    if accepted:
+        card = json.loads(accepted[0].json()["content"])
+        texts = [e.get("content", "") for e in card["body"]["elements"]
+                 if e.get("tag") == "markdown"]
+        found["feishu"] = (len(accepted[0].body), " ".join(texts))
+    return found
+
+
+async def warm_up(runner: Runner, traffic: Sequence[Traffic], numbers: Sequence[int]) -> None:
+    """Every PR once through every platform (fills the cache, opens each adapter's
+    clients, fetches tokens and bot identities), then a short concurrent burst each."""
+    for each in traffic:
+        for number in numbers:
+            result = await runner.exchange(each, number)
+            if not isinstance(result, Sample):
+                raise RuntimeError(f"warm-up: {each.name} #{number}: {result}")
+        burst = await runner.level(each, numbers, len(runner.clients),
+                                   2 * len(runner.clients))
+        if burst.errors:
+            raise RuntimeError(f"warm-up: {each.name}: {dict(burst.errors)}")
+
+
+def report(results: list[Level], platforms: list[str],
+           before: dict[tuple[str, tuple[tuple[str, str], ...]], float],
+           after: dict[tuple[str, tuple[tuple[str, str], ...]], float],
+           arrivals: Arrivals, log: Path, replies: dict[str, tuple[int, str]]) -> int:
+    """Print the table, the checks and the target lines; 0 when the figures are sound."""
+    echo = {r.concurrency: r for r in results if r.platform == "echo"}
+    print()
+    print("round trip = webhook request sent -> reply received by the fake platform "
+          "(echo: -> response received)")
+    print(f"{'route':<9}{'conc':>5}{'reqs':>6}{'err':>5}{'p50 ms':>9}{'p99 ms':>9}"
+          f"{'max ms':>9}{'req/s':>9}{'x echo':>8}{'ack p50':>9}{'app CPU':>9}{'loop':>6}"
+          f"{'ms/req':>8}{'bench CPU':>10}")
+    for r in results:
+        ratio = r.throughput / echo[r.concurrency].throughput if r.concurrency in echo else 0
+        print(f"{r.platform:<9}{r.concurrency:>5}{r.ok:>6}{sum(r.errors.values()):>5}"
+              f"{r.percentile(0.5):>9.1f}{r.percentile(0.99):>9.1f}{r.percentile(1.0):>9.1f}"
+              f"{r.throughput:>9.0f}{ratio:>8.2f}{r.percentile(0.5, ack=True):>9.1f}"
+              f"{r.app_cpu / r.wall:>9.0%}{r.loop_cpu / r.wall:>6.0%}"
+              f"{1000 * r.app_cpu / max(r.ok, 1):>8.2f}{r.bench_cpu / r.wall:>10.0%}")
+    print("ack p50: until the webhook's own HTTP response. CPU over wall time: app = the "
+          "server process,\nloop = its event-loop thread alone, bench = this process "
+          "(client and fakes);\nms/req = server CPU per request.")
+
+    sound = True
+    print()
+    for r in results:
+        if r.errors:
+            sound = False
+            print(f"ERRORS {r.platform} c={r.concurrency}: {dict(r.errors)}")
+    for kind in ("pull", "pointer"):
+        misses = (metric(after, "prdigest_cache_lookups_total", kind=kind, result="miss")
+                  - metric(before, "prdigest_cache_lookups_total", kind=kind, result="miss"))
+        hits = (metric(after, "prdigest_cache_lookups_total", kind=kind, result="hit")
+                - metric(before, "prdigest_cache_lookups_total", kind=kind, result="hit"))
+        print(f"cache during the runs, {kind} entries: {hits:.0f} hits, {misses:.0f} misses")
+        sound = sound and misses == 0
+    for platform in platforms:
+        asked = sum(r.ok + sum(r.errors.values()) for r in results if r.platform == platform)
+        answered = (metric(after, "prdigest_commands_total", platform=platform,
+                           command="risks", outcome="ok")
+                    - metric(before, "prdigest_commands_total", platform=platform,
+                             command="risks", outcome="ok"))
+        size, text = replies.get(platform, (0, ""))
+        excerpt = " ".join(text.split())[:90]
+        print(f"{platform}: {asked} asked, {answered:.0f} answered `risks ... ok` by the "
+              f"handler; last reply {size} bytes: {excerpt}")
+        sound = sound and answered == asked
+    if arrivals.unexpected:
+        print(f"replies nobody waited for (late or duplicate): {arrivals.unexpected}")
+        sound = False
+    problems = [line for line in log.read_text().splitlines()
+                if re.search(r"\b(ERROR|Traceback|CRITICAL)\b", line)]
+    print(f"server log: {len(problems)} error lines" + (f", e.g. {problems[0][:160]}"
+                                                       if problems else ""))
+    sound = sound and not problems
+
+    print()
+    peak_echo = max((r.throughput for r in echo.values()), default=0.0)
+    for platform in platforms:
+        mine = {r.concurrency: r for r in results if r.platform == platform}
+        target = mine.get(P99_TARGET_CONCURRENCY)
+        if target is not None:
+            p99 = target.percentile(0.99)
+            verdict = "PASS" if p99 < P99_TARGET_MS else "MISS"
+            print(f"{verdict} {platform}: p99 at {P99_TARGET_CONCURRENCY} concurrent "
+                  f"{p99:.1f} ms (target < {P99_TARGET_MS:.0f} ms)")
+        peak = max(mine.values(), key=lambda r: r.throughput)
+        ratio = peak.throughput / peak_echo if peak_echo else 0.0
+        verdict = "PASS" if ratio >= THROUGHPUT_TARGET_RATIO else "MISS"
+        print(f"{verdict} {platform}: peak throughput {peak.throughput:.0f} req/s "
+              f"(at {peak.concurrency} concurrent) = {ratio:.2f} x the echo's peak "
+              f"{peak_echo:.0f} req/s (target >= {THROUGHPUT_TARGET_RATIO})")
+    if not sound:
+        print("\nThe run had errors or cache misses (above): the figures are not trustworthy.")
+    return 0 if sound else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", default=DEFAULT_LEVELS,
+                        help="concurrency:requests pairs, comma-separated")
+    parser.add_argument("--platforms", default=",".join(PLATFORMS))
+    parser.add_argument("--profile", metavar="PATH",
+                        help="run the server's event loop under cProfile and write the "
+                             "stats to PATH (slows it down; for finding hot spots)")
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--redis-url", help=argparse.SUPPRESS)
+    parser.add_argument("--slack-api", help=argparse.SUPPRESS)
+    parser.add_argument("--telegram-api", help=argparse.SUPPRESS)
+    parser.add_argument("--feishu-domain", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.redis_url, args.slack_api, args.telegram_api, args.feishu_domain,
+              args.profile)
+        return
+    if importlib.util.find_spec("sniffio") is None:
+        # httpcore imports sniffio on every lock it makes (4 per request) and falls back
+        # to asyncio when it is missing; a missing module is searched for on sys.path
+        # each time (~65 us). Marking it absent makes that import fail at once - in
+        # the client only: the server is measured as it is.
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):
+        os.environ.pop(name, None)
+    with private_redis() as redis_url, tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / "server.log"
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; uvicorn (h11, asyncio "
+              "loop) in a child process; fakes + httpx client in this one; private "
+              "redis-server.", flush=True)
+        code = asyncio.run(measure(args, redis_url, log))
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    main()
