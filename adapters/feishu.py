@@ -285,7 +285,7 @@ class FeishuAdapter:
             return JSONResponse({"msg": "payload too large"}, status_code=413)
         try:
             parsed = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to read
             return JSONResponse({"msg": "body is not JSON"}, status_code=400)
         if not isinstance(parsed, dict):
             return JSONResponse({"msg": "body is not a JSON object"}, status_code=400)

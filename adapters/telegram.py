@@ -383,7 +383,7 @@ class TelegramAdapter:
             return JSONResponse({"ok": False, "error": "too large"}, status_code=413)
         try:
             data = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep to read
             return JSONResponse({"ok": False, "error": "not JSON"}, status_code=400)
         update_id = data.get("update_id") if isinstance(data, dict) else None
         if not isinstance(update_id, int) or isinstance(update_id, bool):

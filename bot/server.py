@@ -507,7 +507,8 @@ async def github_webhook(request: Request) -> Response:
         if not isinstance(payload, dict):
             raise PayloadError("expected a JSON object")
         merged = merged_pull(payload)
-    except (ValueError, PayloadError) as exc:
+    except (ValueError, PayloadError, RecursionError) as exc:
+        # RecursionError: JSON nested too deep for the parser, still the sender's fault.
         metrics.webhook(label, "bad")
         return JSONResponse({"error": f"unreadable payload: {exc}"}, status_code=400)
     if merged is None:
