@@ -110,7 +110,7 @@ class SnapshotUpstream:
 def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
           profile: str | None = None) -> None:
     """Child process: the app of `bot.server` plus the echo route, under uvicorn on a
-    free loopback port; prints `READY <port>` once the lifespan has started. With
+    free loopback port; prints READY and the port once the lifespan has started. With
     `profile`, the event loop's thread runs under cProfile, written there at exit."""
     import redis
     import uvicorn
@@ -768,8 +768,10 @@ def main() -> None:
         log = Path(scratch) / "server.log"
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; uvicorn (h11, asyncio "
               "loop) in a child process; fakes + httpx client in this one; private "
-              "redis-server.", flush=True)
+              f"redis-server. Load average before: {os.getloadavg()[0]:.2f}", flush=True)
         code = asyncio.run(measure(args, redis_url, log))
+        print(f"Load average after: {os.getloadavg()[0]:.2f} (this run adds about 1.5; more "
+              "means other work shared the CPUs and the figures are pessimistic)")
     raise SystemExit(code)
 
 
