@@ -414,12 +414,13 @@ class FakeGitHub:
 
     def rate_limit_next(
         self, count: int = 1, *, kind: str = "primary", reset_in: int = 30,
-        retry_after: int | None = None,
+        retry_after: int | None = None, status: int = 429,
     ) -> None:
         """The next `count` requests hit a rate limit.
 
-        kind: "primary" (403, remaining 0, reset time), "secondary" (429, Retry-After),
-        "graphql" (200 with a RATE_LIMITED error, as GraphQL reports it).
+        kind: "primary" (403, remaining 0, reset time), "secondary" (`status`, 429 or
+        403 as GitHub sends either, with Retry-After), "graphql" (200 with a
+        RATE_LIMITED error, as GraphQL reports it).
         """
         def respond() -> tuple[int, dict[str, str], Any]:
             reset = str(int(time.time()) + reset_in)
@@ -430,7 +431,7 @@ class FakeGitHub:
             if kind == "secondary":
                 headers.pop("X-RateLimit-Remaining")
                 headers.setdefault("Retry-After", str(reset_in))
-                return 429, headers, {"message": "You have exceeded a secondary rate limit. "
+                return status, headers, {"message": "You have exceeded a secondary rate limit. "
                                                  "Please wait a few minutes before you try again."}
             if kind == "graphql":
                 return 200, headers, {"errors": [{"type": "RATE_LIMITED", "message":
@@ -438,6 +439,12 @@ class FakeGitHub:
             return 403, headers, {"message": "API rate limit exceeded for user ID 1."}
 
         self._bursts.append(_Burst(count, respond))
+
+    def recover(self) -> None:
+        """End every scripted failure and stall: GitHub is back."""
+        with self._lock:
+            self._bursts.clear()
+            self._stalls.clear()
 
     # -- records --
 
