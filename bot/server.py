@@ -216,11 +216,51 @@ def _unconfigured_status(config: Config, platform: str) -> dict[str, Any]:
     return dict(FeishuAdapter.config_status(config), configured=False)
 
 
-def _github_source(config: Config, metrics: Metrics) -> GitHubSource:
-    """The GitHub source, counting its requests when it offers the hook."""
+@dataclass
+class GitHubHealth:
+    """How GitHub has been answering, for /healthz: a service that serves stale data or
+    "try again later" while GitHub fails is degraded, and should say so.
+
+    5xx, network errors, rate limits (403/429) and a rejected token (401) are failures;
+    other answers (a 404 for a PR that does not exist) show GitHub is reachable.
+    """
+
+    clock: Callable[[], datetime] = utc_now
+    consecutive_failures: int = 0
+    last_success_at: datetime | None = None
+    last_failure_at: datetime | None = None
+    last_failure: str | None = None
+
+    def record(self, status: int | str) -> None:
+        failed = status == "error" or (isinstance(status, int) and (
+            status >= 500 or status in (401, 403, 429)))
+        if failed:
+            self.consecutive_failures += 1
+            self.last_failure_at = self.clock()
+            self.last_failure = str(status)
+        else:
+            self.consecutive_failures = 0
+            self.last_success_at = self.clock()
+
+    @property
+    def ok(self) -> bool:
+        return self.consecutive_failures == 0
+
+    def status(self) -> dict[str, Any]:
+        def at(moment: datetime | None) -> str | None:
+            return moment.isoformat() if moment else None
+
+        return {"ok": self.ok, "consecutive_failures": self.consecutive_failures,
+                "last_success_at": at(self.last_success_at),
+                "last_failure_at": at(self.last_failure_at), "last_failure": self.last_failure}
+
+
+def _github_source(config: Config, on_request: Callable[[str, int | str], None]
+                   ) -> GitHubSource:
+    """The GitHub source, reporting its requests when it offers the hook."""
     factory: Callable[..., GitHubSource] = GitHubSource
     if "on_request" in inspect.signature(GitHubSource).parameters:
-        return factory(config, on_request=metrics.github_request)
+        return factory(config, on_request=on_request)
     return factory(config)
 
 
@@ -249,6 +289,7 @@ class Services:
     report_secret: str | None = None
     now: Callable[[], datetime] = utc_now
     background: bool = True
+    github_health: GitHubHealth = field(default_factory=GitHubHealth)
     start_errors: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -391,15 +432,21 @@ def build_services(
     `pull_lister`: what the merge poller asks (default: the GitHub source's REST list).
     """
     metrics = metrics or Metrics()
+    github_health = GitHubHealth()
+
+    def on_github_request(api: str, status: int | str) -> None:
+        metrics.github_request(api, status)
+        github_health.record(status)
+
     redis_sync = redis.Redis.from_url(redis_url) if redis_url else None
     redis_async = aioredis.Redis.from_url(redis_url) if redis_url else None
     github: GitHubSource | None = None
     if source is None:
-        github = _github_source(config, metrics)
+        github = _github_source(config, on_github_request)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config)
         if pull_lister is None:
-            pull_lister = PullLister(github.github.requester, on_request=metrics.github_request)
+            pull_lister = PullLister(github.github.requester, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
     handler = CommandHandler(config, source, store, now=now)
     deduper = Deduper(redis_async)
@@ -436,7 +483,7 @@ def build_services(
         claims=claims, reports=reports, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),
-        now=now, background=background,
+        now=now, background=background, github_health=github_health,
     )
 
 
@@ -449,18 +496,22 @@ def _services(request: Request) -> Services:
 
 
 async def healthz(request: Request) -> Response:
-    """Redis, each platform's configuration, the background work; 503 when Redis is
-    configured but unreachable."""
+    """Redis, GitHub, each platform's configuration, the background work; 503 when
+    Redis is configured but unreachable, "degraded" (still 200: the bot answers, from
+    the cache or with "try again later") while GitHub's requests fail."""
     services = _services(request)
     redis_state = await services.redis_status()
     healthy = redis_state["ok"] or not redis_state["configured"]
+    github_ok = services.github is None or services.github_health.ok
     body = {
-        "status": "ok" if healthy else "unavailable",
+        "status": ("ok" if github_ok else "degraded") if healthy else "unavailable",
         "redis": redis_state,
         "platforms": services.platform_status(),
         "github": {
             "source": "github" if services.github is not None else "snapshot",
             "token": bool(secret(services.config.github.token_env)),
+            **(services.github_health.status() if services.github is not None
+               else {"ok": True}),
         },
         **services.background_status(),
     }

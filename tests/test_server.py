@@ -82,7 +82,8 @@ async def test_the_example_config_starts_without_any_credentials() -> None:
     assert platforms["telegram"]["missing_env"] == ["TELEGRAM_BOT_TOKEN",
                                                      "TELEGRAM_WEBHOOK_SECRET"]
     assert "FEISHU_APP_ID" in platforms["feishu"]["missing_env"]
-    assert body["github"] == {"source": "github", "token": False}
+    assert body["github"]["source"] == "github" and body["github"]["token"] is False
+    assert body["github"]["ok"] is True  # nothing asked of GitHub yet
     assert body["scheduler"]["enabled"] is False
     assert body["merge_notices"]["mode"] == "poller"
     assert metrics.status_code == 200
