@@ -43,6 +43,7 @@ from lark_oapi.api.im.v1 import (
     ReplyMessageRequestBody,
 )
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
+from lark_oapi.core.cache import ICache
 from lark_oapi.core.log import logger as lark_logger
 from lark_oapi.core.model import RawRequest
 from starlette.requests import Request
@@ -71,6 +72,9 @@ FRESHNESS_SECONDS = 300.0
 MAX_EVENT_BYTES = 1024 * 1024
 # Rate limited: HTTP 429 / code 99991400 (gateway), 230020 (message frequency).
 _RATE_LIMIT_CODES = frozenset({99991400, 230020})
+# The tenant token was refused: invalid (99991663-99991668) or expired (99991677).
+_TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 99991668,
+                                  99991677})
 # How long to wait for the bot's identity before answering without it.
 _IDENTITY_RETRY_SECONDS = 300.0
 
@@ -91,6 +95,45 @@ class _RejectionsWithoutTraceback(logging.Filter):
 def _quiet_sdk_rejections() -> None:
     if not any(isinstance(f, _RejectionsWithoutTraceback) for f in lark_logger.filters):
         lark_logger.addFilter(_RejectionsWithoutTraceback())
+
+
+class TenantTokenCache(ICache):  # type: ignore[misc]  # lark-oapi is untyped
+    """Where lark-oapi keeps tenant tokens, keeping them as long as they are valid.
+
+    The SDK hands `set` an absolute expiry (its `ICache` says so: a Unix timestamp, ten
+    minutes before Feishu's) but its default cache adds that to the current time, so a
+    token is never renewed and every call fails once it expires after two hours. Here
+    the expiry is taken as written, and `forget` drops an app's token that Feishu
+    refused, so the next call fetches a new one. Thread-safe: calls run in threads.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._entries: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str:
+        with self._lock:
+            value, expire = self._entries.get(key, ("", 0.0))
+            if expire <= self._clock():
+                self._entries.pop(key, None)
+                return ""
+            return value
+
+    def set(self, key: str, value: str, expire: int) -> None:
+        with self._lock:
+            self._entries[key] = (value, float(expire))
+
+    def forget(self, app_id: str) -> None:
+        """Drop every token of `app_id` (the SDK's keys end with `:<app id>`)."""
+        with self._lock:
+            for key in [k for k in self._entries if k.endswith(f":{app_id}")]:
+                del self._entries[key]
+
+
+# lark-oapi keeps one token cache per process (a class attribute the client builder
+# sets), so every adapter shares this one.
+_TENANT_TOKENS = TenantTokenCache()
 
 
 class CommandAnswering(Protocol):
@@ -149,7 +192,8 @@ class FeishuAdapter:
         self._max_wait = max_rate_limit_wait
         self._client = (
             lark.Client.builder().app_id(app_id).app_secret(app_secret).domain(domain)
-            .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING).build()
+            .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING)
+            .cache(_TENANT_TOKENS).build()
         )
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
@@ -469,10 +513,17 @@ class FeishuAdapter:
                     from None
             if response.success() and response.data is not None and response.data.message_id:
                 return str(response.data.message_id)
-            wait = _rate_limit_wait(response)
-            if wait is not None and attempt < self._max_attempts:
-                await asyncio.sleep(min(wait, self._max_wait))
-                continue
+            if attempt < self._max_attempts:
+                if response.code in _TOKEN_REFUSED_CODES:
+                    # Expired or revoked: fetch a new tenant token and send again.
+                    logger.info("feishu: tenant token refused (code %s); renewing it",
+                                response.code)
+                    _TENANT_TOKENS.forget(self._app_id)
+                    continue
+                wait = _rate_limit_wait(response)
+                if wait is not None:
+                    await asyncio.sleep(min(wait, self._max_wait))
+                    continue
             raise DeliveryError(f"feishu refused the card: code {response.code}, "
                                 f"{response.msg or 'no message'}")
         raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1
