@@ -75,6 +75,8 @@ _RATE_LIMIT_CODES = frozenset({99991400, 230020})
 # The tenant token was refused: invalid (99991663-99991668) or expired (99991677).
 _TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 99991668,
                                   99991677})
+# First wait before re-sending a card Feishu failed with a 5xx; doubled each time.
+_SERVER_ERROR_BACKOFF = 0.5
 # How long to wait for the bot's identity before answering without it.
 _IDENTITY_RETRY_SECONDS = 300.0
 
@@ -521,6 +523,9 @@ class FeishuAdapter:
                     _TENANT_TOKENS.forget(self._app_id)
                     continue
                 wait = _rate_limit_wait(response)
+                if wait is None and uuid and _server_error(response):
+                    # The uuid makes a re-send safe: Feishu posts one message per uuid.
+                    wait = _SERVER_ERROR_BACKOFF * 2 ** (attempt - 1)
                 if wait is not None:
                     await asyncio.sleep(min(wait, self._max_wait))
                     continue
@@ -590,6 +595,11 @@ def _sdk_error(content: bytes | None) -> str:
     except (ValueError, AttributeError):
         return ""
     return message if isinstance(message, str) else ""
+
+
+def _server_error(response: Any) -> bool:
+    status = getattr(getattr(response, "raw", None), "status_code", None)
+    return isinstance(status, int) and status >= 500
 
 
 def _rate_limit_wait(response: Any) -> float | None:

@@ -132,7 +132,8 @@ async def test_a_rate_limit_that_lasts_gives_up(fake: FakeFeishu) -> None:
 )
 async def test_refusals_raise_a_delivery_error_naming_the_code(
         fake: FakeFeishu, status: int, body: dict[str, Any], expected: str) -> None:
-    fake.fail_next(MESSAGES_PATH, status=status, body=body)
+    # Every attempt refused: a 5xx is retried (the uuid makes that safe), a 4xx is not.
+    fake.fail_next(MESSAGES_PATH, status=status, body=body, times=3)
     with pytest.raises(DeliveryError, match=expected) as raised:
         await adapter_for(fake).post_digest(CHAT, example_digest())
     assert APP_SECRET not in str(raised.value)
