@@ -138,6 +138,7 @@ class SlackAdapter:
         self._verifier = SignatureVerifier(self._signing_secret)
         self._socket: AsyncSocketModeHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._session: aiohttp.ClientSession | None = None
 
     @classmethod
     def from_config(
@@ -216,6 +217,19 @@ class SlackAdapter:
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+            self.client.session = None
+
+    def _http_session(self) -> aiohttp.ClientSession:
+        """One connection pool for every outbound call: slack_sdk would otherwise open
+        (and close) a session, and a TCP connection, per request. Created on first use,
+        inside the running loop."""
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession()
+            self.client.session = self._session
+        return self._session
 
     # --- outbound -------------------------------------------------------------------
 
@@ -244,6 +258,7 @@ class SlackAdapter:
 
     async def _post(self, channel_id: str, message: SlackMessage,
                     thread_ts: str | None = None) -> str:
+        self._http_session()
         try:
             response = await self.client.chat_postMessage(
                 channel=channel_id, thread_ts=thread_ts, unfurl_links=False,
@@ -264,7 +279,8 @@ class SlackAdapter:
     async def _respond(self, response_url: str, message: SlackMessage) -> None:
         """One answer through a slash command's response_url (the URL is a credential of
         sorts: it is never logged)."""
-        client = AsyncWebhookClient(url=response_url, retry_handlers=self._retry_handlers)
+        client = AsyncWebhookClient(url=response_url, retry_handlers=self._retry_handlers,
+                                    session=self._http_session())
         try:
             response = await client.send_dict({
                 **message.as_post(), "response_type": message.response_type,

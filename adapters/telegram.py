@@ -188,7 +188,7 @@ class TelegramAdapter:
         max_retries: int = 3,
         max_retry_wait: float = 60.0,
         poll_timeout: float = 10.0,
-        concurrent_updates: int = 8,
+        concurrent_updates: int = 64,
     ) -> None:
         if not polling and not secret_token:
             raise ConfigError("telegram: webhook mode needs a secret token")

@@ -36,6 +36,9 @@ def environment(lang: Lang) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        # Templates ship with the package; checking their files on every render would
+        # put a blocking stat() on the event loop of each reply.
+        auto_reload=False,
     )
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["lang"] = lang

@@ -104,11 +104,23 @@ class RecordingHandler:
         return self.reply
 
 
+_OPEN_ADAPTERS: list[SlackAdapter] = []
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="function")
+async def close_adapters() -> AsyncIterator[None]:
+    """Adapters keep a connection pool; close each one a test made."""
+    yield
+    while _OPEN_ADAPTERS:
+        await _OPEN_ADAPTERS.pop().close()
+
+
 def make_adapter(config: Config, handler: Any, deduper: Deduper, fake: FakeSlack,
                  **overrides: Any) -> SlackAdapter:
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
                                        **overrides)
     assert adapter is not None
+    _OPEN_ADAPTERS.append(adapter)
     return adapter
 
 
@@ -568,6 +580,7 @@ async def test_slack_unreachable_raises_delivery_error(
         url = fake.base_url
     adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper, api_url=url)
     assert adapter is not None
+    _OPEN_ADAPTERS.append(adapter)
     with pytest.raises(DeliveryError, match="could not be reached"):
         await adapter.send_reply(CHANNEL, Reply(kind="subscribed", lang="en", topics=("a",)))
 
