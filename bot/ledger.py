@@ -63,7 +63,7 @@ return 1
 """
 
 
-def _as_bytes(raw: Any) -> bytes | None:
+def as_bytes(raw: Any) -> bytes | None:
     """Redis answers bytes, or str when the client decodes responses; None stays None."""
     if raw is None:
         return None
@@ -184,10 +184,22 @@ class RedisLock:
 
     @contextlib.asynccontextmanager
     async def kept_alive(self) -> AsyncIterator[RedisLock]:
-        """Renew every third of the TTL while the body runs."""
-        async def renew_forever() -> None:
+        """Renew every third of the TTL while the body runs.
+
+        The renewer is stopped by an event, not by cancelling it: redis-py's asyncio
+        client can swallow a cancellation that lands inside a command (redis-py
+        #2028, #2551 - reproduced with redis 8.1 on Python 3.11), which would leave
+        a cancelled renewer running and its awaiter waiting for ever.
+        """
+        stop = asyncio.Event()
+        interval = self.ttl_ms / 3000
+
+        async def renew_until_stopped() -> None:
             while True:
-                await asyncio.sleep(self.ttl_ms / 3000)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=interval)
+                if stop.is_set():
+                    return
                 try:
                     if not await self.renew():
                         log.warning("lock %s was lost while held", self.key)
@@ -195,13 +207,13 @@ class RedisLock:
                 except Exception as exc:
                     log.warning("could not renew lock %s: %s", self.key, exc)
 
-        task = asyncio.create_task(renew_forever())
+        task = asyncio.create_task(renew_until_stopped())
         try:
             yield self
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            stop.set()
+            # A renewal in flight finishes in one round trip; never wait much longer.
+            await asyncio.wait([task], timeout=interval + 1.0)
 
 
 class Ledger:
@@ -224,7 +236,7 @@ class Ledger:
 
     async def read(self, slot: Slot) -> tuple[bytes | None, LedgerEntry | None]:
         """The raw entry (for a later fenced write) and its decoded form."""
-        raw = _as_bytes(await self.client.get(self.key(slot)))
+        raw = as_bytes(await self.client.get(self.key(slot)))
         return raw, decode_entry(raw)
 
     async def get(self, slot: Slot) -> LedgerEntry | None:
@@ -234,7 +246,7 @@ class Ledger:
         if not slots:
             return []
         raws = await self.client.mget([self.key(slot) for slot in slots])
-        return [decode_entry(_as_bytes(raw)) for raw in raws]
+        return [decode_entry(as_bytes(raw)) for raw in raws]
 
     async def write_fenced(
         self, slot: Slot, lock: RedisLock, expected: bytes | None, entry: LedgerEntry
@@ -257,13 +269,13 @@ class Ledger:
         the ledger must say so. Returns the entry it replaced."""
         old = await self.client.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds,
                                     get=True)
-        return decode_entry(_as_bytes(old))
+        return decode_entry(as_bytes(old))
 
     async def entries(self) -> list[LedgerEntry]:
         """Every entry (tests, operators); a SCAN, not for the hot path."""
         found: list[LedgerEntry] = []
         async for key in self.client.scan_iter(match=f"{self.prefix}:ledger:*", count=500):
-            entry = decode_entry(_as_bytes(await self.client.get(key)))
+            entry = decode_entry(as_bytes(await self.client.get(key)))
             if entry is not None:
                 found.append(entry)
         return sorted(found, key=lambda e: (e.week, e.channel, e.repo))

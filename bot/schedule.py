@@ -49,6 +49,7 @@ from typing import Literal, Protocol
 import msgspec
 import redis.asyncio as aioredis
 from croniter import croniter
+from redis.exceptions import RedisError
 
 from adapters.base import DeliveryError
 from bot.config import ChannelConfig, Config
@@ -73,6 +74,8 @@ log = logging.getLogger(__name__)
 PLATFORM_DEDUPE_WINDOWS: dict[str, timedelta] = {"feishu": timedelta(hours=1)}
 # A re-send counts as deduplicated only well inside the platform's window.
 DEDUPE_MARGIN = timedelta(minutes=5)
+# How long a replica waits for another one's fetch or build before doing it itself.
+MUTEX_PATIENCE_SECONDS = 600.0
 # Finished weekly digests are kept a little longer than the catch-up window can reach.
 DIGEST_TTL_SECONDS = 8 * 24 * 3600
 
@@ -249,11 +252,13 @@ class Scheduler:
     path of `prdigest post`, through the same lock and ledger.
 
     Options: `clock` decides what is due (tests move it); `lock_seconds` is how long a
-    dead replica's slot stays locked (renewed while alive, so a slow post keeps it);
+    dead replica's slot stays locked (renewed while alive, so a slow post keeps it),
+    `build_lock_seconds` the same for a week's fetch and a digest's build;
     `concurrency` bounds posts in flight per replica; `in_doubt` is the policy for a
     send whose outcome is unknown (module docstring); `previous_week` fetches the week
     before for the trends; `share_digests` keeps built digests in Redis for the other
-    replicas (off for digests built from a local snapshot file).
+    replicas (off for digests built from a local snapshot file); `record_wait_seconds`
+    is how long a confirmed post waits for Redis to come back to be recorded.
     """
 
     def __init__(
@@ -267,7 +272,7 @@ class Scheduler:
         subscriptions: TopicStore | None = None,
         replica: str | None = None,
         lock_seconds: float = 60.0,
-        build_lock_seconds: float = 120.0,
+        build_lock_seconds: float = 30.0,
         poll_seconds: float = 60.0,
         concurrency: int = 16,
         in_doubt: InDoubt = "resend",
@@ -275,6 +280,7 @@ class Scheduler:
         share_digests: bool = True,
         prefix: str = KEY_PREFIX,
         rng: random.Random | None = None,
+        record_wait_seconds: float = 600.0,
     ) -> None:
         self.config = config
         self.source = source
@@ -292,6 +298,7 @@ class Scheduler:
         self.share_digests = share_digests
         self.prefix = prefix
         self.rng = rng or random.Random()
+        self.record_wait_seconds = record_wait_seconds
         self.ledger = Ledger(redis_client, prefix=prefix)
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
@@ -502,7 +509,7 @@ class Scheduler:
         posted = msgspec.structs.replace(
             intent, state="posted", posted_at=self.clock(), message_ids=tuple(ids),
             error=None, failures=0)
-        previous = await self.ledger.record_posted(slot, posted)
+        previous = await self._record_posted(slot, posted)
         if previous is not None and previous.state == "posted" and not force:
             self.stats.duplicates_seen += 1
             log.error("schedule: %s was posted twice (also by %s)", slot.name,
@@ -512,6 +519,27 @@ class Scheduler:
             self.stats.resent_in_doubt += 1
         log.info("schedule: posted %s (%d message(s))", slot.name, len(ids))
         return self._result(slot, "posted", message_ids=posted.message_ids, in_doubt=in_doubt)
+
+    async def _record_posted(self, slot: Slot, posted: LedgerEntry) -> LedgerEntry | None:
+        """Write a confirmed post to the ledger, waiting for Redis while it is away
+        (up to `record_wait_seconds`): the message is out, and a ledger left saying
+        `sending` would have the next pass send it again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.record_wait_seconds
+        delay = 0.1
+        while True:
+            try:
+                return await self.ledger.record_posted(slot, posted)
+            except (RedisError, OSError) as exc:
+                if loop.time() + delay > deadline:
+                    log.error("schedule: %s was posted but could not be recorded: %s",
+                              slot.name, exc)
+                    raise
+                if delay == 0.1:
+                    log.warning("schedule: %s was posted; recording it waits for Redis (%s)",
+                                slot.name, type(exc).__name__)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
 
     async def _fail(
         self, slot: Slot, lock: RedisLock, raw: bytes | None, entry: LedgerEntry | None,
@@ -626,11 +654,12 @@ class Scheduler:
 
     @contextlib.asynccontextmanager
     async def _mutex(self, name: str) -> AsyncIterator[None]:
-        """Across replicas, one holder at a time; a holder that died frees it on expiry.
-        Waiting longer than the expiry goes ahead unlocked rather than never."""
+        """Across replicas, one holder at a time. A live holder renews it, however long
+        GitHub takes; a dead one's expires after `build_lock_seconds`. Waiting beyond
+        `MUTEX_PATIENCE_SECONDS` goes ahead unlocked rather than never."""
         lock = RedisLock(self.redis, f"{self.prefix}:lock:{name}",
                          ttl_seconds=self.build_lock_seconds)
-        if not await lock.acquire_waiting(self.build_lock_seconds, poll=0.02):
+        if not await lock.acquire_waiting(MUTEX_PATIENCE_SECONDS, poll=0.02):
             log.warning("schedule: %s stayed locked; going ahead without it", name)
             yield
             return

@@ -1,0 +1,320 @@
+"""The weekly schedule at scale: many channels due in the same minute, several replicas.
+
+Starts a private redis-server, the fake GitHub (GraphQL) with a week of PRs per
+repository, and the fake Slack, Telegram and Feishu servers, all on 127.0.0.1. Then
+3 replica processes each run a `Scheduler` with the real adapters and the cached
+GitHub source, and tick at the same due minute until the ledger holds every channel.
+Prints: time until all are posted, posts per second, duplicates (messages a platform
+received that the ledger does not account for; target 0), GitHub week fetches
+(target: one per repository, plus one for the week before when trends are on),
+digest builds, and peak memory (RSS) per replica.
+
+    python -m bench.schedule [--channels 1000] [--repos 50] [--replicas 3]
+                             [--kill]  # SIGKILL one replica a third of the way in
+
+With --kill, the killed replica's posts in flight are left in doubt and re-sent by
+the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
+post that had already arrived is a duplicate - the window `bot.schedule` documents.
+The fake servers also print the killed replica's reset connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import resource
+import signal
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+import redis
+
+WEEK = "2026-W29"
+PREVIOUS = "2026-W28"
+# Monday 2026-07-20 09:00 in Shanghai and Singapore, 10:00 in Tokyo: one minute in UTC.
+DUE = datetime(2026, 7, 20, 1, 0, 5, tzinfo=UTC)
+ZONES = (("Asia/Shanghai", "0 9 * * MON"), ("Asia/Tokyo", "0 10 * * MON"),
+         ("Asia/Singapore", "0 9 * * MON"))
+PLATFORMS = ("slack", "telegram", "feishu")
+TOPIC_SETS = ((), ("npu",), ("npu", "ckpt"))
+GITHUB_TOKEN = "ghp_fake_token"
+FETCHES_KEY = "bench:github-week-fetches"
+FEISHU_APP = ("cli_bench_app", "bench-app-secret")
+
+
+def channel_id(platform: str, index: int) -> str:
+    if platform == "telegram":
+        return str(-1001000000000 - index)
+    if platform == "feishu":
+        return f"oc_bench{index:05d}"
+    return f"CBENCH{index:05d}"
+
+
+def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str]) -> None:
+    lines = []
+    for r in range(repos):
+        lines += [f'[repos."bench/repo{r:03d}"]', 'timezone = "Asia/Shanghai"',
+                  f'[repos."bench/repo{r:03d}".topics]',
+                  'npu = { keywords = ["npu", "ascend"], paths = ["**/npu/**"] }', ""]
+    for index in range(channels):
+        platform = PLATFORMS[index % 3]
+        tz, cron = ZONES[(index // 3) % 3]
+        topics = TOPIC_SETS[(index // 9) % 3]
+        lines += ["[[channels]]", f'platform = "{platform}"',
+                  f'id = "{channel_id(platform, index)}"',
+                  f'repo = "bench/repo{index % repos:03d}"',
+                  f'lang = "{("zh", "en")[(index // 2) % 2]}"', f'schedule = "{cron}"',
+                  f'timezone = "{tz}"', f"topics = {list(topics)!r}".replace("'", '"'), ""]
+    lines += ["[github]", f'api_url = "{urls["github"]}"', "",
+              "[platforms.slack]", f'api_url = "{urls["slack"]}"', "",
+              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', "",
+              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def replica_main(number: int, config_path: str, redis_url: str, env: dict[str, str],
+                 options: dict[str, Any], go: Any, reports: Any) -> None:
+    """One replica: build what the server builds, wait for the start, tick until done."""
+    os.environ.update(env)
+    asyncio.run(_replica(number, Path(config_path), redis_url, options, go, reports))
+
+
+async def _replica(number: int, config_path: Path, redis_url: str, options: dict[str, Any],
+                   go: Any, reports: Any) -> None:
+    import logging
+
+    import redis.asyncio as aioredis
+
+    from bot.cache import Cache, CachedSource
+    from bot.config import load_config
+    from bot.github import GitHubSource
+    from bot.post_now import adapter_for
+    from bot.schedule import AdapterPoster, Scheduler, due_runs
+
+    logging.basicConfig(level=logging.ERROR)
+
+    counter = redis.Redis.from_url(redis_url)
+
+    class CountingGitHub(GitHubSource):
+        """Counts, in Redis so a killed replica's count survives, the week fetches that
+        reach GitHub (the cache answers the rest)."""
+
+        def fetch_week(self, repo: str, week: str) -> Any:
+            counter.hincrby(FETCHES_KEY, week, 1)
+            return super().fetch_week(repo, week)
+
+    config = load_config(config_path)
+    github = CountingGitHub(config)
+    source = CachedSource(github, Cache.from_url(redis_url), config)
+    adapters = {p: adapter_for(config, source, p) for p in PLATFORMS}
+    client = aioredis.Redis.from_url(redis_url)
+    scheduler = Scheduler(config, source, client, AdapterPoster(adapters), clock=lambda: DUE,
+                          replica=f"r{number}", lock_seconds=options["lock_seconds"],
+                          build_lock_seconds=options["lock_seconds"],
+                          concurrency=options["concurrency"],
+                          previous_week=options["previous_week"])
+    slots = [run.slot for run in due_runs(config.channels, DUE, scheduler.catch_up)]
+    reports.put(("ready", number, rss_mib()))
+    await asyncio.to_thread(go.wait)
+    cpu_at_start = cpu_seconds()
+    started = time.perf_counter()
+    while True:
+        await scheduler.tick(DUE)
+        entries = await scheduler.ledger.get_many(slots)
+        if all(e is not None and e.state == "posted" for e in entries):
+            break
+        await asyncio.sleep(0.2)
+    elapsed = time.perf_counter() - started
+    stats = scheduler.stats
+    reports.put(("done", number, {
+        "posted": stats.posted, "failed": stats.failed, "resent_in_doubt": stats.resent_in_doubt,
+        "builds": stats.digest_builds,
+        "seconds": elapsed, "rss_mib": rss_mib(), "cpu_seconds": cpu_seconds() - cpu_at_start}))
+    for adapter in adapters.values():
+        close = getattr(adapter, "close", None)
+        if close is not None:
+            await close()
+    await client.aclose()
+
+
+def received_per_channel(slack: Any, telegram: Any, feishu: Any) -> tuple[Counter[str],
+                                                                            Counter[str]]:
+    """Messages each channel received, and Feishu cards whose uuid was already seen
+    (real Feishu drops those; the fake keeps them)."""
+    counts: Counter[str] = Counter()
+    for message in slack.posted():
+        counts[f"slack:{message['channel']}"] += 1
+    for fields in telegram.sent():
+        counts[f"telegram:{fields['chat_id']}"] += 1
+    seen: set[tuple[str, str | None]] = set()
+    repeated: Counter[str] = Counter()
+    for card in feishu.sent_cards():
+        key = f"feishu:{card.target}"
+        counts[key] += 1
+        if (card.target, card.uuid) in seen and card.uuid:
+            repeated[key] += 1
+        seen.add((card.target, card.uuid))
+    return counts, repeated
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--channels", type=int, default=1000)
+    parser.add_argument("--repos", type=int, default=50)
+    parser.add_argument("--replicas", type=int, default=3)
+    parser.add_argument("--pulls", type=int, default=30, help="PRs per repository and week")
+    parser.add_argument("--concurrency", type=int, default=16, help="posts in flight per replica")
+    parser.add_argument("--lock-seconds", type=float, default=5.0)
+    parser.add_argument("--no-previous-week", action="store_true",
+                        help="skip the week before (no trend comparison)")
+    parser.add_argument("--kill", action="store_true",
+                        help="SIGKILL replica 0 once a third of the channels are posted")
+    args = parser.parse_args(argv)
+
+    from bot.ledger import Ledger, Slot, as_bytes, decode_entry
+    from tests.fakes.feishu import FakeFeishu
+    from tests.fakes.github import FakeGitHub
+    from tests.fakes.github_fixtures import build_week
+    from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+    from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
+    from tests.fakes.telegram import FakeTelegram
+    from tests.redis_server import private_redis
+
+    repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
+    with (private_redis() as redis_url, FakeGitHub(token=GITHUB_TOKEN) as github,
+          FakeSlack() as slack, FakeTelegram() as telegram,
+          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1]) as feishu,
+          tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir):
+        for index, repo in enumerate(repos):
+            pulls = build_week(repo, count=args.pulls, week=WEEK, seed=index, overflow=None)
+            pulls += build_week(repo, count=args.pulls // 2, week=PREVIOUS, seed=1000 + index,
+                                overflow=None, decoys=0, first_number=5000)
+            github.add_repo(repo, pulls)
+        config_path = Path(workdir) / "prdigest.toml"
+        write_config(config_path, channels=args.channels, repos=args.repos, urls={
+            "github": github.base_url, "slack": slack.base_url, "telegram": telegram.base_url,
+            "feishu": feishu.base_url})
+        env = {"GITHUB_TOKEN": GITHUB_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
+               "SLACK_SIGNING_SECRET": SIGNING_SECRET, "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
+               "TELEGRAM_WEBHOOK_SECRET": "bench-secret", "FEISHU_APP_ID": FEISHU_APP[0],
+               "FEISHU_APP_SECRET": FEISHU_APP[1], "FEISHU_VERIFICATION_TOKEN": "bench-token",
+               "REDIS_URL": redis_url, "NO_PROXY": "127.0.0.1,localhost"}
+        options = {"lock_seconds": args.lock_seconds, "concurrency": args.concurrency,
+                   "previous_week": not args.no_previous_week}
+        context = multiprocessing.get_context("spawn")
+        go, reports = context.Event(), context.Queue()
+        processes = [context.Process(target=replica_main, name=f"replica-{n}", args=(
+            n, str(config_path), redis_url, env, options, go, reports))
+            for n in range(args.replicas)]
+        for process in processes:
+            process.start()
+        baseline: dict[int, float] = {}
+        while len(baseline) < args.replicas:
+            kind, number, value = reports.get(timeout=120)
+            baseline[number] = value
+
+        os.environ.update(env)
+        from bot.config import load_config
+        from bot.schedule import due_runs
+
+        config = load_config(config_path)
+        slots: list[Slot] = [run.slot for run in due_runs(config.channels, DUE,
+                                                          timedelta_hours(12))]
+        client = redis.Redis.from_url(redis_url)
+        ledger = Ledger(client)  # type: ignore[arg-type]  # keys only, read synchronously
+        keys = [ledger.key(slot) for slot in slots]
+        github_requests_before = len(github.requests)
+        started = time.perf_counter()
+        go.set()
+        killed: int | None = None
+        while True:
+            entries = [decode_entry(as_bytes(raw)) for raw in client.mget(keys)]
+            posted = sum(1 for e in entries if e is not None and e.state == "posted")
+            if posted == len(slots):
+                break
+            if args.kill and killed is None and posted >= len(slots) // 3:
+                killed = processes[0].pid
+                assert killed is not None
+                os.kill(killed, signal.SIGKILL)
+            if time.perf_counter() - started > 600:
+                raise SystemExit(f"only {posted} of {len(slots)} posted after 600 s")
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - started
+        done: dict[int, dict[str, Any]] = {}
+        alive = args.replicas - (1 if killed else 0)
+        while len(done) < alive:
+            try:
+                kind, number, value = reports.get(timeout=60)
+            except Empty:
+                break
+            if kind == "done":
+                done[number] = value
+        for process in processes:
+            process.join(timeout=30)
+
+        counts, repeated = received_per_channel(slack, telegram, feishu)
+        recorded: Counter[str] = Counter()
+        for entry in entries:
+            assert entry is not None
+            recorded[entry.channel] += len(entry.message_ids)
+        duplicates = sum(max(0, counts[c] - recorded[c]) for c in set(counts) | set(recorded))
+        missing = sum(max(0, recorded[c] - counts[c]) for c in recorded)
+        fetches = {(k.decode() if isinstance(k, bytes) else str(k)): int(v)
+                   for k, v in client.hgetall(FETCHES_KEY).items()}
+        builds = sum(r["builds"] for r in done.values())  # a killed replica's are not known
+        variants = len({(c.repo, c.lang, c.topics) for c in config.channels})
+        messages = sum(recorded.values())
+        client.close()
+
+    print(f"schedule bench: {args.channels} channels over {args.repos} repositories due at "
+          f"{DUE:%Y-%m-%d %H:%M} UTC (week {WEEK}), {args.replicas} replica processes, "
+          f"{args.pulls} PRs per repository-week, concurrency {args.concurrency}/replica"
+          + (f", replica 0 SIGKILLed (pid {killed})" if killed else ""))
+    print(f"  all posted after      {elapsed:8.2f} s")
+    print(f"  posts per second      {len(slots) / elapsed:8.1f}  ({messages} messages, "
+          f"{messages / elapsed:.1f}/s)")
+    print(f"  duplicates            {duplicates:8d}  (messages no ledger entry accounts for; "
+          f"target 0; of them Feishu cards with a uuid already sent, which Feishu drops: "
+          f"{sum(repeated.values())}; missing: {missing})")
+    print(f"  GitHub week fetches   {fetches.get(WEEK, 0):8d}  (target {args.repos}: one per "
+          f"repository) + {fetches.get(PREVIOUS, 0)} of the week before for the trends; "
+          f"{len(github.requests) - github_requests_before} HTTP requests")
+    print(f"  digest builds         {builds:8d}  ({variants} distinct repository/language/"
+          "topics variants)")
+    for number in sorted(baseline):
+        report = done.get(number)
+        if report is None:
+            print(f"  replica r{number}            killed; {baseline[number]:.0f} MiB at start")
+            continue
+        print(f"  replica r{number} peak RSS  {report['rss_mib']:6.0f} MiB  (after imports and "
+              f"adapters {baseline[number]:.0f} MiB; posted {report['posted']}, "
+              f"re-sent in doubt {report['resent_in_doubt']}, failed {report['failed']}, "
+              f"built {report['builds']}, {report['cpu_seconds']:.1f} CPU s)")
+    print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
+
+
+def timedelta_hours(hours: float) -> Any:
+    from datetime import timedelta
+
+    return timedelta(hours=hours)
+
+
+if __name__ == "__main__":
+    main()
