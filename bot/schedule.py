@@ -175,26 +175,33 @@ def due_runs(
 
     The week owed is the ISO week before the one the fire time falls in, seen from the
     channel's time zone. A cron firing several times in a week owes that week once.
+    Channels sharing a schedule and a time zone share the computation.
     """
-    earliest = now - catch_up
+    fires: dict[tuple[str, str], list[tuple[datetime, str]]] = {}
     runs: list[DueRun] = []
     for channel in channels:
-        tz = zone(channel.timezone)
-        # croniter's get_prev excludes its start, so start just after `now`.
-        start = now.astimezone(tz) + timedelta(microseconds=1)
-        seen: set[str] = set()
-        while True:
-            fired: datetime = croniter(channel.schedule, start).get_prev(datetime)
-            if fired < earliest:
-                break
-            fired_week = week_of(fired, channel.timezone)
-            week = shift_week(fired_week, -1)
-            if week not in seen:
-                seen.add(week)
-                runs.append(DueRun(channel, week, fired))
-            # Jump to the start of the fire's week: earlier fires of it owe the same week.
-            start = week_period(fired_week, channel.timezone).since
+        key = (channel.schedule, channel.timezone)
+        if key not in fires:
+            fires[key] = _owed_weeks(channel.schedule, channel.timezone, now, now - catch_up)
+        runs.extend(DueRun(channel, week, fired) for fired, week in fires[key])
     return sorted(runs, key=lambda run: (run.fired_at, run.channel.key, run.channel.repo))
+
+
+def _owed_weeks(schedule: str, tz_name: str, now: datetime, earliest: datetime
+                ) -> list[tuple[datetime, str]]:
+    """(latest fire time, week owed) for each week owed by fires in [earliest, now]."""
+    tz = zone(tz_name)
+    # croniter's get_prev excludes its start, so start just after `now`.
+    start = now.astimezone(tz) + timedelta(microseconds=1)
+    owed: list[tuple[datetime, str]] = []
+    while True:
+        fired: datetime = croniter(schedule, start).get_prev(datetime)
+        if fired < earliest:
+            return owed
+        fired_week = week_of(fired, tz_name)
+        owed.append((fired, shift_week(fired_week, -1)))
+        # Jump to the start of the fire's week: earlier fires of it owe the same week.
+        start = week_period(fired_week, tz_name).since
 
 
 class PostResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -304,6 +311,7 @@ class Scheduler:
         self.stats = ScheduleStats()
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
         self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
+        self._stopping = asyncio.Event()
 
     # --- the loop -------------------------------------------------------------------
 
@@ -311,6 +319,7 @@ class Scheduler:
         """Tick at start-up (catching up what was missed), then after each minute."""
         log.info("schedule: replica %s started, %d channel(s)", self.replica,
                  len(self.config.channels))
+        self._stopping = stop_event
         while not stop_event.is_set():
             try:
                 await self.tick()
@@ -342,6 +351,8 @@ class Scheduler:
 
         async def deliver(run: DueRun) -> PostResult:
             async with gate:
+                if self._stopping.is_set():  # shutting down: leave it to the others
+                    return self._result(run.slot, "waiting", detail="shutting down")
                 return await self._deliver(run.channel, run.week, now)
 
         try:

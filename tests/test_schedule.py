@@ -531,6 +531,34 @@ async def test_run_forever_catches_up_at_start_and_stops_on_the_event(
     assert one.status()["posted"] == 3
 
 
+async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
+    redis_url: str, snapshot: Snapshot
+) -> None:
+    config = make_config(THREE_PLATFORMS)
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    in_post = asyncio.Event()
+    answer = asyncio.Event()
+
+    async def slow_platform(_: ChannelConfig) -> None:
+        in_post.set()
+        await answer.wait()
+
+    stop = asyncio.Event()
+    async with redis_client(redis_url) as client:
+        one = scheduler(config, CountingSource(snapshot), client,
+                        FakePoster(platforms, "r1", before_accept=slow_platform), clock,
+                        concurrency=1, lock_seconds=5)
+        running = asyncio.create_task(one.run_forever(stop))
+        await in_post.wait()
+        stop.set()
+        answer.set()
+        await asyncio.wait_for(running, 5)
+        entries = await one.ledger.entries()
+    assert len(platforms.delivered) == 1
+    assert [e.state for e in entries] == ["posted"]
+
+
 async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None:
     config = make_config([channel("slack", "C1")])
     clock = Clock(SHANGHAI_MONDAY_9)
