@@ -734,7 +734,9 @@ def slack_channel_texts(fake: FakeSlack, channel: str) -> list[str]:
 
 
 def telegram_chat_texts(fake: FakeTelegram, chat: str) -> list[str]:
-    return [m.get("text", "") for m in fake.sent() if m.get("chat_id") == chat]
+    """Messages posted to the chat, not those answering a message in it."""
+    return [m.get("text", "") for m in fake.sent()
+            if m.get("chat_id") == chat and "reply_parameters" not in m]
 
 
 def previous_week(moment: datetime | None = None, tz: str = TZ) -> str:
