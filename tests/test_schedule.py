@@ -357,7 +357,8 @@ async def kill_after_accept(
     switch = KillSwitch()
     switch.kill_in_post = "after-accept"
     doomed = scheduler(config, CountingSource(snapshot), KillableRedis(client, switch),
-                       FakePoster(platforms, "r1", switch=switch), clock)
+                       FakePoster(platforms, "r1", switch=switch), clock,
+                       record_wait_seconds=0.0)
     await doomed.tick()
     assert switch.dead and len(platforms.delivered) == 1
     return switch
