@@ -13,7 +13,7 @@ import json
 
 from bot.reports import report_key
 from tests.fakes.telegram import private_chat
-from tests.reliability.conftest import Service
+from tests.reliability.harness import Service
 from tests.reliability.support import (
     PRIVATE_REPO,
     PRIVATE_TITLE,

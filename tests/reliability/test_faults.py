@@ -15,7 +15,7 @@ import msgspec
 
 from bot.cache import Cache
 from tests.fakes.feishu import MESSAGES_PATH
-from tests.reliability.conftest import Service
+from tests.reliability.harness import Service
 from tests.reliability.support import (
     FEISHU_CHAT,
     REPO,

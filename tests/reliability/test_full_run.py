@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from tests.reliability.conftest import LogCapture, Service
+from tests.reliability.harness import LogCapture, Service
 from tests.reliability.support import (
     HOSTILE_NUMBER,
     REPO,

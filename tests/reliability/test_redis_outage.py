@@ -22,8 +22,7 @@ import pytest
 from redis.exceptions import RedisError
 
 from bot.schedule import Scheduler
-from bot.server import Services, create_app
-from tests.reliability.conftest import Service, Sleeps, apply_env
+from tests.reliability.harness import Service, service_in_process
 from tests.reliability.support import (
     FEISHU_CHAT,
     SLACK_ADMIN,
@@ -36,12 +35,9 @@ from tests.reliability.support import (
     World,
     count_posts,
     feishu_visible,
-    now,
     slack_channel_texts,
     telegram_chat_texts,
-    write_config,
 )
-from tests.server_support import serving
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
 TRY_AGAIN = "could not be read or changed just now"
@@ -49,17 +45,9 @@ TRY_AGAIN = "could not be read or changed just now"
 
 @contextlib.asynccontextmanager
 async def running(world: World, server: KillableRedis, tmp_path: Path,
-                  monkeypatch: pytest.MonkeyPatch, urls: Urls | None = None
-                  ) -> AsyncIterator[Service]:
-    apply_env(monkeypatch, world.env(server.url))
-    config = write_config(tmp_path / "prdigest.toml", urls or world.urls())
-    app = create_app(config, redis_url=server.url, now=now, background=False)
-    services: Services = app.state.services
-    assert services.github is not None
-    sleeps = Sleeps()
-    services.github.policy.sleep = sleeps
-    async with serving(app) as http:
-        yield Service(http=http, services=services, world=world, sleeps=sleeps)
+                  urls: Urls | None = None) -> AsyncIterator[Service]:
+    async with service_in_process(world, server.url, tmp_path, urls=urls) as service:
+        yield service
 
 
 async def _healthy(service: Service, timeout: float = 30.0) -> float:
@@ -100,10 +88,10 @@ ONCE = {"slack": (1, 0, 0), "vault": (1, 0, 0), "telegram": (1, 0, 0), "feishu":
 
 
 async def test_redis_stopped_and_restarted_mid_run(
-    fakes: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fakes: World, tmp_path: Path
 ) -> None:
     with KillableRedis() as server:
-        async with running(fakes, server, tmp_path, monkeypatch) as service:
+        async with running(fakes, server, tmp_path) as service:
             assert (await service.get("/healthz")).json()["status"] == "ok"
             assert await service.slack("subscribe rollout", user=SLACK_ADMIN)
             scheduler = service.services.scheduler
@@ -138,14 +126,14 @@ async def test_redis_stopped_and_restarted_mid_run(
 
 
 async def test_redis_lost_between_a_post_and_its_ledger_write(
-    fakes: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fakes: World, tmp_path: Path
 ) -> None:
     """Slack has taken the digest, but Redis dies before the ledger says so: when Redis
     is back the confirmation is written, and the digest is not sent again."""
     with KillableRedis() as server, HoldingProxy(fakes.slack.base_url) as proxy:
         urls = fakes.urls()
         urls.slack = proxy.base_url
-        async with running(fakes, server, tmp_path, monkeypatch, urls) as service:
+        async with running(fakes, server, tmp_path, urls) as service:
             scheduler = service.services.scheduler
             assert scheduler is not None
             # Slots and digest builds locked when Redis died stay locked until their

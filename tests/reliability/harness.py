@@ -1,0 +1,201 @@
+"""prdigest in-process against the fakes, as the tests and `bench/faults.py` drive it:
+its HTTP client, helpers that ask as each platform does (signed, encrypted), the
+environment that points it at the fakes, and a capture of every log record."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from bot.server import Services, create_app
+from tests.fakes.feishu import bot_mention, encrypt, message_event
+from tests.fakes.feishu import signed_headers as feishu_headers
+from tests.fakes.slack import SlackPayloads
+from tests.fakes.slack import signed_headers as slack_headers
+from tests.fakes.telegram import group_chat, message_update
+from tests.fakes.telegram import user as telegram_user
+from tests.reliability.support import (
+    SECRETS,
+    SLACK_CHANNEL,
+    TELEGRAM_CHAT,
+    Urls,
+    World,
+    now,
+    write_config,
+)
+from tests.server_support import PLATFORM_ENV, serving, sign
+
+
+class Sleeps(list[float]):
+    """Waits the GitHub source asked for, recorded instead of slept."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+class LogCapture(logging.Handler):
+    """Every record of every logger, formatted with its traceback, at DEBUG."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.lines: list[str] = []
+        self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(self.format(record))
+        except Exception as exc:  # a record that cannot format is itself worth seeing
+            self.lines.append(f"UNFORMATTABLE {record.name}: {exc!r}")
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class Service:
+    """prdigest in-process: its app's HTTP client, its parts, the fakes it talks to."""
+
+    http: httpx.AsyncClient
+    services: Services
+    world: World
+    sleeps: Sleeps
+    responses: list[httpx.Response] = field(default_factory=list)
+    payloads: SlackPayloads = field(default_factory=SlackPayloads)
+    update_ids: list[int] = field(default_factory=lambda: [1000])
+
+    async def post(self, path: str, **kwargs: Any) -> httpx.Response:
+        response = await self.http.post(path, **kwargs)
+        self.responses.append(response)
+        return response
+
+    async def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        response = await self.http.get(path, **kwargs)
+        self.responses.append(response)
+        return response
+
+    # -- asking as each platform does --
+
+    async def slack(self, text: str, *, user: str = "U0USER01", channel: str = SLACK_CHANNEL
+                    ) -> list[dict[str, Any]]:
+        """A signed `/prdigest` slash command; returns the answers on its response_url."""
+        name = uuid.uuid4().hex[:12]
+        body = urlencode(self.payloads.slash_command(
+            text, channel_id=channel, user_id=user,
+            response_url=self.world.slack.response_url(name)))
+        answer = await self.post("/slack/events", content=body, headers=slack_headers(body))
+        assert answer.status_code == 200, answer.text
+        await self.services.adapters["slack"].drain(10)  # type: ignore[attr-defined]
+        return [r.json for r in self.world.slack.calls("response")
+                if r.path.endswith(f"/{name}") and r.ok]
+
+    async def telegram(self, text: str, *, chat: dict[str, Any] | None = None
+                       ) -> list[dict[str, str]]:
+        """An update through the webhook with the secret token; returns what was sent."""
+        self.update_ids[0] += 1
+        update_id = self.update_ids[0]
+        before = len(self.world.telegram.sent())
+        if not text.startswith("/"):
+            text = f"@{self.world.telegram.username} {text}"  # a group message for the bot
+        update = message_update(update_id, text, chat=chat or group_chat(int(TELEGRAM_CHAT)),
+                                sender=telegram_user(), message_id=update_id)
+        answer = await self.post("/telegram/webhook", json=update, headers={
+            "X-Telegram-Bot-Api-Secret-Token": SECRETS["TELEGRAM_WEBHOOK_SECRET"]})
+        assert answer.status_code == 200, answer.text
+        return await self._telegram_answers(before)
+
+    async def _telegram_answers(self, before: int, quiet: float = 0.3,
+                                timeout: float = 15.0) -> list[dict[str, str]]:
+        deadline = time.monotonic() + timeout
+        while len(self.world.telegram.sent()) == before:
+            if time.monotonic() > deadline:
+                raise AssertionError("no Telegram answer")
+            await asyncio.sleep(0.02)
+        count = -1
+        while count != len(self.world.telegram.sent()):  # until the answer is complete
+            count = len(self.world.telegram.sent())
+            await asyncio.sleep(quiet)
+        return self.world.telegram.sent()[before:]
+
+    async def feishu(self, text: str, *, chat: str | None = None) -> list[dict[str, Any]]:
+        """An encrypted, signed @mention; returns the cards sent in answer."""
+        before = len(self.world.feishu.sent_cards())
+        event = message_event(f"@_user_1 {text}", token=SECRETS["FEISHU_VERIFICATION_TOKEN"],
+                              mentions=[bot_mention()], app_id=self.world.feishu_app_id,
+                              **({"chat_id": chat} if chat else {}))
+        body = encrypt(SECRETS["FEISHU_ENCRYPT_KEY"], event)
+        answer = await self.post("/feishu/events", content=body,
+                                 headers=feishu_headers(body, SECRETS["FEISHU_ENCRYPT_KEY"]))
+        assert answer.status_code == 200, answer.text
+        await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
+        return [c.card for c in self.world.feishu.sent_cards()[before:]]
+
+    async def github(self, payload: dict[str, Any], *, delivery: str | None = None,
+                     event: str = "pull_request") -> httpx.Response:
+        body = json.dumps(payload).encode()
+        return await self.post("/github/webhook", content=body, headers={
+            "Content-Type": "application/json", "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery or uuid.uuid4().hex,
+            "X-Hub-Signature-256": sign(body, SECRETS["GITHUB_WEBHOOK_SECRET"])})
+
+
+@contextlib.contextmanager
+def environment(values: Mapping[str, str]) -> Iterator[None]:
+    """Exactly these platform, GitHub and Redis variables while the block runs."""
+    saved = {name: os.environ.get(name) for name in (*PLATFORM_ENV, *values)}
+    for name in PLATFORM_ENV:
+        os.environ.pop(name, None)
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
+def capturing_logs() -> Iterator[LogCapture]:
+    """Every record of every logger (the root and every library), DEBUG and up."""
+    capture = LogCapture()
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(capture)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield capture
+    finally:
+        root.removeHandler(capture)
+        root.setLevel(previous)
+
+
+@contextlib.asynccontextmanager
+async def service_in_process(world: World, redis_url: str, workdir: Path, *,
+                             urls: Urls | None = None, **config: Any
+                             ) -> AsyncIterator[Service]:
+    """The whole service in-process: every platform configured against its fake (or
+    `urls`), the GitHub source against the fake GitHub with its waits recorded, not
+    slept, and Redis at `redis_url`."""
+    with environment(world.env(redis_url)):
+        settings = write_config(workdir / "prdigest.toml", urls or world.urls(), **config)
+        app = create_app(settings, redis_url=redis_url, now=now, background=False)
+        services: Services = app.state.services
+        sleeps = Sleeps()
+        assert services.github is not None
+        services.github.policy.sleep = sleeps
+        async with serving(app) as http:
+            yield Service(http=http, services=services, world=world, sleeps=sleeps)

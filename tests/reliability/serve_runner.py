@@ -1,0 +1,46 @@
+"""`prdigest serve`, with the scheduler's timings shortened, for kill tests.
+
+    python -m tests.reliability.serve_runner --config F --port P
+        [--lock-seconds 2] [--poll-seconds 1]
+
+It builds exactly what `prdigest serve` builds (`create_app` from the config file and
+the environment) and runs it under uvicorn; only the slot lock's expiry and the pass
+interval are shortened, so a run killed while holding a slot is taken over in seconds
+instead of a minute. SIGKILL it like any process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+import uvicorn
+
+from bot.config import load_config
+from bot.server import Services, create_app
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--config", type=Path, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--lock-seconds", type=float, default=2.0)
+    parser.add_argument("--poll-seconds", type=float, default=1.0)
+    parser.add_argument("--log-level", default="info")
+    args = parser.parse_args()
+    logging.basicConfig(level=args.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    app = create_app(load_config(args.config), redis_url=os.environ.get("REDIS_URL"))
+    services: Services = app.state.services
+    if services.scheduler is not None:
+        services.scheduler.lock_seconds = args.lock_seconds
+        services.scheduler.build_lock_seconds = args.lock_seconds
+        services.scheduler.poll_seconds = args.poll_seconds
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level=args.log_level,
+                lifespan="on")
+
+
+if __name__ == "__main__":
+    main()
