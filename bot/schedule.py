@@ -119,10 +119,10 @@ def _accepts_keyword(function: Callable[..., object], name: str) -> bool:
 class AdapterPoster:
     """Sends to the adapter of `channel.platform`.
 
-    An adapter whose `post_digest` takes `idempotency_key` gets the delivery key (the
-    Feishu adapter puts it, with a part suffix, into the message's `uuid`); the
-    platform's dedupe window then applies. Other adapters are called as
-    `post_digest(channel_id, digest)`.
+    An adapter whose `post_digest` takes `idempotency_key` gets the delivery key (for
+    Feishu it belongs, with a part suffix, in each message's `uuid`) and the
+    platform's dedupe window then counts. Other adapters are called as
+    `post_digest(channel_id, digest)` and treated as not deduplicating.
     """
 
     def __init__(self, adapters: Mapping[str, DigestAdapter]) -> None:
@@ -390,6 +390,8 @@ class Scheduler:
             "failed": stats.failed,
             "held": stats.held,
             "resent_in_doubt": stats.resent_in_doubt,
+            "duplicates_seen": stats.duplicates_seen,
+            "digest_builds": stats.digest_builds,
         }
 
     # --- one slot -------------------------------------------------------------------
