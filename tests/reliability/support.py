@@ -518,7 +518,10 @@ class HoldingProxy:
     def __init__(self, upstream: str) -> None:
         parts = httpx.URL(upstream)
         self.upstream_origin = f"{parts.scheme}://{parts.host}:{parts.port}"
-        self.upstream_path = parts.path
+        # What follows the origin, exactly as given ("" for a bare origin).
+        after_scheme = upstream.split("://", 1)[1]
+        self.upstream_path = after_scheme[after_scheme.find("/"):] if "/" in after_scheme \
+            else ""
         self.holds: list[_Hold] = []
         self.forwarded = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -593,7 +596,7 @@ class HoldingProxy:
 
     def _take_hold(self, path: str) -> _Hold | None:
         for hold in self.holds:
-            if hold.path_part in path and not hold.parked.is_set():
+            if hold.path_part in path and hold.release is None:
                 return hold
         return None
 
@@ -602,8 +605,8 @@ class HoldingProxy:
         hold = self._take_hold(request.path)
         if hold is not None:
             hold.release = asyncio.Event()
-            hold.parked.set()
             if hold.when == "before":
+                hold.parked.set()
                 await hold.release.wait()
                 raise web.HTTPBadGateway(text="dropped in flight")
         assert self._session is not None
@@ -621,6 +624,7 @@ class HoldingProxy:
         self.forwarded += 1
         if hold is not None and hold.when == "after":
             assert hold.release is not None
+            hold.parked.set()  # the platform has it; its answer waits here
             await hold.release.wait()
         return web.Response(body=payload, status=status, headers=out_headers)
 
@@ -629,10 +633,11 @@ class HoldingProxy:
 
 
 class ServeProcess:
-    """`prdigest serve` as an operator runs it, on a free port, logging to a file."""
+    """`prdigest serve` as an operator runs it, on a free port, logging to a file;
+    `runner=True` runs it through `tests.reliability.serve_runner` (short slot locks)."""
 
     def __init__(self, config: Path, env: Mapping[str, str], log: Path,
-                 *, log_level: str = "info") -> None:
+                 *, log_level: str = "info", runner: bool = False) -> None:
         self.config = config
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("SLACK_", "TELEGRAM_", "FEISHU_", "GITHUB_",
@@ -640,6 +645,7 @@ class ServeProcess:
         self.env.update(env)
         self.log = log
         self.log_level = log_level
+        self.runner = runner
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -649,9 +655,11 @@ class ServeProcess:
 
     def start(self, timeout: float = 60.0) -> ServeProcess:
         handle = self.log.open("ab")
+        command = ([sys.executable, "-m", "tests.reliability.serve_runner"] if self.runner
+                   else [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--config", str(self.config),
-             "--host", "127.0.0.1", "--port", str(self.port), "--log-level", self.log_level],
+            [*command, "--config", str(self.config), "--port", str(self.port),
+             "--log-level", self.log_level],
             env=self.env, stdout=handle, stderr=subprocess.STDOUT, cwd=ROOT,
         )
         handle.close()
@@ -744,12 +752,12 @@ def previous_week(moment: datetime | None = None, tz: str = TZ) -> str:
     return shift_week(current_week(moment or datetime.now(UTC), tz), -1)
 
 
-def week_pulls_for(week: str, repo: str = REPO, *, count: int = 8, seed: int = 3
-                   ) -> list[PullRequest]:
+def week_pulls_for(week: str, repo: str = REPO, *, count: int = 8, seed: int = 3,
+                   first_number: int = 1000) -> list[PullRequest]:
     """A small week of PRs for `week` (any week, e.g. last week in real time)."""
     assert week_period(week, TZ)
     return build_week(repo, count=count, week=week, tz=TZ, seed=seed, overflow=None,
-                      decoys=0)
+                      decoys=0, first_number=first_number)
 
 
 def structs_replace(value: Any, **changes: Any) -> Any:
