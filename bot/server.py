@@ -328,7 +328,10 @@ class Services:
             _, late = await asyncio.wait(running, timeout=30)
             for task in late:
                 task.cancel()
-            await asyncio.gather(*late, return_exceptions=True)
+            # redis-py can swallow a cancellation mid-command, so a cancelled task is
+            # given a bounded wait rather than awaited without end.
+            if late:
+                await asyncio.wait(late, timeout=5)
         self.tasks.clear()
         for platform, adapter in reversed(list(self.adapters.items())):
             try:
