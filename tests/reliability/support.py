@@ -156,8 +156,8 @@ _SLACK_LINK = re.compile(r"<([^<>|]*)\|?[^<>]*>")
 # Telegram HTML: a tg:// link mentions a user; an @name in the parsed text becomes a
 # mention entity; a non-http(s) link target is a trick.
 _TG_AT = re.compile(r"(?<![\w\u2060])@[A-Za-z0-9_]{3,}")
-# Feishu card markdown: an <at ...> tag mentions; raw tags are Feishu markup too.
-_FEISHU_TAG = re.compile(r"<\s*(at|font|a|img|script|text_tag|link)\b", re.I)
+# Feishu card markdown: an <at ...> tag mentions (the cards' own <font> is not live).
+_FEISHU_TAG = re.compile(r"<\s*at\b", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 _MD_LINK = re.compile(r"\]\(\s*([^)\s]*)")
 
@@ -223,8 +223,8 @@ def telegram_live(fields: Mapping[str, str]) -> list[str]:
 
 
 def feishu_live(card: Mapping[str, Any]) -> list[str]:
-    """What in one Feishu card would notify or mislead: an `<at>` (or other) tag in any
-    text, a link whose target is not http(s), or a control character."""
+    """What in one Feishu card would notify or mislead: an `<at>` tag in any text, a
+    link whose target is not http(s), or a control character."""
     found: list[str] = []
     for text in _texts(card):
         found += [f"feishu tag {m.group(0)!r} in {text[:80]!r}"

@@ -49,7 +49,7 @@ def test_telegram_inert_text_passes(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
-    '<at user_id="all">all</at>', "<at id=all></at>", "<font color='red'>x</font>",
+    '<at user_id="all">all</at>', "<at id=all></at>", "< AT id=all>",
     "[x](javascript:alert(1))", "[x](tg://user?id=1)",
 ])
 def test_feishu_live_text_is_caught(text: str) -> None:
