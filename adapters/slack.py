@@ -11,9 +11,10 @@ clicks alike) and Socket Mode, which Bolt feeds through one dispatch path.
 
 Slack app settings this expects: the `/prdigest` slash command, Event Subscriptions and
 Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
-`message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`.
-For Socket Mode instead: `platforms.slack.socket_mode = true` and an app-level token
-with `connections:write`.
+`message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`,
+and `channels:history` / `groups:history` so that a weekly post left in doubt by a
+crash is looked up in the channel instead of sent twice. For Socket Mode instead:
+`platforms.slack.socket_mode = true` and an app-level token with `connections:write`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import logging
 import re
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from datetime import datetime
 from typing import Any, ClassVar, Protocol
 
 import aiohttp
@@ -65,6 +67,10 @@ EVENTS_PATH = "/slack/events"
 RESPONSE_URL_POSTS = 5
 # Slack's own payloads are a few kilobytes; anything far larger is not from Slack.
 MAX_BODY_BYTES = 1 << 20
+# The metadata event type that marks a part of a weekly digest with its delivery key.
+DELIVERY_EVENT = "prdigest_digest"
+# How far before a delivery's first attempt its messages are looked for (clock skew).
+HISTORY_MARGIN_SECONDS = 300
 
 
 class CommandHandlerLike(Protocol):
@@ -233,10 +239,80 @@ class SlackAdapter:
 
     # --- outbound -------------------------------------------------------------------
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
         """Post a weekly digest (one or more messages); returns their `ts`, raises
-        `DeliveryError` when Slack did not take every part."""
-        return await self._post_all(channel_id, render_digest_messages(digest))
+        `DeliveryError` when Slack did not take every part.
+
+        Slack has no idempotency key, so the scheduler's delivery key goes into each
+        part's message metadata instead: a delivery whose outcome is unknown can then
+        be looked up in the channel (`complete_delivery`) rather than sent again.
+        """
+        return await self._post_parts(channel_id, render_digest_messages(digest),
+                                      idempotency_key, found={})
+
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        """A delivery left in doubt (posted since `since` with this key, or not): the
+        `ts` of its parts, after posting any part missing from the channel; None when
+        no part is there, or the channel's history cannot be read (the bot needs the
+        `channels:history` / `groups:history` scope) - then the caller decides."""
+        found = await self._delivered_parts(channel_id, idempotency_key, since)
+        if not found:
+            return None
+        logger.info("Slack %s already holds %d part(s) of delivery %s", channel_id,
+                    len(found), idempotency_key)
+        return await self._post_parts(channel_id, render_digest_messages(digest),
+                                      idempotency_key, found=found)
+
+    async def _post_parts(self, channel_id: str, messages: list[SlackMessage],
+                          key: str | None, *, found: Mapping[int, str]) -> list[str]:
+        posted: list[str] = []
+        for part, message in enumerate(messages):
+            if part in found:
+                posted.append(found[part])
+                continue
+            metadata = None if key is None else {
+                "event_type": DELIVERY_EVENT,
+                "event_payload": {"delivery": key, "part": part, "parts": len(messages)}}
+            try:
+                posted.append(await self._post(channel_id, message, metadata=metadata))
+            except DeliveryError as exc:
+                if posted:
+                    raise DeliveryError(
+                        f"{exc} (after {len(posted)} of {len(messages)} parts were posted)"
+                    ) from None
+                raise
+        return posted
+
+    async def _delivered_parts(self, channel_id: str, key: str, since: datetime
+                               ) -> dict[int, str]:
+        """{part: ts} of the messages in the channel that carry delivery `key`."""
+        self._http_session()
+        oldest = f"{since.timestamp() - HISTORY_MARGIN_SECONDS:.6f}"
+        try:
+            response = await self.client.conversations_history(
+                channel=channel_id, oldest=oldest, limit=200, include_all_metadata=True)
+        except SlackApiError as exc:
+            data = exc.response.data
+            error = data.get("error") if isinstance(data, dict) else None
+            logger.warning("cannot read the history of Slack %s (%s): a digest in doubt "
+                           "there may be sent again", channel_id,
+                           error or exc.response.status_code)
+            return {}
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            logger.warning("cannot read the history of Slack %s (%s)", channel_id,
+                           type(exc).__name__)
+            return {}
+        parts: dict[int, str] = {}
+        for message in response.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            part = payload.get("part")
+            if (metadata.get("event_type") == DELIVERY_EVENT and payload.get("delivery") == key
+                    and isinstance(part, int)):
+                parts[part] = str(message.get("ts", ""))
+        return parts
 
     async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
         """Post a reply (a notice, an answer) to a channel; returns the messages' `ts`."""
@@ -257,12 +333,14 @@ class SlackAdapter:
         return posted
 
     async def _post(self, channel_id: str, message: SlackMessage,
-                    thread_ts: str | None = None) -> str:
+                    thread_ts: str | None = None, *,
+                    metadata: dict[str, Any] | None = None) -> str:
         self._http_session()
+        extra: dict[str, Any] = {} if metadata is None else {"metadata": metadata}
         try:
             response = await self.client.chat_postMessage(
                 channel=channel_id, thread_ts=thread_ts, unfurl_links=False,
-                unfurl_media=False, **message.as_post())
+                unfurl_media=False, **message.as_post(), **extra)
         except SlackApiError as exc:
             # An error page instead of JSON leaves `data` a string.
             data = exc.response.data

@@ -14,13 +14,17 @@ missed, and nothing older. Every replica computes the same due list; the ledger
 
 A replica killed hard between the platform's answer and the ledger write leaves an
 entry `sending` whose outcome is unknown. The next lock holder then:
+- asks the platform when it can tell (`complete_delivery`): Slack messages carry the
+  delivery key in their metadata, so the parts found in the channel are recorded and
+  only missing ones posted: exactly once (given the `channels:history` scope);
 - re-sends with the same delivery key when the platform deduplicates by that key and
   the first send is recent enough (Feishu's message `uuid`, one hour): exactly once;
 - otherwise re-sends (`in_doubt="resend"`, the default: the team may get the digest
   twice, never zero times) or holds the slot for an operator (`in_doubt="hold"`: never
   twice, possibly zero; `prdigest post --force` sends it).
-Slack and Telegram have no idempotency key, so for them this window - one HTTP
-response plus one Redis write - is the part of "exactly once" no client can close.
+Telegram has neither an idempotency key nor a history a bot can read, so there this
+window - one HTTP response plus one Redis write - is the part of "exactly once" no
+client can close.
 
 Digests are built once per (repository, week, language, focus topics) across all
 replicas (a Redis mutex and a shared copy), and a week is fetched once per
@@ -147,6 +151,17 @@ class AdapterPoster:
         if not self._keyed.get(channel.platform, False):
             return None
         return PLATFORM_DEDUPE_WINDOWS.get(channel.platform)
+
+    async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
+                                delivery_key: str, since: datetime) -> list[str] | None:
+        """The adapter's answer to "did this delivery arrive?" when it can give one
+        (Slack, by message metadata); None otherwise."""
+        adapter = self.adapters.get(channel.platform)
+        complete = getattr(adapter, "complete_delivery", None)
+        if complete is None:
+            return None
+        found = await complete(channel.id, digest, idempotency_key=delivery_key, since=since)
+        return None if found is None else list(found)
 
 
 class TopicStore(Protocol):
@@ -445,8 +460,12 @@ class Scheduler:
             if skip is not None:
                 return skip
         in_doubt = not force and entry is not None and entry.state == "sending"
-        if in_doubt and entry is not None and not self._may_resend(channel, entry, now):
-            return await self._hold(slot, lock, raw, entry, now)
+        if in_doubt and entry is not None:
+            found = await self._found_delivered(channel, slot, entry)
+            if found is not None:
+                return await self._record_found(slot, entry, found)
+            if not self._may_resend(channel, entry, now):
+                return await self._hold(slot, lock, raw, entry, now)
         try:
             digest = await self._digest(channel, slot.week, rebuild=force)
         except (SourceError, WeekError) as exc:
@@ -461,6 +480,37 @@ class Scheduler:
                         slot.name, entry.replica if entry else "?", intent.delivery_key)
         return await self._send_and_record(channel, slot, lock, digest, intent, intent_raw,
                                            in_doubt=in_doubt, force=force)
+
+    async def _found_delivered(self, channel: ChannelConfig, slot: Slot, entry: LedgerEntry
+                               ) -> list[str] | None:
+        """Whether a delivery in doubt arrived after all, asked of the platform when the
+        poster can tell (`complete_delivery`: Slack finds its parts by their metadata,
+        and posts any part missing); its message ids, or None when it cannot tell or
+        nothing arrived."""
+        complete = getattr(self.poster, "complete_delivery", None)
+        since = entry.first_attempt_at or entry.last_attempt_at
+        if complete is None or since is None:
+            return None
+        try:
+            digest = await self._digest(channel, slot.week)
+            found = await complete(channel, digest, delivery_key=entry.delivery_key,
+                                   since=since)
+        except Exception as exc:  # the policy for unknown outcomes decides instead
+            log.warning("schedule: could not check whether %s arrived: %s", slot.name, exc)
+            return None
+        return None if found is None else [str(i) for i in found]
+
+    async def _record_found(self, slot: Slot, entry: LedgerEntry, found: list[str]
+                            ) -> PostResult:
+        posted = msgspec.structs.replace(
+            entry, state="posted", posted_at=self.clock(), message_ids=tuple(found),
+            error=None, failures=0, replica=self.replica)
+        await self._record_posted(slot, posted)
+        self.stats.posted += 1
+        log.warning("schedule: %s was left in doubt by %s but had arrived; recorded, not "
+                    "sent again", slot.name, entry.replica)
+        return self._result(slot, "posted", message_ids=posted.message_ids, in_doubt=True,
+                            detail="found on the platform; not sent again")
 
     def _may_resend(self, channel: ChannelConfig, entry: LedgerEntry, now: datetime) -> bool:
         """Whether to send again a delivery whose outcome is unknown."""

@@ -186,6 +186,16 @@ class MeteredPoster:
     def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
         return self.inner.idempotency_window(channel)
 
+    async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
+                                delivery_key: str, since: datetime) -> list[str] | None:
+        """Whether a delivery in doubt arrived, when the platform can tell (Slack)."""
+        complete = getattr(self.inner, "complete_delivery", None)
+        if complete is None:
+            return None
+        found = await complete(channel, with_report_url(digest, self.config),
+                               delivery_key=delivery_key, since=since)
+        return None if found is None else list(found)
+
 
 class AdapterNotices:
     """Merged-PR notices through the chat adapters (`bot.subscriptions.NoticeSender`)."""

@@ -1,9 +1,9 @@
 """A fake Slack on 127.0.0.1:<free port> that the real slack_sdk and Bolt talk to.
 
 It speaks the parts of Slack the bot uses: the Web API under `/api/` (`auth.test`,
-`chat.postMessage`, `apps.connections.open`), slash-command `response_url`s under
-`/response/<name>`, and a Socket Mode WebSocket under `/link`. Like Slack it checks the
-bearer token and rejects blocks over Slack's limits (`invalid_blocks`,
+`chat.postMessage`, `conversations.history`, `apps.connections.open`), slash-command
+`response_url`s under `/response/<name>`, and a Socket Mode WebSocket under `/link`.
+Like Slack it checks the bearer token and rejects blocks over Slack's limits (`invalid_blocks`,
 `msg_blocks_too_long`), so a contract test fails where Slack would.
 
 Every HTTP request is recorded (method, path, query, headers, raw body); every message
@@ -174,6 +174,8 @@ class FakeSlack:
         self.team_id = team_id
         self.requests: list[Recorded] = []
         self.socket_received: list[dict[str, Any]] = []
+        # Every message chat.postMessage took, for conversations.history.
+        self.messages: list[dict[str, Any]] = []
         self.socket_connections = 0
         self._failures: dict[str, deque[_Failure | None]] = {}
         self._response_uses: dict[str, int] = {}
@@ -354,12 +356,43 @@ class FakeSlack:
             problem = self._message_problem(params)
             if problem:
                 return {"ok": False, "error": problem}
+            metadata = params.get("metadata")
+            if isinstance(metadata, str):
+                metadata = json.loads(metadata)
             with self._lock:
                 self._ts += 1
                 ts = f"1700000000.{self._ts:06d}"
+                self.messages.append({"type": "message", "channel": params.get("channel"),
+                                      "ts": ts, "text": params.get("text"),
+                                      "bot_id": self.bot_id, "metadata": metadata,
+                                      "at": time.time()})
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
+        if method == "conversations.history":
+            return self._history(Recorded(request.method, request.path,
+                                          {k: request.query.getall(k) for k in request.query},
+                                          {k.lower(): v for k, v in request.headers.items()},
+                                          body).params())
         return {"ok": False, "error": "unknown_method"}
+
+    def _history(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A channel's messages, newest first, since `oldest`; the message metadata only
+        with `include_all_metadata` (as Slack does)."""
+        channel = params.get("channel")
+        oldest = float(params.get("oldest") or 0)
+        with_metadata = str(params.get("include_all_metadata", "")).lower() in {"1", "true"}
+        with self._lock:
+            # The ts here are fixed-epoch; `at` is when the message really arrived.
+            found = [dict(m) for m in self.messages
+                     if m["channel"] == channel and m["at"] >= oldest]
+        for message in found:
+            message.pop("channel")
+            message.pop("at")
+            if not with_metadata or message["metadata"] is None:
+                message.pop("metadata")
+        limit = int(params.get("limit") or 100)
+        return {"ok": True, "messages": list(reversed(found))[:limit],
+                "has_more": len(found) > limit}
 
     @staticmethod
     def _message_problem(params: dict[str, Any]) -> str | None:

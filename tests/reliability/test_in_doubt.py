@@ -1,0 +1,103 @@
+"""A weekly post whose outcome is unknown (the poster died between the platform's
+answer and the ledger), resolved by asking Slack: each part of a digest carries its
+delivery key in the message metadata, so the next pass finds what arrived, posts only
+what is missing, and records the rest - instead of posting the digest twice."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+
+from bot.config import RepoConfig
+from bot.engine import build_digest
+from bot.ledger import LedgerEntry, Slot
+from bot.models import Digest
+from tests.fakes.github_fixtures import build_week, week_snapshot
+from tests.reliability.harness import Service
+from tests.reliability.support import (
+    REPO,
+    SLACK_CHANNEL,
+    TZ,
+    WEEK,
+    count_posts,
+    slack_channel_texts,
+)
+
+MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
+
+
+def long_digest() -> Digest:
+    pulls = build_week(REPO, count=120, week=WEEK, tz=TZ, overflow=None, decoys=0)
+    return build_digest(week_snapshot(REPO, pulls, WEEK, TZ), WEEK,
+                        repo_config=RepoConfig(timezone=TZ), lang="en")
+
+
+async def test_a_half_posted_digest_is_completed_not_repeated(service: Service) -> None:
+    slack = service.services.adapters["slack"]
+    digest = long_digest()
+    started = datetime.now(UTC)
+    service.world.slack.fail_next("chat.postMessage", status=500, body="down", after=2)
+    try:
+        await slack.post_digest(SLACK_CHANNEL, digest,  # type: ignore[call-arg]
+                                idempotency_key="pd-test-1")
+    except Exception as exc:
+        assert "after 2 of" in str(exc)
+    else:
+        raise AssertionError("the third part should have failed")
+    ids = await slack.complete_delivery(  # type: ignore[attr-defined]
+        SLACK_CHANNEL, digest, idempotency_key="pd-test-1", since=started)
+    texts = slack_channel_texts(service.world.slack, SLACK_CHANNEL)
+    assert ids is not None and len(ids) == len(texts) >= 4
+    assert len(set(texts)) == len(texts)  # every part once
+    assert await slack.complete_delivery(  # type: ignore[attr-defined]
+        SLACK_CHANNEL, digest, idempotency_key="pd-other", since=started) is None
+
+
+async def test_the_scheduler_records_a_delivery_it_finds_instead_of_resending(
+        service: Service) -> None:
+    """The ledger says `sending` (a replica died after Slack took the digest); the next
+    pass finds the digest in the channel and records it."""
+    scheduler = service.services.scheduler
+    assert scheduler is not None
+    channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
+    assert channel is not None
+    assert (await scheduler.tick(MONDAY))  # every channel posted once
+    slot = Slot(WEEK, channel.key, REPO)
+    entry = await scheduler.ledger.get(slot)
+    assert entry is not None and entry.state == "posted"
+    # Rewind the ledger to the moment before the confirmation was written.
+    doubt = msgspec.structs.replace(entry, state="sending", posted_at=None, message_ids=(),
+                                    replica="dead-replica")
+    await scheduler.ledger.record_posted(slot, doubt)
+    before = len(slack_channel_texts(service.world.slack, SLACK_CHANNEL))
+    results = {r.channel: r for r in await scheduler.tick(MONDAY + timedelta(minutes=1))}
+    result = results[channel.key]
+    assert result.status == "posted" and result.in_doubt
+    assert result.detail == "found on the platform; not sent again"
+    assert len(slack_channel_texts(service.world.slack, SLACK_CHANNEL)) == before
+    assert count_posts(slack_channel_texts(service.world.slack, SLACK_CHANNEL)).duplicated == 0
+    recorded = await scheduler.ledger.get(slot)
+    assert isinstance(recorded, LedgerEntry) and recorded.state == "posted"
+    assert recorded.message_ids == entry.message_ids
+
+
+async def test_without_history_access_the_policy_decides(service: Service) -> None:
+    """A bot without `channels:history` cannot look: the slot is re-sent (the default
+    policy), and the log says a digest may have been sent twice."""
+    scheduler = service.services.scheduler
+    assert scheduler is not None
+    channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
+    assert channel is not None
+    await scheduler.tick(MONDAY)
+    slot = Slot(WEEK, channel.key, REPO)
+    entry = await scheduler.ledger.get(slot)
+    assert entry is not None
+    await scheduler.ledger.record_posted(slot, msgspec.structs.replace(
+        entry, state="sending", posted_at=None, message_ids=()))
+    service.world.slack.fail_next("conversations.history", status=200,
+                                  body={"ok": False, "error": "missing_scope"})
+    results = {r.channel: r for r in await scheduler.tick(MONDAY + timedelta(minutes=1))}
+    assert results[channel.key].status == "posted" and results[channel.key].in_doubt
+    assert results[channel.key].detail == ""
+    assert count_posts(slack_channel_texts(service.world.slack, SLACK_CHANNEL)).duplicated == 1
