@@ -1,11 +1,12 @@
 """`prdigest serve` SIGKILLed mid-post and restarted: no weekly post lost or doubled.
 
-One run parks three posts at once - Slack's and Telegram's before the platform sees
-them, Feishu's after Feishu took the card - kills the process, and restarts it. The
-restarted process finds the slots in doubt (its ledger says `sending`), re-sends them,
-and Feishu drops its re-sent card by `uuid`. Every other combination, including the
-window no client can close (Slack or Telegram took the message, the process died
-before hearing so), runs in `bench/faults.py`.
+One run parks three posts at once - Telegram's before Telegram sees it, Slack's and
+Feishu's after the platform took them - kills the process, and restarts it. The
+restarted process finds the slots in doubt (its ledger says `sending`): Telegram's is
+re-sent, Slack's is found in the channel by its metadata and recorded, and Feishu
+drops its re-sent card by `uuid`. Every other combination, including the window no
+client can close (Telegram took the message, the process died before hearing so),
+runs in `bench/faults.py`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tests.reliability.kill import describe, kill_mid_post
 def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(
     redis_url: str, tmp_path: Path
 ) -> None:
-    outcome = kill_mid_post({"slack": "before", "telegram": "before", "feishu": "after"},
+    outcome = kill_mid_post({"slack": "after", "telegram": "before", "feishu": "after"},
                             redis_url, tmp_path)
     assert outcome.ledger == {"slack": "posted", "telegram": "posted", "feishu": "posted",
                               "vault": "posted"}
@@ -26,3 +27,4 @@ def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(
     assert outcome.recover_seconds < 30
     log = (tmp_path / "serve.log").read_text(errors="replace")
     assert "left in doubt" in log  # the restart really found the killed posts
+    assert "had arrived; recorded, not sent again" in log  # Slack's, by its metadata
