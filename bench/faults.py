@@ -54,6 +54,7 @@ from tests.reliability.kill import kill_mid_post
 from tests.reliability.support import (
     FEISHU_CHAT,
     HOSTILE_NUMBER,
+    HOSTILE_PIECES,
     REPO,
     SECRETS,
     SLACK_ADMIN,
@@ -379,10 +380,12 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                 row.faults += 1
                 proxy.release()
                 await asyncio.sleep(1.0)
+                restarted = time.monotonic()
                 server.start()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(first, 60)
-                row.recover_s = await _healthy(service)
+                await _healthy(service)
+                row.recover_s = time.monotonic() - restarted
                 await asyncio.sleep(1.2)  # the locks of the failed pass expire
             else:
                 await service.slack("subscribe rollout", user=SLACK_ADMIN)
@@ -400,8 +403,10 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                 _mark(service)
                 with contextlib.suppress(Exception):
                     await scheduler.tick(MONDAY)
+                restarted = time.monotonic()
                 server.start()
-                row.recover_s = await _healthy(service)
+                await _healthy(service)
+                row.recover_s = time.monotonic() - restarted
                 store = service.services.handler.subscriptions
                 if store is None or store.topics(f"slack:{SLACK_CHANNEL}") != {"rollout"}:
                     row.lost += 1
@@ -418,8 +423,8 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
 
 
 def kill_row(redis_url: str, workdir: Path, platform: str, when: str) -> Row:
-    side = "before" if when == "before" else "after"
-    row = Row(f"serve SIGKILL, {platform} post parked {side} the platform took it")
+    what = "lost in flight" if when == "before" else "taken, answer lost"
+    row = Row(f"serve SIGKILL mid-post: {platform} post {what}")
     if when == "after" and platform == "telegram":
         # Neither an idempotency key nor a history a bot can read: a message Telegram
         # took just before the kill is sent again by the restarted process
@@ -611,7 +616,9 @@ async def hostile_text(redis_url: str, workdir: Path) -> Row:
                      for lang in ("en", "zh")]
             row.events += 2
             row.live = len(fakes.live_mentions()) + sum(len(html_live(p.text)) for p in pages)
-            row.faults = fakes.payload_count() + len(pages)  # payloads checked
+            # Every hostile piece, in the title, body, review and review thread.
+            row.faults = len(HOSTILE_PIECES) * 4
+            row.note = f"{fakes.payload_count()} payloads and {len(pages)} pages checked"
             _add_posts(row, service)
             row.bad_5xx = _bad(service)
             seen = "\n".join([logs.text, json.dumps(fakes.slack_messages()),
@@ -621,7 +628,8 @@ async def hostile_text(redis_url: str, workdir: Path) -> Row:
             leaked = [name for name, value in SECRETS.items() if value in seen]
             if leaked:
                 row.problems.append(f"secrets seen: {leaked}")
-            row.note = f"{len(logs.lines)} log lines searched, 0 secrets" if not leaked else ""
+            if not leaked:
+                row.note += f"; {len(logs.lines)} log lines (DEBUG) searched, 0 secrets"
     return row
 
 

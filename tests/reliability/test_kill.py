@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.reliability.kill import describe, kill_mid_post
+from tests.reliability.support import SECRETS
 
 
 def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(
@@ -28,3 +29,5 @@ def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(
     log = (tmp_path / "serve.log").read_text(errors="replace")
     assert "left in doubt" in log  # the restart really found the killed posts
     assert "had arrived; recorded, not sent again" in log  # Slack's, by its metadata
+    # The operator's log of two runs, a kill and a restart holds no secret.
+    assert [name for name, value in SECRETS.items() if value in log] == []
