@@ -737,6 +737,15 @@ def report(results: list[Level], platforms: list[str],
     return 0 if sound else 1
 
 
+def _server_stack() -> str:
+    """What uvicorn's "auto" picks, as `prdigest serve` runs it."""
+    import importlib.util
+
+    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio loop"
+    return f"{http}, {loop}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", default=DEFAULT_LEVELS,
@@ -766,8 +775,8 @@ def main() -> None:
         os.environ.pop(name, None)
     with private_redis() as redis_url, tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "server.log"
-        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; uvicorn (h11, asyncio "
-              "loop) in a child process; fakes + httpx client in this one; private "
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "
+              f"uvicorn ({_server_stack()}) in a child process; fakes + httpx client in this one; private "
               f"redis-server. Load average before: {os.getloadavg()[0]:.2f}", flush=True)
         code = asyncio.run(measure(args, redis_url, log))
         print(f"Load average after: {os.getloadavg()[0]:.2f} (this run adds about 1.5; more "
