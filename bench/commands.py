@@ -777,7 +777,8 @@ def main() -> None:
         log = Path(scratch) / "server.log"
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "
               f"uvicorn ({_server_stack()}) in a child process; fakes + httpx client in "
-              f"this one; private redis-server. Load average before: {os.getloadavg()[0]:.2f}", flush=True)
+              f"this one; private redis-server. Load average before: "
+              f"{os.getloadavg()[0]:.2f}", flush=True)
         code = asyncio.run(measure(args, redis_url, log))
         print(f"Load average after: {os.getloadavg()[0]:.2f} (this run adds about 1.5; more "
               "means other work shared the CPUs and the figures are pessimistic)")
