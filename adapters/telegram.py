@@ -188,7 +188,7 @@ class TelegramAdapter:
         max_retries: int = 3,
         max_retry_wait: float = 60.0,
         poll_timeout: float = 10.0,
-        concurrent_updates: int = 64,
+        concurrent_updates: int = 16,
     ) -> None:
         if not polling and not secret_token:
             raise ConfigError("telegram: webhook mode needs a secret token")
@@ -215,6 +215,9 @@ class TelegramAdapter:
             .base_file_url(file_url or _file_url(api_url))
             .rate_limiter(RetryAfterLimiter(max_retries=max_retries, max_wait=max_retry_wait))
             .concurrent_updates(concurrent_updates)
+            # httpcore checks every pooled connection on each request, so a pool much
+            # larger than the work in flight costs CPU on every send.
+            .connection_pool_size(concurrent_updates)
             .job_queue(None)
         )
         if not polling:
