@@ -10,7 +10,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from adapters.base import DeliveryError
 from adapters.slack import EVENTS_PATH, SlackAdapter
 from bot.commands import CommandHandler
-from bot.config import ChannelConfig, Config, load_config
+from bot.config import ChannelConfig, Config
 from bot.dedupe import Deduper
 from bot.models import Command, Reply
 from bot.snapshot import read_snapshot
@@ -54,28 +54,10 @@ JSON = "application/json"
 
 
 @pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def config() -> Config:
-    return load_config(EXAMPLES / "prdigest.toml")
-
-
-@pytest.fixture
 def slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
     monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
-
-
-@pytest_asyncio.fixture(loop_scope="function")
-async def deduper(redis_url: str) -> AsyncIterator[Deduper]:
-    client = aioredis.Redis.from_url(redis_url)
-    yield Deduper(client)
-    await client.aclose()
 
 
 def real_handler(config: Config) -> CommandHandler:

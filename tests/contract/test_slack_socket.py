@@ -6,30 +6,14 @@ re-sent envelope (`retry_attempt`) is answered once.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-
 import pytest
-import pytest_asyncio
-import redis.asyncio as aioredis
 
 from adapters.slack import SlackAdapter
-from bot.config import Config, load_config
+from bot.config import Config
 from bot.dedupe import Deduper
-from tests.conftest import EXAMPLES
 from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
 from tests.contract.test_slack_render import assert_valid
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
-
-
-@pytest.fixture
-def fake_slack() -> Iterator[FakeSlack]:
-    with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def config() -> Config:
-    return load_config(EXAMPLES / "prdigest.toml")
 
 
 @pytest.fixture
@@ -37,13 +21,6 @@ def socket_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
     monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
-
-
-@pytest_asyncio.fixture(loop_scope="function")
-async def deduper(redis_url: str) -> AsyncIterator[Deduper]:
-    client = aioredis.Redis.from_url(redis_url)
-    yield Deduper(client)
-    await client.aclose()
 
 
 def acked(fake: FakeSlack, envelope_id: str) -> bool:

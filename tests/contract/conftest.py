@@ -1,0 +1,33 @@
+"""Fixtures the contract suites share: the fake Slack, the example config, a Deduper."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+import redis.asyncio as aioredis
+
+from bot.config import Config, load_config
+from bot.dedupe import Deduper
+from tests.conftest import EXAMPLES
+from tests.fakes.slack import FakeSlack
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def config() -> Config:
+    return load_config(EXAMPLES / "prdigest.toml")
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def deduper(redis_url: str) -> AsyncIterator[Deduper]:
+    """A Deduper over the private Redis, closed after the test."""
+    client = aioredis.Redis.from_url(redis_url)
+    yield Deduper(client)
+    await client.aclose()
