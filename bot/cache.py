@@ -200,6 +200,13 @@ def cache_from_env(config: Config) -> Cache | None:
     return Cache.from_url(url) if url else None
 
 
+def live_source(config: Config) -> CachedSource:
+    """GitHub behind the cache the environment names (no cache when it names none)."""
+    from bot.github import GitHubSource
+
+    return CachedSource(GitHubSource(config), cache_from_env(config), config)
+
+
 class WeekSource(Protocol):
     def fetch_week(self, repo: str, week: str) -> Snapshot: ...
 

@@ -86,7 +86,11 @@ def user_errors(func: F) -> F:
 
 def snapshot_for(repo: str, path: Path) -> Snapshot:
     """The snapshot at `path`, which must hold `repo`."""
-    snapshot = read_snapshot(path)
+    return check_repository(read_snapshot(path), repo, path)
+
+
+def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:
+    """`snapshot` itself when it holds `repo`; a `SnapshotError` naming `path` otherwise."""
     if snapshot.repository.lower() != repo.lower():
         raise SnapshotError(
             f"{path}: holds {snapshot.repository}, not {repo} (repository: unknown in this "
@@ -173,7 +177,7 @@ def console_for(
     if snapshot_path is not None:
         data = read_snapshot(snapshot_path)
         repo = repo or data.repository
-        data = snapshot_for(repo, snapshot_path)
+        check_repository(data, repo, snapshot_path)
         source = SnapshotSource(data)
         moment = data_time(data)
         if moment is not None:
@@ -187,10 +191,9 @@ def console_for(
             repo = candidates[0]
         if repo is None:
             raise UserError("name the repository with --repo owner/name")
-        from bot.cache import CachedSource, cache_from_env
-        from bot.github import GitHubSource
+        from bot.cache import live_source
 
-        source = CachedSource(GitHubSource(settings), cache_from_env(settings), settings)
+        source = live_source(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
     handler = CommandHandler(settings, source, console_subscriptions(settings), now=now)
     return ConsoleAdapter(handler, channel, fmt=fmt.value, lang=lang.value if lang else None)

@@ -12,6 +12,7 @@ from functools import cache
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from babel.numbers import format_percent
 
 from bot.models import Lang
 from bot.resources import template_dir
@@ -75,6 +76,4 @@ def translator(lang: Lang) -> Translator:
 
 def percent(share: float, lang: Lang) -> str:
     """`43%` in the language's own number style."""
-    from babel.numbers import format_percent
-
     return format_percent(share, locale="zh_CN" if lang == "zh" else "en_US")

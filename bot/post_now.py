@@ -84,13 +84,6 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     return adapter  # type: ignore[no-any-return]
 
 
-def live_source(config: Config) -> Source:
-    from bot.cache import CachedSource, cache_from_env
-    from bot.github import GitHubSource
-
-    return CachedSource(GitHubSource(config), cache_from_env(config), config)
-
-
 async def post_now(
     config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
     snapshot: Path | None = None, adapter: DigestAdapter | None = None,
@@ -108,6 +101,8 @@ async def post_now(
     if not url:
         raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
                           "ledger in Redis, shared with the weekly schedule")
+    from bot.cache import live_source
+
     source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
                       else live_source(config))
     target = adapter or adapter_for(config, source, channel.platform)
