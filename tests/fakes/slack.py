@@ -26,6 +26,8 @@ from urllib.parse import parse_qs
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.aiohttp_server import ThreadedAiohttpServer
+
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-fake-app-token"
 SIGNING_SECRET = "fake-signing-secret-0123456789abcdef"
@@ -161,12 +163,15 @@ def _buttons(block: Any) -> Iterator[dict[str, Any]]:
             yield item
 
 
-class FakeSlack:
+class FakeSlack(ThreadedAiohttpServer):
     """The fake server; use as a context manager or call `start()` and `stop()`."""
+
+    thread_name = "fake-slack"
 
     def __init__(self, *, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN,
                  bot_user_id: str = "UBOT0001", bot_id: str = "BBOT0001",
                  team_id: str = "T0TEAM01") -> None:
+        super().__init__()
         self.bot_token = bot_token
         self.app_token = app_token
         self.bot_user_id = bot_user_id
@@ -182,11 +187,7 @@ class FakeSlack:
         self._ts = 0
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
         self._sockets: list[web.WebSocketResponse] = []
-        self.port = 0
 
     # --- lifecycle ----------------------------------------------------------------
 
@@ -197,49 +198,16 @@ class FakeSlack:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def start(self) -> None:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        def run() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._serve())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="fake-slack", daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("fake Slack did not start")
-
-    async def _serve(self) -> None:
+    def build_app(self) -> web.Application:
         app = web.Application(client_max_size=4 << 20)
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_post("/response/{name}", self._response_url)
         app.router.add_get("/link", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        return app
 
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-
-        async def shutdown() -> None:
-            for ws in list(self._sockets):
-                await ws.close()
-            if self._runner is not None:
-                await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-        self._loop.close()
-        self._loop = None
+    async def on_stop(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
 
     # --- addresses ----------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from bot.snapshot import read_snapshot
 from bot.week import current_week, shift_week, week_period
 from tests.conftest import EXAMPLES
 from tests.fakes import slack as slack_fake
+from tests.fakes.aiohttp_server import ThreadedAiohttpServer
 from tests.fakes.feishu import FakeFeishu
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github_fixtures import build_week, github_complete
@@ -504,7 +505,7 @@ class _Hold:
     release: asyncio.Event | None = None
 
 
-class HoldingProxy:
+class HoldingProxy(ThreadedAiohttpServer):
     """A reverse proxy on 127.0.0.1:0 in front of one fake platform.
 
     Requests and answers pass unchanged, except that after `hold(path_part, when)` the
@@ -515,7 +516,10 @@ class HoldingProxy:
     whose caller has gone is dropped, as a broken connection would drop it.
     """
 
+    thread_name = "holding-proxy"
+
     def __init__(self, upstream: str) -> None:
+        super().__init__()
         parts = httpx.URL(upstream)
         self.upstream_origin = f"{parts.scheme}://{parts.host}:{parts.port}"
         # What follows the origin, exactly as given ("" for a bare origin).
@@ -524,11 +528,7 @@ class HoldingProxy:
             else ""
         self.holds: list[_Hold] = []
         self.forwarded = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
         self._session: ClientSession | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
@@ -536,49 +536,24 @@ class HoldingProxy:
         return f"http://127.0.0.1:{self.port}{self.upstream_path}"
 
     def __enter__(self) -> HoldingProxy:
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-
-        def run() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._serve())
-            ready.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="holding-proxy", daemon=True)
-        self._thread.start()
-        if not ready.wait(10):
-            raise RuntimeError("proxy did not start")
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._loop is None:
-            return
         self.release()
+        self.stop()
 
-        async def shutdown() -> None:
-            if self._session is not None:
-                await self._session.close()
-            if self._runner is not None:
-                await self._runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if self._thread is not None:
-            self._thread.join(10)
-        self._loop.close()
-        self._loop = None
-
-    async def _serve(self) -> None:
+    async def on_start(self) -> None:
         self._session = ClientSession(timeout=ClientTimeout(total=30))
+
+    async def on_stop(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    def build_app(self) -> web.Application:
         app = web.Application(client_max_size=8 << 20)
         app.router.add_route("*", "/{tail:.*}", self._forward)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        return app
 
     def hold(self, path_part: str, when: str = "before") -> _Hold:
         hold = _Hold(path_part, when)

@@ -1,0 +1,73 @@
+"""An aiohttp app on 127.0.0.1:0, served by its own event loop in its own thread.
+
+Fakes run apart from the test's loop: several SDK paths block, and a fake on the same
+loop would deadlock against them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from aiohttp import web
+
+
+class ThreadedAiohttpServer:
+    """Subclasses give `build_app()`; `on_start`/`on_stop` run on the server's loop."""
+
+    thread_name = "fake-server"
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    def build_app(self) -> web.Application:
+        raise NotImplementedError
+
+    async def on_start(self) -> None:
+        """Before the app is built (e.g. open a client session)."""
+
+    async def on_stop(self) -> None:
+        """Before the app is cleaned up (e.g. close WebSockets, sessions)."""
+
+    def start(self) -> None:
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._serve())
+            ready.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name=self.thread_name, daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError(f"{self.thread_name} did not start")
+
+    async def _serve(self) -> None:
+        await self.on_start()
+        self._runner = web.AppRunner(self.build_app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown() -> None:
+            await self.on_stop()
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        self._loop.close()
+        self._loop = None
