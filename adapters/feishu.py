@@ -31,27 +31,21 @@ import json
 import logging
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 import lark_oapi as lark
 import lark_oapi.ws.client as lark_ws_client
-import requests
 from lark_oapi.api.im.v1 import (
     CreateMessageRequest,
     CreateMessageRequestBody,
-    CreateMessageResponse,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
-    ReplyMessageResponse,
 )
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
 from lark_oapi.core.cache import ICache
 from lark_oapi.core.log import logger as lark_logger
-from lark_oapi.core.model import RawRequest, RawResponse
-from lark_oapi.core.token import TokenManager
-from lark_oapi.core.utils.user_agent import build_user_agent
+from lark_oapi.core.model import RawRequest
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -217,8 +211,6 @@ class FeishuAdapter:
         self._ws_loop: asyncio.AbstractEventLoop | None = None
         self._ws_client: lark.ws.Client | None = None
         self._ws_stopping = False
-        # Thread-safe for sending: urllib3's connection pool is.
-        self._session = requests.Session()
 
     # --- construction ----------------------------------------------------------------
 
@@ -311,7 +303,6 @@ class FeishuAdapter:
         if self._ws_thread is not None:
             await asyncio.to_thread(self._stop_long_connection)
         await self.wait_idle(timeout=10.0)
-        self._session.close()
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait until every event received so far has been answered (or failed)."""
@@ -507,7 +498,6 @@ class FeishuAdapter:
             request = (ReplyMessageRequest.builder().message_id(reply_to)
                        .request_body(reply_body.build()).build())
             call: Callable[[Any], Any] = self._client.im.v1.message.reply
-            response_type: type[Any] = ReplyMessageResponse
         else:
             if chat_id is None:
                 raise ValueError("a card needs a chat or a message to answer")
@@ -518,10 +508,10 @@ class FeishuAdapter:
             request = (CreateMessageRequest.builder().receive_id_type("chat_id")
                        .request_body(create_body.build()).build())
             call = self._client.im.v1.message.create
-            response_type = CreateMessageResponse
         for attempt in range(1, self._max_attempts + 1):
             try:
-                response = await self._call(call, request, response_type)
+                # Synchronous on purpose: the SDK's async calls fetch the token blocking.
+                response = await asyncio.to_thread(call, request)
             except Exception as exc:
                 raise DeliveryError(f"feishu: request failed ({type(exc).__name__}: {exc})") \
                     from None
@@ -544,40 +534,6 @@ class FeishuAdapter:
             raise DeliveryError(f"feishu refused the card: code {response.code}, "
                                 f"{response.msg or 'no message'}")
         raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1
-
-    async def _call(self, call: Callable[[Any], Any], request: Any,
-                    response_type: type[Any]) -> Any:
-        config = self._client.config
-        if config.client_assertion_provider is not None:  # pragma: no cover - not configured
-            return await asyncio.to_thread(call, request)
-        # In a worker thread: the SDK fetches its tenant token synchronously, and the
-        # response's parsing stays off the event loop.
-        return await asyncio.to_thread(self._post, request, response_type)
-
-    def _post(self, request: Any, response_type: type[Any]) -> Any:
-        """What the SDK's `message.create`/`reply` do, over one pooled session: the
-        SDK's transport opens a new connection (a TLS handshake) for every call."""
-        config = self._client.config
-        token = TokenManager.get_self_tenant_token(config)
-        url = config.domain + request.uri
-        for key, value in (request.paths or {}).items():
-            url = url.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
-        headers = {
-            "User-Agent": build_user_agent(source=getattr(config, "source", None),
-                                           extra_tags=getattr(config, "extra_ua_tags", None)),
-            "Content-Type": "application/json; charset=utf-8",
-            "Authorization": f"Bearer {token}",
-        }
-        body = lark.JSON.marshal(request.body).encode() if request.body is not None else None
-        answer = self._session.post(url, params=request.queries or None, headers=headers,
-                                    data=body, timeout=config.timeout)
-        raw = RawResponse()
-        raw.status_code = answer.status_code
-        raw.headers = dict(answer.headers)
-        raw.content = answer.content
-        response = lark.JSON.unmarshal(answer.content.decode(), response_type)
-        response.raw = raw
-        return response
 
     # --- the long connection ---------------------------------------------------------
 
