@@ -11,6 +11,12 @@ old entries):
 - `pull:{repo}:{number}` - the latest `updated_at` seen of a single PR.
 - `digest:{key}` - finished digests, as their caller encoded them.
 
+In front of Redis, each process keeps the PRs it served most recently while they are
+fresh (`CachedSource.held_pull`): a chat question about a PR asked again within the
+current-week TTL is answered from memory, without a thread hop or a Redis round trip.
+The pointer in Redis is only rewritten once it is no longer fresh, so the memory copy
+says what Redis says for as long as it is used.
+
 A fresh week is served without asking GitHub. A week that is no longer fresh is
 refreshed by asking only what changed since its last fetch (see
 `GitHubSource.fetch_changes`). Entries outlive their freshness, so that when GitHub
@@ -21,6 +27,7 @@ treated as misses: the bot keeps working, uncached.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -28,6 +35,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 import redis
+from cachetools import LRUCache
 
 from bot.config import Config, secret
 from bot.errors import SourceError
@@ -43,6 +51,8 @@ KEY_PREFIX = "prdigest:v1"
 # A week counts as current until an hour after it ends: late merges and search-index
 # lag still reach it before it is frozen for the long TTL.
 SETTLE = timedelta(hours=1)
+# PRs held in memory per process (a PR is a few kilobytes decoded).
+HELD_PULLS = 2048
 # Changes are asked for from a little before the last fetch, to cover the delay
 # between an update on GitHub and its appearance in search results.
 SEARCH_LAG = timedelta(minutes=5)
@@ -244,11 +254,19 @@ class CachedSource:
     "changed" or "stale".
     """
 
-    def __init__(self, source: WeekSource, cache: Cache | None, config: Config) -> None:
+    def __init__(self, source: WeekSource, cache: Cache | None, config: Config, *,
+                 held_pulls: int = HELD_PULLS,
+                 on_held_lookup: Callable[[bool], None] | None = None) -> None:
         self.source = source
+        self.on_held_lookup = on_held_lookup
         self.cache = cache
         self.config = config
         self.last = ""
+        # (repo, number) -> (PR, fresh until); read on the event loop, written from
+        # worker threads, hence the lock.
+        self._held: LRUCache[tuple[str, int], tuple[PullRequest, datetime]] = LRUCache(
+            maxsize=held_pulls)
+        self._held_lock = threading.Lock()
 
     def _ttls(self, until: datetime, now: datetime) -> tuple[int, int]:
         """(freshness, Redis expiry) in seconds for a week ending at `until`."""
@@ -355,16 +373,47 @@ class CachedSource:
                           pulls=refs)
         self.cache.put_week(repo, week, tz, entry, keep)
 
+    def held_pull(self, repo: str, number: int, now: datetime | None = None
+                  ) -> PullRequest | None:
+        """The PR if this process holds a fresh copy; never does I/O, so the event
+        loop may call it. None means: ask `fetch_pull`."""
+        pull = self._held_copy(repo, number, now)
+        if self.on_held_lookup is not None:
+            self.on_held_lookup(pull is not None)
+        return pull
+
+    def _held_copy(self, repo: str, number: int, now: datetime | None) -> PullRequest | None:
+        key = (repo, number)
+        with self._held_lock:
+            held = self._held.get(key)
+        if held is None:
+            return None
+        pull, fresh_until = held
+        if _aware(now) < fresh_until:
+            return pull
+        with self._held_lock:
+            if self._held.get(key) is held:
+                del self._held[key]
+        return None
+
+    def _hold(self, repo: str, pull: PullRequest, fresh_until: datetime) -> None:
+        with self._held_lock:
+            self._held[(repo, pull.number)] = (pull, fresh_until)
+
     def fetch_pull(self, repo: str, number: int, now: datetime | None = None
                    ) -> PullRequest | None:
         """One PR: cached while fresh (the current-week TTL), stale when GitHub fails."""
         now = _aware(now)
         if self.cache is None:
             return self.source.fetch_pull(repo, number)
+        held = self._held_copy(repo, number, now)
+        if held is not None:
+            return held
         pointer = self.cache.get_pointer(repo, number)
         cached = (self.cache.get_pulls(repo, [(number, pointer.updated_at)]).get(number)
                   if pointer else None)
         if pointer and cached and now < pointer.fresh_until:
+            self._hold(repo, cached, pointer.fresh_until)
             return cached
         try:
             pull = self.source.fetch_pull(repo, number)
@@ -376,8 +425,10 @@ class CachedSource:
             settings = self.config.cache
             fresh = settings.current_week_ttl_seconds
             keep = max(fresh + settings.past_week_ttl_seconds, 1)
+            fresh_until = now + timedelta(seconds=fresh)
             self.cache.put_pulls(repo, [pull], keep)
             self.cache.put_pointer(repo, number, CachedPointer(
                 updated_at=_stamp(pull.updated_at), fetched_at=now,
-                fresh_until=now + timedelta(seconds=fresh)), keep)
+                fresh_until=fresh_until), keep)
+            self._hold(repo, pull, fresh_until)
         return pull

@@ -28,7 +28,7 @@ from bot.errors import SourceError, WeekError
 from bot.grammar import MAX_PULL_NUMBER
 from bot.i18n import translator
 from bot.models import Command, PullRequest, Reply, Snapshot
-from bot.source import SnapshotSource, Source, WeekData
+from bot.source import HeldPulls, SnapshotSource, Source, WeekData
 from bot.week import current_week, parse_week, resolve_week, shift_week
 
 logger = logging.getLogger(__name__)
@@ -184,7 +184,9 @@ class CommandHandler:
             return self._error(command, "pull-missing", command=command.kind)
         if not 1 <= number <= MAX_PULL_NUMBER:
             return self._error(command, "pull-out-of-range", number=_echo(str(number)))
-        pull = await self._call_source(command, self.source.fetch_pull, repo, number)
+        pull = self._held_pull(repo, number)
+        if pull is None:
+            pull = await self._call_source(command, self.source.fetch_pull, repo, number)
         if pull is None:
             return self._error(command, "pull-not-found", number=str(number), repository=repo)
         answer = answer_pull(
@@ -195,6 +197,16 @@ class CommandHandler:
             reviews_recorded=self._reviews_recorded(pull),
         )
         return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
+
+    def _held_pull(self, repo: str, number: int) -> PullRequest | None:
+        """A PR the source holds in memory; a failure here only means asking it properly."""
+        if not isinstance(self.source, HeldPulls):
+            return None
+        try:
+            return self.source.held_pull(repo, number)
+        except Exception:
+            logger.exception("reading held PR %s#%s failed", repo, number)
+            return None
 
     def _readable_repo(self, command: Command, channel: ChannelConfig) -> str:
         """A channel reads only its own repository, whatever `owner/repo#N` names."""

@@ -63,7 +63,8 @@ class Metrics:
         )
         self.cache_lookups = Counter(
             "prdigest_cache_lookups",
-            "Redis cache lookups, by kind of entry and result (hit, miss).",
+            "Cache lookups, by kind of entry and result (hit, miss); `held-pull` is a "
+            "PR looked up in the process's memory before Redis.",
             ["kind", "result"],
             registry=self.registry,
         )
@@ -94,7 +95,7 @@ class Metrics:
             for outcome in ("ok", "failed"):
                 self.digests_posted.labels(platform, outcome)
                 self.notices_posted.labels(platform, outcome)
-        for kind in ("week", "pull", "pointer", "digest"):
+        for kind in ("week", "pull", "pointer", "digest", "held-pull"):
             for result in ("hit", "miss"):
                 self.cache_lookups.labels(kind, result)
 
@@ -128,6 +129,10 @@ class Metrics:
     def cache_lookup(self, kind: str, result: CacheResult) -> None:
         """One cache read: `hit` when the entry was there, `miss` otherwise."""
         self.cache_lookups.labels(kind, result).inc()
+
+    def held_pull_lookup(self, hit: bool) -> None:
+        """One look into the process's memory of fresh PRs (before Redis)."""
+        self.cache_lookup("held-pull", "hit" if hit else "miss")
 
     def webhook(self, event: str, outcome: str) -> None:
         self.webhooks.labels(event, outcome).inc()

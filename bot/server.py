@@ -457,7 +457,7 @@ def build_services(
     if source is None:
         github = _github_source(config, on_github_request)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
-        source = CachedSource(github, cache, config)
+        source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:
             pull_lister = PullLister(github.github.requester, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None

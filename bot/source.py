@@ -6,7 +6,7 @@ offline demo can swap GitHub for a file without touching them.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import msgspec
 
@@ -28,6 +28,16 @@ class Source(Protocol):
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """One PR with its reviews and threads, or None when it does not exist."""
+        ...
+
+
+@runtime_checkable
+class HeldPulls(Protocol):
+    """A source that may hold PRs in memory: handlers ask it first, on the event loop,
+    and only go to a worker thread (and Redis or GitHub) when it holds nothing."""
+
+    def held_pull(self, repo: str, number: int) -> PullRequest | None:
+        """The PR without any I/O, or None."""
         ...
 
 

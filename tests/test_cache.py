@@ -7,6 +7,7 @@ import logging
 import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import msgspec
 import pytest
@@ -226,6 +227,91 @@ def test_stale_single_pull_when_github_fails(fake: FakeGitHub, cache: Cache) -> 
     fake.fail_next(1, 502)
     assert src.fetch_pull(REPO, 1001, now=later()) == pulls[1]
     assert fake.count() == 1
+
+
+# --- PRs held in memory ----------------------------------------------------------------
+
+
+class CountingCache(Cache):
+    """Counts the Redis reads of single-PR lookups."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__(client)
+        self.reads = 0
+
+    def get_pointer(self, repo: str, number: int) -> Any:
+        self.reads += 1
+        return super().get_pointer(repo, number)
+
+    def get_pulls(self, repo: str, refs: Any) -> Any:
+        self.reads += 1
+        return super().get_pulls(repo, refs)
+
+
+@pytest.fixture
+def counting_cache(redis_url: str) -> Iterator[CountingCache]:
+    store = CountingCache(redis.Redis.from_url(redis_url))
+    yield store
+    store.close()
+
+
+def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
+                                          counting_cache: CountingCache) -> None:
+    pulls = build_week(REPO, count=3)
+    fake.add_repo(REPO, pulls)
+    lookups: list[bool] = []
+    src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
+                                    sleep=lambda s: None),
+                       counting_cache, CONFIG, on_held_lookup=lookups.append)
+    assert src.held_pull(REPO, 1001) is None
+    assert src.fetch_pull(REPO, 1001) == pulls[1]
+    reads, requests = counting_cache.reads, fake.count()
+    assert src.held_pull(REPO, 1001) == pulls[1]
+    assert src.fetch_pull(REPO, 1001) == pulls[1]
+    assert (counting_cache.reads, fake.count()) == (reads, requests)
+    assert lookups == [False, True]
+    # other repositories and numbers are not mixed up with it
+    assert src.held_pull("acme/other", 1001) is None and src.held_pull(REPO, 1002) is None
+
+
+def test_a_held_pr_is_dropped_when_its_freshness_ends(fake: FakeGitHub,
+                                                      counting_cache: CountingCache) -> None:
+    pulls = build_week(REPO, count=3)
+    fake.add_repo(REPO, pulls)
+    src = cached_source(fake, counting_cache)
+    src.fetch_pull(REPO, 1001)
+    fresh = CONFIG.cache.current_week_ttl_seconds
+    soon = datetime.now(UTC) + timedelta(seconds=fresh - 60)
+    past = datetime.now(UTC) + timedelta(seconds=fresh + 60)
+    assert src.held_pull(REPO, 1001, now=soon) == pulls[1]
+    fake.touch(REPO, 1001, title="[ci] fix: renamed on GitHub")
+    fake.clear()
+    assert src.held_pull(REPO, 1001, now=past) is None
+    renamed = src.fetch_pull(REPO, 1001, now=past)
+    assert renamed is not None and renamed.title == "[ci] fix: renamed on GitHub"
+    assert fake.count() >= 1
+    # the new version is what is held from then on
+    assert src.held_pull(REPO, 1001, now=past) == renamed
+
+
+def test_memory_holds_a_bounded_number_of_prs(fake: FakeGitHub, cache: Cache) -> None:
+    pulls = build_week(REPO, count=5)
+    fake.add_repo(REPO, pulls)
+    src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
+                                    sleep=lambda s: None), cache, CONFIG, held_pulls=2)
+    for number in (1000, 1001, 1002):
+        src.fetch_pull(REPO, number)
+    src.fetch_pull(REPO, 1001)  # used again: kept over 1002
+    src.fetch_pull(REPO, 1003)
+    held = [n for n in (1000, 1001, 1002, 1003) if src.held_pull(REPO, n) is not None]
+    assert held == [1001, 1003]
+
+
+def test_nothing_is_held_without_redis(fake: FakeGitHub) -> None:
+    fake.add_repo(REPO, build_week(REPO, count=3))
+    src = cached_source(fake, None)
+    src.fetch_pull(REPO, 1001)
+    assert src.held_pull(REPO, 1001) is None
 
 
 # --- without Redis ------------------------------------------------------------------------

@@ -150,6 +150,50 @@ async def test_source_calls_run_off_the_event_loop(
     assert threading.get_ident() not in source.threads
 
 
+class HoldingSource(RecordingSource):
+    """A source holding some PRs in memory; `held_error` makes the memory lookup fail."""
+
+    def __init__(self, snapshot: Snapshot, held: set[int]) -> None:
+        super().__init__(snapshot)
+        self.held = held
+        self.held_calls: list[tuple[str, int, int]] = []
+        self.held_error: Exception | None = None
+
+    def held_pull(self, repo: str, number: int) -> PullRequest | None:
+        self.held_calls.append((repo, number, threading.get_ident()))
+        if self.held_error is not None:
+            raise self.held_error
+        return self.fetch_pull(repo, number) if number in self.held else None
+
+
+async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
+    source = HoldingSource(SNAPSHOT, held={7035})
+    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    reply = await ask(handler, "risks 7035")
+    assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
+    # held_pull ran on the event loop's thread; the one fetch_pull is its own lookup
+    assert source.held_calls == [(REPO, 7035, threading.get_ident())]
+    assert source.threads == {threading.get_ident()}
+
+    source.threads.clear()
+    reply = await ask(handler, "summary 6974")
+    assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 6974
+    assert source.threads and threading.get_ident() not in source.threads
+
+
+async def test_a_failing_memory_lookup_falls_back_to_the_source(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = HoldingSource(SNAPSHOT, held={7035})
+    source.held_error = RuntimeError("corrupt entry")
+    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    with caplog.at_level(logging.ERROR):
+        reply = await ask(handler, "risks 7035")
+    assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
+    assert source.pull_calls[-1] == (REPO, 7035)
+    assert "corrupt entry" in caplog.text
+
+
 async def test_reviews_are_judged_only_where_the_snapshot_recorded_them() -> None:
     unrecorded = Snapshot(repository=REPO, pulls=(
         _pull(5, "[ci] fix: flaky test", state="merged", merged_at=_at(15)),))

@@ -158,6 +158,29 @@ async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
     cache.close()
 
 
+async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
+    import redis
+
+    from bot.cache import CachedSource
+    from bot.server import MeteredCache
+
+    metrics = Metrics()
+    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    source = CachedSource(SnapshotWeeks(example_snapshot()), cache, example_config(),
+                          on_held_lookup=metrics.held_pull_lookup)
+    number = example_snapshot().pulls[0].number
+    assert source.held_pull(REPO, number) is None
+    source.fetch_pull(REPO, number)
+    assert source.held_pull(REPO, number) is not None
+    text = metrics.exposition().decode()
+    assert metric(text, "prdigest_cache_lookups_total", kind="held-pull", result="miss") == 1
+    assert metric(text, "prdigest_cache_lookups_total", kind="held-pull", result="hit") == 1
+    # the held copy was found without reading Redis: only the first fetch did
+    assert metric(text, "prdigest_cache_lookups_total", kind="pointer", result="miss") == 1
+    assert metric(text, "prdigest_cache_lookups_total", kind="pointer", result="hit") == 0
+    cache.close()
+
+
 class SnapshotWeeks:
     """A snapshot as the cache's source (`bot.cache.WeekSource`): weeks as snapshots."""
 
