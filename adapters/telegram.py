@@ -53,6 +53,7 @@ from adapters.telegram_inbound import (
     message_handlers,
     to_command,
 )
+from adapters.telegram_request import AiohttpRequest
 from bot.config import ChannelConfig, Config, secret
 from bot.dedupe import Deduper
 from bot.errors import ConfigError
@@ -143,7 +144,7 @@ class RetryAfterLimiter(BaseRateLimiter[None]):
 _LOGGERS_SEEING_THE_TOKEN = (
     "httpx", "telegram", "telegram.Bot", "telegram.ext", "telegram.ext.ExtBot",
     "telegram.ext.Updater", "telegram.ext.Application", "telegram.request.BaseRequest",
-    "telegram.request.HTTPXRequest",
+    "telegram.request.HTTPXRequest", "aiohttp", "aiohttp.client",
 )
 
 
@@ -215,9 +216,9 @@ class TelegramAdapter:
             .base_file_url(file_url or _file_url(api_url))
             .rate_limiter(RetryAfterLimiter(max_retries=max_retries, max_wait=max_retry_wait))
             .concurrent_updates(concurrent_updates)
-            # httpcore checks every pooled connection on each request, so a pool much
-            # larger than the work in flight costs CPU on every send.
-            .connection_pool_size(concurrent_updates)
+            .request(AiohttpRequest(connection_pool_size=concurrent_updates))
+            # Long polling holds its one connection for `poll_timeout` seconds.
+            .get_updates_request(AiohttpRequest(connection_pool_size=1))
             .job_queue(None)
         )
         if not polling:

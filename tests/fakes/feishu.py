@@ -120,6 +120,10 @@ class FakeFeishu:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive and no Nagle delay between headers and body, as Feishu's servers.
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
             def do_GET(self) -> None:
                 fake._handle(self)
 

@@ -345,6 +345,9 @@ class FakeTelegram:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes: without TCP_NODELAY the body waits
+            # for the client's delayed ACK (~40 ms), which no real Bot API does.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
