@@ -6,10 +6,11 @@ header names it expects, a freshness window on the signed timestamp, 401 instead
 500 for a forged or stale request - and hands the work to a task so Feishu gets its
 200 within 3 s. Each event is answered once (`header.event_id` through `Deduper`).
 
-Outbound, cards go through the SDK client (`im.v1.message.create`/`reply`). The
-client fetches its tenant token synchronously, so every call runs in a worker thread
-and never blocks the event loop. The long connection (`lark.ws.Client`) is an option
-for a bot without a public URL; it runs in a thread with its own event loop.
+Outbound, cards are SDK requests (`im.v1.message.create`/`reply`) sent by
+`FeishuTransport` over one pooled connection, on the event loop; the SDK keeps the
+tenant token (fetched in a worker thread, as its fetch blocks). The long connection
+(`lark.ws.Client`) is an option for a bot without a public URL; it runs in a thread
+with its own event loop.
 
 The Feishu app this expects (developer console):
 - Bot capability on; permissions `im:message:send_as_bot`,
@@ -39,11 +40,12 @@ import lark_oapi.ws.client as lark_ws_client
 from lark_oapi.api.im.v1 import (
     CreateMessageRequest,
     CreateMessageRequestBody,
+    CreateMessageResponse,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
+    ReplyMessageResponse,
 )
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
-from lark_oapi.core.cache import ICache
 from lark_oapi.core.log import logger as lark_logger
 from lark_oapi.core.model import RawRequest
 from starlette.requests import Request
@@ -58,6 +60,8 @@ from adapters.feishu_inbound import (
     message_from_event,
     sdk_headers,
 )
+from adapters.feishu_tokens import TENANT_TOKENS
+from adapters.feishu_transport import FeishuTransport
 from bot.config import ChannelConfig, Config, secret
 from bot.dedupe import Deduper
 from bot.grammar import DEFAULT_BOT_NAMES, parse_command
@@ -99,43 +103,6 @@ def _quiet_sdk_rejections() -> None:
         lark_logger.addFilter(_RejectionsWithoutTraceback())
 
 
-class TenantTokenCache(ICache):  # type: ignore[misc]  # lark-oapi is untyped
-    """Where lark-oapi keeps tenant tokens, keeping them as long as they are valid.
-
-    The SDK hands `set` an absolute expiry (its `ICache` says so: a Unix timestamp, ten
-    minutes before Feishu's) but its default cache adds that to the current time, so a
-    token is never renewed and every call fails once it expires after two hours. Here
-    the expiry is taken as written, and `forget` drops an app's token that Feishu
-    refused, so the next call fetches a new one. Thread-safe: calls run in threads.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._clock = clock
-        self._entries: dict[str, tuple[str, float]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str:
-        with self._lock:
-            value, expire = self._entries.get(key, ("", 0.0))
-            if expire <= self._clock():
-                self._entries.pop(key, None)
-                return ""
-            return value
-
-    def set(self, key: str, value: str, expire: int) -> None:
-        with self._lock:
-            self._entries[key] = (value, float(expire))
-
-    def forget(self, app_id: str) -> None:
-        """Drop every token of `app_id` (the SDK's keys end with `:<app id>`)."""
-        with self._lock:
-            for key in [k for k in self._entries if k.endswith(f":{app_id}")]:
-                del self._entries[key]
-
-
-# lark-oapi keeps one token cache per process (a class attribute the client builder
-# sets), so every adapter shares this one.
-_TENANT_TOKENS = TenantTokenCache()
 
 
 class CommandAnswering(Protocol):
@@ -195,8 +162,9 @@ class FeishuAdapter:
         self._client = (
             lark.Client.builder().app_id(app_id).app_secret(app_secret).domain(domain)
             .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING)
-            .cache(_TENANT_TOKENS).build()
+            .cache(TENANT_TOKENS).build()
         )
+        self._transport = FeishuTransport(self._client.config, TENANT_TOKENS)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
@@ -303,6 +271,7 @@ class FeishuAdapter:
         if self._ws_thread is not None:
             await asyncio.to_thread(self._stop_long_connection)
         await self.wait_idle(timeout=10.0)
+        await self._transport.close()
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
         """Wait until every event received so far has been answered (or failed)."""
@@ -497,7 +466,7 @@ class FeishuAdapter:
                 reply_body = reply_body.uuid(uuid)
             request = (ReplyMessageRequest.builder().message_id(reply_to)
                        .request_body(reply_body.build()).build())
-            call: Callable[[Any], Any] = self._client.im.v1.message.reply
+            answer_type: type[Any] = ReplyMessageResponse
         else:
             if chat_id is None:
                 raise ValueError("a card needs a chat or a message to answer")
@@ -507,11 +476,10 @@ class FeishuAdapter:
                 create_body = create_body.uuid(uuid)
             request = (CreateMessageRequest.builder().receive_id_type("chat_id")
                        .request_body(create_body.build()).build())
-            call = self._client.im.v1.message.create
+            answer_type = CreateMessageResponse
         for attempt in range(1, self._max_attempts + 1):
             try:
-                # Synchronous on purpose: the SDK's async calls fetch the token blocking.
-                response = await asyncio.to_thread(call, request)
+                response = await self._transport.send(request, answer_type)
             except Exception as exc:
                 raise DeliveryError(f"feishu: request failed ({type(exc).__name__}: {exc})") \
                     from None
@@ -522,7 +490,7 @@ class FeishuAdapter:
                     # Expired or revoked: fetch a new tenant token and send again.
                     logger.info("feishu: tenant token refused (code %s); renewing it",
                                 response.code)
-                    _TENANT_TOKENS.forget(self._app_id)
+                    TENANT_TOKENS.forget(self._app_id)
                     continue
                 wait = _rate_limit_wait(response)
                 if wait is None and uuid and _server_error(response):

@@ -6,16 +6,25 @@ building the adapter from the config and environment.
 from __future__ import annotations
 
 import json
+import urllib.parse
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 import pytest
+import pytest_asyncio
+from lark_oapi.api.im.v1 import (
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+    ReplyMessageResponse,
+)
 
 from adapters.base import DeliveryError
 from adapters.feishu import FeishuAdapter
+from adapters.feishu_tokens import TENANT_TOKENS
+from adapters.feishu_transport import FeishuTransport
 from bot.config import load_config
 from bot.dedupe import Deduper
 from bot.engine import build_digest
@@ -41,13 +50,26 @@ def fake() -> Iterator[FakeFeishu]:
         yield server
 
 
+_OPEN: list[FeishuAdapter] = []
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="function")
+async def _close_adapters() -> AsyncIterator[None]:
+    """Each test's adapters are closed in its own loop (their connection pools with them)."""
+    yield
+    while _OPEN:
+        await _OPEN.pop().close()
+
+
 def adapter_for(fake: FakeFeishu, **options: Any) -> FeishuAdapter:
     settings: dict[str, Any] = {"verification_token": "v", "encrypt_key": "e",
                                 "domain": fake.base_url, "bot_open_id": "ou_fake_bot",
                                 "max_rate_limit_wait": 0.05}
     settings.update(options)
-    return FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
-                         handler=NoHandler(), deduper=Deduper(None), **settings)
+    adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
+                            handler=NoHandler(), deduper=Deduper(None), **settings)
+    _OPEN.append(adapter)
+    return adapter
 
 
 def example_digest() -> Digest:
@@ -276,3 +298,33 @@ async def test_a_hostile_title_in_a_digest_reaches_feishu_escaped(fake: FakeFeis
     shown = "\n".join(s.markdown() for s in fake.sent_cards())
     assert '&#60;at user&#95;id="all"&#62;all&#60;/at&#62; &#42;&#42;now&#42;&#42;' in shown
     assert "<at" not in received and "**now**" not in received
+
+
+async def test_cards_share_one_kept_alive_connection_and_one_token(fake: FakeFeishu) -> None:
+    adapter = adapter_for(fake)
+    for chat in (CHAT, "oc_other", CHAT):
+        await adapter.post_digest(chat, example_digest())
+    posts = [r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]
+    assert len(posts) == 3
+    assert len({r.peer for r in posts}) == 1
+    assert len(fake.calls(TOKEN_PATH)) == 1
+    assert {r.headers["authorization"] for r in posts} == {f"Bearer {fake.tokens[0]}"}
+
+
+async def test_a_message_id_is_one_path_segment_whatever_it_holds(fake: FakeFeishu) -> None:
+    adapter = adapter_for(fake)
+    transport = FeishuTransport(adapter._client.config, TENANT_TOKENS)
+    body = (ReplyMessageRequestBody.builder().msg_type("text")
+            .content(json.dumps({"text": "hi"})).build())
+    request = (ReplyMessageRequest.builder().message_id("om_a/../b?x=1#y")
+               .request_body(body).build())
+    answer = await transport.send(request, ReplyMessageResponse)
+    await transport.close()
+    # the fake's refusal (a text message) comes back parsed, as the SDK parses it
+    assert answer.code != 0 and answer.raw.status_code == 400
+    (post,) = [r for r in fake.requests if r.path.endswith("/reply")]
+    # one segment, decoded back to the id (`=` may travel unescaped: it is legal there)
+    head, segment, tail = post.path.rsplit("/", 2)
+    assert (head, tail) == ("/open-apis/im/v1/messages", "reply")
+    assert urllib.parse.unquote(segment) == "om_a/../b?x=1#y"
+    assert post.json() == {"msg_type": "text", "content": json.dumps({"text": "hi"})}

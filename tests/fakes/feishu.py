@@ -21,13 +21,15 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from Crypto.Cipher import AES
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 from websockets.asyncio.server import Server, ServerConnection, serve
+
+from tests.fakes.http_server import FakeHTTPServer
 
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
@@ -45,6 +47,8 @@ class Recorded:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
+    # The client's port: requests on one kept-alive connection share it.
+    peer: int = 0
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -110,7 +114,7 @@ class FakeFeishu:
     _failures: list[_Failure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _server: ThreadingHTTPServer | None = None
+    _server: FakeHTTPServer | None = None
     _thread: threading.Thread | None = None
     _ws: _FakeLongConnection | None = None
 
@@ -136,7 +140,7 @@ class FakeFeishu:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = FakeHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         daemon=True, name="fake-feishu")
@@ -216,7 +220,7 @@ class FakeFeishu:
         recorded = Recorded(method=handler.command, path=parts.path,
                             query=parse_qs(parts.query),
                             headers={k.lower(): v for k, v in handler.headers.items()},
-                            body=body)
+                            body=body, peer=handler.client_address[1])
         with self._lock:
             self.requests.append(recorded)
             failure = next((f for f in self._failures if f.path_contains in parts.path), None)

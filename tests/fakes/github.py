@@ -26,13 +26,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from graphql import GraphQLError, build_schema, graphql_sync
 
 from bot.models import PullRequest, ReviewThread
+from tests.fakes.http_server import FakeHTTPServer
 
 SCHEMA = build_schema('''
 scalar DateTime
@@ -345,7 +346,7 @@ class FakeGitHub:
         self._bursts: list[_Burst] = []
         self._stalls: list[float] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: FakeHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle --
@@ -356,7 +357,7 @@ class FakeGitHub:
         class Handler(_Handler):
             owner = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = FakeHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -16,9 +16,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from tests.fakes.http_server import FakeHTTPServer
 
 MAX_TEXT_LENGTH = 4096
 TOKEN = "123456:TEST-token_AbCdEf"
@@ -151,7 +153,7 @@ class FakeTelegram:
         self.long_poll_seconds = long_poll_seconds
         self._state = _State()
         self._changed = threading.Condition()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = FakeHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
                                         name="fake-telegram")
