@@ -17,6 +17,7 @@ from typing import Any
 from bot.models import Digest, Lang, Reply, Risk
 from bot.render import environment, split_sections
 from bot.render.markup import markup_for
+from bot.render.memo import reply_memo
 from bot.render.view import DigestView
 
 Card = dict[str, Any]
@@ -187,7 +188,7 @@ _REPLY_COLOURS = {"help": "blue", "topics": "blue", "subscribed": "green",
                   "unsubscribed": "green", "error": "grey"}
 
 
-def reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
+def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
     """A chat reply as cards; a digest reply is the digest's cards."""
     if reply.kind == "digest":
         if reply.digest is None:
@@ -213,3 +214,8 @@ def reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
     body = _macro(lang, name, "body", reply, params, markup_for("feishu"))
     # One section: an answer too long for a card splits at its line ends.
     return build_cards(frame, [body], lang, limit=limit)
+
+
+reply_cards = reply_memo(_reply_cards)
+
+

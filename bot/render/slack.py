@@ -31,6 +31,7 @@ from slack_sdk.models.blocks import (
 from bot.models import Digest, KeyPull, Lang, Reply
 from bot.render import environment, split_sections
 from bot.render.markup import markup_for
+from bot.render.memo import reply_memo
 from bot.render.view import DigestView
 
 MAX_BLOCKS = 50
@@ -272,7 +273,7 @@ def _fit_mrkdwn(text: str) -> str:
 # --- replies ------------------------------------------------------------------------
 
 
-def render_reply_messages(reply: Reply) -> list[SlackMessage]:
+def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
     """A chat reply as Block Kit messages. Help and errors are for the asker only
     (`ephemeral` where Slack allows it); answers are for the whole channel."""
     if reply.kind == "digest":
@@ -305,3 +306,8 @@ def render_reply_messages(reply: Reply) -> list[SlackMessage]:
     fallback = _fit_mrkdwn(notification.split("\n", 1)[0])
     return [SlackMessage(text=fallback, blocks=tuple(blocks), response_type=response_type)
             for blocks in layout.pack(max_blocks=MAX_BLOCKS, max_chars=MAX_MESSAGE_CHARS)]
+
+
+render_reply_messages = reply_memo(_render_reply_messages)
+
+

@@ -18,6 +18,7 @@ from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
 from bot.render import render_reply, render_template, split_sections
 from bot.render.markup import markup_for
+from bot.render.memo import reply_memo
 from bot.render.view import DigestView
 
 MAX_MESSAGE_CHARS = 4096
@@ -164,7 +165,7 @@ def render_digest_messages(
     return _messages(render_digest_html(digest), buttons, limit)
 
 
-def render_reply_messages(
+def _render_reply_messages(
     reply: Reply, *, limit: int = MAX_MESSAGE_CHARS
 ) -> list[TelegramMessage]:
     """A chat reply as Telegram messages; a PR answer gets a button to the PR."""
@@ -177,6 +178,9 @@ def render_reply_messages(
         label = _open_label(reply.lang, reply.pull.number)
         buttons.append(_safe_button(label, reply.pull.url))
     return _messages(render_reply(reply, "telegram"), buttons, limit)
+
+
+render_reply_messages = reply_memo(_render_reply_messages)
 
 
 def _open_label(lang: Lang, number: int) -> str:
