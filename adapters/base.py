@@ -7,6 +7,7 @@ It never computes report content.
 
 from __future__ import annotations
 
+import urllib.request
 from typing import ClassVar, Protocol
 
 from starlette.routing import BaseRoute
@@ -41,3 +42,10 @@ class ChatAdapter(Protocol):
 
 class DeliveryError(Exception):
     """The platform refused or failed a post; the message says which and why (no secrets)."""
+
+
+def proxies_in_environment() -> bool:
+    """Whether HTTP(S)_PROXY & co are set. aiohttp only reads them with `trust_env`,
+    which also reads ~/.netrc in a worker thread before every request; sessions turn
+    it on only when there is a proxy to use."""
+    return bool(urllib.request.getproxies())

@@ -20,6 +20,7 @@ from lark_oapi.core.model import RawResponse
 from lark_oapi.core.token import TokenManager
 from lark_oapi.core.utils.user_agent import build_user_agent
 
+from adapters.base import proxies_in_environment
 from adapters.feishu_tokens import TenantTokenCache
 
 __all__ = ["FeishuTransport"]
@@ -61,7 +62,7 @@ class FeishuTransport:
             timeout = aiohttp.ClientTimeout(total=self._config.timeout)
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._connections),
-                timeout=timeout, trust_env=True)
+                timeout=timeout, trust_env=proxies_in_environment())
             self._loop = loop
         return self._session
 

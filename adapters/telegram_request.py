@@ -19,6 +19,8 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
+from adapters.base import proxies_in_environment
+
 __all__ = ["AiohttpRequest"]
 
 # PTB's own defaults for HTTPXRequest, in seconds.
@@ -69,10 +71,10 @@ class AiohttpRequest(BaseRequest):
 
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
-            # trust_env: proxies from HTTPS_PROXY & co, as httpx reads them too.
+            # Proxies from HTTPS_PROXY & co, as httpx reads them too.
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._pool_size),
-                trust_env=True,
+                trust_env=proxies_in_environment(),
                 headers={"User-Agent": self.USER_AGENT},
             )
 

@@ -142,3 +142,18 @@ async def test_an_error_quoting_the_url_leaves_the_token_out() -> None:
             await request.post(url, _data(chat_id=1, text="x"))
     assert TOKEN not in str(raised.value)
     assert "/<path>" in str(raised.value)
+
+
+async def test_a_proxy_in_the_environment_is_used(api: tuple[BotApi, str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    bot_api, base = api
+    proxy = base.split("/bot")[0]  # the fake answers as the proxy too
+    url = f"http://api.telegram.invalid/bot{TOKEN}/sendMessage"
+    async with AiohttpRequest(connect_timeout=2.0) as request:
+        with pytest.raises(NetworkError):  # no proxy: the name does not resolve
+            await request.post(url, _data(chat_id=1, text="direct"))
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    async with AiohttpRequest() as request:
+        assert await request.post(url, _data(chat_id=1, text="proxied")) is True
+    [seen] = bot_api.seen
+    assert seen["form"]["text"] == "proxied"
