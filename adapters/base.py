@@ -48,4 +48,5 @@ def proxies_in_environment() -> bool:
     """Whether HTTP(S)_PROXY & co are set. aiohttp only reads them with `trust_env`,
     which also reads ~/.netrc in a worker thread before every request; sessions turn
     it on only when there is a proxy to use."""
-    return bool(urllib.request.getproxies())
+    # NO_PROXY alone shows up as "no": a list of exceptions, not a proxy.
+    return any(scheme != "no" for scheme in urllib.request.getproxies())

@@ -157,3 +157,15 @@ async def test_a_proxy_in_the_environment_is_used(api: tuple[BotApi, str],
         assert await request.post(url, _data(chat_id=1, text="proxied")) is True
     [seen] = bot_api.seen
     assert seen["form"]["text"] == "proxied"
+
+
+def test_only_a_proxy_setting_counts_as_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from adapters.base import proxies_in_environment
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                 "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    assert not proxies_in_environment()
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    assert proxies_in_environment()
