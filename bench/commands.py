@@ -49,7 +49,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode
@@ -261,7 +260,7 @@ class BenchFeishu(FakeFeishu):
 
     arrivals: Arrivals | None = None
 
-    def _respond(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any],
+    def _respond(self, handler: web.Request, status: int, body: dict[str, Any],
                  headers: dict[str, str] | None = None) -> None:
         match = _FEISHU_REPLY.match(handler.path)
         if status == 200 and match and self.arrivals is not None:

@@ -16,6 +16,9 @@ class ThreadedAiohttpServer:
     """Subclasses give `build_app()`; `on_start`/`on_stop` run on the server's loop."""
 
     thread_name = "fake-server"
+    # A real API's front door: a burst of new connections (a pool opening at once) must
+    # not lose SYNs and wait out TCP's one-second retransmit.
+    backlog = 256
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -52,7 +55,7 @@ class ThreadedAiohttpServer:
         await self.on_start()
         self._runner = web.AppRunner(self.build_app(), access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=self.backlog)
         await site.start()
         self.port = self._runner.addresses[0][1]
 

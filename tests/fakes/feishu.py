@@ -1,5 +1,6 @@
-"""A fake Feishu Open API: a real HTTP server (and WebSocket server for the long
-connection) on 127.0.0.1, each in its own thread, recording every request.
+"""A fake Feishu Open API: an aiohttp server (HTTP, and the WebSocket of the long
+connection) on 127.0.0.1, on its own event loop in its own thread, recording every
+request.
 
 The real lark-oapi client is pointed at it with `.domain(fake.base_url)`. Its token
 fetch is synchronous (`requests`), so the server must never share the test's event
@@ -21,16 +22,16 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
+from aiohttp import WSMsgType, web
 from Crypto.Cipher import AES
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
-from websockets.asyncio.server import Server, ServerConnection, serve
 
-from tests.fakes.http_server import FakeHTTPServer
+from tests.fakes.aiohttp_server import ThreadedAiohttpServer
 
+_RESPONSE = web.RequestKey("response", web.Response)
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
 BOT_INFO_PATH = "/open-apis/bot/v3/info"
@@ -101,7 +102,7 @@ class _Failure:
 
 
 @dataclass
-class FakeFeishu:
+class FakeFeishu(ThreadedAiohttpServer):
     """Feishu's Open API for one app. Start with `with FakeFeishu(...) as fake:`."""
 
     app_id: str
@@ -114,52 +115,35 @@ class FakeFeishu:
     _failures: list[_Failure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _server: FakeHTTPServer | None = None
-    _thread: threading.Thread | None = None
-    _ws: _FakeLongConnection | None = None
+    _ws: _FakeLongConnection = field(default_factory=lambda: _FakeLongConnection())
+
+    thread_name = "fake-feishu"
+
+    def __post_init__(self) -> None:
+        super().__init__()
 
     # --- lifecycle -------------------------------------------------------------------
 
     def __enter__(self) -> FakeFeishu:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            # Keep-alive and no Nagle delay between headers and body, as Feishu's servers.
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def do_GET(self) -> None:
-                fake._handle(self)
-
-            def do_POST(self) -> None:
-                fake._handle(self)
-
-            def do_PATCH(self) -> None:
-                fake._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._server = FakeHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        daemon=True, name="fake-feishu")
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._ws is not None:
-            self._ws.stop()
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self.stop()
+
+    def build_app(self) -> web.Application:
+        app = web.Application(client_max_size=4 << 20)
+        app.router.add_get("/ws", self._ws.session)
+        for method in ("GET", "POST", "PATCH"):
+            app.router.add_route(method, "/{tail:.*}", self._handle)
+        return app
+
+    async def on_stop(self) -> None:
+        await self._ws.close()
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.port}"
 
     # --- what arrived ----------------------------------------------------------------
 
@@ -202,85 +186,79 @@ class FakeFeishu:
 
     # --- the API ---------------------------------------------------------------------
 
-    def _respond(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any],
+    def _respond(self, request: web.Request, status: int, body: dict[str, Any],
                  headers: dict[str, str] | None = None) -> None:
-        raw = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json; charset=utf-8")
-        handler.send_header("Content-Length", str(len(raw)))
-        for name, value in (headers or {}).items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        handler.wfile.write(raw)
+        """Set the answer to `request` (subclasses hook here to watch answers)."""
+        request[_RESPONSE] = web.json_response(body, status=status, headers=headers)
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        parts = urlsplit(handler.path)
-        length = int(handler.headers.get("Content-Length") or 0)
-        body = handler.rfile.read(length) if length else b""
-        recorded = Recorded(method=handler.command, path=parts.path,
-                            query=parse_qs(parts.query),
-                            headers={k.lower(): v for k, v in handler.headers.items()},
-                            body=body, peer=handler.client_address[1])
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        path = request.rel_url.raw_path
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        recorded = Recorded(method=request.method, path=path,
+                            query=parse_qs(request.rel_url.raw_query_string),
+                            headers={k.lower(): v for k, v in request.headers.items()},
+                            body=body, peer=peer[1] if peer else 0)
         with self._lock:
             self.requests.append(recorded)
-            failure = next((f for f in self._failures if f.path_contains in parts.path), None)
+            failure = next((f for f in self._failures if f.path_contains in path), None)
             if failure is not None:
                 failure.times -= 1
                 if failure.times <= 0:
                     self._failures.remove(failure)
         if failure is not None:
-            self._respond(handler, failure.status, failure.body, failure.headers)
-            return
-        if parts.path == TOKEN_PATH:
-            self._token(handler, recorded)
-        elif parts.path == WS_ENDPOINT_PATH:
-            self._ws_endpoint(handler, recorded)
+            self._respond(request, failure.status, failure.body, failure.headers)
+        elif path == TOKEN_PATH:
+            self._token(request, recorded)
+        elif path == WS_ENDPOINT_PATH:
+            self._ws_endpoint(request, recorded)
         elif not self._authorised(recorded):
-            self._respond(handler, 400, {"code": 99991663, "msg": "Invalid access token"})
-        elif parts.path == BOT_INFO_PATH:
-            self._respond(handler, 200, {"code": 0, "msg": "ok", "bot": {
+            self._respond(request, 400, {"code": 99991663, "msg": "Invalid access token"})
+        elif path == BOT_INFO_PATH:
+            self._respond(request, 200, {"code": 0, "msg": "ok", "bot": {
                 "activate_status": 2, "app_name": self.bot_name, "avatar_url": "",
                 "ip_white_list": [], "open_id": self.bot_open_id}})
-        elif parts.path == MESSAGES_PATH or (parts.path.startswith(MESSAGES_PATH + "/")
-                                             and parts.path.endswith("/reply")):
-            self._message(handler, recorded)
+        elif path == MESSAGES_PATH or (path.startswith(MESSAGES_PATH + "/")
+                                       and path.endswith("/reply")):
+            self._message(request, recorded)
         else:
-            self._respond(handler, 404, {"code": 404, "msg": f"no route {parts.path}"})
+            self._respond(request, 404, {"code": 404, "msg": f"no route {path}"})
+        return request[_RESPONSE]
 
     def _authorised(self, recorded: Recorded) -> bool:
         header = recorded.headers.get("authorization", "")
         with self._lock:
             return header.startswith("Bearer ") and header[7:] in self.tokens
 
-    def _token(self, handler: BaseHTTPRequestHandler, recorded: Recorded) -> None:
+    def _token(self, request: web.Request, recorded: Recorded) -> None:
         asked = recorded.json()
         if asked.get("app_id") != self.app_id or asked.get("app_secret") != self.app_secret:
-            self._respond(handler, 400, {"code": 10014, "msg": "app secret invalid"})
+            self._respond(request, 400, {"code": 10014, "msg": "app secret invalid"})
             return
         token = f"t-{uuid.uuid4().hex}"
         with self._lock:
             self.tokens.append(token)
-        self._respond(handler, 200, {"code": 0, "msg": "ok", "tenant_access_token": token,
+        self._respond(request, 200, {"code": 0, "msg": "ok", "tenant_access_token": token,
                                      "expire": 7200})
 
-    def _message(self, handler: BaseHTTPRequestHandler, recorded: Recorded) -> None:
+    def _message(self, request: web.Request, recorded: Recorded) -> None:
         body = recorded.json()
         if body.get("msg_type") != "interactive" or not isinstance(body.get("content"), str):
-            self._respond(handler, 400, {"code": 230001, "msg": "invalid message content"})
+            self._respond(request, 400, {"code": 230001, "msg": "invalid message content"})
             return
         if len(recorded.body) > 30 * 1024:
-            self._respond(handler, 400, {"code": 230025, "msg": "The length of the message "
+            self._respond(request, 400, {"code": 230025, "msg": "The length of the message "
                                          "content reaches its limit"})
             return
         card = json.loads(body["content"])
         if card.get("schema") != "2.0":
-            self._respond(handler, 400, {"code": 200621, "msg": "card schema"})
+            self._respond(request, 400, {"code": 200621, "msg": "card schema"})
             return
         with self._lock:
             self.accepted.append(recorded)
         message_id = f"om_fake_{next(self._ids)}"
         chat_id = body.get("receive_id", "oc_reply_chat")
-        self._respond(handler, 200, {"code": 0, "msg": "success", "data": {
+        self._respond(request, 200, {"code": 0, "msg": "success", "data": {
             "message_id": message_id, "chat_id": chat_id, "msg_type": "interactive",
             "create_time": str(int(time.time() * 1000)), "deleted": False, "updated": False,
             "sender": {"id": self.app_id, "id_type": "app_id", "sender_type": "app"},
@@ -288,71 +266,63 @@ class FakeFeishu:
 
     # --- the long connection ---------------------------------------------------------
 
-    def _ws_endpoint(self, handler: BaseHTTPRequestHandler, recorded: Recorded) -> None:
+    def _ws_endpoint(self, request: web.Request, recorded: Recorded) -> None:
         asked = recorded.json()
         if asked.get("AppID") != self.app_id or asked.get("AppSecret") != self.app_secret:
-            self._respond(handler, 200, {"code": 1000040351, "msg": "invalid credentials"})
+            self._respond(request, 200, {"code": 1000040351, "msg": "invalid credentials"})
             return
-        if self._ws is None:
-            self._ws = _FakeLongConnection()
-            self._ws.start()
-        self._respond(handler, 200, {"code": 0, "msg": "ok", "data": {
-            "URL": f"{self._ws.url}?device_id=fake-device&service_id={SERVICE_ID}",
+        self._respond(request, 200, {"code": 0, "msg": "ok", "data": {
+            "URL": f"ws://127.0.0.1:{self.port}/ws?device_id=fake-device"
+                   f"&service_id={SERVICE_ID}",
             "ClientConfig": {"ReconnectCount": 0, "ReconnectInterval": 1,
                              "ReconnectNonce": 0, "PingInterval": 120}}})
 
     def push_event(self, event: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
         """Deliver `event` over the long connection; returns the client's answer."""
         deadline = time.monotonic() + timeout
-        while self._ws is None or not self._ws.connected():
+        while not self._ws.connected():
             if time.monotonic() > deadline:
                 raise AssertionError("no long connection was opened")
             time.sleep(0.01)
-        return self._ws.push(event, timeout)
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(self._ws.push(event),
+                                                self._loop).result(timeout)
 
 
 class _FakeLongConnection:
-    """The WebSocket side: protobuf frames as Feishu's gateway sends them."""
+    """The WebSocket side, on the fake's app: protobuf frames as Feishu's gateway sends
+    them."""
 
     def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
-                                        name="fake-feishu-ws")
-        self._server: Server | None = None
-        self._connection: ServerConnection | None = None
+        self._connection: web.WebSocketResponse | None = None  # the latest
+        self._open: list[web.WebSocketResponse] = []
         self._answers: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._seq = itertools.count(1)
-        self.url = ""
 
-    def start(self) -> None:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(5)
-
-    async def _serve(self) -> None:
-        self._server = await serve(self._session, "127.0.0.1", 0)
-        host, port = next(iter(self._server.sockets)).getsockname()[:2]
-        self.url = f"ws://{host}:{port}/ws"
-
-    async def _session(self, connection: ServerConnection) -> None:
+    async def session(self, request: web.Request) -> web.WebSocketResponse:
+        connection = web.WebSocketResponse()
+        await connection.prepare(request)
         self._connection = connection
-        async for message in connection:
-            if not isinstance(message, bytes):
-                continue
-            frame = Frame()
-            frame.ParseFromString(message)
-            headers = {h.key: h.value for h in frame.headers}
-            if frame.method == 1 and headers.get("message_id") in self._answers:
-                answer = self._answers.pop(headers["message_id"])
-                if not answer.done():
-                    answer.set_result(json.loads(frame.payload))
+        self._open.append(connection)
+        try:
+            async for message in connection:
+                if message.type != WSMsgType.BINARY:
+                    continue
+                frame = Frame()
+                frame.ParseFromString(message.data)
+                headers = {h.key: h.value for h in frame.headers}
+                if frame.method == 1 and headers.get("message_id") in self._answers:
+                    answer = self._answers.pop(headers["message_id"])
+                    if not answer.done():
+                        answer.set_result(json.loads(frame.payload))
+        finally:
+            self._open.remove(connection)
+        return connection
 
     def connected(self) -> bool:
         return self._connection is not None
 
-    def push(self, event: dict[str, Any], timeout: float) -> dict[str, Any]:
-        return asyncio.run_coroutine_threadsafe(self._push(event), self._loop).result(timeout)
-
-    async def _push(self, event: dict[str, Any]) -> dict[str, Any]:
+    async def push(self, event: dict[str, Any]) -> dict[str, Any]:
         assert self._connection is not None
         message_id = f"ws-msg-{next(self._seq)}"
         frame = Frame()
@@ -365,23 +335,14 @@ class _FakeLongConnection:
             header = frame.headers.add()
             header.key, header.value = key, value
         frame.payload = json.dumps(event).encode()
-        answer: asyncio.Future[dict[str, Any]] = self._loop.create_future()
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._answers[message_id] = answer
-        await self._connection.send(frame.SerializeToString())
+        await self._connection.send_bytes(frame.SerializeToString())
         return await answer
 
-    def stop(self) -> None:
-        async def close() -> None:
-            if self._server is not None:
-                self._server.close()
-                await self._server.wait_closed()
-
-        if self._loop.is_running():
-            asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=5)
-        if not self._thread.is_alive():
-            self._loop.close()
+    async def close(self) -> None:
+        for connection in list(self._open):
+            await connection.close()
 
 
 # --- the inbound side, as Feishu signs and encrypts it ----------------------------------

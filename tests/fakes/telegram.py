@@ -1,4 +1,4 @@
-"""A fake Telegram Bot API: a real HTTP server on 127.0.0.1:0 in its own thread.
+"""A fake Telegram Bot API: an aiohttp server on 127.0.0.1:0 on its own loop and thread.
 
 It speaks the subset prdigest uses (getMe, sendMessage, setWebhook, deleteWebhook,
 getUpdates, setMyCommands), records every request with its decoded form fields, and
@@ -9,6 +9,7 @@ Failures can be scripted per method (`fail_next`), e.g. a 429 with `retry_after`
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -16,11 +17,12 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
-from tests.fakes.http_server import FakeHTTPServer
+from aiohttp import web
+
+from tests.fakes.aiohttp_server import ThreadedAiohttpServer
 
 MAX_TEXT_LENGTH = 4096
 TOKEN = "123456:TEST-token_AbCdEf"
@@ -142,36 +144,35 @@ class _State:
     next_message_id: int = 1000
 
 
-class FakeTelegram:
+class FakeTelegram(ThreadedAiohttpServer):
     """`with FakeTelegram() as tg:` then `Application.builder().base_url(tg.base_url)`."""
+
+    thread_name = "fake-telegram"
 
     def __init__(self, token: str = TOKEN, *, bot_id: int = 777000111,
                  username: str = "prdigest_bot", long_poll_seconds: float = 0.2) -> None:
+        super().__init__()
         self.token = token
         self.bot_id = bot_id
         self.username = username
         self.long_poll_seconds = long_poll_seconds
         self._state = _State()
         self._changed = threading.Condition()
-        self._server = FakeHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        name="fake-telegram")
 
     # --- lifecycle -----------------------------------------------------------------
 
     def __enter__(self) -> FakeTelegram:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self.stop()
 
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+    def build_app(self) -> web.Application:
+        app = web.Application(client_max_size=4 << 20)
+        for method in ("GET", "POST"):
+            app.router.add_route(method, "/{tail:.*}", self._handle)
+        return app
 
     @property
     def base_url(self) -> str:
@@ -342,61 +343,41 @@ class FakeTelegram:
             batch = self._state.updates[:limit]
         return 200, {"ok": True, "result": batch}
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        path = request.rel_url.raw_path
+        match = re.fullmatch(r"/bot([^/]*)/([A-Za-z]+)", path)
+        if match is None:
+            return _json(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+        fields = dict(parse_qsl(request.rel_url.raw_query_string))
+        content_type = request.headers.get("Content-Type", "")
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            fields.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+        elif content_type.startswith("application/json") and body:
+            fields.update({k: v if isinstance(v, str) else json.dumps(v)
+                           for k, v in json.loads(body).items()})
+        recorded = RecordedRequest(
+            method=match[2], path=path, token=match[1],
+            headers={k.lower(): v for k, v in request.headers.items()},
+            fields=fields, body=body,
+        )
+        with self._changed:
+            self._state.requests.append(recorded)
+        if recorded.method == "getUpdates":
+            # The long poll waits on `_changed`: off the loop, so other calls go on.
+            status, answer = await asyncio.get_running_loop().run_in_executor(
+                None, self._answer, recorded)
+        else:
+            status, answer = self._answer(recorded)
+        with self._changed:
+            recorded.status = status
+            self._changed.notify_all()
+        return _json(status, answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out as two writes: without TCP_NODELAY the body waits
-            # for the client's delayed ACK (~40 ms), which no real Bot API does.
-            disable_nagle_algorithm = True
 
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self._serve()
-
-            def do_POST(self) -> None:
-                self._serve()
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                path = urlsplit(self.path).path
-                match = re.fullmatch(r"/bot([^/]*)/([A-Za-z]+)", path)
-                if match is None:
-                    self._send(404, {"ok": False, "error_code": 404, "description": "Not Found"})
-                    return
-                fields = dict(parse_qsl(urlsplit(self.path).query))
-                content_type = self.headers.get("Content-Type", "")
-                if content_type.startswith("application/x-www-form-urlencoded"):
-                    fields.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-                elif content_type.startswith("application/json") and body:
-                    fields.update({k: v if isinstance(v, str) else json.dumps(v)
-                                   for k, v in json.loads(body).items()})
-                recorded = RecordedRequest(
-                    method=match[2], path=path, token=match[1],
-                    headers={k.lower(): v for k, v in self.headers.items()},
-                    fields=fields, body=body,
-                )
-                with fake._changed:
-                    fake._state.requests.append(recorded)
-                status, answer = fake._answer(recorded)
-                with fake._changed:
-                    recorded.status = status
-                    fake._changed.notify_all()
-                self._send(status, answer)
-
-            def _send(self, status: int, answer: dict[str, Any]) -> None:
-                payload = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        return Handler
+def _json(status: int, answer: dict[str, Any]) -> web.Response:
+    return web.Response(status=status, body=json.dumps(answer).encode(),
+                        content_type="application/json")
 
 
 def _bad(description: str) -> tuple[int, dict[str, Any]]:
