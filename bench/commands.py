@@ -3,7 +3,8 @@
 The whole server (`bot.server.create_app`: the Slack, Telegram and Feishu adapters'
 routes, the command handler, Redis dedupe and the Redis cache) runs under uvicorn in a
 child process on 127.0.0.1:<free port>, so it shares no interpreter lock with the load;
-the fake Slack, Telegram and Feishu servers and the httpx client run in this process.
+the fake Slack, Telegram and Feishu servers and the httpx client run in this process, on
+one event loop (no thread handoff per reply).
 Every request is signed as its platform signs it - a Slack v0 HMAC slash command whose
 `response_url` points at the fake, a Telegram update with its secret-token header, a
 Feishu encrypted and signed `im.message.receive_v1` event - and carries ids of its own,
@@ -129,7 +130,8 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
     source = CachedSource(SnapshotUpstream(EXAMPLES / "snapshot.json"), cache, config,
                           on_held_lookup=metrics.held_pull_lookup)
     app = create_app(
-        config, redis_url=redis_url, source=source, metrics=metrics, background=False,
+        config, freeze_heap=True, redis_url=redis_url, source=source, metrics=metrics,
+        background=False,
         adapter_overrides={"slack": {"api_url": slack_api},
                            "telegram": {"api_url": telegram_api},
                            "feishu": {"domain": feishu_domain}},
@@ -187,10 +189,11 @@ def _exit_quietly(signum: int, frame: object) -> None:
 
 
 class Arrivals:
-    """Reply arrival times by request key, from the fakes' threads into the client loop.
+    """Reply arrival times by request key, from the fakes into the client.
 
-    The time is taken in the fake's thread the moment it has accepted the reply, so
-    the client loop's scheduling does not add to the round trip.
+    The time is taken the moment a fake has accepted the reply, so the client's
+    scheduling does not add to the round trip. The fakes are served by the client's own
+    loop (nothing in this process blocks it), so no reply costs a thread handoff.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -216,7 +219,14 @@ class Arrivals:
             if future is None:
                 self.unexpected += 1
                 return
-        self.loop.call_soon_threadsafe(_resolve, future, at)
+        try:
+            here = asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            here = False
+        if here:
+            _resolve(future, at)
+        else:
+            self.loop.call_soon_threadsafe(_resolve, future, at)
 
 
 def _resolve(future: asyncio.Future[float], at: float) -> None:
@@ -590,39 +600,45 @@ async def measure(args: argparse.Namespace, redis_url: str, log: Path) -> int:
     levels = parse_levels(args.requests)
     platforms = [p for p in args.platforms.split(",") if p]
     numbers = pull_numbers()
-    with ExitStack() as stack:
-        slack = stack.enter_context(BenchSlack(arrivals, bot_token=keys.slack_bot_token))
-        telegram = stack.enter_context(BenchTelegram(arrivals, keys.telegram_token))
+    async with AsyncExitStack() as stack:
+        # The fakes run in this loop; the server child is started and stopped from a
+        # worker thread, since both wait on it while it talks to the fakes.
+        slack = await stack.enter_async_context(
+            BenchSlack(arrivals, bot_token=keys.slack_bot_token).running_here())
+        telegram = await stack.enter_async_context(
+            BenchTelegram(arrivals, keys.telegram_token).running_here())
         feishu_fake = BenchFeishu(app_id=keys.feishu_app_id, app_secret=keys.feishu_app_secret)
         feishu_fake.arrivals = arrivals
-        feishu = stack.enter_context(feishu_fake)
-        port, pid = stack.enter_context(app_server(redis_url, slack, telegram, feishu, keys, log,
-                                                   args.profile))
+        feishu = await stack.enter_async_context(feishu_fake.running_here())
+        server = ExitStack()
+        port, pid = await asyncio.to_thread(
+            server.enter_context,
+            app_server(redis_url, slack, telegram, feishu, keys, log, args.profile))
+        stack.push_async_callback(asyncio.to_thread, server.close)
         traffic: dict[str, Traffic] = {
             "slack": SlackTraffic(slack, keys),
             "telegram": TelegramTraffic(telegram, keys),
             "feishu": FeishuTraffic(feishu, keys),
         }
         traffic["echo"] = EchoTraffic(traffic["slack"].request(0, numbers[0]))
-        async with AsyncExitStack() as clients:
-            pool = [await clients.enter_async_context(
-                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", trust_env=False,
-                                  timeout=30.0))
-                for _ in range(max(c for c, _ in levels))]
-            client = pool[0]
-            runner = Runner(pool, arrivals, pid)
-            print(f"server pid {pid} on 127.0.0.1:{port}; PRs #{numbers[0]}..#{numbers[-1]} "
-                  f"({len(numbers)}) asked in turn; warming up ...", flush=True)
-            await warm_up(runner, [traffic[p] for p in (*platforms, "echo")], numbers)
-            before = scrape((await client.get("/metrics")).text)
-            results: list[Level] = []
-            for name in ("echo", *platforms):
-                for concurrency, total in levels:
-                    level = await runner.level(traffic[name], numbers, concurrency, total)
-                    results.append(level)
-                    print(f"  {name:<8} c={concurrency:<3} {level.ok} ok in "
-                          f"{level.wall:.1f} s", flush=True)
-            after = scrape((await client.get("/metrics")).text)
+        pool = [await stack.enter_async_context(
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", trust_env=False,
+                              timeout=30.0))
+            for _ in range(max(c for c, _ in levels))]
+        client = pool[0]
+        runner = Runner(pool, arrivals, pid)
+        print(f"server pid {pid} on 127.0.0.1:{port}; PRs #{numbers[0]}..#{numbers[-1]} "
+              f"({len(numbers)}) asked in turn; warming up ...", flush=True)
+        await warm_up(runner, [traffic[p] for p in (*platforms, "echo")], numbers)
+        before = scrape((await client.get("/metrics")).text)
+        results: list[Level] = []
+        for name in ("echo", *platforms):
+            for concurrency, total in levels:
+                level = await runner.level(traffic[name], numbers, concurrency, total)
+                results.append(level)
+                print(f"  {name:<8} c={concurrency:<3} {level.ok} ok in "
+                      f"{level.wall:.1f} s", flush=True)
+        after = scrape((await client.get("/metrics")).text)
         replies = last_replies(slack, telegram, feishu)
     return report(results, platforms, before, after, arrivals, log, replies)
 

@@ -400,7 +400,7 @@ def serve(
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        server_app = create_app(settings, **options)
+        server_app = create_app(settings, freeze_heap=True, **options)
     except ValueError as exc:
         # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
         raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import inspect
 import json
 import logging
@@ -733,13 +734,23 @@ async def report_page(request: Request) -> Response:
 # --- the app --------------------------------------------------------------------------------
 
 
-def create_app(config: Config, **options: Any) -> Starlette:
-    """The whole service as one Starlette app; `options` go to `build_services`."""
+def create_app(config: Config, *, freeze_heap: bool = False, **options: Any) -> Starlette:
+    """The whole service as one Starlette app; `options` go to `build_services`.
+    `freeze_heap`: see `freeze_startup_heap` (for a long-running server process)."""
     services = build_services(config, **options)
-    return app_for(services)
+    return app_for(services, freeze_heap=freeze_heap)
 
 
-def app_for(services: Services) -> Starlette:
+def freeze_startup_heap() -> None:
+    """Everything alive once the service has started - modules, the SDKs' tables,
+    templates, config - lives as long as the process. Moved out of the cyclic
+    collector's sight, its full collections no longer walk some 400,000 objects: each
+    took about 0.3 s during which no request was answered."""
+    gc.collect()
+    gc.freeze()
+
+
+def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
     """The Starlette app around ready services (the lifespan starts and stops them)."""
     routes: list[BaseRoute] = []
     for adapter in services.adapters.values():
@@ -755,6 +766,8 @@ def app_for(services: Services) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await services.start()
+        if freeze_heap:
+            freeze_startup_heap()
         try:
             yield
         finally:

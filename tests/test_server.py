@@ -4,6 +4,7 @@ routes mounted from the adapters, the lifespan, and `prdigest serve` itself."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import re
@@ -264,6 +265,23 @@ async def test_lifespan_starts_and_closes_every_adapter() -> None:
     assert health["status"] == "ok"
 
 
+async def test_a_server_process_freezes_its_startup_heap() -> None:
+    """`prdigest serve` takes what startup left alive out of the collector's full
+    passes (about 0.3 s each with the SDKs loaded); apps in tests leave the heap be."""
+    gc.unfreeze()
+    app = create_app(example_config(), source=SnapshotSource(example_snapshot()),
+                     adapters=recording_adapters(), background=False)
+    async with serving(app):
+        assert gc.get_freeze_count() == 0
+    app = create_app(example_config(), source=SnapshotSource(example_snapshot()),
+                     adapters=recording_adapters(), background=False, freeze_heap=True)
+    try:
+        async with serving(app):
+            assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()
+
+
 async def test_background_work_starts_with_the_app_and_stops_with_it(redis_url: str) -> None:
     app = create_app(example_config(), redis_url=redis_url,
                      source=SnapshotSource(example_snapshot()), adapters=recording_adapters(),
@@ -303,6 +321,23 @@ def test_serve_names_the_bad_config_field_and_exits_2(
     assert code == 2
     assert field in err
     assert err.startswith("prdigest: error: ") and "Traceback" not in err + out
+
+
+def test_serve_runs_the_app_with_its_startup_heap_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import uvicorn
+
+    import bot.server
+
+    built: list[dict[str, Any]] = []
+    ran: list[object] = []
+    monkeypatch.setattr(bot.server, "create_app",
+                        lambda config, **options: built.append(options) or "app")
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: ran.append(app))
+    code, _, err = invoke("serve", "--config", str(CONFIG_PATH), "--port", "8099")
+    assert (code, err) == (0, "")
+    assert ran == ["app"] and built[0]["freeze_heap"] is True
 
 
 def test_serve_without_a_config_file_exits_2(tmp_path: Path) -> None:

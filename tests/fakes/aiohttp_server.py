@@ -1,13 +1,17 @@
 """An aiohttp app on 127.0.0.1:0, served by its own event loop in its own thread.
 
 Fakes run apart from the test's loop: several SDK paths block, and a fake on the same
-loop would deadlock against them.
+loop would deadlock against them. A caller that never blocks its loop (a load
+generator) may serve a fake in that loop instead (`running_here`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import AsyncIterator
+from typing import Self
 
 from aiohttp import web
 
@@ -34,6 +38,28 @@ class ThreadedAiohttpServer:
 
     async def on_stop(self) -> None:
         """Before the app is cleaned up (e.g. close WebSockets, sessions)."""
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @contextlib.asynccontextmanager
+    async def running_here(self) -> AsyncIterator[Self]:
+        """Served by the caller's running loop rather than a thread of its own: no
+        thread handoff per request (helpers that hop to the fake's loop from another
+        thread, like pushing events, are then not for use from this loop)."""
+        self._loop = asyncio.get_running_loop()
+        await self._serve()
+        try:
+            yield self
+        finally:
+            await self.on_stop()
+            if self._runner is not None:
+                await self._runner.cleanup()
+            self._loop = None
 
     def start(self) -> None:
         ready = threading.Event()

@@ -124,13 +124,6 @@ class FakeFeishu(ThreadedAiohttpServer):
 
     # --- lifecycle -------------------------------------------------------------------
 
-    def __enter__(self) -> FakeFeishu:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def build_app(self) -> web.Application:
         app = web.Application(client_max_size=4 << 20)
         app.router.add_get("/ws", self._ws.session)

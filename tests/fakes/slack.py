@@ -191,13 +191,6 @@ class FakeSlack(ThreadedAiohttpServer):
 
     # --- lifecycle ----------------------------------------------------------------
 
-    def __enter__(self) -> FakeSlack:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def build_app(self) -> web.Application:
         app = web.Application(client_max_size=4 << 20)
         app.router.add_route("*", "/api/{method}", self._api)

@@ -161,13 +161,6 @@ class FakeTelegram(ThreadedAiohttpServer):
 
     # --- lifecycle -----------------------------------------------------------------
 
-    def __enter__(self) -> FakeTelegram:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def build_app(self) -> web.Application:
         app = web.Application(client_max_size=4 << 20)
         for method in ("GET", "POST"):

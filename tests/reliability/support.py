@@ -535,10 +535,6 @@ class HoldingProxy(ThreadedAiohttpServer):
         """The upstream base URL with this proxy's origin."""
         return f"http://127.0.0.1:{self.port}{self.upstream_path}"
 
-    def __enter__(self) -> HoldingProxy:
-        self.start()
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self.release()
         self.stop()
