@@ -162,21 +162,27 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
                 await task
                 raise SystemExit("the server stopped during startup")
             await asyncio.sleep(0.01)
-        print(f"{READY} {listener.getsockname()[1]}", flush=True)
+        loop = type(asyncio.get_running_loop())
+        print(f"{READY} {listener.getsockname()[1]} {loop.__module__}.{loop.__qualname__}",
+              flush=True)
         await task
 
     # uvicorn shuts down gracefully on SIGTERM, then raises it again for the previous
     # handler: this one ends the process quietly (and lets the profile be written).
     signal.signal(signal.SIGTERM, _exit_quietly)
+    # The loop `uvicorn.run` (and so `prdigest serve`) would pick: uvloop when installed.
+    loop_factory = server.config.get_loop_factory()
     if profile is None:
-        asyncio.run(run())
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(run())
         return
     import cProfile
 
     profiler = cProfile.Profile()
     profiler.enable()
     try:
-        asyncio.run(run())
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(run())
     finally:
         profiler.disable()
         profiler.dump_stats(profile)
@@ -525,9 +531,10 @@ class Runner:
 @contextmanager
 def app_server(redis_url: str, slack: FakeSlack, telegram: FakeTelegram, feishu: FakeFeishu,
                keys: Secrets, log: Path, profile: str | None = None
-               ) -> Iterator[tuple[int, int]]:
-    """The server in a child process; yields (port, pid). Stopped with SIGTERM, which
-    uvicorn turns into a graceful shutdown (the lifespan closes the adapters)."""
+               ) -> Iterator[tuple[int, int, str]]:
+    """The server in a child process; yields (port, pid, the class of its event loop).
+    Stopped with SIGTERM, which uvicorn turns into a graceful shutdown (the lifespan
+    closes the adapters)."""
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
     env.update(keys.environment())
     env.update({"NO_PROXY": "127.0.0.1,localhost", "PTB_TIMEDELTA": "true",
@@ -541,8 +548,8 @@ def app_server(redis_url: str, slack: FakeSlack, telegram: FakeTelegram, feishu:
         child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                  stderr=errors, text=True)
     try:
-        port = _wait_ready(child, log)
-        yield port, child.pid
+        port, loop = _wait_ready(child, log)
+        yield port, child.pid, loop
     finally:
         child.terminate()
         try:
@@ -552,7 +559,9 @@ def app_server(redis_url: str, slack: FakeSlack, telegram: FakeTelegram, feishu:
             child.wait()
 
 
-def _wait_ready(child: subprocess.Popen[str], log: Path, timeout: float = 60.0) -> int:
+def _wait_ready(child: subprocess.Popen[str], log: Path, timeout: float = 60.0
+                ) -> tuple[int, str]:
+    """The child's port and the class of the event loop it runs."""
     assert child.stdout is not None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -560,7 +569,8 @@ def _wait_ready(child: subprocess.Popen[str], log: Path, timeout: float = 60.0) 
         if ready:
             line = child.stdout.readline()
             if line.startswith(READY):
-                return int(line.split()[1])
+                _, port, loop = line.split()
+                return int(port), loop
             if not line and child.poll() is not None:
                 break
     raise RuntimeError(f"the server did not start; its log:\n{log.read_text()[-3000:]}")
@@ -612,7 +622,7 @@ async def measure(args: argparse.Namespace, redis_url: str, log: Path) -> int:
         feishu_fake.arrivals = arrivals
         feishu = await stack.enter_async_context(feishu_fake.running_here())
         server = ExitStack()
-        port, pid = await asyncio.to_thread(
+        port, pid, server_loop = await asyncio.to_thread(
             server.enter_context,
             app_server(redis_url, slack, telegram, feishu, keys, log, args.profile))
         stack.push_async_callback(asyncio.to_thread, server.close)
@@ -628,8 +638,9 @@ async def measure(args: argparse.Namespace, redis_url: str, log: Path) -> int:
             for _ in range(max(c for c, _ in levels))]
         client = pool[0]
         runner = Runner(pool, arrivals, pid)
-        print(f"server pid {pid} on 127.0.0.1:{port}; PRs #{numbers[0]}..#{numbers[-1]} "
-              f"({len(numbers)}) asked in turn; warming up ...", flush=True)
+        print(f"server pid {pid} on 127.0.0.1:{port} ({server_loop}); "
+              f"PRs #{numbers[0]}..#{numbers[-1]} ({len(numbers)}) asked in turn; "
+              "warming up ...", flush=True)
         await warm_up(runner, [traffic[p] for p in (*platforms, "echo")], numbers)
         # This process holds the SDKs the fakes use: a full collection here would stall
         # the client and fakes ~0.3 s and be counted against the server.
