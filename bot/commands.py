@@ -12,6 +12,7 @@ worker thread and the event loop of the server stays free.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from collections import Counter
@@ -27,7 +28,7 @@ from bot.engine.classify import parse_title
 from bot.errors import SourceError, WeekError
 from bot.grammar import MAX_PULL_NUMBER
 from bot.i18n import translator
-from bot.models import Command, PullRequest, Reply, Snapshot
+from bot.models import Command, Lang, PullAnswer, PullRequest, Reply, Snapshot
 from bot.source import HeldPulls, SnapshotSource, Source, WeekData
 from bot.week import current_week, parse_week, resolve_week, shift_week
 
@@ -38,6 +39,8 @@ _R = TypeVar("_R")
 
 # How many weeks of titles are read to find the modules a channel can subscribe to.
 RECENT_WEEKS = 4
+# PR answers kept per handler (a few kilobytes each).
+ANSWERS_KEPT = 1024
 # Echoed user text and numbers are cut, so an error reply stays one short line.
 ECHO_LIMIT = 80
 # GitHub opened in 2008; a week before that has no PRs to show.
@@ -118,6 +121,8 @@ class CommandHandler:
         self.subscriptions = subscriptions
         self.now = now
         self.recent_weeks = recent_weeks
+        # A PR is frozen data: the same version asked about again gets the same answer.
+        self._answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer_pull)
 
     async def handle(
         self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
@@ -189,14 +194,14 @@ class CommandHandler:
             pull = await self._call_source(command, self.source.fetch_pull, repo, number)
         if pull is None:
             return self._error(command, "pull-not-found", number=str(number), repository=repo)
-        answer = answer_pull(
-            pull,
-            repository=repo,
-            repo_config=self.config.repo(repo),
-            lang=command.lang,
-            reviews_recorded=self._reviews_recorded(pull),
-        )
+        answer = self._answer(pull, repo, command.lang, self._reviews_recorded(pull))
         return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
+
+    def _answer_pull(self, pull: PullRequest, repo: str, lang: Lang,
+                     reviews_recorded: bool) -> PullAnswer:
+        """The engine's answer; kept per PR version (`_answer`), as the config is fixed."""
+        return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
+                           lang=lang, reviews_recorded=reviews_recorded)
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:
         """A PR the source holds in memory; a failure here only means asking it properly."""

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import msgspec
 import pytest
 
 from bot.commands import ERROR_KEYS, CommandHandler
@@ -179,6 +180,34 @@ async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
     reply = await ask(handler, "summary 6974")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 6974
     assert source.threads and threading.get_ident() not in source.threads
+
+
+async def test_the_same_pr_version_is_answered_once_per_language(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import bot.commands
+
+    calls: list[tuple[int, str]] = []
+    real = bot.commands.answer_pull
+
+    def counting(pull: PullRequest, **options: Any) -> Any:
+        calls.append((pull.number, options["lang"]))
+        return real(pull, **options)
+
+    monkeypatch.setattr(bot.commands, "answer_pull", counting)
+    source = RecordingSource(SNAPSHOT)
+    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    first = await ask(handler, "risks 7035")
+    assert await ask(handler, "summary 7035") == Reply(
+        kind="pull", lang="en", pull=first.pull, mode="summary")
+    await ask(handler, "#7035 有什么风险")
+    assert calls == [(7035, "en"), (7035, "zh")]
+    # a new version of the PR (GitHub changed it) is a new answer
+    changed = msgspec.structs.replace(SNAPSHOT.pulls[0], title="[ci] chore: renamed")
+    source._by_number[7035] = changed
+    renamed = await ask(handler, "risks 7035")
+    assert renamed.pull is not None and "renamed" in renamed.pull.title
+    assert calls[-1] == (7035, "en") and len(calls) == 3
 
 
 async def test_a_failing_memory_lookup_falls_back_to_the_source(
