@@ -8,7 +8,7 @@ one event loop (no thread handoff per reply).
 Every request is signed as its platform signs it - a Slack v0 HMAC slash command whose
 `response_url` points at the fake, a Telegram update with its secret-token header, a
 Feishu encrypted and signed `im.message.receive_v1` event - and carries ids of its own,
-so dedupe never swallows it. A round trip runs from sending the webhook request to the
+so dedupe never swallows it; a level's requests are signed before its clock starts. A round trip runs from sending the webhook request to the
 moment the fake platform receives the reply to that request (the fakes report each
 reply as it arrives; nothing is polled).
 
@@ -461,11 +461,14 @@ class Runner:
         self.app_pid = app_pid
         self.ids = itertools.count(1)
 
-    async def exchange(self, traffic: Traffic, number: int, client: httpx.AsyncClient | None = None
-                       ) -> Sample | str:
+    def prepare(self, traffic: Traffic, number: int) -> Outbound:
+        """A request, signed (and for Feishu encrypted) as its platform would send it."""
+        return traffic.request(next(self.ids), number)
+
+    async def exchange(self, traffic: Traffic, outbound: Outbound,
+                       client: httpx.AsyncClient | None = None) -> Sample | str:
         """One request; its sample, or why it failed."""
         client = client or self.clients[0]
-        outbound = traffic.request(next(self.ids), number)
         waiter = self.arrivals.expect(outbound.key) if outbound.key else None
         start = time.perf_counter()
         try:
@@ -493,14 +496,17 @@ class Runner:
 
     async def level(self, traffic: Traffic, numbers: Sequence[int], concurrency: int,
                     total: int) -> Level:
-        """`total` requests, `concurrency` of them in flight at any time."""
+        """`total` requests, `concurrency` of them in flight at any time. The requests
+        are signed before the clock starts, as a platform's sender has its own CPUs."""
         samples: list[Sample] = []
         errors: Counter[str] = Counter()
         sent = itertools.count()
+        outbounds = [self.prepare(traffic, numbers[index % len(numbers)])
+                     for index in range(total)]
 
         async def worker(client: httpx.AsyncClient) -> None:
             while (index := next(sent)) < total:
-                result = await self.exchange(traffic, numbers[index % len(numbers)], client)
+                result = await self.exchange(traffic, outbounds[index], client)
                 if isinstance(result, Sample):
                     samples.append(result)
                 else:
@@ -684,7 +690,7 @@ async def warm_up(runner: Runner, traffic: Sequence[Traffic], numbers: Sequence[
     clients, fetches tokens and bot identities), then a short concurrent burst each."""
     for each in traffic:
         for number in numbers:
-            result = await runner.exchange(each, number)
+            result = await runner.exchange(each, runner.prepare(each, number))
             if not isinstance(result, Sample):
                 raise RuntimeError(f"warm-up: {each.name} #{number}: {result}")
         burst = await runner.level(each, numbers, len(runner.clients),
