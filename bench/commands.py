@@ -8,9 +8,10 @@ one event loop (no thread handoff per reply).
 Every request is signed as its platform signs it - a Slack v0 HMAC slash command whose
 `response_url` points at the fake, a Telegram update with its secret-token header, a
 Feishu encrypted and signed `im.message.receive_v1` event - and carries ids of its own,
-so dedupe never swallows it; a level's requests are signed before its clock starts. A round trip runs from sending the webhook request to the
-moment the fake platform receives the reply to that request (the fakes report each
-reply as it arrives; nothing is polled).
+so dedupe never swallows it; a level's requests are signed before its clock starts.
+A round trip runs from sending the webhook request to the moment the fake platform
+receives the reply to that request (the fakes report each reply as it arrives; nothing
+is polled).
 
 PR data: examples/snapshot.json as the upstream behind the real Redis cache
 (`CachedSource`, with its in-process tier of fresh PRs in front of Redis), warmed before

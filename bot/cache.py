@@ -12,10 +12,10 @@ old entries):
 - `digest:{key}` - finished digests, as their caller encoded them.
 
 In front of Redis, each process keeps the PRs it served most recently while they are
-fresh (`CachedSource.held_pull`): a chat question about a PR asked again within the
-current-week TTL is answered from memory, without a thread hop or a Redis round trip.
-The pointer in Redis is only rewritten once it is no longer fresh, so the memory copy
-says what Redis says for as long as it is used.
+fresh, for at most a minute (`CachedSource.held_pull`): a chat question about a PR
+asked again is answered from memory, without a thread hop or a Redis round trip. A PR
+GitHub reports changed (`forget_pull`, on a merge event) is dropped here and its
+pointer in Redis, so other replicas fetch it again once their minute is up.
 
 A fresh week is served without asking GitHub. A week that is no longer fresh is
 refreshed by asking only what changed since its last fetch (see
@@ -51,8 +51,11 @@ KEY_PREFIX = "prdigest:v1"
 # A week counts as current until an hour after it ends: late merges and search-index
 # lag still reach it before it is frozen for the long TTL.
 SETTLE = timedelta(hours=1)
-# PRs held in memory per process (a PR is a few kilobytes decoded).
+# PRs held in memory per process (a PR is a few kilobytes decoded), each for at most
+# this long: a PR another replica learns has changed (a merge event drops its pointer in
+# Redis) is seen here within that time.
 HELD_PULLS = 2048
+HELD_SECONDS = 60
 # Changes are asked for from a little before the last fetch, to cover the delay
 # between an update on GitHub and its appearance in search results.
 SEARCH_LAG = timedelta(minutes=5)
@@ -185,6 +188,9 @@ class Cache:
             return self._pointer_decoder.decode(raw)
         except msgspec.DecodeError:
             return None
+
+    def drop_pointer(self, repo: str, number: int) -> None:
+        self._safe("write", lambda: self.client.delete(self.key("pull", repo, number)), None)
 
     def put_pointer(self, repo: str, number: int, pointer: CachedPointer, ttl: int) -> None:
         key = self.key("pull", repo, number)
@@ -396,9 +402,20 @@ class CachedSource:
                 del self._held[key]
         return None
 
-    def _hold(self, repo: str, pull: PullRequest, fresh_until: datetime) -> None:
+    def _hold(self, repo: str, pull: PullRequest, fresh_until: datetime, now: datetime
+              ) -> None:
+        until = min(fresh_until, now + timedelta(seconds=HELD_SECONDS))
         with self._held_lock:
-            self._held[(repo, pull.number)] = (pull, fresh_until)
+            self._held[(repo, pull.number)] = (pull, until)
+
+    def forget_pull(self, repo: str, number: int) -> None:
+        """GitHub says the PR changed (e.g. merged): this process drops its copy and
+        Redis its pointer, so the next question fetches it again - here at once, on
+        other replicas once their memory copy ends (`HELD_SECONDS`)."""
+        with self._held_lock:
+            self._held.pop((repo, number), None)
+        if self.cache is not None:
+            self.cache.drop_pointer(repo, number)
 
     def fetch_pull(self, repo: str, number: int, now: datetime | None = None
                    ) -> PullRequest | None:
@@ -413,7 +430,7 @@ class CachedSource:
         cached = (self.cache.get_pulls(repo, [(number, pointer.updated_at)]).get(number)
                   if pointer else None)
         if pointer and cached and now < pointer.fresh_until:
-            self._hold(repo, cached, pointer.fresh_until)
+            self._hold(repo, cached, pointer.fresh_until, now)
             return cached
         try:
             pull = self.source.fetch_pull(repo, number)
@@ -430,5 +447,5 @@ class CachedSource:
             self.cache.put_pointer(repo, number, CachedPointer(
                 updated_at=_stamp(pull.updated_at), fetched_at=now,
                 fresh_until=fresh_until), keep)
-            self._hold(repo, pull, fresh_until)
+            self._hold(repo, pull, fresh_until, now)
         return pull

@@ -41,6 +41,15 @@ class HeldPulls(Protocol):
         ...
 
 
+@runtime_checkable
+class ForgetsPulls(Protocol):
+    """A source that caches PRs: told when GitHub reports one changed."""
+
+    def forget_pull(self, repo: str, number: int) -> None:
+        """Drop the cached copy of the PR, so the next fetch asks GitHub."""
+        ...
+
+
 class SnapshotSource:
     """Serves every week and PR from one snapshot file (the offline mode)."""
 

@@ -33,7 +33,7 @@ from bot.config import ChannelConfig, Config
 from bot.engine import answer_pull
 from bot.errors import SourceError
 from bot.models import PullAnswer, PullRequest, PullState, Reply
-from bot.source import Source
+from bot.source import ForgetsPulls, Source
 
 log = logging.getLogger(__name__)
 
@@ -300,6 +300,9 @@ class MergeNotifier:
     async def _full_pull(self, repo: str, event: PullRequest) -> PullRequest:
         if self.source is None:
             return event
+        if isinstance(self.source, ForgetsPulls):
+            # The merge changed the PR: a copy cached before it is out of date.
+            await asyncio.to_thread(self.source.forget_pull, repo, event.number)
         try:
             found = await asyncio.to_thread(self.source.fetch_pull, repo, event.number)
         except SourceError as exc:

@@ -15,7 +15,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from bot.cache import Cache, CachedSource, cache_from_env
+from bot.cache import HELD_SECONDS, Cache, CachedSource, cache_from_env
 from bot.config import CacheConfig, Config, RepoConfig
 from bot.errors import SourceError
 from bot.github import GitHubSource
@@ -274,24 +274,52 @@ def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
     assert src.held_pull("acme/other", 1001) is None and src.held_pull(REPO, 1002) is None
 
 
-def test_a_held_pr_is_dropped_when_its_freshness_ends(fake: FakeGitHub,
-                                                      counting_cache: CountingCache) -> None:
+def test_a_held_pr_lasts_a_minute_then_redis_then_github(fake: FakeGitHub,
+                                                         counting_cache: CountingCache) -> None:
     pulls = build_week(REPO, count=3)
     fake.add_repo(REPO, pulls)
     src = cached_source(fake, counting_cache)
-    src.fetch_pull(REPO, 1001)
+    start = datetime.now(UTC)
+    src.fetch_pull(REPO, 1001, now=start)
     fresh = CONFIG.cache.current_week_ttl_seconds
-    soon = datetime.now(UTC) + timedelta(seconds=fresh - 60)
-    past = datetime.now(UTC) + timedelta(seconds=fresh + 60)
-    assert src.held_pull(REPO, 1001, now=soon) == pulls[1]
-    fake.touch(REPO, 1001, title="[ci] fix: renamed on GitHub")
+    assert src.held_pull(REPO, 1001, now=start + timedelta(seconds=HELD_SECONDS - 1)) == pulls[1]
+    later_on = start + timedelta(seconds=HELD_SECONDS + 1)
+    assert src.held_pull(REPO, 1001, now=later_on) is None
+    # still fresh in Redis: read from there (and held again), GitHub not asked
     fake.clear()
-    assert src.held_pull(REPO, 1001, now=past) is None
+    reads = counting_cache.reads
+    assert src.fetch_pull(REPO, 1001, now=later_on) == pulls[1]
+    assert fake.count() == 0 and counting_cache.reads > reads
+    assert src.held_pull(REPO, 1001, now=later_on) == pulls[1]
+    # past the current-week TTL GitHub is asked again, and its answer is held
+    fake.touch(REPO, 1001, title="[ci] fix: renamed on GitHub")
+    past = start + timedelta(seconds=fresh + 60)
     renamed = src.fetch_pull(REPO, 1001, now=past)
     assert renamed is not None and renamed.title == "[ci] fix: renamed on GitHub"
     assert fake.count() >= 1
-    # the new version is what is held from then on
     assert src.held_pull(REPO, 1001, now=past) == renamed
+
+
+def test_a_forgotten_pr_is_fetched_again_here_and_by_other_replicas(
+    fake: FakeGitHub, counting_cache: CountingCache, redis_url: str,
+) -> None:
+    pulls = build_week(REPO, count=3)
+    fake.add_repo(REPO, pulls)
+    here = cached_source(fake, counting_cache)
+    other = cached_source(fake, Cache.from_url(redis_url))
+    here.fetch_pull(REPO, 1001)
+    assert other.fetch_pull(REPO, 1001) == pulls[1]  # from Redis
+    fake.touch(REPO, 1001, state="merged", merged_at=datetime.now(UTC).replace(microsecond=0))
+    fake.clear()
+    here.forget_pull(REPO, 1001)
+    assert here.held_pull(REPO, 1001) is None
+    merged = here.fetch_pull(REPO, 1001)
+    assert merged is not None and merged.state == "merged" and fake.count() >= 1
+    # the other replica answers from its memory for up to a minute, then sees the merge
+    assert other.fetch_pull(REPO, 1001) == pulls[1]
+    soon = datetime.now(UTC) + timedelta(seconds=HELD_SECONDS + 1)
+    seen = other.fetch_pull(REPO, 1001, now=soon)
+    assert seen is not None and seen.state == "merged"
 
 
 def test_memory_holds_a_bounded_number_of_prs(fake: FakeGitHub, cache: Cache) -> None:

@@ -525,3 +525,34 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     result = await notifier.announce(REPO, snapshot_pull(1205))  # [config]
     await client.aclose()
     assert result.notified == [TELEGRAM]
+
+
+async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
+    redis_url: str,
+) -> None:
+    """The notice (and later questions) see the PR as merged, not a copy from before."""
+    config = example_config()
+    calls: list[tuple[str, int]] = []
+
+    class CachingSource(SnapshotSource):
+        def forget_pull(self, repo: str, number: int) -> None:
+            calls.append(("forget", number))
+
+        def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+            calls.append(("fetch", number))
+            return super().fetch_pull(repo, number)
+
+    class Sender:
+        def can_send(self, channel: ChannelConfig) -> bool:
+            return True
+
+        async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+            return ["m"]
+
+    client = aioredis.Redis.from_url(redis_url)
+    notifier = MergeNotifier(config, CachingSource(example_snapshot()), None, Claims(client),
+                             Sender())
+    result = await notifier.announce(REPO, snapshot_pull(1212))
+    await client.aclose()
+    assert result.notified
+    assert calls == [("forget", 1212), ("fetch", 1212)]
