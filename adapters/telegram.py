@@ -297,7 +297,9 @@ class TelegramAdapter:
 
     async def start(self) -> None:
         """Start taking updates: the update queue, and polling or the webhook's
-        registration; idempotent."""
+        registration; idempotent (and lock-free once started: every webhook asks)."""
+        if self._started:
+            return
         async with self._lock:
             if self._started:
                 return
