@@ -37,6 +37,7 @@ _ALLOWED_TAGS: dict[str, set[str]] = {
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s+[A-Za-z-]+(?:=\"[^\"<>]*\")?)*)\s*>")
 _ATTRIBUTE = re.compile(r"([A-Za-z-]+)(?:=\"([^\"<>]*)\")?")
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|#[0-9]+|#x[0-9A-Fa-f]+);")
+_PLAIN = re.compile(r"[^<>&]+")
 # The entity type Telegram reports for each tag.
 _ENTITY_TYPES = {
     "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline",
@@ -94,10 +95,12 @@ def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
             decoded = html.unescape(entity_match[0])
             i = entity_match.end()
         else:
-            decoded = char
-            i += 1
+            run = _PLAIN.match(text, i)  # text up to the next markup character
+            assert run is not None
+            decoded = run[0]
+            i = run.end()
         plain.append(decoded)
-        offset += len(decoded.encode("utf-16-le")) // 2
+        offset += utf16_length(decoded)
     if stack:
         raise EntityError(f'can\'t find end tag corresponding to start tag "{stack[-1][0]}"')
     return "".join(plain), entities
