@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import msgspec
 from telegram._utils.defaultvalue import DefaultValue
 from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
@@ -119,12 +120,16 @@ class AiohttpRequest(BaseRequest):
 
 
 def _body(request_data: RequestData | None, uploads: dict[str, Any]) -> Any:
-    """Form fields, as PTB sends them; multipart when the call uploads files."""
+    """The call's parameters as a JSON body (the Bot API takes JSON for every call
+    without files; PTB's `parameters` are JSON-ready, nested objects included), or
+    multipart form data when the call uploads files. Percent-encoding a long HTML
+    message as a form costs more than the rest of the request."""
     if request_data is None:
         return None
-    fields = request_data.json_parameters
     if not uploads:
-        return fields
+        return aiohttp.BytesPayload(msgspec.json.encode(request_data.parameters),
+                                    content_type="application/json")
+    fields = request_data.json_parameters
     form = aiohttp.FormData()
     for name, value in fields.items():
         form.add_field(name, value)

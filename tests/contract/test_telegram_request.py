@@ -40,6 +40,8 @@ class BotApi:
             async for part in reader:
                 parts[part.name] = (part.filename, await part.read())  # type: ignore[union-attr]
             entry["parts"] = parts
+        elif request.content_type == "application/json":
+            entry["json"] = await request.json()
         else:
             entry["form"] = dict(await request.post())
         self.seen.append(entry)
@@ -66,7 +68,7 @@ def _data(**fields: object) -> RequestData:
     return RequestData([RequestParameter.from_input(k, v) for k, v in fields.items()])
 
 
-async def test_a_call_is_a_form_post_with_ptb_user_agent(api: tuple[BotApi, str]) -> None:
+async def test_a_call_is_a_json_post_with_ptb_user_agent(api: tuple[BotApi, str]) -> None:
     bot_api, base = api
     async with AiohttpRequest() as request:
         result = await request.post(f"{base}/sendMessage",
@@ -75,9 +77,10 @@ async def test_a_call_is_a_form_post_with_ptb_user_agent(api: tuple[BotApi, str]
     assert result is True
     [seen] = bot_api.seen
     assert seen["path"] == f"/bot{TOKEN}/sendMessage"
-    assert seen["type"] == "application/x-www-form-urlencoded"
-    assert seen["form"] == {"chat_id": "-100", "text": "<b>hi</b> & bye",
-                            "reply_markup": '{"inline_keyboard": []}'}
+    # nested objects travel as objects, as the Bot API's JSON mode takes them
+    assert seen["type"] == "application/json"
+    assert seen["json"] == {"chat_id": -100, "text": "<b>hi</b> & bye",
+                            "reply_markup": {"inline_keyboard": []}}
     assert "python-telegram-bot" in seen["agent"]
 
 
@@ -156,7 +159,7 @@ async def test_a_proxy_in_the_environment_is_used(api: tuple[BotApi, str],
     async with AiohttpRequest() as request:
         assert await request.post(url, _data(chat_id=1, text="proxied")) is True
     [seen] = bot_api.seen
-    assert seen["form"]["text"] == "proxied"
+    assert seen["json"]["text"] == "proxied"
 
 
 def test_only_a_proxy_setting_counts_as_a_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
