@@ -11,6 +11,7 @@ passes the `Deduper` first, keyed on the bot and `update_id`, so a re-delivered 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import itertools
 import json
@@ -78,6 +79,8 @@ MAX_UPDATE_BYTES = 1 << 20
 DEFAULT_API_URL = "https://api.telegram.org/bot"
 
 PTBApplication = Application[Any, Any, Any, Any, Any, Any]
+# Links to PRs would each unfurl into a preview card; the digest is the content.
+_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 class ReplyHandler(Protocol):
@@ -503,7 +506,7 @@ class TelegramAdapter:
                     chat_id=chat,
                     text=message.text,
                     parse_mode=ParseMode.HTML,
-                    link_preview_options=LinkPreviewOptions(is_disabled=True),
+                    link_preview_options=_NO_PREVIEW,
                     reply_markup=_keyboard(message.buttons),
                     reply_parameters=reply,
                     message_thread_id=thread_id,
@@ -531,7 +534,9 @@ class _PartialDelivery(TelegramError):
         self.error = error
 
 
+@functools.lru_cache(maxsize=1024)
 def _keyboard(rows: tuple[tuple[LinkButton, ...], ...]) -> InlineKeyboardMarkup | None:
+    """The buttons under a message; PTB's objects are frozen, so one serves every send."""
     if not rows:
         return None
     return InlineKeyboardMarkup(
