@@ -38,6 +38,24 @@ def test_fallback_from_title_and_files() -> None:
         additions=2, deletions=1, files=(FileChange(path=".github/workflows/ci.yml"),),
     )
     summary = summarize(pull, classify(pull, RepoConfig()), translator("en"))
-    assert summary == "bump checkout: 1 file in .github/workflows (+2/-1 lines)"
+    # shown right after the title wherever it appears, so it does not repeat it
+    assert summary == "Changes 1 file in .github/workflows (+2/-1 lines)"
     zh = summarize(pull, classify(pull, RepoConfig()), translator("zh"))
-    assert "1 个文件" in zh and ".github/workflows" in zh
+    assert "1 个文件" in zh and ".github/workflows" in zh and "bump" not in zh
+
+
+def test_fallback_names_the_root_and_copes_with_nothing_known() -> None:
+    root = PullRequest(number=2, title="docs: fix typo", url="u", state="merged",
+                       additions=1, deletions=1, files=(FileChange(path="README.md"),))
+    cls = classify(root, RepoConfig())
+    assert summarize(root, cls, translator("en")) == (
+        "Changes 1 file in the repository root (+1/-1 lines)")
+    assert "仓库根目录" in summarize(root, cls, translator("zh"))
+    counted = PullRequest(number=3, title="fix: x", url="u", state="merged", changed_files=4,
+                          additions=9, deletions=2)
+    assert summarize(counted, classify(counted, RepoConfig()), translator("en")) == (
+        "Changes 4 files (+9/-2 lines)")
+    bare = PullRequest(number=4, title="fix: y", url="u", state="open")
+    assert summarize(bare, classify(bare, RepoConfig()), translator("en")) == (
+        "No description given.")
+    assert summarize(bare, classify(bare, RepoConfig()), translator("zh")) == "未附描述。"

@@ -103,14 +103,18 @@ def _main_dirs(pull: PullRequest) -> list[str]:
 
 
 def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> str:
-    """From the title and the files when the body gives nothing."""
+    """From the files when the body gives nothing. Not from the title: every place
+    that shows a summary shows it right after the title."""
     files = len(pull.files) or (pull.changed_files or 0)
-    dirs = _main_dirs(pull)
+    dirs = [t("the repository root") if d == "." else d for d in _main_dirs(pull)]
     if not files:
-        return cls.short_title
+        return t("No description given.")
+    if not dirs:
+        return t("Changes %(files)s (+%(added)d/-%(removed)d lines)",
+                 files=t.n("%(num)d file", "%(num)d files", files),
+                 added=pull.additions or 0, removed=pull.deletions or 0)
     return t(
-        "%(title)s: %(files)s in %(dirs)s (+%(added)d/-%(removed)d lines)",
-        title=cls.short_title,
+        "Changes %(files)s in %(dirs)s (+%(added)d/-%(removed)d lines)",
         files=t.n("%(num)d file", "%(num)d files", files),
         dirs=t.join(dirs),
         added=pull.additions or 0,
