@@ -555,6 +555,21 @@ async def test_a_post_slack_refuses_raises_delivery_error_without_secrets(
     assert BOT_TOKEN not in str(raised.value) and SIGNING_SECRET not in str(raised.value)
 
 
+async def test_posts_go_through_the_proxy_the_environment_names(
+    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # slack_sdk reads the proxy variables itself. The fake answers as the proxy too:
+    # only through it can the name resolve.
+    api = fake_slack.base_url.replace("127.0.0.1", "slack-api.invalid")
+    monkeypatch.setenv("HTTP_PROXY", fake_slack.base_url.split("/api")[0])
+    adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper, api_url=api)
+    assert adapter is not None
+    _OPEN_ADAPTERS.append(adapter)
+    await adapter.send_reply(CHANNEL, Reply(kind="subscribed", lang="en", topics=("npu",)))
+    assert [r.json["channel"] for r in fake_slack.calls("chat.postMessage")] == [CHANNEL]
+
+
 async def test_slack_unreachable_raises_delivery_error(
     config: Config, deduper: Deduper, slack_env: None
 ) -> None:
