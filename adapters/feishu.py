@@ -60,6 +60,7 @@ from adapters.feishu_inbound import (
     message_from_event,
     sdk_headers,
 )
+from adapters.feishu_settings import feishu_status
 from adapters.feishu_tokens import TENANT_TOKENS
 from adapters.feishu_transport import FeishuTransport
 from bot.config import ChannelConfig, Config, secret
@@ -212,21 +213,8 @@ class FeishuAdapter:
 
     @staticmethod
     def config_status(config: Config) -> dict[str, Any]:
-        """For /healthz before any adapter exists: which settings are present (names of
-        the environment variables only, never their values)."""
-        section = config.platforms.feishu
-        names = {
-            "app_id": section.app_id_env, "app_secret": section.app_secret_env,
-            "verification_token": section.verification_token_env,
-            "encrypt_key": section.encrypt_key_env,
-        }
-        missing = sorted(env for env in names.values() if secret(env) is None)
-        configured = secret(section.app_id_env) is not None and (
-            secret(section.app_secret_env) is not None
-        ) and (section.long_connection or secret(section.verification_token_env) is not None)
-        return {"platform": "feishu", "configured": configured,
-                "mode": "long_connection" if section.long_connection else "webhook",
-                "missing_env": missing}
+        """For /healthz before any adapter exists (see `feishu_settings.feishu_status`)."""
+        return feishu_status(config)
 
     def status(self) -> dict[str, Any]:
         """What /healthz shows: mode and health, never a secret."""

@@ -401,3 +401,32 @@ def test_prdigest_serve_answers_healthz_and_metrics_on_a_free_port(
     assert missing_page.status_code == 404
     assert process.returncode == 0
     assert b"Traceback" not in output
+
+
+_LOADS_LARK = """
+import sys
+from pathlib import Path
+from bot.config import load_config
+from bot.server import create_app
+app = create_app(load_config(Path("examples/prdigest.toml")), background=False)
+feishu = app.state.services.adapters.get("feishu")
+print("lark" if "lark_oapi" in sys.modules else "no-lark", type(feishu).__name__)
+"""
+
+
+@pytest.mark.parametrize(("feishu_env", "expected"), [
+    ({}, "no-lark NoneType"),
+    ({"FEISHU_APP_ID": "cli_x", "FEISHU_APP_SECRET": "s", "FEISHU_VERIFICATION_TOKEN": "v"},
+     "lark FeishuAdapter"),
+])
+def test_lark_is_loaded_only_for_a_bot_with_feishu_credentials(
+    feishu_env: dict[str, str], expected: str
+) -> None:
+    """lark-oapi's import costs seconds and ~130 MiB: a Slack or Telegram bot skips it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FEISHU_", "SLACK_",
+                                                                     "TELEGRAM_"))}
+    env.update(feishu_env, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    done = subprocess.run([sys.executable, "-c", _LOADS_LARK], env=env, capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == expected.split()
