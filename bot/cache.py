@@ -389,18 +389,12 @@ class CachedSource:
         return pull
 
     def _held_copy(self, repo: str, number: int, now: datetime | None) -> PullRequest | None:
-        key = (repo, number)
+        """An expired copy stays until overwritten or pushed out of the LRU."""
         with self._held_lock:
-            held = self._held.get(key)
-        if held is None:
+            held = self._held.get((repo, number))
+        if held is None or _aware(now) >= held[1]:
             return None
-        pull, fresh_until = held
-        if _aware(now) < fresh_until:
-            return pull
-        with self._held_lock:
-            if self._held.get(key) is held:
-                del self._held[key]
-        return None
+        return held[0]
 
     def _hold(self, repo: str, pull: PullRequest, fresh_until: datetime, now: datetime
               ) -> None:

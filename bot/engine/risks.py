@@ -135,14 +135,11 @@ def _review_risks(pull: PullRequest, reviews_recorded: bool, t: Translator) -> l
     for review in reviews:
         marker = bot_marker(review.body)
         if marker and review.state != "DISMISSED":
-            risks.append(Risk(
-                pull=pull.number, severity="high" if marker == "critical" else "medium",
-                summary=t("%(label)s finding in the review by %(who)s; whether it was addressed "
-                          "is not recorded", label=_marker_label(marker, t),
-                          who=review.author or t("a reviewer")),
-                evidence_url=pull.url, kind="review-marked", author=review.author,
-                quote=quote(review.body), resolution="unknown",
-            ))
+            risks.append(_marked(
+                pull, marker, "review-marked", review.author, review.body,
+                t("%(label)s finding in the review by %(who)s; whether it was addressed "
+                  "is not recorded", label=_marker_label(marker, t),
+                  who=review.author or t("a reviewer"))))
     if pull.state == "merged" and not any(r.state == "APPROVED" for r in reviews):
         risks.append(Risk(
             pull=pull.number, severity="medium",
@@ -157,15 +154,20 @@ def _comment_risks(pull: PullRequest, t: Translator) -> list[Risk]:
     for comment in pull.comments or ():
         marker = bot_marker(comment.body)
         if marker:
-            risks.append(Risk(
-                pull=pull.number, severity="high" if marker == "critical" else "medium",
-                summary=t("%(label)s finding in a comment by %(who)s; whether it was addressed "
-                          "is not recorded", label=_marker_label(marker, t),
-                          who=comment.author or t("a reviewer")),
-                evidence_url=pull.url, kind="comment-marked", author=comment.author,
-                quote=quote(comment.body), resolution="unknown",
-            ))
+            risks.append(_marked(
+                pull, marker, "comment-marked", comment.author, comment.body,
+                t("%(label)s finding in a comment by %(who)s; whether it was addressed "
+                  "is not recorded", label=_marker_label(marker, t),
+                  who=comment.author or t("a reviewer"))))
     return risks
+
+
+def _marked(pull: PullRequest, marker: str, kind: str, author: str | None,
+            body: str | None, summary: str) -> Risk:
+    """A risk from a review bot's severity marker; whether it was addressed is unknown."""
+    return Risk(pull=pull.number, severity="high" if marker == "critical" else "medium",
+                summary=summary, evidence_url=pull.url, kind=kind, author=author,
+                quote=quote(body), resolution="unknown")
 
 
 def _check_risks(pull: PullRequest, t: Translator) -> list[Risk]:

@@ -78,40 +78,35 @@ def split_sections(
 ) -> list[str]:
     """Pack whole sections into messages of at most `limit`; a section that is too long
     on its own is split at line ends (then at spaces), never inside a line's markup."""
-    messages: list[str] = []
-    current = ""
-    for section in sections:
-        for piece in _fit(section, limit, measure):
-            candidate = f"{current}{joiner}{piece}" if current else piece
-            if measure(candidate) <= limit:
-                current = candidate
-            else:
-                if current:
-                    messages.append(current)
-                current = piece
-    if current:
-        messages.append(current)
-    return messages
+    pieces = (piece for section in sections for piece in _fit(section, limit, measure))
+    return _pack(pieces, limit, measure, joiner)
 
 
 def _fit(section: str, limit: int, measure: Callable[[str], int]) -> list[str]:
     if measure(section) <= limit:
         return [section]
-    pieces: list[str] = []
+    parts = (part for line in section.split("\n")
+             for part in ([line] if measure(line) <= limit
+                          else _split_words(line, limit, measure)))
+    return _pack(parts, limit, measure, "\n")
+
+
+def _pack(pieces: Iterable[str], limit: int, measure: Callable[[str], int],
+          joiner: str) -> list[str]:
+    """Consecutive pieces joined by `joiner` for as long as the result fits `limit`."""
+    packed: list[str] = []
     current = ""
-    for line in section.split("\n"):
-        parts = [line] if measure(line) <= limit else _split_words(line, limit, measure)
-        for part in parts:
-            candidate = f"{current}\n{part}" if current else part
-            if measure(candidate) <= limit:
-                current = candidate
-            else:
-                if current:
-                    pieces.append(current)
-                current = part
+    for piece in pieces:
+        candidate = f"{current}{joiner}{piece}" if current else piece
+        if measure(candidate) <= limit:
+            current = candidate
+        else:
+            if current:
+                packed.append(current)
+            current = piece
     if current:
-        pieces.append(current)
-    return pieces
+        packed.append(current)
+    return packed
 
 
 def _split_words(line: str, limit: int, measure: Callable[[str], int]) -> list[str]:

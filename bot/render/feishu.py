@@ -217,5 +217,3 @@ def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
 
 
 reply_cards = reply_memo(_reply_cards)
-
-

@@ -309,5 +309,3 @@ def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
 
 
 render_reply_messages = reply_memo(_render_reply_messages)
-
-
