@@ -60,12 +60,12 @@ import httpx
 from aiohttp import web
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.fakes.feishu import FakeFeishu, bot_mention, encrypt, message_event
-from tests.fakes.feishu import signed_headers as feishu_signed_headers
-from tests.fakes.slack import FakeSlack, SlackPayloads
-from tests.fakes.slack import signed_headers as slack_signed_headers
-from tests.fakes.telegram import FakeTelegram, RecordedRequest, group_chat, message_update
-from tests.redis_server import private_redis
+from testkit.fakes.feishu import FakeFeishu, bot_mention, encrypt, message_event
+from testkit.fakes.feishu import signed_headers as feishu_signed_headers
+from testkit.fakes.slack import FakeSlack, SlackPayloads
+from testkit.fakes.slack import signed_headers as slack_signed_headers
+from testkit.fakes.telegram import FakeTelegram, RecordedRequest, group_chat, message_update
+from testkit.redis_server import private_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -43,15 +43,15 @@ import msgspec
 import redis
 
 from bot.cache import Cache
-from tests.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
-from tests.fakes.feishu import signed_headers as feishu_headers
-from tests.fakes.slack import SlackPayloads
-from tests.fakes.slack import signed_headers as slack_headers
-from tests.fakes.telegram import group_chat, message_update
-from tests.redis_server import private_redis
-from tests.reliability.harness import Service, capturing_logs, service_in_process
-from tests.reliability.kill import kill_mid_post
-from tests.reliability.support import (
+from testkit.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
+from testkit.fakes.feishu import signed_headers as feishu_headers
+from testkit.fakes.slack import SlackPayloads
+from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.telegram import group_chat, message_update
+from testkit.redis_server import private_redis
+from testkit.reliability.harness import Service, capturing_logs, service_in_process
+from testkit.reliability.kill import kill_mid_post
+from testkit.reliability.support import (
     FEISHU_CHAT,
     HOSTILE_NUMBER,
     HOSTILE_PIECES,
@@ -73,7 +73,7 @@ from tests.reliability.support import (
     telegram_chat_texts,
     world,
 )
-from tests.server_support import merged_event, sign, snapshot_pull
+from testkit.server_support import merged_event, sign, snapshot_pull
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due
 UNAVAILABLE = "could not get the data from GitHub"

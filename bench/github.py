@@ -35,9 +35,9 @@ from bot.github import GitHubSource
 from bot.github_rest import week_queries
 from bot.models import Comment
 from bot.week import week_period
-from tests.fakes.github import FakeGitHub
-from tests.fakes.github_fixtures import build_week, week_snapshot
-from tests.redis_server import private_redis
+from testkit.fakes.github import FakeGitHub
+from testkit.fakes.github_fixtures import build_week, week_snapshot
+from testkit.redis_server import private_redis
 
 REPO = "acme/widgets"
 WEEK = "2026-W29"

@@ -189,13 +189,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     from bot.ledger import Ledger, Slot, as_bytes, decode_entry
-    from tests.fakes.feishu import FakeFeishu
-    from tests.fakes.github import FakeGitHub
-    from tests.fakes.github_fixtures import build_week
-    from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-    from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
-    from tests.fakes.telegram import FakeTelegram
-    from tests.redis_server import private_redis
+    from testkit.fakes.feishu import FakeFeishu
+    from testkit.fakes.github import FakeGitHub
+    from testkit.fakes.github_fixtures import build_week
+    from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+    from testkit.fakes.telegram import TOKEN as TELEGRAM_TOKEN
+    from testkit.fakes.telegram import FakeTelegram
+    from testkit.redis_server import private_redis
 
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
     with (private_redis() as redis_url, FakeGitHub(token=GITHUB_TOKEN) as github,

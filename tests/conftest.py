@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.redis_server import private_redis
+from testkit.redis_server import private_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

@@ -21,9 +21,9 @@ from bot.errors import SourceError
 from bot.github import GitHubSource
 from bot.models import Comment, Snapshot
 from bot.week import current_week, week_period
-from tests.fakes.github import FakeGitHub
-from tests.fakes.github_fixtures import build_week, week_snapshot
-from tests.redis_server import free_port
+from testkit.fakes.github import FakeGitHub
+from testkit.fakes.github_fixtures import build_week, week_snapshot
+from testkit.redis_server import free_port
 
 REPO = "acme/widgets"
 WEEK = "2026-W29"

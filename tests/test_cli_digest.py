@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CONFIG = str(EXAMPLES / "prdigest.toml")

@@ -29,7 +29,7 @@ from bot.models import (
     Snapshot,
     ThreadComment,
 )
-from tests.fakes.chat import InMemorySubscriptionStore, RecordingSource
+from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 REPO = "verl-project/verl"

@@ -8,7 +8,7 @@ import pytest
 
 from bot.config import load_config
 from bot.errors import ConfigError
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 
 def test_example_config_loads() -> None:

@@ -17,7 +17,7 @@ from bot.commands import CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig
 from bot.models import Snapshot
 from bot.snapshot import write_snapshot
-from tests.fakes.chat import InMemorySubscriptionStore, RecordingSource
+from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
 from tests.test_commands import CONFIG, NOW, OPEN_CHANNEL, REPO, SNAPSHOT
 
 CONFIG_TOML = f"""

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.models import PullRequest
 from bot.snapshot import read_snapshot
-from tests.fakes.github import FakeGitHub
-from tests.fakes.github_fixtures import build_week, week_snapshot
-from tests.redis_server import free_port
+from testkit.fakes.github import FakeGitHub
+from testkit.fakes.github_fixtures import build_week, week_snapshot
+from testkit.redis_server import free_port
 
 REPO = "acme/widgets"
 WEEK = "2026-W29"

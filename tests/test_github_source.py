@@ -16,9 +16,9 @@ from bot.errors import SourceError
 from bot.github import GitHubSource
 from bot.models import PullRequest, Snapshot
 from bot.snapshot import read_snapshot, write_snapshot
-from tests.fakes.github import FakeGitHub, iter_graphql_queries
-from tests.fakes.github_fixtures import Overflow, build_week, github_complete, week_snapshot
-from tests.redis_server import free_port
+from testkit.fakes.github import FakeGitHub, iter_graphql_queries
+from testkit.fakes.github_fixtures import Overflow, build_week, github_complete, week_snapshot
+from testkit.redis_server import free_port
 
 REPO = "acme/widgets"
 WEEK = "2026-W29"

@@ -13,7 +13,7 @@ from bot.models import Digest, Lang, PullAnswer, Reply, Risk
 from bot.render import feishu, slack, telegram
 from bot.render.memo import reply_memo
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 ANSWER = PullAnswer(
     repository="acme/lumen", number=1206, title="[rollout] fix: tool parser",

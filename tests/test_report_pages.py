@@ -20,7 +20,7 @@ from bot.render.html import topic_chart
 from bot.reports import report_key, report_url, with_report_url
 from bot.server import create_app
 from bot.source import SnapshotSource, WeekData
-from tests.server_support import (
+from testkit.server_support import (
     REPO,
     clear_env,
     example_config,

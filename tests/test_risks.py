@@ -8,7 +8,7 @@ from bot.engine.risks import find_risks
 from bot.i18n import translator
 from bot.models import Comment, PullRequest, Review, ReviewThread, ThreadComment
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 T = translator("en")
 AT = datetime(2026, 7, 14, tzinfo=UTC)

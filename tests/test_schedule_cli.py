@@ -15,8 +15,8 @@ from bot.config import load_config
 from bot.ledger import Ledger, Slot
 from bot.schedule import Scheduler
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
-from tests.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from testkit import EXAMPLES
+from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")

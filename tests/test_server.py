@@ -26,9 +26,9 @@ from bot.metrics import Metrics
 from bot.models import Command, PullRequest, Snapshot
 from bot.server import MeteredHandler, create_app
 from bot.source import SnapshotSource
-from tests.fakes.telegram import FakeTelegram, group_chat, message_update
-from tests.redis_server import free_port
-from tests.server_support import (
+from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
+from testkit.redis_server import free_port
+from testkit.server_support import (
     CONFIG_PATH,
     REPO,
     RecordingAdapter,

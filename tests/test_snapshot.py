@@ -10,7 +10,7 @@ import pytest
 
 from bot.errors import SnapshotError
 from bot.snapshot import decode_snapshot, encode_snapshot, read_snapshot, write_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 
 def _example() -> dict[str, Any]:

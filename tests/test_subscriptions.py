@@ -31,8 +31,8 @@ from bot.subscriptions import (
     pull_from_api,
     signature_valid,
 )
-from tests.fakes.telegram import FakeTelegram
-from tests.server_support import (
+from testkit.fakes.telegram import FakeTelegram
+from testkit.server_support import (
     NOW,
     REPO,
     WEBHOOK_SECRET,

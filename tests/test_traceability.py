@@ -12,7 +12,7 @@ from bot.engine import build_digest
 from bot.models import Lang, Snapshot
 from bot.render import render_digest
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 FORMATS = ("markdown", "text", "json")
 LANGS: tuple[Lang, ...] = ("zh", "en")

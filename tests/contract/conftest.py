@@ -10,8 +10,8 @@ import redis.asyncio as aioredis
 
 from bot.config import Config, load_config
 from bot.dedupe import Deduper
-from tests.conftest import EXAMPLES
-from tests.fakes.slack import FakeSlack
+from testkit import EXAMPLES
+from testkit.fakes.slack import FakeSlack
 
 
 @pytest.fixture

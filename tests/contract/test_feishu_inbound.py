@@ -1,7 +1,7 @@
 """Feishu events to questions: who is asking, in which chat, with which words.
 
 Pure parsing, no SDK and no network: `adapters.feishu_inbound` on event payloads
-shaped as Feishu delivers them (`tests.fakes.feishu.message_event`).
+shaped as Feishu delivers them (`testkit.fakes.feishu.message_event`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from adapters.feishu_inbound import (
     sdk_headers,
 )
 from bot.grammar import parse_command
-from tests.fakes.feishu import bot_mention, message_event
+from testkit.fakes.feishu import bot_mention, message_event
 
 BOT = "ou_fake_bot"
 

@@ -21,8 +21,8 @@ from bot.config import load_config
 from bot.dedupe import Deduper
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from tests.conftest import EXAMPLES
-from tests.fakes.feishu import WS_ENDPOINT_PATH, FakeFeishu, bot_mention, message_event
+from testkit import EXAMPLES
+from testkit.fakes.feishu import WS_ENDPOINT_PATH, FakeFeishu, bot_mention, message_event
 
 CONFIG = load_config(EXAMPLES / "prdigest.toml")
 SNAPSHOT = read_snapshot(EXAMPLES / "snapshot.json")

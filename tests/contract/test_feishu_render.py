@@ -46,7 +46,7 @@ from bot.render.feishu import (
 )
 from bot.resources import template_dir
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "feishu"
 LANGS: tuple[Lang, ...] = ("zh", "en")

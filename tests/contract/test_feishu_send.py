@@ -31,8 +31,8 @@ from bot.engine import build_digest
 from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
 from bot.render.feishu import MAX_REQUEST_BYTES, card_content, digest_cards, request_bytes
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
-from tests.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
+from testkit import EXAMPLES
+from testkit.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
 
 APP_SECRET = "app-secret-value"
 CHAT = "oc_0123456789abcdef"

@@ -35,8 +35,8 @@ from bot.models import Command, Reply
 from bot.render.feishu import card_content, reply_cards
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from tests.conftest import EXAMPLES
-from tests.fakes.feishu import (
+from testkit import EXAMPLES
+from testkit.fakes.feishu import (
     FakeFeishu,
     bot_mention,
     encrypt,
@@ -284,7 +284,7 @@ def _forged(case: str) -> tuple[bytes, dict[str, str]]:
     if case == "timestamp not a number":
         body = encrypt(ENCRYPT_KEY, event)
         headers = signed_headers(body, ENCRYPT_KEY)
-        from tests.fakes.feishu import signature
+        from testkit.fakes.feishu import signature
 
         return body, {**headers, "X-Lark-Request-Timestamp": "soon",
                       "X-Lark-Signature": signature("soon", "nonce-1", ENCRYPT_KEY, body)}

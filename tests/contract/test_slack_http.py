@@ -30,15 +30,15 @@ from bot.dedupe import Deduper
 from bot.models import Command, Reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 from tests.contract.test_slack_render import (
     assert_valid,
     example_digest,
     markup_problems,
     texts_of,
 )
-from tests.fakes.chat import InMemorySubscriptionStore
-from tests.fakes.slack import (
+from testkit.fakes.chat import InMemorySubscriptionStore
+from testkit.fakes.slack import (
     APP_TOKEN,
     BOT_TOKEN,
     SIGNING_SECRET,

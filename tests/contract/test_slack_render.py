@@ -39,8 +39,8 @@ from bot.render.slack import (
 )
 from bot.resources import template_dir
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
-from tests.fakes.slack import message_problems
+from testkit import EXAMPLES
+from testkit.fakes.slack import message_problems
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "slack"
 LANGS: tuple[Lang, ...] = ("zh", "en")

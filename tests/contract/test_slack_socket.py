@@ -13,7 +13,7 @@ from bot.config import Config
 from bot.dedupe import Deduper
 from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
 from tests.contract.test_slack_render import assert_valid
-from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
+from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
 
 
 @pytest.fixture

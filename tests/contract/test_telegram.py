@@ -35,7 +35,7 @@ from bot.render import render_digest
 from bot.render.telegram import render_digest_html
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from tests.fakes.telegram import (
+from testkit.fakes.telegram import (
     FakeTelegram,
     group_chat,
     message_update,

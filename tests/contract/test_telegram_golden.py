@@ -24,7 +24,7 @@ from bot.render.telegram import (
     render_digest_messages,
     render_reply_messages,
 )
-from tests.fakes.telegram import parse_html, utf16_length
+from testkit.fakes.telegram import parse_html, utf16_length
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "telegram"
 CASES = sorted(path.name for path in GOLDEN.iterdir() if (path / "input.json").is_file())

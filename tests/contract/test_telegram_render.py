@@ -15,7 +15,7 @@ from adapters.telegram import retry_after_seconds
 from adapters.telegram_inbound import inbound_from_update, language_of, to_command
 from bot.render.markup import markup_for
 from bot.render.telegram import split_html, visible_length
-from tests.fakes.telegram import (
+from testkit.fakes.telegram import (
     TOKEN,
     group_chat,
     message_update,

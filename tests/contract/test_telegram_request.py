@@ -19,7 +19,7 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from adapters.telegram_request import AiohttpRequest
-from tests.redis_server import free_port
+from testkit.redis_server import free_port
 
 TOKEN = "123456:SECRET-token"
 

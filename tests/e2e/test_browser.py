@@ -15,7 +15,7 @@ import uvicorn
 from bot.server import create_app
 from bot.source import SnapshotSource
 from tests.conftest import ROOT
-from tests.server_support import clear_env, example_config, example_snapshot, now
+from testkit.server_support import clear_env, example_config, example_snapshot, now
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"

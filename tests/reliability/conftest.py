@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.reliability.harness import LogCapture, Service, capturing_logs, service_in_process
-from tests.reliability.support import World, world
-from tests.server_support import clear_env
+from testkit.reliability.harness import LogCapture, Service, capturing_logs, service_in_process
+from testkit.reliability.support import World, world
+from testkit.server_support import clear_env
 
 __all__ = ["LogCapture", "Service", "apply_env"]
 

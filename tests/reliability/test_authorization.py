@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 from bot.reports import report_key
-from tests.fakes.telegram import private_chat
-from tests.reliability.harness import Service
-from tests.reliability.support import (
+from testkit.fakes.telegram import private_chat
+from testkit.reliability.harness import Service
+from testkit.reliability.support import (
     PRIVATE_REPO,
     PRIVATE_TITLE,
     REPO,

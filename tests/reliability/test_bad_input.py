@@ -26,12 +26,12 @@ from starlette.testclient import TestClient
 
 from bot.grammar import parse_command
 from bot.server import create_app
-from tests.fakes.feishu import bot_mention, encrypt, message_event
-from tests.fakes.feishu import signed_headers as feishu_headers
-from tests.fakes.slack import SlackPayloads
-from tests.fakes.slack import signed_headers as slack_headers
-from tests.fakes.telegram import group_chat, message_update
-from tests.reliability.support import (
+from testkit.fakes.feishu import bot_mention, encrypt, message_event
+from testkit.fakes.feishu import signed_headers as feishu_headers
+from testkit.fakes.slack import SlackPayloads
+from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.telegram import group_chat, message_update
+from testkit.reliability.support import (
     REPO,
     SECRETS,
     SLACK_CHANNEL,
@@ -42,7 +42,7 @@ from tests.reliability.support import (
     world,
     write_config,
 )
-from tests.server_support import PLATFORM_ENV, merged_event, sign, snapshot_pull
+from testkit.server_support import PLATFORM_ENV, merged_event, sign, snapshot_pull
 
 FUZZ = settings(max_examples=100, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -14,9 +14,9 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from bot.cache import Cache
-from tests.fakes.feishu import MESSAGES_PATH
-from tests.reliability.harness import Service
-from tests.reliability.support import (
+from testkit.fakes.feishu import MESSAGES_PATH
+from testkit.reliability.harness import Service
+from testkit.reliability.support import (
     FEISHU_CHAT,
     REPO,
     SLACK_CHANNEL,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from tests.reliability.harness import LogCapture, Service
-from tests.reliability.support import (
+from testkit.reliability.harness import LogCapture, Service
+from testkit.reliability.support import (
     HOSTILE_NUMBER,
     REPO,
     SECRETS,
@@ -19,7 +19,7 @@ from tests.reliability.support import (
     hostile_pull,
     html_live,
 )
-from tests.server_support import merged_event
+from testkit.server_support import merged_event
 
 QUESTIONS = (
     f"risks for #{HOSTILE_NUMBER}",

@@ -13,9 +13,9 @@ from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.ledger import LedgerEntry, Slot
 from bot.models import Digest
-from tests.fakes.github_fixtures import build_week, week_snapshot
-from tests.reliability.harness import Service
-from tests.reliability.support import (
+from testkit.fakes.github_fixtures import build_week, week_snapshot
+from testkit.reliability.harness import Service
+from testkit.reliability.support import (
     REPO,
     SLACK_CHANNEL,
     TZ,

@@ -22,8 +22,8 @@ import pytest
 from redis.exceptions import RedisError
 
 from bot.schedule import Scheduler
-from tests.reliability.harness import Service, service_in_process
-from tests.reliability.support import (
+from testkit.reliability.harness import Service, service_in_process
+from testkit.reliability.support import (
     FEISHU_CHAT,
     SLACK_ADMIN,
     SLACK_CHANNEL,

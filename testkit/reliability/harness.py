@@ -20,13 +20,13 @@ from urllib.parse import urlencode
 import httpx
 
 from bot.server import Services, create_app
-from tests.fakes.feishu import bot_mention, encrypt, message_event
-from tests.fakes.feishu import signed_headers as feishu_headers
-from tests.fakes.slack import SlackPayloads
-from tests.fakes.slack import signed_headers as slack_headers
-from tests.fakes.telegram import group_chat, message_update
-from tests.fakes.telegram import user as telegram_user
-from tests.reliability.support import (
+from testkit.fakes.feishu import bot_mention, encrypt, message_event
+from testkit.fakes.feishu import signed_headers as feishu_headers
+from testkit.fakes.slack import SlackPayloads
+from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.telegram import group_chat, message_update
+from testkit.fakes.telegram import user as telegram_user
+from testkit.reliability.support import (
     SECRETS,
     SLACK_CHANNEL,
     TELEGRAM_CHAT,
@@ -35,7 +35,7 @@ from tests.reliability.support import (
     now,
     write_config,
 )
-from tests.server_support import PLATFORM_ENV, serving, sign
+from testkit.server_support import PLATFORM_ENV, serving, sign
 
 
 class Sleeps(list[float]):

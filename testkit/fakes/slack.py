@@ -26,7 +26,7 @@ from urllib.parse import parse_qs
 
 from aiohttp import WSMsgType, web
 
-from tests.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
 
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-fake-app-token"

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
-from tests.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
 
 MAX_TEXT_LENGTH = 4096
 TOKEN = "123456:TEST-token_AbCdEf"

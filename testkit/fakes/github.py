@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from graphql import GraphQLError, build_schema, graphql_sync
 
 from bot.models import PullRequest, ReviewThread
-from tests.fakes.http_server import FakeHTTPServer
+from testkit.fakes.http_server import FakeHTTPServer
 
 SCHEMA = build_schema('''
 scalar DateTime

@@ -1,6 +1,6 @@
 """`prdigest serve`, with the scheduler's timings shortened, for kill tests.
 
-    python -m tests.reliability.serve_runner --config F --port P
+    python -m testkit.reliability.serve_runner --config F --port P
         [--lock-seconds 2] [--poll-seconds 1]
 
 It builds exactly what `prdigest serve` builds (`create_app` from the config file and

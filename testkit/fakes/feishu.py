@@ -29,7 +29,7 @@ from aiohttp import WSMsgType, web
 from Crypto.Cipher import AES
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
-from tests.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
 
 _RESPONSE = web.RequestKey("response", web.Response)
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"

@@ -43,15 +43,15 @@ from bot.config import Config, load_config
 from bot.models import PullRequest, Review, ReviewThread, ThreadComment
 from bot.snapshot import read_snapshot
 from bot.week import current_week, shift_week, week_period
-from tests.conftest import EXAMPLES
-from tests.fakes import slack as slack_fake
-from tests.fakes.aiohttp_server import ThreadedAiohttpServer
-from tests.fakes.feishu import FakeFeishu
-from tests.fakes.github import FakeGitHub
-from tests.fakes.github_fixtures import build_week, github_complete
-from tests.fakes.slack import FakeSlack
-from tests.fakes.telegram import FakeTelegram, parse_html
-from tests.redis_server import free_port
+from testkit import EXAMPLES
+from testkit.fakes import slack as slack_fake
+from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.feishu import FakeFeishu
+from testkit.fakes.github import FakeGitHub
+from testkit.fakes.github_fixtures import build_week, github_complete
+from testkit.fakes.slack import FakeSlack
+from testkit.fakes.telegram import FakeTelegram, parse_html
+from testkit.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "acme/lumen"
@@ -605,7 +605,7 @@ class HoldingProxy(ThreadedAiohttpServer):
 
 class ServeProcess:
     """`prdigest serve` as an operator runs it, on a free port, logging to a file;
-    `runner=True` runs it through `tests.reliability.serve_runner` (short slot locks)."""
+    `runner=True` runs it through `testkit.reliability.serve_runner` (short slot locks)."""
 
     def __init__(self, config: Path, env: Mapping[str, str], log: Path,
                  *, log_level: str = "info", runner: bool = False) -> None:
@@ -626,7 +626,7 @@ class ServeProcess:
 
     def start(self, timeout: float = 60.0) -> ServeProcess:
         handle = self.log.open("ab")
-        command = ([sys.executable, "-m", "tests.reliability.serve_runner"] if self.runner
+        command = ([sys.executable, "-m", "testkit.reliability.serve_runner"] if self.runner
                    else [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])
         self.process = subprocess.Popen(
             [*command, "--config", str(self.config), "--port", str(self.port),

@@ -27,7 +27,7 @@ from bot.config import Config, load_config
 from bot.models import Digest, PullRequest, Reply, Snapshot
 from bot.server import Services
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 CONFIG_PATH = EXAMPLES / "prdigest.toml"
 SNAPSHOT_PATH = EXAMPLES / "snapshot.json"

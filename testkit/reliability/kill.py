@@ -22,7 +22,7 @@ import redis
 
 from bot.ledger import KEY_PREFIX, decode_entry
 from bot.week import shift_week
-from tests.reliability.support import (
+from testkit.reliability.support import (
     FEISHU_CHAT,
     PRIVATE_REPO,
     REPO,

@@ -1,0 +1,1 @@
+"""Harnesses that run `prdigest serve` against the fakes and break things on purpose."""
