@@ -31,12 +31,6 @@ from bot.models import Command, Reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit import EXAMPLES
-from tests.contract.test_slack_render import (
-    assert_valid,
-    example_digest,
-    markup_problems,
-    texts_of,
-)
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.slack import (
     APP_TOKEN,
@@ -45,6 +39,12 @@ from testkit.fakes.slack import (
     FakeSlack,
     SlackPayloads,
     signed_headers,
+)
+from tests.contract.test_slack_render import (
+    assert_valid,
+    example_digest,
+    markup_problems,
+    texts_of,
 )
 
 NOW = datetime(2026, 7, 22, 10, 0, tzinfo=ZoneInfo("Asia/Shanghai"))  # 2026-W30

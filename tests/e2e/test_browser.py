@@ -14,8 +14,8 @@ import uvicorn
 
 from bot.server import create_app
 from bot.source import SnapshotSource
-from tests.conftest import ROOT
 from testkit.server_support import clear_env, example_config, example_snapshot, now
+from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts"
