@@ -16,9 +16,9 @@ from typing import ClassVar, TextIO
 
 from starlette.routing import BaseRoute
 
-from bot.commands import CommandHandler
+from bot.chat.grammar import parse_command
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
-from bot.grammar import parse_command
 from bot.models import Digest, Lang, Reply, Snapshot
 from bot.render import render_digest, render_reply
 

@@ -63,11 +63,11 @@ from adapters.feishu_inbound import (
 from adapters.feishu_settings import feishu_status
 from adapters.feishu_tokens import TENANT_TOKENS
 from adapters.feishu_transport import FeishuTransport
+from bot.chat.grammar import DEFAULT_BOT_NAMES, parse_command
 from bot.config import ChannelConfig, Config, secret
-from bot.dedupe import Deduper
-from bot.grammar import DEFAULT_BOT_NAMES, parse_command
 from bot.models import Command, Digest, Reply
 from bot.render.feishu import MAX_REQUEST_BYTES, Card, card_content, digest_cards, reply_cards
+from bot.store.claims import Deduper
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def _quiet_sdk_rejections() -> None:
 
 
 class CommandAnswering(Protocol):
-    """What the adapter needs from `bot.commands.CommandHandler`."""
+    """What the adapter needs from `bot.chat.handler.CommandHandler`."""
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
                      user: str | None = None) -> Reply: ...

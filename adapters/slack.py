@@ -47,9 +47,8 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
 from adapters.slack_inbound import SLASH_COMMAND, SlackQuestion, delivery_key, read_question
+from bot.chat.grammar import DEFAULT_BOT_NAMES, parse_command
 from bot.config import ChannelConfig, Config, secret
-from bot.dedupe import Deduper
-from bot.grammar import DEFAULT_BOT_NAMES, parse_command
 from bot.models import Command, Digest, Reply
 from bot.render.slack import (
     ACTION_PREFIX,
@@ -59,6 +58,7 @@ from bot.render.slack import (
     render_digest_messages,
     render_reply_messages,
 )
+from bot.store.claims import Deduper
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ HISTORY_MARGIN_SECONDS = 300
 
 
 class CommandHandlerLike(Protocol):
-    """What the adapter asks for an answer (`bot.commands.CommandHandler`)."""
+    """What the adapter asks for an answer (`bot.chat.handler.CommandHandler`)."""
 
     async def handle(
         self, command: Command, *, channel: ChannelConfig | None, user: str | None = None

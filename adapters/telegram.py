@@ -56,7 +56,6 @@ from adapters.telegram_inbound import (
 )
 from adapters.telegram_request import AiohttpRequest
 from bot.config import ChannelConfig, Config, secret
-from bot.dedupe import Deduper
 from bot.errors import ConfigError
 from bot.i18n import translator
 from bot.models import Command, Digest, Lang, Reply
@@ -67,6 +66,7 @@ from bot.render.telegram import (
     render_digest_messages,
     render_reply_messages,
 )
+from bot.store.claims import Deduper
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 class ReplyHandler(Protocol):
-    """`bot.commands.CommandHandler`: a command in, a reply out, never raising."""
+    """`bot.chat.handler.CommandHandler`: a command in, a reply out, never raising."""
 
     async def handle(
         self, command: Command, *, channel: ChannelConfig | None, user: str | None

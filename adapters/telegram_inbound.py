@@ -17,7 +17,7 @@ from telegram import Message, MessageEntity, Update
 from telegram.ext import BaseHandler, MessageHandler, filters
 from telegram.ext import CommandHandler as TelegramCommandHandler
 
-from bot.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
+from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
 from bot.models import Command, Lang
 
 # Commands shown in Telegram's menu; `/start` opens every private chat with a bot.

@@ -1,6 +1,6 @@
 """Round trips of `risks for #N` through each chat platform's webhook, beside an echo.
 
-The whole server (`bot.server.create_app`: the Slack, Telegram and Feishu adapters'
+The whole server (`bot.web.app.create_app`: the Slack, Telegram and Feishu adapters'
 routes, the command handler, Redis dedupe and the Redis cache) runs under uvicorn in a
 child process on 127.0.0.1:<free port>, so it shares no interpreter lock with the load;
 the fake Slack, Telegram and Feishu servers and the httpx client run in this process, on
@@ -112,7 +112,7 @@ class SnapshotUpstream:
 
 def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
           profile: str | None = None) -> None:
-    """Child process: the app of `bot.server` plus the echo route, under uvicorn on a
+    """Child process: the app of `bot.web.app` plus the echo route, under uvicorn on a
     free loopback port; prints READY and the port once the lifespan has started. With
     `profile`, the event loop's thread runs under cProfile, written there at exit."""
     import redis
@@ -121,10 +121,10 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from bot.cache import CachedSource
     from bot.config import load_config
-    from bot.metrics import Metrics
-    from bot.server import MeteredCache, create_app
+    from bot.store.cache import CachedSource
+    from bot.web.app import MeteredCache, create_app
+    from bot.web.metrics import Metrics
 
     config = load_config(EXAMPLES / "prdigest.toml")
     metrics = Metrics()

@@ -42,7 +42,7 @@ from urllib.parse import urlencode
 import msgspec
 import redis
 
-from bot.cache import Cache
+from bot.store.cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack import SlackPayloads

@@ -29,11 +29,11 @@ from typing import Any
 
 from github import Auth, Github
 
-from bot.cache import Cache, CachedSource
 from bot.config import Config, RepoConfig
-from bot.github import GitHubSource
-from bot.github_rest import week_queries
+from bot.github.rest import week_queries
+from bot.github.source import GitHubSource
 from bot.models import Comment
+from bot.store.cache import Cache, CachedSource
 from bot.week import week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot

@@ -14,7 +14,7 @@ digest builds, and peak memory (RSS) per replica.
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
-post that had already arrived is a duplicate - the window `bot.schedule` documents.
+post that had already arrived is a duplicate - the window `bot.delivery.schedule` documents.
 The fake servers also print the killed replica's reset connections.
 """
 
@@ -102,11 +102,11 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
 
     import redis.asyncio as aioredis
 
-    from bot.cache import Cache, CachedSource
     from bot.config import load_config
-    from bot.github import GitHubSource
-    from bot.post_now import adapter_for
-    from bot.schedule import AdapterPoster, Scheduler, due_runs
+    from bot.delivery.post import adapter_for
+    from bot.delivery.schedule import AdapterPoster, Scheduler, due_runs
+    from bot.github.source import GitHubSource
+    from bot.store.cache import Cache, CachedSource
 
     logging.basicConfig(level=logging.ERROR)
 
@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="SIGKILL replica 0 once a third of the channels are posted")
     args = parser.parse_args(argv)
 
-    from bot.ledger import Ledger, Slot, as_bytes, decode_entry
+    from bot.store.ledger import Ledger, Slot, as_bytes, decode_entry
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week
@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         os.environ.update(env)
         from bot.config import load_config
-        from bot.schedule import due_runs
+        from bot.delivery.schedule import due_runs
 
         config = load_config(config_path)
         slots: list[Slot] = [run.slot for run in due_runs(config.channels, DUE,

@@ -28,7 +28,7 @@ from bot.week import format_week, parse_week
 
 if TYPE_CHECKING:
     from adapters.console import ConsoleAdapter
-    from bot.commands import SubscriptionStore
+    from bot.chat.handler import SubscriptionStore
 
 app = typer.Typer(
     add_completion=False,
@@ -165,7 +165,7 @@ def console_for(
     import logging
 
     from adapters.console import ConsoleAdapter, console_channel, data_time
-    from bot.commands import CommandHandler, utc_now
+    from bot.chat.handler import CommandHandler, utc_now
     from bot.source import SnapshotSource, Source
 
     # Why a reply says "data unavailable" (a missing token, a refused request) goes to
@@ -191,7 +191,7 @@ def console_for(
             repo = candidates[0]
         if repo is None:
             raise UserError("name the repository with --repo owner/name")
-        from bot.cache import live_source
+        from bot.store.cache import live_source
 
         source = live_source(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
@@ -300,8 +300,8 @@ def progress_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
 def live_week(repo: str, week: str, config: Config) -> WeekData:
     """A week from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
     set; with a progress bar on stderr."""
-    from bot.cache import CachedSource, cache_from_env
-    from bot.github import GitHubSource
+    from bot.github.source import GitHubSource
+    from bot.store.cache import CachedSource, cache_from_env
 
     update, finish = progress_bar()
     github = GitHubSource(config, progress=update)
@@ -341,7 +341,7 @@ def snapshot_command(
 
     Always asks GitHub (the cache is not used), so the file is as current as GitHub.
     """
-    from bot.github import GitHubSource
+    from bot.github.source import GitHubSource
     from bot.snapshot import write_snapshot
 
     week = format_week(*parse_week(week))
@@ -383,7 +383,7 @@ def serve(
     import uvicorn
 
     from bot.config import secret
-    from bot.server import create_app
+    from bot.web.app import create_app
 
     settings = load_config(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env)}
@@ -424,7 +424,7 @@ def post(
     import asyncio
     import logging
 
-    from bot.post_now import describe, post_now
+    from bot.delivery.post import describe, post_now
 
     # The outcome is the one line below; library chatter would only bury it.
     logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")

@@ -207,7 +207,7 @@ def check_week(config: Config, repo: str, week: str, now: datetime) -> str | Non
 
 
 class DigestStore(Protocol):
-    """Where finished report digests are kept (`bot.cache.Cache` has these two)."""
+    """Where finished report digests are kept (`bot.store.cache.Cache` has these two)."""
 
     def get_digest(self, key: str) -> bytes | None: ...
 

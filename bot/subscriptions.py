@@ -49,7 +49,7 @@ NOTICE_MODE = "merged"
 
 
 class RedisSubscriptionStore:
-    """`bot.commands.SubscriptionStore` over Redis: one set of topic names per channel.
+    """`bot.chat.handler.SubscriptionStore` over Redis: one set of topic names per channel.
 
     Synchronous (redis-py), as the protocol is: handlers call it in a worker thread.
     """
@@ -411,7 +411,7 @@ class PullLister:
     """Closed PRs through GitHub's REST list, with conditional requests (`If-None-Match`).
 
     Uses the GitHub source's PyGithub requester, so base URL, token and timeouts are the
-    source's own. `on_request(api, status)` counts each request (see `bot.metrics`).
+    source's own. `on_request(api, status)` counts each request (see `bot.web.metrics`).
     """
 
     def __init__(self, requester: Requester, *, per_page: int = 50,

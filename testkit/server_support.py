@@ -25,8 +25,8 @@ from starlette.routing import BaseRoute
 from adapters.base import DeliveryError
 from bot.config import Config, load_config
 from bot.models import Digest, PullRequest, Reply, Snapshot
-from bot.server import Services
 from bot.snapshot import read_snapshot
+from bot.web.app import Services
 from testkit import EXAMPLES
 
 CONFIG_PATH = EXAMPLES / "prdigest.toml"

@@ -15,11 +15,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from bot.cache import HELD_SECONDS, Cache, CachedSource, cache_from_env
 from bot.config import CacheConfig, Config, RepoConfig
 from bot.errors import SourceError
-from bot.github import GitHubSource
+from bot.github.source import GitHubSource
 from bot.models import Comment, Snapshot
+from bot.store.cache import HELD_SECONDS, Cache, CachedSource, cache_from_env
 from bot.week import current_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
@@ -362,7 +362,7 @@ def test_redis_down_degrades_to_uncached(fake: FakeGitHub,
     dead = Cache(redis.Redis(port=free_port(), socket_connect_timeout=0.2,
                              retry=Retry(NoBackoff(), 0)))
     src = cached_source(fake, dead)
-    with caplog.at_level(logging.WARNING, logger="bot.cache"):
+    with caplog.at_level(logging.WARNING, logger="bot.store.cache"):
         snapshot, requests = fetch(src, fake)
         again, _ = fetch(src, fake)
     assert snapshot.pulls == again.pulls == now_on_github(fake).pulls and requests == 2

@@ -16,10 +16,10 @@ from zoneinfo import ZoneInfo
 import msgspec
 import pytest
 
-from bot.commands import ERROR_KEYS, CommandHandler
+from bot.chat.grammar import parse_command
+from bot.chat.handler import ERROR_KEYS, CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule
 from bot.errors import SourceError
-from bot.grammar import parse_command
 from bot.models import (
     FileChange,
     PullRequest,
@@ -185,16 +185,16 @@ async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
 async def test_the_same_pr_version_is_answered_once_per_language(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import bot.commands
+    import bot.chat.handler
 
     calls: list[tuple[int, str]] = []
-    real = bot.commands.answer_pull
+    real = bot.chat.handler.answer_pull
 
     def counting(pull: PullRequest, **options: Any) -> Any:
         calls.append((pull.number, options["lang"]))
         return real(pull, **options)
 
-    monkeypatch.setattr(bot.commands, "answer_pull", counting)
+    monkeypatch.setattr(bot.chat.handler, "answer_pull", counting)
     source = RecordingSource(SNAPSHOT)
     handler = CommandHandler(CONFIG, source, now=lambda: NOW)
     first = await ask(handler, "risks 7035")

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2.ext import babel_extract
 
-from bot.commands import ERROR_KEYS, CommandHandler
-from bot.grammar import parse_command
+from bot.chat.grammar import parse_command
+from bot.chat.handler import ERROR_KEYS, CommandHandler
 from bot.i18n import translations
 from bot.models import Lang, PullAnswer, Reply, Risk
 from bot.render import render_reply

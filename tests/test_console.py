@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from adapters.base import ChatAdapter
 from adapters.console import ConsoleAdapter, console_channel, data_time
+from bot.chat.handler import CommandHandler
 from bot.cli import app
-from bot.commands import CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig
 from bot.models import Snapshot
 from bot.snapshot import write_snapshot

@@ -13,7 +13,7 @@ import pytest
 
 from bot.config import Config, GitHubConfig, RepoConfig
 from bot.errors import SourceError
-from bot.github import GitHubSource
+from bot.github.source import GitHubSource
 from bot.models import PullRequest, Snapshot
 from bot.snapshot import read_snapshot, write_snapshot
 from testkit.fakes.github import FakeGitHub, iter_graphql_queries

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.grammar import (
+from bot.chat.grammar import (
     MAX_COMMAND_CHARS,
     canonical_text,
     clean_text,

@@ -18,8 +18,8 @@ from bot.models import PullRequest, Snapshot
 from bot.render import render_digest
 from bot.render.html import topic_chart
 from bot.reports import report_key, report_url, with_report_url
-from bot.server import create_app
 from bot.source import SnapshotSource, WeekData
+from bot.web.app import create_app
 from testkit.server_support import (
     REPO,
     clear_env,

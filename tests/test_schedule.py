@@ -15,12 +15,12 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from adapters.base import DeliveryError
-from bot.cache import Cache, CachedSource
 from bot.config import ChannelConfig, Config
-from bot.ledger import Ledger, RedisLock, Slot, backoff
+from bot.delivery.schedule import AdapterPoster, PostResult, Scheduler, due_runs
 from bot.models import Digest, Snapshot
-from bot.schedule import AdapterPoster, PostResult, Scheduler, due_runs
 from bot.snapshot import read_snapshot
+from bot.store.cache import Cache, CachedSource
+from bot.store.ledger import Ledger, RedisLock, Slot, backoff
 from tests.schedule_support import (
     Clock,
     CountingSource,
@@ -176,7 +176,7 @@ async def test_a_lock_kept_alive_outlives_its_ttl(redis_url: str) -> None:
 
 
 async def test_a_fenced_write_needs_the_lock_and_the_entry_it_read(redis_url: str) -> None:
-    from bot.ledger import LedgerEntry
+    from bot.store.ledger import LedgerEntry
 
     async with redis_client(redis_url) as client:
         ledger = Ledger(client)

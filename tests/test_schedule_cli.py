@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from bot.cli import app
 from bot.config import load_config
-from bot.ledger import Ledger, Slot
-from bot.schedule import Scheduler
+from bot.delivery.schedule import Scheduler
 from bot.snapshot import read_snapshot
+from bot.store.ledger import Ledger, Slot
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at

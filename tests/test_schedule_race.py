@@ -29,10 +29,10 @@ import redis.asyncio as aioredis
 from croniter import croniter
 
 from bot.config import Config
-from bot.ledger import Ledger, LedgerEntry, Slot
+from bot.delivery.schedule import InDoubt, Scheduler
 from bot.models import Snapshot
-from bot.schedule import InDoubt, Scheduler
 from bot.snapshot import read_snapshot
+from bot.store.ledger import Ledger, LedgerEntry, Slot
 from bot.week import shift_week, week_of, zone
 from tests.schedule_support import (
     Clock,

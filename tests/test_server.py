@@ -19,13 +19,13 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from bot.chat.handler import CommandHandler
 from bot.cli import app as cli_app
-from bot.commands import CommandHandler
 from bot.engine import week_pulls
-from bot.metrics import Metrics
 from bot.models import Command, PullRequest, Snapshot
-from bot.server import MeteredHandler, create_app
 from bot.source import SnapshotSource
+from bot.web.app import MeteredHandler, create_app
+from bot.web.metrics import Metrics
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
 from testkit.redis_server import free_port
 from testkit.server_support import (
@@ -141,8 +141,8 @@ async def test_metrics_count_commands_by_platform_and_outcome() -> None:
 async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
     import redis
 
-    from bot.cache import CachedSource
-    from bot.server import MeteredCache
+    from bot.store.cache import CachedSource
+    from bot.web.app import MeteredCache
 
     metrics = Metrics()
     config = example_config()
@@ -162,8 +162,8 @@ async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
 async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
     import redis
 
-    from bot.cache import CachedSource
-    from bot.server import MeteredCache
+    from bot.store.cache import CachedSource
+    from bot.web.app import MeteredCache
 
     metrics = Metrics()
     cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
@@ -183,7 +183,7 @@ async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
 
 
 class SnapshotWeeks:
-    """A snapshot as the cache's source (`bot.cache.WeekSource`): weeks as snapshots."""
+    """A snapshot as the cache's source (`bot.store.cache.WeekSource`): weeks as snapshots."""
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
@@ -328,11 +328,11 @@ def test_serve_runs_the_app_with_its_startup_heap_frozen(
 ) -> None:
     import uvicorn
 
-    import bot.server
+    import bot.web.app
 
     built: list[dict[str, Any]] = []
     ran: list[object] = []
-    monkeypatch.setattr(bot.server, "create_app",
+    monkeypatch.setattr(bot.web.app, "create_app",
                         lambda config, **options: built.append(options) or "app")
     monkeypatch.setattr(uvicorn, "run", lambda app, **options: ran.append(app))
     code, _, err = invoke("serve", "--config", str(CONFIG_PATH), "--port", "8099")
@@ -407,7 +407,7 @@ _LOADS_LARK = """
 import sys
 from pathlib import Path
 from bot.config import load_config
-from bot.server import create_app
+from bot.web.app import create_app
 app = create_app(load_config(Path("examples/prdigest.toml")), background=False)
 feishu = app.state.services.adapters.get("feishu")
 print("lark" if "lark_oapi" in sys.modules else "no-lark", type(feishu).__name__)

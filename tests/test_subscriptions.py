@@ -14,11 +14,10 @@ import redis
 import redis.asyncio as aioredis
 from github import Github
 
-from bot.commands import CommandHandler
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
 from bot.models import Command, PullRequest, Reply
 from bot.render import render_reply
-from bot.server import create_app
 from bot.source import SnapshotSource
 from bot.subscriptions import (
     Claims,
@@ -31,6 +30,7 @@ from bot.subscriptions import (
     pull_from_api,
     signature_valid,
 )
+from bot.web.app import create_app
 from testkit.fakes.telegram import FakeTelegram
 from testkit.server_support import (
     NOW,
@@ -396,7 +396,7 @@ def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, An
     client = aioredis.Redis.from_url(redis_url)
     claims = Claims(client)
     sync = redis.Redis.from_url(redis_url)
-    from bot.server import AdapterNotices
+    from bot.web.app import AdapterNotices
 
     notifier = MergeNotifier(config, SnapshotSource(example_snapshot()),
                              RedisSubscriptionStore(sync), claims, AdapterNotices(adapters))
@@ -518,7 +518,7 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     assert reply.kind == "subscribed"
     adapters = recording_adapters()
     client = aioredis.Redis.from_url(redis_url)
-    from bot.server import AdapterNotices
+    from bot.web.app import AdapterNotices
 
     notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), store, Claims(client),
                              AdapterNotices(adapters))

@@ -12,10 +12,10 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.commands import CommandHandler
+from bot.chat.grammar import parse_command
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
 from bot.errors import SourceError
-from bot.grammar import parse_command
 from bot.models import Lang, PullRequest, Reply, Snapshot
 from bot.render import render_reply
 from bot.source import SnapshotSource, WeekData

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import redis
 
-from bot.ledger import KEY_PREFIX, decode_entry
+from bot.store.ledger import KEY_PREFIX, decode_entry
 from bot.week import shift_week
 from testkit.reliability.support import (
     FEISHU_CHAT,

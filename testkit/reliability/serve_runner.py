@@ -19,7 +19,7 @@ from pathlib import Path
 import uvicorn
 
 from bot.config import load_config
-from bot.server import Services, create_app
+from bot.web.app import Services, create_app
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import pytest_asyncio
 import redis.asyncio as aioredis
 
 from bot.config import Config, load_config
-from bot.dedupe import Deduper
+from bot.store.claims import Deduper
 from testkit import EXAMPLES
 from testkit.fakes.slack import FakeSlack
 

@@ -20,7 +20,7 @@ from adapters.feishu_inbound import (
     message_from_event,
     sdk_headers,
 )
-from bot.grammar import parse_command
+from bot.chat.grammar import parse_command
 from testkit.fakes.feishu import bot_mention, message_event
 
 BOT = "ou_fake_bot"

@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 import pytest
 
 from adapters.feishu import FeishuAdapter
-from bot.commands import CommandHandler
+from bot.chat.handler import CommandHandler
 from bot.config import load_config
-from bot.dedupe import Deduper
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
+from bot.store.claims import Deduper
 from testkit import EXAMPLES
 from testkit.fakes.feishu import WS_ENDPOINT_PATH, FakeFeishu, bot_mention, message_event
 

@@ -357,7 +357,7 @@ def test_the_real_verl_week_fits(shared_data: Path) -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_error_reply_is_a_valid_card(lang: Lang) -> None:
-    from bot.commands import ERROR_KEYS
+    from bot.chat.handler import ERROR_KEYS
 
     params = (("number", "<at id=all></at>"), ("repository", "o/r"), ("allowed", "o/r"),
               ("week", "2026-W99"), ("current", "2026-W29"), ("command", "subscribe"))

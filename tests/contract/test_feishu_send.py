@@ -26,11 +26,11 @@ from adapters.feishu import FeishuAdapter
 from adapters.feishu_tokens import TENANT_TOKENS
 from adapters.feishu_transport import FeishuTransport
 from bot.config import load_config
-from bot.dedupe import Deduper
 from bot.engine import build_digest
 from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
 from bot.render.feishu import MAX_REQUEST_BYTES, card_content, digest_cards, request_bytes
 from bot.snapshot import read_snapshot
+from bot.store.claims import Deduper
 from testkit import EXAMPLES
 from testkit.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
 
@@ -273,7 +273,7 @@ async def test_the_schedulers_delivery_key_becomes_the_uuid(fake: FakeFeishu) ->
 
 
 def test_the_scheduler_sees_the_idempotency_keyword() -> None:
-    from bot.schedule import AdapterPoster
+    from bot.delivery.schedule import AdapterPoster
 
     poster = AdapterPoster({"feishu": adapter_for_signature()})
     channel = CONFIG.channel(f"feishu:{CHAT}")

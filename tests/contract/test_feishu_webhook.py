@@ -27,14 +27,14 @@ import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.feishu import FeishuAdapter
-from bot.commands import CommandHandler
+from bot.chat.grammar import parse_command
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, load_config
-from bot.dedupe import Deduper
-from bot.grammar import parse_command
 from bot.models import Command, Reply
 from bot.render.feishu import card_content, reply_cards
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
+from bot.store.claims import Deduper
 from testkit import EXAMPLES
 from testkit.fakes.feishu import (
     FakeFeishu,

@@ -24,12 +24,12 @@ from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
 from adapters.slack import EVENTS_PATH, SlackAdapter
-from bot.commands import CommandHandler
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
-from bot.dedupe import Deduper
 from bot.models import Command, Reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
+from bot.store.claims import Deduper
 from testkit import EXAMPLES
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.slack import (

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from jinja2.ext import babel_extract
 from slack_sdk.models.blocks import Block
 
-from bot.commands import ERROR_KEYS
+from bot.chat.handler import ERROR_KEYS
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.i18n import translations

@@ -10,7 +10,7 @@ import pytest
 
 from adapters.slack import SlackAdapter
 from bot.config import Config
-from bot.dedupe import Deduper
+from bot.store.claims import Deduper
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
 from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
 from tests.contract.test_slack_render import assert_valid

@@ -25,9 +25,8 @@ from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
 from adapters.telegram import WEBHOOK_PATH, TelegramAdapter
-from bot.commands import CommandHandler
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule, load_config
-from bot.dedupe import Deduper
 from bot.engine import build_digest
 from bot.errors import ConfigError
 from bot.models import Command, Digest, KeyPull, Reply, Snapshot
@@ -35,6 +34,7 @@ from bot.render import render_digest
 from bot.render.telegram import render_digest_html
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
+from bot.store.claims import Deduper
 from testkit.fakes.telegram import (
     FakeTelegram,
     group_chat,

@@ -12,8 +12,8 @@ import pytest
 import pytest_asyncio
 import uvicorn
 
-from bot.server import create_app
 from bot.source import SnapshotSource
+from bot.web.app import create_app
 from testkit.server_support import clear_env, example_config, example_snapshot, now
 from tests.conftest import ROOT
 

@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from bot.grammar import parse_command
-from bot.server import create_app
+from bot.chat.grammar import parse_command
+from bot.web.app import create_app
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack import SlackPayloads

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from bot.cache import Cache
+from bot.store.cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
 from testkit.reliability.support import (

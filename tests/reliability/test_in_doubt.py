@@ -11,8 +11,8 @@ import msgspec
 
 from bot.config import RepoConfig
 from bot.engine import build_digest
-from bot.ledger import LedgerEntry, Slot
 from bot.models import Digest
+from bot.store.ledger import LedgerEntry, Slot
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.reliability.harness import Service
 from testkit.reliability.support import (

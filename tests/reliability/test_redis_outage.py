@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from redis.exceptions import RedisError
 
-from bot.schedule import Scheduler
+from bot.delivery.schedule import Scheduler
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.support import (
     FEISHU_CHAT,

@@ -1,12 +1,12 @@
 """The GitHub source: a week of PRs from GitHub, as a `Snapshot`.
 
 With a token it asks GraphQL (a few batched requests per week, see
-`bot.github_graphql`); without one it falls back to REST, one PR at a time, which
+`bot.github.graphql`); without one it falls back to REST, one PR at a time, which
 works for public repositories only and cannot tell whether review threads are
 resolved. Search windows are computed from the week's local boundaries in the
 repository's time zone and the result is filtered precisely with `bot.week`.
 
-The cache (`bot.cache`) uses `fetch_changes` and `fetch_pulls` to refresh a week it
+The cache (`bot.store.cache`) uses `fetch_changes` and `fetch_pulls` to refresh a week it
 already holds, asking only for what changed.
 """
 
@@ -26,8 +26,8 @@ from github.Requester import Requester
 
 from bot.config import Config, secret
 from bot.errors import SourceError
-from bot.github_graphql import PAGE_SIZE, GraphQLBackend
-from bot.github_rest import RequestPolicy, RestBackend
+from bot.github.graphql import PAGE_SIZE, GraphQLBackend
+from bot.github.rest import RequestPolicy, RestBackend
 from bot.models import Period, PullRequest, Snapshot
 from bot.week import belongs_to_week, week_period
 

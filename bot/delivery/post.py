@@ -1,6 +1,6 @@
 """`prdigest post`: one week's digest to one channel now, through the schedule's ledger.
 
-The same lock, ledger and delivery keys as the weekly schedule (`bot.schedule`), so a
+The same lock, ledger and delivery keys as the weekly schedule (`bot.delivery.schedule`), so a
 post on demand and a scheduled post never both go out, and `--force` is the one way
 to send a week again.
 """
@@ -17,10 +17,10 @@ import msgspec
 import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, Config, secret
-from bot.dedupe import Deduper
+from bot.delivery.schedule import AdapterPoster, DigestAdapter, PostResult, Scheduler, utc_now
 from bot.errors import ConfigError, UserError, WeekError
-from bot.schedule import AdapterPoster, DigestAdapter, PostResult, Scheduler, utc_now
 from bot.source import SnapshotSource, Source
+from bot.store.claims import Deduper
 from bot.week import current_week, format_week, parse_week
 
 # Where each platform's adapter lives; imported only for the platform posted to.
@@ -67,7 +67,7 @@ def _missing_env(config: Config, platform: str) -> list[str]:
 
 def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     """The platform's adapter as the server would build it, for posting only."""
-    from bot.commands import CommandHandler
+    from bot.chat.handler import CommandHandler
 
     module_name, class_name = ADAPTERS[platform]
     try:
@@ -101,7 +101,7 @@ async def post_now(
     if not url:
         raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
                           "ledger in Redis, shared with the weekly schedule")
-    from bot.cache import live_source
+    from bot.store.cache import live_source
 
     source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
                       else live_source(config))

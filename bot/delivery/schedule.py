@@ -4,7 +4,7 @@ When a channel's cron fires, the previous ISO week (in the channel's time zone) 
 due for it. A run is due while its fire time is no older than the catch-up window
 (`server.catch_up_hours`), so a replica that starts after an outage posts what it
 missed, and nothing older. Every replica computes the same due list; the ledger
-(`bot.ledger`) makes sure each slot goes out once:
+(`bot.store.ledger`) makes sure each slot goes out once:
 
 - a slot already `posted` (or `held`) is skipped with one MGET for the whole tick;
 - otherwise a replica takes the slot's lock, re-reads the entry, builds the digest,
@@ -60,16 +60,9 @@ from bot.config import ChannelConfig, Config
 from bot.engine import build_digest
 from bot.errors import SourceError, WeekError
 from bot.i18n import translator
-from bot.ledger import (
-    KEY_PREFIX,
-    Ledger,
-    LedgerEntry,
-    RedisLock,
-    Slot,
-    backoff,
-)
 from bot.models import Digest, Lang, Snapshot
 from bot.source import Source, WeekData
+from bot.store.ledger import KEY_PREFIX, Ledger, LedgerEntry, RedisLock, Slot, backoff
 from bot.week import shift_week, week_of, week_period, zone
 
 log = logging.getLogger(__name__)
@@ -165,7 +158,7 @@ class AdapterPoster:
 
 
 class TopicStore(Protocol):
-    """Topics a channel subscribed to from chat (`bot.commands.SubscriptionStore`)."""
+    """Topics a channel subscribed to from chat (`bot.chat.handler.SubscriptionStore`)."""
 
     def topics(self, channel_key: str) -> set[str]: ...
 

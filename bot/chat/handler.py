@@ -22,11 +22,11 @@ from typing import ParamSpec, Protocol, TypeVar
 
 import msgspec
 
+from bot.chat.grammar import MAX_PULL_NUMBER
 from bot.config import ChannelConfig, Config
 from bot.engine import answer_pull, build_digest, reviews_recorded
 from bot.engine.classify import parse_title
 from bot.errors import SourceError, WeekError
-from bot.grammar import MAX_PULL_NUMBER
 from bot.i18n import translator
 from bot.models import Command, Lang, PullAnswer, PullRequest, Reply, Snapshot
 from bot.source import HeldPulls, SnapshotSource, Source, WeekData

@@ -24,7 +24,7 @@ from github.GithubException import GithubException
 from github.Requester import Requester
 
 from bot.errors import SourceError
-from bot.github_rest import (
+from bot.github.rest import (
     SEARCH_INVALID,
     SEARCH_LIMIT,
     Progress,

@@ -38,14 +38,12 @@ from adapters.base import DeliveryError
 from adapters.feishu_settings import credentials_present, feishu_status
 from adapters.slack import SlackAdapter
 from adapters.telegram import TelegramAdapter
-from bot.cache import Cache, CachedSource
-from bot.commands import CommandHandler
+from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, secret
-from bot.dedupe import Deduper
+from bot.delivery.schedule import AdapterPoster, Poster, Scheduler
 from bot.errors import SourceError
-from bot.github import GitHubSource
+from bot.github.source import GitHubSource
 from bot.i18n import translator
-from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.models import Command, Digest, Lang, PullRequest, Reply
 from bot.render.html import PageLinks, render_error_page, render_index_page, render_report_page
 from bot.reports import (
@@ -59,8 +57,9 @@ from bot.reports import (
     report_weeks,
     with_report_url,
 )
-from bot.schedule import AdapterPoster, Poster, Scheduler
 from bot.source import Source
+from bot.store.cache import Cache, CachedSource
+from bot.store.claims import Deduper
 from bot.subscriptions import (
     Claims,
     ClosedLister,
@@ -72,6 +71,7 @@ from bot.subscriptions import (
     merged_pull,
     signature_valid,
 )
+from bot.web.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.week import current_week, parse_week, shift_week
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ through it:
 
 A replica killed between 4 and 5 leaves `sending` behind: the delivery is *in doubt*
 (the platform may or may not hold the message). The scheduler decides what to do with
-it (see `bot.schedule`); the ledger only records it faithfully.
+it (see `bot.delivery.schedule`); the ledger only records it faithfully.
 
 The lock and the ledger key of a slot share a Redis Cluster hash tag, so the fenced
 write is one script on one shard.

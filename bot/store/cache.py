@@ -218,7 +218,7 @@ def cache_from_env(config: Config) -> Cache | None:
 
 def live_source(config: Config) -> CachedSource:
     """GitHub behind the cache the environment names (no cache when it names none)."""
-    from bot.github import GitHubSource
+    from bot.github.source import GitHubSource
 
     return CachedSource(GitHubSource(config), cache_from_env(config), config)
 

@@ -1,0 +1,1 @@
+"""Chat: the grammar (text -> Command), the handler (Command -> Reply) and the inbound pipeline."""

@@ -1,0 +1,1 @@
+"""GitHub: the PR source (GraphQL batches, REST fallback), webhook payloads, merged-PR listing."""
