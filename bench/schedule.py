@@ -104,7 +104,8 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
 
     from bot.config import load_config
     from bot.delivery.post import adapter_for
-    from bot.delivery.schedule import AdapterPoster, Scheduler, due_runs
+    from bot.delivery.poster import AdapterPoster
+    from bot.delivery.schedule import Scheduler, due_runs
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
 

@@ -16,7 +16,8 @@ import redis.exceptions
 
 from adapters.base import DeliveryError
 from bot.config import ChannelConfig, Config
-from bot.delivery.schedule import AdapterPoster, PostResult, Scheduler, due_runs
+from bot.delivery.poster import AdapterPoster
+from bot.delivery.schedule import PostResult, Scheduler, due_runs
 from bot.models import Digest, Snapshot
 from bot.snapshot import read_snapshot
 from bot.store.cache import Cache, CachedSource

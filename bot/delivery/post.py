@@ -17,7 +17,8 @@ import msgspec
 import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, Config, secret
-from bot.delivery.schedule import AdapterPoster, DigestAdapter, PostResult, Scheduler, utc_now
+from bot.delivery.poster import AdapterPoster, DigestAdapter
+from bot.delivery.schedule import PostResult, Scheduler, utc_now
 from bot.errors import ConfigError, UserError, WeekError
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Deduper

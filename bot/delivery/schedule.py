@@ -39,13 +39,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import os
 import random
 import socket
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol
@@ -55,7 +54,6 @@ import redis.asyncio as aioredis
 from croniter import croniter
 from redis.exceptions import RedisError
 
-from adapters.base import DeliveryError
 from bot.config import ChannelConfig, Config
 from bot.engine import build_digest
 from bot.errors import SourceError, WeekError
@@ -67,8 +65,6 @@ from bot.week import shift_week, week_of, week_period, zone
 
 log = logging.getLogger(__name__)
 
-# Feishu: "requests holding the same uuid send at most one message within 1 hour".
-PLATFORM_DEDUPE_WINDOWS: dict[str, timedelta] = {"feishu": timedelta(hours=1)}
 # A re-send counts as deduplicated only well inside the platform's window.
 DEDUPE_MARGIN = timedelta(minutes=5)
 # How long a replica waits for another one's fetch or build before doing it itself.
@@ -100,61 +96,6 @@ class Poster(Protocol):
     def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
         """How long the platform drops a re-send with the same key; None: it never does."""
         ...
-
-
-class DigestAdapter(Protocol):
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]: ...
-
-
-def _accepts_keyword(function: Callable[..., object], name: str) -> bool:
-    try:
-        return name in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-
-
-class AdapterPoster:
-    """Sends to the adapter of `channel.platform`.
-
-    An adapter whose `post_digest` takes `idempotency_key` gets the delivery key (for
-    Feishu it belongs, with a part suffix, in each message's `uuid`) and the
-    platform's dedupe window then counts. Other adapters are called as
-    `post_digest(channel_id, digest)` and treated as not deduplicating.
-    """
-
-    def __init__(self, adapters: Mapping[str, DigestAdapter]) -> None:
-        self.adapters = dict(adapters)
-        self._keyed = {platform: _accepts_keyword(adapter.post_digest, "idempotency_key")
-                       for platform, adapter in self.adapters.items()}
-
-    async def post_digest(
-        self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
-    ) -> list[str]:
-        adapter = self.adapters.get(channel.platform)
-        if adapter is None:
-            raise DeliveryError(f"{channel.platform} is not configured, so {channel.key} "
-                                "cannot be posted to")
-        if self._keyed[channel.platform]:
-            post: Callable[..., object] = adapter.post_digest
-            result = await post(channel.id, digest, idempotency_key=delivery_key)  # type: ignore[misc]
-            return list(result)
-        return await adapter.post_digest(channel.id, digest)
-
-    def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
-        if not self._keyed.get(channel.platform, False):
-            return None
-        return PLATFORM_DEDUPE_WINDOWS.get(channel.platform)
-
-    async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
-                                delivery_key: str, since: datetime) -> list[str] | None:
-        """The adapter's answer to "did this delivery arrive?" when it can give one
-        (Slack, by message metadata); None otherwise."""
-        adapter = self.adapters.get(channel.platform)
-        complete = getattr(adapter, "complete_delivery", None)
-        if complete is None:
-            return None
-        found = await complete(channel.id, digest, idempotency_key=delivery_key, since=since)
-        return None if found is None else list(found)
 
 
 class TopicStore(Protocol):

@@ -24,7 +24,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol, get_args
+from typing import Any, get_args
 
 import msgspec
 import redis
@@ -34,13 +34,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.base import DeliveryError
-from adapters.feishu_settings import credentials_present, feishu_status
-from adapters.slack import SlackAdapter
-from adapters.telegram import TelegramAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, secret
-from bot.delivery.schedule import AdapterPoster, Poster, Scheduler
+from bot.delivery.poster import AdapterPoster
+from bot.delivery.schedule import Poster, Scheduler
 from bot.errors import SourceError
 from bot.github.source import GitHubSource
 from bot.i18n import translator
@@ -72,11 +69,11 @@ from bot.subscriptions import (
     signature_valid,
 )
 from bot.web.metrics import CONTENT_TYPE_LATEST, Metrics
+from bot.web.platforms import Adapter, AdapterNotices, build_adapters, platform_statuses
 from bot.week import current_week, parse_week, shift_week
 
 log = logging.getLogger(__name__)
 
-PLATFORMS = ("slack", "telegram", "feishu")
 MAX_WEBHOOK_BYTES = 5 << 20
 WEBHOOK_ANSWER_SECONDS = 8.0
 DELIVERY_TTL_SECONDS = 7 * 24 * 3600
@@ -95,15 +92,6 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Adapter(Protocol):
-    """What the server needs of a chat adapter (see `adapters.base.ChatAdapter`)."""
-
-    async def start(self) -> None: ...
-    def routes(self) -> list[BaseRoute]: ...
-    def status(self) -> dict[str, Any]: ...
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]: ...
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]: ...
-    async def close(self) -> None: ...
 
 
 # --- composition helpers ------------------------------------------------------------------
@@ -197,48 +185,6 @@ class MeteredPoster:
                                delivery_key=delivery_key, since=since)
         return None if found is None else list(found)
 
-
-class AdapterNotices:
-    """Merged-PR notices through the chat adapters (`bot.subscriptions.NoticeSender`)."""
-
-    def __init__(self, adapters: Mapping[str, Adapter]) -> None:
-        self.adapters = adapters
-
-    def can_send(self, channel: ChannelConfig) -> bool:
-        return channel.platform in self.adapters
-
-    async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
-        adapter = self.adapters.get(channel.platform)
-        if adapter is None:
-            raise DeliveryError(f"{channel.platform} is not configured")
-        return await adapter.send_reply(channel.id, reply)
-
-
-def _unconfigured_status(config: Config, platform: str) -> dict[str, Any]:
-    """What /healthz says about a platform without an adapter: the names of the
-    environment variables it still needs, never values."""
-    if platform == "slack":
-        return {"platform": "slack", "configured": False,
-                "missing_env": SlackAdapter.missing_settings(config)}
-    if platform == "telegram":
-        status = dict(TelegramAdapter.configured_status(config))
-        status["missing_env"] = status.pop("missing", [])
-        return status
-    return dict(feishu_status(config), configured=False)
-
-
-def _feishu_adapter(config: Config, handler: Any, deduper: Deduper,
-                    **overrides: Any) -> Adapter | None:
-    """Feishu's adapter, imported only for a bot with Feishu credentials: lark-oapi's
-    import alone costs some 2.5 s and 130 MiB per process."""
-    if not credentials_present(config):
-        section = config.platforms.feishu
-        log.info("feishu off: %s or %s is not set", section.app_id_env,
-                 section.app_secret_env)
-        return None
-    from adapters.feishu import FeishuAdapter
-
-    return FeishuAdapter.from_config(config, handler, deduper, **overrides)
 
 
 @dataclass
@@ -389,21 +335,7 @@ class Services:
         return {"configured": True, "ok": True}
 
     def platform_status(self) -> dict[str, Any]:
-        statuses: dict[str, Any] = {}
-        for platform in PLATFORMS:
-            adapter = self.adapters.get(platform)
-            if adapter is None:
-                statuses[platform] = _unconfigured_status(self.config, platform)
-                continue
-            try:
-                status = dict(adapter.status())
-            except Exception as exc:
-                status = {"platform": platform, "configured": True,
-                          "error": type(exc).__name__}
-            if platform in self.start_errors:
-                status["start_error"] = self.start_errors[platform]
-            statuses[platform] = status
-        return statuses
+        return platform_statuses(self.config, self.adapters, self.start_errors)
 
     def background_status(self) -> dict[str, Any]:
         def task_state(name: str) -> str:
@@ -480,16 +412,9 @@ def build_services(
     deduper = Deduper(redis_async)
     claims = Claims(redis_async)
     if adapters is None:
-        overrides = adapter_overrides or {}
-        built: dict[str, Adapter] = {}
-        for platform, factory in (("slack", SlackAdapter.from_config),
-                                  ("telegram", TelegramAdapter.from_config),
-                                  ("feishu", _feishu_adapter)):
-            metered = MeteredHandler(handler, metrics, platform, config)
-            adapter = factory(config, metered, deduper, **dict(overrides.get(platform, {})))
-            if adapter is not None:
-                built[platform] = adapter
-        adapters = built
+        adapters = build_adapters(
+            config, lambda platform: MeteredHandler(handler, metrics, platform, config),
+            deduper, adapter_overrides)
     adapter_map = dict(adapters)
     digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
     reports = ReportBuilder(config, source, digest_store, now=now,
