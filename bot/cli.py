@@ -6,25 +6,24 @@ stderr and exits with code 2; no traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import msgspec
 import typer
 
 from bot.config import Config, load_config
-from bot.engine import build_digest
-from bot.errors import SnapshotError, UserError
-from bot.models import Digest, Snapshot
+from bot.errors import UserError
+from bot.models import PullRequest
 from bot.render import render_digest
-from bot.snapshot import read_snapshot
-from bot.source import WeekData
-from bot.week import format_week, parse_week
+from bot.snapshot import check_repository, read_snapshot, snapshot_for
+from bot.source import SnapshotSource, Source, WeekData
+from bot.week import format_week, parse_week, past_week
 
 if TYPE_CHECKING:
     from adapters.console import ConsoleAdapter
@@ -84,28 +83,6 @@ def user_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def snapshot_for(repo: str, path: Path) -> Snapshot:
-    """The snapshot at `path`, which must hold `repo`."""
-    return check_repository(read_snapshot(path), repo, path)
-
-
-def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:
-    """`snapshot` itself when it holds `repo`; a `SnapshotError` naming `path` otherwise."""
-    if snapshot.repository.lower() != repo.lower():
-        raise SnapshotError(
-            f"{path}: holds {snapshot.repository}, not {repo} (repository: unknown in this "
-            "snapshot)"
-        )
-    return snapshot
-
-
-def load_week(repo: str, week: str, config: Config, snapshot_path: Path | None) -> WeekData:
-    """A week's PRs from the snapshot file, or live from GitHub through the cache."""
-    if snapshot_path is not None:
-        return WeekData(snapshot=snapshot_for(repo, snapshot_path))
-    return live_week(repo, week, config)
-
-
 @app.command()
 @user_errors
 def digest(
@@ -120,19 +97,19 @@ def digest(
     ] = "",
 ) -> None:
     """Print the weekly digest of REPO for one ISO week."""
-    week = format_week(*parse_week(week))
+    import asyncio
+
+    from bot.digests import Digests
     settings = load_config(config)
-    loaded = load_week(repo, week, settings, snapshot)
-    data = loaded.snapshot
-    result = build_digest(
-        data,
-        week,
-        repo_config=settings.repo(data.repository),
-        lang=lang.value,
-        focus_topics=tuple(t.strip() for t in topics.split(",") if t.strip()),
-        previous=data,
-    )
-    sys.stdout.write(render_digest(with_stale_note(result, loaded), fmt.value))
+    week = past_week(week, datetime.now(UTC), settings.repo(repo).timezone)
+    source: Source
+    if snapshot is not None:
+        source = SnapshotSource(snapshot_for(repo, snapshot))
+    else:
+        source = LiveSource(settings)
+    focus = tuple(t.strip() for t in topics.split(",") if t.strip())
+    result = asyncio.run(Digests(settings, source).build(repo, week, lang.value, focus))
+    sys.stdout.write(render_digest(result, fmt.value))
 
 
 class ReplyFormat(StrEnum):
@@ -166,7 +143,7 @@ def console_for(
 
     from adapters.console import ConsoleAdapter, console_channel, data_time
     from bot.chat.handler import CommandHandler, utc_now
-    from bot.source import SnapshotSource, Source
+    from bot.source import SnapshotSource
 
     # Why a reply says "data unavailable" (a missing token, a refused request) goes to
     # stderr: at a terminal the operator is the user.
@@ -209,7 +186,7 @@ def console_subscriptions(settings: Config) -> SubscriptionStore | None:
         return None
     import redis
 
-    from bot.subscriptions import RedisSubscriptionStore
+    from bot.store.subscriptions import RedisSubscriptionStore
 
     try:
         return RedisSubscriptionStore(redis.Redis.from_url(url))
@@ -297,34 +274,36 @@ def progress_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
     return update, finish
 
 
-def live_week(repo: str, week: str, config: Config) -> WeekData:
-    """A week from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
-    set; with a progress bar on stderr."""
-    from bot.github.source import GitHubSource
-    from bot.store.cache import CachedSource, cache_from_env
+class LiveSource:
+    """PRs from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
+    set, each read with a progress bar on stderr (a digest reads two weeks)."""
 
-    update, finish = progress_bar()
-    github = GitHubSource(config, progress=update)
-    cache = cache_from_env(config)
-    try:
-        return CachedSource(github, cache, config).fetch_week(repo, week)
-    finally:
-        finish()
-        github.close()
-        if cache is not None:
-            cache.close()
+    def __init__(self, config: Config) -> None:
+        self.config = config
 
+    def fetch_week(self, repo: str, week: str) -> WeekData:
+        with self._source() as source:
+            return source.fetch_week(repo, week)
 
-def with_stale_note(result: Digest, loaded: WeekData) -> Digest:
-    """The digest, saying first that its data is an old cached copy when it is one."""
-    if not loaded.stale:
-        return result
-    from bot.i18n import translator
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        with self._source() as source:
+            return source.fetch_pull(repo, number)
 
-    t = translator(result.lang)
-    note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
-             "minutes ago.", minutes=round((loaded.age_seconds or 0) / 60))
-    return msgspec.structs.replace(result, notes=(note, *result.notes))
+    @contextlib.contextmanager
+    def _source(self) -> Iterator[Source]:
+        from bot.github.source import GitHubSource
+        from bot.store.cache import CachedSource, cache_from_env
+
+        update, finish = progress_bar()
+        github = GitHubSource(self.config, progress=update)
+        cache = cache_from_env(self.config)
+        try:
+            yield CachedSource(github, cache, self.config)
+        finally:
+            finish()
+            github.close()
+            if cache is not None:
+                cache.close()
 
 
 @app.command("snapshot")

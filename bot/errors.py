@@ -23,5 +23,14 @@ class WeekError(UserError):
     """A week that is not an ISO week such as 2026-W29."""
 
 
+class FutureWeekError(WeekError):
+    """A week that has not started yet; says which week is the current one."""
+
+    def __init__(self, message: str, *, week: str, current: str) -> None:
+        super().__init__(message)
+        self.week = week
+        self.current = current
+
+
 class SourceError(UserError):
     """GitHub could not give the data (no token, unknown repository, network, limits)."""

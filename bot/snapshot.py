@@ -57,3 +57,18 @@ def write_snapshot(snapshot: Snapshot, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_bytes(encode_snapshot(snapshot))
     tmp.replace(path)
+
+
+def snapshot_for(repo: str, path: Path) -> Snapshot:
+    """The snapshot at `path`, which must hold `repo`."""
+    return check_repository(read_snapshot(path), repo, path)
+
+
+def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:
+    """`snapshot` itself when it holds `repo`; a `SnapshotError` naming `path` otherwise."""
+    if snapshot.repository.lower() != repo.lower():
+        raise SnapshotError(
+            f"{path}: holds {snapshot.repository}, not {repo} (repository: unknown in this "
+            "snapshot)"
+        )
+    return snapshot

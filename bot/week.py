@@ -6,10 +6,12 @@ import re
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.errors import WeekError
+from bot.errors import FutureWeekError, WeekError
 from bot.models import Period, PullRequest
 
 DEFAULT_TIMEZONE = "Asia/Shanghai"
+FIRST_YEAR = 2008
+"""GitHub opened in 2008; a week before that has no PRs to show."""
 _WEEK = re.compile(r"^(\d{4})-?[Ww](\d{1,2})$")
 
 
@@ -73,6 +75,21 @@ def resolve_week(text: str, now: datetime, tz: str = DEFAULT_TIMEZONE) -> str:
         return current_week(now, tz)
     year, week = parse_week(text)
     return format_week(year, week)
+
+
+def past_week(text: str, now: datetime, tz: str = DEFAULT_TIMEZONE) -> str:
+    """The week in canonical form when it can have PRs: it has started (seen from `tz`)
+    and is not before `FIRST_YEAR`. `FutureWeekError` for a week still to come,
+    `WeekError` for anything else; what every entry point asks before building."""
+    year, number = parse_week(text)
+    week = format_week(year, number)
+    current = current_week(now, tz)
+    if (year, number) > parse_week(current):
+        raise FutureWeekError(f"week {week} has not started yet (this week is {current})",
+                              week=week, current=current)
+    if year < FIRST_YEAR:
+        raise WeekError(f"week {week}: there are no PRs before {FIRST_YEAR}")
+    return week
 
 
 def in_period(moment: datetime | None, period: Period) -> bool:

@@ -185,16 +185,16 @@ async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
 async def test_the_same_pr_version_is_answered_once_per_language(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import bot.chat.handler
+    import bot.digests
 
     calls: list[tuple[int, str]] = []
-    real = bot.chat.handler.answer_pull
+    real = bot.digests.answer_pull
 
     def counting(pull: PullRequest, **options: Any) -> Any:
         calls.append((pull.number, options["lang"]))
         return real(pull, **options)
 
-    monkeypatch.setattr(bot.chat.handler, "answer_pull", counting)
+    monkeypatch.setattr(bot.digests, "answer_pull", counting)
     source = RecordingSource(SNAPSHOT)
     handler = CommandHandler(CONFIG, source, now=lambda: NOW)
     first = await ask(handler, "risks 7035")

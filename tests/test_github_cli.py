@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from typer.testing import CliRunner
@@ -79,7 +80,7 @@ def test_live_digest_is_cached_in_redis(fake: FakeGitHub, tmp_path: Path,
     code, first, err = run(*args, env=env)
     assert code == 0, err
     cold = fake.count()
-    assert cold == 3
+    assert cold == 4  # the week (3 requests) and the week before, empty here (1)
     code, second, err = run(*args, env=env)
     assert code == 0, err
     assert fake.count() == cold and first == second
@@ -93,7 +94,32 @@ def test_live_digest_without_redis_asks_github_each_time(fake: FakeGitHub,
     args = ("digest", REPO, "--week", WEEK, "--config", config, "--format", "json")
     assert run(*args, env=env)[0] == 0
     assert run(*args, env=env)[0] == 0
-    assert fake.count() == 6
+    assert fake.count() == 8
+
+
+def test_live_digest_counts_last_week_in_its_trends(tmp_path: Path) -> None:
+    """GitHub answers one week per query (unlike a snapshot file holding several), so the
+    CLI must ask for the week before as chat and the schedule do."""
+    with FakeGitHub(token=TOKEN) as server:
+        server.add_repo(REPO, build_week(REPO, count=30)
+                        + build_week(REPO, count=12, week="2026-W28", seed=3, decoys=0,
+                                     first_number=2000))
+        config = write_config(tmp_path, server.base_url)
+        env: dict[str, str | None] = {"TEST_GH_TOKEN": TOKEN, "TEST_REDIS_URL": None}
+
+        def digest(week: str) -> dict[str, Any]:
+            code, out, err = run("digest", REPO, "--week", week, "--config", config,
+                                 "--format", "json", env=env)
+            assert code == 0, err
+            return cast(dict[str, Any], json.loads(out))
+
+        this, last = digest(WEEK), digest("2026-W28")
+    assert last["counts"]["total"] >= 12  # its own PRs, and a decoy of the week after
+    counted_last = {t["name"]: t["count"] for t in last["topics"]}
+    assert counted_last, "the week before has PRs on some topic"
+    for entry in this["topics"]:
+        assert entry["previous"] == counted_last.get(entry["name"], 0), entry["name"]
+    assert any(t["previous"] for t in this["topics"])
 
 
 def test_stale_digest_says_so_with_its_age(fake: FakeGitHub, tmp_path: Path, redis_url: str,

@@ -14,10 +14,10 @@ import redis
 from bot.config import Config, parse_config
 from bot.engine import build_digest
 from bot.errors import SourceError
+from bot.links import report_key, report_url, with_report_url
 from bot.models import PullRequest, Snapshot
 from bot.render import render_digest
 from bot.render.html import topic_chart
-from bot.reports import report_key, report_url, with_report_url
 from bot.source import SnapshotSource, WeekData
 from bot.web.app import create_app
 from testkit.server_support import (

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from bot.chat.handler import CommandHandler
 from bot.cli import app as cli_app
+from bot.digests import Digests
 from bot.engine import week_pulls
 from bot.models import Command, PullRequest, Snapshot
 from bot.source import SnapshotSource
@@ -119,7 +120,9 @@ async def test_healthz_reports_redis_and_fails_when_it_is_down(redis_url: str) -
 async def test_metrics_count_commands_by_platform_and_outcome() -> None:
     config = example_config()
     metrics = Metrics()
-    handler = CommandHandler(config, SnapshotSource(example_snapshot()), now=now)
+    source = SnapshotSource(example_snapshot())
+    digests = Digests(config, source, now=now, on_built=metrics.digest_built)
+    handler = CommandHandler(config, source, now=now, digests=digests)
     slack = MeteredHandler(handler, metrics, "slack", config)
     channel = config.channel("slack:C0123456")
     await slack.handle(Command(kind="help", lang="en", text="help"), channel=channel)
@@ -406,6 +409,7 @@ def test_prdigest_serve_answers_healthz_and_metrics_on_a_free_port(
 _LOADS_LARK = """
 import sys
 from pathlib import Path
+from bot.digests import Digests
 from bot.config import load_config
 from bot.web.app import create_app
 app = create_app(load_config(Path("examples/prdigest.toml")), background=False)

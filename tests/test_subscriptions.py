@@ -16,20 +16,15 @@ from github import Github
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
+from bot.delivery.notices import MergeNotifier
+from bot.delivery.poller import MergePoller
+from bot.github.closed import PullLister
+from bot.github.events import PayloadError, merged_pull, pull_from_api, signature_valid
 from bot.models import Command, PullRequest, Reply
 from bot.render import render_reply
 from bot.source import SnapshotSource
-from bot.subscriptions import (
-    Claims,
-    MergeNotifier,
-    MergePoller,
-    PayloadError,
-    PullLister,
-    RedisSubscriptionStore,
-    merged_pull,
-    pull_from_api,
-    signature_valid,
-)
+from bot.store.claims import Claims
+from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.fakes.telegram import FakeTelegram
 from testkit.server_support import (

@@ -12,7 +12,6 @@ worker thread and the event loop of the server stays free.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import re
 from collections import Counter
@@ -20,17 +19,14 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 from typing import ParamSpec, Protocol, TypeVar
 
-import msgspec
-
 from bot.chat.grammar import MAX_PULL_NUMBER
 from bot.config import ChannelConfig, Config
-from bot.engine import answer_pull, build_digest, reviews_recorded
+from bot.digests import Digests
 from bot.engine.classify import parse_title
-from bot.errors import SourceError, WeekError
-from bot.i18n import translator
-from bot.models import Command, Lang, PullAnswer, PullRequest, Reply, Snapshot
-from bot.source import HeldPulls, SnapshotSource, Source, WeekData
-from bot.week import current_week, parse_week, resolve_week, shift_week
+from bot.errors import FutureWeekError, SourceError, WeekError
+from bot.models import Command, PullRequest, Reply, Snapshot
+from bot.source import HeldPulls, Source
+from bot.week import FIRST_YEAR, current_week, past_week, resolve_week, shift_week
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +35,8 @@ _R = TypeVar("_R")
 
 # How many weeks of titles are read to find the modules a channel can subscribe to.
 RECENT_WEEKS = 4
-# PR answers kept per handler (a few kilobytes each).
-ANSWERS_KEPT = 1024
 # Echoed user text and numbers are cut, so an error reply stays one short line.
 ECHO_LIMIT = 80
-# GitHub opened in 2008; a week before that has no PRs to show.
-FIRST_YEAR = 2008
 
 ERROR_KEYS = (
     "channel-not-configured",
@@ -115,14 +107,14 @@ class CommandHandler:
         *,
         now: Callable[[], datetime] = utc_now,
         recent_weeks: int = RECENT_WEEKS,
+        digests: Digests | None = None,
     ) -> None:
         self.config = config
         self.source = source
         self.subscriptions = subscriptions
         self.now = now
         self.recent_weeks = recent_weeks
-        # A PR is frozen data: the same version asked about again gets the same answer.
-        self._answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer_pull)
+        self.digests = digests or Digests(config, source, subscriptions=subscriptions, now=now)
 
     async def handle(
         self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
@@ -194,14 +186,8 @@ class CommandHandler:
             pull = await self._call_source(command, self.source.fetch_pull, repo, number)
         if pull is None:
             return self._error(command, "pull-not-found", number=str(number), repository=repo)
-        answer = self._answer(pull, repo, command.lang, self._reviews_recorded(pull))
+        answer = self.digests.answer_for(pull, repo, command.lang)
         return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
-
-    def _answer_pull(self, pull: PullRequest, repo: str, lang: Lang,
-                     reviews_recorded: bool) -> PullAnswer:
-        """The engine's answer; kept per PR version (`_answer`), as the config is fixed."""
-        return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
-                           lang=lang, reviews_recorded=reviews_recorded)
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:
         """A PR the source holds in memory; a failure here only means asking it properly."""
@@ -220,38 +206,16 @@ class CommandHandler:
                                        repository=_echo(command.repo), allowed=channel.repo))
         return channel.repo
 
-    def _reviews_recorded(self, pull: PullRequest) -> bool:
-        """Snapshot files may leave reviews out altogether (the PR then has none); GitHub
-        always lists them, so there an empty list means "never reviewed"."""
-        if isinstance(self.source, SnapshotSource):
-            return reviews_recorded(self.source.snapshot)
-        return pull.reviews is not None
-
     # --- digest ---------------------------------------------------------------------
 
     async def _digest(self, command: Command, channel: ChannelConfig) -> Reply:
         week = self._week(command, channel)
-        repo = channel.repo
-        data: WeekData = await self._call_source(command, self.source.fetch_week, repo, week)
-        previous = await self._previous_week(repo, week)
         try:
-            focus = tuple(await self._subscribed(command, channel))
-        except _Refusal:
-            focus = channel.topics  # the digest matters more than the order of its topics
-        digest = build_digest(
-            data.snapshot,
-            week,
-            repo_config=self.config.repo(repo),
-            lang=command.lang,
-            focus_topics=focus,
-            previous=previous,
-        )
-        if data.stale:
-            t = translator(command.lang)
-            age = round((data.age_seconds or 0) / 60)
-            note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
-                     "minutes ago.", minutes=age)
-            digest = msgspec.structs.replace(digest, notes=(note, *digest.notes))
+            digest = await self.digests.build(channel.repo, week, command.lang,
+                                              await self.digests.focus(channel), link=True)
+        except SourceError as exc:
+            logger.warning("source unavailable for %r: %s", command.text, exc)
+            return self._error(command, "source-unavailable")
         return Reply(kind="digest", lang=command.lang, digest=digest)
 
     def _week(self, command: Command, channel: ChannelConfig) -> str:
@@ -259,16 +223,12 @@ class CommandHandler:
         asked = command.week or "this"
         now = self.now()
         try:
-            week = resolve_week(asked, now, channel.timezone)
-            year, number = parse_week(week)
+            return past_week(resolve_week(asked, now, channel.timezone), now, channel.timezone)
+        except FutureWeekError as exc:
+            raise _Refusal(self._error(command, "week-in-future", week=exc.week,
+                                       current=exc.current)) from None
         except (WeekError, ValueError, OverflowError):
             raise _Refusal(self._unknown_week(command, asked)) from None
-        current = current_week(now, channel.timezone)
-        if (year, number) > parse_week(current):
-            raise _Refusal(self._error(command, "week-in-future", week=week, current=current))
-        if year < FIRST_YEAR:
-            raise _Refusal(self._error(command, "unknown-week", week=_echo(asked)))
-        return week
 
     def _unknown_week(self, command: Command, asked: str) -> Reply:
         match = re.fullmatch(r"(\d{4})-W(\d+)", asked)
@@ -278,15 +238,6 @@ class CommandHandler:
             return self._error(command, "unknown-week", week=asked, year=str(year),
                                weeks=str(weeks))
         return self._error(command, "unknown-week", week=_echo(asked))
-
-    async def _previous_week(self, repo: str, week: str) -> Snapshot | None:
-        """Last week's data for the trends; a digest is still worth giving without it."""
-        try:
-            before = await asyncio.to_thread(self.source.fetch_week, repo, shift_week(week, -1))
-        except (SourceError, WeekError, OverflowError) as exc:
-            logger.info("no previous week for %s %s: %s", repo, week, exc)
-            return None
-        return before.snapshot
 
     # --- topics and subscriptions ---------------------------------------------------
 

@@ -19,10 +19,11 @@ import redis.asyncio as aioredis
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.poster import AdapterPoster, DigestAdapter
 from bot.delivery.schedule import PostResult, Scheduler, utc_now
-from bot.errors import ConfigError, UserError, WeekError
+from bot.errors import ConfigError, UserError
+from bot.snapshot import snapshot_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Deduper
-from bot.week import current_week, format_week, parse_week
+from bot.week import past_week
 
 # Where each platform's adapter lives; imported only for the platform posted to.
 ADAPTERS = {
@@ -50,11 +51,7 @@ def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
 
 def checked_week(text: str, channel: ChannelConfig) -> str:
     """The ISO week, normalised; a week that has not started yet is refused."""
-    week = format_week(*parse_week(text))
-    current = current_week(utc_now(), channel.timezone)
-    if parse_week(week) > parse_week(current):
-        raise WeekError(f"week {week} has not started yet (this week is {current})")
-    return week
+    return past_week(text, utc_now(), channel.timezone)
 
 
 def _missing_env(config: Config, platform: str) -> list[str]:
@@ -94,8 +91,6 @@ async def post_now(
 
     `adapter` and `redis_url` replace what the config and environment name (tests).
     """
-    from bot.cli import snapshot_for
-
     channel = find_channel(config, channel_key, repo)
     week = checked_week(week, channel)
     url = redis_url or secret(config.cache.url_env)

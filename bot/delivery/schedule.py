@@ -55,12 +55,13 @@ from croniter import croniter
 from redis.exceptions import RedisError
 
 from bot.config import ChannelConfig, Config
-from bot.engine import build_digest
+from bot.digests import Digests
 from bot.errors import SourceError, WeekError
-from bot.i18n import translator
-from bot.models import Digest, Lang, Snapshot
+from bot.models import Digest, Lang
 from bot.source import Source, WeekData
-from bot.store.ledger import KEY_PREFIX, Ledger, LedgerEntry, RedisLock, Slot, backoff
+from bot.store.keys import KEY_PREFIX, Keys
+from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff
+from bot.store.subscriptions import TopicStore
 from bot.week import shift_week, week_of, week_period, zone
 
 log = logging.getLogger(__name__)
@@ -96,12 +97,6 @@ class Poster(Protocol):
     def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
         """How long the platform drops a re-send with the same key; None: it never does."""
         ...
-
-
-class TopicStore(Protocol):
-    """Topics a channel subscribed to from chat (`bot.chat.handler.SubscriptionStore`)."""
-
-    def topics(self, channel_key: str) -> set[str]: ...
 
 
 @dataclass(frozen=True)
@@ -237,6 +232,7 @@ class Scheduler:
         prefix: str = KEY_PREFIX,
         rng: random.Random | None = None,
         record_wait_seconds: float = 600.0,
+        digests: Digests | None = None,
     ) -> None:
         self.config = config
         self.source = source
@@ -253,9 +249,11 @@ class Scheduler:
         self.previous_week = previous_week
         self.share_digests = share_digests
         self.prefix = prefix
+        self.keys = Keys(prefix)
         self.rng = rng or random.Random()
         self.record_wait_seconds = record_wait_seconds
         self.ledger = Ledger(redis_client, prefix=prefix)
+        self.digests = digests or Digests(config, source, subscriptions=subscriptions)
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
@@ -570,23 +568,11 @@ class Scheduler:
 
     # --- digests --------------------------------------------------------------------
 
-    async def _focus(self, channel: ChannelConfig) -> tuple[str, ...]:
-        """The channel's configured topics, then those it subscribed to from chat."""
-        names = list(channel.topics)
-        if self.subscriptions is not None:
-            try:
-                stored = await asyncio.to_thread(self.subscriptions.topics, channel.key)
-            except Exception as exc:  # a digest without them beats no digest
-                log.warning("schedule: subscriptions of %s unavailable: %s", channel.key, exc)
-                stored = set()
-            names += sorted(name for name in stored if name not in names)
-        return tuple(names)
-
     async def _digest(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
                       ) -> Digest:
         """The digest for the channel's (repository, week, language, topics), built once
         per replica and shared between replicas; `rebuild` builds it afresh."""
-        variant = (channel.repo, week, channel.lang, await self._focus(channel))
+        variant = (channel.repo, week, channel.lang, await self.digests.focus(channel))
         task = self._digests.get(variant)
         if rebuild or task is None or (task.done() and (task.cancelled() or task.exception())):
             task = asyncio.ensure_future(self._shared_digest(*variant, rebuild=rebuild))
@@ -597,7 +583,7 @@ class Scheduler:
         return await asyncio.shield(task)
 
     def _digest_key(self, repo: str, week: str, lang: str, topics: Sequence[str]) -> str:
-        return f"{self.prefix}:digest:weekly:{repo}:{week}:{lang}:{','.join(topics)}"
+        return self.keys.weekly_digest(repo, week, lang, topics)
 
     async def _shared_digest(
         self, repo: str, week: str, lang: Lang, topics: tuple[str, ...], *, rebuild: bool
@@ -616,22 +602,9 @@ class Scheduler:
         return _digest_decoder.decode(data)
 
     async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]) -> bytes:
-        data = await self._week(repo, week)
-        previous: Snapshot | None = None
-        if self.previous_week:
-            try:
-                previous = (await self._week(repo, shift_week(week, -1))).snapshot
-            except (SourceError, WeekError) as exc:
-                log.info("schedule: no previous week for %s %s: %s", repo, week, exc)
-        digest = await asyncio.to_thread(
-            build_digest, data.snapshot, week, repo_config=self.config.repo(repo),
-            lang=lang, focus_topics=topics, previous=previous)
-        if data.stale:
-            t = translator(lang)
-            age = round((data.age_seconds or 0) / 60)
-            note = t("GitHub could not be reached; this digest uses data cached %(minutes)s "
-                     "minutes ago.", minutes=age)
-            digest = msgspec.structs.replace(digest, notes=(note, *digest.notes))
+        digest = await self.digests.build(repo, week, lang, topics, fetch=self._week,
+                                          trends=self.previous_week, link=True,
+                                          trigger="schedule")
         self.stats.digest_builds += 1
         return _encoder.encode(digest)
 
@@ -654,7 +627,7 @@ class Scheduler:
         """Across replicas, one holder at a time. A live holder renews it, however long
         GitHub takes; a dead one's expires after `build_lock_seconds`. Waiting beyond
         `MUTEX_PATIENCE_SECONDS` goes ahead unlocked rather than never."""
-        lock = RedisLock(self.redis, f"{self.prefix}:lock:{name}",
+        lock = RedisLock(self.redis, self.keys.mutex(name),
                          ttl_seconds=self.build_lock_seconds)
         if not await lock.acquire_waiting(MUTEX_PATIENCE_SECONDS, poll=0.02):
             log.warning("schedule: %s stayed locked; going ahead without it", name)

@@ -18,10 +18,20 @@ from bot.models import Digest, Lang, NameCount
 from bot.render import render_template
 from bot.render.markup import markup_for
 from bot.render.view import DigestView
-from bot.reports import ReportWeek
 
 CHART_TOPICS = 10
 CHART_LABEL_CHARS = 22
+
+
+@dataclass(frozen=True)
+class ReportWeek:
+    """One line of the weeks index: the week, its dates, whether a digest is cached."""
+
+    week: str
+    since: str
+    until: str
+    cached: bool
+    current: bool
 
 
 @dataclass(frozen=True)

@@ -41,13 +41,13 @@ from bot.config import Config, secret
 from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
+from bot.store.keys import KEY_PREFIX, Keys
 from bot.week import belongs_to_week, week_period
 
 __all__ = ["Cache", "CachedSource", "WeekData", "WeekEntry", "cache_from_env"]
 
 log = logging.getLogger(__name__)
 
-KEY_PREFIX = "prdigest:v1"
 # A week counts as current until an hour after it ends: late merges and search-index
 # lag still reach it before it is frozen for the long TTL.
 SETTLE = timedelta(hours=1)
@@ -92,6 +92,7 @@ class Cache:
     ) -> None:
         self.client = client
         self.prefix = prefix
+        self.keys = Keys(prefix)
         # After a failure Redis is left alone for a while: each attempt on a dead
         # server costs seconds of connection retries, and a fetch makes several.
         self.cooldown_seconds = cooldown_seconds
@@ -119,13 +120,10 @@ class Cache:
             self._down_until = time.monotonic() + self.cooldown_seconds
             return default
 
-    def key(self, *parts: object) -> str:
-        return ":".join([self.prefix, *(str(p) for p in parts)])
-
     # -- weeks --
 
     def get_week(self, repo: str, week: str, tz: str) -> WeekEntry | None:
-        raw = self._safe("read", lambda: self.client.get(self.key("week", repo, week, tz)), None)
+        raw = self._safe("read", lambda: self.client.get(self.keys.week(repo, week, tz)), None)
         if raw is None:
             return None
         try:
@@ -134,14 +132,14 @@ class Cache:
             return None
 
     def put_week(self, repo: str, week: str, tz: str, entry: WeekEntry, ttl: int) -> None:
-        key = self.key("week", repo, week, tz)
+        key = self.keys.week(repo, week, tz)
         data = self._encoder.encode(entry)
         self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
 
     # -- PRs --
 
     def _pull_key(self, repo: str, number: int, stamp: str) -> str:
-        return self.key("pr", repo, number, stamp)
+        return self.keys.pull_version(repo, number, stamp)
 
     def get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]) -> dict[int, PullRequest]:
         """The cached PRs among `refs` (number, updated_at stamp); missing ones are absent."""
@@ -181,7 +179,7 @@ class Cache:
         self._safe("write", touch, None)
 
     def get_pointer(self, repo: str, number: int) -> CachedPointer | None:
-        raw = self._safe("read", lambda: self.client.get(self.key("pull", repo, number)), None)
+        raw = self._safe("read", lambda: self.client.get(self.keys.pointer(repo, number)), None)
         if raw is None:
             return None
         try:
@@ -190,10 +188,10 @@ class Cache:
             return None
 
     def drop_pointer(self, repo: str, number: int) -> None:
-        self._safe("write", lambda: self.client.delete(self.key("pull", repo, number)), None)
+        self._safe("write", lambda: self.client.delete(self.keys.pointer(repo, number)), None)
 
     def put_pointer(self, repo: str, number: int, pointer: CachedPointer, ttl: int) -> None:
-        key = self.key("pull", repo, number)
+        key = self.keys.pointer(repo, number)
         data = self._encoder.encode(pointer)
         self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
 
@@ -201,13 +199,13 @@ class Cache:
 
     def get_digest(self, key: str) -> bytes | None:
         """A finished digest stored under `key`, or None."""
-        raw = self._safe("read", lambda: self.client.get(self.key("digest", key)), None)
+        raw = self._safe("read", lambda: self.client.get(self.keys.digest(key)), None)
         if raw is None:
             return None
         return raw.encode() if isinstance(raw, str) else bytes(raw)
 
     def put_digest(self, key: str, data: bytes, ttl: int) -> None:
-        self._safe("write", lambda: self.client.set(self.key("digest", key), data, ex=ttl), None)
+        self._safe("write", lambda: self.client.set(self.keys.digest(key), data, ex=ttl), None)
 
 
 def cache_from_env(config: Config) -> Cache | None:

@@ -35,9 +35,10 @@ from typing import Any, Literal
 import msgspec
 import redis.asyncio as aioredis
 
+from bot.store.keys import KEY_PREFIX, Keys
+
 log = logging.getLogger(__name__)
 
-KEY_PREFIX = "prdigest:v1"
 # A year and a bit: `post` without --force still knows last year's deliveries.
 LEDGER_TTL_SECONDS = 400 * 24 * 3600
 
@@ -225,13 +226,14 @@ class Ledger:
     ) -> None:
         self.client = client
         self.prefix = prefix
+        self.keys = Keys(prefix)
         self.ttl_seconds = ttl_seconds
 
     def key(self, slot: Slot) -> str:
-        return f"{self.prefix}:ledger:{{{slot.name}}}"
+        return self.keys.ledger(slot.name)
 
     def lock(self, slot: Slot, ttl_seconds: float) -> RedisLock:
-        return RedisLock(self.client, f"{self.prefix}:lock:post:{{{slot.name}}}",
+        return RedisLock(self.client, self.keys.post_lock(slot.name),
                          ttl_seconds=ttl_seconds)
 
     async def read(self, slot: Slot) -> tuple[bytes | None, LedgerEntry | None]:
@@ -274,7 +276,7 @@ class Ledger:
     async def entries(self) -> list[LedgerEntry]:
         """Every entry (tests, operators); a SCAN, not for the hot path."""
         found: list[LedgerEntry] = []
-        async for key in self.client.scan_iter(match=f"{self.prefix}:ledger:*", count=500):
+        async for key in self.client.scan_iter(match=self.keys.ledger_pattern(), count=500):
             entry = decode_entry(as_bytes(await self.client.get(key)))
             if entry is not None:
                 found.append(entry)

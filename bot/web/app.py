@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 
-import msgspec
 import redis
 import redis.asyncio as aioredis
 from starlette.applications import Starlette
@@ -36,41 +35,28 @@ from starlette.routing import BaseRoute, Route
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, secret
+from bot.delivery.notices import MergeNotifier
+from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.poster import AdapterPoster
 from bot.delivery.schedule import Poster, Scheduler
+from bot.digests import Digests
 from bot.errors import SourceError
+from bot.github.closed import PullLister
+from bot.github.events import PayloadError, merged_pull, signature_valid
 from bot.github.source import GitHubSource
 from bot.i18n import translator
+from bot.links import REPORT_SECRET_ENV, key_allows, report_path, report_query
 from bot.models import Command, Digest, Lang, PullRequest, Reply
 from bot.render.html import PageLinks, render_error_page, render_index_page, render_report_page
-from bot.reports import (
-    FIRST_YEAR,
-    REPORT_SECRET_ENV,
-    ReportBuilder,
-    check_week,
-    key_allows,
-    report_path,
-    report_query,
-    report_weeks,
-    with_report_url,
-)
 from bot.source import Source
 from bot.store.cache import Cache, CachedSource
-from bot.store.claims import Deduper
-from bot.subscriptions import (
-    Claims,
-    ClosedLister,
-    MergeNotifier,
-    MergePoller,
-    PayloadError,
-    PullLister,
-    RedisSubscriptionStore,
-    merged_pull,
-    signature_valid,
-)
+from bot.store.claims import Claims, Deduper
+from bot.store.keys import Keys
+from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.web.platforms import Adapter, AdapterNotices, build_adapters, platform_statuses
-from bot.week import current_week, parse_week, shift_week
+from bot.web.report_weeks import check_week, report_weeks
+from bot.week import FIRST_YEAR, current_week, parse_week, shift_week
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +119,7 @@ class MeteredCache(Cache):
 
 class MeteredHandler:
     """The command handler as one platform sees it: counts every answer by platform and
-    outcome, and gives every digest reply the link to its report page."""
+    outcome."""
 
     def __init__(self, handler: CommandHandler, metrics: Metrics, platform: str,
                  config: Config) -> None:
@@ -147,14 +133,11 @@ class MeteredHandler:
         started = time.perf_counter()
         reply = await self.handler.handle(command, channel=channel, user=user)
         self.metrics.command(self.platform, command.kind, reply, time.perf_counter() - started)
-        if reply.kind == "digest" and reply.digest is not None:
-            reply = msgspec.structs.replace(
-                reply, digest=with_report_url(reply.digest, self.config))
         return reply
 
 
 class MeteredPoster:
-    """The scheduler's poster: adds the report link to each digest and counts posts."""
+    """The scheduler's poster: counts posts by platform and outcome."""
 
     def __init__(self, inner: Poster, metrics: Metrics, config: Config) -> None:
         self.inner = inner
@@ -163,9 +146,8 @@ class MeteredPoster:
 
     async def post_digest(self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
                           ) -> list[str]:
-        linked = with_report_url(digest, self.config)
         try:
-            ids = await self.inner.post_digest(channel, linked, delivery_key=delivery_key)
+            ids = await self.inner.post_digest(channel, digest, delivery_key=delivery_key)
         except Exception:
             self.metrics.digest_posted(channel.platform, "failed")
             raise
@@ -181,8 +163,7 @@ class MeteredPoster:
         complete = getattr(self.inner, "complete_delivery", None)
         if complete is None:
             return None
-        found = await complete(channel, with_report_url(digest, self.config),
-                               delivery_key=delivery_key, since=since)
+        found = await complete(channel, digest, delivery_key=delivery_key, since=since)
         return None if found is None else list(found)
 
 
@@ -248,7 +229,7 @@ class Services:
     handler: CommandHandler
     deduper: Deduper
     claims: Claims
-    reports: ReportBuilder
+    digests: Digests
     notifier: MergeNotifier
     adapters: dict[str, Adapter]
     redis_sync: redis.Redis | None = None
@@ -265,7 +246,6 @@ class Services:
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
-    _schedule_builds_seen: int = 0
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -362,15 +342,6 @@ class Services:
                                  " and no GitHub source to poll"}
         return {"scheduler": scheduler, "merge_notices": notices}
 
-    def sync_schedule_metrics(self) -> None:
-        """Digests the scheduler built since the last scrape, into the shared counter."""
-        if self.scheduler is None:
-            return
-        builds = self.scheduler.stats.digest_builds
-        if builds > self._schedule_builds_seen:
-            self.metrics.digests_built.labels("schedule").inc(builds - self._schedule_builds_seen)
-            self._schedule_builds_seen = builds
-
 
 def build_services(
     config: Config,
@@ -408,7 +379,10 @@ def build_services(
         if pull_lister is None:
             pull_lister = PullLister(github.github.requester, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
-    handler = CommandHandler(config, source, store, now=now)
+    digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
+    digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
+                      on_built=metrics.digest_built)
+    handler = CommandHandler(config, source, store, now=now, digests=digests)
     deduper = Deduper(redis_async)
     claims = Claims(redis_async)
     if adapters is None:
@@ -416,24 +390,22 @@ def build_services(
             config, lambda platform: MeteredHandler(handler, metrics, platform, config),
             deduper, adapter_overrides)
     adapter_map = dict(adapters)
-    digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
-    reports = ReportBuilder(config, source, digest_store, now=now,
-                            on_built=lambda: metrics.digest_built("report"))
     notifier = MergeNotifier(
-        config, source, store, claims, AdapterNotices(adapter_map),
+        config, source, store, claims, AdapterNotices(adapter_map), digests=digests,
         on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
     )
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
     if redis_async is not None:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
-        scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store)
+        scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store,
+                              digests=digests)
     poller = None
     if webhook_secret is None and pull_lister is not None:
         poller = MergePoller(config, pull_lister, claims, notifier, now=now)
     return Services(
         config=config, metrics=metrics, source=source, handler=handler, deduper=deduper,
-        claims=claims, reports=reports, notifier=notifier, adapters=adapter_map,
+        claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),
         now=now, background=background, github_health=github_health,
@@ -474,7 +446,6 @@ async def healthz(request: Request) -> Response:
 
 async def metrics_endpoint(request: Request) -> Response:
     services = _services(request)
-    services.sync_schedule_metrics()
     return Response(services.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
@@ -518,7 +489,7 @@ async def github_webhook(request: Request) -> Response:
     if merged is None:
         metrics.webhook(label, "ignored")
         return JSONResponse({"ignored": "not a merge"}, status_code=202)
-    claim = f"github-delivery:{delivery}"
+    claim = Keys.github_delivery(delivery)
     if not await services.claims.claim(claim, DELIVERY_TTL_SECONDS):
         metrics.webhook(label, "duplicate")
         return JSONResponse({"duplicate": True})
@@ -645,7 +616,7 @@ async def report_page(request: Request) -> Response:
     if week != raw_week:
         return RedirectResponse(f"{report_path(asked.repo, week)}{query}", status_code=308)
     try:
-        digest = await services.reports.digest(asked.repo, week, asked.lang)
+        digest = await services.digests.report(asked.repo, week, asked.lang)
     except SourceError as exc:
         log.warning("report %s %s unavailable: %s", asked.repo, week, exc)
         response = _page_error(503, asked.lang, t("GitHub could not be reached and this week "

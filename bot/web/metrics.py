@@ -108,8 +108,6 @@ class Metrics:
         self.commands.labels(platform, command, outcome).inc()
         if seconds is not None:
             self.command_seconds.labels(platform).observe(seconds)
-        if reply.kind == "digest" and reply.digest is not None:
-            self.digest_built("command")
 
     def digest_built(self, trigger: str) -> None:
         """A digest was built (`schedule`, `command` or `report`)."""

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import redis
 
-from bot.store.ledger import KEY_PREFIX, decode_entry
+from bot.store.keys import Keys
+from bot.store.ledger import Slot, decode_entry
 from bot.week import shift_week
 from testkit.reliability.support import (
     FEISHU_CHAT,
@@ -69,7 +70,7 @@ def _ledger_states(client: redis.Redis, week: str) -> dict[str, str]:
     states: dict[str, str] = {}
     for name, channel in CHANNELS.items():
         repo = PRIVATE_REPO if name == "vault" else REPO
-        raw = client.get(f"{KEY_PREFIX}:ledger:{{{week}:{channel}:{repo}}}")
+        raw = client.get(Keys().ledger(Slot(week, channel, repo).name))
         entry = decode_entry(raw if isinstance(raw, bytes) or raw is None else bytes(raw))
         states[name] = entry.state if entry is not None else "none"
     return states

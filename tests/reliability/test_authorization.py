@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from bot.reports import report_key
+from bot.links import report_key
 from testkit.fakes.telegram import private_chat
 from testkit.reliability.harness import Service
 from testkit.reliability.support import (

@@ -1,0 +1,208 @@
+"""The one path from (repository, week, language, focus topics) to a `Digest`, and from a
+PR to its answer.
+
+Chat, the weekly schedule, report pages, the CLI, notices and `prdigest post` all come
+here, so a week's digest is assembled the same way wherever it is asked for: the week
+and the week before (for the trends), built off the event loop, a note first when the
+data is a stale cached copy, the link to its report page where it goes to chat. Where
+the week's data comes from differs by caller (the schedule fetches once across
+replicas), so the fetch may be passed in; everything after it is decided here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Protocol
+
+import msgspec
+
+from bot.config import ChannelConfig, Config
+from bot.engine import answer_pull, build_digest, reviews_recorded
+from bot.errors import SourceError, WeekError
+from bot.i18n import translator
+from bot.links import with_report_url
+from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
+from bot.source import SnapshotSource, Source, WeekData
+from bot.store.subscriptions import TopicStore
+from bot.week import current_week, shift_week
+
+log = logging.getLogger(__name__)
+
+ANSWERS_KEPT = 1024
+"""PR answers kept per process (a few kilobytes each): a PR version is frozen data."""
+
+FetchWeek = Callable[[str, str], Awaitable[WeekData]]
+"""How a caller reads a week of a repository: (repo, week) -> its data."""
+
+
+class DigestStore(Protocol):
+    """Where finished report digests are kept (`bot.store.cache.Cache` has these two)."""
+
+    def get_digest(self, key: str) -> bytes | None: ...
+
+    def put_digest(self, key: str, data: bytes, ttl: int) -> None: ...
+
+
+def report_store_key(repo: str, week: str, lang: Lang) -> str:
+    """A report page's digest, relative to the cache's digest namespace."""
+    return f"report:{repo}:{week}:{lang}"
+
+
+def stale_note(lang: Lang, data: WeekData) -> str | None:
+    """The first line of a digest built from a cached copy while GitHub failed."""
+    if not data.stale:
+        return None
+    minutes = round((data.age_seconds or 0) / 60)
+    return translator(lang)("GitHub could not be reached; this digest uses data cached "
+                            "%(minutes)s minutes ago.", minutes=minutes)
+
+
+class Digests:
+    """Builds digests and PR answers for one config from one source of PR data.
+
+    `source` may be None where only PR answers are asked for (notices without a
+    source). `subscriptions`: topics added from chat, which come after a channel's configured
+    ones in its digest. `reports`: where report-page digests are kept, with the
+    cache's TTLs. `on_built(trigger)` counts each digest built (`/metrics`).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        source: Source | None,
+        *,
+        subscriptions: TopicStore | None = None,
+        reports: DigestStore | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        on_built: Callable[[str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.source = source
+        self.subscriptions = subscriptions
+        self.reports = reports
+        self.now = now
+        self.on_built = on_built
+        self._decoder = msgspec.json.Decoder(Digest)
+        self.answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer)
+
+    # --- the week -------------------------------------------------------------------
+
+    async def build(
+        self,
+        repo: str,
+        week: str,
+        lang: Lang,
+        focus: tuple[str, ...] = (),
+        *,
+        fetch: FetchWeek | None = None,
+        trigger: str = "command",
+        link: bool = False,
+        trends: bool = True,
+    ) -> Digest:
+        """The digest of `repo`'s `week` in `lang`, `focus` topics first.
+
+        `fetch` reads a week (default: the source, in a worker thread); the week's own
+        failure (`SourceError`, `WeekError`) is the caller's to answer, the week
+        before only adds trends and is left out when it cannot be read. `link` adds
+        the report page's address, for digests that go to chat; `trends=False` skips
+        the week before.
+        """
+        read = fetch or self._fetch
+        data = await read(repo, week)
+        previous = await self._previous(read, repo, week) if trends else None
+        digest = await asyncio.to_thread(
+            build_digest, data.snapshot, week, repo_config=self.config.repo(repo),
+            lang=lang, focus_topics=focus, previous=previous)
+        if self.on_built is not None:
+            self.on_built(trigger)
+        note = stale_note(lang, data)
+        if note is not None:
+            digest = msgspec.structs.replace(digest, notes=(note, *digest.notes))
+        return with_report_url(digest, self.config) if link else digest
+
+    async def for_channel(self, channel: ChannelConfig, week: str, *,
+                          fetch: FetchWeek | None = None, trigger: str = "command") -> Digest:
+        """The digest a channel gets: its language, its followed topics first, linked."""
+        return await self.build(channel.repo, week, channel.lang, await self.focus(channel),
+                                fetch=fetch, trigger=trigger, link=True)
+
+    async def focus(self, channel: ChannelConfig) -> tuple[str, ...]:
+        """The channel's configured topics, then those it subscribed to from chat; a
+        store that fails leaves the configured ones (a digest beats no digest)."""
+        names = list(channel.topics)
+        if self.subscriptions is not None:
+            try:
+                stored = await asyncio.to_thread(self.subscriptions.topics, channel.key)
+            except Exception as exc:
+                log.warning("subscriptions of %s unavailable: %s", channel.key, exc)
+                stored = set()
+            names += sorted(name for name in stored if name not in names)
+        return tuple(names)
+
+    async def report(self, repo: str, week: str, lang: Lang) -> Digest:
+        """A report page's digest, kept in `reports` once built (past weeks for
+        `cache.past_week_ttl_seconds`, the current one for `current_week_ttl_seconds`;
+        one built from stale data is not kept, so the next visit tries again)."""
+        key = report_store_key(repo, week, lang)
+        if self.reports is not None:
+            raw = await asyncio.to_thread(self.reports.get_digest, key)
+            if raw is not None:
+                try:
+                    return self._decoder.decode(raw)
+                except msgspec.DecodeError:
+                    log.warning("dropping an unreadable cached report %s", key)
+        stale = False
+
+        async def fetch(name: str, asked: str) -> WeekData:
+            nonlocal stale
+            data = await self._fetch(name, asked)
+            stale = stale or (asked == week and data.stale)
+            return data
+
+        digest = await self.build(repo, week, lang, fetch=fetch, trigger="report")
+        if self.reports is not None and not stale:
+            await asyncio.to_thread(self.reports.put_digest, key, msgspec.json.encode(digest),
+                                    self._report_ttl(repo, week))
+        return digest
+
+    async def _fetch(self, repo: str, week: str) -> WeekData:
+        if self.source is None:
+            raise SourceError(f"no source of PR data for {repo}")
+        return await asyncio.to_thread(self.source.fetch_week, repo, week)
+
+    @staticmethod
+    async def _previous(read: FetchWeek, repo: str, week: str) -> Snapshot | None:
+        """Last week's data for the trends; a digest is still worth giving without it."""
+        try:
+            return (await read(repo, shift_week(week, -1))).snapshot
+        except (SourceError, WeekError, OverflowError) as exc:
+            log.info("no previous week for %s %s: %s", repo, week, exc)
+            return None
+
+    def _report_ttl(self, repo: str, week: str) -> int:
+        settings = self.config.cache
+        current = current_week(self.now(), self.config.repo(repo).timezone)
+        return (settings.current_week_ttl_seconds if week == current
+                else settings.past_week_ttl_seconds)
+
+    # --- one PR ---------------------------------------------------------------------
+
+    def answer_for(self, pull: PullRequest, repo: str, lang: Lang) -> PullAnswer:
+        """Summary and risks of one PR, kept per PR version and language."""
+        return self.answer(pull, repo, lang, self.reviews_recorded(pull))
+
+    def _answer(self, pull: PullRequest, repo: str, lang: Lang,
+                recorded: bool) -> PullAnswer:
+        return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
+                           lang=lang, reviews_recorded=recorded)
+
+    def reviews_recorded(self, pull: PullRequest) -> bool:
+        """Snapshot files may leave reviews out altogether (the PR then has none); GitHub
+        always lists them, so there an empty list means "never reviewed"."""
+        if isinstance(self.source, SnapshotSource):
+            return reviews_recorded(self.source.snapshot)
+        return pull.reviews is not None
