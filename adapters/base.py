@@ -1,24 +1,33 @@
-"""The small surface every chat platform implements: start, routes, send, close.
+"""The one contract between the core and a chat platform.
 
-An adapter turns its platform's payloads into a neutral `Command`, asks the
-`CommandHandler` for a `Reply`, renders it with its platform's renderer and sends it.
-It never computes report content.
+An adapter turns its platform's payloads into a neutral `Question` for the shared
+`bot.chat.inbound.Inbox`, renders the `Reply` with its platform's renderer and sends
+it; it posts digests. It never computes report content. What a platform can do is
+declared here as attributes and methods every adapter has - the core never probes.
 """
 
 from __future__ import annotations
 
 import urllib.request
-from typing import ClassVar, Protocol
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Protocol
 
 from starlette.routing import BaseRoute
 
+from bot.chat.inbound import CommandAnswering, FirstSeen
+from bot.config import Config
 from bot.models import Digest, Reply
 
 
 class ChatAdapter(Protocol):
+    """What the server, the scheduler and `prdigest post` use of a platform."""
+
     platform: ClassVar[str]
     # Declared limits, used by the shared splitter (`bot.render.split_sections`).
     max_message_chars: ClassVar[int]
+    # How long the platform drops a re-send carrying the same idempotency key (Feishu's
+    # `uuid`: one hour); None where a key does not stop a second post.
+    dedupe_window: ClassVar[timedelta | None]
 
     async def start(self) -> None:
         """Connect what needs connecting (socket mode, long polling); idempotent."""
@@ -28,16 +37,37 @@ class ChatAdapter(Protocol):
         """The webhook routes this platform receives on, mounted by the server."""
         ...
 
+    def status(self) -> dict[str, Any]:
+        """What /healthz shows of this adapter; never a secret value."""
+        ...
+
     async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
         """Post a reply to a channel; returns the platform's message ids."""
         ...
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
-        """Post a weekly digest; raises when the platform did not confirm it."""
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
+        """Post a weekly digest; raises when the platform did not confirm it. The key is
+        the same for every retry of one delivery (see `dedupe_window`)."""
+        ...
+
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        """For a delivery left in doubt: its message ids when the platform shows it
+        arrived (posting any part missing), None when it cannot tell."""
         ...
 
     async def close(self) -> None:
         ...
+
+
+class AdapterFactory(Protocol):
+    """A platform adapter's class: builds the adapter the config and environment
+    describe, or None when its secrets are not set. `overrides` replace constructor
+    arguments (tests point the SDK at a fake server)."""
+
+    def from_config(self, config: Config, handler: CommandAnswering, deduper: FirstSeen,
+                    **overrides: Any) -> ChatAdapter | None: ...
 
 
 class DeliveryError(Exception):

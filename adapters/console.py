@@ -11,11 +11,12 @@ import asyncio
 import getpass
 import sys
 from collections.abc import Callable
-from datetime import datetime
-from typing import ClassVar, TextIO
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, TextIO
 
 from starlette.routing import BaseRoute
 
+from adapters.base import ChatAdapter
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
@@ -57,6 +58,8 @@ class ConsoleAdapter:
     platform: ClassVar[str] = "console"
     # A terminal takes any length; nothing is split.
     max_message_chars: ClassVar[int] = 0
+    # Nothing is posted twice at a terminal, and nothing is deduplicated.
+    dedupe_window: ClassVar[timedelta | None] = None
 
     def __init__(
         self,
@@ -84,13 +87,22 @@ class ConsoleAdapter:
         """The console receives no webhooks."""
         return []
 
+    def status(self) -> dict[str, Any]:
+        return {"platform": self.platform, "configured": True, "mode": "terminal"}
+
     async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
         self._write(render_reply(reply, self.fmt))
         return [channel_id]
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
         self._write(render_digest(digest, "markdown" if self.fmt == "markdown" else "text"))
         return [channel_id]
+
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        """A terminal keeps no history to look in."""
+        return None
 
     async def close(self) -> None:
         self.output.flush()
@@ -134,3 +146,7 @@ class ConsoleAdapter:
     def _write(self, text: str) -> None:
         self.output.write(text if text.endswith("\n") else text + "\n")
         self.output.flush()
+
+
+# The console is checked against the one contract like every platform adapter.
+_CONTRACT: type[ChatAdapter] = ConsoleAdapter

@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
@@ -73,6 +73,7 @@ class RecordingAdapter:
     started: int = 0
     closed: int = 0
     max_message_chars: ClassVar[int] = 0
+    dedupe_window: ClassVar[timedelta | None] = None
 
     async def start(self) -> None:
         self.started += 1
@@ -89,11 +90,16 @@ class RecordingAdapter:
         self.replies.append((channel_id, reply))
         return [f"{self.platform}-{len(self.replies)}"]
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
         if self.fail:
             raise DeliveryError(f"{self.platform}: refused")
         self.digests.append((channel_id, digest))
         return [f"{self.platform}-digest-{len(self.digests)}"]
+
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        return None
 
     async def close(self) -> None:
         self.closed += 1

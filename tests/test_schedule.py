@@ -6,7 +6,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -583,15 +583,28 @@ async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None
 
 
 class _Adapter:
+    """A platform that keeps no idempotency key and cannot tell what arrived."""
+
+    dedupe_window: timedelta | None = None
+
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
         self.calls.append((channel_id, digest.week))
         return ["ts-1"]
 
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        return None
+
 
 class _KeyedAdapter(_Adapter):
+    """A platform that drops a re-send with the same key for an hour (Feishu)."""
+
+    dedupe_window = timedelta(hours=1)
+
     async def post_digest(self, channel_id: str, digest: Digest, *,
                           idempotency_key: str | None = None) -> list[str]:
         self.calls.append((channel_id, idempotency_key or ""))

@@ -7,15 +7,14 @@ to send a week again.
 
 from __future__ import annotations
 
-import importlib
 import os
 import socket
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
 
+from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.poster import AdapterPoster, DigestAdapter
 from bot.delivery.schedule import PostResult, Scheduler, utc_now
@@ -25,13 +24,8 @@ from bot.source import SnapshotSource, Source
 from bot.store.claims import Deduper
 from bot.week import past_week
 
-# Where each platform's adapter lives; imported only for the platform posted to.
-ADAPTERS = {
-    "slack": ("adapters.slack", "SlackAdapter"),
-    "telegram": ("adapters.telegram", "TelegramAdapter"),
-    "feishu": ("adapters.feishu", "FeishuAdapter"),
-    "console": ("adapters.console", "ConsoleAdapter"),
-}
+# Every platform a channel may be posted to: the registry, imported lazily per platform.
+ADAPTERS = {spec.name: spec for spec in PLATFORMS}
 
 
 def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
@@ -67,19 +61,21 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     """The platform's adapter as the server would build it, for posting only."""
     from bot.chat.handler import CommandHandler
 
-    module_name, class_name = ADAPTERS[platform]
+    if platform in LOCAL_PLATFORMS:
+        raise UserError(f"{platform} channels print; they are not posted to")
+    spec = ADAPTERS.get(platform)
+    if spec is None:
+        raise UserError(f"{platform} is not a chat platform prdigest posts to")
     try:
-        adapter_class: Any = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError):
+        factory = spec.load()
+    except ImportError:
         raise UserError(f"the {platform} adapter is not available in this installation") \
             from None
-    if platform == "console":
-        raise UserError("console channels print; they are not posted to")
-    adapter = adapter_class.from_config(config, CommandHandler(config, source), Deduper(None))
+    adapter = factory.from_config(config, CommandHandler(config, source), Deduper(None))
     if adapter is None:
         missing = ", ".join(_missing_env(config, platform)) or "its credentials"
         raise ConfigError(f"{platform} is not configured in this environment: set {missing}")
-    return adapter  # type: ignore[no-any-return]
+    return adapter
 
 
 async def post_now(

@@ -2,69 +2,55 @@
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Protocol
 
-from adapters.base import DeliveryError
+from adapters.base import ChatAdapter, DeliveryError
 from bot.config import ChannelConfig
 from bot.models import Digest
 
-# Feishu: "requests holding the same uuid send at most one message within 1 hour".
-PLATFORM_DEDUPE_WINDOWS: dict[str, timedelta] = {"feishu": timedelta(hours=1)}
-
-
-class DigestAdapter(Protocol):
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]: ...
-
-
-def _accepts_keyword(function: Callable[..., object], name: str) -> bool:
-    try:
-        return name in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
+# What a poster needs of an adapter: the one contract (`prdigest post` names it so).
+DigestAdapter = ChatAdapter
 
 
 class AdapterPoster:
     """Sends to the adapter of `channel.platform`.
 
-    An adapter whose `post_digest` takes `idempotency_key` gets the delivery key (for
-    Feishu it belongs, with a part suffix, in each message's `uuid`) and the
-    platform's dedupe window then counts. Other adapters are called as
-    `post_digest(channel_id, digest)` and treated as not deduplicating.
+    Every adapter gets the delivery key as its `idempotency_key` (Feishu puts it, with
+    a part suffix, in each message's `uuid`; Slack in each part's metadata); how long
+    the platform itself drops a re-send with that key is the adapter's declared
+    `dedupe_window`.
     """
 
-    def __init__(self, adapters: Mapping[str, DigestAdapter]) -> None:
+    def __init__(self, adapters: Mapping[str, ChatAdapter]) -> None:
         self.adapters = dict(adapters)
-        self._keyed = {platform: _accepts_keyword(adapter.post_digest, "idempotency_key")
-                       for platform, adapter in self.adapters.items()}
 
-    async def post_digest(
-        self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
-    ) -> list[str]:
+    def _adapter(self, channel: ChannelConfig) -> ChatAdapter:
         adapter = self.adapters.get(channel.platform)
         if adapter is None:
             raise DeliveryError(f"{channel.platform} is not configured, so {channel.key} "
                                 "cannot be posted to")
-        if self._keyed[channel.platform]:
-            post: Callable[..., object] = adapter.post_digest
-            result = await post(channel.id, digest, idempotency_key=delivery_key)  # type: ignore[misc]
-            return list(result)
-        return await adapter.post_digest(channel.id, digest)
+        return adapter
+
+    async def post_digest(
+        self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
+    ) -> list[str]:
+        adapter = self._adapter(channel)
+        return list(await adapter.post_digest(channel.id, digest, idempotency_key=delivery_key))
 
     def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
-        if not self._keyed.get(channel.platform, False):
-            return None
-        return PLATFORM_DEDUPE_WINDOWS.get(channel.platform)
+        """How long a re-send of the same delivery posts nothing twice; None when the
+        platform does not drop re-sends (or is not configured)."""
+        adapter = self.adapters.get(channel.platform)
+        return None if adapter is None else adapter.dedupe_window
 
     async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
                                 delivery_key: str, since: datetime) -> list[str] | None:
-        """The adapter's answer to "did this delivery arrive?" when it can give one
-        (Slack, by message metadata); None otherwise."""
+        """The adapter's answer to "did this delivery arrive?" (only Slack can tell, by
+        message metadata); None when it cannot tell or nothing arrived."""
         adapter = self.adapters.get(channel.platform)
-        complete = getattr(adapter, "complete_delivery", None)
-        if complete is None:
+        if adapter is None:
             return None
-        found = await complete(channel.id, digest, idempotency_key=delivery_key, since=since)
+        found = await adapter.complete_delivery(channel.id, digest,
+                                                idempotency_key=delivery_key, since=since)
         return None if found is None else list(found)

@@ -1,6 +1,6 @@
 """Feishu events to questions: who is asking, in which chat, with which words.
 
-Pure parsing, no SDK and no network: `adapters.feishu_inbound` on event payloads
+Pure parsing, no SDK and no network: `adapters.feishu.inbound` on event payloads
 shaped as Feishu delivers them (`testkit.fakes.feishu.message_event`).
 """
 
@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from adapters.feishu_inbound import (
+from adapters.feishu.inbound import (
     NONCE_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     bot_mention_keys,
     is_fresh,
-    message_from_event,
+    question_from_event,
     sdk_headers,
 )
 from bot.chat.grammar import parse_command
@@ -33,9 +33,9 @@ def other(key: str = "@_user_2", open_id: str = "ou_bob", name: str = "Bob") -> 
 def test_a_group_mention_becomes_the_text_without_the_bot() -> None:
     event = message_event("@_user_1 #7035 有什么风险", token="t", mentions=[bot_mention()],
                           event_id="ev-1")
-    message = message_from_event(event, BOT)
+    message = question_from_event(event, BOT)
     assert message is not None
-    assert (message.event_id, message.message_id, message.chat_id, message.sender) == (
+    assert (message.delivery_key, message.reply_to, message.channel_id, message.user_id) == (
         "ev-1", "om_question_1", "oc_0123456789abcdef", "ou_alice")
     assert message.text == "#7035 有什么风险"
     assert message.channel_key == "feishu:oc_0123456789abcdef"
@@ -46,12 +46,12 @@ def test_a_group_mention_becomes_the_text_without_the_bot() -> None:
 
 def test_a_group_message_that_does_not_mention_the_bot_is_not_answered() -> None:
     event = message_event("@_user_2 digest", token="t", mentions=[other()])
-    assert message_from_event(event, BOT) is None
-    assert message_from_event(message_event("digest", token="t"), BOT) is None
+    assert question_from_event(event, BOT) is None
+    assert question_from_event(message_event("digest", token="t"), BOT) is None
 
 
 def test_a_direct_message_needs_no_mention() -> None:
-    message = message_from_event(message_event("summary #6974", token="t", chat_type="p2p"), BOT)
+    message = question_from_event(message_event("summary #6974", token="t", chat_type="p2p"), BOT)
     assert message is not None and message.text == "summary #6974"
 
 
@@ -59,7 +59,7 @@ def test_only_the_bots_own_mention_keys_are_taken_out() -> None:
     # @_user_1 is the bot, @_user_10 someone else: the shorter key must not eat the longer.
     event = message_event("@_user_10 @_user_1 digest", token="t",
                           mentions=[bot_mention(), other("@_user_10")])
-    message = message_from_event(event, BOT)
+    message = question_from_event(event, BOT)
     assert message is not None and message.text == "@_user_10 digest"
     assert parse_command(message.text).kind == "digest"
 
@@ -75,7 +75,7 @@ def test_without_the_bots_identity_every_mention_may_be_the_bot() -> None:
 def test_messages_from_apps_are_ignored() -> None:
     event = message_event("@_user_1 digest", token="t", mentions=[bot_mention()],
                           sender_type="app")
-    assert message_from_event(event, BOT) is None
+    assert question_from_event(event, BOT) is None
 
 
 def test_rich_text_messages_are_read() -> None:
@@ -86,7 +86,7 @@ def test_rich_text_messages_are_read() -> None:
     ]]}
     event = message_event("", token="t", mentions=[bot_mention()], message_type="post",
                           content=content)
-    message = message_from_event(event, BOT)
+    message = question_from_event(event, BOT)
     assert message is not None and message.text == "subscribe npu"
 
 
@@ -100,7 +100,7 @@ def test_other_messages_give_empty_text_so_the_user_gets_help(
                           content=content)
     if content is None:
         event["event"]["message"]["content"] = "not json"
-    message = message_from_event(event, BOT)
+    message = question_from_event(event, BOT)
     assert message is not None and message.text == ""
     assert parse_command(message.text).kind == "help"
 
@@ -111,7 +111,7 @@ def test_other_messages_give_empty_text_so_the_user_gets_help(
      {"header": {"event_type": "im.chat.updated_v1", "event_id": "e"}, "event": {}}],
 )
 def test_other_or_broken_payloads_are_not_questions(broken: dict[str, Any]) -> None:
-    assert message_from_event(broken, BOT) is None
+    assert question_from_event(broken, BOT) is None
 
 
 def test_the_sdk_gets_its_headers_under_the_names_it_looks_up() -> None:

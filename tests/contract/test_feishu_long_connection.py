@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.feishu import FeishuAdapter
+from adapters.feishu.adapter import FeishuAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import load_config
 from bot.snapshot import read_snapshot

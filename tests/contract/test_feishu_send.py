@@ -22,9 +22,10 @@ from lark_oapi.api.im.v1 import (
 )
 
 from adapters.base import DeliveryError
-from adapters.feishu import FeishuAdapter
-from adapters.feishu_tokens import TENANT_TOKENS
-from adapters.feishu_transport import FeishuTransport
+from adapters.feishu import settings as feishu_settings
+from adapters.feishu.adapter import FeishuAdapter
+from adapters.feishu.tokens import TENANT_TOKENS
+from adapters.feishu.transport import FeishuTransport
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
@@ -226,7 +227,7 @@ def test_from_config_reads_the_named_environment_variables(
     status = adapter.status()
     assert status["configured"] and status["mode"] == "webhook" and status["signed_events"]
     assert [route.path for route in adapter.routes()] == ["/feishu/events"]  # type: ignore[attr-defined]
-    shown = json.dumps(status) + json.dumps(FeishuAdapter.config_status(CONFIG))
+    shown = json.dumps(status) + json.dumps(feishu_settings.feishu_status(CONFIG))
     for value in ENV.values():
         assert value not in shown
 
@@ -237,7 +238,7 @@ def test_without_its_secrets_feishu_is_off(monkeypatch: pytest.MonkeyPatch,
                                            missing: str) -> None:
     set_env(monkeypatch, **{missing: None})
     assert FeishuAdapter.from_config(CONFIG, NoHandler(), Deduper(None)) is None
-    status = FeishuAdapter.config_status(CONFIG)
+    status = feishu_settings.feishu_status(CONFIG)
     assert status["configured"] is False and missing in status["missing_env"]
 
 

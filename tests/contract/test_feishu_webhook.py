@@ -26,7 +26,7 @@ import pytest
 import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
-from adapters.feishu import FeishuAdapter
+from adapters.feishu.adapter import FeishuAdapter
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, load_config

@@ -23,7 +23,8 @@ import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
-from adapters.slack import EVENTS_PATH, SlackAdapter
+from adapters.slack import settings as slack_settings
+from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
 from bot.models import Command, Reply
@@ -607,13 +608,13 @@ def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
         monkeypatch.delenv(name, raising=False)
     deduper = Deduper(None)
     assert SlackAdapter.from_config(config, RecordingHandler(), deduper) is None
-    assert SlackAdapter.missing_settings(config) == ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
+    assert slack_settings.missing_env(config) == ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
     assert SlackAdapter.from_config(config, RecordingHandler(), deduper) is None
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
     adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper)
     assert adapter is not None
-    assert SlackAdapter.missing_settings(config) == []
+    assert slack_settings.missing_env(config) == []
     status = json.dumps(adapter.status())
     assert adapter.status()["configured"] is True and adapter.status()["mode"] == "http"
     for value in (BOT_TOKEN, SIGNING_SECRET, APP_TOKEN):

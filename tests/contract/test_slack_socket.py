@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slack import SlackAdapter
+from adapters.slack.adapter import SlackAdapter
 from bot.config import Config
 from bot.store.claims import Deduper
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for

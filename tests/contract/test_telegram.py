@@ -24,7 +24,8 @@ import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
-from adapters.telegram import WEBHOOK_PATH, TelegramAdapter
+from adapters.telegram import settings as telegram_settings
+from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule, load_config
 from bot.engine import build_digest
@@ -609,9 +610,9 @@ def test_from_config_needs_its_secrets_in_the_environment(
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
     monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET", raising=False)
     assert TelegramAdapter.from_config(CONFIG, handler, deduper) is None
-    assert TelegramAdapter.configured_status(CONFIG) == {
+    assert telegram_settings.unconfigured_status(CONFIG) == {
         "platform": "telegram", "configured": False,
-        "missing": ["TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"]}
+        "missing_env": ["TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"]}
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", tg.token)
     assert TelegramAdapter.from_config(CONFIG, handler, deduper) is None  # webhook, no secret
     polling = TelegramAdapter.from_config(CONFIG, handler, deduper, polling=True,

@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from telegram import Bot, Update
 
-from adapters.telegram import retry_after_seconds
-from adapters.telegram_inbound import inbound_from_update, language_of, to_command
+from adapters.telegram.flood import retry_after_seconds
+from adapters.telegram.inbound import question_from_update
+from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.inbound import read_command
 from bot.render.markup import markup_for
 from bot.render.telegram import split_html, visible_length
 from testkit.fakes.telegram import (
@@ -128,13 +130,17 @@ def _update(data: dict[str, Any]) -> Update:
 
 
 def test_an_update_becomes_text_chat_user_and_thread() -> None:
-    inbound = inbound_from_update(_update(message_update(
+    question = question_from_update(_update(message_update(
         5, "/risks 7035", chat=group_chat(-100), sender=user(7, language_code="zh-hans"),
-        message_id=9, thread_id=3)))
-    assert inbound is not None
-    assert (inbound.update_id, inbound.chat_id, inbound.message_id) == (5, -100, 9)
-    assert (inbound.text, inbound.user_id, inbound.thread_id) == ("/risks 7035", "7", 3)
-    assert inbound.in_group and language_of(inbound.language_code) == "zh"
+        message_id=9, thread_id=3)), bot_id=42)
+    assert question is not None
+    assert (question.delivery_key, question.channel_id, question.reply_to) == (
+        "42:5", "-100", "9")  # in a group the answer quotes the question
+    assert (question.text, question.user_id, question.thread) == ("/risks 7035", "7", "3")
+    assert question.user_lang == "zh" and question.fixed_verb
+    private = question_from_update(_update(message_update(6, "digest", chat=private_chat())),
+                                   bot_id=42)
+    assert private is not None and private.reply_to is None and not private.fixed_verb
 
 
 @pytest.mark.parametrize(
@@ -148,7 +154,7 @@ def test_an_update_becomes_text_chat_user_and_thread() -> None:
     ],
 )
 def test_updates_that_are_not_questions_are_left_alone(data: dict[str, Any]) -> None:
-    assert inbound_from_update(_update(data)) is None
+    assert question_from_update(_update(data), bot_id=42) is None
 
 
 @pytest.mark.parametrize(
@@ -167,10 +173,11 @@ def test_updates_that_are_not_questions_are_left_alone(data: dict[str, Any]) -> 
 def test_commands_are_read_in_the_users_language(
     text: str, preferred: str, kind: str, lang: str
 ) -> None:
-    inbound = inbound_from_update(_update(message_update(1, text, chat=private_chat())))
-    assert inbound is not None
-    command = to_command(inbound, bot_username="prdigest_bot",
-                         preferred=preferred)  # type: ignore[arg-type]
+    question = question_from_update(_update(message_update(1, text, chat=private_chat())),
+                                    bot_id=42)
+    assert question is not None
+    command = read_command(question, preferred=preferred,  # type: ignore[arg-type]
+                           bot_names=("prdigest_bot", *DEFAULT_BOT_NAMES))
     assert (command.kind, command.lang) == (kind, lang)
 
 

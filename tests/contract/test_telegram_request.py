@@ -18,7 +18,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from adapters.telegram_request import AiohttpRequest
+from adapters.telegram.request import AiohttpRequest
 from testkit.redis_server import free_port
 
 TOKEN = "123456:SECRET-token"

@@ -204,7 +204,7 @@ async def test_a_platform_down_for_a_while_posts_later_once(service: Service) ->
 def test_feishu_tenant_tokens_are_renewed_before_they_expire() -> None:
     """lark-oapi asks the cache to keep a token until ten minutes before Feishu's
     expiry (an absolute time); past it, the next call must fetch a new token."""
-    from adapters.feishu_tokens import TenantTokenCache
+    from adapters.feishu.tokens import TenantTokenCache
 
     moment = [1000.0]
     cache = TenantTokenCache(clock=lambda: moment[0])

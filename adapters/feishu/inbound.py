@@ -1,8 +1,9 @@
 """Feishu payloads to what the bot was asked, apart from sending.
 
-An `im.message.receive_v1` event becomes a `FeishuMessage`: where it came from, who
+An `im.message.receive_v1` event becomes a neutral `Question`: where it came from, who
 sent it, and its text with the bot's own mentions taken out, ready for the shared
-grammar. Also the two request checks the SDK leaves to its caller: the header names
+grammar; the answer quotes the message (`reply_to`), the event id is its delivery key.
+Also the two request checks the SDK leaves to its caller: the header names
 it expects, and how old a signed request may be.
 """
 
@@ -12,8 +13,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from bot.chat.inbound import Question
 
 # lark-oapi reads these from a plain dict with exactly this spelling; ASGI servers
 # hand them over lower-cased, and a missed lookup fails every signature.
@@ -25,6 +27,7 @@ _SDK_HEADERS = {name.lower(): name for name in
                 (TIMESTAMP_HEADER, NONCE_HEADER, SIGNATURE_HEADER, REQUEST_ID_HEADER)}
 
 MESSAGE_EVENT = "im.message.receive_v1"
+PLATFORM = "feishu"
 
 
 def sdk_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -50,24 +53,6 @@ def is_fresh(timestamp: str | None, now: float, window_seconds: float) -> bool:
     except ValueError:
         return False
     return math.isfinite(sent) and abs(now - sent) <= window_seconds
-
-
-@dataclass(frozen=True)
-class FeishuMessage:
-    """A message the bot should answer."""
-
-    event_id: str
-    message_id: str
-    chat_id: str
-    chat_type: str
-    sender: str | None
-    text: str
-    raw: dict[str, Any] = field(repr=False, compare=False)
-
-    @property
-    def channel_key(self) -> str:
-        """How the config names this chat: `feishu:oc_...`."""
-        return f"feishu:{self.chat_id}"
 
 
 def _mentions(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -138,7 +123,7 @@ def message_text(message: Mapping[str, Any], bot_keys: set[str]) -> str:
     return " ".join(text.split())
 
 
-def message_from_event(payload: Mapping[str, Any], bot_open_id: str | None) -> FeishuMessage | None:
+def question_from_event(payload: Mapping[str, Any], bot_open_id: str | None) -> Question | None:
     """The question in an `im.message.receive_v1` event (schema 2.0), or None when the
     bot should stay silent: another app sent it, or a group message does not mention
     the bot (apps allowed to read every group message receive those too)."""
@@ -164,12 +149,12 @@ def message_from_event(payload: Mapping[str, Any], bot_open_id: str | None) -> F
         return None
     sender_ids = sender.get("sender_id")
     sender_open_id = sender_ids.get("open_id") if isinstance(sender_ids, dict) else None
-    return FeishuMessage(
-        event_id=str(event_id),
-        message_id=str(message_id),
-        chat_id=str(chat_id),
-        chat_type=str(chat_type or ""),
-        sender=sender_open_id if isinstance(sender_open_id, str) else None,
+    return Question(
+        platform=PLATFORM,
+        channel_id=str(chat_id),
+        user_id=sender_open_id if isinstance(sender_open_id, str) else None,
         text=message_text(message, keys),
+        delivery_key=str(event_id),
+        reply_to=str(message_id),
         raw=dict(payload),
     )

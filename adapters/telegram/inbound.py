@@ -1,24 +1,25 @@
-"""Telegram updates to what was asked: the text, the chat, the user, a language hint.
+"""Telegram updates to a neutral `Question`: the text, the chat, the user, a language hint.
 
 Which updates are for the bot is decided by python-telegram-bot's own handlers, set up
 here as one small table: the bot's commands (`/risks 7035`, `/risks@bot 7035` in a
 group), any text in a private chat, and in a group only text that mentions the bot,
 replies to it, or is a command addressed to it. Everything else is not ours and is
-left alone. Sending the answer lives in `adapters.telegram`.
+left alone. Sending the answer lives in `adapters.telegram.adapter`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from typing import Any
 
 from telegram import Message, MessageEntity, Update
 from telegram.ext import BaseHandler, MessageHandler, filters
 from telegram.ext import CommandHandler as TelegramCommandHandler
 
-from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
-from bot.models import Command, Lang
+from bot.chat.inbound import Question
+from bot.models import Lang
+
+PLATFORM = "telegram"
 
 # Commands shown in Telegram's menu; `/start` opens every private chat with a bot.
 COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help")
@@ -26,44 +27,30 @@ ACCEPTED_COMMANDS = (*COMMANDS, "start")
 ALLOWED_UPDATES = ("message",)
 
 
-@dataclass(frozen=True, slots=True)
-class Inbound:
-    """A message the bot should answer, in neutral terms; `update` keeps the raw payload."""
-
-    update_id: int
-    chat_id: int
-    chat_type: str
-    message_id: int
-    text: str
-    user_id: str | None
-    language_code: str | None
-    thread_id: int | None
-    update: Update
-
-    @property
-    def in_group(self) -> bool:
-        return self.chat_type != "private"
-
-
-def inbound_from_update(update: Update) -> Inbound | None:
+def question_from_update(update: Update, *, bot_id: int) -> Question | None:
     """The text message an update carries, or None for anything else (edits, photos,
-    channel posts, messages from other bots)."""
+    channel posts, messages from other bots). The delivery key is the bot's id and the
+    `update_id`; an answer in a group quotes the question, in a forum topic stays there."""
     message = update.message
     if message is None or not message.text:
         return None
     sender = message.from_user
     if sender is not None and sender.is_bot:
         return None
-    return Inbound(
-        update_id=update.update_id,
-        chat_id=message.chat.id,
-        chat_type=message.chat.type,
-        message_id=message.message_id,
-        text=message.text,
+    in_group = message.chat.type != "private"
+    thread_id = message.message_thread_id if message.is_topic_message else None
+    return Question(
+        platform=PLATFORM,
+        channel_id=str(message.chat.id),
         user_id=str(sender.id) if sender is not None else None,
-        language_code=sender.language_code if sender is not None else None,
-        thread_id=message.message_thread_id if message.is_topic_message else None,
-        update=update,
+        text=message.text,
+        delivery_key=f"{bot_id}:{update.update_id}",
+        thread=None if thread_id is None else str(thread_id),
+        reply_to=str(message.message_id) if in_group else None,
+        user_lang=language_of(sender.language_code if sender is not None else None),
+        # A command's verb (`/risks`) is English whatever the user speaks.
+        fixed_verb=message.text.lstrip().startswith("/"),
+        raw=update,
     )
 
 
@@ -72,23 +59,6 @@ def language_of(code: str | None) -> Lang | None:
     if not code:
         return None
     return "zh" if code.lower().startswith("zh") else "en"
-
-
-def to_command(inbound: Inbound, *, bot_username: str | None, preferred: Lang) -> Command:
-    """The grammar's reading of the message.
-
-    A slash command's verb is always English, so it says nothing about the user's
-    language: `/risks 7035` is answered in `preferred` (the channel's language, or the
-    user's Telegram language), unless its arguments are Chinese. Free text speaks for
-    itself and the grammar detects its language.
-    """
-    names = (bot_username, *DEFAULT_BOT_NAMES) if bot_username else DEFAULT_BOT_NAMES
-    text = inbound.text
-    lang: Lang | None = None
-    if text.lstrip().startswith("/"):
-        arguments = text.strip().partition(" ")[2]
-        lang = "zh" if detect_lang(arguments) == "zh" else preferred
-    return parse_command(text, lang=lang, default_lang=preferred, bot_names=names)
 
 
 class _AddressedToBot(filters.MessageFilter):

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.config import Config, secret
 
-__all__ = ["credentials_present", "feishu_status"]
+__all__ = ["credentials_present", "feishu_status", "has_credentials", "unconfigured_status"]
 
 
 def credentials_present(config: Config) -> bool:
@@ -31,3 +31,14 @@ def feishu_status(config: Config) -> dict[str, Any]:
     return {"platform": "feishu", "configured": configured,
             "mode": "long_connection" if section.long_connection else "webhook",
             "missing_env": missing}
+
+
+def has_credentials(config: Config) -> bool:
+    """Whether the adapter is worth importing: the app id and secret are set (webhook
+    mode also needs the verification token, which the adapter checks and logs)."""
+    return credentials_present(config)
+
+
+def unconfigured_status(config: Config) -> dict[str, Any]:
+    """/healthz for Feishu without an adapter: mode and the variables not set."""
+    return dict(feishu_status(config), configured=False)

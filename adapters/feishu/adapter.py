@@ -33,10 +33,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
 
 import lark_oapi as lark
-import lark_oapi.ws.client as lark_ws_client
 from lark_oapi.api.im.v1 import (
     CreateMessageRequest,
     CreateMessageRequestBody,
@@ -53,21 +53,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
-from adapters.feishu_inbound import (
-    TIMESTAMP_HEADER,
-    FeishuMessage,
-    is_fresh,
-    message_from_event,
-    sdk_headers,
-)
-from adapters.feishu_settings import feishu_status
-from adapters.feishu_tokens import TENANT_TOKENS
-from adapters.feishu_transport import FeishuTransport
-from bot.chat.grammar import DEFAULT_BOT_NAMES, parse_command
-from bot.config import ChannelConfig, Config, secret
-from bot.models import Command, Digest, Reply
+from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
+from adapters.feishu.long_connection import LongConnection
+from adapters.feishu.tokens import TENANT_TOKENS
+from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
+from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
+from bot.config import Config, secret
+from bot.models import Digest, Lang, Reply
 from bot.render.feishu import MAX_REQUEST_BYTES, Card, card_content, digest_cards, reply_cards
-from bot.store.claims import Deduper
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +69,6 @@ logger = logging.getLogger(__name__)
 FRESHNESS_SECONDS = 300.0
 # Feishu events are a few KB; anything far larger is not one.
 MAX_EVENT_BYTES = 1024 * 1024
-# Rate limited: HTTP 429 / code 99991400 (gateway), 230020 (message frequency).
-_RATE_LIMIT_CODES = frozenset({99991400, 230020})
 # The tenant token was refused: invalid (99991663-99991668) or expired (99991677).
 _TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 99991668,
                                   99991677})
@@ -106,13 +98,6 @@ def _quiet_sdk_rejections() -> None:
 
 
 
-class CommandAnswering(Protocol):
-    """What the adapter needs from `bot.chat.handler.CommandHandler`."""
-
-    async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply: ...
-
-
 class FeishuAdapter:
     """One Feishu app: its webhook route, its optional long connection, its sends."""
 
@@ -121,6 +106,10 @@ class FeishuAdapter:
     max_message_chars: ClassVar[int] = MAX_REQUEST_BYTES
     max_request_bytes: ClassVar[int] = MAX_REQUEST_BYTES
     route_path: ClassVar[str] = "/feishu/events"
+    # "Requests holding the same uuid send at most one message within 1 hour."
+    dedupe_window: ClassVar[timedelta | None] = timedelta(hours=1)
+    # The language of `#7035` asked in a chat the config does not list.
+    default_lang: ClassVar[Lang] = "zh"
 
     def __init__(
         self,
@@ -129,7 +118,7 @@ class FeishuAdapter:
         app_secret: str,
         config: Config,
         handler: CommandAnswering,
-        deduper: Deduper,
+        deduper: FirstSeen,
         verification_token: str | None = None,
         encrypt_key: str | None = None,
         domain: str = lark.FEISHU_DOMAIN,
@@ -147,15 +136,10 @@ class FeishuAdapter:
             # event's token with ""), so a webhook without one could never answer.
             raise ValueError("Feishu webhook mode needs the verification token")
         self._app_id = app_id
-        self._app_secret = app_secret
-        self._config = config
-        self._handler = handler
-        self._deduper = deduper
+        self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._encrypt_key = encrypt_key or ""
         self._verification_token = verification_token or ""
-        self._domain = domain
         self._long_connection = long_connection
-        self._auto_reconnect = auto_reconnect
         self._freshness = freshness_seconds
         self._clock = clock
         self._max_attempts = max(1, max_send_attempts)
@@ -176,15 +160,14 @@ class FeishuAdapter:
         self._tasks: set[asyncio.Task[None]] = set()
         self._scheduled = 0
         self._scheduled_lock = threading.Lock()
-        self._ws_thread: threading.Thread | None = None
-        self._ws_loop: asyncio.AbstractEventLoop | None = None
-        self._ws_client: lark.ws.Client | None = None
-        self._ws_stopping = False
+        self._connection = LongConnection(
+            app_id=app_id, app_secret=app_secret, domain=domain, auto_reconnect=auto_reconnect,
+            make_dispatcher=lambda: self._event_dispatcher("", ""))
 
     # --- construction ----------------------------------------------------------------
 
     @classmethod
-    def from_config(cls, config: Config, handler: CommandAnswering, deduper: Deduper,
+    def from_config(cls, config: Config, handler: CommandAnswering, deduper: FirstSeen,
                     **overrides: Any) -> FeishuAdapter | None:
         """The adapter the config and environment describe, or None when the app's
         credentials are not in the environment (Feishu is then simply off)."""
@@ -211,11 +194,6 @@ class FeishuAdapter:
         return cls(app_id=app_id, app_secret=app_secret, config=config, handler=handler,
                    deduper=deduper, **options)
 
-    @staticmethod
-    def config_status(config: Config) -> dict[str, Any]:
-        """For /healthz before any adapter exists (see `feishu_settings.feishu_status`)."""
-        return feishu_status(config)
-
     def status(self) -> dict[str, Any]:
         """What /healthz shows: mode and health, never a secret."""
         return {
@@ -225,7 +203,7 @@ class FeishuAdapter:
             "route": None if self._long_connection else self.route_path,
             "signed_events": bool(self._encrypt_key),
             "bot_identity_known": self._bot_open_id is not None,
-            "long_connection_running": self._ws_thread is not None and self._ws_thread.is_alive(),
+            "long_connection_running": self._connection.running,
             "answers_in_flight": len(self._tasks) + self._scheduled,
         }
 
@@ -248,16 +226,12 @@ class FeishuAdapter:
             task = self._loop.create_task(self._ensure_identity())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        if self._long_connection and self._ws_thread is None:
-            self._ws_stopping = False
-            self._ws_thread = threading.Thread(target=self._run_long_connection,
-                                               name="feishu-long-connection", daemon=True)
-            self._ws_thread.start()
+        if self._long_connection:
+            self._connection.start()
 
     async def close(self) -> None:
         """Stop the long connection and let answers in flight finish."""
-        if self._ws_thread is not None:
-            await asyncio.to_thread(self._stop_long_connection)
+        await self._connection.stop()
         await self.wait_idle(timeout=10.0)
         await self._transport.close()
 
@@ -352,43 +326,28 @@ class FeishuAdapter:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, payload: dict[str, Any]) -> None:
-        """Parse, deduplicate, ask the handler, reply; every failure is logged, none
-        reaches Feishu as an error."""
+        """Read the event, let the shared inbox answer (once per event, never raising),
+        reply; every failure is logged, none reaches Feishu as an error."""
         try:
             await self._ensure_identity()
-            message = message_from_event(payload, self._bot_open_id)
-            if message is None or not await self._first_delivery(message):
+            question = question_from_event(payload, self._bot_open_id)
+            if question is None:
                 return
-            channel = self._config.channel(message.channel_key)
             names = tuple(n for n in (*DEFAULT_BOT_NAMES, self._bot_name) if n)
-            command = parse_command(message.text, default_lang=channel.lang if channel else "zh",
-                                    bot_names=names)
-            try:
-                reply = await self._handler.handle(command, channel=channel, user=message.sender)
-            except Exception:
-                logger.exception("feishu: handler failed for event %s", message.event_id)
-                reply = Reply(kind="error", lang=command.lang, error="internal-error")
-            await self._reply(message, reply)
+            reply = await self._inbox.answer(question, names)
+            if reply is not None:
+                await self._reply(question, reply)
         except DeliveryError as exc:
             logger.warning("feishu: answer not delivered: %s", exc)
         except Exception:
             logger.exception("feishu: answering an event failed")
 
-    async def _first_delivery(self, message: FeishuMessage) -> bool:
-        try:
-            return await self._deduper.first(self.platform, message.event_id)
-        except Exception as exc:
-            # Better a rare double answer than none while Redis is away.
-            logger.warning("feishu: dedupe unavailable (%s); answering anyway",
-                           type(exc).__name__)
-            return True
-
-    async def _reply(self, message: FeishuMessage, reply: Reply) -> list[str]:
-        """Cards in answer to `message`, threaded under it."""
+    async def _reply(self, question: Question, reply: Reply) -> list[str]:
+        """Cards in answer to the question's message, threaded under it."""
         ids = []
         for index, card in enumerate(reply_cards(reply)):
-            ids.append(await self._send(card, reply_to=message.message_id,
-                                        uuid=_uuid("reply", message.event_id, index)))
+            ids.append(await self._send(card, reply_to=question.reply_to,
+                                        uuid=_uuid("reply", question.delivery_key, index)))
         return ids
 
     async def _ensure_identity(self) -> None:
@@ -444,6 +403,12 @@ class FeishuAdapter:
             for index, card in enumerate(cards)
         ]
 
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        """Feishu cannot be asked which uuids it has seen; the `uuid` itself stops a
+        second post within `dedupe_window`, so the scheduler decides by that."""
+        return None
+
     async def _send(self, card: Card, *, chat_id: str | None = None,
                     reply_to: str | None = None, uuid: str | None = None) -> str:
         content = card_content(card)
@@ -480,8 +445,8 @@ class FeishuAdapter:
                                 response.code)
                     TENANT_TOKENS.forget(self._app_id)
                     continue
-                wait = _rate_limit_wait(response)
-                if wait is None and uuid and _server_error(response):
+                wait = rate_limit_wait(response)
+                if wait is None and uuid and server_error(response):
                     # The uuid makes a re-send safe: Feishu posts one message per uuid.
                     wait = _SERVER_ERROR_BACKOFF * 2 ** (attempt - 1)
                 if wait is not None:
@@ -490,62 +455,6 @@ class FeishuAdapter:
             raise DeliveryError(f"feishu refused the card: code {response.code}, "
                                 f"{response.msg or 'no message'}")
         raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1
-
-    # --- the long connection ---------------------------------------------------------
-
-    def _run_long_connection(self) -> None:
-        """Thread body. lark_oapi.ws.client keeps the event loop of its import in a
-        module global and runs it with run_until_complete, which fails inside a running
-        loop; so this thread makes its own loop and puts it there first (one long
-        connection per process)."""
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        previous = lark_ws_client.loop
-        lark_ws_client.loop = loop
-        self._ws_loop = loop
-        dispatcher = self._event_dispatcher("", "")
-        client = lark.ws.Client(self._app_id, self._app_secret, event_handler=dispatcher,
-                                domain=self._domain, auto_reconnect=self._auto_reconnect,
-                                log_level=lark.LogLevel.WARNING)
-        self._ws_client = client
-        try:
-            client.start()
-        except RuntimeError:
-            if not self._ws_stopping:
-                logger.exception("feishu: long connection stopped")
-        except Exception as exc:
-            logger.error("feishu: long connection failed: %s", exc)
-        finally:
-            self._shut_down_ws_loop(loop, client)
-            lark_ws_client.loop = previous
-
-    @staticmethod
-    def _shut_down_ws_loop(loop: asyncio.AbstractEventLoop, client: lark.ws.Client) -> None:
-        # lark.ws.Client has no stop() in 1.7.5: turn reconnecting off, cancel its
-        # tasks (receive loop, pings) and close the socket, then the loop.
-        client._auto_reconnect = False
-        tasks = asyncio.all_tasks(loop)
-        for task in tasks:
-            task.cancel()
-        try:
-            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-            loop.run_until_complete(client._disconnect())
-        except Exception as exc:
-            logger.info("feishu: long connection cleanup: %s", type(exc).__name__)
-        finally:
-            loop.close()
-
-    def _stop_long_connection(self, timeout: float = 5.0) -> None:
-        self._ws_stopping = True
-        loop, thread = self._ws_loop, self._ws_thread
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(timeout)
-        self._ws_thread = None
-        self._ws_loop = None
-        self._ws_client = None
-
 
 def _plain(value: Any) -> Any:
     """An SDK event as the dict `lark.JSON.marshal` would write (attributes that are
@@ -567,24 +476,6 @@ def _sdk_error(content: bytes | None) -> str:
     except (ValueError, AttributeError):
         return ""
     return message if isinstance(message, str) else ""
-
-
-def _server_error(response: Any) -> bool:
-    status = getattr(getattr(response, "raw", None), "status_code", None)
-    return isinstance(status, int) and status >= 500
-
-
-def _rate_limit_wait(response: Any) -> float | None:
-    """Seconds to wait when Feishu said "too many requests", else None."""
-    raw = getattr(response, "raw", None)
-    status = getattr(raw, "status_code", None)
-    if status != 429 and response.code not in _RATE_LIMIT_CODES:
-        return None
-    headers = {k.lower(): v for k, v in (getattr(raw, "headers", None) or {}).items()}
-    try:
-        return max(0.0, float(headers.get("x-ogw-ratelimit-reset", "1")))
-    except ValueError:
-        return 1.0
 
 
 def _uuid(*parts: object) -> str:

@@ -21,9 +21,12 @@ from lark_oapi.core.token import TokenManager
 from lark_oapi.core.utils.user_agent import build_user_agent
 
 from adapters.base import proxies_in_environment
-from adapters.feishu_tokens import TenantTokenCache
+from adapters.feishu.tokens import TenantTokenCache
 
-__all__ = ["FeishuTransport"]
+__all__ = ["FeishuTransport", "rate_limit_wait", "server_error"]
+
+# Rate limited: HTTP 429 / code 99991400 (gateway), 230020 (message frequency).
+_RATE_LIMIT_CODES = frozenset({99991400, 230020})
 
 ResponseT = TypeVar("ResponseT")
 # Connections kept to the Open API: answers beyond this many at once wait their turn
@@ -102,3 +105,22 @@ def _url(domain: str, uri: str, paths: dict[str, Any] | None) -> str:
     for key, value in (paths or {}).items():
         uri = uri.replace(":" + key, urllib.parse.quote(str(value or ""), safe=""))
     return uri if uri.startswith(("http://", "https://")) else domain + uri
+
+
+def server_error(response: Any) -> bool:
+    """Feishu answered with a 5xx (a re-send is safe only with a uuid)."""
+    status = getattr(getattr(response, "raw", None), "status_code", None)
+    return isinstance(status, int) and status >= 500
+
+
+def rate_limit_wait(response: Any) -> float | None:
+    """Seconds to wait when Feishu said "too many requests", else None."""
+    raw = getattr(response, "raw", None)
+    status = getattr(raw, "status_code", None)
+    if status != 429 and response.code not in _RATE_LIMIT_CODES:
+        return None
+    headers = {k.lower(): v for k, v in (getattr(raw, "headers", None) or {}).items()}
+    try:
+        return max(0.0, float(headers.get("x-ogw-ratelimit-reset", "1")))
+    except ValueError:
+        return 1.0

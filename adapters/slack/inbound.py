@@ -1,4 +1,4 @@
-"""Slack payloads -> one neutral question: who asked what, where, and where to answer.
+"""Slack payloads -> one neutral `Question`: who asked what, where, and where to answer.
 
 Parsing lives apart from sending: this module only reads the bodies Bolt has already
 verified and parsed (slash commands, Events API callbacks, Socket Mode envelopes) and
@@ -9,88 +9,69 @@ it; anything else is not a question and gets no answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Origin = Literal["command", "mention", "direct"]
+from bot.chat.inbound import Question
 
+PLATFORM = "slack"
 SLASH_COMMAND = "/prdigest"
-
-
-@dataclass(frozen=True, kw_only=True)
-class SlackQuestion:
-    """A question asked in Slack, before the grammar reads it.
-
-    `channel_id` is where it was asked (`C…`, `G…`, or `D…` for a direct message);
-    answers go to `response_url` for slash commands, else to the channel, in the
-    thread of `thread_ts` when there is one. `raw` keeps the payload for debugging.
-    """
-
-    origin: Origin
-    text: str
-    channel_id: str
-    user_id: str | None
-    team_id: str | None = None
-    response_url: str | None = None
-    thread_ts: str | None = None
-    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _slash_command(body: Mapping[str, Any]) -> SlackQuestion | None:
+def _slash_command(body: Mapping[str, Any]) -> Question | None:
+    """Answers go to the command's `response_url` (see `response_url`)."""
     channel = _str(body.get("channel_id"))
     if body.get("command") != SLASH_COMMAND or channel is None:
         return None
-    return SlackQuestion(
-        origin="command",
+    return Question(
+        platform=PLATFORM,
         text=str(body.get("text") or ""),
         channel_id=channel,
         user_id=_str(body.get("user_id")),
-        team_id=_str(body.get("team_id")),
-        response_url=_str(body.get("response_url")),
+        delivery_key=delivery_key(body),
         raw=body,
     )
 
 
-def _app_mention(body: Mapping[str, Any], event: Mapping[str, Any]) -> SlackQuestion | None:
+def _app_mention(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question | None:
     channel = _str(event.get("channel"))
     if channel is None or event.get("bot_id"):
         return None
-    return SlackQuestion(
-        origin="mention",
+    return Question(
+        platform=PLATFORM,
         text=str(event.get("text") or ""),
         channel_id=channel,
         user_id=_str(event.get("user")),
-        team_id=_str(body.get("team_id")),
+        delivery_key=delivery_key(body),
         # Answer in the thread the mention is in, or start one under it.
-        thread_ts=_str(event.get("thread_ts")) or _str(event.get("ts")),
+        thread=_str(event.get("thread_ts")) or _str(event.get("ts")),
         raw=body,
     )
 
 
-def _message(body: Mapping[str, Any], event: Mapping[str, Any]) -> SlackQuestion | None:
+def _message(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question | None:
     """Only plain messages a person sends the bot directly; edits, joins, bot posts and
     channel chatter are not questions (mentions in channels arrive as `app_mention`)."""
     channel = _str(event.get("channel"))
     if (event.get("channel_type") != "im" or channel is None or event.get("subtype")
             or event.get("bot_id") or _str(event.get("user")) is None):
         return None
-    return SlackQuestion(
-        origin="direct",
+    return Question(
+        platform=PLATFORM,
         text=str(event.get("text") or ""),
         channel_id=channel,
         user_id=_str(event.get("user")),
-        team_id=_str(body.get("team_id")),
+        delivery_key=delivery_key(body),
         # A reply in a DM thread stays in that thread; a top-level DM gets a top-level answer.
-        thread_ts=_str(event.get("thread_ts")),
+        thread=_str(event.get("thread_ts")),
         raw=body,
     )
 
 
-EventReader = Callable[[Mapping[str, Any], Mapping[str, Any]], SlackQuestion | None]
+EventReader = Callable[[Mapping[str, Any], Mapping[str, Any]], Question | None]
 
 _EVENT_READERS: dict[str, EventReader] = {
     "app_mention": _app_mention,
@@ -98,7 +79,7 @@ _EVENT_READERS: dict[str, EventReader] = {
 }
 
 
-def read_question(body: Mapping[str, Any]) -> SlackQuestion | None:
+def read_question(body: Mapping[str, Any]) -> Question | None:
     """The question in a verified Slack payload, or None when it holds none."""
     if "command" in body:
         return _slash_command(body)
@@ -120,3 +101,12 @@ def delivery_key(body: Mapping[str, Any]) -> str | None:
         trigger = _str(body.get("trigger_id"))
         return f"command:{trigger}" if trigger else None
     return None
+
+
+def response_url(question: Question) -> str | None:
+    """Where a slash command's answer goes (Slack takes a few answers per URL); None for
+    mentions and direct messages, which are answered in the channel."""
+    body = question.raw
+    if not isinstance(body, Mapping) or "command" not in body:
+        return None
+    return _str(body.get("response_url"))

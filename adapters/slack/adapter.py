@@ -23,15 +23,14 @@ import asyncio
 import logging
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from datetime import datetime
-from typing import Any, ClassVar, Protocol
+from collections.abc import Coroutine, Mapping
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltRequest
-from slack_bolt.response import BoltResponse
+from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -46,10 +45,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
-from adapters.slack_inbound import SLASH_COMMAND, SlackQuestion, delivery_key, read_question
-from bot.chat.grammar import DEFAULT_BOT_NAMES, parse_command
-from bot.config import ChannelConfig, Config, secret
-from bot.models import Command, Digest, Reply
+from adapters.slack.inbound import SLASH_COMMAND, read_question, response_url
+from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, internal_error
+from bot.config import Config, secret
+from bot.models import Digest, Lang, Reply
 from bot.render.slack import (
     ACTION_PREFIX,
     MAX_BLOCKS,
@@ -58,7 +58,6 @@ from bot.render.slack import (
     render_digest_messages,
     render_reply_messages,
 )
-from bot.store.claims import Deduper
 
 logger = logging.getLogger(__name__)
 
@@ -71,14 +70,6 @@ MAX_BODY_BYTES = 1 << 20
 DELIVERY_EVENT = "prdigest_digest"
 # How far before a delivery's first attempt its messages are looked for (clock skew).
 HISTORY_MARGIN_SECONDS = 300
-
-
-class CommandHandlerLike(Protocol):
-    """What the adapter asks for an answer (`bot.chat.handler.CommandHandler`)."""
-
-    async def handle(
-        self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
-    ) -> Reply: ...
 
 
 def retry_handlers(rate_limit_retries: int = 2) -> list[AsyncRetryHandler]:
@@ -96,12 +87,16 @@ class SlackAdapter:
     platform: ClassVar[str] = "slack"
     max_message_chars: ClassVar[int] = MAX_SECTION_CHARS
     max_blocks: ClassVar[int] = MAX_BLOCKS
+    # Slack has no idempotency key: a re-send posts again (`complete_delivery` looks).
+    dedupe_window: ClassVar[timedelta | None] = None
+    # The language of `#7035` asked in a channel the config does not list.
+    default_lang: ClassVar[Lang] = "en"
 
     def __init__(
         self,
         config: Config,
-        handler: CommandHandlerLike,
-        deduper: Deduper,
+        handler: CommandAnswering,
+        deduper: FirstSeen,
         *,
         bot_token: str,
         signing_secret: str | None,
@@ -116,8 +111,7 @@ class SlackAdapter:
         if not socket_mode and not signing_secret:
             raise ValueError("HTTP mode needs the signing secret")
         self.config = config
-        self.handler = handler
-        self.deduper = deduper
+        self.inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self.socket_mode = socket_mode
         self.api_url = api_url
         self.bot_names = bot_names
@@ -135,7 +129,6 @@ class SlackAdapter:
         self.app = AsyncApp(client=self.client, signing_secret=self._signing_secret,
                             name="prdigest", process_before_response=True,
                             logger=logging.getLogger("adapters.slack.bolt"))
-        self.app.middleware(self._skip_repeats)
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_event)
@@ -148,7 +141,7 @@ class SlackAdapter:
 
     @classmethod
     def from_config(
-        cls, config: Config, handler: CommandHandlerLike, deduper: Deduper, **overrides: Any
+        cls, config: Config, handler: CommandAnswering, deduper: FirstSeen, **overrides: Any
     ) -> SlackAdapter | None:
         """The adapter the config and environment describe, or None when its secrets are
         not set. `overrides` replace constructor arguments (tests: `api_url`)."""
@@ -168,15 +161,6 @@ class SlackAdapter:
         if not arguments["socket_mode"] and not arguments["signing_secret"]:
             return None
         return cls(config, handler, deduper, **arguments)
-
-    @staticmethod
-    def missing_settings(config: Config) -> list[str]:
-        """The environment variables (names only) Slack still needs, for /healthz."""
-        settings = config.platforms.slack
-        needed = [settings.bot_token_env]
-        needed.append(settings.app_token_env if settings.socket_mode
-                      else settings.signing_secret_env)
-        return [name for name in needed if not secret(name)]
 
     def status(self) -> dict[str, Any]:
         """What /healthz shows: configured, mode, connection; never a secret value."""
@@ -408,28 +392,6 @@ class SlackAdapter:
         except UnicodeDecodeError:  # Slack signs UTF-8 text; these bytes are not
             return False
 
-    async def _skip_repeats(
-        self,
-        body: Mapping[str, Any],
-        request: AsyncBoltRequest,
-        next: Callable[[], Awaitable[BoltResponse]],  # Bolt passes arguments by name
-    ) -> BoltResponse:
-        """One question, one answer: a delivery already seen (Slack's retries carry the
-        same event_id) is acknowledged and dropped. Runs after Bolt's signature check."""
-        key = delivery_key(body)
-        if key is not None:
-            try:
-                first = await self.deduper.first(self.platform, key)
-            except Exception:
-                # Without Redis a retry may be answered twice; silence would be worse.
-                logger.warning("dedupe store unavailable; handling %s anyway", key)
-                first = True
-            if not first:
-                retry = request.headers.get("x-slack-retry-num", ["-"])[0]
-                logger.info("skipping repeated Slack delivery %s (retry %s)", key, retry)
-                return BoltResponse(status=200, body="")
-        return await next()
-
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         """Acknowledge the slash command at once (Slack waits 3 s); answer afterwards."""
         await ack()
@@ -452,28 +414,27 @@ class SlackAdapter:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, question: SlackQuestion) -> None:
-        """Parse, ask the handler, render, deliver. Whatever fails, the user is answered
-        if Slack can be reached at all, and the log says why (never a traceback in chat)."""
-        channel = self.config.channel(f"{self.platform}:{question.channel_id}")
-        command = parse_command(question.text, default_lang=channel.lang if channel else "en",
-                                bot_names=self.bot_names)
+    async def _answer(self, question: Question) -> None:
+        """The shared inbox answers (once per delivery, never raising); this renders and
+        delivers. The user is answered if Slack can be reached at all, and the log says
+        why not (never a traceback in chat)."""
+        reply = await self.inbox.answer(question, self.bot_names)
+        if reply is None:
+            return
         try:
-            reply = await self.handler.handle(command, channel=channel, user=question.user_id)
             messages = render_reply_messages(reply)
         except Exception:
-            logger.exception("answering %r from Slack failed", command.kind)
-            failure = Reply(kind="error", lang=command.lang, error="internal-error")
-            messages = render_reply_messages(failure)
+            logger.exception("rendering a %s reply for Slack failed", reply.kind)
+            messages = render_reply_messages(internal_error(reply.lang))
         try:
             await self._deliver(question, messages)
         except DeliveryError as exc:
-            logger.warning("answer to Slack %s %s not delivered: %s",
-                           question.origin, question.channel_id, exc)
+            logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 
-    async def _deliver(self, question: SlackQuestion, messages: list[SlackMessage]) -> None:
-        if question.response_url and len(messages) <= RESPONSE_URL_POSTS:
+    async def _deliver(self, question: Question, messages: list[SlackMessage]) -> None:
+        url = response_url(question)
+        if url and len(messages) <= RESPONSE_URL_POSTS:
             for message in messages:
-                await self._respond(question.response_url, message)
+                await self._respond(url, message)
             return
-        await self._post_all(question.channel_id, messages, question.thread_ts)
+        await self._post_all(question.channel_id, messages, question.thread)

@@ -13,14 +13,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
-import itertools
 import json
 import logging
 import re
-import warnings
-from collections.abc import Callable, Coroutine, Sequence
-from datetime import timedelta
-from typing import Any, ClassVar, Protocol
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,31 +32,28 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import ChatMigrated, RetryAfter, TelegramError
+from telegram.error import ChatMigrated, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
-    ApplicationHandlerStop,
-    BaseRateLimiter,
-    TypeHandler,
 )
-from telegram.warnings import PTBDeprecationWarning
 
 from adapters.base import DeliveryError
-from adapters.telegram_inbound import (
+from adapters.telegram.flood import RetryAfterLimiter
+from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
     COMMANDS,
-    Inbound,
-    inbound_from_update,
-    language_of,
     message_handlers,
-    to_command,
+    question_from_update,
 )
-from adapters.telegram_request import AiohttpRequest
-from bot.config import ChannelConfig, Config, secret
+from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, RedactToken
+from adapters.telegram.request import AiohttpRequest
+from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, internal_error
+from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
-from bot.models import Command, Digest, Lang, Reply
+from bot.models import Digest, Lang, Reply
 from bot.render.telegram import (
     MAX_MESSAGE_CHARS,
     LinkButton,
@@ -66,7 +61,6 @@ from bot.render.telegram import (
     render_digest_messages,
     render_reply_messages,
 )
-from bot.store.claims import Deduper
 
 logger = logging.getLogger(__name__)
 
@@ -83,105 +77,22 @@ PTBApplication = Application[Any, Any, Any, Any, Any, Any]
 _NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
-class ReplyHandler(Protocol):
-    """`bot.chat.handler.CommandHandler`: a command in, a reply out, never raising."""
-
-    async def handle(
-        self, command: Command, *, channel: ChannelConfig | None, user: str | None
-    ) -> Reply: ...
-
-
-def retry_after_seconds(error: RetryAfter) -> float:
-    """The wait Telegram asked for, whether PTB gives it as seconds or (with
-    `PTB_TIMEDELTA=true`, the future default) as a `timedelta`."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PTBDeprecationWarning)
-        value: object = error.retry_after
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    return float(value)  # type: ignore[arg-type]
-
-
-class RetryAfterLimiter(BaseRateLimiter[None]):
-    """Retries a request Telegram refused with 429 after the `retry_after` it named.
-
-    PTB's `AIORateLimiter` does this too but needs `aiolimiter`, which is not a
-    dependency; prdigest sends a few messages a week per chat, so reacting to flood
-    control is enough and nothing is throttled up front. A wait longer than
-    `max_wait` seconds is not waited for: the error goes up to the caller.
-    """
-
-    def __init__(self, *, max_retries: int = 3, max_wait: float = 60.0) -> None:
-        self.max_retries = max_retries
-        self.max_wait = max_wait
-
-    async def initialize(self) -> None:
-        return None
-
-    async def shutdown(self) -> None:
-        return None
-
-    async def process_request(
-        self,
-        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
-        args: Any,
-        kwargs: dict[str, Any],
-        endpoint: str,
-        data: dict[str, Any],
-        rate_limit_args: None,
-    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
-        for attempt in itertools.count(1):
-            try:
-                return await callback(*args, **kwargs)
-            except RetryAfter as error:
-                wait = retry_after_seconds(error)
-                if attempt > self.max_retries or wait > self.max_wait:
-                    raise
-                logger.warning("telegram %s: flood control, retrying in %.1f s (attempt %d)",
-                               endpoint, wait, attempt)
-                await asyncio.sleep(wait + 0.1)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-
-# Loggers that may write a Bot API URL (which holds the token) or an error quoting it.
-_LOGGERS_SEEING_THE_TOKEN = (
-    "httpx", "telegram", "telegram.Bot", "telegram.ext", "telegram.ext.ExtBot",
-    "telegram.ext.Updater", "telegram.ext.Application", "telegram.request.BaseRequest",
-    "telegram.request.HTTPXRequest", "aiohttp", "aiohttp.client",
-)
-
-
-class _RedactToken(logging.Filter):
-    """Replaces the bot token in log records: httpx logs every request URL, PTB logs its
-    base URL and `InvalidToken` quotes the token."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__()
-        self._token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self._token in message:
-            record.msg = message.replace(self._token, "<token>")
-            record.args = ()
-        if record.exc_info and not record.exc_text:
-            # Formatters reuse `exc_text`, so the traceback is written redacted.
-            text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = text.replace(self._token, "<token>")
-        return True
-
-
 class TelegramAdapter:
     """The Telegram side of prdigest: one bot, one `Application`, webhook or polling."""
 
     platform: ClassVar[str] = "telegram"
     max_message_chars: ClassVar[int] = MAX_MESSAGE_CHARS
+    # The Bot API has no idempotency key: a re-send posts again.
+    dedupe_window: ClassVar[timedelta | None] = None
+    # The language of `#7035` from a chat the config does not list, when the user's
+    # Telegram language does not say.
+    default_lang: ClassVar[Lang] = "en"
 
     def __init__(
         self,
         config: Config,
-        handler: ReplyHandler,
-        deduper: Deduper,
+        handler: CommandAnswering,
+        deduper: FirstSeen,
         *,
         token: str,
         secret_token: str | None,
@@ -197,8 +108,7 @@ class TelegramAdapter:
         if not polling and not secret_token:
             raise ConfigError("telegram: webhook mode needs a secret token")
         self._config = config
-        self._handler = handler
-        self._deduper = deduper
+        self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._token = token
         self._secret = secret_token
         self._polling = polling
@@ -209,8 +119,8 @@ class TelegramAdapter:
         self._handlers_added = False
         self._lock = asyncio.Lock()
         self._init_lock = asyncio.Lock()
-        self._redaction = _RedactToken(token)
-        for name in _LOGGERS_SEEING_THE_TOKEN:
+        self._redaction = RedactToken(token)
+        for name in LOGGERS_SEEING_THE_TOKEN:
             logging.getLogger(name).addFilter(self._redaction)
         builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
             Application.builder()
@@ -231,7 +141,7 @@ class TelegramAdapter:
 
     @classmethod
     def from_config(
-        cls, config: Config, handler: ReplyHandler, deduper: Deduper, **overrides: Any
+        cls, config: Config, handler: CommandAnswering, deduper: FirstSeen, **overrides: Any
     ) -> TelegramAdapter | None:
         """The adapter the config describes, or None when its secrets are not in the
         environment (the bot token; in webhook mode also the secret token).
@@ -255,15 +165,6 @@ class TelegramAdapter:
         return cls(config, handler, deduper, token=token, secret_token=secret_token,
                    polling=polling, **options)
 
-    @staticmethod
-    def configured_status(config: Config) -> dict[str, object]:
-        """What /healthz says about Telegram when no adapter could be built: which
-        environment variables are missing (their names, never values)."""
-        section = config.platforms.telegram
-        needed = [section.bot_token_env] + ([] if section.polling else [section.secret_token_env])
-        return {"platform": "telegram", "configured": False,
-                "missing": [name for name in needed if secret(name) is None]}
-
     def status(self) -> dict[str, object]:
         """Health facts for /healthz; no secrets."""
         bot = self.application.bot
@@ -284,7 +185,7 @@ class TelegramAdapter:
         async with self._init_lock:
             if self._handlers_added:
                 return
-            for name in _LOGGERS_SEEING_THE_TOKEN:  # again, after a close()
+            for name in LOGGERS_SEEING_THE_TOKEN:  # again, after a close()
                 logging.getLogger(name).addFilter(self._redaction)
             try:
                 await self.application.initialize()
@@ -292,7 +193,6 @@ class TelegramAdapter:
                 raise DeliveryError(
                     f"telegram: the Bot API refused getMe: {self._redact(error)}") from None
             bot = self.application.bot
-            self.application.add_handler(TypeHandler(Update, self._drop_seen_updates), group=-1)
             for handler in message_handlers(self._on_message, bot_id=bot.id,
                                             username=bot.username):
                 self.application.add_handler(handler)
@@ -366,7 +266,7 @@ class TelegramAdapter:
                 await self.application.shutdown()
                 self._handlers_added = False
                 self.application.handlers.clear()
-            for name in _LOGGERS_SEEING_THE_TOKEN:
+            for name in LOGGERS_SEEING_THE_TOKEN:
                 logging.getLogger(name).removeFilter(self._redaction)
 
     # --- inbound ---------------------------------------------------------------------
@@ -411,51 +311,29 @@ class TelegramAdapter:
         await self.application.update_queue.put(update)
         return JSONResponse({"ok": True})
 
-    async def _drop_seen_updates(self, update: Update, context: Any) -> None:
-        """First in line for every update: a delivery seen before stops here. When Redis
-        cannot be asked, the update is answered (a rare double beats silence)."""
-        key = f"{self.application.bot.id}:{update.update_id}"
-        try:
-            first = await self._deduper.first(self.platform, key)
-        except Exception as error:
-            logger.warning("telegram: dedupe unavailable for update %s: %s",
-                           update.update_id, error)
-            return
-        if not first:
-            logger.info("telegram: update %s already handled", update.update_id)
-            raise ApplicationHandlerStop
-
     async def _on_message(self, update: Update, context: Any) -> None:
-        inbound = inbound_from_update(update)
-        if inbound is None:
+        """A message for the bot: the shared inbox answers (once per update, never
+        raising); this renders and sends, quoting the question in a group."""
+        bot = self.application.bot
+        question = question_from_update(update, bot_id=bot.id)
+        if question is None:
             return
-        channel = self._config.channel(f"{self.platform}:{inbound.chat_id}")
-        preferred: Lang = (channel.lang if channel is not None
-                           else language_of(inbound.language_code) or "en")
-        command = to_command(inbound, bot_username=self.application.bot.username,
-                             preferred=preferred)
-        reply = await self._answer(command, channel, inbound)
+        names = (bot.username, *DEFAULT_BOT_NAMES) if bot.username else DEFAULT_BOT_NAMES
+        reply = await self._inbox.answer(question, names)
+        if reply is None:
+            return
         try:
             messages = render_reply_messages(reply)
         except Exception:
             logger.exception("telegram: rendering a %s reply failed", reply.kind)
-            messages = render_reply_messages(
-                Reply(kind="error", lang=command.lang, error="internal-error"))
+            messages = render_reply_messages(internal_error(reply.lang))
         try:
-            await self._send(inbound.chat_id, messages,
-                             reply_to=inbound.message_id if inbound.in_group else None,
-                             thread_id=inbound.thread_id)
+            await self._send(_chat(question.channel_id), messages,
+                             reply_to=None if question.reply_to is None else int(question.reply_to),
+                             thread_id=None if question.thread is None else int(question.thread))
         except TelegramError as error:
-            logger.warning("telegram: answering update %s failed: %s", inbound.update_id,
+            logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
                            self._redact(error))
-
-    async def _answer(self, command: Command, channel: ChannelConfig | None,
-                      inbound: Inbound) -> Reply:
-        try:
-            return await self._handler.handle(command, channel=channel, user=inbound.user_id)
-        except Exception:
-            logger.exception("telegram: the handler failed on update %s", inbound.update_id)
-            return Reply(kind="error", lang=command.lang, error="internal-error")
 
     async def _on_error(self, update: object, context: Any) -> None:
         logger.error("telegram: error while handling an update: %s",
@@ -470,17 +348,23 @@ class TelegramAdapter:
         """Post a reply to a chat; returns the message ids."""
         return await self._deliver(channel_id, render_reply_messages(reply))
 
-    async def post_digest(self, channel_id: str, digest: Digest) -> list[str]:
+    async def post_digest(self, channel_id: str, digest: Digest, *,
+                          idempotency_key: str | None = None) -> list[str]:
         """Post a weekly digest, split into as many messages as it needs; raises
-        `DeliveryError` unless Telegram accepted every one."""
+        `DeliveryError` unless Telegram accepted every one. Telegram takes no
+        idempotency key, so the key is not sent."""
         return await self._deliver(channel_id, render_digest_messages(digest))
+
+    async def complete_delivery(self, channel_id: str, digest: Digest, *,
+                                idempotency_key: str, since: datetime) -> list[str] | None:
+        """A bot cannot read a chat's history, so whether a delivery arrived is unknown."""
+        return None
 
     async def _deliver(self, channel_id: str, messages: list[TelegramMessage], *,
                        moved: bool = False) -> list[str]:
         await self._initialize()
-        chat: int | str = int(channel_id) if re.fullmatch(r"-?\d+", channel_id) else channel_id
         try:
-            return await self._send(chat, messages)
+            return await self._send(_chat(channel_id), messages)
         except ChatMigrated as migration:
             if moved:
                 raise DeliveryError(f"telegram: chat {channel_id} moved twice") from None
@@ -542,6 +426,11 @@ def _keyboard(rows: tuple[tuple[LinkButton, ...], ...]) -> InlineKeyboardMarkup 
     return InlineKeyboardMarkup(
         [[InlineKeyboardButton(button.label, url=button.url) for button in row] for row in rows]
     )
+
+
+def _chat(channel_id: str) -> int | str:
+    """A chat id as the Bot API takes it: a number, or an `@channelusername`."""
+    return int(channel_id) if re.fullmatch(r"-?\d+", channel_id) else channel_id
 
 
 def _file_url(api_url: str) -> str:

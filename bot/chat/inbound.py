@@ -1,0 +1,145 @@
+"""One inbound pipeline for every chat platform: a neutral `Question` in, a `Reply` out.
+
+Each adapter turns its payload into a `Question` and the `Inbox` does the rest, the same
+way for all of them: drop a delivery seen before, look the channel up in the config,
+choose the language, parse with the shared grammar, ask the handler, and never raise -
+a failure becomes the `internal-error` reply, logged once, with no traceback in chat.
+The adapter then renders the reply and sends it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
+from bot.config import ChannelConfig, Config
+from bot.models import Command, Lang, Reply
+
+log = logging.getLogger(__name__)
+
+# The language of a question from a chat the config does not list, when neither the
+# text nor the platform tells: the config's own default for a channel's `lang`.
+UNLISTED_CHAT_LANG: Lang = "zh"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    """A question asked in chat, before the grammar reads it.
+
+    `delivery_key` identifies one delivery across the platform's re-sends (None for
+    payloads never re-sent). Where in the chat to answer, as the platform names it:
+    `thread` (a Slack thread's `ts`, a Telegram topic) and `reply_to` (the message the
+    answer quotes: Feishu, Telegram groups). `user_lang` is the language the platform says
+    the user speaks, when it says one. `fixed_verb` marks text that starts with a
+    platform command whose verb is English whatever the user speaks (Telegram's
+    `/risks 7035`): only its arguments tell the language. `raw` keeps the payload.
+    """
+
+    platform: str
+    channel_id: str
+    user_id: str | None
+    text: str
+    delivery_key: str | None = None
+    thread: str | None = None
+    reply_to: str | None = None
+    user_lang: Lang | None = None
+    fixed_verb: bool = False
+    raw: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def channel_key(self) -> str:
+        """How the config names this chat: `slack:C0123`."""
+        return f"{self.platform}:{self.channel_id}"
+
+
+class FirstSeen(Protocol):
+    """Dedupe across replicas (`bot.store.claims.Deduper`)."""
+
+    async def first(self, platform: str, key: str) -> bool: ...
+
+
+class CommandAnswering(Protocol):
+    """A command in, a reply out (`bot.chat.handler.CommandHandler`, or a wrapper such
+    as the server's metering one)."""
+
+    async def handle(self, command: Command, *, channel: ChannelConfig | None,
+                     user: str | None = None) -> Reply: ...
+
+
+def preferred_lang(channel: ChannelConfig | None, question: Question,
+                   platform_default: Lang) -> Lang:
+    """The one language rule: the channel's `lang`; for a chat the config does not list,
+    the user's language as the platform reports it, else the platform's declared default."""
+    if channel is not None:
+        return channel.lang
+    return question.user_lang or platform_default
+
+
+def read_command(question: Question, *, preferred: Lang,
+                 bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> Command:
+    """The grammar's reading of the question. Free text speaks for itself (the grammar
+    detects its language, `preferred` decides text without letters); a fixed English
+    verb says nothing, so such a command is answered in `preferred` unless its
+    arguments are Chinese."""
+    lang: Lang | None = None
+    if question.fixed_verb:
+        arguments = question.text.strip().partition(" ")[2]
+        lang = "zh" if detect_lang(arguments) == "zh" else preferred
+    return parse_command(question.text, lang=lang, default_lang=preferred,
+                         bot_names=tuple(bot_names))
+
+
+class Inbox:
+    """Questions of one platform to replies; shared by every adapter."""
+
+    def __init__(self, config: Config, handler: CommandAnswering, deduper: FirstSeen, *,
+                 default_lang: Lang = UNLISTED_CHAT_LANG) -> None:
+        self.config = config
+        self.handler = handler
+        self.deduper = deduper
+        self.default_lang = default_lang
+
+    async def is_first(self, question: Question) -> bool:
+        """False for a delivery seen before. When the dedupe store cannot be asked the
+        question is answered: a rare double answer beats silence."""
+        if question.delivery_key is None:
+            return True
+        try:
+            return await self.deduper.first(question.platform, question.delivery_key)
+        except Exception as exc:
+            log.warning("%s: dedupe unavailable (%s); answering %s anyway",
+                        question.platform, type(exc).__name__, question.delivery_key)
+            return True
+
+    async def answer(self, question: Question,
+                     bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> Reply | None:
+        """The reply to `question`, or None when it is a repeat. Never raises."""
+        if not await self.is_first(question):
+            log.info("%s: skipping repeated delivery %s", question.platform,
+                     question.delivery_key)
+            return None
+        return await self.reply_to(question, bot_names)
+
+    async def reply_to(self, question: Question,
+                       bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> Reply:
+        """Channel, language, command, handler: the reply, without dedupe (for a
+        platform that dedupes earlier, before it knows whether there is a question)."""
+        lang = self.default_lang
+        try:
+            channel = self.config.channel(question.channel_key)
+            lang = preferred_lang(channel, question, self.default_lang)
+            command = read_command(question, preferred=lang, bot_names=bot_names)
+            lang = command.lang
+            return await self.handler.handle(command, channel=channel, user=question.user_id)
+        except Exception:
+            log.exception("%s: answering a question in %s failed", question.platform,
+                          question.channel_id)
+            return internal_error(lang)
+
+
+def internal_error(lang: Lang) -> Reply:
+    """What chat is told when answering failed: no detail (the log has it)."""
+    return Reply(kind="error", lang=lang, error="internal-error")
