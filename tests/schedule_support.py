@@ -173,6 +173,11 @@ class FakePoster:
     def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
         return FEISHU_WINDOW if channel.platform == "feishu" else None
 
+    async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
+                                delivery_key: str, since: datetime) -> list[str] | None:
+        """These platforms cannot tell whether a delivery arrived."""
+        return None
+
 
 class CountingSource(SnapshotSource):
     """Serves one snapshot for every week and counts the week reads."""

@@ -107,9 +107,8 @@ async def post_now(
         return await scheduler.post(channel, week, force=force)
     finally:
         await client.aclose()
-        close = getattr(target, "close", None)
-        if close is not None and adapter is None:
-            await close()
+        if adapter is None:
+            await target.close()
 
 
 def describe(result: PostResult) -> str:

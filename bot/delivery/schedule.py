@@ -98,6 +98,12 @@ class Poster(Protocol):
         """How long the platform drops a re-send with the same key; None: it never does."""
         ...
 
+    async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
+                                delivery_key: str, since: datetime) -> list[str] | None:
+        """Whether a delivery in doubt arrived: its message ids (after posting any part
+        missing), or None when nothing arrived or the platform cannot tell."""
+        ...
+
 
 @dataclass(frozen=True)
 class DueRun:
@@ -419,14 +425,13 @@ class Scheduler:
         poster can tell (`complete_delivery`: Slack finds its parts by their metadata,
         and posts any part missing); its message ids, or None when it cannot tell or
         nothing arrived."""
-        complete = getattr(self.poster, "complete_delivery", None)
         since = entry.first_attempt_at or entry.last_attempt_at
-        if complete is None or since is None:
+        if since is None:
             return None
         try:
             digest = await self._digest(channel, slot.week)
-            found = await complete(channel, digest, delivery_key=entry.delivery_key,
-                                   since=since)
+            found = await self.poster.complete_delivery(
+                channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
             log.warning("schedule: could not check whether %s arrived: %s", slot.name, exc)
             return None

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import inspect
 import json
 import logging
 import time
@@ -160,11 +159,8 @@ class MeteredPoster:
     async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
                                 delivery_key: str, since: datetime) -> list[str] | None:
         """Whether a delivery in doubt arrived, when the platform can tell (Slack)."""
-        complete = getattr(self.inner, "complete_delivery", None)
-        if complete is None:
-            return None
-        found = await complete(channel, digest, delivery_key=delivery_key, since=since)
-        return None if found is None else list(found)
+        return await self.inner.complete_delivery(channel, digest, delivery_key=delivery_key,
+                                                  since=since)
 
 
 
@@ -205,15 +201,6 @@ class GitHubHealth:
         return {"ok": self.ok, "consecutive_failures": self.consecutive_failures,
                 "last_success_at": at(self.last_success_at),
                 "last_failure_at": at(self.last_failure_at), "last_failure": self.last_failure}
-
-
-def _github_source(config: Config, on_request: Callable[[str, int | str], None]
-                   ) -> GitHubSource:
-    """The GitHub source, reporting its requests when it offers the hook."""
-    factory: Callable[..., GitHubSource] = GitHubSource
-    if "on_request" in inspect.signature(GitHubSource).parameters:
-        return factory(config, on_request=on_request)
-    return factory(config)
 
 
 # --- the services ---------------------------------------------------------------------------
@@ -373,7 +360,7 @@ def build_services(
     redis_async = aioredis.Redis.from_url(redis_url) if redis_url else None
     github: GitHubSource | None = None
     if source is None:
-        github = _github_source(config, on_github_request)
+        github = GitHubSource(config, on_request=on_github_request)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:

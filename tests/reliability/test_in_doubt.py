@@ -45,12 +45,12 @@ async def test_a_half_posted_digest_is_completed_not_repeated(service: Service) 
         assert "after 2 of" in str(exc)
     else:
         raise AssertionError("the third part should have failed")
-    ids = await slack.complete_delivery(  # type: ignore[attr-defined]
+    ids = await slack.complete_delivery(
         SLACK_CHANNEL, digest, idempotency_key="pd-test-1", since=started)
     texts = slack_channel_texts(service.world.slack, SLACK_CHANNEL)
     assert ids is not None and len(ids) == len(texts) >= 4
     assert len(set(texts)) == len(texts)  # every part once
-    assert await slack.complete_delivery(  # type: ignore[attr-defined]
+    assert await slack.complete_delivery(
         SLACK_CHANNEL, digest, idempotency_key="pd-other", since=started) is None
 
 
