@@ -45,6 +45,10 @@ def environment(lang: Lang) -> jinja2.Environment:
     # Chinese runs sentences together; English separates them with a space.
     env.globals["sentence_sep"] = "" if lang == "zh" else " "
     env.filters["percent"] = lambda share: percent(share, lang)
+    # A message id held in data rather than written in a template (the headings of
+    # `bot.render.sections`): `{{ s.heading|translated }}`. Templates keep `_()` for
+    # literal ids, which the catalog checks extract.
+    env.filters["translated"] = translations(lang).gettext
     return env
 
 

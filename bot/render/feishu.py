@@ -172,15 +172,8 @@ def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card
         template=header_template(digest.risks),
         buttons=tuple(buttons),
     )
-    sections = [
-        _macro(lang, name, "facts", view, digest, markup),
-        _macro(lang, name, "summary", view, markup),
-        _macro(lang, name, "changes", view, markup),
-        _macro(lang, name, "trends", view, markup),
-        _macro(lang, name, "risks", digest, markup),
-        _macro(lang, name, "quick", view, markup),
-        _macro(lang, name, "suggestions", digest, markup),
-    ]
+    sections = [_macro(lang, name, "section", section, view, digest, markup)
+                for section in view.sections]
     return build_cards(frame, sections, lang, limit=limit)
 
 

@@ -32,6 +32,7 @@ from bot.models import Digest, KeyPull, Lang, Reply
 from bot.render import environment, split_sections
 from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
+from bot.render.sections import Section
 from bot.render.view import DigestView
 
 MAX_BLOCKS = 50
@@ -199,29 +200,13 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     w = _Words("slack/digest.j2", digest.lang, v=view, d=digest)
     layout = _Layout()
 
-    title = w("title")
-    head: list[Block] = []
-    if slack_length(title) <= MAX_HEADER_CHARS:
-        head.append(HeaderBlock(text=PlainTextObject(text=title)))
-    else:
-        head.append(_section("*" + w("notification") + "*"))
-    head.append(SectionBlock(fields=[
-        MarkdownTextObject(text=w(fact), verbatim=True)
-        for fact in ("fact_repository", "fact_period", "fact_source", "fact_key")
-    ]))
-    head.extend(_context([w("note", n) for n in digest.notes] + [w("generated")]))
-    layout.add(*head)
-
-    _text_part(layout, w("heading", "summary"), [w("summary")])
-    _text_part(layout, w("heading", "changes"),
-               [w("theme", tv) for tv in view.themes] or [w("no_changes")])
-    _text_part(layout, w("heading", "trends"), [w("trends")])
-    _text_part(layout, w("heading", "risks"),
-               [w("risk", r) for r in digest.risks] or [w("no_risks")])
-    _quick_part(layout, w, view.quick)
-    _text_part(layout, w("heading", "suggestions"),
-               [w("suggestion", i, s) for i, s in enumerate(digest.suggestions, 1)]
-               or [w("no_suggestions")])
+    for section in view.sections:
+        if section.heading is None:
+            layout.add(*_head(w, digest))
+        elif section.id == "key_prs":
+            _key_prs_part(layout, w, section, view.quick)
+        else:
+            _text_part(layout, w("heading", section), _section_texts(section, w, view))
     if digest.report_url:
         layout.add(ActionsBlock(elements=[
             _button(w("report_button"), digest.report_url, "open-report")]))
@@ -239,6 +224,37 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     return messages
 
 
+def _head(w: _Words, digest: Digest) -> list[Block]:
+    """The header: the title, the facts side by side, then notes in small print; one
+    unit, so they open the same message."""
+    title = w("title")
+    head: list[Block] = []
+    if slack_length(title) <= MAX_HEADER_CHARS:
+        head.append(HeaderBlock(text=PlainTextObject(text=title)))
+    else:
+        head.append(_section("*" + w("notification") + "*"))
+    head.append(SectionBlock(fields=[
+        MarkdownTextObject(text=w(fact), verbatim=True)
+        for fact in ("fact_repository", "fact_period", "fact_source", "fact_key")
+    ]))
+    head.extend(_context([w("note", n) for n in digest.notes] + [w("generated")]))
+    return head
+
+
+def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
+    """A section's texts, one per item, or what it says when it has none; a section
+    without items is one paragraph, the macro named by its id."""
+    digest = view.d
+    if section.id == "changes":
+        return [w("theme", tv) for tv in view.themes] or [w("no_changes")]
+    if section.id == "risks":
+        return [w("risk", r) for r in digest.risks] or [w("no_risks")]
+    if section.id == "suggestions":
+        return ([w("suggestion", i, s) for i, s in enumerate(digest.suggestions, 1)]
+                or [w("no_suggestions")])
+    return [w(section.id)]
+
+
 def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
     """A divider, then the heading and items packed into as few sections as fit."""
     texts = split_text([heading, *items])
@@ -247,15 +263,15 @@ def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
         layout.add(_section(text))
 
 
-def _quick_part(layout: _Layout, w: _Words, quick: list[KeyPull]) -> None:
+def _key_prs_part(layout: _Layout, w: _Words, section: Section, quick: list[KeyPull]) -> None:
     """Key PRs one section each, with a button to the PR beside it; the heading stays
     with the first of them."""
-    heading = w("heading", "quick")
+    heading = w("heading", section)
     if not quick:
-        _text_part(layout, heading, [w("no_quick")])
+        _text_part(layout, heading, [w("no_key_prs")])
         return
     for index, k in enumerate(quick):
-        texts = split_text([w("quick", k)])
+        texts = split_text([w("key_pr", k)])
         button = (_button(w("pull_button", k.number), k.url, f"open-pull-{k.number}")
                   if k.url else None)
         blocks: list[Block] = [_section(texts[0], accessory=button),

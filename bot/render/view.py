@@ -1,7 +1,8 @@
 """What the digest templates read: the digest plus the selections they show.
 
-Choices of structure (how many PRs in the quick view, which PRs a theme lists) live
-here in code; the templates only put words around them.
+Choices of structure (how many PRs in the quick view, which PRs a theme lists, and,
+from `bot.render.sections`, which sections in which order) live here in code; the
+templates only put words around them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from datetime import timedelta
 from functools import cached_property
 
 from bot.models import Digest, KeyPull, NameCount, Risk, Theme
+from bot.render import sections as registry
+from bot.render.sections import Section
 
 QUICK_VIEW = 6
 THEME_ITEMS = 6
@@ -32,6 +35,12 @@ class DigestView:
         self.d = digest
         self._quick_view = quick_view
         self._theme_items = theme_items
+
+    @property
+    def sections(self) -> tuple[Section, ...]:
+        """The sections every format shows, in order; read from the registry at each
+        render, so the registry alone decides."""
+        return registry.DIGEST_SECTIONS
 
     @cached_property
     def key_by_number(self) -> dict[int, KeyPull]:

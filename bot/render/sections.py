@@ -1,0 +1,47 @@
+"""The digest's sections in reading order: the one list every format follows.
+
+Markdown, plain text, Telegram, Slack, Feishu and the HTML report page all walk this
+tuple (through `DigestView.sections`), so adding, dropping or moving a section is one
+edit here plus its words in `templates/common/sections.j2`. Each format still decides
+how a section looks; none decides which sections there are or in which order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _(message: str) -> str:
+    """Marks an English message id for the catalog extractor and returns it unchanged:
+    the heading is translated where it is rendered, in the reader's language."""
+    return message
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One part of the digest: `id` names its words in the templates (a macro of
+    `templates/common/sections.j2`), `heading` is the English message id of its title,
+    None for the header, which the title of the digest opens instead."""
+
+    id: str
+    heading: str | None = None
+
+    @property
+    def anchor(self) -> str:
+        """The section's fragment id on the HTML report page (`#key-prs`)."""
+        return self.id.replace("_", "-")
+
+
+# The header holds the digest's title (on a Feishu card: in the card's own header),
+# its facts (repository, period, PR counts) and the notes about its data.
+HEADER = Section("header")
+
+DIGEST_SECTIONS: tuple[Section, ...] = (
+    HEADER,
+    Section("summary", _("Executive summary")),
+    Section("changes", _("Key changes")),
+    Section("trends", _("Module and topic trends")),
+    Section("risks", _("Risk observations")),
+    Section("key_prs", _("Key PRs at a glance")),
+    Section("suggestions", _("Follow-up suggestions")),
+)

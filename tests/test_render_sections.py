@@ -1,0 +1,102 @@
+"""Every digest format follows the one section registry (`bot.render.sections`).
+
+The registry is reordered and cut here, and each format must follow: Markdown, plain
+text, Telegram, Slack, Feishu and the HTML report page. A format that listed its
+sections itself would keep its own order and fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from bot.i18n import translations
+from bot.models import Digest
+from bot.render import render_digest, sections
+from bot.render.feishu import digest_cards
+from bot.render.html import PageLinks, render_report_page
+from bot.render.sections import DIGEST_SECTIONS, Section
+from bot.render.slack import render_digest_messages as slack_messages
+from bot.render.telegram import render_digest_messages as telegram_messages
+
+GOLDEN_INPUT = (Path(__file__).resolve().parent / "golden" / "telegram" / "example-digest-en"
+                / "input.json")
+# Shown in the header, and only there, by every format.
+HEADER_MARK = "HEADER-NOTE-MARK"
+
+
+def _digest() -> Digest:
+    case = json.loads(GOLDEN_INPUT.read_text(encoding="utf-8"))
+    digest = msgspec.convert(case["digest"], Digest)
+    return msgspec.structs.replace(digest, lang="en", notes=(HEADER_MARK,),
+                                   report_url="https://reports.example/verl/2026-W29")
+
+
+# Each format's whole output as one string, and how it writes a section heading.
+FORMATS: dict[str, tuple[Callable[[Digest], str], Callable[[str], str]]] = {
+    "markdown": (lambda d: render_digest(d, "markdown"), lambda h: f"## {h}\n"),
+    "text": (lambda d: render_digest(d, "text"), lambda h: f"{h}\n\n"),
+    "telegram": (lambda d: "\n".join(m.text for m in telegram_messages(d)),
+                 lambda h: f"<b>{h}</b>\n"),
+    "slack": (lambda d: json.dumps([m.blocks for m in slack_messages(d)], ensure_ascii=False),
+              lambda h: json.dumps(f"*{h}*", ensure_ascii=False)[:-1]),
+    "feishu": (lambda d: json.dumps(digest_cards(d), ensure_ascii=False),
+               lambda h: json.dumps(f"**{h}**", ensure_ascii=False)[:-1]),
+    "html": (lambda d: render_report_page(d, PageLinks()), lambda h: f"<h2>{h}</h2>"),
+}
+
+
+def _positions(fmt: str, order: tuple[Section, ...]) -> list[int]:
+    """Where each section of `order` starts in the format's output (-1: missing)."""
+    render, heading = FORMATS[fmt]
+    output = render(_digest())
+    return [output.find(HEADER_MARK if s.heading is None else heading(s.heading))
+            for s in order]
+
+
+def test_the_registry_names_each_section_once_with_a_translated_heading() -> None:
+    ids = [s.id for s in DIGEST_SECTIONS]
+    assert len(ids) == len(set(ids))
+    assert [s for s in DIGEST_SECTIONS if s.heading is None] == [sections.HEADER]
+    zh = translations("zh")
+    for section in DIGEST_SECTIONS:
+        if section.heading is not None:
+            assert zh.gettext(section.heading) != section.heading
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_shows_the_registry_in_order(fmt: str) -> None:
+    positions = _positions(fmt, DIGEST_SECTIONS)
+    assert -1 not in positions
+    assert positions == sorted(positions)
+
+
+REORDERED = {
+    "reversed": tuple(reversed(DIGEST_SECTIONS)),
+    "rotated": DIGEST_SECTIONS[3:] + DIGEST_SECTIONS[:3],
+}
+
+
+@pytest.mark.parametrize("order", sorted(REORDERED))
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_follows_a_reordered_registry(
+        fmt: str, order: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    reordered = REORDERED[order]
+    monkeypatch.setattr(sections, "DIGEST_SECTIONS", reordered)
+    positions = _positions(fmt, reordered)
+    assert -1 not in positions
+    assert positions == sorted(positions), f"{fmt} keeps its own order"
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_section_left_out_of_the_registry_leaves_every_format(
+        fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    risks = next(s for s in DIGEST_SECTIONS if s.id == "risks")
+    monkeypatch.setattr(sections, "DIGEST_SECTIONS",
+                        tuple(s for s in DIGEST_SECTIONS if s != risks))
+    assert _positions(fmt, (risks,)) == [-1]
+    assert -1 not in _positions(fmt, tuple(s for s in DIGEST_SECTIONS if s != risks))
