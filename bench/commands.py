@@ -123,7 +123,8 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
 
     from bot.config import load_config
     from bot.store.cache import CachedSource
-    from bot.web.app import MeteredCache, create_app
+    from bot.web.app import create_app
+    from bot.web.metered import MeteredCache
     from bot.web.metrics import Metrics
 
     config = load_config(EXAMPLES / "prdigest.toml")

@@ -102,9 +102,9 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
 
     import redis.asyncio as aioredis
 
+    from adapters.poster import AdapterPoster
     from bot.config import load_config
     from bot.delivery.post import adapter_for
-    from bot.delivery.poster import AdapterPoster
     from bot.delivery.schedule import Scheduler, due_runs
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource

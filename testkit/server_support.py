@@ -26,7 +26,7 @@ from adapters.base import DeliveryError
 from bot.config import Config, load_config
 from bot.models import Digest, PullRequest, Reply, Snapshot
 from bot.snapshot import read_snapshot
-from bot.web.app import Services
+from bot.web.services import Services
 from testkit import EXAMPLES
 
 CONFIG_PATH = EXAMPLES / "prdigest.toml"

@@ -15,8 +15,8 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from adapters.base import DeliveryError
+from adapters.poster import AdapterPoster
 from bot.config import ChannelConfig, Config
-from bot.delivery.poster import AdapterPoster
 from bot.delivery.schedule import PostResult, Scheduler, due_runs
 from bot.models import Digest, Snapshot
 from bot.snapshot import read_snapshot

@@ -25,7 +25,8 @@ from bot.digests import Digests
 from bot.engine import week_pulls
 from bot.models import Command, PullRequest, Snapshot
 from bot.source import SnapshotSource
-from bot.web.app import MeteredHandler, create_app
+from bot.web.app import create_app
+from bot.web.metered import MeteredHandler
 from bot.web.metrics import Metrics
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
 from testkit.redis_server import free_port
@@ -145,7 +146,7 @@ async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
     import redis
 
     from bot.store.cache import CachedSource
-    from bot.web.app import MeteredCache
+    from bot.web.metered import MeteredCache
 
     metrics = Metrics()
     config = example_config()
@@ -166,7 +167,7 @@ async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
     import redis
 
     from bot.store.cache import CachedSource
-    from bot.web.app import MeteredCache
+    from bot.web.metered import MeteredCache
 
     metrics = Metrics()
     cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)

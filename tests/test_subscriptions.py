@@ -391,7 +391,7 @@ def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, An
     client = aioredis.Redis.from_url(redis_url)
     claims = Claims(client)
     sync = redis.Redis.from_url(redis_url)
-    from bot.web.app import AdapterNotices
+    from bot.web.services import AdapterNotices
 
     notifier = MergeNotifier(config, SnapshotSource(example_snapshot()),
                              RedisSubscriptionStore(sync), claims, AdapterNotices(adapters))
@@ -513,7 +513,7 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     assert reply.kind == "subscribed"
     adapters = recording_adapters()
     client = aioredis.Redis.from_url(redis_url)
-    from bot.web.app import AdapterNotices
+    from bot.web.services import AdapterNotices
 
     notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), store, Claims(client),
                              AdapterNotices(adapters))

@@ -14,9 +14,9 @@ from pathlib import Path
 import msgspec
 import redis.asyncio as aioredis
 
+from adapters.poster import AdapterPoster, DigestAdapter
 from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
 from bot.config import ChannelConfig, Config, secret
-from bot.delivery.poster import AdapterPoster, DigestAdapter
 from bot.delivery.schedule import PostResult, Scheduler, utc_now
 from bot.errors import ConfigError, UserError
 from bot.snapshot import snapshot_for

@@ -11,6 +11,7 @@ error keys, fixed outcome words. Never a channel id, a user, a repository or a U
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -27,7 +28,9 @@ __all__ = ["CONTENT_TYPE_LATEST", "CacheResult", "Metrics", "PostOutcome"]
 class Metrics:
     """The bot's counters, registered in a registry of their own."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, *,
+                 platforms: Sequence[str] = ()) -> None:
+        """`platforms`: the chat platforms whose post series exist from the start."""
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         self.commands = Counter(
             "prdigest_commands",
@@ -91,7 +94,7 @@ class Metrics:
         # Series that dashboards expect exist from the start, at zero.
         for trigger in ("schedule", "command", "report"):
             self.digests_built.labels(trigger)
-        for platform in ("slack", "telegram", "feishu"):
+        for platform in platforms:
             for outcome in ("ok", "failed"):
                 self.digests_posted.labels(platform, outcome)
                 self.notices_posted.labels(platform, outcome)

@@ -19,7 +19,8 @@ from urllib.parse import urlencode
 
 import httpx
 
-from bot.web.app import Services, create_app
+from bot.web.app import create_app
+from bot.web.services import Services
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack import SlackPayloads

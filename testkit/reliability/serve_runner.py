@@ -19,7 +19,8 @@ from pathlib import Path
 import uvicorn
 
 from bot.config import load_config
-from bot.web.app import Services, create_app
+from bot.web.app import create_app
+from bot.web.services import Services
 
 
 def main() -> None:

@@ -20,18 +20,18 @@ from typing import Any, get_args
 
 import pytest
 
-from adapters.base import ChatAdapter
 from adapters.console import ConsoleAdapter
+from adapters.poster import AdapterPoster
 from adapters.registry import LOCAL_PLATFORMS, PLATFORMS, platform_spec
 from bot.chat.inbound import Inbox, Question
 from bot.config import ChannelConfig, Config, Platform, parse_config
-from bot.delivery.poster import AdapterPoster
 from bot.models import Command, Digest, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 CHANNEL = "C_LISTED"
 # Modules of the core that meet the adapters only through the registry and the contract.
-PLATFORM_NEUTRAL = ("bot/web/platforms.py", "bot/delivery/poster.py", "bot/chat/inbound.py")
+PLATFORM_NEUTRAL = ("bot/web/services.py", "adapters/poster.py", "bot/chat/inbound.py",
+                    "bot/delivery/schedule.py", "bot/digests.py", "bot/web/metrics.py")
 CONTRACT = ("start", "routes", "status", "send_reply", "post_digest", "complete_delivery",
             "close")
 
@@ -280,9 +280,3 @@ async def test_a_failing_handler_becomes_the_internal_error_reply(
     assert (reply.kind, reply.error, reply.lang) == ("error", "internal-error", "zh")
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(failures) == 1 and "handler broke" in caplog.text
-
-
-def test_chat_adapter_is_the_type_the_server_uses() -> None:
-    from bot.web.platforms import Adapter
-
-    assert Adapter is ChatAdapter

@@ -274,7 +274,7 @@ async def test_the_schedulers_delivery_key_becomes_the_uuid(fake: FakeFeishu) ->
 
 
 def test_the_scheduler_sees_the_idempotency_keyword() -> None:
-    from bot.delivery.poster import AdapterPoster
+    from adapters.poster import AdapterPoster
 
     poster = AdapterPoster({"feishu": adapter_for_signature()})
     channel = CONFIG.channel(f"feishu:{CHAT}")

@@ -1,0 +1,138 @@
+"""Weekly digests built once across replicas: a week is fetched once per (repository,
+week) and a digest built once per (repository, week, language, focus topics).
+
+The fetch runs under a Redis mutex and, through the cached source, the replicas that
+wait read the cached copy instead of asking GitHub again; a finished digest is kept
+in Redis for the others. Within one replica, concurrent asks share one task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+import msgspec
+import redis.asyncio as aioredis
+
+from bot.config import ChannelConfig
+from bot.digests import Digests
+from bot.models import Digest, Lang
+from bot.source import Source, WeekData
+from bot.store.keys import Keys
+from bot.store.ledger import RedisLock
+
+log = logging.getLogger(__name__)
+
+MUTEX_PATIENCE_SECONDS = 600.0
+"""How long a replica waits for another one's fetch or build before doing it itself."""
+DIGEST_TTL_SECONDS = 8 * 24 * 3600
+"""Finished weekly digests are kept a little longer than the catch-up window can reach."""
+VARIANTS_KEPT = 1024
+"""Digest tasks one replica remembers (most recently asked kept)."""
+
+_Variant = tuple[str, str, Lang, tuple[str, ...]]
+"""(repository, week, language, focus topics): what makes two digests differ."""
+
+_decoder = msgspec.json.Decoder(Digest)
+_encoder = msgspec.json.Encoder()
+
+
+class BuildCounts(Protocol):
+    """Where the counts of reads and builds go (the scheduler's stats)."""
+
+    source_reads: int
+    digest_builds: int
+
+
+class SharedDigests:
+    """The scheduler's digests. `share` keeps built digests in Redis for the other
+    replicas (off for digests built from a local snapshot file); `trends` reads the
+    week before; `lock_seconds` is how long a dead holder's mutex lasts."""
+
+    def __init__(self, digests: Digests, source: Source, client: aioredis.Redis, keys: Keys,
+                 counts: BuildCounts, *, lock_seconds: float, share: bool = True,
+                 trends: bool = True, log_prefix: str = "schedule") -> None:
+        self.digests = digests
+        self.source = source
+        self.redis = client
+        self.keys = keys
+        self.counts = counts
+        self.lock_seconds = lock_seconds
+        self.share = share
+        self.trends = trends
+        self.log_prefix = log_prefix
+        self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
+        self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
+
+    def end_pass(self) -> None:
+        """Forget the weeks read this pass: the next pass reads them afresh."""
+        self._weeks.clear()
+
+    async def for_channel(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
+                          ) -> Digest:
+        """The digest for the channel's (repository, week, language, topics), built once
+        per replica and shared between replicas; `rebuild` builds it afresh."""
+        variant = (channel.repo, week, channel.lang, await self.digests.focus(channel))
+        task = self._digests.get(variant)
+        if rebuild or task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(self._shared(*variant, rebuild=rebuild))
+            self._digests[variant] = task
+            while len(self._digests) > VARIANTS_KEPT:
+                self._digests.popitem(last=False)
+        self._digests.move_to_end(variant)
+        return await asyncio.shield(task)
+
+    async def _shared(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...], *,
+                      rebuild: bool) -> Digest:
+        if not self.share:
+            return _decoder.decode(await self._build(repo, week, lang, topics))
+        key = self.keys.weekly_digest(repo, week, lang, topics)
+        raw = None if rebuild else await self.redis.get(key)
+        if raw is None:
+            async with self._mutex(f"build:{repo}:{week}:{lang}:{','.join(topics)}"):
+                raw = None if rebuild else await self.redis.get(key)
+                if raw is None:
+                    raw = await self._build(repo, week, lang, topics)
+                    await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
+        data = raw.encode() if isinstance(raw, str) else bytes(raw)
+        return _decoder.decode(data)
+
+    async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]) -> bytes:
+        digest = await self.digests.build(repo, week, lang, topics, fetch=self._week,
+                                          trends=self.trends, link=True, trigger="schedule")
+        self.counts.digest_builds += 1
+        return _encoder.encode(digest)
+
+    async def _week(self, repo: str, week: str) -> WeekData:
+        """A week's data, fetched once per pass in this replica and, across replicas, one
+        at a time: the first fetch fills the cache the others then read."""
+        task = self._weeks.get((repo, week))
+        if task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(self._fetch(repo, week))
+            self._weeks[(repo, week)] = task
+        return await asyncio.shield(task)
+
+    async def _fetch(self, repo: str, week: str) -> WeekData:
+        async with self._mutex(f"fetch:{repo}:{week}"):
+            self.counts.source_reads += 1
+            return await asyncio.to_thread(self.source.fetch_week, repo, week)
+
+    @contextlib.asynccontextmanager
+    async def _mutex(self, name: str) -> AsyncIterator[None]:
+        """Across replicas, one holder at a time. A live holder renews it, however long
+        GitHub takes; a dead one's expires after `lock_seconds`. Waiting beyond
+        `MUTEX_PATIENCE_SECONDS` goes ahead unlocked rather than never."""
+        lock = RedisLock(self.redis, self.keys.mutex(name), ttl_seconds=self.lock_seconds)
+        if not await lock.acquire_waiting(MUTEX_PATIENCE_SECONDS, poll=0.02):
+            log.warning("%s: %s stayed locked; going ahead without it", self.log_prefix, name)
+            yield
+            return
+        try:
+            async with lock.kept_alive():
+                yield
+        finally:
+            await lock.release()

@@ -1,0 +1,94 @@
+"""`POST /github/webhook`: a GitHub delivery verified, deduplicated, and a merged PR
+announced."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from bot.github.events import PayloadError, merged_pull, signature_valid
+from bot.store.keys import Keys
+from bot.web.services import services_of
+
+log = logging.getLogger(__name__)
+
+MAX_WEBHOOK_BYTES = 5 << 20
+WEBHOOK_ANSWER_SECONDS = 8.0
+DELIVERY_TTL_SECONDS = 7 * 24 * 3600
+"""GitHub lets a delivery be redelivered for three days; it is remembered for a week."""
+
+
+async def github_webhook(request: Request) -> Response:
+    """A GitHub delivery: verified, deduplicated, and a merged PR announced."""
+    services = services_of(request)
+    metrics = services.metrics
+    if not services.webhook_secret:
+        return JSONResponse({"error": "GitHub webhook not configured"}, status_code=404)
+    declared = request.headers.get("content-length", "0")
+    if not declared.isdigit() or int(declared) > MAX_WEBHOOK_BYTES:
+        return JSONResponse({"error": "payload too large"}, status_code=413)
+    body = await request.body()
+    if len(body) > MAX_WEBHOOK_BYTES:
+        return JSONResponse({"error": "payload too large"}, status_code=413)
+    if not signature_valid(services.webhook_secret, body,
+                           request.headers.get("x-hub-signature-256")):
+        metrics.webhook("unverified", "rejected")
+        return JSONResponse({"error": "invalid signature"}, status_code=401)
+    event = request.headers.get("x-github-event", "")
+    label = event if event in ("ping", "pull_request") else "other"
+    if event == "ping":
+        metrics.webhook(label, "ok")
+        return JSONResponse({"ok": True})
+    if event != "pull_request":
+        metrics.webhook(label, "ignored")
+        return JSONResponse({"ignored": "event"}, status_code=202)
+    delivery = request.headers.get("x-github-delivery", "").strip()
+    if not delivery or len(delivery) > 100:
+        metrics.webhook(label, "bad")
+        return JSONResponse({"error": "X-GitHub-Delivery is required"}, status_code=400)
+    try:
+        payload = json.loads(body)
+        if not isinstance(payload, dict):
+            raise PayloadError("expected a JSON object")
+        merged = merged_pull(payload)
+    except (ValueError, PayloadError, RecursionError) as exc:
+        # RecursionError: JSON nested too deep for the parser, still the sender's fault.
+        metrics.webhook(label, "bad")
+        return JSONResponse({"error": f"unreadable payload: {exc}"}, status_code=400)
+    if merged is None:
+        metrics.webhook(label, "ignored")
+        return JSONResponse({"ignored": "not a merge"}, status_code=202)
+    claim = Keys.github_delivery(delivery)
+    if not await services.claims.claim(claim, DELIVERY_TTL_SECONDS):
+        metrics.webhook(label, "duplicate")
+        return JSONResponse({"duplicate": True})
+
+    async def announce() -> dict[str, Any]:
+        try:
+            result = await services.notifier.announce(merged.repository, merged.pull)
+        except Exception:
+            # Forget the delivery, so GitHub's "redeliver" can try again.
+            await services.claims.release(claim)
+            raise
+        if result.failed:
+            await services.claims.release(claim)
+        return {"notified": result.notified, "failed": result.failed}
+
+    task = asyncio.ensure_future(announce())
+    services.track(task)
+    try:
+        answer = await asyncio.wait_for(asyncio.shield(task), timeout=WEBHOOK_ANSWER_SECONDS)
+    except TimeoutError:
+        metrics.webhook(label, "accepted")
+        return JSONResponse({"accepted": True}, status_code=202)
+    except Exception:
+        log.exception("merged-PR notice failed")
+        metrics.webhook(label, "failed")
+        return JSONResponse({"error": "notice failed"}, status_code=500)
+    metrics.webhook(label, "ok")
+    return JSONResponse(answer)

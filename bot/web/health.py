@@ -1,0 +1,39 @@
+"""`/healthz` and `/metrics`."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from bot.config import secret
+from bot.web.metrics import CONTENT_TYPE_LATEST
+from bot.web.services import services_of
+
+
+async def healthz(request: Request) -> Response:
+    """Redis, GitHub, each platform's configuration, the background work; 503 when
+    Redis is configured but unreachable, "degraded" (still 200: the bot answers, from
+    the cache or with "try again later") while GitHub's requests fail."""
+    services = services_of(request)
+    redis_state = await services.redis_status()
+    healthy = redis_state["ok"] or not redis_state["configured"]
+    github_ok = services.github is None or services.github_health.ok
+    body = {
+        "status": ("ok" if github_ok else "degraded") if healthy else "unavailable",
+        "redis": redis_state,
+        "platforms": services.platform_status(),
+        "github": {
+            "source": "github" if services.github is not None else "snapshot",
+            "token": bool(secret(services.config.github.token_env)),
+            **(services.github_health.status() if services.github is not None
+               else {"ok": True}),
+        },
+        **services.background_status(),
+    }
+    return JSONResponse(body, status_code=200 if healthy else 503,
+                        headers={"Cache-Control": "no-store"})
+
+
+async def metrics_endpoint(request: Request) -> Response:
+    services = services_of(request)
+    return Response(services.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

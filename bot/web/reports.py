@@ -1,0 +1,240 @@
+"""The report pages: `/reports/{owner}/{repo}` lists the weeks, `/reports/{owner}/{repo}/{week}`
+is one week's full report; unknown and private-without-key repositories get the same 404."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import get_args
+
+import redis
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from bot.config import Config
+from bot.errors import SourceError, WeekError
+from bot.i18n import translator
+from bot.links import key_allows, report_path, report_query
+from bot.models import Lang
+from bot.render.html import (
+    PageLinks,
+    ReportWeek,
+    render_error_page,
+    render_index_page,
+    render_report_page,
+)
+from bot.store.keys import KEY_PREFIX, Keys
+from bot.web.services import Services, services_of
+from bot.week import FIRST_YEAR, current_week, parse_week, past_week, shift_week, week_period
+
+log = logging.getLogger(__name__)
+
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                               "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+LANGS: tuple[Lang, ...] = get_args(Lang)
+
+
+RECENT_WEEKS = 8
+"""How many ISO weeks up to the current one the index always lists."""
+
+_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
+
+
+def _glob_escape(text: str) -> str:
+    return _GLOB_SPECIAL.sub(r"\\\1", text)
+
+
+def _week_in_key(key: bytes | str, prefix: str) -> str | None:
+    text = key.decode() if isinstance(key, bytes) else key
+    rest = text[len(prefix):]
+    week = rest.split(":", 1)[0]
+    return week if re.fullmatch(r"\d{4}-W\d{2}", week) else None
+
+
+def cached_weeks(client: redis.Redis | None, repo: str, *, prefix: str = KEY_PREFIX
+                 ) -> tuple[set[str], set[str]]:
+    """(weeks whose PR windows the cache holds, weeks with a cached digest: a report
+    page's or a scheduled post's).
+
+    Read with SCAN, never KEYS, so a large Redis is not blocked; a Redis failure gives
+    empty sets (the index still lists the recent weeks).
+    """
+    if client is None:
+        return set(), set()
+    keys = Keys(prefix)
+    report_start, weekly_start = keys.digest_starts(repo)
+    starts = ((0, keys.week_start(repo)), (1, report_start), (1, weekly_start))
+    found: tuple[set[str], set[str]] = (set(), set())
+    try:
+        for index, start in starts:
+            for key in client.scan_iter(match=_glob_escape(start) + "*", count=500):
+                week = _week_in_key(key, start)
+                if week is not None:
+                    found[index].add(week)
+    except redis.RedisError as exc:
+        log.warning("cannot list cached weeks of %s: %s", repo, exc)
+        return set(), set()
+    return found
+
+
+def report_weeks(config: Config, repo: str, client: redis.Redis | None, now: datetime, *,
+                 recent: int = RECENT_WEEKS) -> list[ReportWeek]:
+    """The weeks the index lists, newest first: the last `recent` ISO weeks (in the
+    repository's time zone) and every older week the cache holds data for."""
+    tz = config.repo(repo).timezone
+    this_week = current_week(now, tz)
+    weeks = {shift_week(this_week, -offset) for offset in range(recent)}
+    windows, digests = cached_weeks(client, repo)
+    weeks |= {w for w in windows | digests if _valid_past(w, now, tz)}
+    listed = []
+    for week in sorted(weeks, key=parse_week, reverse=True):
+        period = week_period(week, tz)
+        listed.append(ReportWeek(
+            week=week,
+            since=period.since.strftime("%Y-%m-%d"),
+            until=(period.until - timedelta(days=1)).strftime("%Y-%m-%d"),
+            cached=week in windows or week in digests,
+            current=week == this_week,
+        ))
+    return listed
+
+
+def _valid_past(week: str, now: datetime, tz: str) -> bool:
+    try:
+        past_week(week, now, tz)
+    except WeekError:
+        return False
+    return True
+
+
+def check_week(config: Config, repo: str, week: str, now: datetime) -> str | None:
+    """The week in canonical form when a report can exist for it, else None (404)."""
+    try:
+        return past_week(week, now, config.repo(repo).timezone)
+    except WeekError:
+        return None
+
+
+@dataclass(frozen=True)
+class _PageRequest:
+    repo: str
+    lang: Lang
+    key: str | None
+
+
+def _default_lang(config: Config, repo: str) -> Lang:
+    """The language of the repository's first channel, else Chinese."""
+    return next((c.lang for c in config.channels if c.repo.lower() == repo.lower()), "zh")
+
+
+def _page_error(status: int, lang: Lang, message: str, services: Services, page: str
+                ) -> Response:
+    services.metrics.report_page(page, status)
+    headers = dict(PAGE_HEADERS, **{"Cache-Control": "no-store"})
+    return HTMLResponse(render_error_page(status, lang, message), status_code=status,
+                        headers=headers)
+
+
+def _page_request(request: Request, services: Services, page: str
+                  ) -> _PageRequest | Response:
+    """The repository, language and key of a report request, or the error page.
+
+    An unknown repository and a private one without a valid key get the same 404,
+    so a page never tells whether a private repository exists.
+    """
+    config = services.config
+    owner = request.path_params["owner"]
+    name = request.path_params["repo"]
+    asked = request.query_params.get("lang")
+    key = request.query_params.get("key")
+    repo = next((r for r in config.repos if r.lower() == f"{owner}/{name}".lower()), None)
+    if repo is not None and config.repo(repo).private and not key_allows(
+            services.report_secret, repo, key):
+        repo = None
+    # Until access is granted, nothing about the repository (not even the language of
+    # its channels) shapes the answer.
+    lang: Lang = _default_lang(config, repo) if repo else "en"
+    if asked is not None:
+        if asked not in LANGS:
+            t = translator(lang)
+            return _page_error(400, lang, t("Unknown language %(lang)s; use zh or en.",
+                                            lang=asked[:20]), services, page)
+        lang = asked
+    if repo is None:
+        t = translator(lang)
+        return _page_error(404, lang, t("There is no report for this address."), services,
+                           page)
+    return _PageRequest(repo=repo, lang=lang, key=key if config.repo(repo).private else None)
+
+
+def _cache_control(services: Services, repo: str) -> str:
+    return "private, no-store" if services.config.repo(repo).private else "public, max-age=120"
+
+
+def _language_links(asked: _PageRequest, week: str | None) -> dict[str, str]:
+    path = report_path(asked.repo, week)
+    return {lang: f"{path}{report_query(lang, asked.key)}" for lang in LANGS}
+
+
+async def report_index(request: Request) -> Response:
+    services = services_of(request)
+    asked = _page_request(request, services, "index")
+    if isinstance(asked, Response):
+        return asked
+    weeks = await asyncio.to_thread(report_weeks, services.config, asked.repo,
+                                    services.redis_sync, services.now())
+    query = report_query(asked.lang, asked.key)
+    rows = [(w, f"{report_path(asked.repo, w.week)}{query}") for w in weeks]
+    links = PageLinks(languages=_language_links(asked, None),
+                      github=f"https://github.com/{asked.repo}")
+    html = render_index_page(asked.repo, rows, asked.lang, links)
+    services.metrics.report_page("index", 200)
+    return HTMLResponse(html, headers=dict(PAGE_HEADERS, **{
+        "Cache-Control": _cache_control(services, asked.repo)}))
+
+
+async def report_page(request: Request) -> Response:
+    services = services_of(request)
+    asked = _page_request(request, services, "week")
+    if isinstance(asked, Response):
+        return asked
+    t = translator(asked.lang)
+    raw_week = request.path_params["week"]
+    week = check_week(services.config, asked.repo, raw_week, services.now())
+    if week is None:
+        return _page_error(404, asked.lang, t("There is no report for this week."), services,
+                           "week")
+    query = report_query(asked.lang, asked.key)
+    if week != raw_week:
+        return RedirectResponse(f"{report_path(asked.repo, week)}{query}", status_code=308)
+    try:
+        digest = await services.digests.report(asked.repo, week, asked.lang)
+    except SourceError as exc:
+        log.warning("report %s %s unavailable: %s", asked.repo, week, exc)
+        response = _page_error(503, asked.lang, t("GitHub could not be reached and this week "
+                                                  "is not cached yet; try again in a few "
+                                                  "minutes."), services, "week")
+        response.headers["Retry-After"] = "120"
+        return response
+    tz = services.config.repo(asked.repo).timezone
+    current = current_week(services.now(), tz)
+    before, after = shift_week(week, -1), shift_week(week, 1)
+    links = PageLinks(
+        languages=_language_links(asked, week),
+        index=f"{report_path(asked.repo)}{query}",
+        previous=(f"{report_path(asked.repo, before)}{query}"
+                  if parse_week(before)[0] >= FIRST_YEAR else ""),
+        next=(f"{report_path(asked.repo, after)}{query}"
+              if parse_week(after) <= parse_week(current) else ""),
+        github=f"https://github.com/{asked.repo}",
+    )
+    services.metrics.report_page("week", 200)
+    return HTMLResponse(render_report_page(digest, links), headers=dict(PAGE_HEADERS, **{
+        "Cache-Control": _cache_control(services, asked.repo)}))

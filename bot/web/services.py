@@ -1,0 +1,306 @@
+"""Everything the routes and the lifespan share, and the one place that wires it: the
+composition root of the service.
+
+A platform whose secrets are not in the environment is simply off (shown in
+`/healthz`), so the example config starts anywhere. Without Redis the bot still
+answers and serves reports, uncached; subscriptions, the weekly schedule and
+cross-replica dedupe need it, and `/healthz` says so. Platforms come from
+`adapters.registry`; nothing here names one."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+from starlette.requests import Request
+
+from adapters.base import ChatAdapter, DeliveryError
+from adapters.poster import AdapterPoster
+from adapters.registry import PLATFORMS
+from bot.chat.handler import CommandHandler
+from bot.chat.inbound import CommandAnswering, FirstSeen
+from bot.config import ChannelConfig, Config, secret
+from bot.delivery.notices import MergeNotifier
+from bot.delivery.poller import ClosedLister, MergePoller
+from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
+from bot.github.closed import PullLister
+from bot.github.source import GitHubSource
+from bot.links import REPORT_SECRET_ENV
+from bot.models import Reply
+from bot.source import Source
+from bot.store.cache import CachedSource
+from bot.store.claims import Claims, Deduper
+from bot.store.subscriptions import RedisSubscriptionStore
+from bot.web.github_health import GitHubHealth
+from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
+from bot.web.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Services:
+    """Everything the routes and the lifespan share; one per app, no globals."""
+
+    config: Config
+    metrics: Metrics
+    source: Source
+    handler: CommandHandler
+    deduper: Deduper
+    claims: Claims
+    digests: Digests
+    notifier: MergeNotifier
+    adapters: dict[str, ChatAdapter]
+    redis_sync: redis.Redis | None = None
+    redis_async: aioredis.Redis | None = None
+    github: GitHubSource | None = None
+    scheduler: Scheduler | None = None
+    poller: MergePoller | None = None
+    webhook_secret: str | None = None
+    report_secret: str | None = None
+    now: Callable[[], datetime] = utc_now
+    background: bool = True
+    github_health: GitHubHealth = field(default_factory=GitHubHealth)
+    start_errors: dict[str, str] = field(default_factory=dict)
+    tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    pending: set[asyncio.Task[Any]] = field(default_factory=set)
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the adapters, then the scheduler and the poller as background tasks.
+
+        An adapter that fails to start (its platform unreachable) is logged and shown
+        in /healthz; the rest of the service runs on.
+        """
+        self.stop_event = asyncio.Event()
+        for platform, adapter in self.adapters.items():
+            try:
+                await adapter.start()
+            except Exception as exc:
+                log.exception("%s did not start", platform)
+                self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
+        if not self.background:
+            return
+        if self.scheduler is not None:
+            self.tasks["scheduler"] = asyncio.create_task(
+                self.scheduler.run_forever(self.stop_event), name="prdigest-scheduler")
+        if self.poller is not None:
+            self.tasks["poller"] = asyncio.create_task(
+                self.poller.run_forever(self.stop_event), name="prdigest-merge-poller")
+
+    async def stop(self) -> None:
+        """Stop background work (a post in flight finishes), adapters, connections."""
+        self.stop_event.set()
+        running = list(self.tasks.values()) + list(self.pending)
+        if running:
+            _, late = await asyncio.wait(running, timeout=30)
+            for task in late:
+                task.cancel()
+            # redis-py can swallow a cancellation mid-command, so a cancelled task is
+            # given a bounded wait rather than awaited without end.
+            if late:
+                await asyncio.wait(late, timeout=5)
+        self.tasks.clear()
+        for platform, adapter in reversed(list(self.adapters.items())):
+            try:
+                await adapter.close()
+            except Exception:
+                log.exception("%s did not close cleanly", platform)
+        if self.github is not None:
+            self.github.close()
+        if self.redis_async is not None:
+            await self.redis_async.aclose()
+        if self.redis_sync is not None:
+            self.redis_sync.close()
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Keep a task that outlives its request until it ends (and at shutdown)."""
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+
+    # --- health -----------------------------------------------------------------------
+
+    async def redis_status(self) -> dict[str, Any]:
+        if self.redis_async is None:
+            return {"configured": False, "ok": False,
+                    "note": f"set {self.config.cache.url_env} for the cache, subscriptions "
+                            "and the weekly schedule"}
+        try:
+            await asyncio.wait_for(self.redis_async.ping(), timeout=2)
+        except (redis.RedisError, OSError, TimeoutError) as exc:
+            return {"configured": True, "ok": False, "error": type(exc).__name__}
+        return {"configured": True, "ok": True}
+
+    def platform_status(self) -> dict[str, Any]:
+        return platform_statuses(self.config, self.adapters, self.start_errors)
+
+    def background_status(self) -> dict[str, Any]:
+        def task_state(name: str) -> str:
+            task = self.tasks.get(name)
+            if task is None:
+                return "not started"
+            return "stopped" if task.done() else "running"
+
+        scheduler: dict[str, Any]
+        if self.scheduler is None:
+            scheduler = {"enabled": False, "reason": "the weekly schedule needs Redis"}
+        else:
+            scheduler = {"enabled": True, "task": task_state("scheduler"),
+                         **self.scheduler.status()}
+        if self.webhook_secret:
+            notices: dict[str, Any] = {"mode": "webhook", "route": "/github/webhook"}
+        elif self.poller is not None:
+            notices = {"mode": "poller", "task": task_state("poller"),
+                       "every_minutes": self.config.github.poll_minutes,
+                       "rounds": self.poller.polls}
+        else:
+            notices = {"mode": "off",
+                       "reason": f"no webhook secret in {self.config.github.webhook_secret_env}"
+                                 " and no GitHub source to poll"}
+        return {"scheduler": scheduler, "merge_notices": notices}
+
+
+def build_services(
+    config: Config,
+    *,
+    redis_url: str | None = None,
+    source: Source | None = None,
+    adapters: Mapping[str, ChatAdapter] | None = None,
+    adapter_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    pull_lister: ClosedLister | None = None,
+    now: Callable[[], datetime] = utc_now,
+    background: bool = True,
+    metrics: Metrics | None = None,
+) -> Services:
+    """Wire the parts for one app.
+
+    `source`: where PRs come from (default: GitHub behind the Redis cache).
+    `adapters`: ready adapters by platform (default: each platform's `from_config`,
+    with `adapter_overrides[platform]` passed on, e.g. a fake server's URL).
+    `pull_lister`: what the merge poller asks (default: the GitHub source's REST list).
+    """
+    metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
+    github_health = GitHubHealth()
+
+    def on_github_request(api: str, status: int | str) -> None:
+        metrics.github_request(api, status)
+        github_health.record(status)
+
+    redis_sync = redis.Redis.from_url(redis_url) if redis_url else None
+    redis_async = aioredis.Redis.from_url(redis_url) if redis_url else None
+    github: GitHubSource | None = None
+    if source is None:
+        github = GitHubSource(config, on_request=on_github_request)
+        cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
+        source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
+        if pull_lister is None:
+            pull_lister = PullLister(github.github.requester, on_request=on_github_request)
+    store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
+    digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
+    digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
+                      on_built=metrics.digest_built)
+    handler = CommandHandler(config, source, store, now=now, digests=digests)
+    deduper = Deduper(redis_async)
+    claims = Claims(redis_async)
+    if adapters is None:
+        adapters = build_adapters(
+            config, lambda platform: MeteredHandler(handler, metrics, platform, config),
+            deduper, adapter_overrides)
+    adapter_map = dict(adapters)
+    notifier = MergeNotifier(
+        config, source, store, claims, AdapterNotices(adapter_map), digests=digests,
+        on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
+    )
+    webhook_secret = secret(config.github.webhook_secret_env)
+    scheduler = None
+    if redis_async is not None:
+        poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
+        scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store,
+                              digests=digests)
+    poller = None
+    if webhook_secret is None and pull_lister is not None:
+        poller = MergePoller(config, pull_lister, claims, notifier, now=now)
+    return Services(
+        config=config, metrics=metrics, source=source, handler=handler, deduper=deduper,
+        claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
+        redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
+        poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),
+        now=now, background=background, github_health=github_health,
+    )
+
+
+def services_of(request: Request) -> Services:
+    """The services of the app serving `request`."""
+    services: Services = request.app.state.services
+    return services
+
+
+class AdapterNotices:
+    """Merged-PR notices through the chat adapters (`bot.subscriptions.NoticeSender`)."""
+
+    def __init__(self, adapters: Mapping[str, ChatAdapter]) -> None:
+        self.adapters = adapters
+
+    def can_send(self, channel: ChannelConfig) -> bool:
+        return channel.platform in self.adapters
+
+    async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+        adapter = self.adapters.get(channel.platform)
+        if adapter is None:
+            raise DeliveryError(f"{channel.platform} is not configured")
+        return await adapter.send_reply(channel.id, reply)
+
+
+def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],
+                   deduper: FirstSeen,
+                   overrides: Mapping[str, Mapping[str, Any]] | None = None
+                   ) -> dict[str, ChatAdapter]:
+    """Each registered platform's adapter whose secrets are set, answering through
+    `handler_for(platform)`; `overrides[platform]` go to its `from_config` (tests).
+    A platform without credentials is not even imported."""
+    overrides = overrides or {}
+    built: dict[str, ChatAdapter] = {}
+    for spec in PLATFORMS:
+        if not spec.has_credentials(config):
+            missing = spec.unconfigured_status(config).get("missing_env") or []
+            log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
+            continue
+        adapter = spec.load().from_config(config, handler_for(spec.name), deduper,
+                                          **dict(overrides.get(spec.name, {})))
+        if adapter is not None:
+            built[spec.name] = adapter
+    return built
+
+
+def platform_statuses(config: Config, adapters: Mapping[str, ChatAdapter],
+                      start_errors: Mapping[str, str]) -> dict[str, Any]:
+    """/healthz's view of every platform: the adapter's own status, or the names of the
+    variables an unconfigured one still needs."""
+    statuses: dict[str, Any] = {}
+    for spec in PLATFORMS:
+        adapter = adapters.get(spec.name)
+        if adapter is None:
+            statuses[spec.name] = spec.unconfigured_status(config)
+            continue
+        try:
+            status = dict(adapter.status())
+        except Exception as exc:
+            status = {"platform": spec.name, "configured": True,
+                      "error": type(exc).__name__}
+        if spec.name in start_errors:
+            status["start_error"] = start_errors[spec.name]
+        statuses[spec.name] = status
+    return statuses

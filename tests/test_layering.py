@@ -1,0 +1,174 @@
+"""The dependency order of the packages, read from the source (every import, those inside
+functions included): a module imports only its own layer and the layers below it, no
+import cycle exists, and only the composition roots import the chat adapters.
+
+Layers, lowest first: foundation (records, config, weeks, words, sources, links) <-
+engine <- render <- data (github, store) <- digests <- chat <- delivery <- roots (web,
+cli). Adapters sit beside the core: they may use the foundation, render and chat
+(questions in, replies out), never the data, digests, delivery or web layers.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("bot", "adapters")
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources", "bot.config",
+     "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links"),
+    ("bot.engine",),
+    ("bot.render",),
+    ("bot.github", "bot.store"),
+    ("bot.digests",),
+    ("bot.chat",),
+    ("bot.delivery",),
+    ("bot.web", "bot.cli"),
+)
+ADAPTERS_MAY_USE = ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources",
+                    "bot.config", "bot.week", "bot.i18n", "bot.snapshot", "bot.source",
+                    "bot.links", "bot.render", "bot.chat")
+COMPOSITION_ROOTS = ("bot.web.services", "bot.cli", "bot.delivery.post")
+MAX_ADAPTER_IMPORTERS = 3
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each module of the project -> the project modules it imports, anywhere in it."""
+    paths = {module_name(path, root): path for package in PACKAGES
+             for path in sorted((root / package).rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names: Iterable[str] = ()
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                # `from bot.render import sections` imports the module bot.render.sections.
+                names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in paths
+                         else node.module for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            imported |= {n for n in names if n.split(".")[0] in PACKAGES}
+        graph[module] = imported
+    return graph
+
+
+def _within(module: str, prefixes: Iterable[str]) -> bool:
+    """Whether `module` is one of `prefixes` or inside one (`bot` itself: only `bot`)."""
+    return any(module == p or (p != "bot" and module.startswith(p + ".")) for p in prefixes)
+
+
+def layer_of(module: str) -> int | None:
+    """The index of the layer holding `module` (the longest matching prefix wins)."""
+    best: tuple[int, int] | None = None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if _within(module, [prefix]):
+                if best is None or len(prefix) > best[1]:
+                    best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def violations(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every import against the layering, as `importer -> imported: why`."""
+    found: list[str] = []
+    for module, imports in sorted(graph.items()):
+        for imported in sorted(imports):
+            if module.startswith("adapters"):
+                if imported.startswith("bot") and not _within(imported, ADAPTERS_MAY_USE):
+                    found.append(f"{module} -> {imported}: adapters meet the core through "
+                                 "the contract")
+                continue
+            if imported.startswith("adapters"):
+                if module not in COMPOSITION_ROOTS:
+                    found.append(f"{module} -> {imported}: only composition roots import "
+                                 "adapters")
+                continue
+            mine, theirs = layer_of(module), layer_of(imported)
+            if mine is None or theirs is None:
+                found.append(f"{module} -> {imported}: not in any layer")
+            elif theirs > mine:
+                found.append(f"{module} -> {imported}: a lower layer imports a higher one")
+    return found
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The import cycles among the graph's modules (each found once, as a path)."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for imported in sorted(graph.get(module, ())):
+            if imported not in graph:
+                continue
+            if state.get(imported) == 1:
+                found.append([*path[path.index(imported):], imported])
+            elif imported not in state:
+                visit(imported)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    return found
+
+
+GRAPH = import_graph()
+
+
+def test_every_module_sits_in_a_layer() -> None:
+    unplaced = [m for m in GRAPH if m.startswith("bot") and layer_of(m) is None]
+    assert unplaced == []
+
+
+def test_no_import_goes_against_the_layering() -> None:
+    assert violations(GRAPH) == []
+
+
+def test_there_is_no_import_cycle() -> None:
+    assert cycles(GRAPH) == []
+
+
+def test_at_most_the_composition_roots_import_adapters() -> None:
+    importers = sorted(m for m, imports in GRAPH.items() if m.startswith("bot")
+                       and any(i.startswith("adapters") for i in imports))
+    assert set(importers) <= set(COMPOSITION_ROOTS)
+    assert len(importers) <= MAX_ADAPTER_IMPORTERS
+
+
+@pytest.mark.parametrize(("importer", "imported"), [
+    ("bot.engine.risks", "bot.web.app"),
+    ("bot.store.cache", "bot.digests"),
+    ("bot.render.slack", "bot.chat.handler"),
+    ("bot.delivery.schedule", "adapters.slack.adapter"),
+    ("adapters.telegram.adapter", "bot.store.claims"),
+])
+def test_a_forbidden_import_is_reported(importer: str, imported: str) -> None:
+    graph = {module: set(imports) for module, imports in GRAPH.items()}
+    graph.setdefault(importer, set()).add(imported)
+    assert any(v.startswith(f"{importer} -> {imported}:") for v in violations(graph))
+
+
+def test_a_cycle_is_reported_even_through_a_function_level_import(tmp_path: Path) -> None:
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "adapters").mkdir()
+    (tmp_path / "bot" / "__init__.py").write_text("")
+    (tmp_path / "bot" / "first.py").write_text("from bot.second import b\n")
+    (tmp_path / "bot" / "second.py").write_text("def b() -> None:\n    import bot.first\n")
+    graph = import_graph(tmp_path)
+    assert cycles(graph) == [["bot.first", "bot.second", "bot.first"]]
