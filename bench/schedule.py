@@ -104,8 +104,9 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
 
     from adapters.poster import AdapterPoster
     from bot.config import load_config
+    from bot.delivery.due import due_runs
     from bot.delivery.post import adapter_for
-    from bot.delivery.schedule import Scheduler, due_runs
+    from bot.delivery.schedule import Scheduler
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
 
@@ -233,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         os.environ.update(env)
         from bot.config import load_config
-        from bot.delivery.schedule import due_runs
+        from bot.delivery.due import due_runs
 
         config = load_config(config_path)
         slots: list[Slot] = [run.slot for run in due_runs(config.channels, DUE,

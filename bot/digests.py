@@ -27,7 +27,7 @@ from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.source import SnapshotSource, Source, WeekData
-from bot.store.subscriptions import TopicStore
+from bot.store.subscriptions import TopicStore, followed_topics
 from bot.week import current_week, shift_week
 
 log = logging.getLogger(__name__)
@@ -133,15 +133,11 @@ class Digests:
     async def focus(self, channel: ChannelConfig) -> tuple[str, ...]:
         """The channel's configured topics, then those it subscribed to from chat; a
         store that fails leaves the configured ones (a digest beats no digest)."""
-        names = list(channel.topics)
-        if self.subscriptions is not None:
-            try:
-                stored = await asyncio.to_thread(self.subscriptions.topics, channel.key)
-            except Exception as exc:
-                log.warning("subscriptions of %s unavailable: %s", channel.key, exc)
-                stored = set()
-            names += sorted(name for name in stored if name not in names)
-        return tuple(names)
+        try:
+            return tuple(await asyncio.to_thread(followed_topics, channel, self.subscriptions))
+        except Exception as exc:
+            log.warning("subscriptions of %s unavailable: %s", channel.key, exc)
+            return channel.topics
 
     async def report(self, repo: str, week: str, lang: Lang) -> Digest:
         """A report page's digest, kept in `reports` once built (past weeks for

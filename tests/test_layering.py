@@ -74,9 +74,8 @@ def layer_of(module: str) -> int | None:
     best: tuple[int, int] | None = None
     for index, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
-            if _within(module, [prefix]):
-                if best is None or len(prefix) > best[1]:
-                    best = (index, len(prefix))
+            if _within(module, [prefix]) and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
     return None if best is None else best[0]
 
 

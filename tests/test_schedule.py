@@ -17,7 +17,9 @@ import redis.exceptions
 from adapters.base import DeliveryError
 from adapters.poster import AdapterPoster
 from bot.config import ChannelConfig, Config
-from bot.delivery.schedule import PostResult, Scheduler, due_runs
+from bot.delivery.due import due_runs
+from bot.delivery.results import PostResult
+from bot.delivery.schedule import Scheduler
 from bot.models import Digest, Snapshot
 from bot.snapshot import read_snapshot
 from bot.store.cache import Cache, CachedSource

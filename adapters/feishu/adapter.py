@@ -4,7 +4,7 @@ Inbound, the SDK's `EventDispatcherHandler` decrypts events and checks the
 verification token and signature; this adapter adds what the SDK leaves out - the
 header names it expects, a freshness window on the signed timestamp, 401 instead of
 500 for a forged or stale request - and hands the work to a task so Feishu gets its
-200 within 3 s. Each event is answered once (`header.event_id` through `Deduper`).
+200 within 3 s. Each event is answered once (`header.event_id` through `Claims`).
 
 Outbound, cards are SDK requests (`im.v1.message.create`/`reply`) sent by
 `FeishuTransport` over one pooled connection, on the event loop; the SDK keeps the

@@ -3,7 +3,7 @@
 Bolt (`AsyncApp`) does the platform work: v0 signature check with its 5-minute window
 (401 and nothing else on failure), url_verification, ignoring the bot's own events,
 Socket Mode. This adapter adds what Bolt leaves out: acknowledging at once and answering
-afterwards, one answer per question across Slack's retries (Redis via `Deduper`), and
+afterwards, one answer per question across Slack's retries (Redis via `Claims`), and
 retrying a rate-limited call after its `Retry-After`.
 
 The same listeners serve HTTP (`POST /slack/events`, slash commands, events and button

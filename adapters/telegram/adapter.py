@@ -3,7 +3,7 @@
 Inbound, either a webhook route (`/telegram/webhook`, checked against the secret token
 Telegram sends in `X-Telegram-Bot-Api-Secret-Token`) that hands the update to the
 application's queue and answers at once, or long polling. Either way every update
-passes the `Deduper` first, keyed on the bot and `update_id`, so a re-delivered update
+passes the `Claims` first, keyed on the bot and `update_id`, so a re-delivered update
 (Telegram retrying, another replica) is answered once. Outbound, HTML messages from
 `bot.render.telegram`; a 429 is retried after the `retry_after` Telegram asks for.
 """

@@ -26,6 +26,7 @@ from bot.engine.classify import parse_title
 from bot.errors import FutureWeekError, SourceError, WeekError
 from bot.models import Command, PullRequest, Reply, Snapshot
 from bot.source import HeldPulls, Source
+from bot.store.subscriptions import followed_topics
 from bot.week import FIRST_YEAR, current_week, past_week, resolve_week, shift_week
 
 logger = logging.getLogger(__name__)
@@ -284,12 +285,9 @@ class CommandHandler:
                      params=(("repository", channel.repo),))
 
     async def _subscribed(self, command: Command, channel: ChannelConfig) -> list[str]:
-        """The channel's configured topics, then those added from chat."""
-        names = list(channel.topics)
-        if self.subscriptions is not None:
-            stored = await self._call_store(command, self.subscriptions.topics, channel.key)
-            names += sorted(name for name in stored if name not in names)
-        return names
+        """The channel's configured topics, then those added from chat; a store that fails
+        ends the command with a friendly error."""
+        return await self._call_store(command, followed_topics, channel, self.subscriptions)
 
     async def _known_topics(
         self, channel: ChannelConfig, subscribed: list[str]

@@ -56,7 +56,7 @@ class Question:
 
 
 class FirstSeen(Protocol):
-    """Dedupe across replicas (`bot.store.claims.Deduper`)."""
+    """Dedupe across replicas (`bot.store.claims.Claims`)."""
 
     async def first(self, platform: str, key: str) -> bool: ...
 

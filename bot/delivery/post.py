@@ -17,11 +17,12 @@ import redis.asyncio as aioredis
 from adapters.poster import AdapterPoster, DigestAdapter
 from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
 from bot.config import ChannelConfig, Config, secret
-from bot.delivery.schedule import PostResult, Scheduler, utc_now
+from bot.delivery.results import PostResult
+from bot.delivery.schedule import Scheduler, utc_now
 from bot.errors import ConfigError, UserError
 from bot.snapshot import snapshot_for
 from bot.source import SnapshotSource, Source
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from bot.week import past_week
 
 # Every platform a channel may be posted to: the registry, imported lazily per platform.
@@ -71,7 +72,7 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     except ImportError:
         raise UserError(f"the {platform} adapter is not available in this installation") \
             from None
-    adapter = factory.from_config(config, CommandHandler(config, source), Deduper(None))
+    adapter = factory.from_config(config, CommandHandler(config, source), Claims(None))
     if adapter is None:
         missing = ", ".join(_missing_env(config, platform)) or "its credentials"
         raise ConfigError(f"{platform} is not configured in this environment: set {missing}")

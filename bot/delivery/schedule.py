@@ -43,38 +43,32 @@ import logging
 import os
 import random
 import socket
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
-from croniter import croniter
 from redis.exceptions import RedisError
 
 from bot.config import ChannelConfig, Config
+from bot.delivery.due import DueRun, due_runs
+from bot.delivery.results import PostResult, PostStatus, ScheduleStats
+from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
 from bot.errors import SourceError, WeekError
-from bot.models import Digest, Lang
-from bot.source import Source, WeekData
+from bot.models import Digest
+from bot.source import Source
 from bot.store.keys import KEY_PREFIX, Keys
 from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff
 from bot.store.subscriptions import TopicStore
-from bot.week import shift_week, week_of, week_period, zone
 
 log = logging.getLogger(__name__)
 
 # A re-send counts as deduplicated only well inside the platform's window.
 DEDUPE_MARGIN = timedelta(minutes=5)
-# How long a replica waits for another one's fetch or build before doing it itself.
-MUTEX_PATIENCE_SECONDS = 600.0
-# Finished weekly digests are kept a little longer than the catch-up window can reach.
-DIGEST_TTL_SECONDS = 8 * 24 * 3600
 
 InDoubt = Literal["resend", "hold"]
-PostStatus = Literal["posted", "already-posted", "held", "busy", "waiting", "failed"]
 
 
 def utc_now() -> datetime:
@@ -103,98 +97,6 @@ class Poster(Protocol):
         """Whether a delivery in doubt arrived: its message ids (after posting any part
         missing), or None when nothing arrived or the platform cannot tell."""
         ...
-
-
-@dataclass(frozen=True)
-class DueRun:
-    """A channel whose cron fired within the catch-up window, and the week it owes."""
-
-    channel: ChannelConfig
-    week: str
-    fired_at: datetime
-
-    @property
-    def slot(self) -> Slot:
-        return Slot(self.week, self.channel.key, self.channel.repo)
-
-
-def due_runs(
-    channels: Iterable[ChannelConfig], now: datetime, catch_up: timedelta
-) -> list[DueRun]:
-    """Every (channel, week) whose cron fired in [now - catch_up, now], oldest first.
-
-    The week owed is the ISO week before the one the fire time falls in, seen from the
-    channel's time zone. A cron firing several times in a week owes that week once.
-    Channels sharing a schedule and a time zone share the computation.
-    """
-    fires: dict[tuple[str, str], list[tuple[datetime, str]]] = {}
-    runs: list[DueRun] = []
-    for channel in channels:
-        key = (channel.schedule, channel.timezone)
-        if key not in fires:
-            fires[key] = _owed_weeks(channel.schedule, channel.timezone, now, now - catch_up)
-        runs.extend(DueRun(channel, week, fired) for fired, week in fires[key])
-    return sorted(runs, key=lambda run: (run.fired_at, run.channel.key, run.channel.repo))
-
-
-def _owed_weeks(schedule: str, tz_name: str, now: datetime, earliest: datetime
-                ) -> list[tuple[datetime, str]]:
-    """(latest fire time, week owed) for each week owed by fires in [earliest, now]."""
-    tz = zone(tz_name)
-    # croniter's get_prev excludes its start, so start just after `now`.
-    start = now.astimezone(tz) + timedelta(microseconds=1)
-    owed: list[tuple[datetime, str]] = []
-    while True:
-        fired: datetime = croniter(schedule, start).get_prev(datetime)
-        if fired < earliest:
-            return owed
-        fired_week = week_of(fired, tz_name)
-        owed.append((fired, shift_week(fired_week, -1)))
-        # Jump to the start of the fire's week: earlier fires of it owe the same week.
-        start = week_period(fired_week, tz_name).since
-
-
-class PostResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What one replica did about one slot in one pass.
-
-    posted: sent and confirmed now; already-posted / held: the ledger says it is done
-    (or held for an operator); busy: another replica holds the slot; waiting: an
-    earlier failure's back-off has not passed; failed: not sent, retried later.
-    `in_doubt`: this post re-sent a delivery whose earlier outcome was unknown.
-    """
-
-    channel: str
-    repo: str
-    week: str
-    status: PostStatus
-    replica: str
-    message_ids: tuple[str, ...] = ()
-    detail: str = ""
-    in_doubt: bool = False
-
-
-@dataclass
-class ScheduleStats:
-    """Counters for /metrics and the bench."""
-
-    ticks: int = 0
-    posted: int = 0
-    failed: int = 0
-    held: int = 0
-    resent_in_doubt: int = 0
-    duplicates_seen: int = 0
-    source_reads: int = 0
-    digest_builds: int = 0
-    last_tick_at: datetime | None = None
-    last_tick_seconds: float = 0.0
-
-
-_digest_decoder = msgspec.json.Decoder(Digest)
-_encoder = msgspec.json.Encoder()
-
-
-# (repository, week, language, focus topics): what makes two digests differ.
-_Variant = tuple[str, str, Lang, tuple[str, ...]]
 
 
 def default_replica_name() -> str:
@@ -262,8 +164,9 @@ class Scheduler:
         self.digests = digests or Digests(config, source, subscriptions=subscriptions)
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
-        self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
-        self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
+        self.shared = SharedDigests(self.digests, source, redis_client, self.keys, self.stats,
+                                    lock_seconds=build_lock_seconds, share=share_digests,
+                                    trends=previous_week)
         self._stopping = asyncio.Event()
 
     # --- the loop -------------------------------------------------------------------
@@ -311,7 +214,7 @@ class Scheduler:
         try:
             results += await asyncio.gather(*(deliver(run) for run in todo))
         finally:
-            self._weeks.clear()
+            self.shared.end_pass()
             self.stats.ticks += 1
             self.stats.last_tick_at = now
             self.stats.last_tick_seconds = asyncio.get_running_loop().time() - started
@@ -405,7 +308,7 @@ class Scheduler:
             if not self._may_resend(channel, entry, now):
                 return await self._hold(slot, lock, raw, entry, now)
         try:
-            digest = await self._digest(channel, slot.week, rebuild=force)
+            digest = await self.shared.for_channel(channel, slot.week, rebuild=force)
         except (SourceError, WeekError) as exc:
             return await self._fail(slot, lock, raw, entry, now, f"no data: {exc}",
                                     counts_attempt=False)
@@ -429,7 +332,7 @@ class Scheduler:
         if since is None:
             return None
         try:
-            digest = await self._digest(channel, slot.week)
+            digest = await self.shared.for_channel(channel, slot.week)
             found = await self.poster.complete_delivery(
                 channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
@@ -572,74 +475,3 @@ class Scheduler:
         return self._result(slot, "held", detail=reason)
 
     # --- digests --------------------------------------------------------------------
-
-    async def _digest(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
-                      ) -> Digest:
-        """The digest for the channel's (repository, week, language, topics), built once
-        per replica and shared between replicas; `rebuild` builds it afresh."""
-        variant = (channel.repo, week, channel.lang, await self.digests.focus(channel))
-        task = self._digests.get(variant)
-        if rebuild or task is None or (task.done() and (task.cancelled() or task.exception())):
-            task = asyncio.ensure_future(self._shared_digest(*variant, rebuild=rebuild))
-            self._digests[variant] = task
-            while len(self._digests) > 1024:
-                self._digests.popitem(last=False)
-        self._digests.move_to_end(variant)
-        return await asyncio.shield(task)
-
-    def _digest_key(self, repo: str, week: str, lang: str, topics: Sequence[str]) -> str:
-        return self.keys.weekly_digest(repo, week, lang, topics)
-
-    async def _shared_digest(
-        self, repo: str, week: str, lang: Lang, topics: tuple[str, ...], *, rebuild: bool
-    ) -> Digest:
-        if not self.share_digests:
-            return _digest_decoder.decode(await self._build(repo, week, lang, topics))
-        key = self._digest_key(repo, week, lang, topics)
-        raw = None if rebuild else await self.redis.get(key)
-        if raw is None:
-            async with self._mutex(f"build:{repo}:{week}:{lang}:{','.join(topics)}"):
-                raw = None if rebuild else await self.redis.get(key)
-                if raw is None:
-                    raw = await self._build(repo, week, lang, topics)
-                    await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
-        data = raw.encode() if isinstance(raw, str) else bytes(raw)
-        return _digest_decoder.decode(data)
-
-    async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]) -> bytes:
-        digest = await self.digests.build(repo, week, lang, topics, fetch=self._week,
-                                          trends=self.previous_week, link=True,
-                                          trigger="schedule")
-        self.stats.digest_builds += 1
-        return _encoder.encode(digest)
-
-    async def _week(self, repo: str, week: str) -> WeekData:
-        """A week's data, fetched once per pass in this replica and, across replicas, one
-        at a time: the first fetch fills the cache the others then read."""
-        task = self._weeks.get((repo, week))
-        if task is None or (task.done() and (task.cancelled() or task.exception())):
-            task = asyncio.ensure_future(self._fetch(repo, week))
-            self._weeks[(repo, week)] = task
-        return await asyncio.shield(task)
-
-    async def _fetch(self, repo: str, week: str) -> WeekData:
-        async with self._mutex(f"fetch:{repo}:{week}"):
-            self.stats.source_reads += 1
-            return await asyncio.to_thread(self.source.fetch_week, repo, week)
-
-    @contextlib.asynccontextmanager
-    async def _mutex(self, name: str) -> AsyncIterator[None]:
-        """Across replicas, one holder at a time. A live holder renews it, however long
-        GitHub takes; a dead one's expires after `build_lock_seconds`. Waiting beyond
-        `MUTEX_PATIENCE_SECONDS` goes ahead unlocked rather than never."""
-        lock = RedisLock(self.redis, self.keys.mutex(name),
-                         ttl_seconds=self.build_lock_seconds)
-        if not await lock.acquire_waiting(MUTEX_PATIENCE_SECONDS, poll=0.02):
-            log.warning("schedule: %s stayed locked; going ahead without it", name)
-            yield
-            return
-        try:
-            async with lock.kept_alive():
-                yield
-        finally:
-            await lock.release()

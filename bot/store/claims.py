@@ -80,7 +80,3 @@ class Claims:
             self._values.pop(name, None)
             return
         await self.client.delete(name)
-
-
-class Deduper(Claims):
-    """The claims an adapter is given: it asks only `first(platform, delivery)`."""

@@ -36,7 +36,7 @@ from bot.links import REPORT_SECRET_ENV
 from bot.models import Reply
 from bot.source import Source
 from bot.store.cache import CachedSource
-from bot.store.claims import Claims, Deduper
+from bot.store.claims import Claims
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
@@ -57,7 +57,6 @@ class Services:
     metrics: Metrics
     source: Source
     handler: CommandHandler
-    deduper: Deduper
     claims: Claims
     digests: Digests
     notifier: MergeNotifier
@@ -213,12 +212,11 @@ def build_services(
     digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
                       on_built=metrics.digest_built)
     handler = CommandHandler(config, source, store, now=now, digests=digests)
-    deduper = Deduper(redis_async)
     claims = Claims(redis_async)
     if adapters is None:
         adapters = build_adapters(
             config, lambda platform: MeteredHandler(handler, metrics, platform, config),
-            deduper, adapter_overrides)
+            claims, adapter_overrides)
     adapter_map = dict(adapters)
     notifier = MergeNotifier(
         config, source, store, claims, AdapterNotices(adapter_map), digests=digests,
@@ -234,7 +232,7 @@ def build_services(
     if webhook_secret is None and pull_lister is not None:
         poller = MergePoller(config, pull_lister, claims, notifier, now=now)
     return Services(
-        config=config, metrics=metrics, source=source, handler=handler, deduper=deduper,
+        config=config, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),

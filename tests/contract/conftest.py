@@ -1,4 +1,4 @@
-"""Fixtures the contract suites share: the fake Slack, the example config, a Deduper."""
+"""Fixtures the contract suites share: the fake Slack, the example config, a Claims."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest_asyncio
 import redis.asyncio as aioredis
 
 from bot.config import Config, load_config
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.slack import FakeSlack
 
@@ -26,8 +26,8 @@ def config() -> Config:
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def deduper(redis_url: str) -> AsyncIterator[Deduper]:
-    """A Deduper over the private Redis, closed after the test."""
+async def deduper(redis_url: str) -> AsyncIterator[Claims]:
+    """A Claims over the private Redis, closed after the test."""
     client = aioredis.Redis.from_url(redis_url)
-    yield Deduper(client)
+    yield Claims(client)
     await client.aclose()

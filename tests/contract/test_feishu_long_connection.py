@@ -20,7 +20,7 @@ from bot.chat.handler import CommandHandler
 from bot.config import load_config
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.feishu import WS_ENDPOINT_PATH, FakeFeishu, bot_mention, message_event
 
@@ -38,7 +38,7 @@ async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
                              now=lambda: datetime(2026, 7, 17, tzinfo=UTC))
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
-                                handler=handler, deduper=Deduper(None), domain=fake.base_url,
+                                handler=handler, deduper=Claims(None), domain=fake.base_url,
                                 long_connection=True, auto_reconnect=False)
         assert adapter.routes() == []
         await adapter.start()
@@ -70,7 +70,7 @@ async def test_an_event_the_bot_does_not_handle_is_refused_politely() -> None:
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
                                 handler=CommandHandler(CONFIG, SnapshotSource(SNAPSHOT)),
-                                deduper=Deduper(None), domain=fake.base_url,
+                                deduper=Claims(None), domain=fake.base_url,
                                 long_connection=True, auto_reconnect=False,
                                 bot_open_id="ou_fake_bot")
         await adapter.start()

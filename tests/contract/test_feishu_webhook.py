@@ -34,7 +34,7 @@ from bot.models import Command, Reply
 from bot.render.feishu import card_content, reply_cards
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.feishu import (
     FakeFeishu,
@@ -99,14 +99,14 @@ class Bot:
 
 
 @asynccontextmanager
-async def feishu_bot(fake: FakeFeishu, *, handler: Any = None, deduper: Deduper | None = None,
+async def feishu_bot(fake: FakeFeishu, *, handler: Any = None, deduper: Claims | None = None,
                      config: Config = CONFIG, **options: Any) -> AsyncIterator[Bot]:
     settings: dict[str, Any] = {"verification_token": TOKEN, "encrypt_key": ENCRYPT_KEY,
                                 "domain": fake.base_url}
     settings.update(options)
     adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=config,
                             handler=handler or example_handler(),
-                            deduper=deduper or Deduper(None), **settings)
+                            deduper=deduper or Claims(None), **settings)
     await adapter.start()
     app = Starlette(routes=adapter.routes())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
@@ -169,8 +169,8 @@ async def test_a_redelivered_event_is_answered_once_across_replicas(
     try:
         handler = RecordingHandler()
         event = asked("digest", event_id="ev-retried")
-        async with feishu_bot(fake, handler=handler, deduper=Deduper(client)) as one, \
-                feishu_bot(fake, handler=handler, deduper=Deduper(client)) as two:
+        async with feishu_bot(fake, handler=handler, deduper=Claims(client)) as one, \
+                feishu_bot(fake, handler=handler, deduper=Claims(client)) as two:
             for bot in (one, two, one):
                 assert (await bot.deliver(event)).status_code == 200
             await one.adapter.wait_idle()

@@ -30,7 +30,7 @@ from bot.config import ChannelConfig, Config
 from bot.models import Command, Reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.slack import (
@@ -98,7 +98,7 @@ async def close_adapters() -> AsyncIterator[None]:
         await _OPEN_ADAPTERS.pop().close()
 
 
-def make_adapter(config: Config, handler: Any, deduper: Deduper, fake: FakeSlack,
+def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
                  **overrides: Any) -> SlackAdapter:
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
                                        **overrides)
@@ -130,7 +130,7 @@ def shown(payload: dict[str, Any]) -> str:
 
 
 async def test_a_slash_command_is_acknowledged_then_answered_on_its_response_url(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
     async with http_client(adapter) as client:
@@ -151,7 +151,7 @@ async def test_a_slash_command_is_acknowledged_then_answered_on_its_response_url
 
 
 async def test_the_digest_asked_in_chinese_comes_back_whole_and_escaped(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
     async with http_client(adapter) as client:
@@ -170,7 +170,7 @@ async def test_the_digest_asked_in_chinese_comes_back_whole_and_escaped(
 
 
 async def test_the_ack_does_not_wait_for_a_slow_answer(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     gate = asyncio.Event()
     handler = RecordingHandler(gate=gate)
@@ -187,7 +187,7 @@ async def test_the_ack_does_not_wait_for_a_slow_answer(
 
 
 async def test_a_question_outside_the_grammar_gets_help_in_the_askers_language(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
     async with http_client(adapter) as client:
@@ -201,7 +201,7 @@ async def test_a_question_outside_the_grammar_gets_help_in_the_askers_language(
 
 
 async def test_a_channel_outside_the_config_is_refused_politely(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
     async with http_client(adapter) as client:
@@ -215,7 +215,7 @@ async def test_a_channel_outside_the_config_is_refused_politely(
 
 
 async def test_a_failing_handler_still_gets_the_user_an_answer_without_a_traceback(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None,
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
     caplog: pytest.LogCaptureFixture
 ) -> None:
     adapter = make_adapter(config, RecordingHandler(fail=True), deduper, fake_slack)
@@ -241,7 +241,7 @@ BAD_SIGNATURES: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("case", [*BAD_SIGNATURES, "missing headers", "tampered body"])
 async def test_a_bad_or_stale_signature_gets_401_and_causes_nothing(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None, case: str
 ) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
@@ -266,7 +266,7 @@ async def test_a_bad_or_stale_signature_gets_401_and_causes_nothing(
 
 
 async def test_a_signed_body_nobody_can_read_gets_400_and_an_unsigned_one_401(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
@@ -301,7 +301,7 @@ ODD_BODIES = {
 
 @pytest.mark.parametrize("case", ODD_BODIES)
 async def test_odd_signed_payloads_get_a_calm_answer_and_no_reply(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None, case: str
 ) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
@@ -317,7 +317,7 @@ async def test_odd_signed_payloads_get_a_calm_answer_and_no_reply(
 
 
 async def test_bytes_that_are_not_utf8_get_401(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     """Slack signs UTF-8 text; slack_sdk's verifier cannot even read other bytes."""
     handler = RecordingHandler()
@@ -330,7 +330,7 @@ async def test_bytes_that_are_not_utf8_get_401(
 
 
 async def test_url_verification_is_answered_once_signed(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
     body = json.dumps({"token": "t", "challenge": "c-123", "type": "url_verification"})
@@ -346,7 +346,7 @@ async def test_url_verification_is_answered_once_signed(
 
 
 async def test_a_mention_is_answered_in_its_thread(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
@@ -369,7 +369,7 @@ async def test_a_mention_is_answered_in_its_thread(
 
 
 async def test_a_direct_message_is_answered_in_the_direct_conversation(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
     payloads = SlackPayloads()
@@ -393,7 +393,7 @@ IGNORED_EVENTS = {
 
 @pytest.mark.parametrize("case", IGNORED_EVENTS)
 async def test_messages_that_are_not_questions_get_no_answer(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None, case: str
 ) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
@@ -408,7 +408,7 @@ async def test_messages_that_are_not_questions_get_no_answer(
 
 
 async def test_a_click_on_a_link_button_is_acknowledged(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
@@ -431,13 +431,13 @@ async def test_a_click_on_a_link_button_is_acknowledged(
 
 
 async def test_a_retried_event_is_answered_once_even_on_another_replica(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None,
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
     redis_url: str
 ) -> None:
     handler = RecordingHandler()
     first = make_adapter(config, handler, deduper, fake_slack)
     other_redis = aioredis.Redis.from_url(redis_url)
-    second = make_adapter(config, handler, Deduper(other_redis), fake_slack)
+    second = make_adapter(config, handler, Claims(other_redis), fake_slack)
     payloads = SlackPayloads()
     body = json.dumps(payloads.event_callback(payloads.app_mention("<@UBOT0001> digest")))
     try:
@@ -458,7 +458,7 @@ async def test_a_retried_event_is_answered_once_even_on_another_replica(
 
 
 async def test_a_new_event_with_a_retry_header_is_still_answered(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     """The first delivery may never have arrived; the retry is then the only one."""
     handler = RecordingHandler()
@@ -477,7 +477,7 @@ async def test_a_new_event_with_a_retry_header_is_still_answered(
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 async def test_the_example_digest_arrives_whole_within_slacks_limits(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, lang: str
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None, lang: str
 ) -> None:
     adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
     digest = example_digest(lang)  # type: ignore[arg-type]
@@ -507,7 +507,7 @@ async def test_the_example_digest_arrives_whole_within_slacks_limits(
 
 
 async def test_a_rate_limited_post_is_retried_after_retry_after(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
     fake_slack.fail_next("chat.postMessage", status=429, headers={"Retry-After": "0"},
@@ -521,7 +521,7 @@ async def test_a_rate_limited_post_is_retried_after_retry_after(
 
 
 async def test_a_rate_limited_response_url_is_retried(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
     fake_slack.fail_next("response", status=429, headers={"Retry-After": "0"})
@@ -545,7 +545,7 @@ DELIVERY_FAILURES = {
 
 @pytest.mark.parametrize("case", DELIVERY_FAILURES)
 async def test_a_post_slack_refuses_raises_delivery_error_without_secrets(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None, case: str
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None, case: str
 ) -> None:
     adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
     failure, reason = DELIVERY_FAILURES[case]
@@ -557,7 +557,7 @@ async def test_a_post_slack_refuses_raises_delivery_error_without_secrets(
 
 
 async def test_posts_go_through_the_proxy_the_environment_names(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None,
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # slack_sdk reads the proxy variables itself. The fake answers as the proxy too:
@@ -572,7 +572,7 @@ async def test_posts_go_through_the_proxy_the_environment_names(
 
 
 async def test_slack_unreachable_raises_delivery_error(
-    config: Config, deduper: Deduper, slack_env: None
+    config: Config, deduper: Claims, slack_env: None
 ) -> None:
     with FakeSlack() as fake:
         url = fake.base_url
@@ -584,7 +584,7 @@ async def test_slack_unreachable_raises_delivery_error(
 
 
 async def test_a_failed_later_part_says_how_far_it_got(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     from tests.contract.test_slack_render import _huge_digest
 
@@ -606,7 +606,7 @@ def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
 ) -> None:
     for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    deduper = Deduper(None)
+    deduper = Claims(None)
     assert SlackAdapter.from_config(config, RecordingHandler(), deduper) is None
     assert slack_settings.missing_env(config) == ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
@@ -623,7 +623,7 @@ def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
 
 
 async def test_an_answer_longer_than_a_response_url_takes_goes_to_the_channel(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, slack_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     """A response_url takes 5 messages; a longer answer is posted to the channel whole."""
     from bot.render.slack import render_digest_messages

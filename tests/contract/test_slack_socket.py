@@ -10,7 +10,7 @@ import pytest
 
 from adapters.slack.adapter import SlackAdapter
 from bot.config import Config
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
 from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
 from tests.contract.test_slack_render import assert_valid
@@ -28,7 +28,7 @@ def acked(fake: FakeSlack, envelope_id: str) -> bool:
 
 
 async def test_socket_mode_answers_a_slash_command_and_acks_the_envelope(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, socket_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, socket_env: None
 ) -> None:
     adapter = SlackAdapter.from_config(config, real_handler(config), deduper,
                                        api_url=fake_slack.base_url, socket_mode=True)
@@ -56,7 +56,7 @@ async def test_socket_mode_answers_a_slash_command_and_acks_the_envelope(
 
 
 async def test_socket_mode_answers_a_re_sent_event_once(
-    fake_slack: FakeSlack, config: Config, deduper: Deduper, socket_env: None
+    fake_slack: FakeSlack, config: Config, deduper: Claims, socket_env: None
 ) -> None:
     handler = RecordingHandler()
     adapter = SlackAdapter.from_config(config, handler, deduper,
@@ -86,8 +86,8 @@ def test_socket_mode_needs_the_app_token(
 ) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
-    assert SlackAdapter.from_config(config, RecordingHandler(), Deduper(None),
+    assert SlackAdapter.from_config(config, RecordingHandler(), Claims(None),
                                     socket_mode=True) is None
     with pytest.raises(ValueError, match="app-level token"):
-        SlackAdapter(config, RecordingHandler(), Deduper(None), bot_token=BOT_TOKEN,
+        SlackAdapter(config, RecordingHandler(), Claims(None), bot_token=BOT_TOKEN,
                      signing_secret=None, socket_mode=True)

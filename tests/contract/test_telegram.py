@@ -35,7 +35,7 @@ from bot.render import render_digest
 from bot.render.telegram import render_digest_html
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Deduper
+from bot.store.claims import Claims
 from testkit.fakes.telegram import (
     FakeTelegram,
     group_chat,
@@ -113,7 +113,7 @@ async def running(
     settings: dict[str, Any] = {"token": tg.token, "secret_token": SECRET,
                                 "api_url": tg.base_url, "max_retries": 2}
     settings.update(options)
-    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), Deduper(client), **settings)
+    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), Claims(client), **settings)
     app = Starlette(routes=adapter.routes())
     try:
         if start:
@@ -605,7 +605,7 @@ async def test_request_logs_never_show_the_token(
 def test_from_config_needs_its_secrets_in_the_environment(
     monkeypatch: pytest.MonkeyPatch, tg: FakeTelegram
 ) -> None:
-    deduper = Deduper(None)
+    deduper = Claims(None)
     handler = SpyHandler()
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
     monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET", raising=False)
