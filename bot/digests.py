@@ -27,6 +27,7 @@ from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.source import SnapshotSource, Source, WeekData
+from bot.store.keys import Keys
 from bot.store.subscriptions import TopicStore, followed_topics
 from bot.week import current_week, shift_week
 
@@ -47,11 +48,6 @@ class DigestStore(Protocol):
     def put_digest(self, key: str, data: bytes, ttl: int) -> None: ...
 
 
-def report_store_key(repo: str, week: str, lang: Lang) -> str:
-    """A report page's digest, relative to the cache's digest namespace."""
-    return f"report:{repo}:{week}:{lang}"
-
-
 def stale_note(lang: Lang, data: WeekData) -> str | None:
     """The first line of a digest built from a cached copy while GitHub failed."""
     if not data.stale:
@@ -65,8 +61,8 @@ class Digests:
     """Builds digests and PR answers for one config from one source of PR data.
 
     `source` may be None where only PR answers are asked for (notices without a
-    source). `subscriptions`: topics added from chat, which come after a channel's configured
-    ones in its digest. `reports`: where report-page digests are kept, with the
+    source). `subscriptions`: topics added from chat, which come after a channel's
+    configured ones in its digest. `reports`: where report-page digests are kept, with the
     cache's TTLs. `on_built(trigger)` counts each digest built (`/metrics`).
     """
 
@@ -143,7 +139,7 @@ class Digests:
         """A report page's digest, kept in `reports` once built (past weeks for
         `cache.past_week_ttl_seconds`, the current one for `current_week_ttl_seconds`;
         one built from stale data is not kept, so the next visit tries again)."""
-        key = report_store_key(repo, week, lang)
+        key = Keys.report_digest(repo, week, lang)
         if self.reports is not None:
             raw = await asyncio.to_thread(self.reports.get_digest, key)
             if raw is not None:
