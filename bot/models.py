@@ -132,9 +132,15 @@ class HotFile(Record, frozen=True, kw_only=True):
 
 
 class Theme(Record, frozen=True, kw_only=True):
+    """A change area: `pulls` are its key PRs (best first), `others` the rest of the
+    week's PRs in it; `kind` is the kind of change, `area` the topic, module or folder."""
+
     title: str
     pulls: tuple[int, ...]
     key: str = ""
+    kind: str = ""
+    area: str = ""
+    others: tuple[int, ...] = ()
 
 
 class Risk(Record, frozen=True, kw_only=True):
@@ -160,6 +166,22 @@ class KeyPull(Record, frozen=True, kw_only=True):
     reasons: tuple[str, ...] = ()
     figures: tuple[str, ...] = ()
     score: float = 0.0
+    line: str = ""
+
+
+class PullEntry(Record, frozen=True, kw_only=True):
+    """One PR of the week in the full report's list: where it sits and what it does."""
+
+    number: int
+    title: str
+    type: str
+    topics: tuple[str, ...]
+    theme: str
+    key: bool = False
+    url: str = ""
+    short_title: str = ""
+    line: str = ""
+    security: bool = False
 
 
 class Digest(Record, frozen=True, kw_only=True):
@@ -178,6 +200,7 @@ class Digest(Record, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     data_as_of: Time | None = None
     report_url: str | None = None
+    pulls: tuple[PullEntry, ...] = ()
 
 
 # --- chat -------------------------------------------------------------------------

@@ -50,9 +50,14 @@ FORMATS: dict[str, tuple[Callable[[Digest], str], Callable[[str], str]]] = {
 }
 
 
+# Formats posted to a chat leave out the sections only the full report has.
+CHAT = {"text", "telegram", "slack", "feishu"}
+
+
 def _positions(fmt: str, order: tuple[Section, ...]) -> list[int]:
     """Where each section of `order` starts in the format's output (-1: missing)."""
     render, heading = FORMATS[fmt]
+    order = tuple(s for s in order if s.in_chat or fmt not in CHAT)
     output = render(_digest())
     return [output.find(HEADER_MARK if s.heading is None else heading(s.heading))
             for s in order]

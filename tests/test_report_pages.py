@@ -32,8 +32,10 @@ from testkit.server_support import (
 
 REPORT = "/reports/acme/lumen/2026-W29"
 SECTIONS_EN = ["Executive summary", "Key changes", "Module and topic trends",
-               "Risk observations", "Key PRs at a glance", "Follow-up suggestions"]
-SECTIONS_ZH = ["执行摘要", "本周重点变化", "模块与主题趋势", "风险观察", "重点 PR 速览", "后续建议"]
+               "Risk observations", "Key PRs at a glance", "Follow-up suggestions",
+               "Every PR of the week, by theme"]
+SECTIONS_ZH = ["执行摘要", "本周重点变化", "模块与主题趋势", "风险观察", "重点 PR 速览", "后续建议",
+               "本周全部 PR（按主题）"]
 REPORT_SECRET = "report-signing-secret"
 
 

@@ -112,11 +112,84 @@ def test_example_snapshot_exercises_every_rule() -> None:
                      "checks-failed", "checks-pending", "unapproved"}
 
 
-def test_praise_is_not_a_concern_but_praise_with_a_request_is() -> None:
+def test_approval_and_praise_are_not_concerns_but_praise_with_a_request_is() -> None:
     assert find_risks(_pull(review_threads=(_thread(None, "LGTM!"),)), T) == []
+    # An approval keeps its small remark to itself: the reviewer let it merge.
+    assert find_risks(_pull(review_threads=(
+        _thread(None, "LGTM, just some unused variables we should remove"),)), T) == []
+    assert find_risks(_pull(review_threads=(_thread(None, "Great idea! Thanks."),)), T) == []
     [risk] = find_risks(_pull(review_threads=(
-        _thread(None, "LGTM, just some unused variables we should remove"),)), T)
+        _thread(None, "Great idea! But how does this work with chunked prefill?"),)), T)
     assert risk.kind == "thread"
+    assert risk.quote == "But how does this work with chunked prefill?"
+
+
+def _conversation(*bodies: str, resolved: bool | None = None) -> ReviewThread:
+    return ReviewThread(path="src/a.py", resolved=resolved, comments=tuple(
+        ThreadComment(author=f"user{i}", body=b) for i, b in enumerate(bodies)))
+
+
+def test_a_thread_whose_last_reply_says_done_is_addressed() -> None:
+    for reply in ("Done in 895730f3", "done", "Nice catch, solved", "Fixed.",
+                  "Addressed in the latest commit", "Pushed a fix for it."):
+        thread = _conversation("Move this file into `engine/fsdp`.", reply)
+        assert find_risks(_pull(review_threads=(thread,)), T) == [], reply
+    # A reply that does not say it was done leaves the concern open.
+    [risk] = find_risks(_pull(review_threads=(
+        _conversation("Wrap it in a lock.", "Do you mind checking again?"),)), T)
+    assert risk.resolution == "unknown"
+
+
+def test_a_comment_that_reports_its_own_fix_or_carries_the_answer_is_no_concern() -> None:
+    reported = "Pushed a fix for the stale test myself, and re-ran the tests to ensure they pass."
+    answered = "Move this file. (Author: done in 895730f3, later split in 7fc804c3.)"
+    for body in (reported, answered):
+        assert find_risks(_pull(review_threads=(_conversation(body),)), T) == [], body
+    # A concern that merely mentions the word stays a concern.
+    [risk] = find_risks(_pull(review_threads=(
+        _conversation("Is this done before the lock is taken? It races otherwise."),)), T)
+    assert risk.kind == "thread"
+
+
+def _bot_thread(body: str) -> ReviewThread:
+    return ReviewThread(path="trainer.py", resolved=None, comments=(
+        ThreadComment(author="gemini-code-assist[bot]", body=body),))
+
+
+def test_a_bot_finding_is_as_severe_as_its_marker_or_its_wording() -> None:
+    marked = find_risks(_pull(review_threads=(_bot_thread("![medium](u) Rename `x`."),)), T)
+    assert [r.severity for r in marked] == ["low"]  # medium, and its resolution unknown
+    grave = ("`put` is called without `fields`. Since it overwrites the value, the prompt "
+             "fields are cleared. If a checkpoint is saved now, the next resume will load "
+             "empty prompt data, causing a failure.")
+    [risk] = find_risks(_pull(review_threads=(_bot_thread(grave),)), T)
+    assert risk.severity == "medium"  # high by its wording, one less: resolution unknown
+    mild = find_risks(_pull(review_threads=(_bot_thread("Consider renaming `x`."),)), T)
+    assert [r.severity for r in mild] == ["low"]
+    # the same wording from a person is a person's concern: medium, then unknown -> low
+    person = ReviewThread(path="p.py", resolved=None, comments=(
+        ThreadComment(author="alice", body=grave),))
+    assert [r.severity for r in find_risks(_pull(review_threads=(person,)), T)] == ["low"]
+
+
+def test_the_quote_keeps_the_consequence_in_whole_sentences() -> None:
+    body = ("In `_reissue`, `put` is called without the `fields` argument. "
+            + "This is the second sentence and it is long enough to matter here. " * 4
+            + "If another checkpoint is saved, the next resume will load empty prompt data, "
+              "causing a failure.")
+    [risk] = find_risks(_pull(review_threads=(_bot_thread(body),)), T)
+    assert risk.quote is not None
+    assert risk.quote.startswith("In `_reissue`, `put` is called without the `fields` argument.")
+    assert risk.quote.endswith("causing a failure.")
+    assert " … " in risk.quote and len(risk.quote) <= 320
+
+
+def test_a_concern_on_a_security_fix_is_raised_and_says_so() -> None:
+    pull = _pull(title="[Security] Replace diskcache to eliminate pickle deserialization",
+                 review_threads=(_thread(None, "Please move it."),))
+    [risk] = find_risks(pull, T)
+    assert risk.severity == "medium"
+    assert "security fix" in risk.summary
 
 
 def test_an_open_pull_has_no_merge_risks_and_says_still_unresolved() -> None:

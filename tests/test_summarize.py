@@ -59,3 +59,42 @@ def test_fallback_names_the_root_and_copes_with_nothing_known() -> None:
     assert summarize(bare, classify(bare, RepoConfig()), translator("en")) == (
         "No description given.")
     assert summarize(bare, classify(bare, RepoConfig()), translator("zh")) == "未附描述。"
+
+
+def test_filler_and_the_pr_naming_itself_are_dropped() -> None:
+    body = ("### What does this PR do?\n\nThis PR fixes the CP loss scale. That makes sense, "
+            "the sequence is split. Thanks @alice for the hint.")
+    assert body_summary(body) == "Fixes the CP loss scale."
+    assert body_summary("fix: avoid OOM in the mask builder") == (
+        "Avoid OOM in the mask builder")
+
+
+def test_a_sentence_leading_into_a_dropped_code_block_is_not_kept() -> None:
+    body = ("Avoid OOM by building the mask as bool.\n\nThe causal mask was built as\n\n"
+            "```\ntorch.ones(n, n)\n```\n")
+    assert body_summary(body) == "Avoid OOM by building the mask as bool."
+    alone = "The causal mask was built as\n\n```\ntorch.ones(n, n)\n```\n"
+    summary = body_summary(alone)
+    assert summary is not None and summary.endswith("…")
+
+
+def test_list_items_are_sentences_and_a_lead_in_is_dropped() -> None:
+    body = ("### What does this PR do?\n\nThis PR\n1. supports streaming prompts.\n"
+            "2. improves the drop strategy\n")
+    assert body_summary(body) == "Supports streaming prompts. Improves the drop strategy."
+    body = "The main modifications are as follows:\n\n- Added a quick start case.\n"
+    assert body_summary(body) == "Added a quick start case."
+
+
+def test_a_cut_sentence_ends_with_an_ellipsis_at_a_clause() -> None:
+    body = "Adds delta sync — a sparse engine: " + "only a few bytes change, " * 20 + "so less."
+    summary = body_summary(body)
+    assert summary is not None and summary.endswith("…") and len(summary) <= 320
+    assert not summary.endswith(",…")
+
+
+def test_a_share_of_bytes_is_not_a_measured_effect() -> None:
+    assert figures("only ~1–3% of parameter bytes actually change") == ()
+    assert figures("a 27B model needs 54 GiB") == ()
+    assert figures("step time drops 12% on the 7B recipe") == ("12%",)
+    assert figures("reduces size from ~54 GiB to ~150 MiB") == ("~54 GiB to ~150 MiB",)

@@ -40,6 +40,8 @@ _TYPE_TAGS = {
 }
 _LEADING_TAGS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")
 _TAG = re.compile(r"\[([^\]]*)\]")
+# Parts of a tag that name no module: a series number (`[1/n]`, `[2/3]`).
+_NOT_A_MODULE = re.compile(r"^(?:\d+|n|part-?\d+)$", re.I)
 _CONVENTIONAL = re.compile(r"^\s*([A-Za-z]+)(?:\(([^)]*)\))?(!)?\s*:\s*(.*)$", re.S)
 _VERB_TYPES = (
     (re.compile(r"^(fix|fixes|fixed|correct|repair|resolve|handle|prevent|avoid)\b", re.I),
@@ -57,6 +59,18 @@ _TEST_FILE = re.compile(r"(^|/)tests?/|(^|/)test_[^/]*$|_test\.py$")
 _CI_FILE = re.compile(r"^\.github/|(^|/)\.?ci/|Jenkinsfile|\.buildkite/")
 
 
+# A security fix, named as such in the title, a label or the body.
+_SECURITY = re.compile(
+    r"\bsecurity\b|\bCVE-?\d*|\bvulnerab\w*|\bdeserializ\w*|\binjection\b|\bGHSA-", re.I)
+
+
+def is_security(pull: PullRequest) -> bool:
+    """Whether the PR is a security fix: it is its own kind of change, reported
+    wherever it matters (summary, themes, risks, suggestions)."""
+    return bool(_SECURITY.search(pull.title) or any(_SECURITY.search(x) for x in pull.labels)
+                or (pull.body and _SECURITY.search(pull.body)))
+
+
 class Title(msgspec.Struct, frozen=True, kw_only=True):
     modules: tuple[str, ...]
     type: str | None
@@ -70,6 +84,7 @@ class Classification(msgspec.Struct, frozen=True, kw_only=True):
     topics: tuple[str, ...]
     breaking: bool
     short_title: str
+    security: bool = False
 
 
 def canonical_type(word: str) -> str | None:
@@ -99,7 +114,7 @@ def parse_title(title: str) -> Title:
                 name = _normalise_module(tag)
                 if name in {"breaking", "breaking-change"}:
                     breaking = True
-                elif name and name not in tags:
+                elif name and name not in tags and not _NOT_A_MODULE.match(name):
                     tags.append(name)
     conventional = _CONVENTIONAL.match(rest)
     word_type = canonical_type(conventional.group(1)) if conventional else None
@@ -198,4 +213,5 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
         topics=tuple(topics),
         breaking=title.breaking,
         short_title=title.text,
+        security=is_security(pull),
     )

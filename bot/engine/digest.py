@@ -10,8 +10,9 @@ from bot.engine.classify import Classification, classify
 from bot.engine.risks import find_risks, severity_rank
 from bot.engine.score import Score, score_pull
 from bot.engine.suggest import suggest
-from bot.engine.summarize import figures, summarize
-from bot.engine.themes import build_themes
+from bot.engine.summarize import figures, summarize, summary_and_line
+from bot.engine.text import sentence_case
+from bot.engine.themes import Member, build_themes
 from bot.engine.trends import count_names, hot_files
 from bot.i18n import Translator, translator
 from bot.models import (
@@ -20,11 +21,15 @@ from bot.models import (
     KeyPull,
     Lang,
     PullAnswer,
+    PullEntry,
     PullRequest,
     Risk,
     Snapshot,
 )
 from bot.week import belongs_to_week, shift_week, week_period
+
+# Key PRs a reader can take in: the best of the week, at most this many.
+KEY_LIMIT = 30
 
 
 def reviews_recorded(snapshot: Snapshot) -> bool:
@@ -72,8 +77,8 @@ def build_digest(
     adds last week's counts to the topic trends."""
     t = translator(lang)
     tz = repo_config.timezone
-    members = week_pulls(snapshot, week, tz)
-    pulls = [p for p, _ in members]
+    week_members = week_pulls(snapshot, week, tz)
+    pulls = [p for p, _ in week_members]
     recorded = reviews_recorded(snapshot)
     classes: dict[int, Classification] = {p.number: classify(p, repo_config) for p in pulls}
     risks_by_pull: dict[int, list[Risk]] = {
@@ -88,24 +93,41 @@ def build_digest(
             pull, classes[pull.number], risks_by_pull[pull.number],
             figures_by_pull[pull.number], t, focus_topics=focus_topics,
         )
-    ranked = sorted((p for p in pulls if scores[p.number].key),
-                    key=lambda p: (-scores[p.number].value, p.number))
+    by_score = sorted(pulls, key=lambda p: (-scores[p.number].value, p.number))
+    ranked = [p for p in by_score if scores[p.number].key][:KEY_LIMIT]
+    key_numbers = {p.number for p in ranked}
+    said = {p.number: summary_and_line(p, classes[p.number], t) for p in pulls}
     key_pulls = tuple(
         KeyPull(
             number=p.number,
             title=p.title,
-            summary=summarize(p, classes[p.number], t),
+            summary=said[p.number][0],
             url=p.url,
-            short_title=classes[p.number].short_title,
+            short_title=sentence_case(classes[p.number].short_title),
             type=classes[p.number].type,
             topics=classes[p.number].topics,
             reasons=scores[p.number].reasons,
             figures=figures_by_pull[p.number],
             score=scores[p.number].value,
+            line=said[p.number][1],
         )
         for p in ranked
     )
+    members = [Member(number=p.number, cls=classes[p.number],
+                      paths=tuple(f.path for f in p.files), key=p.number in key_numbers)
+               for p in ranked + [p for p in by_score if p.number not in key_numbers]]
+    themes = build_themes(members, repo_config, t, focus_topics=focus_topics,
+                          package=snapshot.repository.rsplit("/", 1)[-1])
+    theme_of = {n: theme.title for theme in themes for n in (*theme.pulls, *theme.others)}
     total = len(pulls)
+    entries = tuple(
+        PullEntry(number=p.number, title=p.title, type=classes[p.number].type,
+                  topics=classes[p.number].topics, theme=theme_of[p.number],
+                  key=p.number in key_numbers, url=p.url,
+                  short_title=sentence_case(classes[p.number].short_title),
+                  line=said[p.number][1], security=classes[p.number].security)
+        for p in pulls
+    )
     previous_topics: dict[str, int] | None = None
     if previous is not None:
         before = [p for p, _ in week_pulls(previous, shift_week(week, -1), tz)]
@@ -123,7 +145,7 @@ def build_digest(
     hot = hot_files(pulls)
     risks = tuple(sorted((r for rs in risks_by_pull.values() for r in rs), key=severity_rank))
     breaking = [p.number for p in pulls if classes[p.number].breaking and p.state == "merged"]
-    how = [h for _, h in members]
+    how = [h for _, h in week_members]
     return Digest(
         repository=snapshot.repository,
         week=week,
@@ -133,14 +155,14 @@ def build_digest(
         topics=topics,
         types=types,
         hot_files=hot,
-        themes=build_themes([(p.number, classes[p.number]) for p in ranked], repo_config, t,
-                            focus_topics=focus_topics),
+        themes=themes,
         risks=risks,
         key_pulls=key_pulls,
         suggestions=suggest(risks, topics, types, hot, breaking, t),
         lang=lang,
         notes=tuple(_data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
+        pulls=entries,
     )
 
 

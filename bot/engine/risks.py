@@ -6,67 +6,67 @@ reported as such, one level less severe than a thread known to be unresolved.
 
 from __future__ import annotations
 
-import re
-
-from bot.engine.text import clip, one_line, plain
+from bot.engine.classify import is_security
+from bot.engine.concerns import (
+    bot_marker,
+    is_concern,
+    is_praise,
+    marker_severity,
+    quote,
+    says_done,
+    wording_severity,
+)
 from bot.i18n import Translator
-from bot.models import PullRequest, Review, Risk, Severity
+from bot.models import PullRequest, Review, ReviewThread, Risk, Severity, ThreadComment
 
-_MARKER = re.compile(r"!\[(critical|high)\](?:\([^)]*\))?", re.I)
 _SEVERITY_ORDER: dict[Severity, int] = {"high": 0, "medium": 1, "low": 2}
 _DOWNGRADE: dict[Severity, Severity] = {"high": "medium", "medium": "low", "low": "low"}
-QUOTE_LIMIT = 220
-
-
-def bot_marker(body: str | None) -> str | None:
-    """`critical` or `high` when a review bot marked the comment so, else None."""
-    if not body:
-        return None
-    found = {m.group(1).lower() for m in _MARKER.finditer(body)}
-    if "critical" in found:
-        return "critical"
-    return "high" if "high" in found else None
-
-
-_PRAISE = re.compile(r"^\s*(lgtm|looks good|ship it|great|nice|thanks?|thank you)\b", re.I)
-_ASK = re.compile(r"\?|\b(but|however|should|please|nit|could|would|must|need|why|instead)\b",
-                  re.I)
-
-
-def is_praise(body: str | None) -> bool:
-    """An approval note ("LGTM!") raises no concern; one with a request still does."""
-    return bool(body and _PRAISE.match(body) and not _ASK.search(body))
+_RAISE: dict[Severity, Severity] = {"high": "high", "medium": "high", "low": "medium"}
+# Markers that make a finding of their own; lower ones only rate a thread's concern.
+_REPORTED_MARKERS = frozenset({"critical", "high"})
+__all__ = ["bot_marker", "find_risks", "is_praise", "quote", "severity_rank"]
 
 
 def _marker_label(marker: str, t: Translator) -> str:
     return t("Critical") if marker == "critical" else t("High-priority")
 
 
-def quote(body: str | None) -> str | None:
-    """The concern in one line, cut at a sentence end."""
-    if not body:
-        return None
-    text = one_line(plain(_MARKER.sub("", body)))
-    return clip(text, QUOTE_LIMIT) if text else None
+def _is_bot(author: str | None) -> bool:
+    return bool(author) and (author or "").lower().endswith(("[bot]", "-bot", "bot"))
 
 
 def severity_rank(risk: Risk) -> tuple[int, int]:
     return (_SEVERITY_ORDER[risk.severity], risk.pull)
 
 
+def _addressed(thread: ReviewThread) -> bool:
+    """A later reply says the change was made ("Done in 895730f3", "Solved")."""
+    return any(says_done(c.body) for c in thread.comments[1:])
+
+
+def _thread_severity(first: ThreadComment, marker: str | None) -> Severity:
+    """A marker decides; a bot's unmarked finding is as severe as its wording; a
+    person's concern is medium."""
+    if marker:
+        return marker_severity(marker)
+    return wording_severity(first.body) if _is_bot(first.author) else "medium"
+
+
 def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
     risks: list[Risk] = []
+    security = bool(pull.review_threads) and is_security(pull)
     for thread in pull.review_threads or ():
         if thread.resolved is True or not thread.comments:
             continue
-        if all(is_praise(c.body) for c in thread.comments):
-            continue
         first = thread.comments[0]
+        if not is_concern(first.body) or _addressed(thread):
+            continue
         marker = next((m for c in thread.comments if (m := bot_marker(c.body))), None)
-        severity: Severity = "high" if marker == "critical" else "medium"
+        shown = marker if marker in _REPORTED_MARKERS else None
+        severity = _thread_severity(first, marker)
         where = thread.path or t("the conversation")
         who = first.author or t("a reviewer")
-        label = _marker_label(marker, t) if marker else ""
+        label = _marker_label(shown, t) if shown else ""
         if thread.resolved is False and thread.outdated:
             severity = "low"
             summary = t(
@@ -76,9 +76,9 @@ def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
         elif thread.resolved is False and pull.state != "merged":
             summary = t("Review thread by %(who)s on %(where)s is still unresolved",
                         who=who, where=where)
-            if marker:
+            if shown:
                 summary = f"{label}: {summary}"
-        elif thread.resolved is False and marker:
+        elif thread.resolved is False and shown:
             summary = t("%(label)s finding by %(who)s on %(where)s was left unresolved at merge",
                         label=label, who=who, where=where)
         elif thread.resolved is False:
@@ -86,7 +86,7 @@ def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
                 "Review thread by %(who)s on %(where)s was left unresolved at merge",
                 who=who, where=where,
             )
-        elif marker:
+        elif shown:
             severity = _DOWNGRADE[severity]
             summary = t("%(label)s finding by %(who)s on %(where)s; whether it was resolved "
                         "before merge is not recorded", label=label, who=who, where=where)
@@ -96,12 +96,16 @@ def _thread_risks(pull: PullRequest, t: Translator) -> list[Risk]:
                 "Review concern by %(who)s on %(where)s; whether it was resolved before merge "
                 "is not recorded", who=who, where=where,
             )
+        if security:
+            # A doubt left on a security fix matters more than the same doubt elsewhere.
+            severity = _RAISE[severity]
+            summary = t("%(summary)s (on a security fix)", summary=summary)
         risks.append(Risk(
             pull=pull.number,
             severity=severity,
             summary=summary,
             evidence_url=first.url or pull.url,
-            kind="thread-marked" if marker else "thread",
+            kind="thread-marked" if shown else "thread",
             resolution="unresolved" if thread.resolved is False else "unknown",
             path=thread.path,
             author=first.author,
@@ -134,7 +138,7 @@ def _review_risks(pull: PullRequest, reviews_recorded: bool, t: Translator) -> l
         ))
     for review in reviews:
         marker = bot_marker(review.body)
-        if marker and review.state != "DISMISSED":
+        if marker in _REPORTED_MARKERS and review.state != "DISMISSED":
             risks.append(_marked(
                 pull, marker, "review-marked", review.author, review.body,
                 t("%(label)s finding in the review by %(who)s; whether it was addressed "
@@ -153,7 +157,7 @@ def _comment_risks(pull: PullRequest, t: Translator) -> list[Risk]:
     risks: list[Risk] = []
     for comment in pull.comments or ():
         marker = bot_marker(comment.body)
-        if marker:
+        if marker in _REPORTED_MARKERS:
             risks.append(_marked(
                 pull, marker, "comment-marked", comment.author, comment.body,
                 t("%(label)s finding in a comment by %(who)s; whether it was addressed "

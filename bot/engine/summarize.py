@@ -10,7 +10,17 @@ import re
 from collections import Counter
 
 from bot.engine.classify import Classification
-from bot.engine.text import clip, one_line, plain
+from bot.engine.text import (
+    ELLIPSIS,
+    clip,
+    ends_sentence,
+    first_clause,
+    is_complete,
+    one_line,
+    plain,
+    sentence_case,
+    sentences,
+)
 from bot.i18n import Translator
 from bot.models import PullRequest
 
@@ -31,12 +41,19 @@ _NOISE_LINE = re.compile(
 )
 _NUM = r"~?\d+(?:\.\d+)?(?:\s*[-–~]\s*\d+(?:\.\d+)?)?"
 _UNIT = r"(?:[KMGT]i?B|ms|µs|us|s|%)"
+# A measured effect: a before -> after pair, a speed-up factor, or a share that the
+# words around it call faster, smaller or saved. A bare size or share (`~1–3% of
+# parameter bytes`) describes the data, not an effect.
 FIGURE = re.compile(
     rf"{_NUM}\s*{_UNIT}\s*(?:->|→|to)\s*{_NUM}\s*{_UNIT}(?![A-Za-z])"
     rf"|{_NUM}\s*[x×](?![A-Za-z0-9])"
-    rf"|{_NUM}\s*(?:[KMGT]i?B)(?![A-Za-z])"
     rf"|{_NUM}%"
 )
+_EFFECT_WORDS = re.compile(
+    r"\b(?:faster|speed-?up|slower|improv\w*|throughput|latency|reduc\w*|less|lower|higher|"
+    r"sav(?:e|es|ed|ing)|smaller|shrink\w*|drop\w*|fewer|speeds? up|cut)\b", re.I,
+)
+EFFECT_WINDOW = 30
 
 
 def _sections(body: str) -> list[tuple[str, str]]:
@@ -50,20 +67,112 @@ def _sections(body: str) -> list[tuple[str, str]]:
     return [(h, t) for h, t in parts if t.strip()]
 
 
-def _paragraphs(text: str) -> list[str]:
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# Sentences that say nothing about the change: agreement, greetings, "as titled".
+_FILLER = re.compile(
+    r"^(?:(?:that|this|it) (?:makes sense|is expected)\b|thanks?\b|thank you\b|hi\b|hello\b|"
+    r"hey\b|as (?:the )?titled?\b|see (?:the )?title\b|please (?:review|take a look)\b|"
+    r"/?cc\b|lgtm\b)", re.I,
+)
+# The PR naming itself before saying what it does: "This PR fixes ..." -> "Fixes ...".
+_SELF_REFERENCE = re.compile(
+    r"^(?:this|the) (?:pr|pull request|patch|change|commit)\s+(?=[a-z])|"
+    r"^(?:feat|fix|perf|refactor|chore|docs?|test|ci|build)\s*(?:\([^)]*\))?\s*:\s*", re.I,
+)
+LEAD_IN_LIMIT = 40
+ENOUGH = 120
+
+
+def _item_sentence(line: str) -> str:
+    """A list item or a line as a sentence of its own, opening in capitals."""
+    text = one_line(_SELF_REFERENCE.sub("", line.strip()))
+    text = sentence_case(text)
+    return text if ends_sentence(text) or not is_complete(text) else f"{text}."
+
+
+def _paragraph_sentences(block: str) -> list[str]:
+    """A block's sentences: list items each on their own, the lead-in to a list
+    ("This PR", "The main changes are as follows:") dropped."""
+    lines = [ln for ln in block.splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
+    out: list[str] = []
+    prose: list[str] = []
+    for line in lines:
+        if _LIST_ITEM.match(line):
+            if prose:
+                lead = one_line(" ".join(prose))
+                if len(lead) > LEAD_IN_LIMIT and is_complete(lead):
+                    out.extend(sentences(lead))
+                prose = []
+            item = _LIST_ITEM.sub("", line)
+            if item.strip():
+                out.append(_item_sentence(item))
+        else:
+            prose.append(line)
+    if prose:
+        out.extend(_prose_sentences(prose))
+    return out
+
+
+_LABEL = re.compile(r"^[\w ]{1,30}:\s")
+
+
+def _prose_sentences(lines: list[str]) -> list[str]:
+    """Lines of one paragraph as sentences: a line without an end that the next line
+    does not continue (it opens in capitals or with a `label:`) is a sentence itself."""
+    out: list[str] = []
+    current: list[str] = []
+    for index, line in enumerate(lines):
+        current.append(line)
+        following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+        if following and not ends_sentence(line) and (
+                following[:1].isupper() or _LABEL.match(following)):
+            out.extend(sentences(one_line(" ".join(current))))
+            current = []
+    if current:
+        out.extend(sentences(one_line(" ".join(current))))
+    return out
+
+
+def _paragraphs(text: str) -> list[list[str]]:
+    """The section's paragraphs, each as its sentences with filler and the PR's
+    self-reference removed."""
     paragraphs = []
     for block in re.split(r"\n\s*\n", text):
-        lines = [ln for ln in block.splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
-        if not lines:
-            continue
-        paragraph = one_line("\n".join(re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", ln) for ln in lines))
-        if paragraph and not _BOILERPLATE.match(paragraph) and len(paragraph) > 3:
-            paragraphs.append(paragraph)
+        kept = []
+        for sentence in _paragraph_sentences(block):
+            sentence = sentence_case(_SELF_REFERENCE.sub("", sentence.replace("`", "")).strip())
+            if len(sentence) > 3 and not _FILLER.match(sentence) and not _BOILERPLATE.match(
+                    sentence):
+                kept.append(sentence)
+        if kept:
+            paragraphs.append(kept)
     return paragraphs
 
 
+def _whole_sentences(paragraphs: list[list[str]]) -> str:
+    """Sentences in order until there is enough to say what the PR does; a sentence
+    that leads into a dropped part (a code block) ends the summary, marked as cut."""
+    taken: list[str] = []
+    for index, paragraph in enumerate(paragraphs):
+        for sentence in paragraph:
+            if not is_complete(sentence):
+                if taken:
+                    return " ".join(taken)
+                if index + 1 < len(paragraphs) and len(paragraph) == 1:
+                    break  # a lead-in to the next paragraph ("... as follows:")
+                return sentence.rstrip(" :：,，") + ELLIPSIS
+            if taken and len(" ".join([*taken, sentence])) > SUMMARY_LIMIT:
+                return " ".join(taken)
+            if taken and not ends_sentence(taken[-1]):
+                taken[-1] += "."
+            taken.append(sentence)
+        if len(" ".join(taken)) >= ENOUGH:
+            break
+    return " ".join(taken)
+
+
 def body_summary(body: str | None) -> str | None:
-    """First useful paragraph(s) of the what/why section, or None."""
+    """Whole sentences of the what/why section, filler removed, or None."""
     if not body or not body.strip():
         return None
     text = plain(body)
@@ -72,24 +181,23 @@ def body_summary(body: str | None) -> str | None:
     candidates = wanted or [t for h, t in sections if not h] or [t for _, t in sections]
     for section in candidates:
         paragraphs = _paragraphs(section)
-        if not paragraphs:
-            continue
-        summary = paragraphs[0]
-        for extra in paragraphs[1:]:
-            if len(summary) >= 120:
-                break
-            summary = f"{summary} {extra}"
-        return clip(summary.replace("`", ""), SUMMARY_LIMIT)
+        if paragraphs:
+            return clip(_whole_sentences(paragraphs), SUMMARY_LIMIT)
     return None
 
 
 def figures(text: str | None, limit: int = 3) -> tuple[str, ...]:
-    """Measured figures quoted verbatim (`1.9-3.1x`, `54 GiB to 150 MiB`, `98%`)."""
+    """Measured effects quoted verbatim (`1.9-3.1x`, `54 GiB to 150 MiB`, `30% faster`)."""
     if not text:
         return ()
     found: list[str] = []
-    for match in FIGURE.finditer(plain(text)):
+    flat = plain(text)
+    for match in FIGURE.finditer(flat):
         value = match.group(0).strip()
+        if value.endswith("%") and "to" not in value and "->" not in value:
+            around = flat[max(0, match.start() - EFFECT_WINDOW):match.end() + EFFECT_WINDOW]
+            if not _EFFECT_WORDS.search(around):
+                continue
         if not any(value in seen for seen in found):
             found.append(value)
         if len(found) >= limit:
@@ -124,3 +232,21 @@ def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> s
 
 def summarize(pull: PullRequest, cls: Classification, t: Translator) -> str:
     return body_summary(pull.body) or fallback_summary(pull, cls, t)
+
+
+LINE_LIMIT = 110
+# A mention of another PR ("introduced in #6853") in a one-line description: the line
+# sits next to its own PR number, where a second number would read as the same PR.
+_OTHER_PULL = re.compile(
+    r"\s*\(?\b(?:(?:introduced|added|broken|caused|see)\s+)?(?:in|by)?\s*#\d+\)?")
+
+
+def summary_and_line(pull: PullRequest, cls: Classification, t: Translator) -> tuple[str, str]:
+    """The summary, and the one line a theme says about the PR: the summary's first
+    clause, or the title's text where the body says nothing (a count of files is no
+    description of what a PR does)."""
+    body = body_summary(pull.body)
+    if body:
+        return body, first_clause(_OTHER_PULL.sub("", body), LINE_LIMIT)
+    return fallback_summary(pull, cls, t), first_clause(sentence_case(cls.short_title),
+                                                        LINE_LIMIT)

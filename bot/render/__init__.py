@@ -7,60 +7,28 @@ Structure comes from `DigestView`, wording from `templates/`, escaping from
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from functools import cache
-from typing import Any, Literal
+from typing import Literal
 
-import jinja2
 import msgspec
 
-from bot.i18n import percent, translations
-from bot.models import Digest, Lang, Reply
+from bot.models import Digest, Reply
+from bot.render.chat import CHAT_FORMATS, chat_view
 from bot.render.markup import markup_for
+from bot.render.templating import environment, render_template
 from bot.render.view import DigestView
-from bot.resources import template_dir
+
+__all__ = ["environment", "render_digest", "render_reply", "render_template", "split_sections"]
 
 DigestFormat = Literal["markdown", "text", "json"]
 _TEMPLATE_OF = {"markdown": "markdown/digest.md.j2", "text": "text/digest.txt.j2"}
 _REPLY_EXT = {"markdown": "md.j2", "text": "txt.j2"}
 
 
-@cache
-def environment(lang: Lang) -> jinja2.Environment:
-    """Templates of `lang`, with `_()`/`ngettext()` from its catalog (newstyle: `%%` for %)."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir())),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html",),
-                                            default_for_string=False),
-        extensions=["jinja2.ext.i18n", "jinja2.ext.loopcontrols", "jinja2.ext.do"],
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-        # Templates ship with the package; checking their files on every render would
-        # put a blocking stat() on the event loop of each reply.
-        auto_reload=False,
-    )
-    env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
-    env.globals["lang"] = lang
-    # Chinese runs sentences together; English separates them with a space.
-    env.globals["sentence_sep"] = "" if lang == "zh" else " "
-    env.filters["percent"] = lambda share: percent(share, lang)
-    # A message id held in data rather than written in a template (the headings of
-    # `bot.render.sections`): `{{ s.heading|translated }}`. Templates keep `_()` for
-    # literal ids, which the catalog checks extract.
-    env.filters["translated"] = translations(lang).gettext
-    return env
-
-
-def render_template(name: str, lang: Lang, **context: Any) -> str:
-    return environment(lang).get_template(name).render(**context)
-
-
 def render_digest(digest: Digest, fmt: DigestFormat) -> str:
     """The digest as Markdown (the seed report), plain chat text, or Digest JSON."""
     if fmt == "json":
         return msgspec.json.format(msgspec.json.encode(digest), indent=2).decode() + "\n"
-    view = DigestView(digest)
+    view = chat_view(digest) if fmt in CHAT_FORMATS else DigestView(digest)
     return render_template(_TEMPLATE_OF[fmt], digest.lang, v=view, d=digest, m=markup_for(fmt))
 
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from bot.models import Digest, Lang, Reply, Risk
 from bot.render import environment, split_sections
+from bot.render.chat import post_view
 from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
-from bot.render.view import DigestView
+from bot.render.typeset import typeset
 
 Card = dict[str, Any]
 
@@ -124,7 +125,7 @@ def _card(frame: CardFrame, title: str, sections: Sequence[str], *, buttons: boo
 
 def _macro(lang: Lang, template: str, name: str, *args: Any) -> str:
     module = environment(lang).get_template(template).module
-    return str(getattr(module, name)(*args)).strip()
+    return typeset(str(getattr(module, name)(*args)).strip(), lang)
 
 
 def build_cards(frame: CardFrame, sections: Iterable[str], lang: Lang, *,
@@ -156,7 +157,7 @@ def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card
     """The weekly digest as one or more cards: header coloured by its worst risk,
     one markdown element per section, buttons to the key PRs and the full report."""
     lang = digest.lang
-    view = DigestView(digest)
+    view = post_view(digest)
     markup, plain = markup_for("feishu"), markup_for("text")
     name = "feishu/digest.j2"
     buttons = [

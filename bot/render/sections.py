@@ -25,6 +25,8 @@ class Section:
 
     id: str
     heading: str | None = None
+    # Whether the chat digest shows it; the full report (Markdown, HTML, JSON) shows all.
+    in_chat: bool = True
 
     @property
     def anchor(self) -> str:
@@ -44,4 +46,5 @@ DIGEST_SECTIONS: tuple[Section, ...] = (
     Section("risks", _("Risk observations")),
     Section("key_prs", _("Key PRs at a glance")),
     Section("suggestions", _("Follow-up suggestions")),
+    Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False),
 )

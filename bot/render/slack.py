@@ -30,9 +30,11 @@ from slack_sdk.models.blocks import (
 
 from bot.models import Digest, KeyPull, Lang, Reply
 from bot.render import environment, split_sections
+from bot.render.chat import post_view
 from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
 from bot.render.sections import Section
+from bot.render.typeset import typeset
 from bot.render.view import DigestView
 
 MAX_BLOCKS = 50
@@ -180,10 +182,11 @@ class _Words:
 
     def __init__(self, name: str, lang: Lang, **context: Any) -> None:
         template = environment(lang).get_template(name)
+        self._lang = lang
         self._module = template.make_module({"m": _MRKDWN, "plain": _PLAIN, **context})
 
     def __call__(self, macro: str, *args: Any) -> str:
-        return str(getattr(self._module, macro)(*args)).strip()
+        return typeset(str(getattr(self._module, macro)(*args)).strip(), self._lang)
 
 
 # --- digest -------------------------------------------------------------------------
@@ -196,7 +199,7 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     Every part of the digest is present: what does not fit one message continues in
     the next, which starts with a "part n of m" line.
     """
-    view = DigestView(digest)
+    view = post_view(digest)
     w = _Words("slack/digest.j2", digest.lang, v=view, d=digest)
     layout = _Layout()
 
@@ -244,13 +247,13 @@ def _head(w: _Words, digest: Digest) -> list[Block]:
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     """A section's texts, one per item, or what it says when it has none; a section
     without items is one paragraph, the macro named by its id."""
-    digest = view.d
     if section.id == "changes":
-        return [w("theme", tv) for tv in view.themes] or [w("no_changes")]
+        more = [w("more_themes")] if view.more_themes else []
+        return [w("theme", tv) for tv in view.themes] + more or [w("no_changes")]
     if section.id == "risks":
-        return [w("risk", r) for r in digest.risks] or [w("no_risks")]
+        return [w("risk", r) for r in view.risks] or [w("no_risks")]
     if section.id == "suggestions":
-        return ([w("suggestion", i, s) for i, s in enumerate(digest.suggestions, 1)]
+        return ([w("suggestion", i, s) for i, s in enumerate(view.suggestions, 1)]
                 or [w("no_suggestions")])
     return [w(section.id)]
 

@@ -7,10 +7,12 @@ templates only put words around them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
 
-from bot.models import Digest, KeyPull, NameCount, Risk, Theme
+from bot.engine.text import cut_words
+from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import sections as registry
 from bot.render.sections import Section
 
@@ -20,27 +22,109 @@ TOP_TOPICS = 3
 NOTABLE = 4
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much of the digest a view shows; None is everything. `chat` views leave out
+    the sections the full report alone has, and each item's line is at most `line`
+    characters."""
+
+    themes: int | None = None
+    theme_items: int = THEME_ITEMS
+    risks: int | None = None
+    quick: int = QUICK_VIEW
+    suggestions: int | None = None
+    line: int | None = None
+    notable: int = NOTABLE
+    chat: bool = False
+    # Whether the full report's list of every PR is shown.
+    listing: bool = True
+
+
+FULL = Limits()
+# Everything but the list of every PR: what a split chat post holds.
+WHOLE_POST = Limits(listing=False)
+
+
+class ThemeLine:
+    """One PR of a theme: what it does, in at most the view's line length."""
+
+    def __init__(self, number: int, url: str, text: str) -> None:
+        self.number = number
+        self.url = url
+        self.text = text
+
+
 class ThemeView:
-    def __init__(self, theme: Theme, items: list[KeyPull], limit: int) -> None:
+    def __init__(self, theme: Theme, items: list[ThemeLine], limit: int) -> None:
         self.theme = theme
         self.items = items[:limit]
         self.more = max(0, len(items) - limit)
 
 
+class ThemeListing:
+    """A theme of the full list: every PR of the week in it, key PRs first."""
+
+    def __init__(self, theme: Theme, pulls: list[PullEntry]) -> None:
+        self.theme = theme
+        self.pulls = pulls
+
+
 class DigestView:
     """Read-only helpers over a `Digest` for templates of every format."""
 
-    def __init__(self, digest: Digest, *, quick_view: int = QUICK_VIEW,
-                 theme_items: int = THEME_ITEMS) -> None:
+    def __init__(self, digest: Digest, limits: Limits = FULL) -> None:
         self.d = digest
-        self._quick_view = quick_view
-        self._theme_items = theme_items
+        self.limits = limits
+
+    @property
+    def report_link(self) -> str | None:
+        """The full report's address, when it is a web address a reader can open."""
+        url = self.d.report_url or ""
+        return url if url.startswith(("https://", "http://")) else None
+
+    @property
+    def chat(self) -> bool:
+        return self.limits.chat
 
     @property
     def sections(self) -> tuple[Section, ...]:
-        """The sections every format shows, in order; read from the registry at each
+        """The sections this view shows, in order; read from the registry at each
         render, so the registry alone decides."""
-        return registry.DIGEST_SECTIONS
+        shown = self.limits.listing and not self.chat
+        return tuple(s for s in registry.DIGEST_SECTIONS if s.in_chat or shown)
+
+    def short(self, text: str) -> str:
+        """`text` within the view's line length (cut at a clause, marked with an ellipsis)."""
+        return cut_words(text, self.limits.line) if self.limits.line else text
+
+    def risk_quote(self, risk: Risk) -> str:
+        """The quote a risk line shows: in chat, its consequence (the part after the
+        ellipsis that joins it to the opening sentence) within the line length."""
+        text = risk.quote or ""
+        if not self.chat:
+            return text
+        return self.short(text.rsplit(" … ", 1)[-1])
+
+    @cached_property
+    def risks(self) -> list[Risk]:
+        """The risks shown, most severe first (the digest holds them in that order)."""
+        return list(self.d.risks[: self.limits.risks])
+
+    @cached_property
+    def suggestions(self) -> list[str]:
+        return [self.short(s) for s in self.d.suggestions[: self.limits.suggestions]]
+
+    @cached_property
+    def security(self) -> list[PullEntry]:
+        return [p for p in self.d.pulls if p.security]
+
+    @cached_property
+    def all_themes(self) -> list[ThemeListing]:
+        """Every theme with every PR of the week in it, for the full report's list."""
+        by_number = {p.number: p for p in self.d.pulls}
+        return [ThemeListing(theme, [by_number[n] for n in (*theme.pulls, *theme.others)
+                                     if n in by_number])
+                for theme in self.d.themes if theme.pulls or theme.others]
 
     @cached_property
     def key_by_number(self) -> dict[int, KeyPull]:
@@ -86,11 +170,13 @@ class DigestView:
 
     @cached_property
     def features(self) -> list[KeyPull]:
-        return [k for k in self.d.key_pulls if k.type in {"feat", "perf"}][:NOTABLE]
+        notable = self.limits.notable
+        return [k for k in self.d.key_pulls if k.type in {"feat", "perf"}][:notable]
 
     @cached_property
     def fixes(self) -> list[KeyPull]:
-        return [k for k in self.d.key_pulls if k.type in {"fix", "revert"}][:NOTABLE - 1]
+        notable = self.limits.notable - 1
+        return [k for k in self.d.key_pulls if k.type in {"fix", "revert"}][:notable]
 
     @cached_property
     def serious_risks(self) -> list[Risk]:
@@ -98,15 +184,32 @@ class DigestView:
 
     @cached_property
     def quick(self) -> list[KeyPull]:
-        return list(self.d.key_pulls[: self._quick_view])
+        return list(self.d.key_pulls[: self.limits.quick])
 
     @cached_property
     def themes(self) -> list[ThemeView]:
+        """Themes that hold key PRs, each PR as one line of what it does."""
+        shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
         return [
-            ThemeView(theme, [self.key_by_number[n] for n in theme.pulls
-                              if n in self.key_by_number], self._theme_items)
-            for theme in self.d.themes
+            ThemeView(theme, [
+                ThemeLine(k.number, k.url, self.short(k.line or k.short_title))
+                for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
+            ], self.limits.theme_items)
+            for theme in shown
         ]
+
+    @cached_property
+    def more_themes(self) -> int:
+        """Themes with key PRs that this view leaves to the full report."""
+        return sum(1 for theme in self.d.themes if theme.pulls) - len(self.themes)
+
+    @cached_property
+    def leading_types(self) -> list[NameCount]:
+        """The type, or the types tied, with the most PRs."""
+        if not self.d.types:
+            return []
+        top = self.d.types[0].count
+        return [c for c in self.d.types if c.count == top]
 
     @cached_property
     def leading_type(self) -> NameCount | None:
@@ -114,7 +217,8 @@ class DigestView:
 
     @cached_property
     def other_types(self) -> list[NameCount]:
-        return list(self.d.types[1:3])
+        after = len(self.leading_types)
+        return list(self.d.types[after:after + 2])
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:

@@ -24,7 +24,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 SECTIONS = ["Executive summary", "Key changes", "Module and topic trends", "Risk observations",
-            "Key PRs at a glance", "Follow-up suggestions"]
+            "Key PRs at a glance", "Follow-up suggestions", "Every PR of the week, by theme"]
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
@@ -78,7 +78,8 @@ async def test_report_page_in_chromium(base_url: str) -> None:
             assert await page.title() == ("acme/lumen weekly report, 2026 week 29 "
                                           "(07-13 to 07-19)")
             assert await page.locator("h2").all_inner_texts() == SECTIONS
-            for section in ("summary", "changes", "trends", "risks", "key-prs", "suggestions"):
+            for section in ("summary", "changes", "trends", "risks", "key-prs", "suggestions",
+                            "all-pulls"):
                 assert await page.locator(f"section#{section}").is_visible()
             summary = await page.locator("section#summary").inner_text()
             assert "This week 16 PRs were handled (12 key)" in summary
@@ -91,7 +92,8 @@ async def test_report_page_in_chromium(base_url: str) -> None:
 
             risks = page.locator("section#risks li")
             assert await risks.count() == 10
-            hostile = page.locator("section#changes li", has_text="escape <script> tags")
+            hostile = page.locator("section#changes li li",
+                                   has_text="Tool output containing <script>")
             assert "<!channel>" in await hostile.inner_text()
 
             pr_link = page.locator("section#key-prs li", has_text="#1201").get_by_role(
@@ -115,7 +117,7 @@ async def test_report_page_in_chromium(base_url: str) -> None:
             assert await page.locator("h1").inner_text() == "acme/lumen 周报"
             await page.get_by_role("link", name="2026-W28").click()
             await page.wait_for_url("**/2026-W28?lang=zh")
-            assert await page.locator("h2").count() == 6
+            assert await page.locator("h2").count() == len(SECTIONS)
             await page.get_by_role("link", name="下一周 →").click()
             await page.wait_for_url("**/2026-W29?lang=zh")
 

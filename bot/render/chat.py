@@ -1,0 +1,57 @@
+"""The chat digest's length: about 2,500 visible characters, whatever the week's size.
+
+The text digest shows a chat view: the top themes, the risks that matter, the key PRs
+and the suggestions, each item one short line, the report link near the top. The view
+is the most generous of `STEPS` whose rendering fits `BUDGET`. Slack, Telegram and
+Feishu still post every section (split across messages) but not the full list of PRs,
+which only the full report (Markdown, HTML page, JSON) holds.
+"""
+
+from __future__ import annotations
+
+from bot.models import Digest
+from bot.render.markup import markup_for
+from bot.render.templating import render_template
+from bot.render.view import WHOLE_POST, DigestView, Limits
+
+BUDGET = 2500
+CHAT_FORMATS = frozenset({"text", "slack", "telegram", "feishu"})
+TEXT_TEMPLATE = "text/digest.txt.j2"
+# (themes, PRs per theme, risks, key PRs, suggestions, characters per line, notable
+# features in the summary), most generous first.
+_STEP_TABLE = (
+    (4, 3, 3, 4, 4, 110, 3),
+    (4, 3, 3, 3, 3, 90, 3),
+    (3, 3, 3, 3, 3, 80, 2),
+    (3, 2, 2, 2, 2, 70, 2),
+    (2, 2, 2, 2, 2, 60, 2),
+    (2, 2, 1, 1, 1, 50, 1),
+)
+STEPS = tuple(
+    Limits(themes=themes, theme_items=items, risks=risks, quick=quick,
+           suggestions=suggestions, line=line, notable=notable, chat=True)
+    for themes, items, risks, quick, suggestions, line, notable in _STEP_TABLE
+)
+
+
+def visible_length(text: str) -> int:
+    """Characters a reader sees in the plain-text digest (line breaks not counted)."""
+    return len(text.replace("\n", ""))
+
+
+def chat_view(digest: Digest) -> DigestView:
+    """The chat view of `digest`: the first step of `STEPS` that fits `BUDGET`."""
+    markup = markup_for("text")
+    view = DigestView(digest, STEPS[-1])
+    for limits in STEPS:
+        candidate = DigestView(digest, limits)
+        text = render_template(TEXT_TEMPLATE, digest.lang, v=candidate, d=digest, m=markup)
+        if visible_length(text) <= BUDGET:
+            return candidate
+    return view
+
+
+def post_view(digest: Digest) -> DigestView:
+    """What Slack, Telegram and Feishu post: every section but the full list of PRs,
+    split into as many messages as it takes (their own limits decide the splitting)."""
+    return DigestView(digest, WHOLE_POST)

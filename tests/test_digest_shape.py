@@ -1,0 +1,76 @@
+"""Themes are change areas, every PR is listed in the full report, the chat text fits.
+
+Expected values come from reading the verl W29 and vllm W29 PR lists by hand: the three
+vllm security fixes (#44549, #47595, #48583), the verl NPU fixes, 28 and 222 PRs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from bot.config import RepoConfig, TopicRule
+from bot.engine import build_digest
+from bot.models import Digest, Lang
+from bot.render import render_digest
+from bot.render.chat import BUDGET, visible_length
+from bot.snapshot import read_snapshot
+
+NPU = RepoConfig(topics={"npu": TopicRule(keywords=("npu", "ascend"), label="NPU")})
+CASES = [("verl-2026-07.json", NPU, 28), ("vllm-2026-W29.json", RepoConfig(), 222)]
+
+
+def _digest(shared_data: Path, name: str, config: RepoConfig, lang: Lang) -> Digest:
+    return build_digest(read_snapshot(shared_data / name), "2026-W29", repo_config=config,
+                        lang=lang)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(("name", "config", "total"), CASES)
+def test_every_pr_is_in_one_theme_and_in_the_json_list(
+        shared_data: Path, name: str, config: RepoConfig, total: int, lang: Lang) -> None:
+    digest = _digest(shared_data, name, config, lang)
+    placed = [n for t in digest.themes for n in (*t.pulls, *t.others)]
+    assert len(placed) == len(set(placed)) == total
+    data = json.loads(render_digest(digest, "json"))
+    assert len(data["pulls"]) == total
+    assert {"number", "title", "type", "topics", "theme"} <= set(data["pulls"][0])
+    markdown = render_digest(digest, "markdown")
+    assert all(f"#{n}" in markdown for n in placed)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(("name", "config", "total"), CASES)
+def test_the_chat_text_fits_its_budget_with_the_link_near_the_top(
+        shared_data: Path, name: str, config: RepoConfig, total: int, lang: Lang) -> None:
+    digest = msgspec.structs.replace(_digest(shared_data, name, config, lang),
+                                     report_url="https://reports.example/r/2026-W29")
+    text = render_digest(digest, "text")
+    assert visible_length(text) <= BUDGET
+    assert "https://reports.example/r/2026-W29" in "\n".join(text.splitlines()[:3])
+
+
+@pytest.mark.realdata
+def test_themes_hold_coherent_sets_and_security_is_its_own_kind(shared_data: Path) -> None:
+    vllm = _digest(shared_data, "vllm-2026-W29.json", RepoConfig(), "en")
+    first = vllm.themes[0]
+    assert first.kind == "security" and set(first.pulls) == {44549, 47595, 48583}
+    assert all(len(t.pulls) <= 6 for t in vllm.themes)
+    summary = render_digest(vllm, "markdown").split("## Key changes")[0]
+    assert all(f"#{n}" in summary for n in (44549, 47595, 48583))
+    verl = _digest(shared_data, "verl-2026-07.json", NPU, "zh")
+    npu_fixes = next(t for t in verl.themes if t.key == "fixes:npu")
+    assert {7055, 7076} <= set(npu_fixes.pulls) and npu_fixes.title == "NPU 问题修复"
+    assert all(len(t.pulls) <= 6 for t in verl.themes)
+
+
+@pytest.mark.realdata
+def test_zh_text_keeps_chinese_spacing(shared_data: Path) -> None:
+    text = render_digest(_digest(shared_data, "verl-2026-07.json", NPU, "zh"), "text")
+    assert "） " not in text and " （" not in text and " ，" not in text
+    assert "入选原因：新功能、改动较大：" not in text
