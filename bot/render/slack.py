@@ -245,6 +245,11 @@ def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     """A section's texts, one per item, or what it says when it has none; a section
     without items is one paragraph, the macro named by its id."""
     digest = view.d
+    told = view.narrated(section.id)
+    if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
+        return ([w("narrated", " ".join(told) if digest.lang == "en" else "".join(told))]
+                if view.narrated_as_paragraph(section.id)
+                else [w("narrated", f"• {t}") for t in told])
     if section.id == "changes":
         return [w("theme", tv) for tv in view.themes] or [w("no_changes")]
     if section.id == "risks":
