@@ -38,6 +38,10 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+NoLLMOption = Annotated[
+    bool, typer.Option("--no-llm", help="Leave the narrator off for this run, even when "
+                       "[llm] is configured: the digest is the engine's own.")]
+
 
 @app.callback()
 def cli() -> None:
@@ -95,6 +99,7 @@ def digest(
     topics: Annotated[
         str, typer.Option("--topics", help="Comma-separated topics to put first.")
     ] = "",
+    no_llm: NoLLMOption = False,
 ) -> None:
     """Print the weekly digest of REPO for one ISO week."""
     import asyncio
@@ -108,8 +113,40 @@ def digest(
     else:
         source = LiveSource(settings)
     focus = tuple(t.strip() for t in topics.split(",") if t.strip())
-    result = asyncio.run(Digests(settings, source).build(repo, week, lang.value, focus))
+
+    async def build() -> Any:
+        with narrator_store(settings, enabled=not no_llm) as store:
+            narrator = narrator_for(settings, store, enabled=not no_llm)
+            try:
+                return await Digests(settings, source, narrator=narrator).build(
+                    repo, week, lang.value, focus)
+            finally:
+                if narrator is not None:
+                    await narrator.close()
+
+    from bot.narrate import narrator_for
+    result = asyncio.run(build())
     sys.stdout.write(render_digest(result, fmt.value))
+
+
+@contextlib.contextmanager
+def narrator_store(settings: Config, *, enabled: bool) -> Iterator[Any]:
+    """Redis for the narrator's answers when `REDIS_URL` is set (a rerun then costs no
+    call), else None (kept in memory for this run)."""
+    if settings.llm is None or not enabled:
+        yield None
+        return
+    from bot.store.cache import cache_from_env
+
+    try:
+        cache = cache_from_env(settings)
+    except ValueError as exc:
+        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()
 
 
 class ReplyFormat(StrEnum):
@@ -351,6 +388,7 @@ def serve(
     snapshot: SnapshotOption = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning.")
                          ] = "info",
+    no_llm: NoLLMOption = False,
 ) -> None:
     """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
 
@@ -365,7 +403,7 @@ def serve(
     from bot.web.app import create_app
 
     settings = load_config(config)
-    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env)}
+    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
     if snapshot is not None:
         from adapters.console import data_time
         from bot.source import SnapshotSource
@@ -398,6 +436,7 @@ def post(
         "--force", help="Send again even if the ledger says it was posted.")] = False,
     snapshot: SnapshotOption = None,
     config: ConfigOption = None,
+    no_llm: NoLLMOption = False,
 ) -> None:
     """Post REPO's digest of one week to one channel now, through the schedule's ledger."""
     import asyncio
@@ -409,7 +448,7 @@ def post(
     logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")
 
     result = asyncio.run(post_now(load_config(config), repo, week, channel, force=force,
-                                  snapshot=snapshot))
+                                  snapshot=snapshot, llm=not no_llm))
     line = describe(result)
     if result.status == "failed":
         fail(line)

@@ -105,6 +105,25 @@ class PlatformsConfig(Section, frozen=True, kw_only=True):
     feishu: FeishuConfig = FeishuConfig()
 
 
+class LLMConfig(Section, frozen=True, kw_only=True):
+    """`[llm]`: an OpenAI-compatible endpoint that words the digest (off when absent).
+
+    `response_format`: `json_schema` sends the answer's JSON Schema; `json_object` is for
+    endpoints that only take JSON mode (DeepSeek, Moonshot, Zhipu, most of DashScope).
+    `timeout_s` bounds one call, `budget_s` one digest's narration; `extra_body` goes into
+    every request as is (provider switches such as `enable_thinking = false`).
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str = "PRDIGEST_LLM_API_KEY"
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    timeout_s: float = 60.0
+    budget_s: float = 120.0
+    max_concurrency: int = 4
+    extra_body: dict[str, Any] = {}
+
+
 class Config(Section, frozen=True, kw_only=True):
     repos: dict[str, RepoConfig] = {}
     channels: tuple[ChannelConfig, ...] = ()
@@ -112,6 +131,7 @@ class Config(Section, frozen=True, kw_only=True):
     cache: CacheConfig = CacheConfig()
     server: ServerConfig = ServerConfig()
     platforms: PlatformsConfig = PlatformsConfig()
+    llm: LLMConfig | None = None
 
     def repo(self, name: str) -> RepoConfig:
         """The repository's settings; an unconfigured one gets the defaults."""
@@ -166,6 +186,23 @@ def _validate(config: Config) -> None:
         seen.add(pair)
     if config.github.poll_minutes < 1:
         raise ConfigError("github.poll_minutes: must be at least 1")
+    if config.llm is not None:
+        _validate_llm(config.llm)
+
+
+def _validate_llm(llm: LLMConfig) -> None:
+    if not llm.base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"llm.base_url: expected an http(s) URL, got {llm.base_url!r}")
+    if not llm.model.strip():
+        raise ConfigError("llm.model: must name a model")
+    if not llm.api_key_env.strip():
+        raise ConfigError("llm.api_key_env: must name an environment variable")
+    if not 0 < llm.timeout_s <= 600:
+        raise ConfigError("llm.timeout_s: must be between 0 and 600 seconds")
+    if not 0 < llm.budget_s <= 3600:
+        raise ConfigError("llm.budget_s: must be between 0 and 3600 seconds")
+    if not 1 <= llm.max_concurrency <= 64:
+        raise ConfigError("llm.max_concurrency: must be between 1 and 64")
 
 
 def _convert(data: Any, kind: type[_T], where: str) -> _T:

@@ -22,10 +22,12 @@ import msgspec
 
 from bot.config import ChannelConfig, Config
 from bot.engine import answer_pull, build_digest, reviews_recorded
+from bot.engine.digest import week_pulls
 from bot.errors import SourceError, WeekError
 from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
+from bot.narrate import Narrator
 from bot.source import SnapshotSource, Source, WeekData
 from bot.store.keys import Keys
 from bot.store.subscriptions import TopicStore, followed_topics
@@ -64,6 +66,8 @@ class Digests:
     source). `subscriptions`: topics added from chat, which come after a channel's
     configured ones in its digest. `reports`: where report-page digests are kept, with the
     cache's TTLs. `on_built(trigger)` counts each digest built (`/metrics`).
+    `narrator`: the optional model that words digests and PR answers (`[llm]`); None
+    keeps every digest exactly the engine's.
     """
 
     def __init__(
@@ -75,6 +79,7 @@ class Digests:
         reports: DigestStore | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_built: Callable[[str], None] | None = None,
+        narrator: Narrator | None = None,
     ) -> None:
         self.config = config
         self.source = source
@@ -82,6 +87,7 @@ class Digests:
         self.reports = reports
         self.now = now
         self.on_built = on_built
+        self.narrator = narrator
         self._decoder = msgspec.json.Decoder(Digest)
         self.answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer)
 
@@ -113,6 +119,8 @@ class Digests:
         digest = await asyncio.to_thread(
             build_digest, data.snapshot, week, repo_config=self.config.repo(repo),
             lang=lang, focus_topics=focus, previous=previous)
+        if self.narrator is not None:
+            digest = await self._narrate(digest, data.snapshot, repo, week, lang)
         if self.on_built is not None:
             self.on_built(trigger)
         note = stale_note(lang, data)
@@ -161,6 +169,21 @@ class Digests:
                                     self._report_ttl(repo, week))
         return digest
 
+    async def _narrate(self, digest: Digest, snapshot: Snapshot, repo: str, week: str,
+                       lang: Lang) -> Digest:
+        """The digest in the narrator's words; the engine's when narration fails in a
+        way it did not handle itself (it never makes a digest worse or late)."""
+        assert self.narrator is not None
+        members = [p for p, _ in week_pulls(snapshot, week, self.config.repo(repo).timezone)]
+        recorded = reviews_recorded(snapshot)  # as build_digest judges the week
+        answers = {p.number: self._answer(p, repo, lang, recorded) for p in members}
+        try:
+            return await self.narrator.narrate(digest, members, answers)
+        except Exception as exc:
+            log.warning("narration of %s %s failed (%s: %s); the digest stays deterministic",
+                        repo, week, type(exc).__name__, exc)
+            return digest
+
     async def _fetch(self, repo: str, week: str) -> WeekData:
         if self.source is None:
             raise SourceError(f"no source of PR data for {repo}")
@@ -186,6 +209,18 @@ class Digests:
     def answer_for(self, pull: PullRequest, repo: str, lang: Lang) -> PullAnswer:
         """Summary and risks of one PR, kept per PR version and language."""
         return self.answer(pull, repo, lang, self.reviews_recorded(pull))
+
+    async def pull_answer(self, pull: PullRequest, repo: str, lang: Lang) -> PullAnswer:
+        """`answer_for`, in the PR's cached narration when a narrator is configured (no
+        model call: only what a digest already paid for, verified again)."""
+        answer = self.answer_for(pull, repo, lang)
+        if self.narrator is None:
+            return answer
+        try:
+            return await asyncio.to_thread(self.narrator.cached_answer, pull, answer, lang)
+        except Exception as exc:
+            log.warning("cached narration of %s#%s unavailable: %s", repo, pull.number, exc)
+            return answer
 
     def _answer(self, pull: PullRequest, repo: str, lang: Lang,
                 recorded: bool) -> PullAnswer:

@@ -184,6 +184,32 @@ class PullEntry(Record, frozen=True, kw_only=True):
     security: bool = False
 
 
+class Fallback(Record, frozen=True, kw_only=True):
+    """A section the narrator left deterministic, and why (`timeout`, `verifier`...)."""
+
+    section: str
+    reason: str
+
+
+class NarratedProse(Record, frozen=True, kw_only=True):
+    """A section's narrated sentences, verified, shown in place of its deterministic text."""
+
+    section: str
+    sentences: tuple[str, ...]
+
+
+class Narration(Record, frozen=True, kw_only=True):
+    """What the optional narrator did to a digest. Item sections (risks, key PRs,
+    suggestions) carry their narrated words in their own fields; paragraph and theme
+    sections (summary, changes, trends) in `prose`."""
+
+    model: str
+    sections_narrated: tuple[str, ...] = ()
+    sentences_dropped: int = 0
+    fallbacks: tuple[Fallback, ...] = ()
+    prose: tuple[NarratedProse, ...] = ()
+
+
 class Digest(Record, frozen=True, kw_only=True):
     repository: str
     week: str
@@ -201,6 +227,7 @@ class Digest(Record, frozen=True, kw_only=True):
     data_as_of: Time | None = None
     report_url: str | None = None
     pulls: tuple[PullEntry, ...] = ()
+    narration: Narration | None = None
 
 
 # --- chat -------------------------------------------------------------------------

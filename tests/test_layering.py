@@ -3,9 +3,10 @@ functions included): a module imports only its own layer and the layers below it
 import cycle exists, and only the composition roots import the chat adapters.
 
 Layers, lowest first: foundation (records, config, weeks, words, sources, links) <-
-engine <- render <- data (github, store) <- digests <- chat <- delivery <- roots (web,
-cli). Adapters sit beside the core: they may use the foundation, render and chat
-(questions in, replies out), never the data, digests, delivery or web layers.
+engine <- render <- data (github, store, narrate: the optional model) <- digests <- chat
+<- delivery <- roots (web, cli). Adapters sit beside the core: they may use the
+foundation, render and chat (questions in, replies out), never the data, digests,
+delivery or web layers.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links"),
     ("bot.engine",),
     ("bot.render",),
-    ("bot.github", "bot.store"),
+    ("bot.github", "bot.store", "bot.narrate"),
     ("bot.digests",),
     ("bot.chat",),
     ("bot.delivery",),

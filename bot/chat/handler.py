@@ -187,7 +187,7 @@ class CommandHandler:
             pull = await self._call_source(command, self.source.fetch_pull, repo, number)
         if pull is None:
             return self._error(command, "pull-not-found", number=str(number), repository=repo)
-        answer = self.digests.answer_for(pull, repo, command.lang)
+        answer = await self.digests.pull_answer(pull, repo, command.lang)
         return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:

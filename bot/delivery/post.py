@@ -82,11 +82,12 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
 async def post_now(
     config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
     snapshot: Path | None = None, adapter: DigestAdapter | None = None,
-    redis_url: str | None = None,
+    redis_url: str | None = None, llm: bool = True,
 ) -> PostResult:
     """Post `week` of `repo` to the channel through the ledger; what happened comes back.
 
-    `adapter` and `redis_url` replace what the config and environment name (tests).
+    `adapter` and `redis_url` replace what the config and environment name (tests);
+    `llm=False` keeps the narrator off (`--no-llm`).
     """
     channel = find_channel(config, channel_key, repo)
     week = checked_week(week, channel)
@@ -100,14 +101,25 @@ async def post_now(
                       else live_source(config))
     target = adapter or adapter_for(config, source, channel.platform)
     client = aioredis.Redis.from_url(url)
+    from bot.digests import Digests
+    from bot.narrate import narrator_for
+    from bot.store.cache import Cache
+
+    store = Cache.from_url(url) if config.llm is not None and llm else None
+    narrator = narrator_for(config, store, enabled=llm)
     try:
         # A digest built from a local file is not shared with the schedule's replicas.
         scheduler = Scheduler(config, source, client, AdapterPoster({channel.platform: target}),
                               replica=f"cli-{socket.gethostname()}-{os.getpid()}",
-                              share_digests=snapshot is None)
+                              share_digests=snapshot is None,
+                              digests=Digests(config, source, narrator=narrator))
         return await scheduler.post(channel, week, force=force)
     finally:
         await client.aclose()
+        if narrator is not None:
+            await narrator.close()
+        if store is not None:
+            store.close()
         if adapter is None:
             await target.close()
 

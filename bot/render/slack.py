@@ -247,6 +247,11 @@ def _head(w: _Words, digest: Digest) -> list[Block]:
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     """A section's texts, one per item, or what it says when it has none; a section
     without items is one paragraph, the macro named by its id."""
+    told = view.narrated(section.id)
+    if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
+        return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told))]
+                if view.narrated_as_paragraph(section.id)
+                else [w("narrated", f"• {t}") for t in told])
     if section.id == "changes":
         more = [w("more_themes")] if view.more_themes else []
         return [w("theme", tv) for tv in view.themes] + more or [w("no_changes")]

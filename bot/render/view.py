@@ -126,6 +126,21 @@ class DigestView:
                                      if n in by_number])
                 for theme in self.d.themes if theme.pulls or theme.others]
 
+    # --- narration (bot.narrate): its sentences replace a section's engine text -----
+
+    def narrated(self, section_id: str) -> tuple[str, ...] | None:
+        """The verified narrated sentences shown instead of the section's own text, or
+        None (no narrator, or the section fell back). Escaped like any GitHub text."""
+        narration = self.d.narration
+        if narration is None:
+            return None
+        return next((p.sentences for p in narration.prose if p.section == section_id), None)
+
+    @staticmethod
+    def narrated_as_paragraph(section_id: str) -> bool:
+        """Summary and trends read as one paragraph; other sections as one item each."""
+        return section_id in {"summary", "trends"}
+
     @cached_property
     def key_by_number(self) -> dict[int, KeyPull]:
         return {k.number: k for k in self.d.key_pulls}

@@ -208,6 +208,21 @@ class Cache:
         self._safe("write", lambda: self.client.set(self.keys.digest(key), data, ex=ttl), None)
 
 
+    # -- narrations --
+
+    def get_narration(self, kind: str, digest: str) -> bytes | None:
+        """A model's answer kept under its input's hash (`bot.narrate`), or None."""
+        raw = self._safe("read", lambda: self.client.get(self.keys.narration(kind, digest)),
+                         None)
+        if raw is None:
+            return None
+        return raw.encode() if isinstance(raw, str) else bytes(raw)
+
+    def put_narration(self, kind: str, digest: str, data: bytes, ttl: int) -> None:
+        key = self.keys.narration(kind, digest)
+        self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
+
+
 def cache_from_env(config: Config) -> Cache | None:
     """The cache at the URL in the env var `config.cache.url_env`; None when unset."""
     url = secret(config.cache.url_env)

@@ -102,6 +102,12 @@ class Keys:
         """Where the cached PR windows of `repo`'s weeks begin (`{start}{week}:...`)."""
         return self.name("week", repo) + ":"
 
+    def narration(self, kind: str, digest: str) -> str:
+        """A model's answer kept by the hash of what it was asked: `pull` (one PR's map
+        step) or `week` (the reduce step); the hash covers prompt version, model and
+        language, so any of those changing is a different entry."""
+        return self.name("narration", kind, digest)
+
     def digest_starts(self, repo: str) -> tuple[str, str]:
         """Where `repo`'s cached report and weekly digests begin."""
         return (self.name("digest", "report", repo) + ":",

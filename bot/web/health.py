@@ -28,6 +28,7 @@ async def healthz(request: Request) -> Response:
             **(services.github_health.status() if services.github is not None
                else {"ok": True}),
         },
+        "narrator": services.narrator_status(),
         **services.background_status(),
     }
     return JSONResponse(body, status_code=200 if healthy else 503,

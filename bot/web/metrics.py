@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from bot.models import Reply
+from bot.narrate.client import Usage
 
 CacheResult = Literal["hit", "miss"]
 PostOutcome = Literal["ok", "failed"]
@@ -90,6 +91,31 @@ class Metrics:
             registry=self.registry,
             buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 30),
         )
+        self.llm_calls = Counter(
+            "prdigest_llm_calls",
+            "Calls to the narrator's model, by step (pull, week) and outcome (`ok` or the "
+            "failure: timeout, rate-limited, server-error, blank, length, ...).",
+            ["step", "outcome"],
+            registry=self.registry,
+        )
+        self.llm_tokens = Counter(
+            "prdigest_llm_tokens",
+            "Tokens the narrator's model reported, by step and kind (prompt, completion).",
+            ["step", "kind"],
+            registry=self.registry,
+        )
+        self.llm_dropped_sentences = Counter(
+            "prdigest_llm_dropped_sentences",
+            "Narrated sentences the verifier dropped, by digest section.",
+            ["section"],
+            registry=self.registry,
+        )
+        self.llm_fallbacks = Counter(
+            "prdigest_llm_fallbacks",
+            "Digest sections left deterministic by the narrator, by section and reason.",
+            ["section", "reason"],
+            registry=self.registry,
+        )
 
         # Series that dashboards expect exist from the start, at zero.
         for trigger in ("schedule", "command", "report"):
@@ -140,6 +166,18 @@ class Metrics:
 
     def report_page(self, page: str, status: int) -> None:
         self.report_pages.labels(page, str(status)).inc()
+
+    def llm_call(self, step: str, outcome: str, usage: Usage) -> None:
+        """One call to the narrator's model and the tokens it reported."""
+        self.llm_calls.labels(step, outcome).inc()
+        self.llm_tokens.labels(step, "prompt").inc(usage.prompt_tokens)
+        self.llm_tokens.labels(step, "completion").inc(usage.completion_tokens)
+
+    def llm_dropped(self, section: str, count: int) -> None:
+        self.llm_dropped_sentences.labels(section).inc(count)
+
+    def llm_fallback(self, section: str, reason: str) -> None:
+        self.llm_fallbacks.labels(section, reason).inc()
 
     # --- exposition -----------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from bot.github.closed import PullLister
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
 from bot.models import Reply
+from bot.narrate import Narrator, narrator_for
 from bot.source import Source
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
@@ -71,6 +72,7 @@ class Services:
     now: Callable[[], datetime] = utc_now
     background: bool = True
     github_health: GitHubHealth = field(default_factory=GitHubHealth)
+    narrator: Narrator | None = None
     start_errors: dict[str, str] = field(default_factory=dict)
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -120,6 +122,8 @@ class Services:
                 log.exception("%s did not close cleanly", platform)
         if self.github is not None:
             self.github.close()
+        if self.narrator is not None:
+            await self.narrator.close()
         if self.redis_async is not None:
             await self.redis_async.aclose()
         if self.redis_sync is not None:
@@ -142,6 +146,12 @@ class Services:
         except (redis.RedisError, OSError, TimeoutError) as exc:
             return {"configured": True, "ok": False, "error": type(exc).__name__}
         return {"configured": True, "ok": True}
+
+    def narrator_status(self) -> dict[str, Any]:
+        """/healthz's view of the optional narrator: off, or its model and circuit."""
+        if self.narrator is None:
+            return {"configured": False}
+        return {"configured": True, **self.narrator.status()}
 
     def platform_status(self) -> dict[str, Any]:
         return platform_statuses(self.config, self.adapters, self.start_errors)
@@ -183,6 +193,7 @@ def build_services(
     now: Callable[[], datetime] = utc_now,
     background: bool = True,
     metrics: Metrics | None = None,
+    llm: bool = True,
 ) -> Services:
     """Wire the parts for one app.
 
@@ -190,6 +201,7 @@ def build_services(
     `adapters`: ready adapters by platform (default: each platform's `from_config`,
     with `adapter_overrides[platform]` passed on, e.g. a fake server's URL).
     `pull_lister`: what the merge poller asks (default: the GitHub source's REST list).
+    `llm=False` keeps the narrator off even when `[llm]` is configured (`--no-llm`).
     """
     metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
     github_health = GitHubHealth()
@@ -209,8 +221,9 @@ def build_services(
             pull_lister = PullLister(github.github.requester, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
     digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
+    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
     digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
-                      on_built=metrics.digest_built)
+                      on_built=metrics.digest_built, narrator=narrator)
     handler = CommandHandler(config, source, store, now=now, digests=digests)
     claims = Claims(redis_async)
     if adapters is None:
@@ -236,7 +249,7 @@ def build_services(
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),
-        now=now, background=background, github_health=github_health,
+        now=now, background=background, github_health=github_health, narrator=narrator,
     )
 
 

@@ -1,0 +1,27 @@
+"""The optional narrator: a language model words the engine's digest in the channel's
+language, and a verifier lets through only what the facts support.
+
+Off unless `[llm]` is configured. Layout: `schema` (the answers' types and JSON
+Schema), `hygiene` (untrusted text in data blocks), `facts` (the fact pack), `prompts`
+(words and token bounds), `client` (one call, the retry policy), `breaker` (the
+circuit), `figures` and `verify` (the verifier), `apply` (verified words into the
+digest), `narrator` (map, reduce, cache, budget).
+"""
+
+from __future__ import annotations
+
+from bot.config import Config
+from bot.narrate.narrator import MemoryNarrations, NarrationEvents, NarrationStore, Narrator
+
+__all__ = ["MemoryNarrations", "NarrationEvents", "NarrationStore", "Narrator",
+           "narrator_for"]
+
+
+def narrator_for(config: Config, store: NarrationStore | None = None, *,
+                 events: NarrationEvents | None = None, enabled: bool = True
+                 ) -> Narrator | None:
+    """The narrator `config` asks for, or None when `[llm]` is absent or it is turned
+    off for this run (`--no-llm`). Building it makes no network call."""
+    if config.llm is None or not enabled:
+        return None
+    return Narrator(config.llm, store, events=events)

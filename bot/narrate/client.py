@@ -1,0 +1,184 @@
+"""One model call through the official `openai` SDK, with prdigest's own retry policy.
+
+The SDK's retries are off (`max_retries=0`): this module decides, in one place, that a
+429 is retried only when its `Retry-After` fits both `RETRY_AFTER_MAX_S` and the
+digest's remaining budget, a 5xx or a dropped connection is retried after a short
+backoff, and a timeout is not retried at all. Whatever fails raises `CallFailed` with a
+reason word that ends up in the digest's `narration.fallbacks` and in `/metrics`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+import openai
+
+from bot.config import LLMConfig, secret
+from bot.narrate.schema import Answer, response_format
+
+RETRIES = 2
+RETRY_AFTER_MAX_S = 10.0
+BACKOFF_S = 0.5
+NO_KEY = "unset"
+"""Sent as the key to endpoints that need none (Ollama, llama.cpp, a local vLLM)."""
+
+A = TypeVar("A", bound=Answer)
+
+
+class CallFailed(Exception):
+    """A call that gave no usable answer; `reason` is a short fixed word."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    answer: Any
+    usage: Usage
+
+
+def make_client(llm: LLMConfig) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=llm.base_url, api_key=secret(llm.api_key_env) or NO_KEY,
+                              timeout=llm.timeout_s, max_retries=0)
+
+
+class ModelClient:
+    """Asks `llm.model` for an answer of a given type, within a deadline."""
+
+    def __init__(self, llm: LLMConfig) -> None:
+        self.llm = llm
+        self._client: openai.AsyncOpenAI | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running event loop (its connections belong to one loop;
+        a CLI run or a test may use several in turn)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = make_client(self.llm)
+            self._loop = loop
+        return self._client
+
+    async def close(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.close()
+        self._client = None
+
+    async def ask(self, messages: list[dict[str, Any]], kind: type[A], *, max_tokens: int,
+                  deadline: float) -> tuple[A, Usage]:
+        """The decoded answer and the tokens it cost; `CallFailed` otherwise."""
+        for attempt in range(RETRIES + 1):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CallFailed("budget")
+            try:
+                return await self._once(messages, kind, max_tokens, min(remaining,
+                                                                         self.llm.timeout_s))
+            except CallFailed as failure:
+                wait = _retry_wait(failure, attempt)
+                if wait is None or attempt == RETRIES or time.monotonic() + wait >= deadline:
+                    raise
+                await asyncio.sleep(wait)
+        raise CallFailed("error")  # pragma: no cover - the loop returns or raises
+
+    async def _once(self, messages: list[dict[str, Any]], kind: type[A], max_tokens: int,
+                    timeout: float) -> tuple[A, Usage]:
+        try:
+            # Messages and response_format are plain dicts of the documented shape.
+            completion = await self.client.chat.completions.create(  # type: ignore[call-overload]
+                model=self.llm.model, messages=messages,
+                response_format=response_format(kind, self.llm.response_format),
+                max_tokens=max_tokens, temperature=0.2, timeout=timeout,
+                extra_body=dict(self.llm.extra_body) or None,
+            )
+        except openai.APITimeoutError:
+            raise CallFailed("timeout") from None
+        except openai.APIConnectionError as exc:
+            raise CallFailed("connection", type(exc).__name__) from None
+        except openai.RateLimitError as exc:
+            raise _RateLimited(_retry_after(exc.response.headers)) from None
+        except openai.APIStatusError as exc:
+            reason = "server-error" if exc.status_code >= 500 else f"http-{exc.status_code}"
+            raise CallFailed(reason) from None
+        except openai.OpenAIError as exc:
+            raise CallFailed("error", type(exc).__name__) from None
+        usage = Usage(completion.usage.prompt_tokens, completion.usage.completion_tokens) \
+            if completion.usage else Usage()
+        if not completion.choices:
+            raise CallFailed("blank")
+        choice = completion.choices[0]
+        if choice.finish_reason == "length":
+            raise CallFailed("length")
+        if choice.finish_reason not in (None, "stop"):
+            raise CallFailed("filtered", str(choice.finish_reason))
+        if choice.message.refusal:
+            raise CallFailed("refusal")
+        content = (choice.message.content or "").strip()
+        if not content:
+            raise _Blank()
+        try:
+            return msgspec.json.decode(_unfenced(content), type=kind), usage
+        except msgspec.ValidationError:
+            raise CallFailed("schema") from None
+        except msgspec.DecodeError:
+            raise CallFailed("not-json") from None
+
+
+class _RateLimited(CallFailed):
+    def __init__(self, retry_after: float | None) -> None:
+        super().__init__("rate-limited")
+        self.retry_after = retry_after
+
+
+class _Blank(CallFailed):
+    """Blank content with `stop` (DeepSeek's JSON mode does this now and then)."""
+
+    def __init__(self) -> None:
+        super().__init__("blank")
+
+
+def _retry_wait(failure: CallFailed, attempt: int) -> float | None:
+    """Seconds to wait before trying again, None when this failure is final."""
+    if isinstance(failure, _RateLimited):
+        wait: float = (failure.retry_after if failure.retry_after is not None
+                       else BACKOFF_S * 2.0**attempt)
+        return wait if wait <= RETRY_AFTER_MAX_S else None
+    if isinstance(failure, _Blank):
+        return 0.0 if attempt == 0 else None
+    if failure.reason in ("server-error", "connection"):
+        return float(BACKOFF_S * 2.0**attempt)
+    return None
+
+
+def _retry_after(headers: Any) -> float | None:
+    """`Retry-After` in seconds (`retry-after-ms` first); None when absent or a date."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                seconds: float = max(0.0, float(str(value)) / scale)
+                return seconds
+            except ValueError:
+                return None
+    return None
+
+
+def _unfenced(content: str) -> str:
+    """JSON-mode models sometimes wrap the object in a ```json fence."""
+    if content.startswith("```"):
+        content = content.split("\n", 1)[-1]
+        content = content.rsplit("```", 1)[0]
+    return content.strip()

@@ -1,0 +1,117 @@
+"""What the fake model writes: plausible prose built only from the fact pack it is given,
+in template sentences per language, so a narrated digest shows the pipeline at work
+(and the verifier passes it) without any real model."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_TYPE_ZH = {"feat": "新功能", "fix": "问题修复", "perf": "性能优化", "refactor": "重构",
+            "docs": "文档", "doc": "文档", "test": "测试", "chore": "日常维护", "ci": "持续集成",
+            "revert": "回滚", "build": "构建"}
+_TYPE_EN = {"feat": "new feature", "fix": "bug fix", "perf": "performance work",
+            "refactor": "refactoring", "docs": "documentation", "doc": "documentation",
+            "test": "test work", "chore": "maintenance", "ci": "CI work", "revert": "revert",
+            "build": "build work"}
+_SEVERITY_ZH = {"high": "高", "medium": "中", "low": "低"}
+_REF = re.compile(r"#(\d+)")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_PATH = re.compile(r"(?<![`\w])([\w.-]+/[\w./-]+)")
+
+
+def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The map answer for one PR's facts."""
+    kind = pull.get("type") or "chore"
+    topics = pull.get("topics") or []
+    area = topics[0] if topics else kind
+    n = pull["number"]
+    added, removed = pull.get("additions", 0), pull.get("deletions", 0)
+    files = pull.get("files_changed", 0)
+    risks = []
+    for risk in pull.get("risks", []):
+        where = f"`{risk['path']}`" if risk.get("path") else ("讨论区" if lang == "zh"
+                                                               else "the discussion")
+        if lang == "zh":
+            text = (f"评审者在 {where} 提出的意见属于{_SEVERITY_ZH.get(risk['severity'], '低')}"
+                    "风险，合并前是否处理尚无记录，建议跟进确认。")
+        else:
+            text = (f"A {risk['severity']}-severity review comment on {where} has no "
+                    "recorded resolution before the merge and should be followed up.")
+        risks.append({"index": risk["index"], "text": text})
+    if lang == "zh":
+        return {"title": f"{_TYPE_ZH.get(kind, '改动')}：{area} 相关改动",
+                "summary": (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area} 模块，"
+                            f"改动 {files} 个文件，新增 {added} 行、删除 {removed} 行。"),
+                "area": f"{area} 模块", "risks": risks}
+    return {"title": f"{area} {_TYPE_EN.get(kind, 'change')}",
+            "summary": (f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
+                        f"{files} files with {added} lines added and {removed} removed."),
+            "area": area, "risks": risks}
+
+
+def _s(text: str, pulls: list[int]) -> dict[str, Any]:
+    return {"text": text, "pulls": pulls}
+
+
+def _suggestion(text: str, zh: bool) -> dict[str, Any]:
+    refs = [int(n) for n in _REF.findall(text)]
+    if zh:
+        return _s("建议：" + _PATH.sub(r"`\1`", text), refs)
+    if _HAN.search(text):  # asked in English about Chinese facts: say less
+        named = ", ".join(f"#{n}" for n in refs)
+        return _s(f"Next step: follow up on {named}." if refs else
+                  "Next step: review this week's changes.", refs)
+    return _s("Next step: " + _PATH.sub(r"`\1`", text), refs)
+
+
+def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The reduce answer for the week's facts."""
+    zh = lang == "zh"
+    topics, types, pulls = week.get("topics", []), week.get("types", []), week.get("pulls", [])
+    summary = [_s(f"本周共处理 {week['total']} 个 PR，其中重点 PR {week['key']} 个，"
+                  f"已合并 {week['merged']} 个。" if zh else
+                  f"This week {week['total']} PRs were handled, {week['key']} of them key "
+                  f"and {week['merged']} merged.", [])]
+    if topics:
+        t = topics[0]
+        summary.append(_s(f"工作最集中的主题是 {t['name']}，共 {t['count']} 个 PR，"
+                          f"占 {t['percent']}。" if zh else
+                          f"Most work went into {t['name']}, with {t['count']} PRs "
+                          f"or {t['percent']} of the week.", []))
+    if pulls:
+        lead = pulls[0]
+        summary.append(_s(f"最值得关注的是 #{lead['number']}：{lead['summary']}" if zh else
+                          f"The PR that stands out is #{lead['number']}: {lead['summary']}",
+                          [lead["number"]]))
+    risks = week.get("risks", [])
+    summary.append(_s(f"本周共有 {len(risks)} 项风险观察需要跟进。" if zh else
+                      f"{len(risks)} risk observations need a follow-up." if risks else
+                      "No risk observations were recorded.", []) if risks or not zh else
+                   _s("本周没有记录到风险观察。", []))
+    changes = []
+    for theme in week.get("themes", []):
+        shown = theme["pulls"][:3]
+        refs = ("、" if zh else ", ").join(f"#{n}" for n in shown)
+        changes.append(_s(f"{theme['title']}：本周共 {theme['count']} 个 PR，"
+                          f"代表性改动包括 {refs}。" if zh else
+                          f"{theme['title']}: {theme['count']} PRs this week, "
+                          f"among them {refs}.", shown))
+    trends = []
+    if types:
+        t = types[0]
+        trends.append(_s(f"按类型看，{t['name']} 类 PR 最多，共 {t['count']} 个，"
+                         f"占 {t['percent']}。" if zh else
+                         f"By type, {t['name']} leads with {t['count']} PRs "
+                         f"({t['percent']}).", []))
+    if len(topics) > 1:
+        names = ("、" if zh else ", ").join(t["name"] for t in topics[1:3])
+        trends.append(_s(f"其次活跃的主题是 {names}，说明改动分布在多个模块。" if zh else
+                         f"Next come {names}, so the work is spread over several modules.", []))
+    for hot in week.get("hot_files", [])[:1]:
+        trends.append(_s(f"改动最频繁的文件是 `{hot['path']}`，本周被 {hot['pulls']} 个 PR 修改。"
+                         if zh else f"The most-changed file is `{hot['path']}`, touched by "
+                         f"{hot['pulls']} PRs.", list(hot["numbers"])))
+    suggestions = [_suggestion(text, zh) for text in week.get("suggestions", [])]
+    return {"summary": summary, "changes": changes, "trends": trends,
+            "suggestions": suggestions}

@@ -1,0 +1,49 @@
+"""Golden files: verl W29 narrated by the scripted fake model, in Chinese and English.
+
+The fake writes template prose from the fact pack it receives, so these files show the
+pipeline (map, reduce, verifier, renderers), not a real model's style. Regenerate with
+`PRDIGEST_UPDATE_GOLDEN=1` after a deliberate change, and read the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.config import parse_config
+from bot.digests import Digests
+from bot.narrate import narrator_for
+from bot.render import render_digest
+from bot.snapshot import read_snapshot
+from bot.source import SnapshotSource
+from testkit.fakes.openai import FakeOpenAI
+from tests.narrator_support import latin_share
+
+pytestmark = pytest.mark.realdata
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "narrated"
+REPO = "verl-project/verl"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_narrated_verl_week(shared_data: Path, lang: str) -> None:
+    source = SnapshotSource(read_snapshot(shared_data / "verl-2026-07.json"))
+    with FakeOpenAI() as fake:
+        config = parse_config({"repos": {REPO: {"timezone": "Asia/Shanghai"}},
+                               "llm": {"base_url": fake.base_url, "model": "fake-model"}})
+        digest = await Digests(config, source, narrator=narrator_for(config)).build(
+            REPO, "2026-W29", lang)  # type: ignore[arg-type]
+        engine = await Digests(parse_config({"repos": {REPO: {"timezone": "Asia/Shanghai"}}}),
+                               source).build(REPO, "2026-W29", lang)  # type: ignore[arg-type]
+    assert digest.narration is not None
+    assert len(digest.narration.sections_narrated) == 6
+    text = render_digest(digest, "markdown")
+    if lang == "zh":
+        # The target report is 39% Latin letters; the engine's own zh digest far more.
+        assert latin_share(text) < 0.5 < latin_share(render_digest(engine, "markdown"))
+    path = GOLDEN / f"verl-2026-W29.{lang}.md"
+    if os.environ.get("PRDIGEST_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text()

@@ -1,0 +1,231 @@
+"""The narrator end to end: the real `openai` SDK against a fake endpoint on loopback,
+well-behaved and misbehaving, through the one digest path and every renderer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import msgspec
+import pytest
+
+from bot.errors import ConfigError
+from bot.models import Digest
+from bot.narrate import MemoryNarrations, Narrator, narrator_for
+from bot.render import render_digest
+from bot.render.feishu import digest_cards
+from bot.render.html import PageLinks, render_report_page
+from bot.render.slack import render_digest_messages as slack_messages
+from bot.render.telegram import render_digest_html
+from bot.store.cache import Cache
+from bot.web.metrics import Metrics
+from testkit.fakes.openai import FakeOpenAI
+from tests.narrator_support import (
+    REPO,
+    WEEK,
+    example_digests,
+    latin_share,
+    llm_config,
+    plain_config,
+)
+
+ALL_SECTIONS = ("summary", "changes", "trends", "risks", "key_prs", "suggestions")
+INVENTED = ("999999", "@everyone", "<!channel>", "evil.example.com", "73.5")
+"""What the misbehaving fake adds; the example data itself quotes `<!channel>`."""
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(stall_seconds=5) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _fresh(fake: FakeOpenAI) -> None:
+    fake.reset()
+
+
+def every_format(digest: Digest) -> str:
+    """The digest in every format, joined: what any reader could see."""
+    parts = [render_digest(digest, "markdown"), render_digest(digest, "text"),
+             render_digest_html(digest), str(slack_messages(digest)),
+             str(digest_cards(digest)), render_report_page(digest, PageLinks())]
+    return "\n".join(parts)
+
+
+async def test_without_llm_the_digest_is_the_engines_and_no_call_is_made(fake: FakeOpenAI) -> None:
+    plain = plain_config()
+    assert narrator_for(plain) is None
+    assert narrator_for(llm_config(fake.base_url), enabled=False) is None
+    without = await example_digests(plain).build(REPO, WEEK, "zh")
+    assert without.narration is None
+    assert fake.calls == 0
+    assert msgspec.json.decode(render_digest(without, "json"))["narration"] is None
+
+
+async def test_a_good_model_words_every_section_in_chinese(fake: FakeOpenAI) -> None:
+    config = llm_config(fake.base_url)
+    engine = await example_digests(plain_config()).build(REPO, WEEK, "zh")
+    told = await example_digests(config).build(REPO, WEEK, "zh")
+    assert told.narration is not None
+    assert told.narration.sections_narrated == ALL_SECTIONS
+    assert told.narration.fallbacks == ()
+    text = render_digest(told, "markdown")
+    assert latin_share(text) < latin_share(render_digest(engine, "markdown")) - 0.1
+    # Facts stay the engine's: the same PRs, risks and severities, in the same order.
+    assert [k.number for k in told.key_pulls] == [k.number for k in engine.key_pulls]
+    assert [(r.pull, r.severity) for r in told.risks] == [(r.pull, r.severity)
+                                                          for r in engine.risks]
+    summary = next(p for p in told.narration.prose if p.section == "summary")
+    assert summary.sentences[0] in text
+    # One map call per PR of the week, then one reduce call.
+    assert fake.calls == engine.counts.total + 1
+
+
+async def test_requests_carry_schema_max_tokens_and_data_blocks(fake: FakeOpenAI) -> None:
+    await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "en")
+    first = fake.requests[0]
+    assert first["response_format"]["type"] == "json_schema"
+    schema = first["response_format"]["json_schema"]["schema"]
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == set(schema["properties"])
+    assert first["max_tokens"] > 0
+    user = first["messages"][-1]["content"]
+    assert "<<<DATA pull" in user and "DATA>>>" in user
+    assert "never follow" in first["messages"][0]["content"].lower()
+
+
+async def test_json_object_mode_and_extra_body_pass_through(fake: FakeOpenAI) -> None:
+    config = llm_config(fake.base_url, response_format="json_object",
+                        extra_body={"enable_thinking": False})
+    digest = await example_digests(config).build(REPO, WEEK, "zh")
+    assert digest.narration is not None and digest.narration.fallbacks == ()
+    assert all(r["response_format"] == {"type": "json_object"} for r in fake.requests)
+    assert all(r["enable_thinking"] is False for r in fake.requests)
+
+
+@pytest.mark.parametrize("mode", ["invent-pull", "invent-figure", "mention", "link",
+                                  "wrong-language", "malformed", "blank", "length",
+                                  "refusal", "filtered", "500", "drop", "429-long"])
+async def test_a_misbehaving_model_changes_nothing_a_reader_sees(fake: FakeOpenAI,
+                                                                 mode: str) -> None:
+    fake.mode = mode
+    engine = await example_digests(plain_config()).build(
+        REPO, WEEK, "zh")
+    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    assert told.narration is not None
+    assert told.narration.sections_narrated == ()
+    assert {f.section for f in told.narration.fallbacks} == set(ALL_SECTIONS)
+    shown, own = every_format(told), every_format(engine)
+    for invented in INVENTED:
+        assert shown.count(invented) == own.count(invented)
+    untouched = msgspec.structs.replace(told, narration=None)
+    assert render_digest(untouched, "markdown") == render_digest(engine, "markdown")
+
+
+async def test_one_bad_sentence_is_dropped_and_its_section_kept(fake: FakeOpenAI) -> None:
+    fake.mode = "one-bad"
+    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    assert told.narration is not None
+    assert told.narration.sentences_dropped > 0
+    assert "summary" in told.narration.sections_narrated
+    assert "999999" not in every_format(told)
+    assert "@everyone" not in every_format(told)
+
+
+async def test_a_short_retry_after_is_honoured(fake: FakeOpenAI) -> None:
+    fake.queue = ["429-short"]
+    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    assert told.narration is not None and told.narration.fallbacks == ()
+
+
+async def test_a_stalled_endpoint_costs_at_most_the_budget(fake: FakeOpenAI) -> None:
+    fake.mode = "stall"
+    config = llm_config(fake.base_url, timeout_s=0.5, budget_s=2)
+    started = time.monotonic()
+    told = await example_digests(config).build(REPO, WEEK, "zh")
+    assert time.monotonic() - started < 4
+    assert told.narration is not None
+    assert {f.reason for f in told.narration.fallbacks} <= {"timeout", "circuit-open",
+                                                             "budget"}
+
+
+async def test_a_run_of_failures_opens_the_circuit(fake: FakeOpenAI) -> None:
+    fake.mode = "500"
+    narrator = Narrator(llm_config(fake.base_url).llm)  # type: ignore[arg-type]
+    digests = example_digests(llm_config(fake.base_url), narrator=narrator)
+    await digests.build(REPO, WEEK, "zh")
+    made = fake.calls
+    status = narrator.status()
+    assert status["circuit"] == "open" and status["last_failure"] == "server-error"
+    told = await digests.build(REPO, WEEK, "en")
+    assert fake.calls == made  # no call while open
+    assert told.narration is not None
+    assert {f.reason for f in told.narration.fallbacks} == {"circuit-open"}
+
+
+async def test_a_warm_rerun_makes_no_call_and_one_changed_pr_costs_two(
+        fake: FakeOpenAI, redis_url: str) -> None:
+    config = llm_config(fake.base_url)
+    store = Cache.from_url(redis_url)
+    try:
+        first = await example_digests(config, store).build(REPO, WEEK, "zh")
+        cold = fake.calls
+        again = await example_digests(config, store).build(REPO, WEEK, "zh")
+        assert fake.calls == cold
+        assert render_digest(again, "markdown") == render_digest(first, "markdown")
+        digests = example_digests(config, store)
+        source = digests.source
+        snapshot = source.snapshot  # type: ignore[union-attr]
+        changed = msgspec.structs.replace(
+            snapshot, pulls=tuple(msgspec.structs.replace(p, additions=(p.additions or 0) + 7)
+                                  if p.number == first.key_pulls[0].number else p
+                                  for p in snapshot.pulls))
+        source.snapshot = changed  # type: ignore[union-attr]
+        await digests.build(REPO, WEEK, "zh")
+        assert fake.calls == cold + 2
+    finally:
+        store.close()
+
+
+async def test_chat_answers_use_the_cached_narration(fake: FakeOpenAI) -> None:
+    config = llm_config(fake.base_url)
+    digests = example_digests(config, MemoryNarrations())
+    told = await digests.build(REPO, WEEK, "zh")
+    number = told.key_pulls[0].number
+    pull = digests.source.fetch_pull(REPO, number)  # type: ignore[union-attr]
+    assert pull is not None
+    calls = fake.calls
+    answer = await digests.pull_answer(pull, REPO, "zh")
+    assert fake.calls == calls
+    assert answer.summary == told.key_pulls[0].summary
+    assert answer.summary != digests.answer_for(pull, REPO, "zh").summary
+
+
+async def test_metrics_count_calls_tokens_drops_and_fallbacks(fake: FakeOpenAI) -> None:
+    metrics = Metrics()
+    config = llm_config(fake.base_url)
+    narrator = narrator_for(config, events=metrics)
+    fake.mode = "one-bad"
+    await example_digests(config, narrator=narrator).build(REPO, WEEK, "zh")
+    text = metrics.exposition().decode()
+    assert 'prdigest_llm_calls_total{outcome="ok",step="pull"}' in text
+    assert 'prdigest_llm_tokens_total{kind="prompt",step="week"}' in text
+    assert "prdigest_llm_dropped_sentences_total" in text
+    assert "prdigest_llm_fallbacks_total{" in text
+
+
+def test_llm_config_errors_name_the_field(tmp_path: object) -> None:
+    from bot.config import parse_config
+
+    for table, field in (({"base_url": "ftp://x", "model": "m"}, "llm.base_url"),
+                         ({"base_url": "http://x", "model": " "}, "llm.model"),
+                         ({"base_url": "http://x", "model": "m", "budget_s": 0},
+                          "llm.budget_s"),
+                         ({"base_url": "http://x", "model": "m", "max_concurrency": 0},
+                          "llm.max_concurrency"),
+                         ({"base_url": "http://x", "model": "m", "response_format": "xml"},
+                          "llm.response_format"),
+                         ({"base_url": "http://x", "model": "m", "key": "secret"}, "llm")):
+        with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+            parse_config({"llm": table})
