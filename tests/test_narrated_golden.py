@@ -14,6 +14,7 @@ import pytest
 
 from bot.config import parse_config
 from bot.digests import Digests
+from bot.i18n import translator
 from bot.narrate import narrator_for
 from bot.render import render_digest
 from bot.snapshot import read_snapshot
@@ -25,6 +26,12 @@ pytestmark = pytest.mark.realdata
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "narrated"
 REPO = "verl-project/verl"
+
+
+def before_appendix(markdown: str) -> str:
+    """The report up to its list of every PR (the last section, by its zh heading)."""
+    heading = translator("zh")("Every PR of the week, by theme")
+    return markdown.split(heading, 1)[0]
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -42,7 +49,10 @@ async def test_narrated_verl_week(shared_data: Path, lang: str) -> None:
     text = render_digest(digest, "markdown")
     if lang == "zh":
         # The target report is 39% Latin letters; the engine's own zh digest far more.
-        assert latin_share(text) < 0.5 < latin_share(render_digest(engine, "markdown"))
+        # The report's appendix lists every PR by its (English) title, narrated or not,
+        # so the six sections before it are what the narrator's language shows in.
+        assert (latin_share(before_appendix(text)) < 0.5
+                < latin_share(before_appendix(render_digest(engine, "markdown"))))
     path = GOLDEN / f"verl-2026-W29.{lang}.md"
     if os.environ.get("PRDIGEST_UPDATE_GOLDEN"):
         path.write_text(text)
