@@ -7,6 +7,7 @@ Loading has no side effects; every error names the field (`channels[1].schedule:
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -34,10 +35,23 @@ class TopicRule(Section, frozen=True, kw_only=True):
     label: str | None = None
 
 
+class ExcludeRule(Section, frozen=True, kw_only=True):
+    """PRs left out of digests, notices and trends: by author login (`*[bot]` matches
+    every bot account), by label, or by a regular expression found in the title."""
+
+    authors: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    titles: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.authors or self.labels or self.titles)
+
+
 class RepoConfig(Section, frozen=True, kw_only=True):
     timezone: str = DEFAULT_TIMEZONE
     topics: dict[str, TopicRule] = {}
     private: bool = False
+    exclude: ExcludeRule = ExcludeRule()
 
 
 class ChannelConfig(Section, frozen=True, kw_only=True):
@@ -49,6 +63,7 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
     timezone: str = DEFAULT_TIMEZONE
     topics: tuple[str, ...] = ()
     admins: tuple[str, ...] = ()
+    exclude: ExcludeRule = ExcludeRule()
 
     @property
     def key(self) -> str:
@@ -153,10 +168,20 @@ def _check_repo_name(name: str, where: str) -> None:
         raise ConfigError(f"{where}: repository must be written owner/name, got {name!r}")
 
 
+def _check_exclude(rule: ExcludeRule, where: str) -> None:
+    for index, pattern in enumerate(rule.titles):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigError(f"{where}.exclude.titles[{index}]: not a regular expression "
+                              f"({exc})") from None
+
+
 def _validate(config: Config) -> None:
     for name, repo in config.repos.items():
         where = f"repos.{name!r}"
         _check_repo_name(name, where)
+        _check_exclude(repo.exclude, where)
         try:
             zone(repo.timezone)
         except Exception:
@@ -170,6 +195,7 @@ def _validate(config: Config) -> None:
     for index, channel in enumerate(config.channels):
         where = f"channels[{index}]"
         _check_repo_name(channel.repo, f"{where}.repo")
+        _check_exclude(channel.exclude, where)
         if channel.repo not in config.repos:
             raise ConfigError(f"{where}.repo: {channel.repo!r} is not under [repos]")
         try:

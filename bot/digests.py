@@ -20,9 +20,10 @@ from typing import Protocol
 
 import msgspec
 
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig, Config, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
 from bot.engine.digest import week_pulls
+from bot.engine.exclude import excluded_note, leave_out_of_week, left_out_by, left_out_note
 from bot.errors import SourceError, WeekError
 from bot.i18n import translator
 from bot.links import with_report_url
@@ -104,6 +105,7 @@ class Digests:
         trigger: str = "command",
         link: bool = False,
         trends: bool = True,
+        exclude: tuple[ExcludeRule, ...] = (),
     ) -> Digest:
         """The digest of `repo`'s `week` in `lang`, `focus` topics first.
 
@@ -111,28 +113,37 @@ class Digests:
         failure (`SourceError`, `WeekError`) is the caller's to answer, the week
         before only adds trends and is left out when it cannot be read. `link` adds
         the report page's address, for digests that go to chat; `trends=False` skips
-        the week before.
+        the week before. `exclude`: a channel's own rules, on top of the repository's;
+        the PRs they leave out count nowhere, and a note says how many.
         """
         read = fetch or self._fetch
         data = await read(repo, week)
         previous = await self._previous(read, repo, week) if trends else None
+        settings = self.config.repo(repo)
+        rules = (settings.exclude, *exclude)
+        snapshot, left_out = leave_out_of_week(data.snapshot, rules, week, settings.timezone)
+        if previous is not None:
+            previous = leave_out_of_week(previous, rules, shift_week(week, -1),
+                                         settings.timezone)[0]
         digest = await asyncio.to_thread(
-            build_digest, data.snapshot, week, repo_config=self.config.repo(repo),
+            build_digest, snapshot, week, repo_config=settings,
             lang=lang, focus_topics=focus, previous=previous)
         if self.narrator is not None:
-            digest = await self._narrate(digest, data.snapshot, repo, week, lang)
+            digest = await self._narrate(digest, snapshot, repo, week, lang)
         if self.on_built is not None:
             self.on_built(trigger)
-        note = stale_note(lang, data)
-        if note is not None:
-            digest = msgspec.structs.replace(digest, notes=(note, *digest.notes))
+        notes = [note for note in (stale_note(lang, data), left_out_note(left_out, lang))
+                 if note is not None]
+        if notes:
+            digest = msgspec.structs.replace(digest, notes=(*notes, *digest.notes))
         return with_report_url(digest, self.config) if link else digest
 
     async def for_channel(self, channel: ChannelConfig, week: str, *,
                           fetch: FetchWeek | None = None, trigger: str = "command") -> Digest:
         """The digest a channel gets: its language, its followed topics first, linked."""
         return await self.build(channel.repo, week, channel.lang, await self.focus(channel),
-                                fetch=fetch, trigger=trigger, link=True)
+                                fetch=fetch, trigger=trigger, link=True,
+                                exclude=(channel.exclude,))
 
     async def focus(self, channel: ChannelConfig) -> tuple[str, ...]:
         """The channel's configured topics, then those it subscribed to from chat; a
@@ -206,14 +217,26 @@ class Digests:
 
     # --- one PR ---------------------------------------------------------------------
 
-    def answer_for(self, pull: PullRequest, repo: str, lang: Lang) -> PullAnswer:
-        """Summary and risks of one PR, kept per PR version and language."""
-        return self.answer(pull, repo, lang, self.reviews_recorded(pull))
+    def answer_for(self, pull: PullRequest, repo: str, lang: Lang,
+                   channel: ChannelConfig | None = None) -> PullAnswer:
+        """Summary and risks of one PR, kept per PR version and language; a PR the
+        exclude settings leave out is still answered, saying so."""
+        answer = self.answer(pull, repo, lang, self.reviews_recorded(pull))
+        if self.left_out(pull, repo, channel):
+            answer = msgspec.structs.replace(answer, notes=(excluded_note(lang), *answer.notes))
+        return answer
 
-    async def pull_answer(self, pull: PullRequest, repo: str, lang: Lang) -> PullAnswer:
+    def left_out(self, pull: PullRequest, repo: str, channel: ChannelConfig | None) -> bool:
+        """Whether the repository's (and the channel's) exclude settings leave `pull` out."""
+        rules = (self.config.repo(repo).exclude,
+                 *((channel.exclude,) if channel is not None else ()))
+        return left_out_by(pull, rules) is not None
+
+    async def pull_answer(self, pull: PullRequest, repo: str, lang: Lang,
+                          channel: ChannelConfig | None = None) -> PullAnswer:
         """`answer_for`, in the PR's cached narration when a narrator is configured (no
         model call: only what a digest already paid for, verified again)."""
-        answer = self.answer_for(pull, repo, lang)
+        answer = self.answer_for(pull, repo, lang, channel)
         if self.narrator is None:
             return answer
         try:

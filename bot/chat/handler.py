@@ -187,7 +187,7 @@ class CommandHandler:
             pull = await self._call_source(command, self.source.fetch_pull, repo, number)
         if pull is None:
             return self._error(command, "pull-not-found", number=str(number), repository=repo)
-        answer = await self.digests.pull_answer(pull, repo, command.lang)
+        answer = await self.digests.pull_answer(pull, repo, command.lang, channel)
         return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:
@@ -213,7 +213,8 @@ class CommandHandler:
         week = self._week(command, channel)
         try:
             digest = await self.digests.build(channel.repo, week, command.lang,
-                                              await self.digests.focus(channel), link=True)
+                                              await self.digests.focus(channel), link=True,
+                                              exclude=(channel.exclude,))
         except SourceError as exc:
             logger.warning("source unavailable for %r: %s", command.text, exc)
             return self._error(command, "source-unavailable")

@@ -133,7 +133,8 @@ class MergeNotifier:
             answer = answers[channel.lang]
             followed = {topic.lower() for topic in topics}
             matched = [topic for topic in answer.topics if topic.lower() in followed]
-            if not matched or not self.sender.can_send(channel):
+            if (not matched or not self.sender.can_send(channel)
+                    or self.digests.left_out(pull, name, channel)):
                 continue
             first = (*matched, *(t for t in answer.topics if t not in matched))
             reply = Reply(kind="pull", lang=channel.lang, mode=NOTICE_MODE,

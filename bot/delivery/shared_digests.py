@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -18,7 +19,7 @@ from typing import Protocol
 import msgspec
 import redis.asyncio as aioredis
 
-from bot.config import ChannelConfig
+from bot.config import ChannelConfig, ExcludeRule
 from bot.digests import Digests
 from bot.models import Digest, Lang
 from bot.source import Source, WeekData
@@ -34,11 +35,19 @@ DIGEST_TTL_SECONDS = 8 * 24 * 3600
 VARIANTS_KEPT = 1024
 """Digest tasks one replica remembers (most recently asked kept)."""
 
-_Variant = tuple[str, str, Lang, tuple[str, ...]]
-"""(repository, week, language, focus topics): what makes two digests differ."""
+_Variant = tuple[str, str, Lang, tuple[str, ...], ExcludeRule]
+"""(repository, week, language, focus topics, the channel's exclude rules): what makes
+two digests differ."""
 
 _decoder = msgspec.json.Decoder(Digest)
 _encoder = msgspec.json.Encoder()
+
+
+def _fingerprint(rule: ExcludeRule) -> str:
+    """A short name for a channel's own exclude rules ("" without any)."""
+    if not rule:
+        return ""
+    return "x" + hashlib.sha256(_encoder.encode(rule)).hexdigest()[:12]
 
 
 class BuildCounts(Protocol):
@@ -76,7 +85,8 @@ class SharedDigests:
                           ) -> Digest:
         """The digest for the channel's (repository, week, language, topics), built once
         per replica and shared between replicas; `rebuild` builds it afresh."""
-        variant = (channel.repo, week, channel.lang, await self.digests.focus(channel))
+        variant = (channel.repo, week, channel.lang, await self.digests.focus(channel),
+                   channel.exclude)
         task = self._digests.get(variant)
         if rebuild or task is None or (task.done() and (task.cancelled() or task.exception())):
             task = asyncio.ensure_future(self._shared(*variant, rebuild=rebuild))
@@ -86,24 +96,29 @@ class SharedDigests:
         self._digests.move_to_end(variant)
         return await asyncio.shield(task)
 
-    async def _shared(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...], *,
-                      rebuild: bool) -> Digest:
+    async def _shared(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...],
+                      exclude: ExcludeRule, *, rebuild: bool) -> Digest:
         if not self.share:
-            return _decoder.decode(await self._build(repo, week, lang, topics))
-        key = self.keys.weekly_digest(repo, week, lang, topics)
+            return _decoder.decode(await self._build(repo, week, lang, topics, exclude))
+        variant = _fingerprint(exclude)
+        key = self.keys.weekly_digest(repo, week, lang, topics, variant)
         raw = None if rebuild else await self.redis.get(key)
         if raw is None:
-            async with self._mutex(f"build:{repo}:{week}:{lang}:{','.join(topics)}"):
+            name = ":".join(["build", repo, week, lang, ",".join(topics),
+                             *([variant] if variant else [])])
+            async with self._mutex(name):
                 raw = None if rebuild else await self.redis.get(key)
                 if raw is None:
-                    raw = await self._build(repo, week, lang, topics)
+                    raw = await self._build(repo, week, lang, topics, exclude)
                     await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
         data = raw.encode() if isinstance(raw, str) else bytes(raw)
         return _decoder.decode(data)
 
-    async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...]) -> bytes:
+    async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...],
+                     exclude: ExcludeRule) -> bytes:
         digest = await self.digests.build(repo, week, lang, topics, fetch=self._week,
-                                          trends=self.trends, link=True, trigger="schedule")
+                                          trends=self.trends, link=True, trigger="schedule",
+                                          exclude=(exclude,))
         self.counts.digest_builds += 1
         return _encoder.encode(digest)
 

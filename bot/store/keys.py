@@ -74,9 +74,12 @@ class Keys:
         """A cross-replica mutex around one fetch or build."""
         return self.name("lock", name)
 
-    def weekly_digest(self, repo: str, week: str, lang: str, topics: Sequence[str]) -> str:
-        """A scheduled digest, built once and shared by the replicas."""
-        return self.name("digest", "weekly", repo, week, lang, ",".join(topics))
+    def weekly_digest(self, repo: str, week: str, lang: str, topics: Sequence[str],
+                      variant: str = "") -> str:
+        """A scheduled digest, built once and shared by the replicas; `variant` tells
+        apart channels whose own settings (exclude rules) change the digest."""
+        parts = [repo, week, lang, ",".join(topics), *([variant] if variant else [])]
+        return self.name("digest", "weekly", *parts)
 
     @staticmethod
     def report_digest(repo: str, week: str, lang: str) -> str:
