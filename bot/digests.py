@@ -42,14 +42,9 @@ FetchWeek = Callable[[str, str], Awaitable[WeekData]]
 class DigestStore(Protocol):
     """Where finished report digests are kept (`bot.store.cache.Cache` has these two)."""
 
-    def get_digest(self, key: str) -> bytes | None: ...
+    def get_report(self, repo: str, week: str, lang: str) -> bytes | None: ...
 
-    def put_digest(self, key: str, data: bytes, ttl: int) -> None: ...
-
-
-def report_store_key(repo: str, week: str, lang: Lang) -> str:
-    """A report page's digest, relative to the cache's digest namespace."""
-    return f"report:{repo}:{week}:{lang}"
+    def put_report(self, repo: str, week: str, lang: str, data: bytes, ttl: int) -> None: ...
 
 
 def stale_note(lang: Lang, data: WeekData) -> str | None:
@@ -143,14 +138,14 @@ class Digests:
         """A report page's digest, kept in `reports` once built (past weeks for
         `cache.past_week_ttl_seconds`, the current one for `current_week_ttl_seconds`;
         one built from stale data is not kept, so the next visit tries again)."""
-        key = report_store_key(repo, week, lang)
         if self.reports is not None:
-            raw = await asyncio.to_thread(self.reports.get_digest, key)
+            raw = await asyncio.to_thread(self.reports.get_report, repo, week, lang)
             if raw is not None:
                 try:
                     return self._decoder.decode(raw)
                 except msgspec.DecodeError:
-                    log.warning("dropping an unreadable cached report %s", key)
+                    log.warning("dropping an unreadable cached report of %s %s %s",
+                                repo, week, lang)
         stale = False
 
         async def fetch(name: str, asked: str) -> WeekData:
@@ -161,8 +156,8 @@ class Digests:
 
         digest = await self.build(repo, week, lang, fetch=fetch, trigger="report")
         if self.reports is not None and not stale:
-            await asyncio.to_thread(self.reports.put_digest, key, msgspec.json.encode(digest),
-                                    self._report_ttl(repo, week))
+            await asyncio.to_thread(self.reports.put_report, repo, week, lang,
+                                    msgspec.json.encode(digest), self._report_ttl(repo, week))
         return digest
 
     async def _fetch(self, repo: str, week: str) -> WeekData:
