@@ -201,3 +201,18 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     counts = platforms.counts()
     assert len(counts) == len(channels)
     assert Counter(counts.values()) == {1: len(channels)}  # 0 duplicated
+
+
+async def test_an_unreachable_cluster_is_a_redis_outage_not_a_crash() -> None:
+    from bot.store.cache import Cache
+    from testkit.redis_server import free_port
+
+    url = (f"redis+cluster://127.0.0.1:{free_port()}"
+           "?socket_connect_timeout=0.2&failover_seconds=0")
+    cache = Cache(sync_client(url))  # redis-py's connects at once; ours on first use
+    assert cache.get_week("acme/lumen", "2026-W29", "Asia/Shanghai") is None  # a miss
+    async with serving(app_with(redis_url=url)) as http:
+        health = await http.get("/healthz")
+        report = await http.get("/reports/acme/lumen?lang=en")
+    assert health.status_code == 503 and health.json()["redis"]["ok"] is False
+    assert report.status_code == 200  # the index lists the recent weeks without Redis

@@ -245,10 +245,6 @@ def async_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> aioredi
     return cast(aioredis.Redis, client)
 
 
-def mode_of(url: str) -> Mode:
-    return parse(url).mode
-
-
 async def wait_for_replica(client: aioredis.Redis) -> None:
     """On a Sentinel-managed master, wait (briefly) until a replica has the writes so
     far: a failover then keeps them. Elsewhere nothing to do."""
