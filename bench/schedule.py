@@ -11,6 +11,8 @@ digest builds, and peak memory (RSS) per replica.
 
     python -m bench.schedule [--channels 1000] [--repos 50] [--replicas 3]
                              [--kill]  # SIGKILL one replica a third of the way in
+                             [--redis single|cluster|sentinel]  # which Redis topology
+                             [--failover]  # sentinel: SIGKILL the master a third of the way in
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import resource
@@ -29,13 +32,14 @@ import signal
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from queue import Empty
 from typing import Any
 
-import redis
+from bot.store.client import REDIS_ERRORS
+from bot.store.keys import Keys
 
 WEEK = "2026-W29"
 PREVIOUS = "2026-W28"
@@ -100,8 +104,6 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
                    go: Any, reports: Any) -> None:
     import logging
 
-    import redis.asyncio as aioredis
-
     from adapters.poster import AdapterPoster
     from bot.config import load_config
     from bot.delivery.due import due_runs
@@ -109,10 +111,11 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.delivery.schedule import Scheduler
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
+    from bot.store.client import REDIS_ERRORS, async_client, sync_client
 
-    logging.basicConfig(level=logging.ERROR)
+    logging.basicConfig(level=logging.CRITICAL)
 
-    counter = redis.Redis.from_url(redis_url)
+    counter = sync_client(redis_url)
 
     class CountingGitHub(GitHubSource):
         """Counts, in Redis so a killed replica's count survives, the week fetches that
@@ -126,8 +129,8 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
     adapters = {p: adapter_for(config, source, p) for p in PLATFORMS}
-    client = aioredis.Redis.from_url(redis_url)
-    scheduler = Scheduler(config, source, client, AdapterPoster(adapters), clock=lambda: DUE,
+    client = async_client(redis_url)
+    scheduler = Scheduler(config, source, client, AdapterPoster(adapters), clock=bench_clock(),
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
                           concurrency=options["concurrency"],
@@ -138,10 +141,13 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     cpu_at_start = cpu_seconds()
     started = time.perf_counter()
     while True:
-        await scheduler.tick(DUE)
-        entries = await scheduler.ledger.get_many(slots)
-        if all(e is not None and e.state == "posted" for e in entries):
-            break
+        try:
+            await scheduler.tick()
+            entries = await scheduler.ledger.get_many(slots)
+            if all(e is not None and e.state == "posted" for e in entries):
+                break
+        except REDIS_ERRORS:  # a failover: the next pass goes on, as run_forever's does
+            pass
         await asyncio.sleep(0.2)
     elapsed = time.perf_counter() - started
     stats = scheduler.stats
@@ -154,6 +160,18 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
         if close is not None:
             await close()
     await client.aclose()
+
+
+CLOCK_SPEED = 60.0
+"""The replicas' clock starts at the due minute and runs this much faster than real time:
+a post that failed (a fake server timing out on a loaded machine) has its one-minute
+back-off pass in a second instead of never - a frozen clock would wait for ever -
+while every run stays well inside the catch-up window."""
+
+
+def bench_clock() -> Any:
+    started = time.monotonic()
+    return lambda: DUE + timedelta_hours((time.monotonic() - started) * CLOCK_SPEED / 3600)
 
 
 def received_per_channel(slack: Any, telegram: Any, feishu: Any) -> tuple[Counter[str],
@@ -188,19 +206,25 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="skip the week before (no trend comparison)")
     parser.add_argument("--kill", action="store_true",
                         help="SIGKILL replica 0 once a third of the channels are posted")
+    parser.add_argument("--redis", choices=("single", "cluster", "sentinel"), default="single",
+                        help="one redis-server, a 3-node Redis Cluster, or a Sentinel set")
+    parser.add_argument("--failover", action="store_true",
+                        help="with --redis sentinel: SIGKILL the master once a third are posted")
     args = parser.parse_args(argv)
+    if args.failover and args.redis != "sentinel":
+        parser.error("--failover needs --redis sentinel")
 
-    from bot.store.ledger import Ledger, Slot, as_bytes, decode_entry
+    from bot.store.client import sync_client
+    from bot.store.ledger import Slot, as_bytes, decode_entry
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week
     from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
     from testkit.fakes.telegram import TOKEN as TELEGRAM_TOKEN
     from testkit.fakes.telegram import FakeTelegram
-    from testkit.redis_server import private_redis
-
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
-    with (private_redis() as redis_url, FakeGitHub(token=GITHUB_TOKEN) as github,
+    with (redis_topology(args.redis) as (redis_url, sentinel),
+          FakeGitHub(token=GITHUB_TOKEN) as github,
           FakeSlack() as slack, FakeTelegram() as telegram,
           FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1]) as feishu,
           tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir):
@@ -239,15 +263,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         config = load_config(config_path)
         slots: list[Slot] = [run.slot for run in due_runs(config.channels, DUE,
                                                           timedelta_hours(12))]
-        client = redis.Redis.from_url(redis_url)
-        ledger = Ledger(client)  # type: ignore[arg-type]  # keys only, read synchronously
-        keys = [ledger.key(slot) for slot in slots]
+        client = sync_client(redis_url)
+        keys = [Keys().ledger(slot.name) for slot in slots]
         github_requests_before = len(github.requests)
         started = time.perf_counter()
         go.set()
         killed: int | None = None
+        failed_over: tuple[int, int, float] | None = None
         while True:
-            entries = [decode_entry(as_bytes(raw)) for raw in client.mget(keys)]
+            try:
+                entries = [decode_entry(as_bytes(raw)) for raw in read_all(client, keys)]
+            except REDIS_ERRORS:  # the master is away: ask again once it is back
+                time.sleep(0.1)
+                continue
             posted = sum(1 for e in entries if e is not None and e.state == "posted")
             if posted == len(slots):
                 break
@@ -255,6 +283,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 killed = processes[0].pid
                 assert killed is not None
                 os.kill(killed, signal.SIGKILL)
+            if sentinel is not None and args.failover and failed_over is None \
+                    and posted >= len(slots) // 3:
+                old = sentinel.kill_master()
+                failing = time.perf_counter()
+                new = sentinel.wait_for_failover(old)
+                failed_over = (old, new, time.perf_counter() - failing)
             if time.perf_counter() - started > 600:
                 raise SystemExit(f"only {posted} of {len(slots)} posted after 600 s")
             time.sleep(0.05)
@@ -288,7 +322,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"schedule bench: {args.channels} channels over {args.repos} repositories due at "
           f"{DUE:%Y-%m-%d %H:%M} UTC (week {WEEK}), {args.replicas} replica processes, "
           f"{args.pulls} PRs per repository-week, concurrency {args.concurrency}/replica"
-          + (f", replica 0 SIGKILLed (pid {killed})" if killed else ""))
+          + (f", replica 0 SIGKILLed (pid {killed})" if killed else "")
+          + f"; Redis: {args.redis}")
+    if failed_over is not None:
+        print(f"  failover              master :{failed_over[0]} SIGKILLed, :{failed_over[1]} "
+              f"promoted after {failed_over[2]:.1f} s")
     print(f"  all posted after      {elapsed:8.2f} s")
     print(f"  posts per second      {len(slots) / elapsed:8.1f}  ({messages} messages, "
           f"{messages / elapsed:.1f}/s)")
@@ -310,6 +348,31 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"re-sent in doubt {report['resent_in_doubt']}, failed {report['failed']}, "
               f"built {report['builds']}, {report['cpu_seconds']:.1f} CPU s)")
     print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
+
+
+@contextlib.contextmanager
+def redis_topology(kind: str) -> Iterator[tuple[str, Any]]:
+    """(the REDIS_URL of a private Redis of that kind, its Sentinel set or None)."""
+    from testkit.redis_server import private_redis
+    from testkit.redis_topologies import private_cluster, private_sentinel
+
+    if kind == "cluster":
+        with private_cluster() as url:
+            yield url, None
+    elif kind == "sentinel":
+        with private_sentinel() as sentinel:
+            yield sentinel.url, sentinel
+    else:
+        with private_redis() as url:
+            yield url, None
+
+
+def read_all(client: Any, keys: Sequence[str]) -> list[Any]:
+    """GET every key in one pipeline (per node on a cluster): no cross-slot MGET."""
+    with client.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.get(key)
+        return list(pipe.execute())
 
 
 def timedelta_hours(hours: float) -> Any:

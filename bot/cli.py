@@ -221,14 +221,10 @@ def console_subscriptions(settings: Config) -> SubscriptionStore | None:
     url = secret(settings.cache.url_env)
     if not url:
         return None
-    import redis
-
+    from bot.store.client import sync_client
     from bot.store.subscriptions import RedisSubscriptionStore
 
-    try:
-        return RedisSubscriptionStore(redis.Redis.from_url(url))
-    except ValueError as exc:
-        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
+    return RedisSubscriptionStore(sync_client(url, settings.cache.url_env))
 
 
 @app.command()
@@ -443,12 +439,18 @@ def post(
     import logging
 
     from bot.delivery.post import describe, post_now
+    from bot.store.client import REDIS_ERRORS
 
     # The outcome is the one line below; library chatter would only bury it.
     logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")
 
-    result = asyncio.run(post_now(load_config(config), repo, week, channel, force=force,
-                                  snapshot=snapshot, llm=not no_llm))
+    settings = load_config(config)
+    try:
+        result = asyncio.run(post_now(settings, repo, week, channel, force=force,
+                                      snapshot=snapshot, llm=not no_llm))
+    except REDIS_ERRORS as exc:
+        fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
+             "again once Redis answers (the ledger keeps a post from going out twice)")
     line = describe(result)
     if result.status == "failed":
         fail(line)

@@ -30,7 +30,6 @@ from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.narrate import Narrator
 from bot.source import SnapshotSource, Source, WeekData
-from bot.store.keys import Keys
 from bot.store.subscriptions import TopicStore, followed_topics
 from bot.week import current_week, shift_week
 
@@ -46,9 +45,9 @@ FetchWeek = Callable[[str, str], Awaitable[WeekData]]
 class DigestStore(Protocol):
     """Where finished report digests are kept (`bot.store.cache.Cache` has these two)."""
 
-    def get_digest(self, key: str) -> bytes | None: ...
+    def get_report(self, repo: str, week: str, lang: str) -> bytes | None: ...
 
-    def put_digest(self, key: str, data: bytes, ttl: int) -> None: ...
+    def put_report(self, repo: str, week: str, lang: str, data: bytes, ttl: int) -> None: ...
 
 
 def stale_note(lang: Lang, data: WeekData) -> str | None:
@@ -158,14 +157,14 @@ class Digests:
         """A report page's digest, kept in `reports` once built (past weeks for
         `cache.past_week_ttl_seconds`, the current one for `current_week_ttl_seconds`;
         one built from stale data is not kept, so the next visit tries again)."""
-        key = Keys.report_digest(repo, week, lang)
         if self.reports is not None:
-            raw = await asyncio.to_thread(self.reports.get_digest, key)
+            raw = await asyncio.to_thread(self.reports.get_report, repo, week, lang)
             if raw is not None:
                 try:
                     return self._decoder.decode(raw)
                 except msgspec.DecodeError:
-                    log.warning("dropping an unreadable cached report %s", key)
+                    log.warning("dropping an unreadable cached report of %s %s %s",
+                                repo, week, lang)
         stale = False
 
         async def fetch(name: str, asked: str) -> WeekData:
@@ -176,8 +175,8 @@ class Digests:
 
         digest = await self.build(repo, week, lang, fetch=fetch, trigger="report")
         if self.reports is not None and not stale:
-            await asyncio.to_thread(self.reports.put_digest, key, msgspec.json.encode(digest),
-                                    self._report_ttl(repo, week))
+            await asyncio.to_thread(self.reports.put_report, repo, week, lang,
+                                    msgspec.json.encode(digest), self._report_ttl(repo, week))
         return digest
 
     async def _narrate(self, digest: Digest, snapshot: Snapshot, repo: str, week: str,

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# System packages the test suite needs: redis-server (private test servers) and
-# Debian's chromium (browser tests of the report pages). Installs only what is missing.
+# System packages the test suite needs: redis-server and redis-tools (private test
+# servers, a 3-node Redis Cluster made with redis-cli), redis-sentinel (the failover
+# test) and Debian's chromium (browser tests of the report pages). Installs only what
+# is missing.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+command -v redis-sentinel >/dev/null 2>&1 || missing+=(redis-sentinel)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}" >&2

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from testkit.redis_server import private_redis
+from testkit.redis_topologies import flush, private_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -29,13 +29,33 @@ def redis_server_url() -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """One private 3-node Redis Cluster for the whole run (started on first use)."""
+    with private_cluster() as url:
+        yield url
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module that sets `REDIS_TOPOLOGIES = ("single", "cluster")` runs each of its
+    Redis tests on one server and again on a real Redis Cluster."""
+    if "redis_topology" in metafunc.fixturenames:
+        topologies = getattr(metafunc.module, "REDIS_TOPOLOGIES", ("single",))
+        metafunc.parametrize("redis_topology", topologies, indirect=True)
+
+
 @pytest.fixture
-def redis_url(redis_server_url: str) -> Iterator[str]:
-    """The private server, emptied before each test."""
-    client = redis.Redis.from_url(redis_server_url)
-    client.flushall()
-    client.close()
-    yield redis_server_url
+def redis_topology(request: pytest.FixtureRequest) -> str:
+    return str(getattr(request, "param", "single"))
+
+
+@pytest.fixture
+def redis_url(redis_topology: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The private server (or cluster), emptied before each test."""
+    name = "redis_cluster_url" if redis_topology == "cluster" else "redis_server_url"
+    url = str(request.getfixturevalue(name))
+    flush(url)
+    yield url
 
 
 @pytest.fixture(scope="session")

@@ -124,6 +124,19 @@ class KillableRedis:
         self._client = client
         self._switch = switch
 
+    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
+        """A pipeline whose `execute` is one call to the cut-off Redis."""
+        pipe = self._client.pipeline(*args, **kwargs)
+        execute = pipe.execute
+        switch = self._switch
+
+        async def killable_execute(*args: Any, **kwargs: Any) -> Any:
+            switch.on_redis_call()
+            return await execute(*args, **kwargs)
+
+        pipe.execute = killable_execute  # type: ignore[method-assign]
+        return pipe
+
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._client, name)
         if not callable(attribute):

@@ -20,11 +20,15 @@ from bot.errors import SourceError
 from bot.github.source import GitHubSource
 from bot.models import Comment, Snapshot
 from bot.store.cache import HELD_SECONDS, Cache, CachedSource, cache_from_env
+from bot.store.client import sync_client
 from bot.week import current_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.redis_server import free_port
+from testkit.redis_topologies import all_keys
 
+REDIS_TOPOLOGIES = ("single", "cluster")
+"""Each Redis test here runs on one server and on a real Redis Cluster."""
 REPO = "acme/widgets"
 WEEK = "2026-W29"
 TZ = "Asia/Shanghai"
@@ -154,12 +158,12 @@ def test_evicted_pr_entries_are_fetched_alone(fake: FakeGitHub, cache: Cache) ->
     fake.add_repo(REPO, build_week(REPO, count=30))
     src = cached_source(fake, cache)
     fetch(src, fake)
-    victims = sorted(cache.client.keys("prdigest:v1:pr:*"))[5:7]
+    victims = sorted(all_keys(cache.client, f"prdigest:v2:{{{REPO}}}:pr:*"))[5:7]
     cache.client.delete(*victims)
     snapshot, requests = fetch(src, fake)
     assert snapshot.pulls == now_on_github(fake).pulls
     assert (requests, src.last) == (1, "warm")
-    assert len(cache.client.keys("prdigest:v1:pr:*")) == 30
+    assert len(all_keys(cache.client, f"prdigest:v2:{{{REPO}}}:pr:*")) == 30
 
 
 def test_current_week_is_short_lived_and_past_weeks_long(fake: FakeGitHub,
@@ -187,7 +191,7 @@ def test_ttls_come_from_the_config(fake: FakeGitHub, cache: Cache) -> None:
     fetch(src, fake, now=now)
     assert fetch(src, fake, now=now + timedelta(seconds=59))[1] == 0
     assert fetch(src, fake, now=now + timedelta(seconds=61))[1] == 1
-    ttl = cache.client.ttl(f"prdigest:v1:week:{REPO}:{WEEK}:{TZ}")
+    ttl = cache.client.ttl(f"prdigest:v2:{{{REPO}}}:week:{WEEK}:{TZ}")
     assert 100 < ttl <= 120  # freshness + the past-week TTL, for stale copies
 
 
@@ -250,7 +254,7 @@ class CountingCache(Cache):
 
 @pytest.fixture
 def counting_cache(redis_url: str) -> Iterator[CountingCache]:
-    store = CountingCache(redis.Redis.from_url(redis_url))
+    store = CountingCache(sync_client(redis_url))
     yield store
     store.close()
 
@@ -381,21 +385,23 @@ def test_cache_from_env(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None
 # --- digests and keys -----------------------------------------------------------------------
 
 
-def test_digests_round_trip_with_ttl(cache: Cache) -> None:
-    assert cache.get_digest("acme/widgets:2026-W29:zh") is None
-    cache.put_digest("acme/widgets:2026-W29:zh", "摘要".encode(), 120)
-    assert cache.get_digest("acme/widgets:2026-W29:zh") == "摘要".encode()
-    assert 0 < cache.client.ttl("prdigest:v1:digest:acme/widgets:2026-W29:zh") <= 120
+def test_reports_round_trip_with_ttl(cache: Cache) -> None:
+    assert cache.get_report("acme/widgets", "2026-W29", "zh") is None
+    cache.put_report("acme/widgets", "2026-W29", "zh", "摘要".encode(), 120)
+    assert cache.get_report("acme/widgets", "2026-W29", "zh") == "摘要".encode()
+    key = "prdigest:v2:{acme/widgets}:digest:report:2026-W29:zh"
+    assert 0 < cache.client.ttl(key) <= 120
 
 
 def test_keys_are_versioned(fake: FakeGitHub, cache: Cache) -> None:
     fake.add_repo(REPO, build_week(REPO, count=3, overflow=None, decoys=0))
     fetch(cached_source(fake, cache), fake)
-    keys = {k.decode() if isinstance(k, bytes) else k for k in cache.client.keys("*")}
-    assert keys and all(k.startswith("prdigest:v1:") for k in keys)
-    assert f"prdigest:v1:week:{REPO}:{WEEK}:{TZ}" in keys
+    keys = {k.decode() if isinstance(k, bytes) else k for k in all_keys(cache.client, "*")}
+    assert keys and all(k.startswith(f"prdigest:v2:{{{REPO}}}:") for k in keys)
+    assert f"prdigest:v2:{{{REPO}}}:week:{WEEK}:{TZ}" in keys
     pull = now_on_github(fake).pulls[0]
-    assert f"prdigest:v1:pr:{REPO}:{pull.number}:{int(pull.updated_at.timestamp())}" in keys  # type: ignore[union-attr]
+    assert f"prdigest:v2:{{{REPO}}}:pr:{pull.number}:{int(pull.updated_at.timestamp())}" in keys  # type: ignore[union-attr]
+    assert f"prdigest:v2:{{{REPO}}}:weeks" in keys  # the weeks index, no SCAN needed
 
 
 def test_rest_fallback_is_cached_too(fake: FakeGitHub, cache: Cache) -> None:

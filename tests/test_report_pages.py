@@ -4,12 +4,12 @@ topic chart, zh/en, the weeks index, private repositories, errors as pages."""
 from __future__ import annotations
 
 import re
+import time
 from html.parser import HTMLParser
 from typing import Any
 
 import msgspec
 import pytest
-import redis
 
 from bot.config import Config, parse_config
 from bot.engine import build_digest
@@ -19,7 +19,11 @@ from bot.models import PullRequest, Snapshot
 from bot.render import render_digest
 from bot.render.html import topic_chart
 from bot.source import SnapshotSource, WeekData
+from bot.store.client import sync_client
+from bot.store.keys import Keys
+from bot.store.weeks_index import note_week
 from bot.web.app import create_app
+from testkit.redis_topologies import all_keys
 from testkit.server_support import (
     REPO,
     clear_env,
@@ -30,6 +34,8 @@ from testkit.server_support import (
     serving,
 )
 
+REDIS_TOPOLOGIES = ("single", "cluster")
+"""Each Redis test here runs on one server and on a real Redis Cluster."""
 REPORT = "/reports/acme/lumen/2026-W29"
 SECTIONS_EN = ["Executive summary", "Key changes", "Module and topic trends",
                "Risk observations", "Key PRs at a glance", "Follow-up suggestions",
@@ -234,17 +240,20 @@ async def test_a_built_report_is_kept_in_redis_and_listed(redis_url: str) -> Non
     assert source.weeks == ["2026-W29", "2026-W28"]  # the week and, for trends, the one before
     assert 'prdigest_digests_built_total{trigger="report"} 1.0' in scraped
     assert 'prdigest_cache_lookups_total{kind="digest",result="hit"} 1.0' in scraped
-    keys = redis.Redis.from_url(redis_url).keys("prdigest:v1:digest:report:*")
-    assert keys == [b"prdigest:v1:digest:report:acme/lumen:2026-W29:en"]
+    keys = all_keys(sync_client(redis_url), "prdigest:v2:*:digest:report:*")
+    assert keys == [b"prdigest:v2:{acme/lumen}:digest:report:2026-W29:en"]
 
 
 async def test_the_index_lists_recent_weeks_and_every_cached_one(redis_url: str) -> None:
-    client = redis.Redis.from_url(redis_url)
-    client.set("prdigest:v1:week:acme/lumen:2025-W07:Asia/Shanghai", b"{}")
-    client.set("prdigest:v1:digest:report:acme/lumen:2024-W52:zh", b"{}")
-    client.set("prdigest:v1:digest:weekly:acme/lumen:2024-W30:zh:npu,rollout", b"{}")
-    client.set("prdigest:v1:week:acme/other:2023-W01:Asia/Shanghai", b"{}")  # not this repo
-    client.set("prdigest:v1:week:acme/lumen:2031-W01:Asia/Shanghai", b"{}")  # future: no
+    client, keys, day = sync_client(redis_url), Keys(), 24 * 3600
+    note_week(client, keys, "acme/lumen", "2025-W07", day)  # a PR window
+    note_week(client, keys, "acme/lumen", "2024-W52", day)  # a report's digest
+    note_week(client, keys, "acme/lumen", "2024-W30", day)  # a scheduled post's digest
+    note_week(client, keys, "acme/other", "2023-W01", day)  # not this repository
+    note_week(client, keys, "acme/lumen", "2031-W01", day)  # future: not listed
+    client.zadd(keys.report_weeks("acme/lumen"), {"2022-W01": time.time() - 1})  # expired
+    # A v1 key (before hash tags) is ignored, not misread.
+    client.set("prdigest:v1:week:acme/lumen:2021-W07:Asia/Shanghai", b"{}")
     async with serving(app_with(redis_url=redis_url)) as http:
         answer = await http.get("/reports/acme/lumen?lang=en")
     assert answer.status_code == 200

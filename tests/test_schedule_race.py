@@ -32,6 +32,7 @@ from bot.config import Config
 from bot.delivery.schedule import InDoubt, Scheduler
 from bot.models import Snapshot
 from bot.snapshot import read_snapshot
+from bot.store.client import async_client
 from bot.store.ledger import Ledger, LedgerEntry, Slot
 from bot.week import shift_week, week_of, zone
 from tests.schedule_support import (
@@ -172,7 +173,7 @@ async def race(redis_url: str, snapshot: Snapshot, in_doubt: InDoubt, seed: int)
     fires = fire_times(config)
     expected: set[Slot] = set()
     missed: set[Slot] = set()
-    client = aioredis.Redis.from_url(redis_url)
+    client = async_client(redis_url)
     try:
         contest = Race(config, snapshot, client, in_doubt, seed)
         pending_after_outage: dict[datetime, set[Slot]] = defaultdict(set)

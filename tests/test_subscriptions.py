@@ -10,7 +10,6 @@ from typing import Any
 
 import msgspec
 import pytest
-import redis
 import redis.asyncio as aioredis
 from github import Github
 
@@ -24,6 +23,7 @@ from bot.models import Command, PullRequest, Reply
 from bot.render import render_reply
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
+from bot.store.client import async_client, sync_client
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.fakes.telegram import FakeTelegram
@@ -45,6 +45,8 @@ from testkit.server_support import (
     webhook_request,
 )
 
+REDIS_TOPOLOGIES = ("single", "cluster")
+"""Each Redis test here runs on one server and on a real Redis Cluster."""
 SLACK = "slack:C0123456"          # configured topics: npu, rollout
 TELEGRAM = "telegram:-1001234567890"  # trainer
 FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
@@ -65,7 +67,7 @@ def channel(key: str) -> ChannelConfig:
 
 
 def test_store_adds_removes_and_lists_topics(redis_url: str) -> None:
-    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    store = RedisSubscriptionStore(sync_client(redis_url))
     assert store.topics(SLACK) == set()
     store.add(SLACK, ["ckpt", "trainer"])
     store.add(SLACK, ["ckpt"])
@@ -114,7 +116,7 @@ async def test_only_admins_change_a_channels_topics(redis_url: str) -> None:
         allowed = await ask(app, TELEGRAM, "subscribe", "ckpt", user="anyone")
     assert refused.kind == "error" and refused.error == "not-admin"
     assert allowed.kind == "subscribed"  # the Telegram channel names no admins
-    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    store = RedisSubscriptionStore(sync_client(redis_url))
     assert store.topics(SLACK) == set()
     assert store.topics(TELEGRAM) == {"ckpt"}
 
@@ -338,7 +340,7 @@ async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
             sent.append((channel.key, reply.pull.number))
             return ["m"]
 
-    clients = [aioredis.Redis.from_url(redis_url) for _ in range(4)]
+    clients = [async_client(redis_url) for _ in range(4)]
     replicas = [MergeNotifier(config, SnapshotSource(example_snapshot()), None, Claims(c),
                               Sender()) for c in clients]
     pull = snapshot_pull(1212)
@@ -388,9 +390,9 @@ def merged_later(number: int, clock: Clock, minutes: int) -> PullRequest:
 def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, Any],
                clock: Clock) -> tuple[MergePoller, aioredis.Redis, Github]:
     config = example_config()
-    client = aioredis.Redis.from_url(redis_url)
+    client = async_client(redis_url)
     claims = Claims(client)
-    sync = redis.Redis.from_url(redis_url)
+    sync = sync_client(redis_url)
     from bot.web.services import AdapterNotices
 
     notifier = MergeNotifier(config, SnapshotSource(example_snapshot()),
@@ -505,14 +507,14 @@ async def test_the_server_polls_when_no_webhook_secret_is_set(
 
 async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> None:
     config = example_config()
-    store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
+    store = RedisSubscriptionStore(sync_client(redis_url))
     handler = CommandHandler(config, SnapshotSource(example_snapshot()), store, now=now)
     reply = await handler.handle(Command(kind="subscribe", lang="en", topics=("config",),
                                          text="subscribe config"),
                                  channel=channel(TELEGRAM), user="someone")
     assert reply.kind == "subscribed"
     adapters = recording_adapters()
-    client = aioredis.Redis.from_url(redis_url)
+    client = async_client(redis_url)
     from bot.web.services import AdapterNotices
 
     notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), store, Claims(client),
@@ -544,7 +546,7 @@ async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
         async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
             return ["m"]
 
-    client = aioredis.Redis.from_url(redis_url)
+    client = async_client(redis_url)
     notifier = MergeNotifier(config, CachingSource(example_snapshot()), None, Claims(client),
                              Sender())
     result = await notifier.announce(REPO, snapshot_pull(1212))

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import msgspec
-import redis
 
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
@@ -23,6 +22,7 @@ from bot.errors import SourceError
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
 from bot.store.claims import Claims
+from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
 from bot.store.subscriptions import TopicStore, followed_topics
 
@@ -103,7 +103,7 @@ class MergeNotifier:
         for channel in channels:
             try:
                 topics = await asyncio.to_thread(followed_topics, channel, self.store)
-            except redis.RedisError as exc:
+            except REDIS_ERRORS as exc:
                 log.warning("subscriptions of %s unreadable, configured topics only: %s",
                             channel.key, exc)
                 topics = list(channel.topics)

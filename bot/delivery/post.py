@@ -12,7 +12,6 @@ import socket
 from pathlib import Path
 
 import msgspec
-import redis.asyncio as aioredis
 
 from adapters.poster import AdapterPoster, DigestAdapter
 from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
@@ -23,6 +22,8 @@ from bot.errors import ConfigError, UserError
 from bot.snapshot import snapshot_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
+from bot.store.client import async_client
+from bot.store.client import parse as parse_redis_url
 from bot.week import past_week
 
 # Every platform a channel may be posted to: the registry, imported lazily per platform.
@@ -95,12 +96,13 @@ async def post_now(
     if not url:
         raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
                           "ledger in Redis, shared with the weekly schedule")
+    parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
     from bot.store.cache import live_source
 
     source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
                       else live_source(config))
     target = adapter or adapter_for(config, source, channel.platform)
-    client = aioredis.Redis.from_url(url)
+    client = async_client(url, config.cache.url_env)
     from bot.digests import Digests
     from bot.narrate import narrator_for
     from bot.store.cache import Cache

@@ -6,7 +6,8 @@ due for it. A run is due while its fire time is no older than the catch-up windo
 missed, and nothing older. Every replica computes the same due list; the ledger
 (`bot.store.ledger`) makes sure each slot goes out once:
 
-- a slot already `posted` (or `held`) is skipped with one MGET for the whole tick;
+- a slot already `posted` (or `held`) is skipped after one pipelined read of the
+  whole tick's entries;
 - otherwise a replica takes the slot's lock, re-reads the entry, builds the digest,
   writes the intent fenced by the lock, posts, and records the platform's
   confirmation as the very next step. A graceful stop (task cancelled) lets a post in
@@ -49,7 +50,6 @@ from typing import Literal, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 
 from bot.config import ChannelConfig, Config
 from bot.delivery.due import DueRun, due_runs
@@ -59,6 +59,7 @@ from bot.digests import Digests
 from bot.errors import SourceError, WeekError
 from bot.models import Digest
 from bot.source import Source
+from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
 from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff
 from bot.store.subscriptions import TopicStore
@@ -295,7 +296,7 @@ class Scheduler:
     ) -> PostResult:
         raw, entry = await self.ledger.read(slot)
         if not force and entry is not None:
-            # Another replica may have finished between the MGET and the lock.
+            # Another replica may have finished between that read and the lock.
             skip = self._done(slot, entry) if entry.state in ("posted", "held") else (
                 None if manual else self._skip(slot, entry, now))
             if skip is not None:
@@ -433,7 +434,7 @@ class Scheduler:
         while True:
             try:
                 return await self.ledger.record_posted(slot, posted)
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 if loop.time() + delay > deadline:
                     log.error("schedule: %s was posted but could not be recorded: %s",
                               slot.name, exc)

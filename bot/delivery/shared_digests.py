@@ -25,6 +25,7 @@ from bot.models import Digest, Lang
 from bot.source import Source, WeekData
 from bot.store.keys import Keys
 from bot.store.ledger import RedisLock
+from bot.store.weeks_index import note_week_async
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,8 @@ class SharedDigests:
                 if raw is None:
                     raw = await self._build(repo, week, lang, topics, exclude)
                     await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
+                    await note_week_async(self.redis, self.keys, repo, week,
+                                          DIGEST_TTL_SECONDS)
         data = raw.encode() if isinstance(raw, str) else bytes(raw)
         return _decoder.decode(data)
 

@@ -1,15 +1,17 @@
 """Redis between the GitHub source and the engine.
 
-What is kept (keys versioned under `prdigest:v1:`, so a format change never reads
-old entries):
-- `pr:{repo}:{number}:{updated_at}` - one PR as fetched. Keyed by `updated_at`, so a
+What is kept (keys versioned under `prdigest:v2:` and tagged `{repo}`, see
+`bot.store.keys`):
+- `pr:{number}:{updated_at}` - one PR as fetched. Keyed by `updated_at`, so a
   PR that changed on GitHub is simply a different entry.
-- `week:{repo}:{week}:{tz}` - which PRs (number, updated_at) a week held when it was
+- `week:{week}:{tz}` - which PRs (number, updated_at) a week held when it was
   last fetched, when that was, and until when it counts as fresh: the current week
   briefly (`cache.current_week_ttl_seconds`), past weeks long
   (`cache.past_week_ttl_seconds`).
-- `pull:{repo}:{number}` - the latest `updated_at` seen of a single PR.
-- `digest:{key}` - finished digests, as their caller encoded them.
+- `pull:{number}` - the latest `updated_at` seen of a single PR.
+- `digest:report:{week}:{lang}` - finished report digests.
+- `weeks` - the index of weeks held (a sorted set scored by expiry), for the report
+  index page: no SCAN, which on a cluster would see one node's keys.
 
 In front of Redis, each process keeps the PRs it served most recently while they are
 fresh, for at most a minute (`CachedSource.held_pull`): a chat question about a PR
@@ -41,7 +43,9 @@ from bot.config import Config, secret
 from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
+from bot.store.client import REDIS_ERRORS, sync_client
 from bot.store.keys import KEY_PREFIX, Keys
+from bot.store.weeks_index import note_week
 from bot.week import belongs_to_week, week_period
 
 __all__ = ["Cache", "CachedSource", "WeekData", "WeekEntry", "cache_from_env"]
@@ -104,7 +108,7 @@ class Cache:
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = KEY_PREFIX) -> Cache:
-        return cls(redis.Redis.from_url(url), prefix=prefix)
+        return cls(sync_client(url), prefix=prefix)
 
     def close(self) -> None:
         self.client.close()
@@ -114,7 +118,7 @@ class Cache:
             return default
         try:
             return fn()
-        except redis.RedisError as exc:
+        except REDIS_ERRORS as exc:
             log.warning("cache %s failed, going on without it for %.0f s: %s",
                         what, self.cooldown_seconds, exc)
             self._down_until = time.monotonic() + self.cooldown_seconds
@@ -134,7 +138,12 @@ class Cache:
     def put_week(self, repo: str, week: str, tz: str, entry: WeekEntry, ttl: int) -> None:
         key = self.keys.week(repo, week, tz)
         data = self._encoder.encode(entry)
-        self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
+
+        def write() -> None:
+            self.client.set(key, data, ex=ttl)
+            note_week(self.client, self.keys, repo, week, ttl)
+
+        self._safe("write", write, None)
 
     # -- PRs --
 
@@ -197,15 +206,22 @@ class Cache:
 
     # -- digests --
 
-    def get_digest(self, key: str) -> bytes | None:
-        """A finished digest stored under `key`, or None."""
-        raw = self._safe("read", lambda: self.client.get(self.keys.digest(key)), None)
+    def get_report(self, repo: str, week: str, lang: str) -> bytes | None:
+        """A report page's finished digest, or None."""
+        key = self.keys.report_digest(repo, week, lang)
+        raw = self._safe("read", lambda: self.client.get(key), None)
         if raw is None:
             return None
         return raw.encode() if isinstance(raw, str) else bytes(raw)
 
-    def put_digest(self, key: str, data: bytes, ttl: int) -> None:
-        self._safe("write", lambda: self.client.set(self.keys.digest(key), data, ex=ttl), None)
+    def put_report(self, repo: str, week: str, lang: str, data: bytes, ttl: int) -> None:
+        key = self.keys.report_digest(repo, week, lang)
+
+        def write() -> None:
+            self.client.set(key, data, ex=ttl)
+            note_week(self.client, self.keys, repo, week, ttl)
+
+        self._safe("write", write, None)
 
 
     # -- narrations --
@@ -224,9 +240,10 @@ class Cache:
 
 
 def cache_from_env(config: Config) -> Cache | None:
-    """The cache at the URL in the env var `config.cache.url_env`; None when unset."""
+    """The cache at the URL in the env var `config.cache.url_env`; None when unset.
+    A malformed URL is a `ConfigError` naming the variable."""
     url = secret(config.cache.url_env)
-    return Cache.from_url(url) if url else None
+    return Cache(sync_client(url, config.cache.url_env)) if url else None
 
 
 def live_source(config: Config) -> CachedSource:

@@ -4,6 +4,17 @@ All keys start with `KEY_PREFIX` (a version in it: a change of layout moves to a
 prefix instead of misreading old entries). Modules take a `Keys` rather than building
 names, so tests can give each case its own prefix and no module reads a layout another
 one owns.
+
+Redis Cluster: keys read or written together carry one hash tag (`{...}`), so they live
+in one slot - a repository's cache entries and its weeks index share `{owner/repo}`
+(one MGET reads a week's PRs), a post's lock and ledger entry share `{slot}` (the
+fenced write is one script). Nothing lists keys with SCAN (it would see one node's
+keys): what must be listed has an index (`report_weeks`, `ledger_index`).
+
+v2 (hash tags, indexes): keys under `prdigest:v1:` are ignored - cached data is fetched
+again, and the v1 delivery ledger is not consulted (`prdigest post` without --force
+does not know weeks posted before the upgrade; the weekly schedule only posts weeks
+still due, which the upgrade does not change).
 """
 
 from __future__ import annotations
@@ -11,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-KEY_PREFIX = "prdigest:v1"
+KEY_PREFIX = "prdigest:v2"
 
 
 @dataclass(frozen=True)
@@ -64,8 +75,9 @@ class Keys:
         """A weekly post's delivery record; the hash tag keeps it with its lock."""
         return self.name("ledger", f"{{{slot}}}")
 
-    def ledger_pattern(self) -> str:
-        return self.name("ledger", "*")
+    def ledger_index(self) -> str:
+        """The set of every slot with a ledger entry (`Ledger.entries`, operators)."""
+        return self.name("ledger-index")
 
     def post_lock(self, slot: str) -> str:
         return self.name("lock", "post", f"{{{slot}}}")
@@ -74,36 +86,33 @@ class Keys:
         """A cross-replica mutex around one fetch or build."""
         return self.name("lock", name)
 
+    def repo_name(self, repo: str, *parts: object) -> str:
+        """A key of one repository's: tagged `{repo}`, so a repository's keys share a
+        Redis Cluster slot."""
+        return self.name(f"{{{repo}}}", *parts)
+
     def weekly_digest(self, repo: str, week: str, lang: str, topics: Sequence[str],
                       variant: str = "") -> str:
         """A scheduled digest, built once and shared by the replicas; `variant` tells
         apart channels whose own settings (exclude rules) change the digest."""
-        parts = [repo, week, lang, ",".join(topics), *([variant] if variant else [])]
-        return self.name("digest", "weekly", *parts)
+        parts = [week, lang, ",".join(topics), *([variant] if variant else [])]
+        return self.repo_name(repo, "digest", "weekly", *parts)
 
-    @staticmethod
-    def report_digest(repo: str, week: str, lang: str) -> str:
-        """A report page's digest, relative to the cache's digest namespace."""
-        return f"report:{repo}:{week}:{lang}"
-
-    def digest(self, relative: str) -> str:
-        return self.name("digest", relative)
+    def report_digest(self, repo: str, week: str, lang: str) -> str:
+        """A report page's digest."""
+        return self.repo_name(repo, "digest", "report", week, lang)
 
     def week(self, repo: str, week: str, tz: str) -> str:
         """The cached PR window of one week (in one time zone)."""
-        return self.name("week", repo, week, tz)
+        return self.repo_name(repo, "week", week, tz)
 
     def pull_version(self, repo: str, number: int, stamp: str) -> str:
         """One version of a cached PR (by its `updated_at`)."""
-        return self.name("pr", repo, number, stamp)
+        return self.repo_name(repo, "pr", number, stamp)
 
     def pointer(self, repo: str, number: int) -> str:
         """Which version of a PR is the latest cached one."""
-        return self.name("pull", repo, number)
-
-    def week_start(self, repo: str) -> str:
-        """Where the cached PR windows of `repo`'s weeks begin (`{start}{week}:...`)."""
-        return self.name("week", repo) + ":"
+        return self.repo_name(repo, "pull", number)
 
     def narration(self, kind: str, digest: str) -> str:
         """A model's answer kept by the hash of what it was asked: `pull` (one PR's map
@@ -111,7 +120,7 @@ class Keys:
         language, so any of those changing is a different entry."""
         return self.name("narration", kind, digest)
 
-    def digest_starts(self, repo: str) -> tuple[str, str]:
-        """Where `repo`'s cached report and weekly digests begin."""
-        return (self.name("digest", "report", repo) + ":",
-                self.name("digest", "weekly", repo) + ":")
+    def report_weeks(self, repo: str) -> str:
+        """The weeks of `repo` the cache holds data for: a sorted set, each week scored
+        with when its data expires (the report index lists them)."""
+        return self.repo_name(repo, "weeks")

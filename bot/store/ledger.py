@@ -17,7 +17,12 @@ A replica killed between 4 and 5 leaves `sending` behind: the delivery is *in do
 it (see `bot.delivery.schedule`); the ledger only records it faithfully.
 
 The lock and the ledger key of a slot share a Redis Cluster hash tag, so the fenced
-write is one script on one shard.
+write is one script on one shard. Reading many slots is a pipeline of GETs (one round
+trip per node on a cluster), never a cross-slot MGET; the slots with an entry are
+kept in an index set (`entries`), never found by SCAN. On a Sentinel-managed master
+every ledger write waits briefly for a replica to have it (`wait_for_replica`), so a
+failover does not lose an intent and let the slot be posted a second time; a
+`posted` record lost anyway leaves `sending`, the in-doubt path.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any, Literal
 import msgspec
 import redis.asyncio as aioredis
 
+from bot.store.client import wait_for_replica
 from bot.store.keys import KEY_PREFIX, Keys
 
 log = logging.getLogger(__name__)
@@ -83,6 +89,13 @@ class Slot:
     @property
     def name(self) -> str:
         return f"{self.week}:{self.channel}:{self.repo}"
+
+    @classmethod
+    def parse(cls, name: str) -> Slot | None:
+        """The slot `name` names (`week:platform:id:owner/repo`), None if malformed."""
+        week, _, rest = name.partition(":")
+        channel, _, repo = rest.rpartition(":")
+        return cls(week, channel, repo) if week and channel and repo else None
 
     def delivery_key(self, generation: int = 0) -> str:
         """Stable across retries of the same delivery; a forced resend gets a new one.
@@ -247,8 +260,16 @@ class Ledger:
     async def get_many(self, slots: Sequence[Slot]) -> list[LedgerEntry | None]:
         if not slots:
             return []
-        raws = await self.client.mget([self.key(slot) for slot in slots])
+        async with self.client.pipeline(transaction=False) as pipe:
+            for slot in slots:
+                pipe.get(self.key(slot))
+            raws = await pipe.execute()
         return [decode_entry(as_bytes(raw)) for raw in raws]
+
+    async def _written(self, slot: Slot) -> None:
+        """After an entry was written: list its slot, and let a replica catch up."""
+        await self.client.sadd(self.keys.ledger_index(), slot.name)
+        await wait_for_replica(self.client)
 
     async def write_fenced(
         self, slot: Slot, lock: RedisLock, expected: bytes | None, entry: LedgerEntry
@@ -264,6 +285,8 @@ class Ledger:
         )
         if int(result) == 0:
             lock.lost = True
+        if int(result) == 1:
+            await self._written(slot)
         return int(result) == 1, data
 
     async def record_posted(self, slot: Slot, entry: LedgerEntry) -> LedgerEntry | None:
@@ -271,15 +294,20 @@ class Ledger:
         the ledger must say so. Returns the entry it replaced."""
         old = await self.client.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds,
                                     get=True)
+        await self._written(slot)
         return decode_entry(as_bytes(old))
 
     async def entries(self) -> list[LedgerEntry]:
-        """Every entry (tests, operators); a SCAN, not for the hot path."""
-        found: list[LedgerEntry] = []
-        async for key in self.client.scan_iter(match=self.keys.ledger_pattern(), count=500):
-            entry = decode_entry(as_bytes(await self.client.get(key)))
-            if entry is not None:
-                found.append(entry)
+        """Every entry (tests, operators), through the index of slots; not for the hot
+        path. Slots whose entry expired are dropped from the index."""
+        names = [m.decode() if isinstance(m, bytes) else str(m)
+                 for m in await self.client.smembers(self.keys.ledger_index())]
+        slots = [slot for slot in map(Slot.parse, names) if slot is not None]
+        found = [e for e in await self.get_many(slots) if e is not None]
+        present = {Slot(e.week, e.channel, e.repo).name for e in found}
+        expired = [name for name in names if name not in present]
+        if expired:
+            await self.client.srem(self.keys.ledger_index(), *expired)
         return sorted(found, key=lambda e: (e.week, e.channel, e.repo))
 
 

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot.github.events import PayloadError, merged_pull, signature_valid
+from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
 from bot.web.services import services_of
 
@@ -64,7 +65,16 @@ async def github_webhook(request: Request) -> Response:
         metrics.webhook(label, "ignored")
         return JSONResponse({"ignored": "not a merge"}, status_code=202)
     claim = Keys.github_delivery(delivery)
-    if not await services.claims.claim(claim, DELIVERY_TTL_SECONDS):
+    try:
+        first = await services.claims.claim(claim, DELIVERY_TTL_SECONDS)
+    except REDIS_ERRORS as exc:
+        # Without the claim a redelivery could notify twice: let GitHub redeliver later.
+        log.warning("github webhook: Redis unavailable (%s); asked for a redelivery",
+                    type(exc).__name__)
+        metrics.webhook(label, "unavailable")
+        return JSONResponse({"error": "storage unavailable, redeliver later"},
+                            status_code=503)
+    if not first:
         metrics.webhook(label, "duplicate")
         return JSONResponse({"duplicate": True})
 
@@ -86,6 +96,11 @@ async def github_webhook(request: Request) -> Response:
     except TimeoutError:
         metrics.webhook(label, "accepted")
         return JSONResponse({"accepted": True}, status_code=202)
+    except REDIS_ERRORS as exc:
+        log.warning("merged-PR notice: Redis unavailable (%s)", type(exc).__name__)
+        metrics.webhook(label, "unavailable")
+        return JSONResponse({"error": "storage unavailable, redeliver later"},
+                            status_code=503)
     except Exception:
         log.exception("merged-PR notice failed")
         metrics.webhook(label, "failed")

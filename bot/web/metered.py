@@ -46,8 +46,8 @@ class MeteredCache(Cache):
         self._count("pointer", pointer is not None)
         return pointer
 
-    def get_digest(self, key: str) -> bytes | None:
-        raw = super().get_digest(key)
+    def get_report(self, repo: str, week: str, lang: str) -> bytes | None:
+        raw = super().get_report(repo, week, lang)
         self._count("digest", raw is not None)
         return raw
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import get_args
@@ -26,7 +25,9 @@ from bot.render.html import (
     render_index_page,
     render_report_page,
 )
+from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
+from bot.store.weeks_index import weeks_held
 from bot.web.services import Services, services_of
 from bot.week import FIRST_YEAR, current_week, parse_week, past_week, shift_week, week_period
 
@@ -44,44 +45,19 @@ LANGS: tuple[Lang, ...] = get_args(Lang)
 RECENT_WEEKS = 8
 """How many ISO weeks up to the current one the index always lists."""
 
-_GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
-
-
-def _glob_escape(text: str) -> str:
-    return _GLOB_SPECIAL.sub(r"\\\1", text)
-
-
-def _week_in_key(key: bytes | str, prefix: str) -> str | None:
-    text = key.decode() if isinstance(key, bytes) else key
-    rest = text[len(prefix):]
-    week = rest.split(":", 1)[0]
-    return week if re.fullmatch(r"\d{4}-W\d{2}", week) else None
-
-
 def cached_weeks(client: redis.Redis | None, repo: str, *, prefix: str = KEY_PREFIX
-                 ) -> tuple[set[str], set[str]]:
-    """(weeks whose PR windows the cache holds, weeks with a cached digest: a report
-    page's or a scheduled post's).
-
-    Read with SCAN, never KEYS, so a large Redis is not blocked; a Redis failure gives
-    empty sets (the index still lists the recent weeks).
-    """
+                 ) -> set[str]:
+    """The weeks the cache holds data for (PR windows, report pages' and scheduled
+    posts' digests), from the repository's weeks index - not SCAN, which on a Redis
+    Cluster sees one node's keys. A Redis failure gives an empty set (the index page
+    still lists the recent weeks)."""
     if client is None:
-        return set(), set()
-    keys = Keys(prefix)
-    report_start, weekly_start = keys.digest_starts(repo)
-    starts = ((0, keys.week_start(repo)), (1, report_start), (1, weekly_start))
-    found: tuple[set[str], set[str]] = (set(), set())
+        return set()
     try:
-        for index, start in starts:
-            for key in client.scan_iter(match=_glob_escape(start) + "*", count=500):
-                week = _week_in_key(key, start)
-                if week is not None:
-                    found[index].add(week)
-    except redis.RedisError as exc:
+        return weeks_held(client, Keys(prefix), repo)
+    except REDIS_ERRORS as exc:
         log.warning("cannot list cached weeks of %s: %s", repo, exc)
-        return set(), set()
-    return found
+        return set()
 
 
 def report_weeks(config: Config, repo: str, client: redis.Redis | None, now: datetime, *,
@@ -91,8 +67,8 @@ def report_weeks(config: Config, repo: str, client: redis.Redis | None, now: dat
     tz = config.repo(repo).timezone
     this_week = current_week(now, tz)
     weeks = {shift_week(this_week, -offset) for offset in range(recent)}
-    windows, digests = cached_weeks(client, repo)
-    weeks |= {w for w in windows | digests if _valid_past(w, now, tz)}
+    held = cached_weeks(client, repo)
+    weeks |= {w for w in held if _valid_past(w, now, tz)}
     listed = []
     for week in sorted(weeks, key=parse_week, reverse=True):
         period = week_period(week, tz)
@@ -100,7 +76,7 @@ def report_weeks(config: Config, repo: str, client: redis.Redis | None, now: dat
             week=week,
             since=period.since.strftime("%Y-%m-%d"),
             until=(period.until - timedelta(days=1)).strftime("%Y-%m-%d"),
-            cached=week in windows or week in digests,
+            cached=week in held,
             current=week == this_week,
         ))
     return listed

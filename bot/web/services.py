@@ -38,6 +38,7 @@ from bot.narrate import Narrator, narrator_for
 from bot.source import Source
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
+from bot.store.client import REDIS_ERRORS, async_client, scripting_problem, sync_client
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
@@ -74,6 +75,7 @@ class Services:
     github_health: GitHubHealth = field(default_factory=GitHubHealth)
     narrator: Narrator | None = None
     start_errors: dict[str, str] = field(default_factory=dict)
+    redis_problem: str | None = None
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
@@ -87,6 +89,13 @@ class Services:
         in /healthz; the rest of the service runs on.
         """
         self.stop_event = asyncio.Event()
+        if self.redis_async is not None:
+            # Once, at start: without EVAL the locks cannot work; say so in /healthz
+            # (503) instead of failing every post while the slot locks linger.
+            self.redis_problem = await scripting_problem(self.redis_async)
+            if self.redis_problem is not None:
+                log.error("redis: %s; the weekly schedule is not started",
+                          self.redis_problem)
         for platform, adapter in self.adapters.items():
             try:
                 await adapter.start()
@@ -95,7 +104,7 @@ class Services:
                 self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
         if not self.background:
             return
-        if self.scheduler is not None:
+        if self.scheduler is not None and self.redis_problem is None:
             self.tasks["scheduler"] = asyncio.create_task(
                 self.scheduler.run_forever(self.stop_event), name="prdigest-scheduler")
         if self.poller is not None:
@@ -141,9 +150,12 @@ class Services:
             return {"configured": False, "ok": False,
                     "note": f"set {self.config.cache.url_env} for the cache, subscriptions "
                             "and the weekly schedule"}
+        if self.redis_problem is not None:
+            return {"configured": True, "ok": False, "error": "NoScripting",
+                    "reason": self.redis_problem}
         try:
             await asyncio.wait_for(self.redis_async.ping(), timeout=2)
-        except (redis.RedisError, OSError, TimeoutError) as exc:
+        except REDIS_ERRORS as exc:
             return {"configured": True, "ok": False, "error": type(exc).__name__}
         return {"configured": True, "ok": True}
 
@@ -169,6 +181,8 @@ class Services:
         else:
             scheduler = {"enabled": True, "task": task_state("scheduler"),
                          **self.scheduler.status()}
+            if self.redis_problem is not None:
+                scheduler["reason"] = self.redis_problem
         if self.webhook_secret:
             notices: dict[str, Any] = {"mode": "webhook", "route": "/github/webhook"}
         elif self.poller is not None:
@@ -210,8 +224,9 @@ def build_services(
         metrics.github_request(api, status)
         github_health.record(status)
 
-    redis_sync = redis.Redis.from_url(redis_url) if redis_url else None
-    redis_async = aioredis.Redis.from_url(redis_url) if redis_url else None
+    variable = config.cache.url_env
+    redis_sync = sync_client(redis_url, variable) if redis_url else None
+    redis_async = async_client(redis_url, variable) if redis_url else None
     github: GitHubSource | None = None
     if source is None:
         github = GitHubSource(config, on_request=on_github_request)

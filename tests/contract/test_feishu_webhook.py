@@ -177,7 +177,7 @@ async def test_a_redelivered_event_is_answered_once_across_replicas(
             await two.adapter.wait_idle()
         assert len(handler.asked) == 1
         assert len(fake.sent_cards()) == 1
-        assert await client.exists("prdigest:v1:seen:feishu:ev-retried") == 1
+        assert await client.exists("prdigest:v2:seen:feishu:ev-retried") == 1
     finally:
         await client.aclose()
 

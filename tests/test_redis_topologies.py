@@ -1,0 +1,218 @@
+"""`REDIS_URL` names one server, a Redis Cluster or a Sentinel service: the URL's
+errors, a real failover (SIGKILLed master) under three schedulers, a Redis user
+without scripting, and the CLI against a cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from typer.testing import CliRunner
+
+from bot.cli import app as cli
+from bot.errors import ConfigError
+from bot.snapshot import read_snapshot
+from bot.source import SnapshotSource
+from bot.store.client import async_client, parse, sync_client
+from bot.store.ledger import Ledger
+from bot.web.app import create_app
+from testkit.redis_topologies import SentinelSet, all_keys, flush, private_sentinel
+from testkit.server_support import (
+    example_config,
+    example_snapshot,
+    now,
+    recording_adapters,
+    serving,
+)
+from tests.schedule_support import (
+    Clock,
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    at,
+    make_config,
+)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai: 2026-W29 is due
+
+
+def app_with(redis_url: str) -> Any:
+    return create_app(example_config(), redis_url=redis_url,
+                      source=SnapshotSource(example_snapshot()), now=now, background=False,
+                      adapters=recording_adapters())
+
+
+# --- the URL -------------------------------------------------------------------------
+
+
+def test_each_scheme_names_its_topology() -> None:
+    single = parse("rediss://user:p%40ss@cache.example:6380/2?ssl_cert_reqs=required")
+    assert (single.mode, single.nodes, single.db) == ("single", (("cache.example", 6380),), 2)
+    assert single.options["password"] == "p@ss" and single.options["ssl"] is True
+    cluster = parse("redis+cluster://10.0.0.1:7000,10.0.0.2")
+    assert (cluster.mode, cluster.nodes) == ("cluster", (("10.0.0.1", 7000), ("10.0.0.2", 6379)))
+    sentinel = parse("redis+sentinel://s1:26379,s2/mymaster/3?sentinel_password=x")
+    assert (sentinel.mode, sentinel.service, sentinel.db) == ("sentinel", "mymaster", 3)
+    assert sentinel.nodes == (("s1", 26379), ("s2", 26379))
+    assert sentinel.sentinel_options == {"password": "x"}
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("http://localhost:6379", "not a Redis URL"),
+    ("redis://localhost:6379/0?cluster=true", "unknown option 'cluster'"),
+    ("redis+cluster://a:7000/1", "only database 0"),
+    ("redis+sentinel://s1:26379", "name the Sentinel service"),
+    ("redis://a:1,b:2", "several hosts"),
+    ("redis+cluster://a:notaport", "not host:port"),
+    ("redis://a:6379/0?socket_timeout=soon", "socket_timeout"),
+])
+def test_a_malformed_url_is_one_line_naming_the_variable(url: str, says: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse(url, "MY_REDIS")
+    message = str(raised.value)
+    assert message.startswith("MY_REDIS: ") and says in message and "\n" not in message
+
+
+def test_prdigest_post_with_a_malformed_url_exits_2_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis+sentinel://127.0.0.1:26379")
+    result = CliRunner().invoke(cli, [
+        "post", "acme/lumen", "--week", "2026-W29", "--channel", "slack:C0123456",
+        "--config", str(EXAMPLES / "prdigest.toml"),
+        "--snapshot", str(EXAMPLES / "snapshot.json")])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert "REDIS_URL: name the Sentinel service" in result.output
+
+
+# --- a cluster: the CLI's subscriptions and the service's health ---------------------
+
+
+def test_the_cli_subscribes_through_a_cluster(redis_cluster_url: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    flush(redis_cluster_url)
+    monkeypatch.setenv("REDIS_URL", redis_cluster_url)
+    args = ["--repo", "acme/lumen", "--snapshot", str(EXAMPLES / "snapshot.json"),
+            "--config", str(EXAMPLES / "prdigest.toml")]
+    subscribed = CliRunner().invoke(cli, ["ask", "subscribe", "doc", *args])
+    assert subscribed.exit_code == 0, subscribed.output
+    stored = all_keys(sync_client(redis_cluster_url), "prdigest:v2:subscriptions:*")
+    assert len(stored) == 1
+    assert sync_client(redis_cluster_url).smembers(stored[0]) == {b"doc"}
+
+
+async def test_healthz_is_ok_on_a_cluster(redis_cluster_url: str) -> None:
+    async with serving(app_with(redis_url=redis_cluster_url)) as http:
+        health = await http.get("/healthz")
+    assert health.status_code == 200, health.text
+    assert health.json()["redis"] == {"configured": True, "ok": True}
+
+
+# --- a Redis user without scripting ---------------------------------------------------
+
+
+async def test_without_eval_healthz_is_503_with_the_reason(redis_url: str) -> None:
+    admin = sync_client(redis_url)
+    admin.acl_setuser("noscript", enabled=True, passwords=["+pw"], keys=["*"],
+                      channels=["*"], commands=["+@all", "-@scripting"])
+    try:
+        limited = redis_url.replace("redis://", "redis://noscript:pw@")
+        async with serving(app_with(redis_url=limited)) as http:
+            health = await http.get("/healthz")
+        assert health.status_code == 503
+        reason = health.json()["redis"]["reason"]
+        assert "may not run scripts (EVAL)" in reason
+        assert health.json()["scheduler"]["reason"] == reason
+    finally:
+        admin.acl_deluser("noscript")
+        admin.close()
+
+
+# --- a Sentinel failover under three schedulers ---------------------------------------
+
+
+@pytest.fixture
+def sentinel() -> Iterator[SentinelSet]:
+    with private_sentinel() as started:
+        yield started
+
+
+async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
+    sentinel: SentinelSet
+) -> None:
+    from bot.delivery.due import due_runs
+    from bot.delivery.schedule import Scheduler
+
+    channels = [{"platform": p, "id": f"{p}-{n}", "repo": "acme/lumen",
+                 "timezone": "Asia/Shanghai", "schedule": "0 9 * * MON", "lang": "en",
+                 "topics": []}
+                for n in range(12) for p in ("slack", "telegram", "feishu")]
+    config = make_config(channels)
+    clock = Clock(MONDAY_9)
+    platforms = FakePlatforms(clock)
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    url = sentinel.url + "?failover_seconds=20"
+    clients = [async_client(url) for _ in range(3)]
+    replicas = [Scheduler(config, CountingSource(snapshot), client,
+                          FakePoster(platforms, f"r{n}", latency=0.05), clock=clock,
+                          replica=f"r{n}", lock_seconds=2.0, build_lock_seconds=2.0,
+                          concurrency=2)
+                for n, client in enumerate(clients)]
+    slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
+
+    async def run(replica: Scheduler) -> None:
+        ledger = replica.ledger
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                await replica.tick()
+                entries = await ledger.get_many(slots)
+                if all(e is not None and e.state == "posted" for e in entries):
+                    return
+            except redis.RedisError:
+                pass  # as run_forever: the next pass goes on
+            await asyncio.sleep(0.1)
+        raise AssertionError("not every slot was posted within 90 s")
+
+    async def kill_when_a_third_is_out() -> int:
+        while len(platforms.delivered) < len(channels) // 3:
+            await asyncio.sleep(0.01)
+        old = sentinel.kill_master()
+        return await asyncio.to_thread(sentinel.wait_for_failover, old)
+
+    try:
+        killer = asyncio.create_task(kill_when_a_third_is_out())
+        await asyncio.gather(*(run(r) for r in replicas))
+        new_master = await killer
+        entries = await Ledger(clients[0]).get_many(slots)
+    finally:
+        for client in clients:
+            await client.aclose()
+    assert new_master != sentinel.master_port
+    assert all(e is not None and e.state == "posted" for e in entries)  # 0 lost
+    counts = platforms.counts()
+    assert len(counts) == len(channels)
+    assert Counter(counts.values()) == {1: len(channels)}  # 0 duplicated
+
+
+async def test_an_unreachable_cluster_is_a_redis_outage_not_a_crash() -> None:
+    from bot.store.cache import Cache
+    from testkit.redis_server import free_port
+
+    url = (f"redis+cluster://127.0.0.1:{free_port()}"
+           "?socket_connect_timeout=0.2&failover_seconds=0")
+    cache = Cache(sync_client(url))  # redis-py's connects at once; ours on first use
+    assert cache.get_week("acme/lumen", "2026-W29", "Asia/Shanghai") is None  # a miss
+    async with serving(app_with(redis_url=url)) as http:
+        health = await http.get("/healthz")
+        report = await http.get("/reports/acme/lumen?lang=en")
+    assert health.status_code == 503 and health.json()["redis"]["ok"] is False
+    assert report.status_code == 200  # the index lists the recent weeks without Redis
