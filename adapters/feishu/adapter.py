@@ -108,6 +108,7 @@ class FeishuAdapter:
     route_path: ClassVar[str] = "/feishu/events"
     # "Requests holding the same uuid send at most one message within 1 hour."
     dedupe_window: ClassVar[timedelta | None] = timedelta(hours=1)
+    max_inbound_bytes: ClassVar[int] = MAX_EVENT_BYTES
     # The language of `#7035` asked in a chat the config does not list.
     default_lang: ClassVar[Lang] = "zh"
 

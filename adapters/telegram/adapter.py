@@ -84,6 +84,7 @@ class TelegramAdapter:
     max_message_chars: ClassVar[int] = MAX_MESSAGE_CHARS
     # The Bot API has no idempotency key: a re-send posts again.
     dedupe_window: ClassVar[timedelta | None] = None
+    max_inbound_bytes: ClassVar[int] = MAX_UPDATE_BYTES
     # The language of `#7035` from a chat the config does not list, when the user's
     # Telegram language does not say.
     default_lang: ClassVar[Lang] = "en"
