@@ -335,9 +335,8 @@ class FeishuAdapter:
             if question is None:
                 return
             names = tuple(n for n in (*DEFAULT_BOT_NAMES, self._bot_name) if n)
-            reply = await self._inbox.answer(question, names)
-            if reply is not None:
-                await self._reply(question, reply)
+            await self._inbox.answer(question, names,
+                                     send=lambda reply: self._reply(question, reply))
         except DeliveryError as exc:
             logger.warning("feishu: answer not delivered: %s", exc)
         except Exception:

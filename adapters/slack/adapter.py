@@ -47,7 +47,7 @@ from starlette.routing import BaseRoute, Route
 from adapters.base import DeliveryError
 from adapters.slack.inbound import SLASH_COMMAND, read_question, response_url
 from bot.chat.grammar import DEFAULT_BOT_NAMES
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, internal_error
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
 from bot.render.slack import (
@@ -429,16 +429,12 @@ class SlackAdapter:
         """The shared inbox answers (once per delivery, never raising); this renders and
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
-        reply = await self.inbox.answer(question, self.bot_names)
-        if reply is None:
-            return
+        async def send(reply: Reply) -> None:
+            await self._deliver(question, render_or_error(render_reply_messages, reply,
+                                                          "slack"))
+
         try:
-            messages = render_reply_messages(reply)
-        except Exception:
-            logger.exception("rendering a %s reply for Slack failed", reply.kind)
-            messages = render_reply_messages(internal_error(reply.lang))
-        try:
-            await self._deliver(question, messages)
+            await self.inbox.answer(question, self.bot_names, send=send)
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 

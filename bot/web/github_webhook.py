@@ -64,19 +64,23 @@ async def github_webhook(request: Request) -> Response:
         metrics.webhook(label, "ignored")
         return JSONResponse({"ignored": "not a merge"}, status_code=202)
     claim = Keys.github_delivery(delivery)
-    if not await services.claims.claim(claim, DELIVERY_TTL_SECONDS):
+    # Held by this process until the notices are recorded sent: a redelivery after a
+    # crash (the owner no longer alive) is handled again; one after success is not.
+    if not await services.claims.begin(claim, DELIVERY_TTL_SECONDS):
         metrics.webhook(label, "duplicate")
         return JSONResponse({"duplicate": True})
 
     async def announce() -> dict[str, Any]:
         try:
             result = await services.notifier.announce(merged.repository, merged.pull)
-        except Exception:
+        except BaseException:
             # Forget the delivery, so GitHub's "redeliver" can try again.
             await services.claims.release(claim)
             raise
         if result.failed:
             await services.claims.release(claim)
+        else:
+            await services.claims.finish(claim, DELIVERY_TTL_SECONDS)
         return {"notified": result.notified, "failed": result.failed}
 
     task = asyncio.ensure_future(announce())
