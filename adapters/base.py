@@ -28,6 +28,9 @@ class ChatAdapter(Protocol):
     # How long the platform drops a re-send carrying the same idempotency key (Feishu's
     # `uuid`: one hour); None where a key does not stop a second post.
     dedupe_window: ClassVar[timedelta | None]
+    # The largest request body its webhook routes take; the server refuses bigger ones
+    # before reading them (`bot.web.body_limit`).
+    max_inbound_bytes: ClassVar[int]
 
     async def start(self) -> None:
         """Connect what needs connecting (socket mode, long polling); idempotent."""

@@ -60,6 +60,7 @@ class ConsoleAdapter:
     max_message_chars: ClassVar[int] = 0
     # Nothing is posted twice at a terminal, and nothing is deduplicated.
     dedupe_window: ClassVar[timedelta | None] = None
+    max_inbound_bytes: ClassVar[int] = 0
 
     def __init__(
         self,

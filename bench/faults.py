@@ -6,11 +6,14 @@ on 127.0.0.1 and a private redis-server, with faults injected: GitHub 502/503 bu
 secondary (403/429 + Retry-After) and primary (remaining 0 + reset) rate limits,
 timeouts and a long outage; Slack and Telegram 429s; Feishu expired tenant tokens and
 5xx; Redis SIGKILLed and restarted; the service SIGKILLed mid-post; fuzzed, forged,
-stale and replayed requests; PR text full of mentions and markup.
+stale and replayed requests; PR text full of mentions and markup; large unsigned
+uploads (peak RSS), a never-firing cron, and acknowledged questions SIGKILLed in
+flight then re-delivered (`bench/fault_rows.py`).
 
-It prints one row per scenario - events sent, faults injected, weekly posts expected /
-delivered / duplicated, data lost (posts or answers that never arrived), responses 5xx,
-live mentions, time to recover - and exits 1 when any row breaks its expectation.
+It prints one row per scenario - events sent, faults injected, weekly posts (or
+answers) expected / delivered / duplicated, data lost (posts or answers that never
+arrived), responses 5xx, live mentions, time to recover - and exits 1 when any row
+breaks its expectation.
 
     python -m bench.faults [--rounds 1] [--fuzz 300] [--only NAME[,NAME]]
 
@@ -33,7 +36,6 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ from urllib.parse import urlencode
 import msgspec
 import redis
 
+from bench.fault_rows import Row, crash_after_ack_row, hostile_uploads_row, never_firing_cron_row
 from bot.store.cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
@@ -80,31 +83,6 @@ UNAVAILABLE = "could not get the data from GitHub"
 STALE_NOTE = "GitHub could not be reached; this digest uses data cached"
 QUESTIONS = ("risks for #1201", "summary #1203", "digest last week", "#1208 有什么风险",
              "topics", "help")
-
-
-@dataclass
-class Row:
-    scenario: str
-    events: int = 0
-    faults: int = 0
-    expected: int = 0
-    delivered: int = 0
-    duplicated: int = 0
-    lost: int = 0
-    bad_5xx: int = 0
-    live: int = 0
-    recover_s: float | None = None
-    problems: list[str] = field(default_factory=list)
-    note: str = ""
-    # A known limit the row documents rather than a failure (e.g. Telegram has no
-    # idempotency key); it is printed, and does not fail the run.
-    allowed_duplicates: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return (not self.problems and self.lost == 0 and self.bad_5xx == 0
-                and self.live == 0 and self.duplicated <= self.allowed_duplicates
-                and self.delivered >= self.expected)
 
 
 # --- counting -------------------------------------------------------------------------------
@@ -700,6 +678,7 @@ async def _in_process(redis_url: str, scratch: Path, only: set[str] | None, fuzz
         *[("redis", lambda: redis_restart(dir_for("redis-post"), mid_post=True))] * rounds,
         ("input", lambda: bad_input(redis_url, dir_for("input"), fuzz)),
         ("input", lambda: hostile_text(redis_url, dir_for("hostile"))),
+        ("input", lambda: never_firing_cron_row(redis_url, dir_for("cron"))),
     ]
     rows = []
     for group, run in plan:
@@ -709,6 +688,12 @@ async def _in_process(redis_url: str, scratch: Path, only: set[str] | None, fuzz
         rows.append(await run())
         print(f"  {rows[-1].scenario}: done", file=sys.stderr)
     return rows
+
+
+def _workdir(scratch: str, name: str) -> Path:
+    path = Path(scratch) / f"{name}-{uuid.uuid4().hex[:6]}"
+    path.mkdir()
+    return path
 
 
 def main() -> None:
@@ -731,8 +716,13 @@ def main() -> None:
     with private_redis() as redis_url, tempfile.TemporaryDirectory() as scratch:
         rows += asyncio.run(_in_process(redis_url, Path(scratch), only, args.fuzz,
                                         args.rounds))
+        if only is None or "input" in only:
+            rows.append(hostile_uploads_row(redis_url, _workdir(scratch, "uploads")))
+            print(f"  {rows[-1].scenario}: done", file=sys.stderr)
         if only is None or "kill" in only:
             for _ in range(args.rounds):
+                rows.append(crash_after_ack_row(redis_url, _workdir(scratch, "ack")))
+                print(f"  {rows[-1].scenario}: done", file=sys.stderr)
                 for platform in ("slack", "telegram", "feishu"):
                     for when in ("before", "after"):
                         workdir = Path(scratch) / f"kill-{platform}-{when}-{uuid.uuid4().hex[:6]}"

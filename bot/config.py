@@ -6,9 +6,11 @@ Loading has no side effects; every error names the field (`channels[1].schedule:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -156,6 +158,20 @@ class Config(Section, frozen=True, kw_only=True):
         return next((c for c in self.channels if c.key == key), None)
 
 
+DAY_SECONDS = 24 * 3600
+NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
+    ("github", "poll_minutes", 1, 7 * 24 * 60),
+    ("github", "timeout_seconds", 0.1, 600),
+    ("cache", "past_week_ttl_seconds", 1, 366 * DAY_SECONDS),
+    ("cache", "current_week_ttl_seconds", 1, 7 * DAY_SECONDS),
+    ("server", "catch_up_hours", 0.05, 7 * 24),
+)
+"""(section, field, least, most) of every number in the file: a week of catch-up or
+polling, a year of caching, ten minutes for one GitHub request. Beyond them a value is a
+mistake (`inf`, `nan`, a negative catch-up that would post nothing, a TTL Redis
+refuses), reported by name."""
+
+
 def secret(env_name: str) -> str | None:
     """The value of the environment variable the config names, or None when unset."""
     value = os.environ.get(env_name, "")
@@ -206,12 +222,14 @@ def _validate(config: Config) -> None:
             ) from None
         if not croniter.is_valid(channel.schedule):
             raise ConfigError(f"{where}.schedule: not a cron expression: {channel.schedule!r}")
+        if not fires_every_year(channel.schedule):
+            raise ConfigError(f"{where}.schedule: {channel.schedule!r} does not fire in "
+                              "every year (a date such as 30 February never comes)")
         pair = f"{channel.key} {channel.repo}"
         if pair in seen:
             raise ConfigError(f"{where}: channel {channel.key} is listed twice for {channel.repo}")
         seen.add(pair)
-    if config.github.poll_minutes < 1:
-        raise ConfigError("github.poll_minutes: must be at least 1")
+    _check_numbers(config)
     if config.llm is not None:
         _validate_llm(config.llm)
 
@@ -229,6 +247,30 @@ def _validate_llm(llm: LLMConfig) -> None:
         raise ConfigError("llm.budget_s: must be between 0 and 3600 seconds")
     if not 1 <= llm.max_concurrency <= 64:
         raise ConfigError("llm.max_concurrency: must be between 1 and 64")
+
+
+def fires_every_year(schedule: str) -> bool:
+    """Whether a valid cron fires at least once in each year of a leap-year cycle: one
+    that never fires (`0 9 30 2 *`), or only on 29 February, would leave its channel
+    without a digest for years."""
+    for year in range(2024, 2028):
+        try:
+            # get_next excludes its start: start a second before the year.
+            start = datetime(year - 1, 12, 31, 23, 59, 59)
+            fired: datetime = croniter(schedule, start).get_next(datetime)
+        except Exception:  # croniter's "failed to find next date", or worse
+            return False
+        if fired.year != year:
+            return False
+    return True
+
+
+def _check_numbers(config: Config) -> None:
+    for section, name, least, most in NUMBER_RANGES:
+        value = getattr(getattr(config, section), name)
+        if not (math.isfinite(value) and least <= value <= most):
+            raise ConfigError(f"{section}.{name}: must be a number from {least:g} to "
+                              f"{most:g}, got {value!r}")
 
 
 def _convert(data: Any, kind: type[_T], where: str) -> _T:

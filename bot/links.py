@@ -32,10 +32,12 @@ def report_key(report_secret: str, repo: str) -> str:
 
 
 def key_allows(report_secret: str | None, repo: str, key: str | None) -> bool:
-    """Whether `key` opens `repo`'s reports; constant-time, and never without a secret."""
+    """Whether `key` opens `repo`'s reports; constant-time (as bytes: `compare_digest`
+    raises on a str that is not ASCII), and never without a secret."""
     if not report_secret or not key:
         return False
-    return hmac.compare_digest(report_key(report_secret, repo), key)
+    return hmac.compare_digest(report_key(report_secret, repo).encode(),
+                               key.encode("utf-8", "replace"))
 
 
 def report_path(repo: str, week: str | None = None) -> str:

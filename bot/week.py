@@ -12,6 +12,9 @@ from bot.models import Period, PullRequest
 DEFAULT_TIMEZONE = "Asia/Shanghai"
 FIRST_YEAR = 2008
 """GitHub opened in 2008; a week before that has no PRs to show."""
+MIN_YEAR, MAX_YEAR = 2, 9998
+"""Years whose weeks, and the weeks either side of them, the calendar can hold
+(`date` spans years 1 to 9999)."""
 _WEEK = re.compile(r"^(\d{4})-?[Ww](\d{1,2})$")
 
 
@@ -29,6 +32,8 @@ def parse_week(text: str) -> tuple[int, int]:
     if not match:
         raise WeekError(f"week {text!r}: expected an ISO week such as 2026-W29")
     year, week = int(match[1]), int(match[2])
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise WeekError(f"week {text!r}: the year must be between {MIN_YEAR} and {MAX_YEAR}")
     weeks_in_year = date(year, 12, 28).isocalendar().week
     if not 1 <= week <= weeks_in_year:
         raise WeekError(f"week {text!r}: {year} has weeks 1 to {weeks_in_year}")

@@ -74,6 +74,7 @@ class RecordingAdapter:
     closed: int = 0
     max_message_chars: ClassVar[int] = 0
     dedupe_window: ClassVar[timedelta | None] = None
+    max_inbound_bytes: ClassVar[int] = 0
 
     async def start(self) -> None:
         self.started += 1

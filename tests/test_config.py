@@ -60,3 +60,50 @@ def test_secret_values_never_appear_in_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert "ghp_supersecretvalue" not in str(caught.value)
+
+
+NEVER_EVERY_YEAR = ["0 9 30 2 *", "0 9 31 4,6,9,11 *", "0 9 29 2 *"]
+
+
+@pytest.mark.parametrize("schedule", NEVER_EVERY_YEAR)
+def test_a_cron_that_does_not_fire_every_year_is_refused_by_name(
+        tmp_path: Path, schedule: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\n'
+                    f'repo = "a/b"\n[[channels]]\nplatform = "slack"\nid = "C2"\n'
+                    f'repo = "a/b"\nschedule = "{schedule}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert "channels[1].schedule:" in str(caught.value)
+    assert schedule in str(caught.value)
+
+
+@pytest.mark.parametrize("schedule", ["0 9 * * MON", "0 0 1 1 *", "59 23 31 12 *",
+                                      "0 9 28 2 *", "*/5 * * * *"])
+def test_a_cron_that_fires_every_year_is_taken(tmp_path: Path, schedule: str) -> None:
+    path = tmp_path / "ok.toml"
+    path.write_text('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\n'
+                    f'repo = "a/b"\nschedule = "{schedule}"\n')
+    assert load_config(path).channels[0].schedule == schedule
+
+
+@pytest.mark.parametrize(("section", "name", "value"), [
+    ("server", "catch_up_hours", "inf"), ("server", "catch_up_hours", "nan"),
+    ("server", "catch_up_hours", "-1"), ("server", "catch_up_hours", "0"),
+    ("server", "catch_up_hours", "1e9"),
+    ("github", "poll_minutes", "0"), ("github", "poll_minutes", "10000000000000"),
+    ("github", "timeout_seconds", "inf"), ("github", "timeout_seconds", "-nan"),
+    ("github", "timeout_seconds", "0"),
+    ("cache", "past_week_ttl_seconds", "-5"),
+    ("cache", "past_week_ttl_seconds", "9223372036854775807"),
+    ("cache", "current_week_ttl_seconds", "0"),
+    ("cache", "current_week_ttl_seconds", "100000000000"),
+])
+def test_every_number_out_of_range_is_refused_by_name(
+        tmp_path: Path, section: str, name: str, value: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(f"[{section}]\n{name} = {value}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert f"{section}.{name}: must be a number from" in str(caught.value)
+    assert "REDIS_URL" not in str(caught.value)

@@ -312,6 +312,10 @@ def invoke(*args: str) -> tuple[int, str, str]:
         (('schedule = "0 9 * * MON"', 'schedule = "every monday"', 1),
          "channels[0].schedule: not a cron expression"),
         (("poll_minutes = 5", "poll_minutes = 0", 1), "github.poll_minutes"),
+        (("catch_up_hours = 12", "catch_up_hours = inf", 1), "server.catch_up_hours"),
+        (("catch_up_hours = 12", "catch_up_hours = nan", 1), "server.catch_up_hours"),
+        (('schedule = "0 9 * * MON"', 'schedule = "0 9 30 2 *"', 1),
+         "channels[0].schedule: '0 9 30 2 *' does not fire in every year"),
         (("[server]", "[server]\nport = 8080", 1), "server"),
     ],
 )

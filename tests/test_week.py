@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.errors import WeekError
-from bot.week import parse_week, resolve_week, shift_week, week_of, week_period
+from bot.week import parse_week, past_week, resolve_week, shift_week, week_of, week_period
 
 
 def test_period_is_local_monday_to_monday() -> None:
@@ -42,3 +42,14 @@ def test_relative_weeks() -> None:
     assert resolve_week("last", now) == "2026-W29"
     assert resolve_week("this", now) == "2026-W30"
     assert resolve_week("2026-w5", now) == "2026-W05"
+
+
+@pytest.mark.parametrize("text", ["0000-W01", "0000W53", "0001-W01", "9999-W52", "9999-W01"])
+def test_a_week_the_calendar_cannot_hold_is_a_week_error(text: str) -> None:
+    # `date(0, 12, 28)` and the Monday after 9999-W52 are out of range: a WeekError
+    # (a 404, the CLI's exit 2), never a ValueError or an OverflowError.
+    with pytest.raises(WeekError):
+        parse_week(text)
+    with pytest.raises(WeekError):
+        past_week(text, datetime(2026, 7, 22, tzinfo=UTC))
+

@@ -108,6 +108,7 @@ class FeishuAdapter:
     route_path: ClassVar[str] = "/feishu/events"
     # "Requests holding the same uuid send at most one message within 1 hour."
     dedupe_window: ClassVar[timedelta | None] = timedelta(hours=1)
+    max_inbound_bytes: ClassVar[int] = MAX_EVENT_BYTES
     # The language of `#7035` asked in a chat the config does not list.
     default_lang: ClassVar[Lang] = "zh"
 
@@ -334,9 +335,8 @@ class FeishuAdapter:
             if question is None:
                 return
             names = tuple(n for n in (*DEFAULT_BOT_NAMES, self._bot_name) if n)
-            reply = await self._inbox.answer(question, names)
-            if reply is not None:
-                await self._reply(question, reply)
+            await self._inbox.answer(question, names,
+                                     send=lambda reply: self._reply(question, reply))
         except DeliveryError as exc:
             logger.warning("feishu: answer not delivered: %s", exc)
         except Exception:

@@ -47,7 +47,7 @@ from starlette.routing import BaseRoute, Route
 from adapters.base import DeliveryError
 from adapters.slack.inbound import SLASH_COMMAND, read_question, response_url
 from bot.chat.grammar import DEFAULT_BOT_NAMES
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, internal_error
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
 from bot.render.slack import (
@@ -66,6 +66,9 @@ EVENTS_PATH = "/slack/events"
 RESPONSE_URL_POSTS = 5
 # Slack's own payloads are a few kilobytes; anything far larger is not from Slack.
 MAX_BODY_BYTES = 1 << 20
+# Slack's signature headers as Slack writes them: Unix seconds, and `v0=` with hex.
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 # The metadata event type that marks a part of a weekly digest with its delivery key.
 DELIVERY_EVENT = "prdigest_digest"
 # How far before a delivery's first attempt its messages are looked for (clock skew).
@@ -89,6 +92,7 @@ class SlackAdapter:
     max_blocks: ClassVar[int] = MAX_BLOCKS
     # Slack has no idempotency key: a re-send posts again (`complete_delivery` looks).
     dedupe_window: ClassVar[timedelta | None] = None
+    max_inbound_bytes: ClassVar[int] = MAX_BODY_BYTES
     # The language of `#7035` asked in a channel the config does not list.
     default_lang: ClassVar[Lang] = "en"
 
@@ -364,13 +368,18 @@ class SlackAdapter:
         answered 401 when unsigned and 400 when signed - never 500 - with
         `X-Slack-No-Retry`, since sending the same bytes again cannot help."""
         body = await request.body()
+        if not _signature_headers_readable(request):
+            # Not even shaped like a signature: nothing below could accept it.
+            logger.info("Slack request with malformed signature headers refused")
+            return self._refusal(body, request, 401, "invalid request")
         if len(body) > MAX_BODY_BYTES:
             return self._refusal(body, request, 413, "payload too large")
         try:
             body.decode("utf-8")
             response = await self._http.handle(request)
-        except Exception:
-            logger.warning("unreadable Slack request (%d bytes)", len(body), exc_info=True)
+        except Exception as exc:
+            logger.warning("unreadable Slack request (%d bytes): %s", len(body),
+                           type(exc).__name__)
             return self._refusal(body, request, 400, "bad request")
         if response.status_code >= 500:
             # Bolt answers 500 when its own middleware trips over a payload's shape; the
@@ -387,6 +396,8 @@ class SlackAdapter:
 
     def _signed(self, body: bytes, request: Request) -> bool:
         """The v0 signature check Bolt does, for bodies Bolt never gets to read."""
+        if not _signature_headers_readable(request):
+            return False
         try:
             return self._verifier.is_valid_request(body, dict(request.headers.items()))
         except UnicodeDecodeError:  # Slack signs UTF-8 text; these bytes are not
@@ -418,16 +429,12 @@ class SlackAdapter:
         """The shared inbox answers (once per delivery, never raising); this renders and
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
-        reply = await self.inbox.answer(question, self.bot_names)
-        if reply is None:
-            return
+        async def send(reply: Reply) -> None:
+            await self._deliver(question, render_or_error(render_reply_messages, reply,
+                                                          "slack"))
+
         try:
-            messages = render_reply_messages(reply)
-        except Exception:
-            logger.exception("rendering a %s reply for Slack failed", reply.kind)
-            messages = render_reply_messages(internal_error(reply.lang))
-        try:
-            await self._deliver(question, messages)
+            await self.inbox.answer(question, self.bot_names, send=send)
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 
@@ -438,3 +445,11 @@ class SlackAdapter:
                 await self._respond(url, message)
             return
         await self._post_all(question.channel_id, messages, question.thread)
+
+
+def _signature_headers_readable(request: Request) -> bool:
+    """Whether the timestamp and signature are shaped as Slack sends them; anything
+    else (`abc`, `1.7e9`, 5,000 digits, non-ASCII) would make the SDK's check raise."""
+    stamp = request.headers.get("x-slack-request-timestamp", "")
+    signature = request.headers.get("x-slack-signature", "")
+    return bool(_TIMESTAMP.fullmatch(stamp) and _SIGNATURE.fullmatch(signature))

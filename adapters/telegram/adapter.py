@@ -49,7 +49,7 @@ from adapters.telegram.inbound import (
 from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, RedactToken
 from adapters.telegram.request import AiohttpRequest
 from bot.chat.grammar import DEFAULT_BOT_NAMES
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, internal_error
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, render_or_error
 from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
@@ -84,6 +84,7 @@ class TelegramAdapter:
     max_message_chars: ClassVar[int] = MAX_MESSAGE_CHARS
     # The Bot API has no idempotency key: a re-send posts again.
     dedupe_window: ClassVar[timedelta | None] = None
+    max_inbound_bytes: ClassVar[int] = MAX_UPDATE_BYTES
     # The language of `#7035` from a chat the config does not list, when the user's
     # Telegram language does not say.
     default_lang: ClassVar[Lang] = "en"
@@ -319,18 +320,15 @@ class TelegramAdapter:
         if question is None:
             return
         names = (bot.username, *DEFAULT_BOT_NAMES) if bot.username else DEFAULT_BOT_NAMES
-        reply = await self._inbox.answer(question, names)
-        if reply is None:
-            return
-        try:
-            messages = render_reply_messages(reply)
-        except Exception:
-            logger.exception("telegram: rendering a %s reply failed", reply.kind)
-            messages = render_reply_messages(internal_error(reply.lang))
-        try:
+
+        async def send(reply: Reply) -> None:
+            messages = render_or_error(render_reply_messages, reply, "telegram")
             await self._send(_chat(question.channel_id), messages,
                              reply_to=None if question.reply_to is None else int(question.reply_to),
                              thread_id=None if question.thread is None else int(question.thread))
+
+        try:
+            await self._inbox.answer(question, names, send=send)
         except TelegramError as error:
             logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
                            self._redact(error))

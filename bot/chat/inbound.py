@@ -10,15 +10,17 @@ The adapter then renders the reply and sends it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
 from bot.config import ChannelConfig, Config
 from bot.models import Command, Lang, Reply
 
 log = logging.getLogger(__name__)
+
+_Message = TypeVar("_Message")
 
 # The language of a question from a chat the config does not list, when neither the
 # text nor the platform tells: the config's own default for a channel's `lang`.
@@ -56,9 +58,17 @@ class Question:
 
 
 class FirstSeen(Protocol):
-    """Dedupe across replicas (`bot.store.claims.Claims`)."""
+    """Dedupe across replicas (`bot.store.claims.Claims`): `first` begins answering a
+    delivery, `answered` records it done once sent, `unanswered` lets a retry answer."""
 
     async def first(self, platform: str, key: str) -> bool: ...
+
+    async def answered(self, platform: str, key: str) -> None: ...
+
+    async def unanswered(self, platform: str, key: str) -> None: ...
+
+
+SendReply = Callable[[Reply], Awaitable[object]]
 
 
 class CommandAnswering(Protocol):
@@ -115,13 +125,39 @@ class Inbox:
             return True
 
     async def answer(self, question: Question,
-                     bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> Reply | None:
-        """The reply to `question`, or None when it is a repeat. Never raises."""
+                     bot_names: Iterable[str] = DEFAULT_BOT_NAMES, *,
+                     send: SendReply | None = None) -> Reply | None:
+        """The reply to `question`, or None when it is a repeat. With `send`, the reply
+        is sent here and the delivery counts as answered only once `send` returned: if
+        it raises (or the process dies first), a retry of the delivery is answered. The
+        error of `send` propagates; nothing else raises."""
         if not await self.is_first(question):
             log.info("%s: skipping repeated delivery %s", question.platform,
                      question.delivery_key)
             return None
-        return await self.reply_to(question, bot_names)
+        reply = await self.reply_to(question, bot_names)
+        try:
+            if send is not None:
+                await send(reply)
+        except BaseException:
+            await self._record(question, sent=False)
+            raise
+        await self._record(question, sent=True)
+        return reply
+
+    async def _record(self, question: Question, *, sent: bool) -> None:
+        """Tell the dedupe store how the delivery ended; when it cannot be told, the
+        claim's owner mark expires and a retry is answered."""
+        if question.delivery_key is None:
+            return
+        try:
+            if sent:
+                await self.deduper.answered(question.platform, question.delivery_key)
+            else:
+                await self.deduper.unanswered(question.platform, question.delivery_key)
+        except Exception as exc:
+            log.warning("%s: dedupe unavailable (%s) recording %s", question.platform,
+                        type(exc).__name__, question.delivery_key)
 
     async def reply_to(self, question: Question,
                        bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> Reply:
@@ -143,3 +179,14 @@ class Inbox:
 def internal_error(lang: Lang) -> Reply:
     """What chat is told when answering failed: no detail (the log has it)."""
     return Reply(kind="error", lang=lang, error="internal-error")
+
+
+def render_or_error(render: Callable[[Reply], list[_Message]], reply: Reply,
+                    platform: str) -> list[_Message]:
+    """A platform's messages for `reply`; when its renderer fails, the `internal-error`
+    reply's (the log has the traceback, chat never does)."""
+    try:
+        return render(reply)
+    except Exception:
+        log.exception("%s: rendering a %s reply failed", platform, reply.kind)
+        return render(internal_error(reply.lang))

@@ -3,6 +3,7 @@ each fire owes (the ISO week before the fire's, seen from the channel)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -12,6 +13,16 @@ from croniter import croniter
 from bot.config import ChannelConfig
 from bot.store.ledger import Slot
 from bot.week import shift_week, week_of, week_period, zone
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DueFailure:
+    """A channel whose due posts could not be computed this pass, and why."""
+
+    channel: ChannelConfig
+    error: str
 
 
 @dataclass(frozen=True)
@@ -28,21 +39,35 @@ class DueRun:
 
 
 def due_runs(
-    channels: Iterable[ChannelConfig], now: datetime, catch_up: timedelta
+    channels: Iterable[ChannelConfig], now: datetime, catch_up: timedelta, *,
+    failures: list[DueFailure] | None = None,
 ) -> list[DueRun]:
     """Every (channel, week) whose cron fired in [now - catch_up, now], oldest first.
 
     The week owed is the ISO week before the one the fire time falls in, seen from the
     channel's time zone. A cron firing several times in a week owes that week once.
-    Channels sharing a schedule and a time zone share the computation.
+    Channels sharing a schedule and a time zone share the computation. Each channel is
+    computed on its own: one whose cron or zone cannot be read is left out (logged, and
+    added to `failures`), and every other channel still gets its posts.
     """
-    fires: dict[tuple[str, str], list[tuple[datetime, str]]] = {}
+    fires: dict[tuple[str, str], list[tuple[datetime, str]] | str] = {}
     runs: list[DueRun] = []
     for channel in channels:
         key = (channel.schedule, channel.timezone)
         if key not in fires:
-            fires[key] = _owed_weeks(channel.schedule, channel.timezone, now, now - catch_up)
-        runs.extend(DueRun(channel, week, fired) for fired, week in fires[key])
+            try:
+                fires[key] = _owed_weeks(channel.schedule, channel.timezone, now,
+                                         now - catch_up)
+            except Exception as exc:  # a cron croniter cannot walk, a zone gone
+                fires[key] = f"{type(exc).__name__}: {exc}"[:300]
+        owed = fires[key]
+        if isinstance(owed, str):
+            log.error("schedule: %s skipped this pass: schedule %r in %s: %s", channel.key,
+                      channel.schedule, channel.timezone, owed)
+            if failures is not None:
+                failures.append(DueFailure(channel, owed))
+            continue
+        runs.extend(DueRun(channel, week, fired) for fired, week in owed)
     return sorted(runs, key=lambda run: (run.fired_at, run.channel.key, run.channel.repo))
 
 

@@ -149,7 +149,7 @@ class MergeNotifier:
     async def _send_once(self, repo: str, number: int, channel: ChannelConfig, reply: Reply
                          ) -> str:
         claim = Keys.notice(repo, number, channel.key)
-        if not await self.claims.claim(claim, self.notice_ttl_seconds):
+        if not await self.claims.begin(claim, self.notice_ttl_seconds):
             return "seen"
         try:
             await self.sender.send(channel, reply)
@@ -159,6 +159,7 @@ class MergeNotifier:
             if self.on_sent is not None:
                 self.on_sent(channel.platform, False)
             return "failed"
+        await self.claims.finish(claim, self.notice_ttl_seconds)
         if self.on_sent is not None:
             self.on_sent(channel.platform, True)
         return "sent"

@@ -44,3 +44,17 @@ class ScheduleStats:
     digest_builds: int = 0
     last_tick_at: datetime | None = None
     last_tick_seconds: float = 0.0
+    # Passes that raised or had to leave a channel out, and the latest reason.
+    failed_passes: int = 0
+    last_pass_ok: bool = True
+    last_error: str | None = None
+    last_error_at: datetime | None = None
+
+    def pass_done(self, error: str | None, at: datetime) -> None:
+        """One pass ended: cleanly (None), or with the reason it failed or left a
+        channel out (for /healthz)."""
+        self.last_pass_ok = error is None
+        if error is not None:
+            self.failed_passes += 1
+            self.last_error = error[:300]
+            self.last_error_at = at

@@ -52,7 +52,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, Config
-from bot.delivery.due import DueRun, due_runs
+from bot.delivery.due import DueFailure, DueRun, due_runs
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
@@ -142,6 +142,7 @@ class Scheduler:
         rng: random.Random | None = None,
         record_wait_seconds: float = 600.0,
         digests: Digests | None = None,
+        on_failure: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.source = source
@@ -165,6 +166,7 @@ class Scheduler:
         self.digests = digests or Digests(config, source, subscriptions=subscriptions)
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
+        self.on_failure = on_failure or (lambda kind: None)
         self.shared = SharedDigests(self.digests, source, redis_client, self.keys, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
                                     trends=previous_week)
@@ -180,8 +182,10 @@ class Scheduler:
         while not stop_event.is_set():
             try:
                 await self.tick()
-            except Exception:  # Redis down, a bug: log it and try again next minute
+            except Exception as exc:  # Redis down, a bug: log it and try again next minute
                 log.exception("schedule: tick failed")
+                self.stats.pass_done(f"{type(exc).__name__}: {exc}", self.clock())
+                self.on_failure("pass")
             now = self.clock()
             to_next_minute = 60.0 - (now.second + now.microsecond / 1e6)
             delay = min(self.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
@@ -192,7 +196,10 @@ class Scheduler:
         """One pass: post every due slot that the ledger does not hold yet."""
         now = now or self.clock()
         started = asyncio.get_running_loop().time()
-        due = due_runs(self.config.channels, now, self.catch_up)
+        failures: list[DueFailure] = []
+        due = due_runs(self.config.channels, now, self.catch_up, failures=failures)
+        for _ in failures:
+            self.on_failure("channel")
         results: list[PostResult] = []
         todo: list[DueRun] = []
         for run, entry in zip(due, await self.ledger.get_many([r.slot for r in due]),
@@ -219,6 +226,8 @@ class Scheduler:
             self.stats.ticks += 1
             self.stats.last_tick_at = now
             self.stats.last_tick_seconds = asyncio.get_running_loop().time() - started
+        self.stats.pass_done(f"{len(failures)} channel(s) left out; {failures[0].channel.key}: "
+                             f"{failures[0].error}" if failures else None, now)
         return results
 
     async def post(
@@ -249,6 +258,10 @@ class Scheduler:
             "resent_in_doubt": stats.resent_in_doubt,
             "duplicates_seen": stats.duplicates_seen,
             "digest_builds": stats.digest_builds,
+            "failed_passes": stats.failed_passes,
+            "last_pass_ok": stats.last_pass_ok,
+            "last_error": stats.last_error,
+            "last_error_at": stats.last_error_at.isoformat() if stats.last_error_at else None,
         }
 
     # --- one slot -------------------------------------------------------------------

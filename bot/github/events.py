@@ -86,11 +86,12 @@ def pull_from_api(item: Mapping[str, Any]) -> PullRequest:
 
 
 def signature_valid(webhook_secret: str, body: bytes, header: str | None) -> bool:
-    """`X-Hub-Signature-256` checked against the raw body, in constant time."""
+    """`X-Hub-Signature-256` checked against the raw body, in constant time. Compared
+    as bytes: `compare_digest` raises on a str that is not ASCII."""
     if not header or not header.startswith("sha256="):
         return False
     expected = "sha256=" + hmac.new(webhook_secret.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, header)
+    return hmac.compare_digest(expected.encode(), header.encode("utf-8", "replace"))
 
 
 @dataclass(frozen=True)

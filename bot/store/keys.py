@@ -43,6 +43,11 @@ class Keys:
         return f"seen:{platform}:{delivery}"
 
     @staticmethod
+    def alive(owner: str) -> str:
+        """A running process's mark: claims it holds unfinished are not taken over."""
+        return f"alive:{owner}"
+
+    @staticmethod
     def github_delivery(delivery: str) -> str:
         """A GitHub webhook delivery already handled (`X-GitHub-Delivery`)."""
         return f"github-delivery:{delivery}"

@@ -20,10 +20,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
 from bot.config import Config
-from bot.web.github_webhook import github_webhook
+from bot.web.body_limit import BodyLimit
+from bot.web.github_webhook import MAX_WEBHOOK_BYTES, github_webhook
 from bot.web.health import healthz, metrics_endpoint
 from bot.web.reports import report_index, report_page
 from bot.web.services import Services, build_services
@@ -48,8 +50,12 @@ def freeze_startup_heap() -> None:
 def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
     """The Starlette app around ready services (the lifespan starts and stops them)."""
     routes: list[BaseRoute] = []
+    limits = {"/github/webhook": MAX_WEBHOOK_BYTES}
     for adapter in services.adapters.values():
-        routes += adapter.routes()
+        mounted = adapter.routes()
+        routes += mounted
+        limits |= {route.path: adapter.max_inbound_bytes for route in mounted
+                   if isinstance(route, Route)}
     routes += [
         Route("/github/webhook", github_webhook, methods=["POST"]),
         Route("/reports/{owner}/{repo}", report_index, methods=["GET"]),
@@ -68,6 +74,7 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
         finally:
             await services.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    middleware=[Middleware(BodyLimit, limits=limits)])
     app.state.services = services
     return app

@@ -65,8 +65,10 @@ async def github_webhook(request: Request) -> Response:
         metrics.webhook(label, "ignored")
         return JSONResponse({"ignored": "not a merge"}, status_code=202)
     claim = Keys.github_delivery(delivery)
+    # Held by this process until the notices are recorded sent: a redelivery after a
+    # crash (the owner no longer alive) is handled again; one after success is not.
     try:
-        first = await services.claims.claim(claim, DELIVERY_TTL_SECONDS)
+        first = await services.claims.begin(claim, DELIVERY_TTL_SECONDS)
     except REDIS_ERRORS as exc:
         # Without the claim a redelivery could notify twice: let GitHub redeliver later.
         log.warning("github webhook: Redis unavailable (%s); asked for a redelivery",
@@ -81,12 +83,14 @@ async def github_webhook(request: Request) -> Response:
     async def announce() -> dict[str, Any]:
         try:
             result = await services.notifier.announce(merged.repository, merged.pull)
-        except Exception:
+        except BaseException:
             # Forget the delivery, so GitHub's "redeliver" can try again.
             await services.claims.release(claim)
             raise
         if result.failed:
             await services.claims.release(claim)
+        else:
+            await services.claims.finish(claim, DELIVERY_TTL_SECONDS)
         return {"notified": result.notified, "failed": result.failed}
 
     task = asyncio.ensure_future(announce())

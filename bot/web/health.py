@@ -13,13 +13,17 @@ from bot.web.services import services_of
 async def healthz(request: Request) -> Response:
     """Redis, GitHub, each platform's configuration, the background work; 503 when
     Redis is configured but unreachable, "degraded" (still 200: the bot answers, from
-    the cache or with "try again later") while GitHub's requests fail."""
+    the cache or with "try again later") while GitHub's requests fail or the latest
+    weekly-schedule pass failed (its count and last error under `scheduler`)."""
     services = services_of(request)
     redis_state = await services.redis_status()
     healthy = redis_state["ok"] or not redis_state["configured"]
     github_ok = services.github is None or services.github_health.ok
+    # The latest weekly-schedule pass failed or left a channel out: posts may be missing.
+    schedule_ok = services.scheduler is None or services.scheduler.stats.last_pass_ok
     body = {
-        "status": ("ok" if github_ok else "degraded") if healthy else "unavailable",
+        "status": ("ok" if github_ok and schedule_ok else "degraded") if healthy
+                  else "unavailable",
         "redis": redis_state,
         "platforms": services.platform_status(),
         "github": {

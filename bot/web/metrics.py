@@ -84,6 +84,13 @@ class Metrics:
             ["page", "status"],
             registry=self.registry,
         )
+        self.schedule_failures = Counter(
+            "prdigest_schedule_failures",
+            "Weekly-schedule failures: `pass` (a pass raised) or `channel` (a channel "
+            "left out of a pass because its due posts could not be computed).",
+            ["kind"],
+            registry=self.registry,
+        )
         self.command_seconds = Histogram(
             "prdigest_command_seconds",
             "Time to answer a chat command, by platform.",
@@ -124,6 +131,8 @@ class Metrics:
             for outcome in ("ok", "failed"):
                 self.digests_posted.labels(platform, outcome)
                 self.notices_posted.labels(platform, outcome)
+        for failure in ("pass", "channel"):
+            self.schedule_failures.labels(failure)
         for kind in ("week", "pull", "pointer", "digest", "held-pull"):
             for result in ("hit", "miss"):
                 self.cache_lookups.labels(kind, result)
@@ -163,6 +172,9 @@ class Metrics:
 
     def webhook(self, event: str, outcome: str) -> None:
         self.webhooks.labels(event, outcome).inc()
+
+    def schedule_failure(self, kind: str) -> None:
+        self.schedule_failures.labels(kind).inc()
 
     def report_page(self, page: str, status: int) -> None:
         self.report_pages.labels(page, str(status)).inc()

@@ -130,9 +130,11 @@ def _page_request(request: Request, services: Services, page: str
     name = request.path_params["repo"]
     asked = request.query_params.get("lang")
     key = request.query_params.get("key")
-    repo = next((r for r in config.repos if r.lower() == f"{owner}/{name}".lower()), None)
-    if repo is not None and config.repo(repo).private and not key_allows(
-            services.report_secret, repo, key):
+    named = f"{owner}/{name}"
+    repo = next((r for r in config.repos if r.lower() == named.lower()), None)
+    # The key is checked for every address, known or not: the time taken tells nothing.
+    allowed = key_allows(services.report_secret, repo or named, key)
+    if repo is not None and config.repo(repo).private and not allowed:
         repo = None
     # Until access is granted, nothing about the repository (not even the language of
     # its channels) shapes the answer.

@@ -104,6 +104,9 @@ class Services:
                 self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
         if not self.background:
             return
+        if self.redis_async is not None:
+            self.tasks["claims"] = asyncio.create_task(
+                self.claims.keep_alive(self.stop_event), name="prdigest-claims-alive")
         if self.scheduler is not None and self.redis_problem is None:
             self.tasks["scheduler"] = asyncio.create_task(
                 self.scheduler.run_forever(self.stop_event), name="prdigest-scheduler")
@@ -255,7 +258,7 @@ def build_services(
     if redis_async is not None:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
         scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store,
-                              digests=digests)
+                              digests=digests, on_failure=metrics.schedule_failure)
     poller = None
     if webhook_secret is None and pull_lister is not None:
         poller = MergePoller(config, pull_lister, claims, notifier, now=now)

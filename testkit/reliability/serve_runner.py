@@ -1,12 +1,12 @@
 """`prdigest serve`, with the scheduler's timings shortened, for kill tests.
 
     python -m testkit.reliability.serve_runner --config F --port P
-        [--lock-seconds 2] [--poll-seconds 1]
+        [--lock-seconds 2] [--poll-seconds 1] [--alive-seconds 2]
 
 It builds exactly what `prdigest serve` builds (`create_app` from the config file and
-the environment) and runs it under uvicorn; only the slot lock's expiry and the pass
-interval are shortened, so a run killed while holding a slot is taken over in seconds
-instead of a minute. SIGKILL it like any process.
+the environment) and runs it under uvicorn; only the slot lock's expiry, the pass
+interval and the life of the process's alive mark are shortened, so a run killed while
+holding a slot or an unanswered delivery is taken over in seconds. SIGKILL it like any process.
 """
 
 from __future__ import annotations
@@ -29,12 +29,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--lock-seconds", type=float, default=2.0)
     parser.add_argument("--poll-seconds", type=float, default=1.0)
+    parser.add_argument("--alive-seconds", type=float, default=2.0)
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args()
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(load_config(args.config), redis_url=os.environ.get("REDIS_URL"))
     services: Services = app.state.services
+    services.claims.alive_seconds = args.alive_seconds
     if services.scheduler is not None:
         services.scheduler.lock_seconds = args.lock_seconds
         services.scheduler.build_lock_seconds = args.lock_seconds

@@ -501,8 +501,10 @@ class KillableRedis:
 class _Hold:
     path_part: str
     when: str  # "before": the platform never sees it; "after": it did, the caller not
-    parked: threading.Event = field(default_factory=threading.Event)
+    count: int = 1  # how many matching requests it parks
+    parked: threading.Event = field(default_factory=threading.Event)  # all `count` are
     release: asyncio.Event | None = None
+    taken: int = 0
 
 
 class HoldingProxy(ThreadedAiohttpServer):
@@ -551,8 +553,9 @@ class HoldingProxy(ThreadedAiohttpServer):
         app.router.add_route("*", "/{tail:.*}", self._forward)
         return app
 
-    def hold(self, path_part: str, when: str = "before") -> _Hold:
-        hold = _Hold(path_part, when)
+    def hold(self, path_part: str, when: str = "before", *, count: int = 1) -> _Hold:
+        """Park the next `count` requests whose path contains `path_part`."""
+        hold = _Hold(path_part, when, count=count)
         self.holds.append(hold)
         return hold
 
@@ -567,7 +570,10 @@ class HoldingProxy(ThreadedAiohttpServer):
 
     def _take_hold(self, path: str) -> _Hold | None:
         for hold in self.holds:
-            if hold.path_part in path and hold.release is None:
+            if hold.path_part in path and hold.taken < hold.count:
+                hold.taken += 1
+                if hold.release is None:
+                    hold.release = asyncio.Event()
                 return hold
         return None
 
@@ -575,9 +581,10 @@ class HoldingProxy(ThreadedAiohttpServer):
         body = await request.read()
         hold = self._take_hold(request.path)
         if hold is not None:
-            hold.release = asyncio.Event()
+            assert hold.release is not None
             if hold.when == "before":
-                hold.parked.set()
+                if hold.taken == hold.count:
+                    hold.parked.set()
                 await hold.release.wait()
                 raise web.HTTPBadGateway(text="dropped in flight")
         assert self._session is not None
@@ -595,7 +602,8 @@ class HoldingProxy(ThreadedAiohttpServer):
         self.forwarded += 1
         if hold is not None and hold.when == "after":
             assert hold.release is not None
-            hold.parked.set()  # the platform has it; its answer waits here
+            if hold.taken == hold.count:
+                hold.parked.set()  # the platform has it; its answer waits here
             await hold.release.wait()
         return web.Response(body=payload, status=status, headers=out_headers)
 

@@ -203,6 +203,7 @@ class _Seen:
     def __init__(self, broken: bool = False) -> None:
         self.broken = broken
         self.keys: set[tuple[str, str]] = set()
+        self.done: set[tuple[str, str]] = set()
 
     async def first(self, platform: str, key: str) -> bool:
         if self.broken:
@@ -211,6 +212,12 @@ class _Seen:
             return False
         self.keys.add((platform, key))
         return True
+
+    async def answered(self, platform: str, key: str) -> None:
+        self.done.add((platform, key))
+
+    async def unanswered(self, platform: str, key: str) -> None:
+        self.keys.discard((platform, key))
 
 
 def question(text: str = "#7035", *, channel: str = CHANNEL, key: str | None = "ev-1",
@@ -228,6 +235,27 @@ async def test_a_delivery_is_answered_once() -> None:
     assert await inbox.answer(question(key=None)) is not None
     assert await inbox.answer(question(key=None)) is not None
     assert len(handler.asked) == 4  # ev-1 once, ev-2, and both without a key
+
+
+async def test_a_delivery_counts_as_answered_only_once_its_answer_was_sent() -> None:
+    handler = _Handler()
+    seen = _Seen()
+    inbox = Inbox(make_config(), handler, seen, default_lang="en")
+    sent: list[Reply] = []
+
+    async def refused(reply: Reply) -> None:
+        raise ConnectionError("the platform is away")
+
+    async def taken(reply: Reply) -> None:
+        sent.append(reply)
+
+    with pytest.raises(ConnectionError):
+        await inbox.answer(question(), send=refused)
+    assert seen.done == set()
+    assert await inbox.answer(question(), send=taken) is not None  # the retry answers
+    assert seen.done == {("slack", "ev-1")} and len(sent) == 1
+    assert await inbox.answer(question(), send=taken) is None  # and then it is a repeat
+    assert len(sent) == 1 and len(handler.asked) == 2
 
 
 async def test_without_the_dedupe_store_the_question_is_answered_anyway(
