@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store"),
-    ("bot.digests",),
+    ("bot.digests", "bot.onboard"),
     ("bot.chat",),
     ("bot.delivery",),
     ("bot.web", "bot.cli"),
