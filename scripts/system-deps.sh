@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# System packages the test suite needs: redis-server (private test servers) and
-# Debian's chromium (browser tests of the report pages). Installs only what is missing.
+# System packages the test suite needs: redis-server (private test servers), Debian's
+# chromium (browser tests of the report pages) and a CJK font (fonts-noto-cjk: the
+# browser test of the Chinese page checks its glyphs are drawn). Installs only what is
+# missing.
 set -euo pipefail
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if ! command -v fc-list >/dev/null 2>&1 || [ -z "$(fc-list :lang=zh family 2>/dev/null)" ]; then
+    missing+=(fonts-noto-cjk)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "installing: ${missing[*]}" >&2
 sudo=""

@@ -16,9 +16,11 @@ from testkit import EXAMPLES
 UP = b"\x1b[A"
 
 
-def _read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 20.0) -> None:
+def _read_until(fd: int, marker: bytes, seen: bytearray, start: int = 0,
+                timeout: float = 20.0) -> int:
+    """Read until `marker` appears at or after `start`; where it ends."""
     deadline = time.monotonic() + timeout
-    while marker not in seen:
+    while seen.find(marker, start) < 0:
         left = deadline - time.monotonic()
         assert left > 0, f"no {marker!r} in {bytes(seen)[-400:]!r}"
         ready, _, _ = select.select([fd], [], [], left)
@@ -27,6 +29,7 @@ def _read_until(fd: int, marker: bytes, seen: bytearray, timeout: float = 20.0) 
                 seen.extend(os.read(fd, 4096))
             except OSError:
                 break
+    return seen.find(marker, start) + len(marker)
 
 
 def test_the_up_arrow_asks_the_last_question_again_and_history_is_kept(tmp_path: Path) -> None:
@@ -41,14 +44,13 @@ def test_the_up_arrow_asks_the_last_question_again_and_history_is_kept(tmp_path:
     os.close(child)
     seen = bytearray()
     try:
-        _read_until(main, b"prdigest> ", seen)
+        at = _read_until(main, b"prdigest> ", seen)
         os.write(main, b"summary #1203\r")
-        _read_until(main, b"save LoRA adapters only", seen)
-        del seen[:]
-        _read_until(main, b"prdigest> ", seen)
+        at = _read_until(main, b"save LoRA adapters only", seen, at)
+        at = _read_until(main, b"prdigest> ", seen, at)
         os.write(main, UP + b"\r")
-        _read_until(main, b"save LoRA adapters only", seen)
-        assert b"^[[A" not in seen
+        _read_until(main, b"save LoRA adapters only", seen, at)
+        assert b"^[[A" not in seen[at:]
         os.write(main, b"quit\r")
         process.wait(timeout=20)
     finally:

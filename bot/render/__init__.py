@@ -15,7 +15,7 @@ import msgspec
 
 from bot.i18n import percent, translations
 from bot.models import Digest, Lang, Reply
-from bot.render.markup import markup_for
+from bot.render.markup import code_spans, markup_for
 from bot.render.view import DigestView
 from bot.resources import template_dir
 
@@ -42,6 +42,7 @@ def environment(lang: Lang) -> jinja2.Environment:
     )
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["lang"] = lang
+    env.globals["code_spans"] = code_spans
     # Chinese runs sentences together; English separates them with a space.
     env.globals["sentence_sep"] = "" if lang == "zh" else " "
     env.filters["percent"] = lambda share: percent(share, lang)

@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute, Route
 from bot.config import Config
 from bot.web.github_webhook import github_webhook
 from bot.web.health import healthz, metrics_endpoint
+from bot.web.home import home, not_found
 from bot.web.reports import report_index, report_page
 from bot.web.services import Services, build_services
 
@@ -51,6 +52,7 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
     for adapter in services.adapters.values():
         routes += adapter.routes()
     routes += [
+        Route("/", home, methods=["GET"]),
         Route("/github/webhook", github_webhook, methods=["POST"]),
         Route("/reports/{owner}/{repo}", report_index, methods=["GET"]),
         Route("/reports/{owner}/{repo}/{week}", report_page, methods=["GET"]),
@@ -68,6 +70,6 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
         finally:
             await services.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found})
     app.state.services = services
     return app
