@@ -130,8 +130,9 @@ class FeishuAdapter:
         max_send_attempts: int = 3,
         max_rate_limit_wait: float = 10.0,
         timeout_seconds: float = 10.0,
+        outbound_only: bool = False,
     ) -> None:
-        if not long_connection and not verification_token:
+        if not long_connection and not verification_token and not outbound_only:
             # The SDK rejects every real event when its token is empty (it compares the
             # event's token with ""), so a webhook without one could never answer.
             raise ValueError("Feishu webhook mode needs the verification token")
@@ -140,6 +141,7 @@ class FeishuAdapter:
         self._encrypt_key = encrypt_key or ""
         self._verification_token = verification_token or ""
         self._long_connection = long_connection
+        self._outbound_only = outbound_only
         self._freshness = freshness_seconds
         self._clock = clock
         self._max_attempts = max(1, max_send_attempts)
@@ -188,7 +190,7 @@ class FeishuAdapter:
         }
         options.update(overrides)
         if outbound_only:
-            options["long_connection"] = False
+            options.update(long_connection=False, outbound_only=True)
         elif not options["long_connection"] and not options["verification_token"]:
             logger.warning("feishu off: webhook mode needs %s (or long_connection = true)",
                            section.verification_token_env)
@@ -256,7 +258,8 @@ class FeishuAdapter:
     # --- inbound: the webhook --------------------------------------------------------
 
     def routes(self) -> list[BaseRoute]:
-        if self._long_connection:
+        """The event route; none on a long connection or for an adapter that only posts."""
+        if self._long_connection or self._outbound_only:
             return []
         return [Route(self.route_path, self.receive, methods=["POST"])]
 

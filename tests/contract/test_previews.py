@@ -107,6 +107,26 @@ def load_example() -> Config:
     return load_config(EXAMPLES / "prdigest.toml")
 
 
+def test_the_feishu_preview_is_what_feishu_receives(no_secrets: None) -> None:
+    from adapters.feishu.adapter import FeishuAdapter
+    from testkit.fakes.feishu import FakeFeishu
+
+    preview = preview_of("digest", "acme/lumen", "--week", "2026-W29", "--format", "feishu")
+    digest = _digest()
+    with FakeFeishu(app_id="cli_preview0000001", app_secret="preview-secret") as fake:
+        adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret,
+                                config=load_example(), handler=RecordingHandler(),
+                                deduper=Claims(None), domain=fake.base_url,
+                                bot_open_id="ou_fake_bot", outbound_only=True)
+        _post_and_close(adapter, "oc_0123456789abcdef", digest)
+        sent = fake.sent_cards()
+    assert [(c.endpoint, c.receive_id_type) for c in sent] == [("create", "chat_id")] * len(
+        preview)
+    assert [p["payload"] for p in preview] == [
+        {"receive_id": c.target, "msg_type": "interactive", "content": c.content,
+         "uuid": c.uuid} for c in sent]
+
+
 def test_post_names_only_the_secret_a_post_needs(no_secrets: None, config: Config) -> None:
     source = SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json"))
     for platform, needed in (("slack", "SLACK_BOT_TOKEN"), ("telegram", "TELEGRAM_BOT_TOKEN"),
@@ -114,6 +134,17 @@ def test_post_names_only_the_secret_a_post_needs(no_secrets: None, config: Confi
         with pytest.raises(ConfigError) as raised:
             adapter_for(config, source, platform)
         assert str(raised.value).endswith(f"set {needed}")
+
+
+def test_post_builds_each_platform_from_its_post_secrets_alone(
+        no_secrets: None, config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json"))
+    for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "FEISHU_APP_ID", "FEISHU_APP_SECRET"):
+        monkeypatch.setenv(name, "x123")
+    for platform in ("slack", "telegram", "feishu"):
+        adapter = adapter_for(config, source, platform)
+        assert adapter.routes() == []  # it posts; it receives nothing
+        asyncio.run(adapter.close())
 
 
 def test_a_dry_run_needs_no_redis_and_no_secret(no_secrets: None,
