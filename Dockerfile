@@ -1,27 +1,39 @@
 # prdigest: `prdigest serve` in a slim image, as an unprivileged user.
 #   docker build -t prdigest .
-#   docker run -p 8080:8080 -e REDIS_URL=redis://redis:6379/0 prdigest
+#   docker run -p 8080:8080 prdigest        # the bundled example, offline: http://localhost:8080/
 # The config is /etc/prdigest/prdigest.toml (the bundled example until you mount yours);
-# secrets come only from the environment variables the config names.
+# secrets come only from the environment variables the config names. The example's
+# snapshot is /usr/share/prdigest/snapshot.json; PRDIGEST_SNAPSHOT names the snapshot
+# `serve` reads instead of GitHub (set it empty to read GitHub).
+#
+# The base image is pinned by tag. Pin it by digest too where you build
+# (`docker buildx imagetools inspect python:3.11-slim-bookworm` prints it), as
+# FROM python:3.11-slim-bookworm@sha256:<digest>.
 
 FROM python:3.11-slim-bookworm AS build
 WORKDIR /src
+# Every dependency exactly as locked, each file checked against its hash
+# (requirements.lock: `make lock`; tests/test_lock.py keeps it in step with pyproject.toml).
+COPY requirements.lock ./
+RUN pip wheel --no-cache-dir --require-hashes --no-deps --wheel-dir /wheels -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY bot ./bot
 COPY adapters ./adapters
 COPY templates ./templates
-# The project and every pinned dependency as wheels, so the final image needs no compiler.
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PRDIGEST_SNAPSHOT=/usr/share/prdigest/snapshot.json
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin prdigest
 COPY --from=build /wheels /wheels
-RUN pip install --no-index --find-links=/wheels prdigest && rm -rf /wheels
+# Only the wheels built above: no index, no resolution, nothing but what the lock names.
+RUN pip install --no-index --no-deps /wheels/*.whl && rm -rf /wheels
 COPY examples/prdigest.toml /etc/prdigest/prdigest.toml
+COPY examples/snapshot.json /usr/share/prdigest/snapshot.json
 USER prdigest
 WORKDIR /tmp
 EXPOSE 8080

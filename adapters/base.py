@@ -73,6 +73,21 @@ class AdapterFactory(Protocol):
                     **overrides: Any) -> ChatAdapter | None: ...
 
 
+class PayloadBuilder(Protocol):
+    """A platform's payload module: the requests its adapter sends, as JSON-ready dicts,
+    built by the one code that sends them (previews print them)."""
+
+    METHOD: str
+
+    def digest_payloads(self, channel_id: str, digest: Digest) -> list[dict[str, Any]]: ...
+
+    def reply_payloads(self, channel_id: str, reply: Reply) -> list[dict[str, Any]]: ...
+
+    def viewer_url(self, payload: dict[str, Any]) -> str | None:
+        """A page of the platform's that shows the payload laid out, if it has one."""
+        ...
+
+
 class DeliveryError(Exception):
     """The platform refused or failed a post; the message says which and why (no secrets)."""
 

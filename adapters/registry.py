@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.base import AdapterFactory
+from adapters.base import AdapterFactory, PayloadBuilder
 from adapters.feishu import settings as feishu_settings
 from adapters.slack import settings as slack_settings
 from adapters.telegram import settings as telegram_settings
@@ -30,8 +30,12 @@ class PlatformSpec:
     has_credentials: Callable[[Config], bool]
     # /healthz for the platform without an adapter: names of missing variables only.
     unconfigured_status: Callable[[Config], dict[str, Any]]
+    # Names of the variables an outbound post needs that are not set (`prdigest post`).
+    missing_post_env: Callable[[Config], list[str]]
     # Imports the adapter class: the SDK's import cost is paid here, on use.
     load: Callable[[], AdapterFactory]
+    # Imports the module building the payloads the platform receives (previews).
+    payloads: Callable[[], PayloadBuilder]
 
 
 def _slack() -> AdapterFactory:
@@ -52,13 +56,37 @@ def _feishu() -> AdapterFactory:
     return FeishuAdapter
 
 
+def _slack_payloads() -> PayloadBuilder:
+    from adapters.slack import payloads
+
+    return payloads
+
+
+def _telegram_payloads() -> PayloadBuilder:
+    from adapters.telegram import payloads
+
+    return payloads
+
+
+def _feishu_payloads() -> PayloadBuilder:
+    from adapters.feishu import payloads
+
+    return payloads
+
+
 PLATFORMS: tuple[PlatformSpec, ...] = (
     PlatformSpec(name="slack", has_credentials=slack_settings.has_credentials,
-                 unconfigured_status=slack_settings.unconfigured_status, load=_slack),
+                 unconfigured_status=slack_settings.unconfigured_status, load=_slack,
+                 missing_post_env=slack_settings.missing_post_env,
+                 payloads=_slack_payloads),
     PlatformSpec(name="telegram", has_credentials=telegram_settings.has_credentials,
-                 unconfigured_status=telegram_settings.unconfigured_status, load=_telegram),
+                 unconfigured_status=telegram_settings.unconfigured_status, load=_telegram,
+                 missing_post_env=telegram_settings.missing_post_env,
+                 payloads=_telegram_payloads),
     PlatformSpec(name="feishu", has_credentials=feishu_settings.has_credentials,
-                 unconfigured_status=feishu_settings.unconfigured_status, load=_feishu),
+                 unconfigured_status=feishu_settings.unconfigured_status, load=_feishu,
+                 missing_post_env=feishu_settings.missing_post_env,
+                 payloads=_feishu_payloads),
 )
 
 # Platforms a channel may name that the bot does not connect to: the console answers

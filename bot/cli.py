@@ -7,6 +7,8 @@ stderr and exits with code 2; no traceback.
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from typer._click.core import Context, Parameter  # Typer runs on a click of its own
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from bot.config import Config, load_config
 from bot.errors import UserError
@@ -23,18 +27,45 @@ from bot.models import PullRequest
 from bot.render import render_digest
 from bot.snapshot import check_repository, read_snapshot, snapshot_for
 from bot.source import SnapshotSource, Source, WeekData
-from bot.week import format_week, parse_week, past_week
+from bot.week import DEFAULT_TIMEZONE, past_week, resolve_week
 
 if TYPE_CHECKING:
     from adapters.console import ConsoleAdapter
     from bot.chat.handler import SubscriptionStore
 
+def _untyped_flags(params: list[Parameter]) -> list[Parameter]:
+    """Flags (`--force`, `--help`) shown without a `<bool>` type in help."""
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class HelpCommand(TyperCommand):
+    """A command whose help shows flags without a type."""
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        return _untyped_flags(super().get_params(ctx))
+
+
+class HelpGroup(TyperGroup):
+    """The command group, with the same help."""
+
+    def get_params(self, ctx: Context) -> list[Parameter]:
+        return _untyped_flags(super().get_params(ctx))
+
+
+# Markdown help: a docstring's paragraphs are reflowed to the terminal, not shown with
+# the line breaks of the source.
 app = typer.Typer(
+    cls=HelpGroup,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
     help="Weekly GitHub pull-request digests and PR answers for team chats.",
 )
+command = functools.partial(app.command, cls=HelpCommand)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,8 +74,20 @@ NoLLMOption = Annotated[
                        "[llm] is configured: the digest is the engine's own.")]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"prdigest {version('prdigest')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def cli() -> None:
+def cli(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print the version and exit.")] = False,
+) -> None:
     """Weekly GitHub pull-request digests and PR answers for team chats."""
 
 
@@ -52,6 +95,13 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
     text = "text"
     json = "json"
+    slack = "slack"
+    telegram = "telegram"
+    feishu = "feishu"
+
+
+# Formats that print the requests a chat platform would receive (`adapters.preview`).
+PLATFORM_FORMATS = frozenset({"slack", "telegram", "feishu"})
 
 
 class Language(StrEnum):
@@ -67,6 +117,15 @@ SnapshotOption = Annotated[
     typer.Option("--snapshot", "-s", help="Read PRs from this snapshot file instead of GitHub.",
                  dir_okay=False),
 ]
+WeekOption = Annotated[str, typer.Option(
+    "--week", "-w", metavar="WEEK",
+    help="ISO week such as 2026-W29, or `last` or `this` (in the repository's time zone).")]
+LangOption = Annotated[Language, typer.Option(
+    "--lang", "-l", help="Language of the digest: zh (Chinese) or en (English).")]
+DigestFormatOption = Annotated[OutputFormat, typer.Option(
+    "--format", "-f",
+    help="markdown: the full report; text: the plain chat text; json: the Digest JSON; "
+         "slack, telegram, feishu: the requests that platform receives, as JSON.")]
 
 
 def fail(message: str) -> None:
@@ -87,46 +146,77 @@ def user_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@app.command()
+def week_for(text: str, settings: Config, repo: str, now: datetime | None = None) -> str:
+    """`--week` in canonical form: `last` and `this` in the repository's time zone (as
+    of `now`: a snapshot's last moment, or today)."""
+    moment = now or datetime.now(UTC)
+    tz = settings.repo(repo).timezone
+    return past_week(resolve_week(text, moment, tz), moment, tz)
+
+
+def preview_channel(settings: Config, repo: str, platform: str) -> str:
+    """The id a preview addresses: the first configured channel of that platform that
+    follows `repo`, or a placeholder."""
+    from adapters.preview import PLACEHOLDER_CHANNEL
+
+    return next((c.id for c in settings.channels
+                 if c.platform == platform and c.repo.lower() == repo.lower()),
+                PLACEHOLDER_CHANNEL)
+
+
+@command()
 @user_errors
 def digest(
-    repo: Annotated[str, typer.Argument(help="Repository, owner/name.")],
-    week: Annotated[str, typer.Option("--week", "-w", help="ISO week such as 2026-W29.")],
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    week: WeekOption,
     snapshot: SnapshotOption = None,
     config: ConfigOption = None,
-    fmt: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.markdown,
-    lang: Annotated[Language, typer.Option("--lang", "-l")] = Language.zh,
+    fmt: DigestFormatOption = OutputFormat.markdown,
+    lang: LangOption = Language.zh,
     topics: Annotated[
         str, typer.Option("--topics", help="Comma-separated topics to put first.")
     ] = "",
     no_llm: NoLLMOption = False,
 ) -> None:
-    """Print the weekly digest of REPO for one ISO week."""
+    """Print the weekly digest of REPO for one ISO week, or preview what a Slack,
+    Telegram or Feishu channel would receive (`--format slack`)."""
     import asyncio
 
     from bot.digests import Digests
     settings = load_config(config)
-    week = past_week(week, datetime.now(UTC), settings.repo(repo).timezone)
     source: Source
+    now = None
     if snapshot is not None:
-        source = SnapshotSource(snapshot_for(repo, snapshot))
+        from adapters.console import data_time
+
+        data = snapshot_for(repo, snapshot)
+        source, now = SnapshotSource(data), data_time(data)
     else:
         source = LiveSource(settings)
+    week = week_for(week, settings, repo, now)
     focus = tuple(t.strip() for t in topics.split(",") if t.strip())
+    preview = fmt.value in PLATFORM_FORMATS
 
     async def build() -> Any:
         with narrator_store(settings, enabled=not no_llm) as store:
             narrator = narrator_for(settings, store, enabled=not no_llm)
             try:
+                # A channel's digest links to its report page; the preview shows it too.
                 return await Digests(settings, source, narrator=narrator).build(
-                    repo, week, lang.value, focus)
+                    repo, week, lang.value, focus, link=preview)
             finally:
                 if narrator is not None:
                     await narrator.close()
 
     from bot.narrate import narrator_for
     result = asyncio.run(build())
-    sys.stdout.write(render_digest(result, fmt.value))
+    if preview:
+        from adapters.preview import preview_json
+
+        sys.stdout.write(preview_json(fmt.value, preview_channel(settings, repo, fmt.value),
+                                      result))
+        return
+    sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager
@@ -154,6 +244,14 @@ class ReplyFormat(StrEnum):
     markdown = "markdown"
 
 
+class AskFormat(StrEnum):
+    text = "text"
+    markdown = "markdown"
+    slack = "slack"
+    telegram = "telegram"
+    feishu = "feishu"
+
+
 RepoOption = Annotated[
     str | None,
     typer.Option("--repo", "-r", help="Repository, owner/name (default: the snapshot's, or "
@@ -164,7 +262,11 @@ UserLanguageOption = Annotated[
     typer.Option("--lang", "-l", help="Answer in this language (default: the language of "
                  "the question)."),
 ]
-ReplyFormatOption = Annotated[ReplyFormat, typer.Option("--format", "-f")]
+ReplyFormatOption = Annotated[ReplyFormat, typer.Option(
+    "--format", "-f", help="text: as chat shows it; markdown: the same in Markdown.")]
+AskFormatOption = Annotated[AskFormat, typer.Option(
+    "--format", "-f", help="text: as chat shows it; markdown: the same in Markdown; slack, "
+    "telegram, feishu: the requests that platform receives, as JSON.")]
 
 
 def console_for(
@@ -227,15 +329,16 @@ def console_subscriptions(settings: Config) -> SubscriptionStore | None:
     return RedisSubscriptionStore(sync_client(url, settings.cache.url_env))
 
 
-@app.command()
+@command()
 @user_errors
 def ask(
-    text: Annotated[list[str], typer.Argument(help="The question, as asked in chat.")],
+    text: Annotated[list[str], typer.Argument(help="The question, as asked in chat.",
+                                              metavar="QUESTION...")],
     repo: RepoOption = None,
     snapshot: SnapshotOption = None,
     config: ConfigOption = None,
     lang: UserLanguageOption = None,
-    fmt: ReplyFormatOption = ReplyFormat.text,
+    fmt: AskFormatOption = AskFormat.text,
 ) -> None:
     """Answer one chat question, e.g. `prdigest ask "risks for #7035"`.
 
@@ -244,13 +347,22 @@ def ask(
     """
     import asyncio
 
-    console = console_for(repo, snapshot, config, fmt, lang)
-    reply = asyncio.run(console.ask(" ".join(text)))
+    preview = fmt.value in PLATFORM_FORMATS
+    console = console_for(repo, snapshot, config,
+                          ReplyFormat.text if preview else ReplyFormat(fmt.value), lang)
+    if preview:
+        from adapters.preview import preview_json
+
+        reply = asyncio.run(console.answer(" ".join(text)))
+        sys.stdout.write(preview_json(fmt.value, preview_channel(
+            console.handler.config, console.channel.repo, fmt.value), reply))
+    else:
+        reply = asyncio.run(console.ask(" ".join(text)))
     if reply.kind == "error":
         raise typer.Exit(code=1)
 
 
-@app.command()
+@command()
 @user_errors
 def chat(
     repo: RepoOption = None,
@@ -259,21 +371,49 @@ def chat(
     lang: UserLanguageOption = None,
     fmt: ReplyFormatOption = ReplyFormat.text,
 ) -> None:
-    """Chat with the bot at the terminal; `quit` or Ctrl-D ends."""
+    """Chat with the bot at the terminal; `quit` or Ctrl-D ends.
+
+    Lines can be edited, and earlier questions come back with the arrow keys (kept
+    between sessions in ~/.prdigest_history, or the file $PRDIGEST_HISTORY names).
+    """
     console = console_for(repo, snapshot, config, fmt, lang)
-    if sys.stdin.isatty():
-        typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave", err=True)
-    console.chat(read_line=_read_line)
+    if not sys.stdin.isatty():
+        console.chat(read_line=_read_piped_line)
+        return
+    typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave", err=True)
+    with line_history():
+        console.chat(read_line=input)
 
 
-def _read_line(prompt: str) -> str:
-    """A line from stdin; the prompt only where someone is typing."""
-    if sys.stdin.isatty():
-        return input(prompt)
+def _read_piped_line(prompt: str) -> str:
+    """A line of piped stdin, without a prompt: nobody is typing."""
     line = sys.stdin.readline()
     if not line:
         raise EOFError
     return line.rstrip("\n")
+
+
+HISTORY_LINES = 1000
+
+
+@contextlib.contextmanager
+def line_history() -> Iterator[None]:
+    """Line editing and history for `input()` (GNU readline, where Python has it);
+    the history file is read at the start and written at the end."""
+    try:
+        import readline
+    except ImportError:  # a Python built without readline: plain input still works
+        yield
+        return
+    path = Path(os.environ.get("PRDIGEST_HISTORY") or Path.home() / ".prdigest_history")
+    with contextlib.suppress(OSError):
+        readline.read_history_file(path)
+    readline.set_history_length(HISTORY_LINES)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            readline.write_history_file(path)
 
 
 # --- live data from GitHub -------------------------------------------------------------
@@ -339,11 +479,11 @@ class LiveSource:
                 cache.close()
 
 
-@app.command("snapshot")
+@command("snapshot")
 @user_errors
 def snapshot_command(
-    repo: Annotated[str, typer.Argument(help="Repository, owner/name.")],
-    week: Annotated[str, typer.Option("--week", "-w", help="ISO week such as 2026-W29.")],
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    week: WeekOption,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The snapshot file to write.", dir_okay=False)
     ],
@@ -356,8 +496,8 @@ def snapshot_command(
     from bot.github.source import GitHubSource
     from bot.snapshot import write_snapshot
 
-    week = format_week(*parse_week(week))
     settings = load_config(config)
+    week = week_for(week, settings, repo)
     update, finish = progress_bar()
     github = GitHubSource(settings, progress=update)
     try:
@@ -372,7 +512,61 @@ def snapshot_command(
     typer.echo(f"prdigest: wrote {len(data.pulls)} PRs of {repo} {week} to {output}", err=True)
 
 
-@app.command()
+@command()
+@user_errors
+def init(
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="The config file to write.", dir_okay=False)
+    ] = Path("prdigest.toml"),
+    snapshot: SnapshotOption = None,
+    weeks: Annotated[int, typer.Option(
+        "--weeks", help="How many recent weeks of PRs to read from GitHub.", min=1, max=12)
+    ] = 4,
+    timezone: Annotated[str, typer.Option(
+        "--timezone", help="The repository's time zone, where its weeks begin.")
+    ] = DEFAULT_TIMEZONE,
+    lang: LangOption = Language.en,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")
+                     ] = False,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", dir_okay=False,
+        help="A config whose [github] section to read with (GitHub Enterprise, the token "
+             "variable); default github.com and $GITHUB_TOKEN.")] = None,
+) -> None:
+    """Write a first config for REPO from its recent PRs: its own title tags and busiest
+    directories as topics, a sample channel and a weekly schedule."""
+    from bot.onboard import next_commands, render_config
+    from bot.week import current_week, shift_week, week_of, zone
+
+    zone(timezone)  # an unknown zone is a one-line error before anything is read
+    if output.exists() and not force:
+        raise UserError(f"{output} exists; --force overwrites it, -o names another file")
+    week = "last"
+    if snapshot is not None:
+        from adapters.console import data_time
+
+        data = snapshot_for(repo, snapshot)
+        pulls = list(data.pulls)
+        read_from = f"the snapshot {snapshot}"
+        moment = data_time(data)
+        week = "last" if moment is None else week_of(moment, timezone)
+    else:
+        this = current_week(datetime.now(UTC), timezone)
+        names = [shift_week(this, -back) for back in range(weeks)]
+        source = LiveSource(load_config(config))
+        pulls = [pull for week in names for pull in source.fetch_week(repo, week).snapshot.pulls]
+        read_from = f"GitHub, weeks {names[-1]} to {names[0]}"
+    text = render_config(repo, pulls, timezone=timezone, lang=lang.value, read_from=read_from)
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    typer.echo(next_commands(repo, str(output), week=week,
+                             snapshot=None if snapshot is None else str(snapshot)), nl=False)
+
+
+@command()
 @user_errors
 def serve(
     config: Annotated[
@@ -381,7 +575,9 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.",
                                       min=1, max=65535)] = 8080,
-    snapshot: SnapshotOption = None,
+    snapshot: Annotated[Path | None, typer.Option(
+        "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False,
+        help="Read PRs from this snapshot file instead of GitHub (an offline demo).")] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning.")
                          ] = "info",
     no_llm: NoLLMOption = False,
@@ -421,25 +617,38 @@ def serve(
                 proxy_headers=True)
 
 
-@app.command()
+@command()
 @user_errors
 def post(
-    repo: Annotated[str, typer.Argument(help="Repository, owner/name.")],
-    week: Annotated[str, typer.Option("--week", "-w", help="ISO week such as 2026-W29.")],
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    week: WeekOption,
     channel: Annotated[str, typer.Option(
-        "--channel", help="The configured channel, platform:id (slack:C0123456).")],
+        "--channel", metavar="PLATFORM:ID",
+        help="The configured channel, platform:id (slack:C0123456).")],
     force: Annotated[bool, typer.Option(
         "--force", help="Send again even if the ledger says it was posted.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the requests the platform would receive and send nothing; "
+        "needs no Redis and no secrets.")] = False,
     snapshot: SnapshotOption = None,
     config: ConfigOption = None,
     no_llm: NoLLMOption = False,
 ) -> None:
-    """Post REPO's digest of one week to one channel now, through the schedule's ledger."""
+    """Post REPO's digest of one week to one channel now, through the schedule's ledger
+    (`--dry-run`: print what would be sent instead)."""
     import asyncio
     import logging
 
-    from bot.delivery.post import describe, post_now
+    from bot.delivery.post import describe, dry_run_post, post_now
     from bot.store.client import REDIS_ERRORS
+
+    if dry_run:
+        target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
+                                                        channel, snapshot=snapshot))
+        sys.stdout.write(parts)
+        typer.echo(f"prdigest: dry run: {shown} of {target.repo} to {target.key}; "
+                   "nothing was sent", err=True)
+        return
 
     # The outcome is the one line below; library chatter would only bury it.
     logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")

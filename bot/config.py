@@ -35,6 +35,9 @@ class TopicRule(Section, frozen=True, kw_only=True):
     title: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     label: str | None = None
+    # Other names of the topic: a PR tagged `[ckpt]` counts as `checkpoint` with
+    # `aliases = ["ckpt"]`, one bar instead of two.
+    aliases: tuple[str, ...] = ()
 
 
 class ExcludeRule(Section, frozen=True, kw_only=True):

@@ -61,4 +61,7 @@ class SnapshotSource:
         return WeekData(snapshot=self.snapshot)
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        """The PR of the snapshot's repository; another repository's #N is not in it."""
+        if repo.lower() != self.snapshot.repository.lower():
+            return None
         return self._by_number.get(number)

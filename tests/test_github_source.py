@@ -389,3 +389,19 @@ def test_more_than_github_search_returns_is_an_error_not_a_cut(fake: FakeGitHub,
 def test_bad_api_url_is_one_line(url: str) -> None:
     with pytest.raises(SourceError, match=r"^github.api_url: expected an http\(s\) URL"):
         GitHubSource(config(api_url=url), token=TOKEN)
+
+
+def test_the_rest_fallback_searches_with_githubs_advanced_search(fake: FakeGitHub) -> None:
+    """GitHub is removing the legacy `GET /search/issues`; the fake refuses it, as GitHub
+    will, so every search here must be the advanced one."""
+    import httpx
+
+    fake.add_repo(REPO, build_week(REPO, count=5))
+    src, _ = source(fake, token=None)
+    src.fetch_week(REPO, WEEK)
+    searches = [r for r in fake.requests if r.path.endswith("/search/issues")]
+    assert len(searches) == 2
+    assert all(r.query.get("advanced_search") == ["true"] for r in searches)
+    assert all(r.status == 200 for r in searches)
+    legacy = httpx.get(f"{fake.base_url}/search/issues", params={"q": f"repo:{REPO} is:pr"})
+    assert legacy.status_code == 422 and "advanced_search" in legacy.text

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
-    ("bot.digests",),
+    ("bot.digests", "bot.onboard"),
     ("bot.chat",),
     ("bot.delivery",),
     ("bot.web", "bot.cli"),

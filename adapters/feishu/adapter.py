@@ -27,7 +27,6 @@ The Feishu app this expects (developer console):
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import threading
@@ -55,13 +54,14 @@ from starlette.routing import BaseRoute, Route
 from adapters.base import DeliveryError
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
+from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
-from bot.render.feishu import MAX_REQUEST_BYTES, Card, card_content, digest_cards, reply_cards
+from bot.render.feishu import MAX_REQUEST_BYTES, Card, card_content, reply_cards
 
 logger = logging.getLogger(__name__)
 
@@ -131,8 +131,9 @@ class FeishuAdapter:
         max_send_attempts: int = 3,
         max_rate_limit_wait: float = 10.0,
         timeout_seconds: float = 10.0,
+        outbound_only: bool = False,
     ) -> None:
-        if not long_connection and not verification_token:
+        if not long_connection and not verification_token and not outbound_only:
             # The SDK rejects every real event when its token is empty (it compares the
             # event's token with ""), so a webhook without one could never answer.
             raise ValueError("Feishu webhook mode needs the verification token")
@@ -141,6 +142,7 @@ class FeishuAdapter:
         self._encrypt_key = encrypt_key or ""
         self._verification_token = verification_token or ""
         self._long_connection = long_connection
+        self._outbound_only = outbound_only
         self._freshness = freshness_seconds
         self._clock = clock
         self._max_attempts = max(1, max_send_attempts)
@@ -171,8 +173,11 @@ class FeishuAdapter:
     def from_config(cls, config: Config, handler: CommandAnswering, deduper: FirstSeen,
                     **overrides: Any) -> FeishuAdapter | None:
         """The adapter the config and environment describe, or None when the app's
-        credentials are not in the environment (Feishu is then simply off)."""
+        credentials are not in the environment (Feishu is then simply off).
+        `outbound_only=True` builds one that only posts (`prdigest post`): the app id
+        and secret are all it needs."""
         section = config.platforms.feishu
+        outbound_only = bool(overrides.pop("outbound_only", False))
         app_id, app_secret = secret(section.app_id_env), secret(section.app_secret_env)
         if app_id is None or app_secret is None:
             logger.info("feishu off: %s or %s is not set", section.app_id_env,
@@ -185,11 +190,13 @@ class FeishuAdapter:
             "long_connection": section.long_connection,
         }
         options.update(overrides)
-        if not options["long_connection"] and not options["verification_token"]:
+        if outbound_only:
+            options.update(long_connection=False, outbound_only=True)
+        elif not options["long_connection"] and not options["verification_token"]:
             logger.warning("feishu off: webhook mode needs %s (or long_connection = true)",
                            section.verification_token_env)
             return None
-        if not options["long_connection"] and not options["encrypt_key"]:
+        if not outbound_only and not options["long_connection"] and not options["encrypt_key"]:
             logger.warning("feishu: %s is not set, so events are not signed; set an "
                            "encrypt key in the app console", section.encrypt_key_env)
         return cls(app_id=app_id, app_secret=app_secret, config=config, handler=handler,
@@ -252,7 +259,8 @@ class FeishuAdapter:
     # --- inbound: the webhook --------------------------------------------------------
 
     def routes(self) -> list[BaseRoute]:
-        if self._long_connection:
+        """The event route; none on a long connection or for an adapter that only posts."""
+        if self._long_connection or self._outbound_only:
             return []
         return [Route(self.route_path, self.receive, methods=["POST"])]
 
@@ -346,8 +354,8 @@ class FeishuAdapter:
         """Cards in answer to the question's message, threaded under it."""
         ids = []
         for index, card in enumerate(reply_cards(reply)):
-            ids.append(await self._send(card, reply_to=question.reply_to,
-                                        uuid=_uuid("reply", question.delivery_key, index)))
+            uuid = message_uuid("reply", question.delivery_key, index)
+            ids.append(await self._send(card, reply_to=question.reply_to, uuid=uuid))
         return ids
 
     async def _ensure_identity(self) -> None:
@@ -380,7 +388,7 @@ class FeishuAdapter:
 
     async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
         """Post a reply to a chat (not in answer to a message); returns message ids."""
-        return [await self._send(card, chat_id=channel_id) for card in reply_cards(reply)]
+        return [await self._create(body) for body in reply_payloads(channel_id, reply)]
 
     async def post_digest(self, channel_id: str, digest: Digest, *,
                           idempotency_key: str | None = None) -> list[str]:
@@ -393,15 +401,8 @@ class FeishuAdapter:
         chat, repository, week and language. A replica re-sending after a crash within
         the hour therefore posts nothing twice.
         """
-        cards = digest_cards(digest)
-        base: tuple[object, ...] = (
-            (idempotency_key,) if idempotency_key is not None
-            else (channel_id, digest.repository, digest.week, digest.lang, len(cards))
-        )
-        return [
-            await self._send(card, chat_id=channel_id, uuid=_uuid("digest", *base, index))
-            for index, card in enumerate(cards)
-        ]
+        return [await self._create(body)
+                for body in digest_payloads(channel_id, digest, key=idempotency_key)]
 
     async def complete_delivery(self, channel_id: str, digest: Digest, *,
                                 idempotency_key: str, since: datetime) -> list[str] | None:
@@ -409,27 +410,28 @@ class FeishuAdapter:
         second post within `dedupe_window`, so the scheduler decides by that."""
         return None
 
-    async def _send(self, card: Card, *, chat_id: str | None = None,
-                    reply_to: str | None = None, uuid: str | None = None) -> str:
-        content = card_content(card)
-        request: CreateMessageRequest | ReplyMessageRequest
-        if reply_to is not None:
-            reply_body = ReplyMessageRequestBody.builder().msg_type("interactive").content(content)
-            if uuid:
-                reply_body = reply_body.uuid(uuid)
-            request = (ReplyMessageRequest.builder().message_id(reply_to)
-                       .request_body(reply_body.build()).build())
-            answer_type: type[Any] = ReplyMessageResponse
-        else:
-            if chat_id is None:
-                raise ValueError("a card needs a chat or a message to answer")
-            create_body = (CreateMessageRequestBody.builder().receive_id(chat_id)
-                           .msg_type("interactive").content(content))
-            if uuid:
-                create_body = create_body.uuid(uuid)
-            request = (CreateMessageRequest.builder().receive_id_type("chat_id")
-                       .request_body(create_body.build()).build())
-            answer_type = CreateMessageResponse
+    async def _create(self, body: dict[str, Any]) -> str:
+        """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
+        builder = (CreateMessageRequestBody.builder().receive_id(body["receive_id"])
+                   .msg_type(body["msg_type"]).content(body["content"]))
+        if body.get("uuid"):
+            builder = builder.uuid(body["uuid"])
+        request = (CreateMessageRequest.builder().receive_id_type("chat_id")
+                   .request_body(builder.build()).build())
+        return await self._request(request, CreateMessageResponse, uuid=body.get("uuid"))
+
+    async def _send(self, card: Card, *, reply_to: str | None, uuid: str | None = None) -> str:
+        """Answer a message with one card."""
+        reply_body = (ReplyMessageRequestBody.builder().msg_type("interactive")
+                      .content(card_content(card)))
+        if uuid:
+            reply_body = reply_body.uuid(uuid)
+        request = (ReplyMessageRequest.builder().message_id(reply_to)
+                   .request_body(reply_body.build()).build())
+        return await self._request(request, ReplyMessageResponse, uuid=uuid)
+
+    async def _request(self, request: CreateMessageRequest | ReplyMessageRequest,
+                       answer_type: type[Any], *, uuid: str | None) -> str:
         for attempt in range(1, self._max_attempts + 1):
             try:
                 response = await self._transport.send(request, answer_type)
@@ -476,8 +478,3 @@ def _sdk_error(content: bytes | None) -> str:
     except (ValueError, AttributeError):
         return ""
     return message if isinstance(message, str) else ""
-
-
-def _uuid(*parts: object) -> str:
-    """Feishu's idempotency key (at most 50 characters), stable for the same parts."""
-    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:40]

@@ -33,6 +33,13 @@ def feishu_status(config: Config) -> dict[str, Any]:
             "missing_env": missing}
 
 
+def missing_post_env(config: Config) -> list[str]:
+    """What posting a message needs and is not set: the app id and secret only."""
+    section = config.platforms.feishu
+    return [name for name in (section.app_id_env, section.app_secret_env)
+            if secret(name) is None]
+
+
 def has_credentials(config: Config) -> bool:
     """Whether the adapter is worth importing: the app id and secret are set (webhook
     mode also needs the verification token, which the adapter checks and logs)."""

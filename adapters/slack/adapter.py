@@ -46,6 +46,7 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
 from adapters.slack.inbound import SLASH_COMMAND, read_question, response_url
+from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
@@ -69,8 +70,6 @@ MAX_BODY_BYTES = 1 << 20
 # Slack's signature headers as Slack writes them: Unix seconds, and `v0=` with hex.
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
-# The metadata event type that marks a part of a weekly digest with its delivery key.
-DELIVERY_EVENT = "prdigest_digest"
 # How far before a delivery's first attempt its messages are looked for (clock skew).
 HISTORY_MARGIN_SECONDS = 300
 
@@ -109,10 +108,11 @@ class SlackAdapter:
         api_url: str = "https://slack.com/api/",
         rate_limit_retries: int = 2,
         bot_names: tuple[str, ...] = DEFAULT_BOT_NAMES,
+        outbound_only: bool = False,
     ) -> None:
         if socket_mode and not app_token:
             raise ValueError("Socket Mode needs an app-level token (xapp-...)")
-        if not socket_mode and not signing_secret:
+        if not socket_mode and not signing_secret and not outbound_only:
             raise ValueError("HTTP mode needs the signing secret")
         self.config = config
         self.inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
@@ -148,8 +148,12 @@ class SlackAdapter:
         cls, config: Config, handler: CommandAnswering, deduper: FirstSeen, **overrides: Any
     ) -> SlackAdapter | None:
         """The adapter the config and environment describe, or None when its secrets are
-        not set. `overrides` replace constructor arguments (tests: `api_url`)."""
+        not set. `overrides` replace constructor arguments (tests: `api_url`);
+        `outbound_only=True` builds one that only posts (`prdigest post`), which needs
+        the bot token alone."""
         settings = config.platforms.slack
+        if overrides.get("outbound_only"):
+            overrides.setdefault("socket_mode", False)
         arguments: dict[str, Any] = {
             "bot_token": secret(settings.bot_token_env),
             "signing_secret": secret(settings.signing_secret_env),
@@ -162,7 +166,8 @@ class SlackAdapter:
             return None
         if arguments["socket_mode"] and not arguments["app_token"]:
             return None
-        if not arguments["socket_mode"] and not arguments["signing_secret"]:
+        if (not arguments["socket_mode"] and not arguments["signing_secret"]
+                and not arguments.get("outbound_only")):
             return None
         return cls(config, handler, deduper, **arguments)
 
@@ -260,9 +265,7 @@ class SlackAdapter:
             if part in found:
                 posted.append(found[part])
                 continue
-            metadata = None if key is None else {
-                "event_type": DELIVERY_EVENT,
-                "event_payload": {"delivery": key, "part": part, "parts": len(messages)}}
+            metadata = delivery_metadata(key, part, len(messages))
             try:
                 posted.append(await self._post(channel_id, message, metadata=metadata))
             except DeliveryError as exc:
@@ -324,11 +327,9 @@ class SlackAdapter:
                     thread_ts: str | None = None, *,
                     metadata: dict[str, Any] | None = None) -> str:
         self._http_session()
-        extra: dict[str, Any] = {} if metadata is None else {"metadata": metadata}
         try:
             response = await self.client.chat_postMessage(
-                channel=channel_id, thread_ts=thread_ts, unfurl_links=False,
-                unfurl_media=False, **message.as_post(), **extra)
+                **post_arguments(channel_id, message, thread_ts, metadata=metadata))
         except SlackApiError as exc:
             # An error page instead of JSON leaves `data` a string.
             data = exc.response.data

@@ -52,11 +52,20 @@ def _app_mention(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question 
     )
 
 
+# Message subtypes a person writes: a message with a file attached, and a thread reply
+# also sent to the conversation. Every other subtype (bot_message, message_changed,
+# message_deleted, joins...) is not a question.
+USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
+
+
 def _message(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question | None:
-    """Only plain messages a person sends the bot directly; edits, joins, bot posts and
-    channel chatter are not questions (mentions in channels arrive as `app_mention`)."""
+    """Only messages a person sends the bot directly, with or without a file; edits,
+    deletions, joins, bot posts and channel chatter are not questions (mentions in
+    channels arrive as `app_mention`)."""
     channel = _str(event.get("channel"))
-    if (event.get("channel_type") != "im" or channel is None or event.get("subtype")
+    subtype = event.get("subtype")
+    if (event.get("channel_type") != "im" or channel is None
+            or (subtype is not None and subtype not in USER_SUBTYPES)
             or event.get("bot_id") or _str(event.get("user")) is None):
         return None
     return Question(

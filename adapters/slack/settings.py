@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.config import Config, secret
 
-__all__ = ["has_credentials", "missing_env", "unconfigured_status"]
+__all__ = ["has_credentials", "missing_env", "missing_post_env", "unconfigured_status"]
 
 
 def missing_env(config: Config) -> list[str]:
@@ -17,6 +17,12 @@ def missing_env(config: Config) -> list[str]:
     needed.append(settings.app_token_env if settings.socket_mode
                   else settings.signing_secret_env)
     return [name for name in needed if not secret(name)]
+
+
+def missing_post_env(config: Config) -> list[str]:
+    """What posting a message needs and is not set: the bot token only."""
+    name = config.platforms.slack.bot_token_env
+    return [] if secret(name) else [name]
 
 
 def has_credentials(config: Config) -> bool:

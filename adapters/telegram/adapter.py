@@ -11,7 +11,6 @@ passes the `Claims` first, keyed on the bot and `update_id`, so a re-delivered u
 from __future__ import annotations
 
 import asyncio
-import functools
 import hmac
 import json
 import logging
@@ -25,13 +24,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from telegram import (
     BotCommand,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
-    LinkPreviewOptions,
-    ReplyParameters,
     Update,
 )
-from telegram.constants import ParseMode
 from telegram.error import ChatMigrated, TelegramError
 from telegram.ext import (
     Application,
@@ -46,6 +40,7 @@ from adapters.telegram.inbound import (
     message_handlers,
     question_from_update,
 )
+from adapters.telegram.payloads import chat_id, send_arguments
 from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, RedactToken
 from adapters.telegram.request import AiohttpRequest
 from bot.chat.grammar import DEFAULT_BOT_NAMES
@@ -56,7 +51,6 @@ from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
 from bot.render.telegram import (
     MAX_MESSAGE_CHARS,
-    LinkButton,
     TelegramMessage,
     render_digest_messages,
     render_reply_messages,
@@ -73,8 +67,6 @@ MAX_UPDATE_BYTES = 1 << 20
 DEFAULT_API_URL = "https://api.telegram.org/bot"
 
 PTBApplication = Application[Any, Any, Any, Any, Any, Any]
-# Links to PRs would each unfurl into a preview card; the digest is the content.
-_NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 class TelegramAdapter:
@@ -105,9 +97,11 @@ class TelegramAdapter:
         max_retry_wait: float = 60.0,
         poll_timeout: float = 10.0,
         concurrent_updates: int = 16,
+        outbound_only: bool = False,
     ) -> None:
-        if not polling and not secret_token:
+        if not polling and not secret_token and not outbound_only:
             raise ConfigError("telegram: webhook mode needs a secret token")
+        self._outbound_only = outbound_only
         self._config = config
         self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._token = token
@@ -146,12 +140,15 @@ class TelegramAdapter:
     ) -> TelegramAdapter | None:
         """The adapter the config describes, or None when its secrets are not in the
         environment (the bot token; in webhook mode also the secret token).
-        `overrides` replace constructor arguments, e.g. `api_url` for a fake server."""
+        `overrides` replace constructor arguments, e.g. `api_url` for a fake server;
+        `outbound_only=True` builds one that only posts (`prdigest post`): the bot token
+        is all it needs, and it neither polls nor registers a webhook."""
         section = config.platforms.telegram
         token = secret(section.bot_token_env)
-        polling = bool(overrides.pop("polling", section.polling))
+        outbound_only = bool(overrides.pop("outbound_only", False))
+        polling = bool(overrides.pop("polling", section.polling)) and not outbound_only
         secret_token = secret(section.secret_token_env)
-        if token is None or (not polling and secret_token is None):
+        if token is None or (not polling and secret_token is None and not outbound_only):
             return None
         if secret_token is not None and not _SECRET_TOKEN.fullmatch(secret_token):
             raise ConfigError(f"{section.secret_token_env}: Telegram accepts 1-256 characters "
@@ -160,11 +157,12 @@ class TelegramAdapter:
         options: dict[str, Any] = {
             "api_url": section.api_url,
             # Telegram delivers webhooks to HTTPS addresses only.
-            "webhook_url": f"{public}{WEBHOOK_PATH}" if public.startswith("https://") else None,
+            "webhook_url": (f"{public}{WEBHOOK_PATH}"
+                            if public.startswith("https://") and not outbound_only else None),
         }
         options.update(overrides)
         return cls(config, handler, deduper, token=token, secret_token=secret_token,
-                   polling=polling, **options)
+                   polling=polling, outbound_only=outbound_only, **options)
 
     def status(self) -> dict[str, object]:
         """Health facts for /healthz; no secrets."""
@@ -273,8 +271,8 @@ class TelegramAdapter:
     # --- inbound ---------------------------------------------------------------------
 
     def routes(self) -> list[BaseRoute]:
-        """The webhook route; none in polling mode."""
-        if self._polling:
+        """The webhook route; none in polling mode or for an adapter that only posts."""
+        if self._polling or self._outbound_only:
             return []
         return [Route(WEBHOOK_PATH, self.webhook, methods=["POST"])]
 
@@ -323,7 +321,7 @@ class TelegramAdapter:
 
         async def send(reply: Reply) -> None:
             messages = render_or_error(render_reply_messages, reply, "telegram")
-            await self._send(_chat(question.channel_id), messages,
+            await self._send(chat_id(question.channel_id), messages,
                              reply_to=None if question.reply_to is None else int(question.reply_to),
                              thread_id=None if question.thread is None else int(question.thread))
 
@@ -362,7 +360,7 @@ class TelegramAdapter:
                        moved: bool = False) -> list[str]:
         await self._initialize()
         try:
-            return await self._send(_chat(channel_id), messages)
+            return await self._send(chat_id(channel_id), messages)
         except ChatMigrated as migration:
             if moved:
                 raise DeliveryError(f"telegram: chat {channel_id} moved twice") from None
@@ -381,18 +379,11 @@ class TelegramAdapter:
         """Send messages in order; the first one answers `reply_to` when given."""
         sent: list[str] = []
         for index, message in enumerate(messages):
-            reply = (ReplyParameters(message_id=reply_to, allow_sending_without_reply=True)
-                     if reply_to is not None and index == 0 else None)
+            arguments = send_arguments(chat, message,
+                                       reply_to=reply_to if index == 0 else None,
+                                       thread_id=thread_id)
             try:
-                posted = await self.application.bot.send_message(
-                    chat_id=chat,
-                    text=message.text,
-                    parse_mode=ParseMode.HTML,
-                    link_preview_options=_NO_PREVIEW,
-                    reply_markup=_keyboard(message.buttons),
-                    reply_parameters=reply,
-                    message_thread_id=thread_id,
-                )
+                posted = await self.application.bot.send_message(**arguments)
             except ChatMigrated:
                 if sent:
                     raise _PartialDelivery(sent, TelegramError("chat migrated")) from None
@@ -414,21 +405,6 @@ class _PartialDelivery(TelegramError):
         super().__init__(error.message)
         self.sent = sent
         self.error = error
-
-
-@functools.lru_cache(maxsize=1024)
-def _keyboard(rows: tuple[tuple[LinkButton, ...], ...]) -> InlineKeyboardMarkup | None:
-    """The buttons under a message; PTB's objects are frozen, so one serves every send."""
-    if not rows:
-        return None
-    return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(button.label, url=button.url) for button in row] for row in rows]
-    )
-
-
-def _chat(channel_id: str) -> int | str:
-    """A chat id as the Bot API takes it: a number, or an `@channelusername`."""
-    return int(channel_id) if re.fullmatch(r"-?\d+", channel_id) else channel_id
 
 
 def _file_url(api_url: str) -> str:

@@ -35,8 +35,13 @@ def question_from_update(update: Update, *, bot_id: int) -> Question | None:
     if message is None or not message.text:
         return None
     sender = message.from_user
-    if sender is not None and sender.is_bot:
+    anonymous_admin = is_anonymous_admin(message)
+    if sender is not None and sender.is_bot and not anonymous_admin:
         return None
+    if anonymous_admin:
+        # The group speaks, not a person: no user id to check admin rights against, no
+        # language to go by.
+        sender = None
     in_group = message.chat.type != "private"
     thread_id = message.message_thread_id if message.is_topic_message else None
     return Question(
@@ -52,6 +57,14 @@ def question_from_update(update: Update, *, bot_id: int) -> Question | None:
         fixed_verb=message.text.lstrip().startswith("/"),
         raw=update,
     )
+
+
+def is_anonymous_admin(message: Message) -> bool:
+    """A group admin posting anonymously: Telegram names `GroupAnonymousBot` (a bot) as
+    the sender and the group itself as `sender_chat`. A channel's automatic forward
+    also has a `sender_chat`, but another chat's."""
+    sender_chat = message.sender_chat
+    return sender_chat is not None and sender_chat.id == message.chat.id
 
 
 def language_of(code: str | None) -> Lang | None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.config import Config, secret
 
-__all__ = ["has_credentials", "missing_env", "unconfigured_status"]
+__all__ = ["has_credentials", "missing_env", "missing_post_env", "unconfigured_status"]
 
 
 def missing_env(config: Config) -> list[str]:
@@ -15,6 +15,12 @@ def missing_env(config: Config) -> list[str]:
     section = config.platforms.telegram
     needed = [section.bot_token_env] + ([] if section.polling else [section.secret_token_env])
     return [name for name in needed if secret(name) is None]
+
+
+def missing_post_env(config: Config) -> list[str]:
+    """What posting a message needs and is not set: the bot token only."""
+    name = config.platforms.telegram.bot_token_env
+    return [] if secret(name) else [name]
 
 
 def has_credentials(config: Config) -> bool:

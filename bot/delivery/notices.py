@@ -32,7 +32,8 @@ NOTICE_TTL_SECONDS = 90 * 24 * 3600
 """How long a sent notice is remembered: far longer than any redelivery or poll window."""
 
 NOTICE_MODE = "merged"
-"""`Reply.mode` of a merged-PR notice (a `pull` reply: title, state, topics, risks, link)."""
+"""`Reply.mode` of a merged-PR notice: a `pull` reply whose `topics` are the channel's
+topics the PR touched and whose `author` param is who wrote it."""
 
 
 class NoticeSender(Protocol):
@@ -138,7 +139,8 @@ class MergeNotifier:
                 continue
             first = (*matched, *(t for t in answer.topics if t not in matched))
             reply = Reply(kind="pull", lang=channel.lang, mode=NOTICE_MODE,
-                          pull=msgspec.structs.replace(answer, topics=first))
+                          pull=msgspec.structs.replace(answer, topics=first),
+                          topics=tuple(matched), params=(("author", pull.author or ""),))
             outcome = await self._send_once(name, pull.number, channel, reply)
             if outcome == "sent":
                 result.notified.append(channel.key)

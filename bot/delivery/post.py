@@ -11,8 +11,6 @@ import os
 import socket
 from pathlib import Path
 
-import msgspec
-
 from adapters.poster import AdapterPoster, DigestAdapter
 from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
 from bot.config import ChannelConfig, Config, secret
@@ -24,7 +22,7 @@ from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
 from bot.store.client import async_client
 from bot.store.client import parse as parse_redis_url
-from bot.week import past_week
+from bot.week import past_week, resolve_week
 
 # Every platform a channel may be posted to: the registry, imported lazily per platform.
 ADAPTERS = {spec.name: spec for spec in PLATFORMS}
@@ -46,21 +44,15 @@ def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
 
 
 def checked_week(text: str, channel: ChannelConfig) -> str:
-    """The ISO week, normalised; a week that has not started yet is refused."""
-    return past_week(text, utc_now(), channel.timezone)
-
-
-def _missing_env(config: Config, platform: str) -> list[str]:
-    section = getattr(config.platforms, platform, None)
-    if section is None:
-        return []
-    names = [value for field, value in msgspec.structs.asdict(section).items()
-             if field.endswith("_env") and isinstance(value, str)]
-    return [name for name in names if secret(name) is None]
+    """The ISO week, normalised (`last` and `this` in the channel's time zone, where
+    its schedule runs); a week that has not started yet is refused."""
+    now = utc_now()
+    return past_week(resolve_week(text, now, channel.timezone), now, channel.timezone)
 
 
 def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
-    """The platform's adapter as the server would build it, for posting only."""
+    """The platform's adapter as the server would build it, for posting only: it asks
+    only for the secrets a post uses (no signing secret, webhook secret or app token)."""
     from bot.chat.handler import CommandHandler
 
     if platform in LOCAL_PLATFORMS:
@@ -73,10 +65,14 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     except ImportError:
         raise UserError(f"the {platform} adapter is not available in this installation") \
             from None
-    adapter = factory.from_config(config, CommandHandler(config, source), Claims(None))
+    missing = spec.missing_post_env(config)
+    if missing:
+        raise ConfigError(f"{platform} is not configured in this environment: set "
+                          f"{', '.join(missing)}")
+    adapter = factory.from_config(config, CommandHandler(config, source), Claims(None),
+                                  outbound_only=True)
     if adapter is None:
-        missing = ", ".join(_missing_env(config, platform)) or "its credentials"
-        raise ConfigError(f"{platform} is not configured in this environment: set {missing}")
+        raise ConfigError(f"{platform} is not configured in this environment")
     return adapter
 
 
@@ -124,6 +120,27 @@ async def post_now(
             store.close()
         if adapter is None:
             await target.close()
+
+
+async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
+                  snapshot: Path | None = None) -> tuple[ChannelConfig, str, str]:
+    """What `post` would send, without sending: (channel, week, the platform's requests
+    as JSON). It needs neither Redis nor a platform secret: the digest is the one the
+    schedule builds, with the channel's configured topics first (topics subscribed in
+    chat live in Redis and are left out)."""
+    from adapters.preview import preview_json
+    from bot.digests import Digests
+    from bot.github.source import GitHubSource
+    from bot.store.cache import CachedSource
+
+    channel = find_channel(config, channel_key, repo)
+    if channel.platform in LOCAL_PLATFORMS:
+        raise UserError(f"{channel.platform} channels print; they are not posted to")
+    week = checked_week(week, channel)
+    source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
+                      else CachedSource(GitHubSource(config), None, config))
+    digest = await Digests(config, source).for_channel(channel, week)
+    return channel, week, preview_json(channel.platform, channel.id, digest)
 
 
 def describe(result: PostResult) -> str:

@@ -198,9 +198,16 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     title = parse_title(pull.title)
     paths = [f.path for f in pull.files]
     kind = infer_type(title, pull.labels, paths)
-    modules = list(title.modules)
+    aliases = {_normalise_module(alias): name for name, rule in repo_config.topics.items()
+               for alias in rule.aliases}
+    modules: list[str] = []
+    for tag in title.modules:
+        name = aliases.get(tag, tag)
+        if name not in modules:
+            modules.append(name)
     for label in pull.labels:
         name = _normalise_module(label)
+        name = aliases.get(name, name)
         if name and canonical_type(name) is None and name not in modules:
             modules.append(name)
     topics = list(modules)

@@ -7,7 +7,9 @@ is near and otherwise fails with the reset time, and turns the rest into one-lin
 are decided here, once, and tests can inject the sleep.
 
 `RestBackend` fetches a week without a token, one PR at a time (search, then pull,
-files, reviews, review comments, issue comments, combined status and check runs).
+files, reviews, review comments, issue comments, combined status and check runs). The
+search is GitHub's advanced issue search (`advanced_search=true`): the legacy one is
+being removed from `GET /search/issues`.
 What REST cannot tell is left `None`: whether a review thread is resolved, and
 whether it is outdated.
 """
@@ -322,7 +324,8 @@ class RestBackend:
         """Full PRs found by the week's searches, and state-only heads for `recheck`."""
         numbers: dict[int, None] = {}
         for query in week_queries(repo, since, until, updated_since):
-            pages = PaginatedList(RawItem, self.requester, "/search/issues", {"q": query})
+            pages = PaginatedList(RawItem, self.requester, "/search/issues",
+                                  {"q": query, "advanced_search": "true"})
             try:
                 found: list[RawItem] = self.policy.call(partial(list, pages))
             except GithubException as exc:

@@ -46,6 +46,8 @@ class Bar:
     text_y: int
     width: float
     focus: bool
+    label_x: int = 0
+    count_y: int = 0
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,40 @@ class TopicChart:
     bar_height: int
     max_bar: int
     more: int = 0
+    # Where bars start and how labels align: beside the bars (wide), above them (narrow).
+    bar_x: int = 0
+    anchor: str = "end"
+    layout: str = "wide"
 
 
 def _label(name: str) -> str:
     return name if len(name) <= CHART_LABEL_CHARS else name[: CHART_LABEL_CHARS - 1] + "…"
+
+
+# The phone layout: labels above the bars in a chart this many units wide, so that on a
+# 360 px screen a unit is about a pixel and the 13-unit labels stay 13 px tall (beside the
+# bars, in the 610-unit wide chart, they would shrink to some 7 px).
+NARROW_WIDTH = 340
+
+
+def narrow_topic_chart(topics: Sequence[NameCount], *, focus: Sequence[str] = (),
+                       limit: int = CHART_TOPICS) -> TopicChart:
+    """The same bars for a phone: each label on its own line above its bar."""
+    shown = list(topics[:limit])
+    label_line, bar_height, gap, max_bar = 17, 12, 11, NARROW_WIDTH - 44
+    row = label_line + bar_height + gap
+    biggest = max((t.count for t in shown), default=0) or 1
+    bars = tuple(
+        Bar(name=t.name, label=_label(t.name), count=t.count, share=t.share,
+            y=index * row + label_line, text_y=index * row + 13,
+            width=round(max(t.count / biggest * max_bar, 2.0), 1), focus=t.name in focus,
+            label_x=0, count_y=index * row + label_line + bar_height - 1)
+        for index, t in enumerate(shown)
+    )
+    return TopicChart(bars=bars, width=NARROW_WIDTH, height=max(len(bars) * row - gap, 0),
+                      label_width=0, bar_height=bar_height, max_bar=max_bar,
+                      more=max(len(topics) - limit, 0), bar_x=0, anchor="start",
+                      layout="narrow")
 
 
 def topic_chart(topics: Sequence[NameCount], *, focus: Sequence[str] = (),
@@ -84,13 +116,15 @@ def topic_chart(topics: Sequence[NameCount], *, focus: Sequence[str] = (),
             text_y=index * (bar_height + gap) + round(bar_height * 0.7),
             width=round(max(t.count / biggest * max_bar, 2.0), 1),
             focus=t.name in focus,
+            label_x=label_width - 10,
+            count_y=index * (bar_height + gap) + round(bar_height * 0.7),
         )
         for index, t in enumerate(shown)
     )
     height = max(len(bars) * (bar_height + gap) - gap, 0)
     return TopicChart(bars=bars, width=label_width + max_bar + 60, height=height,
                       label_width=label_width, bar_height=bar_height, max_bar=max_bar,
-                      more=max(len(topics) - limit, 0))
+                      more=max(len(topics) - limit, 0), bar_x=label_width)
 
 
 @dataclass(frozen=True)
@@ -102,6 +136,17 @@ class PageLinks:
     previous: str = ""
     next: str = ""
     github: str = ""
+    home: str = "/"
+
+
+@dataclass(frozen=True)
+class HomeEntry:
+    """One repository on `/`: its weeks index and its last full week's report."""
+
+    repo: str
+    index: str
+    latest: str
+    week: str
 
 
 def render_report_page(digest: Digest, links: PageLinks, *, focus: Sequence[str] = ()) -> str:
@@ -109,7 +154,8 @@ def render_report_page(digest: Digest, links: PageLinks, *, focus: Sequence[str]
     view = DigestView(digest)
     return render_template(
         "html/report.html", digest.lang, v=view, d=digest, m=markup_for("html"),
-        chart=topic_chart(digest.topics, focus=focus), links=links,
+        chart=topic_chart(digest.topics, focus=focus),
+        phone_chart=narrow_topic_chart(digest.topics, focus=focus), links=links,
     )
 
 
@@ -117,6 +163,12 @@ def render_index_page(repo: str, weeks: Sequence[tuple[ReportWeek, str]], lang: 
                       links: PageLinks) -> str:
     """The list of a repository's weeks, each with the address of its report."""
     return render_template("html/index.html", lang, repo=repo, weeks=weeks, links=links,
+                           m=markup_for("html"))
+
+
+def render_home_page(repos: Sequence[HomeEntry], lang: Lang, links: PageLinks) -> str:
+    """`/`: the configured repositories' report pages."""
+    return render_template("html/home.html", lang, repos=repos, links=links,
                            m=markup_for("html"))
 
 

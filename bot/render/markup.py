@@ -230,6 +230,33 @@ _MARKUPS: dict[str, Markup] = {
 }
 
 
+# A code span as GitHub comments write one: `name`, or ``a ` b`` with more backticks.
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def _esc_keeping_spaces(markup: Markup, text: str) -> str:
+    """`esc`, with the spaces around the text kept (some formats trim them)."""
+    core = text.strip()
+    start = text.index(core) if core else len(text)
+    # Spaces need no escaping in any format; `esc("")` keeps HTML's result markupsafe.
+    return markup.esc("") + text[:start] + markup.esc(core) + text[start + len(core):]
+
+
+def code_spans(markup: Markup, text: object) -> str:
+    """Quoted review text in the format's markup: its `code` spans as the format's code,
+    the rest escaped; an unpaired backtick stays as it is."""
+    source = _clean(text)
+    parts: list[str] = []
+    last = 0
+    for match in _CODE_SPAN.finditer(source):
+        parts += [_esc_keeping_spaces(markup, source[last:match.start()]),
+                  markup.code(match[2].strip())]
+        last = match.end()
+    parts.append(_esc_keeping_spaces(markup, source[last:]))
+    # `esc("")` is the format's empty text (markupsafe's for HTML, which then stays safe).
+    return markup.esc("").join(parts)
+
+
 def markup_for(fmt: str) -> Markup:
     """The markup of a format: markdown, text, slack, telegram, feishu or html."""
     try:

@@ -13,6 +13,7 @@ import jinja2
 
 from bot.i18n import percent, translations
 from bot.models import Lang
+from bot.render.markup import code_spans
 from bot.render.typeset import typeset
 from bot.resources import template_dir
 
@@ -35,6 +36,7 @@ def environment(lang: Lang) -> jinja2.Environment:
     )
     env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
     env.globals["lang"] = lang
+    env.globals["code_spans"] = code_spans
     # Chinese runs sentences together; English separates them with a space.
     env.globals["sentence_sep"] = "" if lang == "zh" else " "
     env.filters["percent"] = lambda share: percent(share, lang)

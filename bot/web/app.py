@@ -27,6 +27,7 @@ from bot.config import Config
 from bot.web.body_limit import BodyLimit
 from bot.web.github_webhook import MAX_WEBHOOK_BYTES, github_webhook
 from bot.web.health import healthz, metrics_endpoint
+from bot.web.home import home, not_found
 from bot.web.reports import report_index, report_page
 from bot.web.services import Services, build_services
 
@@ -57,6 +58,7 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
         limits |= {route.path: adapter.max_inbound_bytes for route in mounted
                    if isinstance(route, Route)}
     routes += [
+        Route("/", home, methods=["GET"]),
         Route("/github/webhook", github_webhook, methods=["POST"]),
         Route("/reports/{owner}/{repo}", report_index, methods=["GET"]),
         Route("/reports/{owner}/{repo}/{week}", report_page, methods=["GET"]),
@@ -74,7 +76,7 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
         finally:
             await services.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan,
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found},
                     middleware=[Middleware(BodyLimit, limits=limits)])
     app.state.services = services
     return app

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hmac
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot.config import secret
 from bot.web.metrics import CONTENT_TYPE_LATEST
 from bot.web.services import services_of
+
+METRICS_TOKEN_ENV = "PRDIGEST_METRICS_TOKEN"
 
 
 async def healthz(request: Request) -> Response:
@@ -40,5 +44,13 @@ async def healthz(request: Request) -> Response:
 
 
 async def metrics_endpoint(request: Request) -> Response:
+    """The counters; with $PRDIGEST_METRICS_TOKEN set, only for `Authorization: Bearer
+    <token>` (401 otherwise), so the port users reach need not expose them."""
+    token = secret(METRICS_TOKEN_ENV)
+    if token is not None:
+        sent = request.headers.get("authorization", "")
+        if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            return Response("metrics need the bearer token\n", status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
     services = services_of(request)
     return Response(services.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)

@@ -14,11 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from bot.models import Reply
 from bot.narrate.client import Usage
+
+# Counters' `*_created` series (when each label set first appeared) only add noise to
+# every scrape; the counts themselves are what dashboards read.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 CacheResult = Literal["hit", "miss"]
 PostOutcome = Literal["ok", "failed"]

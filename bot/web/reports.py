@@ -110,11 +110,11 @@ def _default_lang(config: Config, repo: str) -> Lang:
     return next((c.lang for c in config.channels if c.repo.lower() == repo.lower()), "zh")
 
 
-def _page_error(status: int, lang: Lang, message: str, services: Services, page: str
-                ) -> Response:
+def _page_error(status: int, lang: Lang, message: str, services: Services, page: str,
+                links: PageLinks | None = None) -> Response:
     services.metrics.report_page(page, status)
     headers = dict(PAGE_HEADERS, **{"Cache-Control": "no-store"})
-    return HTMLResponse(render_error_page(status, lang, message), status_code=status,
+    return HTMLResponse(render_error_page(status, lang, message, links), status_code=status,
                         headers=headers)
 
 
@@ -187,8 +187,9 @@ async def report_page(request: Request) -> Response:
     raw_week = request.path_params["week"]
     week = check_week(services.config, asked.repo, raw_week, services.now())
     if week is None:
+        index = f"{report_path(asked.repo)}{report_query(asked.lang, asked.key)}"
         return _page_error(404, asked.lang, t("There is no report for this week."), services,
-                           "week")
+                           "week", PageLinks(index=index))
     query = report_query(asked.lang, asked.key)
     if week != raw_week:
         return RedirectResponse(f"{report_path(asked.repo, week)}{query}", status_code=308)

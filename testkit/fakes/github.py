@@ -736,6 +736,9 @@ def pull_node(fake: FakeGitHub, repo: str, pull: PullRequest) -> dict[str, Any]:
 
 # --- REST -----------------------------------------------------------------------------
 
+LEGACY_SEARCH_GONE = ("The legacy issue search is no longer available; search with "
+                      "advanced_search=true")
+
 _ROUTES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^/search/issues$"), "search"),
     (re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)$"), "repository"),
@@ -819,6 +822,11 @@ class _Rest:
 
     def search(self) -> tuple[int, dict[str, str], Any]:
         query = (self.request.query.get("q") or [""])[0]
+        if (self.request.query.get("advanced_search") or [""])[0] != "true":
+            # GitHub is removing the legacy issue search; a client still on it fails here
+            # rather than on the day GitHub turns it off.
+            return 422, {}, {"message": LEGACY_SEARCH_GONE, "errors": [
+                {"resource": "Search", "field": "advanced_search", "code": "invalid"}]}
         try:
             found = self.fake.search(query, authenticated=self.authenticated)
         except ValueError as exc:

@@ -482,6 +482,23 @@ class SlackPayloads:
         return {"type": "message", "channel_type": "im", "user": user, "text": text,
                 "ts": ts, "channel": channel, "event_ts": ts, **extra}
 
+    def direct_message_with_file(self, text: str, **extra: Any) -> dict[str, Any]:
+        """A DM with a file attached, as the Events API sends it (`subtype: file_share`)."""
+        file = {"id": "F0FILE001", "name": "trace.log", "title": "trace.log",
+                "mimetype": "text/plain", "filetype": "text", "size": 2048,
+                "user": extra.get("user", "U0USER01"), "mode": "hosted",
+                "url_private": "https://files.slack.com/files-pri/T0TEAM01-F0FILE001/trace.log"}
+        return self.direct_message(text, subtype="file_share", files=[file], upload=False,
+                                   display_as_bot=False, **extra)
+
+    def thread_broadcast(self, text: str, *, thread_ts: str = "1700000100.000100",
+                         **extra: Any) -> dict[str, Any]:
+        """A thread reply also sent to the conversation (`subtype: thread_broadcast`)."""
+        root = {"type": "message", "user": "U0USER01", "text": "earlier", "ts": thread_ts,
+                "thread_ts": thread_ts, "reply_count": 1}
+        return self.direct_message(text, subtype="thread_broadcast", thread_ts=thread_ts,
+                                   root=root, **extra)
+
 
 def signed_headers(body: bytes | str, *, secret: str = SIGNING_SECRET,
                    timestamp: int | None = None,

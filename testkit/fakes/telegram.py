@@ -409,6 +409,17 @@ def user(user_id: int = 4242, *, language_code: str = "en",
             "language_code": language_code}
 
 
+# The sender Telegram names for a group admin who posts anonymously (as the group).
+ANONYMOUS_ADMIN_ID = 1087968824
+
+
+def anonymous_admin() -> dict[str, Any]:
+    """`GroupAnonymousBot`, as Telegram sends it: a bot account speaking for the group,
+    with the group itself in the message's `sender_chat`."""
+    return {"id": ANONYMOUS_ADMIN_ID, "is_bot": True, "first_name": "Group",
+            "username": "GroupAnonymousBot"}
+
+
 def private_chat(chat_id: int = 4242) -> dict[str, Any]:
     return {"id": chat_id, "type": "private", "first_name": "Ann"}
 
@@ -420,8 +431,11 @@ def group_chat(chat_id: int = -1001234567890) -> dict[str, Any]:
 def message_update(update_id: int, text: str, *, chat: dict[str, Any] | None = None,
                    sender: dict[str, Any] | None = None, message_id: int = 1,
                    reply_to_bot: dict[str, Any] | None = None,
-                   thread_id: int | None = None) -> dict[str, Any]:
-    """A `message` update; `/commands` and `@mentions` get the entities Telegram adds."""
+                   thread_id: int | None = None,
+                   sender_chat: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A `message` update; `/commands` and `@mentions` get the entities Telegram adds.
+    `sender_chat`: the chat a message is sent on behalf of (an anonymous admin's group,
+    a linked channel)."""
     entities: list[dict[str, Any]] = []
     command = re.match(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?", text)
     if command:
@@ -441,4 +455,6 @@ def message_update(update_id: int, text: str, *, chat: dict[str, Any] | None = N
     if thread_id is not None:
         message["message_thread_id"] = thread_id
         message["is_topic_message"] = True
+    if sender_chat is not None:
+        message["sender_chat"] = sender_chat
     return {"update_id": update_id, "message": message}

@@ -387,6 +387,8 @@ IGNORED_EVENTS = {
     "the bot's own message": {"user": "UBOT0001"},
     "another bot's message": {"bot_id": "B0OTHER01", "subtype": "bot_message"},
     "an edit": {"subtype": "message_changed"},
+    "a deletion": {"subtype": "message_deleted", "hidden": True},
+    "a bot's file share": {"subtype": "file_share", "bot_id": "B0OTHER01"},
     "a message in a channel": {"channel_type": "channel", "channel": CHANNEL},
 }
 
@@ -642,3 +644,25 @@ async def test_an_answer_longer_than_a_response_url_takes_goes_to_the_channel(
     posts = fake_slack.posted()
     assert [p["blocks"] for p in posts] == [list(m.blocks) for m in parts]
     assert {p["channel"] for p in posts} == {CHANNEL}
+
+
+@pytest.mark.parametrize("shape", ["file_share", "thread_broadcast"])
+async def test_user_authored_message_subtypes_are_answered(
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None, shape: str
+) -> None:
+    """A DM with a file attached, or a thread reply also sent to the conversation, is a
+    person asking: its text is answered (in the thread, for the thread reply)."""
+    handler = RecordingHandler()
+    adapter = make_adapter(config, handler, deduper, fake_slack)
+    payloads = SlackPayloads()
+    event = (payloads.direct_message_with_file("topics") if shape == "file_share"
+             else payloads.thread_broadcast("topics"))
+    async with http_client(adapter) as client:
+        await post_signed(client, json.dumps(payloads.event_callback(event)), JSON)
+        await adapter.drain()
+    [(command, _, user)] = handler.asked
+    assert command.kind == "topics" and user == "U0USER01"
+    [post] = fake_slack.posted()
+    assert post["channel"] == "D0DIRECT1"
+    if shape == "thread_broadcast":
+        assert post["thread_ts"] == "1700000100.000100"

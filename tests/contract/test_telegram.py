@@ -38,6 +38,7 @@ from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit.fakes.telegram import (
     FakeTelegram,
+    anonymous_admin,
     group_chat,
     message_update,
     parse_html,
@@ -634,3 +635,37 @@ def test_from_config_needs_its_secrets_in_the_environment(
                       "route": WEBHOOK_PATH, "running": False, "bot": None,
                       "webhook_registered": False}
     assert tg.token not in json.dumps(status) and SECRET not in json.dumps(status)
+
+
+async def test_an_anonymous_group_admin_is_answered(tg: FakeTelegram, redis_url: str) -> None:
+    """An admin posting as the group arrives from `GroupAnonymousBot` (a bot) with the
+    group as `sender_chat`: it is a person asking, so it is answered, as the group."""
+    spy = SpyHandler()
+    group = group_chat(GROUP)
+    async with running(tg, redis_url, handler=spy) as (_, http):
+        update = message_update(60, "/summary@prdigest_bot 1202", chat=group,
+                                sender=anonymous_admin(), sender_chat=group)
+        assert (await post_update(http, update)).status_code == 200
+        [fields] = await wait_sent(tg)
+    assert fields["chat_id"] == str(GROUP)
+    assert "grad norm explodes when micro-batches are empty" in fields["text"]
+    [(command, channel, user_id)] = spy.asked
+    assert (command.kind, command.pull) == ("summary", 1202)
+    assert channel is not None and channel.key == f"telegram:{GROUP}"
+    assert user_id is None  # no person to check admin rights against
+
+
+async def test_other_bots_and_channel_forwards_stay_unanswered(tg: FakeTelegram,
+                                                              redis_url: str) -> None:
+    group = group_chat(GROUP)
+    channel = {"id": -1009999999999, "type": "channel", "title": "announcements"}
+    other_bot = {"id": 5550001, "is_bot": True, "first_name": "Other", "username": "other_bot"}
+    spy = SpyHandler()
+    async with running(tg, redis_url, handler=spy) as (_, http):
+        for update_id, sender, sender_chat in ((61, other_bot, None),
+                                               (62, anonymous_admin(), channel)):
+            update = message_update(update_id, "/summary@prdigest_bot 1202", chat=group,
+                                    sender=sender, sender_chat=sender_chat)
+            assert (await post_update(http, update)).status_code == 200
+        await settle()
+    assert tg.calls("sendMessage") == [] and spy.asked == []

@@ -84,7 +84,7 @@ async def test_report_page_in_chromium(base_url: str) -> None:
             summary = await page.locator("section#summary").inner_text()
             assert "This week 16 PRs were handled (12 key)" in summary
 
-            chart = page.locator("section#trends svg")
+            chart = page.locator("section#trends svg.wide")
             assert await chart.is_visible()
             assert await chart.locator("rect.bar").count() == 9
             box = await chart.bounding_box()

@@ -1,0 +1,52 @@
+"""The message requests Feishu receives: built here once, sent by the adapter and
+printed by the previews (`prdigest digest --format feishu`, `post --dry-run`). No
+lark-oapi import: a preview does not pay for the SDK."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from bot.models import Digest, Reply
+from bot.render.feishu import Card, card_content, digest_cards, reply_cards
+
+# `im.v1.message.create`: the chat is named by its `oc_` id.
+METHOD = "POST /open-apis/im/v1/messages?receive_id_type=chat_id"
+
+
+def create_body(chat_id: str, card: Card, uuid: str | None = None) -> dict[str, Any]:
+    """One card's request body; `uuid` makes Feishu post it once within an hour."""
+    body: dict[str, Any] = {"receive_id": chat_id, "msg_type": "interactive",
+                            "content": card_content(card)}
+    if uuid:
+        body["uuid"] = uuid
+    return body
+
+
+def message_uuid(*parts: object) -> str:
+    """Feishu's idempotency key (at most 50 characters), stable for the same parts."""
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:40]
+
+
+def digest_payloads(channel_id: str, digest: Digest, *, key: str | None = None
+                    ) -> list[dict[str, Any]]:
+    """Every card of a weekly digest, each with its `uuid`: from `key` (the scheduler's
+    delivery key, the same for every retry of one delivery) and the part number, or
+    without a key from the chat, repository, week and language."""
+    cards = digest_cards(digest)
+    base: tuple[object, ...] = (
+        (key,) if key is not None
+        else (channel_id, digest.repository, digest.week, digest.lang, len(cards))
+    )
+    return [create_body(channel_id, card, message_uuid("digest", *base, index))
+            for index, card in enumerate(cards)]
+
+
+def reply_payloads(channel_id: str, reply: Reply) -> list[dict[str, Any]]:
+    """A reply posted to a chat (a notice, an answer), card by card."""
+    return [create_body(channel_id, card) for card in reply_cards(reply)]
+
+
+def viewer_url(payload: dict[str, Any]) -> str | None:
+    """The platform has no public page that lays a message out."""
+    return None

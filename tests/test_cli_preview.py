@@ -1,0 +1,88 @@
+"""The CLI's first-hour surface: `--version`, `--week last|this`, help that reads as prose,
+and the previews' shape (what they hold is checked against the fakes in
+tests/contract/test_previews.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from bot.cli import app, week_for
+from bot.config import load_config
+from testkit import EXAMPLES
+
+SNAPSHOT = str(EXAMPLES / "snapshot.json")
+CONFIG = str(EXAMPLES / "prdigest.toml")
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
+
+
+def preview_of(*args: str) -> list[dict[str, Any]]:
+    """The parts a `--format <platform>` command printed, from the example files."""
+    result = _run(*args, "--snapshot", SNAPSHOT, "--config", CONFIG)
+    assert result.exit_code == 0, result.stderr
+    parts: list[dict[str, Any]] = json.loads(result.stdout)
+    return parts
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    result = _run("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"prdigest {version('prdigest')}"
+
+
+def test_last_and_this_week_are_the_repository_time_zones() -> None:
+    settings = load_config(EXAMPLES / "prdigest.toml")  # acme/lumen: Asia/Shanghai
+    # Sunday 17:00 UTC is already Monday 01:00 in Shanghai: a new week there.
+    now = datetime(2026, 7, 19, 17, 0, tzinfo=UTC)
+    assert week_for("this", settings, "acme/lumen", now) == "2026-W30"
+    assert week_for("last", settings, "acme/lumen", now) == "2026-W29"
+    assert week_for("2026-w3", settings, "acme/lumen", now) == "2026-W03"
+
+
+def test_week_last_of_a_snapshot_is_the_week_before_its_data() -> None:
+    last = _run("digest", "acme/lumen", "--week", "last", "--snapshot", SNAPSHOT, "--config",
+                CONFIG, "--format", "json")
+    assert last.exit_code == 0, last.stderr
+    assert json.loads(last.stdout)["week"] == "2026-W28"
+    this = _run("digest", "acme/lumen", "--week", "this", "--snapshot", SNAPSHOT, "--config",
+                CONFIG, "--format", "json")
+    assert json.loads(this.stdout)["week"] == "2026-W29"
+
+
+@pytest.mark.parametrize("command", ["digest", "ask", "post", "chat", "serve", "snapshot"])
+def test_help_shows_no_bool_type_and_describes_format_and_lang(command: str) -> None:
+    result = _run(command, "--help")
+    assert result.exit_code == 0
+    assert "<bool>" not in result.stdout
+    if command in ("digest", "ask"):
+        text = " ".join(result.stdout.split())
+        assert "slack, telegram, feishu" in text.replace("│", " ").replace("  ", " ") or \
+            "slack," in text
+        assert "Language" in text or "language" in text
+
+
+def test_help_reflows_docstring_paragraphs() -> None:
+    # The docstring breaks "an / error reply" across source lines; help joins them.
+    result = _run("ask", "--help")
+    assert "an error reply" in " ".join(result.stdout.split())
+
+
+def test_the_ask_preview_is_one_request_per_part_for_each_platform() -> None:
+    slack = preview_of("ask", "risks for #1201", "--repo", "acme/lumen", "--format", "slack")
+    assert [p["method"] for p in slack] == ["chat.postMessage"]
+    assert slack[0]["payload"]["channel"] == "C0123456"  # the configured Slack channel
+    telegram = preview_of("ask", "risks for #1201", "--format", "telegram")
+    assert telegram[0]["payload"]["chat_id"] == -1001234567890
+    assert "#1201" in telegram[0]["payload"]["text"]
+    feishu = preview_of("ask", "summary #1203", "--format", "feishu")
+    card = json.loads(feishu[0]["payload"]["content"])
+    assert "1203" in json.dumps(card, ensure_ascii=False)

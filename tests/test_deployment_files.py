@@ -1,0 +1,35 @@
+"""The deployment files say what the README says: the image builds from the hash-checked
+lock and ships the example snapshot; compose publishes the bot on this machine only,
+Redis nowhere, and TLS only through the proxy, which keeps /metrics inside."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import ROOT
+
+
+def _service(compose: str, name: str) -> str:
+    match = re.search(rf"^  {name}:\n((?:    .*\n|\n)*)", compose, flags=re.M)
+    assert match, name
+    return match[1]
+
+
+def test_the_image_installs_the_locked_hashes_and_ships_the_example() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "--require-hashes" in dockerfile and "-r requirements.lock" in dockerfile
+    assert "--no-index" in dockerfile  # the final stage installs only the checked wheels
+    assert "COPY examples/snapshot.json /usr/share/prdigest/snapshot.json" in dockerfile
+    assert "PRDIGEST_SNAPSHOT=/usr/share/prdigest/snapshot.json" in dockerfile
+
+
+def test_compose_publishes_only_what_users_need() -> None:
+    compose = (ROOT / "docker-compose.yml").read_text()
+    bot, redis, proxy = (_service(compose, n) for n in ("bot", "redis", "proxy"))
+    assert re.findall(r'- "(.+)"', bot.split("ports:")[1].split("volumes:")[0]) == [
+        "${PRDIGEST_BIND:-127.0.0.1}:${PRDIGEST_PORT:-8080}:8080"]
+    assert "ports:" not in redis
+    assert 'profiles: ["tls"]' in proxy
+    caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
+    assert "@metrics path /metrics" in caddyfile and "respond @metrics 404" in caddyfile
+    assert "reverse_proxy bot:8080" in caddyfile

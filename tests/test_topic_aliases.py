@@ -1,0 +1,47 @@
+"""Topic aliases: `aliases = ["ckpt"]` on the `checkpoint` topic folds PRs tagged `[ckpt]`
+into `checkpoint`, so the digest has one bar where it had two."""
+
+from __future__ import annotations
+
+import msgspec
+
+from bot.config import RepoConfig, TopicRule, parse_config
+from bot.engine import build_digest
+from bot.engine.classify import classify
+from testkit.server_support import example_config, example_snapshot
+
+REPO = "acme/lumen"
+
+
+def _config_with_alias() -> RepoConfig:
+    raw = msgspec.to_builtins(example_config())
+    raw["repos"][REPO]["topics"]["checkpoint"]["aliases"] = ["ckpt"]
+    return parse_config(raw).repo(REPO)
+
+
+def test_a_tag_named_by_an_alias_is_the_topic() -> None:
+    pull = next(p for p in example_snapshot().pulls if p.title.startswith("[ckpt]"))
+    without = classify(pull, example_config().repo(REPO))
+    assert "ckpt" in without.topics and "checkpoint" in without.topics  # the two bars
+    folded = classify(pull, _config_with_alias())
+    assert "ckpt" not in folded.topics and "ckpt" not in folded.modules
+    assert folded.topics.count("checkpoint") == 1
+
+
+def test_the_digest_counts_alias_and_topic_as_one() -> None:
+    snapshot = example_snapshot()
+    before = build_digest(snapshot, "2026-W29", repo_config=example_config().repo(REPO),
+                          lang="en")
+    after = build_digest(snapshot, "2026-W29", repo_config=_config_with_alias(), lang="en")
+    counts_before = {t.name: t.count for t in before.topics}
+    counts_after = {t.name: t.count for t in after.topics}
+    assert "ckpt" in counts_before and "ckpt" not in counts_after
+    # Every PR under either name, counted once.
+    either = set(next(t for t in before.topics if t.name == "ckpt").pulls) | set(
+        next(t for t in before.topics if t.name == "checkpoint").pulls)
+    assert counts_after["checkpoint"] == len(either)
+
+
+def test_aliases_are_a_config_field() -> None:
+    rule = TopicRule(keywords=("checkpoint",), aliases=("ckpt", "ckpts"))
+    assert rule.aliases == ("ckpt", "ckpts")
