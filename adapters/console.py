@@ -20,7 +20,7 @@ from adapters.base import ChatAdapter
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
-from bot.models import Digest, Lang, Reply, Snapshot
+from bot.models import Digest, Lang, Reply
 from bot.render import render_digest, render_reply
 
 CONSOLE_CHANNEL_ID = "local"
@@ -38,18 +38,6 @@ def console_channel(config: Config, repo: str, lang: Lang = "en") -> ChannelConf
     repo_config = config.repo(repo)
     return ChannelConfig(platform="console", id=CONSOLE_CHANNEL_ID, repo=repo, lang=lang,
                          timezone=repo_config.timezone)
-
-
-def data_time(snapshot: Snapshot) -> datetime | None:
-    """The latest moment the snapshot records, so `digest` and `last week` mean the
-    weeks of the data, not of today, when answering from a file."""
-    moments = [
-        moment
-        for pull in snapshot.pulls
-        for moment in (pull.merged_at, pull.closed_at, pull.created_at, pull.updated_at)
-        if moment is not None
-    ]
-    return max(moments, default=snapshot.fetched_at)
 
 
 class ConsoleAdapter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import msgspec
@@ -72,3 +73,15 @@ def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:
             "snapshot)"
         )
     return snapshot
+
+
+def data_time(snapshot: Snapshot) -> datetime | None:
+    """The latest moment the snapshot records, so `digest` and `last week` mean the
+    weeks of the data, not of today, when answering from a file."""
+    moments = [
+        moment
+        for pull in snapshot.pulls
+        for moment in (pull.merged_at, pull.closed_at, pull.created_at, pull.updated_at)
+        if moment is not None
+    ]
+    return max(moments, default=snapshot.fetched_at)

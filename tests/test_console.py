@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from adapters.base import ChatAdapter
-from adapters.console import ConsoleAdapter, console_channel, data_time
+from adapters.console import ConsoleAdapter, console_channel
 from bot.chat.handler import CommandHandler
 from bot.cli import app
 from bot.config import ChannelConfig, Config, RepoConfig
 from bot.models import Snapshot
-from bot.snapshot import write_snapshot
+from bot.snapshot import data_time, write_snapshot
 from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
 from tests.test_commands import CONFIG, NOW, OPEN_CHANNEL, REPO, SNAPSHOT
 

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ADAPTERS_MAY_USE = ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources",
                     "bot.config", "bot.week", "bot.i18n", "bot.snapshot", "bot.source",
                     "bot.links", "bot.render", "bot.chat")
-COMPOSITION_ROOTS = ("bot.web.services", "bot.cli", "bot.delivery.post")
+COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.delivery.post")
 MAX_ADAPTER_IMPORTERS = 3
 
 

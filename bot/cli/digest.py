@@ -1,0 +1,103 @@
+"""`prdigest digest`: one week's digest, or a preview of what a channel would get."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+
+from bot.cli.app import (
+    PLATFORM_FORMATS,
+    ConfigOption,
+    DigestFormatOption,
+    LangOption,
+    Language,
+    NoLLMOption,
+    OutputFormat,
+    SnapshotOption,
+    WeekOption,
+    command,
+    user_errors,
+    week_for,
+)
+from bot.cli.github import LiveSource
+from bot.cli.platforms import print_preview
+from bot.config import Config, load_config
+from bot.errors import UserError
+from bot.render import render_digest
+from bot.snapshot import data_time, snapshot_for
+from bot.source import SnapshotSource, Source
+
+
+@command()
+@user_errors
+def digest(
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    week: WeekOption,
+    snapshot: SnapshotOption = None,
+    config: ConfigOption = None,
+    fmt: DigestFormatOption = OutputFormat.markdown,
+    lang: LangOption = Language.zh,
+    topics: Annotated[
+        str, typer.Option("--topics", help="Comma-separated topics to put first.")
+    ] = "",
+    no_llm: NoLLMOption = False,
+) -> None:
+    """Print the weekly digest of REPO for one ISO week, or preview what a Slack,
+    Telegram or Feishu channel would receive (`--format slack`)."""
+    import asyncio
+
+    from bot.digests import Digests
+    settings = load_config(config)
+    source: Source
+    now = None
+    if snapshot is not None:
+
+        data = snapshot_for(repo, snapshot)
+        source, now = SnapshotSource(data), data_time(data)
+    else:
+        source = LiveSource(settings)
+    week = week_for(week, settings, repo, now)
+    focus = tuple(t.strip() for t in topics.split(",") if t.strip())
+    preview = fmt.value in PLATFORM_FORMATS
+
+    async def build() -> Any:
+        with narrator_store(settings, enabled=not no_llm) as store:
+            narrator = narrator_for(settings, store, enabled=not no_llm)
+            try:
+                # A channel's digest links to its report page; the preview shows it too.
+                return await Digests(settings, source, narrator=narrator).build(
+                    repo, week, lang.value, focus, link=preview)
+            finally:
+                if narrator is not None:
+                    await narrator.close()
+
+    from bot.narrate import narrator_for
+    result = asyncio.run(build())
+    if preview:
+        print_preview(fmt.value, settings, repo, result)
+        return
+    sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def narrator_store(settings: Config, *, enabled: bool) -> Iterator[Any]:
+    """Redis for the narrator's answers when `REDIS_URL` is set (a rerun then costs no
+    call), else None (kept in memory for this run)."""
+    if settings.llm is None or not enabled:
+        yield None
+        return
+    from bot.store.cache import cache_from_env
+
+    try:
+        cache = cache_from_env(settings)
+    except ValueError as exc:
+        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
+    try:
+        yield cache
+    finally:
+        if cache is not None:
+            cache.close()

@@ -1,0 +1,124 @@
+"""`prdigest serve` and `prdigest post`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from bot.cli.app import (
+    ConfigOption,
+    NoLLMOption,
+    SnapshotOption,
+    WeekOption,
+    command,
+    fail,
+    user_errors,
+)
+from bot.config import load_config
+from bot.errors import UserError
+from bot.snapshot import data_time, read_snapshot
+
+
+@command()
+@user_errors
+def serve(
+    config: Annotated[
+        Path, typer.Option("--config", "-c", help="TOML config file.", dir_okay=False)
+    ],
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.",
+                                      min=1, max=65535)] = 8080,
+    snapshot: Annotated[Path | None, typer.Option(
+        "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False,
+        help="Read PRs from this snapshot file instead of GitHub (an offline demo).")] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning.")
+                         ] = "info",
+    no_llm: NoLLMOption = False,
+) -> None:
+    """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
+
+    Platforms whose secrets are not in the environment stay off; with --snapshot every
+    week and PR is read from the file instead of GitHub (a demo that runs offline).
+    """
+    import logging
+
+    import uvicorn
+
+    from bot.config import secret
+    from bot.web.app import create_app
+
+    settings = load_config(config)
+    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
+    if snapshot is not None:
+        from bot.source import SnapshotSource
+
+        data = read_snapshot(snapshot)
+        moment = data_time(data)
+        options["source"] = SnapshotSource(data)
+        if moment is not None:
+            # "This week" means the snapshot's last week, as in `prdigest ask`.
+            options["now"] = lambda: moment
+    logging.basicConfig(level=log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        server_app = create_app(settings, freeze_heap=True, **options)
+    except ValueError as exc:
+        # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
+        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
+    uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
+                proxy_headers=True)
+
+
+@command()
+@user_errors
+def post(
+    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    week: WeekOption,
+    channel: Annotated[str, typer.Option(
+        "--channel", metavar="PLATFORM:ID",
+        help="The configured channel, platform:id (slack:C0123456).")],
+    force: Annotated[bool, typer.Option(
+        "--force", help="Send again even if the ledger says it was posted.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the requests the platform would receive and send nothing; "
+        "needs no Redis and no secrets.")] = False,
+    snapshot: SnapshotOption = None,
+    config: ConfigOption = None,
+    no_llm: NoLLMOption = False,
+) -> None:
+    """Post REPO's digest of one week to one channel now, through the schedule's ledger
+    (`--dry-run`: print what would be sent instead)."""
+    import asyncio
+    import logging
+
+    from bot.delivery.post import describe, dry_run_post, post_now
+    from bot.store.client import REDIS_ERRORS
+
+    if dry_run:
+        target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
+                                                        channel, snapshot=snapshot))
+        sys.stdout.write(parts)
+        typer.echo(f"prdigest: dry run: {shown} of {target.repo} to {target.key}; "
+                   "nothing was sent", err=True)
+        return
+
+    # The outcome is the one line below; library chatter would only bury it.
+    logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")
+
+    settings = load_config(config)
+    try:
+        result = asyncio.run(post_now(settings, repo, week, channel, force=force,
+                                      snapshot=snapshot, llm=not no_llm))
+    except REDIS_ERRORS as exc:
+        fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
+             "again once Redis answers (the ledger keeps a post from going out twice)")
+    line = describe(result)
+    if result.status == "failed":
+        fail(line)
+    if result.status in ("held", "busy"):
+        typer.echo(f"prdigest: {line}", err=True)
+        raise typer.Exit(code=1)
+    typer.echo(line)
