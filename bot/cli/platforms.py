@@ -27,14 +27,6 @@ class ReplyFormat(StrEnum):
     markdown = "markdown"
 
 
-class AskFormat(StrEnum):
-    text = "text"
-    markdown = "markdown"
-    slack = "slack"
-    telegram = "telegram"
-    feishu = "feishu"
-
-
 def preview_channel(settings: Config, repo: str, platform: str) -> str:
     """The id a preview addresses: the first configured channel of that platform that
     follows `repo`, or a placeholder."""
