@@ -39,16 +39,33 @@ def visible_length(text: str) -> int:
     return len(text.replace("\n", ""))
 
 
-def chat_view(digest: Digest) -> DigestView:
-    """The chat view of `digest`: the first step of `STEPS` that fits `BUDGET`."""
+def chat_fit(digest: Digest) -> tuple[DigestView, str]:
+    """The chat view of `digest` and its plain text: the most generous of `STEPS` whose
+    text fits `BUDGET`, found by a binary search (at most three renders of six steps;
+    a more generous step is never shorter), or the tightest step when none fits."""
     markup = markup_for("text")
-    view = DigestView(digest, STEPS[-1])
-    for limits in STEPS:
-        candidate = DigestView(digest, limits)
-        text = render_template(TEXT_TEMPLATE, digest.lang, v=candidate, d=digest, m=markup)
-        if visible_length(text) <= BUDGET:
-            return candidate
-    return view
+    rendered: dict[int, tuple[DigestView, str]] = {}
+
+    def render(index: int) -> tuple[DigestView, str]:
+        if index not in rendered:
+            view = DigestView(digest, STEPS[index])
+            rendered[index] = (view, render_template(TEXT_TEMPLATE, digest.lang, v=view,
+                                                     d=digest, m=markup))
+        return rendered[index]
+
+    low, high, best = 0, len(STEPS) - 1, len(STEPS) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        if visible_length(render(middle)[1]) <= BUDGET:
+            best, high = middle, middle - 1
+        else:
+            low = middle + 1
+    return render(best)
+
+
+def chat_view(digest: Digest) -> DigestView:
+    """The chat view of `digest`: what every chat platform shows (see `chat_fit`)."""
+    return chat_fit(digest)[0]
 
 
 def post_view(digest: Digest) -> DigestView:

@@ -20,6 +20,9 @@ QUICK_VIEW = 6
 THEME_ITEMS = 6
 TOP_TOPICS = 3
 NOTABLE = 4
+# PR numbers named after the most-changed file: a few say which, the count says how many.
+HOT_NUMBERS = 10
+CHAT_HOT_NUMBERS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +185,18 @@ class DigestView:
     @cached_property
     def top_topics(self) -> list[NameCount]:
         return list(self.d.topics[:TOP_TOPICS])
+
+    @cached_property
+    def hot_numbers(self) -> list[int]:
+        """The PRs named after the most-changed file (the rest only counted)."""
+        if not self.d.hot_files:
+            return []
+        shown = CHAT_HOT_NUMBERS if self.chat else HOT_NUMBERS
+        return list(self.d.hot_files[0].numbers[:shown])
+
+    @property
+    def hot_numbers_cut(self) -> bool:
+        return bool(self.d.hot_files) and len(self.hot_numbers) < len(self.d.hot_files[0].numbers)
 
     @cached_property
     def features(self) -> list[KeyPull]:
