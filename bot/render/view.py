@@ -39,13 +39,9 @@ class Limits:
     line: int | None = None
     notable: int = NOTABLE
     chat: bool = False
-    # Whether the full report's list of every PR is shown.
-    listing: bool = True
 
 
 FULL = Limits()
-# Everything but the list of every PR: what a split chat post holds.
-WHOLE_POST = Limits(listing=False)
 
 
 class ThemeLine:
@@ -93,8 +89,7 @@ class DigestView:
     def sections(self) -> tuple[Section, ...]:
         """The sections this view shows, in order; read from the registry at each
         render, so the registry alone decides."""
-        shown = self.limits.listing and not self.chat
-        return tuple(s for s in registry.DIGEST_SECTIONS if s.in_chat or shown)
+        return tuple(s for s in registry.DIGEST_SECTIONS if s.in_chat or not self.chat)
 
     def short(self, text: str) -> str:
         """`text` within the view's line length (cut at a clause, marked with an ellipsis)."""
