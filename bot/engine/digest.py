@@ -9,7 +9,7 @@ from bot.config import RepoConfig
 from bot.engine.classify import Classification, classify
 from bot.engine.risks import find_risks, severity_rank
 from bot.engine.score import Score, score_pull
-from bot.engine.suggest import suggest
+from bot.engine.suggest import Lead, settings_in, suggest
 from bot.engine.summarize import plain_figures, summarize, summary_and_line, title_line
 from bot.engine.text import plain, sentence_case
 from bot.engine.themes import Member, build_themes
@@ -95,6 +95,7 @@ def build_digest(
             pull, classes[pull.number], risks_by_pull[pull.number],
             figures_by_pull[pull.number], t, focus_topics=focus_topics,
         )
+    by_number = {p.number: p for p in pulls}
     by_score = sorted(pulls, key=lambda p: (-scores[p.number].value, p.number))
     ranked = [p for p in by_score if scores[p.number].key][:KEY_LIMIT]
     key_numbers = {p.number for p in ranked}
@@ -163,7 +164,11 @@ def build_digest(
         themes=themes,
         risks=risks,
         key_pulls=key_pulls,
-        suggestions=suggest(risks, topics, types, hot, breaking, t),
+        suggestions=suggest(risks, topics, types, hot, breaking, t, leads=tuple(
+            Lead(number=k.number, type=k.type, topics=k.topics,
+                 settings=settings_in(by_number[k.number].body) if k.type in {"feat", "perf"}
+                 else ())
+            for k in key_pulls)),
         lang=lang,
         notes=tuple(_data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
