@@ -29,9 +29,10 @@ from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.narrate import Narrator
+from bot.snapshot import require_week
 from bot.source import SnapshotSource, Source, WeekData
 from bot.store.subscriptions import TopicStore, followed_topics
-from bot.week import current_week, shift_week
+from bot.week import current_week, shift_week, week_period
 
 log = logging.getLogger(__name__)
 
@@ -195,9 +196,14 @@ class Digests:
             return digest
 
     async def _fetch(self, repo: str, week: str) -> WeekData:
+        """The week's data; a snapshot file that does not cover the week says so
+        (`UncoveredWeekError`) rather than giving an empty week."""
         if self.source is None:
             raise SourceError(f"no source of PR data for {repo}")
-        return await asyncio.to_thread(self.source.fetch_week, repo, week)
+        data = await asyncio.to_thread(self.source.fetch_week, repo, week)
+        if isinstance(self.source, SnapshotSource):
+            require_week(data.snapshot, week, week_period(week, self.config.repo(repo).timezone))
+        return data
 
     @staticmethod
     async def _previous(read: FetchWeek, repo: str, week: str) -> Snapshot | None:

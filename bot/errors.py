@@ -34,3 +34,8 @@ class FutureWeekError(WeekError):
 
 class SourceError(UserError):
     """GitHub could not give the data (no token, unknown repository, network, limits)."""
+
+
+class UncoveredWeekError(SourceError):
+    """A snapshot file asked for a week it does not hold: after it was fetched, or
+    before its first PR. Says which, instead of an empty report."""

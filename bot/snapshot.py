@@ -7,8 +7,8 @@ from pathlib import Path
 
 import msgspec
 
-from bot.errors import SnapshotError
-from bot.models import SNAPSHOT_FORMAT, Snapshot
+from bot.errors import SnapshotError, UncoveredWeekError
+from bot.models import SNAPSHOT_FORMAT, Period, PullRequest, Snapshot
 from bot.validation import describe
 
 _decoder = msgspec.json.Decoder(Snapshot)
@@ -85,3 +85,26 @@ def data_time(snapshot: Snapshot) -> datetime | None:
         if moment is not None
     ]
     return max(moments, default=snapshot.fetched_at)
+
+
+def _counted_at(pull: PullRequest) -> datetime | None:
+    """When the PR counts in a week (as `bot.week.belongs_to_week` places it)."""
+    if pull.state == "merged":
+        return pull.merged_at or pull.closed_at
+    return pull.closed_at if pull.state == "closed" else pull.created_at
+
+
+def require_week(snapshot: Snapshot, week: str, period: Period) -> None:
+    """Nothing when the snapshot can speak for `week`; an `UncoveredWeekError` saying
+    why not when the week starts after the data was fetched or ends before its first
+    PR (an empty report would claim a quiet week the data never saw)."""
+    fetched = snapshot.fetched_at
+    if fetched is not None and period.since >= fetched:
+        raise UncoveredWeekError(
+            f"{week} starts after this snapshot of {snapshot.repository} was fetched "
+            f"({fetched:%Y-%m-%d %H:%M} UTC): it holds no data for that week")
+    moments = [m for m in (_counted_at(p) for p in snapshot.pulls) if m is not None]
+    if moments and period.until <= min(moments):
+        raise UncoveredWeekError(
+            f"{week} ends before the first PR of this snapshot of {snapshot.repository} "
+            f"({min(moments):%Y-%m-%d}): it holds no data for that week")

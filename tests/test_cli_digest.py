@@ -83,3 +83,28 @@ def test_focus_topics_come_first() -> None:
                         "--config", CONFIG, "--format", "json", "--topics", "trainer")
     assert code == 0
     assert json.loads(out)["topics"][0]["name"] == "trainer"
+
+
+@pytest.mark.parametrize(("week", "why"), [
+    ("2026-W31", "starts after this snapshot of acme/lumen was fetched"),
+    ("2026-W20", "ends before the first PR of this snapshot of acme/lumen"),
+])
+def test_a_week_outside_the_snapshot_says_so_in_one_line(week: str, why: str) -> None:
+    code, out, err = _run("digest", "acme/lumen", "--week", week, "--snapshot", SNAPSHOT,
+                          "--config", CONFIG, "--format", "text")
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and why in err and week in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.realdata
+def test_a_real_snapshot_speaks_only_for_the_weeks_it_holds(shared_data: Path) -> None:
+    snapshot = str(shared_data / "verl-2026-07.json")
+    args = ("--snapshot", snapshot, "--config", CONFIG, "--format", "json")
+    code, out, _ = _run("digest", "verl-project/verl", "--week", "2026-W29", *args)
+    assert code == 0 and json.loads(out)["counts"]["total"] == 28
+    code, _, err = _run("digest", "verl-project/verl", "--week", "2026-W35", *args)
+    assert code == 2 and "fetched (2026-08-22 00:00 UTC)" in err
+    code, _, err = _run("digest", "verl-project/verl", "--week", "2026-W27", *args)
+    assert code == 2 and "first PR" in err

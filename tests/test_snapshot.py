@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from bot.errors import SnapshotError
@@ -91,3 +92,21 @@ def test_unknown_values_stay_null() -> None:
     assert pull.review_threads is not None
     assert pull.review_threads[0].resolved is None
     assert pull.review_threads[0].outdated is None
+
+
+def test_a_snapshot_speaks_for_the_weeks_between_its_first_pr_and_its_fetch() -> None:
+    from bot.errors import UncoveredWeekError
+    from bot.snapshot import require_week
+    from bot.week import week_period
+
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")  # fetched 2026-07-20 01:00 UTC
+    require_week(snapshot, "2026-W29", week_period("2026-W29", "UTC"))
+    # The week it was fetched in holds the hours before the fetch: partly covered.
+    require_week(snapshot, "2026-W30", week_period("2026-W30", "UTC"))
+    with pytest.raises(UncoveredWeekError, match="2026-W31 starts after"):
+        require_week(snapshot, "2026-W31", week_period("2026-W31", "UTC"))
+    with pytest.raises(UncoveredWeekError, match="2026-W20 ends before the first PR"):
+        require_week(snapshot, "2026-W20", week_period("2026-W20", "UTC"))
+    # Without a fetch time or PRs there is nothing to say a week is outside.
+    bare = msgspec.structs.replace(snapshot, fetched_at=None, pulls=())
+    require_week(bare, "2030-W01", week_period("2030-W01", "UTC"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from fnmatch import fnmatchcase
+from functools import lru_cache
 
 import msgspec
 
@@ -64,11 +65,20 @@ _SECURITY = re.compile(
     r"\bsecurity\b|\bCVE-?\d*|\bvulnerab\w*|\bdeserializ\w*|\binjection\b|\bGHSA-", re.I)
 
 
+# Lowercase stems one of which every `_SECURITY` match holds: a cheap test first.
+_SECURITY_STEMS = ("secur", "cve", "vulnerab", "deserializ", "injection", "ghsa-")
+
+
+def _names_security(text: str) -> bool:
+    folded = text.casefold()
+    return any(stem in folded for stem in _SECURITY_STEMS) and bool(_SECURITY.search(text))
+
+
 def is_security(pull: PullRequest) -> bool:
     """Whether the PR is a security fix: it is its own kind of change, reported
     wherever it matters (summary, themes, risks, suggestions)."""
-    return bool(_SECURITY.search(pull.title) or any(_SECURITY.search(x) for x in pull.labels)
-                or (pull.body and _SECURITY.search(pull.body)))
+    return (_names_security(pull.title) or any(_names_security(x) for x in pull.labels)
+            or bool(pull.body and _names_security(pull.body)))
 
 
 class Title(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,6 +97,7 @@ class Classification(msgspec.Struct, frozen=True, kw_only=True):
     security: bool = False
 
 
+@lru_cache(maxsize=4096)
 def canonical_type(word: str) -> str | None:
     """The conventional type a word names, tolerating one-letter typos (`chrore`)."""
     lowered = word.lower().strip()
@@ -166,9 +177,14 @@ def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
     return _type_from_files(paths) or "other"
 
 
-def _keyword_pattern(word: str) -> re.Pattern[str]:
-    # A keyword matches as a whole word: `npu` in `npu_patch.py` or `NPU`, not in `input`.
-    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z])", re.I)
+@lru_cache(maxsize=1024)
+def _keywords_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Any of `words` as a whole word (`npu` in `npu_patch.py` or `NPU`, not in
+    `input`): one pattern per rule, compiled once, so a PR is searched once per rule."""
+    if not words:
+        return None
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z])", re.I)
 
 
 def _glob_match(path: str, glob: str) -> bool:
@@ -181,15 +197,13 @@ def _glob_match(path: str, glob: str) -> bool:
 def topic_matches(pull: PullRequest, rule: TopicRule) -> bool:
     """A configured topic: keyword in title, body or a path; or a path glob matches."""
     paths = [f.path for f in pull.files]
-    for word in rule.keywords:
-        pattern = _keyword_pattern(word)
-        if pattern.search(pull.title) or pattern.search(pull.body or ""):
-            return True
-        if any(pattern.search(path) for path in paths):
-            return True
-    for word in rule.title:
-        if _keyword_pattern(word).search(pull.title):
-            return True
+    keywords = _keywords_pattern(rule.keywords)
+    if keywords and (keywords.search(pull.title) or keywords.search(pull.body or "")
+                     or any(keywords.search(path) for path in paths)):
+        return True
+    title = _keywords_pattern(rule.title)
+    if title and title.search(pull.title):
+        return True
     return any(_glob_match(path, glob) for glob in rule.paths for path in paths)
 
 

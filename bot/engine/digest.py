@@ -9,9 +9,9 @@ from bot.config import RepoConfig
 from bot.engine.classify import Classification, classify
 from bot.engine.risks import find_risks, severity_rank
 from bot.engine.score import Score, score_pull
-from bot.engine.suggest import suggest
-from bot.engine.summarize import figures, summarize, summary_and_line
-from bot.engine.text import sentence_case
+from bot.engine.suggest import Lead, settings_in, suggest
+from bot.engine.summarize import plain_figures, summarize, summary_and_line, title_line
+from bot.engine.text import plain, sentence_case
 from bot.engine.themes import Member, build_themes
 from bot.engine.trends import count_names, hot_files
 from bot.i18n import Translator, translator
@@ -87,16 +87,21 @@ def build_digest(
     }
     scores: dict[int, Score] = {}
     figures_by_pull: dict[int, tuple[str, ...]] = {}
+    # Each body made plain once: the figures and the summary are both read from it.
+    flat = {p.number: plain(p.body) if p.body else "" for p in pulls}
     for pull in pulls:
-        figures_by_pull[pull.number] = figures(pull.body)
+        figures_by_pull[pull.number] = plain_figures(flat[pull.number])
         scores[pull.number] = score_pull(
             pull, classes[pull.number], risks_by_pull[pull.number],
             figures_by_pull[pull.number], t, focus_topics=focus_topics,
         )
+    by_number = {p.number: p for p in pulls}
     by_score = sorted(pulls, key=lambda p: (-scores[p.number].value, p.number))
     ranked = [p for p in by_score if scores[p.number].key][:KEY_LIMIT]
     key_numbers = {p.number for p in ranked}
-    said = {p.number: summary_and_line(p, classes[p.number], t) for p in pulls}
+    # Only key PRs are summarised (their summary and line are what the digest shows);
+    # every other PR is listed by its title, so its line is the title's text.
+    said = {p.number: summary_and_line(p, classes[p.number], t, flat[p.number]) for p in ranked}
     key_pulls = tuple(
         KeyPull(
             number=p.number,
@@ -125,7 +130,8 @@ def build_digest(
                   topics=classes[p.number].topics, theme=theme_of[p.number],
                   key=p.number in key_numbers, url=p.url,
                   short_title=sentence_case(classes[p.number].short_title),
-                  line=said[p.number][1], security=classes[p.number].security)
+                  line=said[p.number][1] if p.number in said else title_line(classes[p.number]),
+                  security=classes[p.number].security)
         for p in pulls
     )
     previous_topics: dict[str, int] | None = None
@@ -158,7 +164,11 @@ def build_digest(
         themes=themes,
         risks=risks,
         key_pulls=key_pulls,
-        suggestions=suggest(risks, topics, types, hot, breaking, t),
+        suggestions=suggest(risks, topics, types, hot, breaking, t, leads=tuple(
+            Lead(number=k.number, type=k.type, topics=k.topics,
+                 settings=settings_in(by_number[k.number].body) if k.type in {"feat", "perf"}
+                 else ())
+            for k in key_pulls)),
         lang=lang,
         notes=tuple(_data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,

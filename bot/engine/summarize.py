@@ -175,7 +175,11 @@ def body_summary(body: str | None) -> str | None:
     """Whole sentences of the what/why section, filler removed, or None."""
     if not body or not body.strip():
         return None
-    text = plain(body)
+    return plain_summary(plain(body))
+
+
+def plain_summary(text: str) -> str | None:
+    """`body_summary` of a body already made plain (`bot.engine.text.plain`)."""
     sections = _sections(text)
     wanted = [t for h, t in sections if h and _WANTED.search(h)]
     candidates = wanted or [t for h, t in sections if not h] or [t for _, t in sections]
@@ -188,10 +192,12 @@ def body_summary(body: str | None) -> str | None:
 
 def figures(text: str | None, limit: int = 3) -> tuple[str, ...]:
     """Measured effects quoted verbatim (`1.9-3.1x`, `54 GiB to 150 MiB`, `30% faster`)."""
-    if not text:
-        return ()
+    return plain_figures(plain(text), limit) if text else ()
+
+
+def plain_figures(flat: str, limit: int = 3) -> tuple[str, ...]:
+    """`figures` of a body already made plain."""
     found: list[str] = []
-    flat = plain(text)
     for match in FIGURE.finditer(flat):
         value = match.group(0).strip()
         if value.endswith("%") and "to" not in value and "->" not in value:
@@ -241,12 +247,19 @@ _OTHER_PULL = re.compile(
     r"\s*\(?\b(?:(?:introduced|added|broken|caused|see)\s+)?(?:in|by)?\s*#\d+\)?")
 
 
-def summary_and_line(pull: PullRequest, cls: Classification, t: Translator) -> tuple[str, str]:
+def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
+                     flat: str | None = None) -> tuple[str, str]:
     """The summary, and the one line a theme says about the PR: the summary's first
     clause, or the title's text where the body says nothing (a count of files is no
-    description of what a PR does)."""
-    body = body_summary(pull.body)
+    description of what a PR does). `flat` is the body made plain, when already done."""
+    body = plain_summary(flat) if flat is not None and flat.strip() else (
+        None if flat is not None else body_summary(pull.body))
     if body:
-        return body, first_clause(_OTHER_PULL.sub("", body), LINE_LIMIT)
-    return fallback_summary(pull, cls, t), first_clause(sentence_case(cls.short_title),
-                                                        LINE_LIMIT)
+        return body, first_clause(_OTHER_PULL.sub("", body) if "#" in body else body,
+                                  LINE_LIMIT)
+    return fallback_summary(pull, cls, t), title_line(cls)
+
+
+def title_line(cls: Classification) -> str:
+    """The one line about a PR whose body says nothing: its title's text."""
+    return first_clause(sentence_case(cls.short_title), LINE_LIMIT)

@@ -55,6 +55,7 @@ _DANGLING = re.compile(
     r"(?:\b(?:as|is|was|are|were|to|the|a|an|of|by|with|and|or|from|in|for|like|below|"
     r"following|follows|that|this|these|via)|[:：,，;；(（-])$", re.I,
 )
+_DANGLING_TAIL = 16
 _LOWER_WORD = re.compile(r"^[a-z][a-z]*(?=[\s,.;:!?]|$)")
 
 
@@ -95,7 +96,8 @@ def is_complete(sentence: str) -> bool:
     """Whether a sentence can stand as written: it does not end leading into a part
     that was dropped (`... was built as`, `... as follows:`)."""
     sentence = sentence.rstrip()
-    return bool(sentence) and not _DANGLING.search(sentence)
+    # Only the end can dangle: the tail is searched, longer than the longest word.
+    return bool(sentence) and not _DANGLING.search(sentence[-_DANGLING_TAIL:])
 
 
 def ends_sentence(text: str) -> bool:

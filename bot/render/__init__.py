@@ -12,7 +12,7 @@ from typing import Literal
 import msgspec
 
 from bot.models import Digest, Reply
-from bot.render.chat import CHAT_FORMATS, chat_view
+from bot.render.chat import CHAT_FORMATS, chat_fit, chat_view
 from bot.render.markup import markup_for
 from bot.render.templating import environment, render_template
 from bot.render.view import DigestView
@@ -28,6 +28,8 @@ def render_digest(digest: Digest, fmt: DigestFormat) -> str:
     """The digest as Markdown (the seed report), plain chat text, or Digest JSON."""
     if fmt == "json":
         return msgspec.json.format(msgspec.json.encode(digest), indent=2).decode() + "\n"
+    if fmt == "text":
+        return chat_fit(digest)[1]
     view = chat_view(digest) if fmt in CHAT_FORMATS else DigestView(digest)
     return render_template(_TEMPLATE_OF[fmt], digest.lang, v=view, d=digest, m=markup_for(fmt))
 

@@ -1,10 +1,11 @@
 """The chat digest's length: about 2,500 visible characters, whatever the week's size.
 
-The text digest shows a chat view: the top themes, the risks that matter, the key PRs
-and the suggestions, each item one short line, the report link near the top. The view
-is the most generous of `STEPS` whose rendering fits `BUDGET`. Slack, Telegram and
-Feishu still post every section (split across messages) but not the full list of PRs,
-which only the full report (Markdown, HTML page, JSON) holds.
+Every chat platform (plain text, Slack, Telegram, Feishu) shows the same chat view:
+the top themes, the risks that matter, the key PRs and the suggestions, each item one
+short line, the report link near the top. The view is the most generous of `STEPS`
+whose plain text fits `BUDGET`; each platform draws those same items in its own markup,
+so the chat form arrives whole. Everything else (every risk and theme, the list of
+every PR) is the full report's: Markdown, the HTML page, JSON.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from __future__ import annotations
 from bot.models import Digest
 from bot.render.markup import markup_for
 from bot.render.templating import render_template
-from bot.render.view import WHOLE_POST, DigestView, Limits
+from bot.render.view import DigestView, Limits
 
 BUDGET = 2500
+# What a platform may show of the chat view: the plain text's budget plus its own
+# header facts (repository, period, counts), which the plain text leaves out.
+CHAT_CEILING = BUDGET * 11 // 10
 CHAT_FORMATS = frozenset({"text", "slack", "telegram", "feishu"})
 TEXT_TEMPLATE = "text/digest.txt.j2"
 # (themes, PRs per theme, risks, key PRs, suggestions, characters per line, notable
@@ -39,19 +43,30 @@ def visible_length(text: str) -> int:
     return len(text.replace("\n", ""))
 
 
-def chat_view(digest: Digest) -> DigestView:
-    """The chat view of `digest`: the first step of `STEPS` that fits `BUDGET`."""
+def chat_fit(digest: Digest) -> tuple[DigestView, str]:
+    """The chat view of `digest` and its plain text: the most generous of `STEPS` whose
+    text fits `BUDGET`, found by a binary search (at most three renders of six steps;
+    a more generous step is never shorter), or the tightest step when none fits."""
     markup = markup_for("text")
-    view = DigestView(digest, STEPS[-1])
-    for limits in STEPS:
-        candidate = DigestView(digest, limits)
-        text = render_template(TEXT_TEMPLATE, digest.lang, v=candidate, d=digest, m=markup)
-        if visible_length(text) <= BUDGET:
-            return candidate
-    return view
+    rendered: dict[int, tuple[DigestView, str]] = {}
+
+    def render(index: int) -> tuple[DigestView, str]:
+        if index not in rendered:
+            view = DigestView(digest, STEPS[index])
+            rendered[index] = (view, render_template(TEXT_TEMPLATE, digest.lang, v=view,
+                                                     d=digest, m=markup))
+        return rendered[index]
+
+    low, high, best = 0, len(STEPS) - 1, len(STEPS) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        if visible_length(render(middle)[1]) <= BUDGET:
+            best, high = middle, middle - 1
+        else:
+            low = middle + 1
+    return render(best)
 
 
-def post_view(digest: Digest) -> DigestView:
-    """What Slack, Telegram and Feishu post: every section but the full list of PRs,
-    split into as many messages as it takes (their own limits decide the splitting)."""
-    return DigestView(digest, WHOLE_POST)
+def chat_view(digest: Digest) -> DigestView:
+    """The chat view of `digest`: what every chat platform shows (see `chat_fit`)."""
+    return chat_fit(digest)[0]

@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.models import Digest, Lang, Reply, Risk
 from bot.render import environment, split_sections
-from bot.render.chat import post_view
+from bot.render.chat import chat_view
 from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
 from bot.render.typeset import typeset
@@ -157,7 +157,7 @@ def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card
     """The weekly digest as one or more cards: header coloured by its worst risk,
     one markdown element per section, buttons to the key PRs and the full report."""
     lang = digest.lang
-    view = post_view(digest)
+    view = chat_view(digest)
     markup, plain = markup_for("feishu"), markup_for("text")
     name = "feishu/digest.j2"
     buttons = [

@@ -51,8 +51,10 @@ class MarkdownMarkup:
 
     def esc(self, text: object) -> str:
         escaped = _MD_SPECIAL.sub(r"\\\1", _clean(text))
-        escaped = _MD_UNDERSCORE.sub(r"\\_", escaped)
-        return _MD_LINE_START.sub(r"\1\\\2", escaped)
+        # Each pattern only where its character occurs: most titles need neither.
+        if "_" in escaped:
+            escaped = _MD_UNDERSCORE.sub(r"\\_", escaped)
+        return _MD_LINE_START.sub(r"\1\\\2", escaped) if "\n" in escaped else escaped
 
     def bold(self, text: object) -> str:
         return f"**{self.esc(text)}**"

@@ -30,7 +30,7 @@ from slack_sdk.models.blocks import (
 
 from bot.models import Digest, KeyPull, Lang, Reply
 from bot.render import environment, split_sections
-from bot.render.chat import post_view
+from bot.render.chat import chat_view
 from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
 from bot.render.sections import Section
@@ -199,7 +199,7 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     Every part of the digest is present: what does not fit one message continues in
     the next, which starts with a "part n of m" line.
     """
-    view = post_view(digest)
+    view = chat_view(digest)
     w = _Words("slack/digest.j2", digest.lang, v=view, d=digest)
     layout = _Layout()
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
 from bot.render import render_reply, render_template, split_sections
-from bot.render.chat import post_view
+from bot.render.chat import chat_view
 from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
 
@@ -148,7 +148,7 @@ def _messages(
 
 def render_digest_html(digest: Digest) -> str:
     """The whole chat digest as one HTML text, before splitting."""
-    view = post_view(digest)
+    view = chat_view(digest)
     return render_template(DIGEST_TEMPLATE, digest.lang, v=view, d=digest,
                            m=markup_for("telegram"))
 
@@ -158,7 +158,7 @@ def render_digest_messages(
 ) -> list[TelegramMessage]:
     """The weekly digest as Telegram messages; the key PRs of the quick view (and the
     full report, when there is one) as buttons under the last message."""
-    view = post_view(digest)
+    view = chat_view(digest)
     buttons = [_safe_button(f"#{k.number}", k.url or view.url(k.number)) for k in view.quick]
     if digest.report_url:
         buttons.append(_safe_button(translator(digest.lang)("Full report"), digest.report_url))

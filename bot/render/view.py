@@ -20,6 +20,9 @@ QUICK_VIEW = 6
 THEME_ITEMS = 6
 TOP_TOPICS = 3
 NOTABLE = 4
+# PR numbers named after the most-changed file: a few say which, the count says how many.
+HOT_NUMBERS = 10
+CHAT_HOT_NUMBERS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +39,9 @@ class Limits:
     line: int | None = None
     notable: int = NOTABLE
     chat: bool = False
-    # Whether the full report's list of every PR is shown.
-    listing: bool = True
 
 
 FULL = Limits()
-# Everything but the list of every PR: what a split chat post holds.
-WHOLE_POST = Limits(listing=False)
 
 
 class ThemeLine:
@@ -90,8 +89,7 @@ class DigestView:
     def sections(self) -> tuple[Section, ...]:
         """The sections this view shows, in order; read from the registry at each
         render, so the registry alone decides."""
-        shown = self.limits.listing and not self.chat
-        return tuple(s for s in registry.DIGEST_SECTIONS if s.in_chat or shown)
+        return tuple(s for s in registry.DIGEST_SECTIONS if s.in_chat or not self.chat)
 
     def short(self, text: str) -> str:
         """`text` within the view's line length (cut at a clause, marked with an ellipsis)."""
@@ -182,6 +180,18 @@ class DigestView:
     @cached_property
     def top_topics(self) -> list[NameCount]:
         return list(self.d.topics[:TOP_TOPICS])
+
+    @cached_property
+    def hot_numbers(self) -> list[int]:
+        """The PRs named after the most-changed file (the rest only counted)."""
+        if not self.d.hot_files:
+            return []
+        shown = CHAT_HOT_NUMBERS if self.chat else HOT_NUMBERS
+        return list(self.d.hot_files[0].numbers[:shown])
+
+    @property
+    def hot_numbers_cut(self) -> bool:
+        return bool(self.d.hot_files) and len(self.hot_numbers) < len(self.d.hot_files[0].numbers)
 
     @cached_property
     def features(self) -> list[KeyPull]:

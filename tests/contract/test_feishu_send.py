@@ -22,6 +22,7 @@ from lark_oapi.api.im.v1 import (
 )
 
 from adapters.base import DeliveryError
+from adapters.feishu import adapter as feishu_adapter_module
 from adapters.feishu import settings as feishu_settings
 from adapters.feishu.adapter import FeishuAdapter
 from adapters.feishu.tokens import TENANT_TOKENS
@@ -29,7 +30,13 @@ from adapters.feishu.transport import FeishuTransport
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
-from bot.render.feishu import MAX_REQUEST_BYTES, card_content, digest_cards, request_bytes
+from bot.render.feishu import (
+    MAX_REQUEST_BYTES,
+    Card,
+    card_content,
+    digest_cards,
+    request_bytes,
+)
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
 from testkit import EXAMPLES
@@ -107,12 +114,28 @@ async def test_a_digest_arrives_as_the_card_it_renders_to(fake: FakeFeishu) -> N
     assert sent.request.headers["authorization"] == f"Bearer {fake.tokens[0]}"
 
 
-async def test_a_long_digest_arrives_as_several_cards_in_order(fake: FakeFeishu) -> None:
+SMALL_CARDS = 2500  # a card size under which the long digest's chat form takes several
+
+
+async def test_a_long_digest_arrives_as_one_card_of_its_chat_form(fake: FakeFeishu) -> None:
     digest = long_digest()
+    await adapter_for(fake).post_digest(CHAT, digest)
+    assert [s.card for s in fake.sent_cards()] == digest_cards(digest)
+    assert len(fake.sent_cards()) == 1
+
+
+async def test_a_digest_in_several_cards_arrives_in_order(
+        fake: FakeFeishu, monkeypatch: pytest.MonkeyPatch) -> None:
+    digest = long_digest()
+
+    def small(weekly: Digest, **_: object) -> list[Card]:
+        return digest_cards(weekly, limit=SMALL_CARDS)
+
+    monkeypatch.setattr(feishu_adapter_module, "digest_cards", small)
     ids = await adapter_for(fake).post_digest(CHAT, digest)
     sent = fake.sent_cards()
-    assert len(ids) == len(sent) == len(digest_cards(digest)) > 1
-    assert [s.card for s in sent] == digest_cards(digest)
+    assert len(ids) == len(sent) == len(small(digest)) > 1
+    assert [s.card for s in sent] == small(digest)
     assert all(len(s.request.body) <= MAX_REQUEST_BYTES for s in sent)
     assert len({s.uuid for s in sent}) == len(sent)
 
@@ -198,8 +221,10 @@ def test_every_card_of_a_huge_week_fits() -> None:
                         for n in range(1, 7)),
     )
     cards = digest_cards(msgspec.structs.replace(digest, lang="zh"))
-    assert len(cards) > 1
     assert all(request_bytes(card) <= MAX_REQUEST_BYTES for card in cards)
+    small = digest_cards(msgspec.structs.replace(digest, lang="zh"), limit=4000)
+    assert len(small) > 1
+    assert all(request_bytes(card) <= 4000 for card in small)
     assert json.loads(card_content(cards[0]))["schema"] == "2.0"
 
 

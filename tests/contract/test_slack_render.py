@@ -8,6 +8,7 @@ through slack_sdk's own block models, and for markup left whole (no `<url|label>
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -28,6 +29,8 @@ from bot.config import load_config
 from bot.engine import build_digest
 from bot.i18n import translations
 from bot.models import Digest, KeyPull, Lang, Period, PullAnswer, Reply, Risk, Theme
+from bot.render import render_digest
+from bot.render.chat import CHAT_CEILING, chat_view
 from bot.render.slack import (
     MAX_BLOCKS,
     MAX_SECTION_CHARS,
@@ -135,34 +138,58 @@ def test_the_example_digest_matches_its_golden_payload(lang: Lang) -> None:
     assert rendered == golden
 
 
-@pytest.mark.parametrize("lang", LANGS)
-def test_the_example_digest_keeps_every_part_and_only_real_pull_numbers(lang: Lang) -> None:
-    digest = example_digest(lang)
-    messages = render_digest_messages(digest)
-    for message in messages:
-        assert_valid(message)
-    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    assert pull_numbers(messages) <= {p.number for p in snapshot.pulls}
-    shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
-    for risk in digest.risks:
+def _escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_visible(text: str) -> int:
+    """The characters a reader sees of mrkdwn: a link's label, no bold marks, entities
+    as one character."""
+    shown = re.sub(r"<[^|>]*\|([^>]*)>", r"\1", text).replace("*", "")
+    return len(html.unescape(shown).replace("\n", ""))
+
+
+def assert_chat_form(messages: list[SlackMessage], digest: Digest, pulls: set[int]) -> str:
+    """The chat form arrives whole: one message within Slack's limits and the chat
+    budget, holding the chat view's risks, themes, key PRs and suggestions, naming only
+    PRs of the week that the full report names too. Returns the text shown."""
+    assert len(messages) == 1
+    assert_valid(messages[0])
+    numbers = pull_numbers(messages)
+    assert numbers <= pulls
+    assert numbers <= {int(n) for n in re.findall(r"#(\d+)", render_digest(digest, "markdown"))}
+    blocks = messages[0].as_post()["blocks"]
+    assert sum(slack_visible(t) for t in texts_of(blocks)) <= CHAT_CEILING
+    shown = "\n".join(texts_of(blocks))
+    view = chat_view(digest)
+    for risk in view.risks:
         assert f"*PR#{risk.pull}*" in shown
-        assert risk.evidence_url in shown
-    for theme in digest.themes:
-        for number in theme.pulls[:6]:
-            assert f"|#{number}>" in shown
-    quick_buttons = [b for p in payloads(messages) for b in p["blocks"]
-                     if b.get("accessory", {}).get("type") == "button"]
-    assert [b["accessory"]["url"] for b in quick_buttons] == [k.url for k in digest.key_pulls[:6]]
-    for key in digest.key_pulls[:6]:
-        # The summary is shown whole, escaped, never cut.
-        escaped = key.summary.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        assert escaped in shown
-    for suggestion in digest.suggestions:
-        assert suggestion.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in shown
+    assert view.themes
+    for theme in view.themes:
+        for item in theme.items:
+            assert f"|#{item.number}>" in shown
+    quick_buttons = [b for b in blocks if b.get("accessory", {}).get("type") == "button"]
+    assert [b["accessory"]["url"] for b in quick_buttons] == [k.url for k in view.quick]
+    for suggestion in view.suggestions:
+        assert _escaped(suggestion) in shown
+    return shown
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_example_digest_arrives_as_the_chat_form(lang: Lang) -> None:
+    digest = example_digest(lang)
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    assert_chat_form(render_digest_messages(digest), digest, {p.number for p in snapshot.pulls})
 
 
 def test_the_example_title_with_a_channel_ping_is_inert() -> None:
-    messages = render_digest_messages(example_digest("en"))
+    digest = example_digest("en")
+    # The PR whose title holds `<!channel>` and `<script>` first among the key PRs.
+    hostile = [k for k in digest.key_pulls if "<!channel>" in k.title]
+    assert hostile
+    digest = msgspec.structs.replace(digest, key_pulls=(
+        *hostile, *(k for k in digest.key_pulls if k not in hostile)))
+    messages = render_digest_messages(digest)
     shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
     assert "&lt;!channel&gt;" in shown and "&lt;script&gt;" in shown
     assert "<!channel>" not in shown and "<script>" not in shown
@@ -221,17 +248,23 @@ def _huge_digest(lang: Lang, risks: int = 120) -> Digest:
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_a_huge_digest_is_split_into_valid_messages_that_keep_everything(lang: Lang) -> None:
+def test_a_huge_digest_is_one_chat_message_or_split_where_slack_allows_less(
+        lang: Lang) -> None:
     digest = _huge_digest(lang)
-    messages = render_digest_messages(digest)
+    view = chat_view(digest)
+    whole = render_digest_messages(digest)
+    assert len(whole) == 1
+    assert_valid(whole[0])
+    # Under a smaller message size, the same chat form continues over several messages.
+    messages = render_digest_messages(digest, max_chars=1500)
     assert len(messages) > 2
     for message in messages:
         assert_valid(message)
     shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
-    positions = [shown.index(f"*PR#{r.pull}*") for r in digest.risks]
-    assert positions == sorted(positions)  # every risk, once each, in order
-    assert all(shown.count(f"*PR#{r.pull}*") == 1 for r in digest.risks)
-    for i in range(30):
+    positions = [shown.index(f"*PR#{r.pull}*") for r in view.risks]
+    assert positions == sorted(positions)  # every risk shown, once each, in order
+    assert all(shown.count(f"*PR#{r.pull}*") == 1 for r in view.risks)
+    for i in range(len(view.suggestions)):
         assert f"{i + 1}. Suggestion {i} &amp; more" in shown
     # Each continuation says which part it is.
     for index, message in enumerate(messages[1:], 2):
@@ -430,14 +463,6 @@ def test_real_weeks_render_within_the_limits_with_only_their_own_pull_numbers(
     repo_config = RepoConfig(timezone="Asia/Shanghai", topics={
         topic: TopicRule(keywords=words) for topic, words in topics.items()})
     digest = build_digest(snapshot, "2026-W29", repo_config=repo_config, lang=lang)
-    messages = render_digest_messages(digest)
-    for message in messages:
-        assert_valid(message)
-    assert pull_numbers(messages) <= {p.number for p in snapshot.pulls}
-    shown = "\n".join(t for p in payloads(messages) for t in texts_of(p))
-    for risk in digest.risks:
-        assert f"*PR#{risk.pull}*" in shown
-    for key in digest.key_pulls[:6]:
-        escaped = key.summary.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-        assert escaped in shown
+    shown = assert_chat_form(render_digest_messages(digest), digest,
+                             {p.number for p in snapshot.pulls})
     assert repository in shown

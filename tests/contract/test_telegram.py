@@ -24,6 +24,7 @@ import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
+from adapters.telegram import adapter as telegram_adapter
 from adapters.telegram import settings as telegram_settings
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.chat.handler import CommandHandler
@@ -32,7 +33,9 @@ from bot.engine import build_digest
 from bot.errors import ConfigError
 from bot.models import Command, Digest, KeyPull, Reply, Snapshot
 from bot.render import render_digest
-from bot.render.telegram import render_digest_html
+from bot.render import telegram as telegram_render
+from bot.render.chat import CHAT_CEILING, chat_view
+from bot.render.telegram import TelegramMessage, render_digest_html, render_digest_messages
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
@@ -150,6 +153,20 @@ def plain_of(html_text: str) -> str:
     return parse_html(html_text)[0]
 
 
+SMALL_MESSAGES = 1500  # a message limit under which the example digest takes two
+
+
+@pytest.fixture
+def small_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Telegram's limit lowered so that the example digest takes two messages: how a
+    digest in several parts is delivered, whatever the chat budget keeps it to."""
+    def small(weekly: Digest, *, limit: int = SMALL_MESSAGES) -> list[TelegramMessage]:
+        return render_digest_messages(weekly, limit=min(limit, SMALL_MESSAGES))
+
+    monkeypatch.setattr(telegram_adapter, "render_digest_messages", small)
+    monkeypatch.setattr(telegram_render, "render_digest_messages", small)
+
+
 def digest(lang: str = "en") -> Digest:
     return build_digest(SNAPSHOT, WEEK, repo_config=CONFIG.repo("acme/lumen"),
                         lang=lang)  # type: ignore[arg-type]
@@ -159,40 +176,52 @@ def digest(lang: str = "en") -> Digest:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-async def test_the_example_digest_arrives_whole_in_messages_telegram_accepts(
+async def test_the_example_digest_arrives_whole_in_one_message_within_the_chat_budget(
     tg: FakeTelegram, redis_url: str, lang: str
 ) -> None:
-    weekly = digest(lang)
+    weekly = msgspec.structs.replace(digest(lang), report_url="https://reports.example/w29")
     async with running(tg, redis_url, start=False) as (adapter, _):
         ids = await adapter.post_digest(str(GROUP), weekly)
     sent = tg.sent()
-    assert len(sent) == len(ids) == len(tg.calls("sendMessage")) >= 2
+    assert len(sent) == len(ids) == len(tg.calls("sendMessage")) == 1
+    fields = sent[0]
+    assert fields["chat_id"] == str(GROUP)
+    assert fields["parse_mode"] == "HTML"
+    assert json.loads(fields["link_preview_options"]) == {"is_disabled": True}
+    text, _ = parse_html(fields["text"])  # raises on anything Telegram would refuse
+    # The chat form: within the chat budget (not Telegram's 4096), the report link on top.
+    assert 0 < utf16_length(text) <= CHAT_CEILING
+    assert "https://reports.example/w29" in "\n".join(text.splitlines()[:3])
+    assert text.split() == plain_of(render_digest_html(weekly)).split()
+    # Every PR it names exists and is in the full report, which holds the rest.
+    numbers = {int(n) for n in re.findall(r"#(\d+)", text)}
+    assert numbers <= {pull.number for pull in SNAPSHOT.pulls}
+    report = render_digest(weekly, "markdown")
+    assert numbers <= {int(n) for n in re.findall(r"#(\d+)", report)}
+    assert {p.number for p in weekly.pulls} <= {int(n) for n in re.findall(r"#(\d+)", report)}
+    quick = chat_view(weekly).quick
+    assert quick and {k.number for k in quick} <= numbers
+    # The key PRs of the quick view are buttons under the message, then the report.
+    keyboard = json.loads(fields["reply_markup"])["inline_keyboard"]
+    buttons = [b for row in keyboard for b in row]
+    assert [b["url"] for b in buttons] == [
+        *(f"https://github.com/acme/lumen/pull/{k.number}" for k in quick),
+        "https://reports.example/w29"]
+
+
+async def test_a_digest_in_several_messages_keeps_every_word_once(
+    tg: FakeTelegram, redis_url: str, small_messages: None
+) -> None:
+    weekly = digest("en")
+    async with running(tg, redis_url, start=False) as (adapter, _):
+        await adapter.post_digest(str(GROUP), weekly)
+    sent = tg.sent()
+    assert len(sent) == 2
     for fields in sent:
-        assert fields["chat_id"] == str(GROUP)
-        assert fields["parse_mode"] == "HTML"
-        assert json.loads(fields["link_preview_options"]) == {"is_disabled": True}
-        text, _ = parse_html(fields["text"])  # raises on anything Telegram would refuse
-        assert 0 < utf16_length(text) <= 4096
-    # Nothing lost or repeated by the split: the same words as the unsplit digest.
+        assert 0 < utf16_length(plain_of(fields["text"])) <= SMALL_MESSAGES
     whole = plain_of(render_digest_html(weekly))
     assert " ".join(plain_of(f["text"]) for f in sent).split() == whole.split()
-    # Every PR the Markdown report names is in the messages, and every PR they name exists
-    posted = " ".join(plain_of(f["text"]) for f in sent)
-    numbers = {int(n) for n in re.findall(r"#(\d+)", posted)}
-    assert numbers <= {pull.number for pull in SNAPSHOT.pulls}
-    # (all but the Markdown report's last section, its list of every PR of the week, which
-    # only the full report holds)
-    report = "\n## ".join(render_digest(weekly, "markdown").split("\n## ")[:-1])
-    assert {int(n) for n in re.findall(r"#(\d+)", report)} <= numbers
-    assert {k.number for k in weekly.key_pulls} <= numbers
-    # The key PRs of the quick view are buttons under the last message.
-    keyboard = json.loads(sent[-1]["reply_markup"])
-    assert keyboard == {"inline_keyboard": [
-        [{"text": f"#{k.number}", "url": f"https://github.com/acme/lumen/pull/{k.number}"}
-         for k in weekly.key_pulls[i:i + 3]]
-        for i in range(0, 6, 3)
-    ]}
-    assert all("reply_markup" not in fields for fields in sent[:-1])
+    assert "reply_markup" in sent[-1] and "reply_markup" not in sent[0]
 
 
 async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, redis_url: str) -> None:
@@ -219,25 +248,26 @@ async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, redis_ur
 
 
 @pytest.mark.realdata
-async def test_a_week_of_real_prs_splits_at_sections(
+async def test_a_week_of_real_prs_arrives_in_one_message_within_the_chat_budget(
     tg: FakeTelegram, redis_url: str, shared_data: Path
 ) -> None:
-    snapshot = read_snapshot(shared_data / "verl-2026-07.json")
-    config = RepoConfig(timezone="Asia/Shanghai",
-                        topics={"npu": TopicRule(keywords=("npu", "ascend"))})
-    weekly = build_digest(snapshot, "2026-W29", repo_config=config, lang="zh")
-    async with running(tg, redis_url, start=False) as (adapter, _):
-        await adapter.post_digest(str(GROUP), weekly)
-    sent = tg.sent()
-    assert len(sent) >= 2
-    whole = render_digest_html(weekly)
-    lines = set(whole.split("\n"))
-    for fields in sent:
-        assert utf16_length(plain_of(fields["text"])) <= 4096
-        assert set(fields["text"].split("\n")) - {""} <= lines  # whole lines only
-        assert fields["text"].startswith("<b>")  # each message opens at a section heading
-    posted = " ".join(plain_of(f["text"]) for f in sent)
-    assert {int(n) for n in re.findall(r"#(\d+)", posted)} <= {p.number for p in snapshot.pulls}
+    for name in ("verl-2026-07.json", "vllm-2026-W29.json"):
+        snapshot = read_snapshot(shared_data / name)
+        config = RepoConfig(timezone="Asia/Shanghai",
+                            topics={"npu": TopicRule(keywords=("npu", "ascend"))})
+        weekly = build_digest(snapshot, "2026-W29", repo_config=config, lang="zh")
+        before = len(tg.sent())
+        async with running(tg, redis_url, start=False) as (adapter, _):
+            await adapter.post_digest(str(GROUP), weekly)
+        sent = tg.sent()[before:]
+        assert len(sent) == 1
+        posted = plain_of(sent[0]["text"])
+        assert utf16_length(posted) <= CHAT_CEILING
+        assert sent[0]["text"].startswith("<b>")
+        numbers = {int(n) for n in re.findall(r"#(\d+)", posted)}
+        assert numbers <= {p.number for p in snapshot.pulls}
+        assert numbers <= {int(n) for n in re.findall(r"#(\d+)",
+                                                    render_digest(weekly, "markdown"))}
 
 
 # --- the webhook --------------------------------------------------------------------------
@@ -268,7 +298,7 @@ async def test_a_question_in_the_group_gets_its_answer(tg: FakeTelegram, redis_u
 
 
 async def test_a_digest_asked_in_the_group_comes_in_several_messages(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, redis_url: str, small_messages: None
 ) -> None:
     async with running(tg, redis_url) as (_, http):
         update = message_update(22, "/digest@prdigest_bot 2026-W29", chat=group_chat(GROUP),
@@ -534,7 +564,7 @@ ERRORS = [
 @pytest.mark.parametrize(("status", "description", "options", "attempts", "reason"), ERRORS)
 async def test_a_refused_digest_raises_delivery_error_without_secrets(
     tg: FakeTelegram, redis_url: str, status: int, description: str,
-    options: dict[str, Any], attempts: int, reason: str,
+    options: dict[str, Any], attempts: int, reason: str, small_messages: None,
 ) -> None:
     tg.fail_next("sendMessage", status, description, **options)
     async with running(tg, redis_url, start=False) as (adapter, _):
@@ -548,7 +578,7 @@ async def test_a_refused_digest_raises_delivery_error_without_secrets(
 
 
 async def test_a_failure_midway_says_how_much_was_posted(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, redis_url: str, small_messages: None
 ) -> None:
     tg.fail_next("sendMessage", 403, "Forbidden: bot was kicked from the group chat", after=1)
     async with running(tg, redis_url, start=False) as (adapter, _):

@@ -8,7 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import msgspec
+import pytest
 
+from adapters.slack import adapter as slack_adapter_module
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.models import Digest
@@ -33,7 +35,13 @@ def long_digest() -> Digest:
                         repo_config=RepoConfig(timezone=TZ), lang="en")
 
 
-async def test_a_half_posted_digest_is_completed_not_repeated(service: Service) -> None:
+async def test_a_half_posted_digest_is_completed_not_repeated(
+        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small messages, so that the chat digest takes several parts (it fits one at
+    # Slack's own limits): what a half-posted delivery needs.
+    real = slack_adapter_module.render_digest_messages
+    monkeypatch.setattr(slack_adapter_module, "render_digest_messages",
+                        lambda d: real(d, max_chars=700))
     slack = service.services.adapters["slack"]
     digest = long_digest()
     started = datetime.now(UTC)

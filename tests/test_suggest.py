@@ -1,0 +1,75 @@
+"""Suggestions name things: the PR(s), the file or the setting, and what to do; the
+share-based advice only where no key PR backs it.
+
+Expected values are read by hand from the verl W29 PRs: #7061 adds `save_lora_only`,
+#7037 `data.gen_batch_size`; the review concern left open on #7037 is on
+`verl/trainer/ppo/v1/trainer_base.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.config import RepoConfig, TopicRule
+from bot.engine import build_digest
+from bot.engine.suggest import Lead, settings_in, suggest
+from bot.i18n import translator
+from bot.models import NameCount, Risk
+from bot.snapshot import read_snapshot
+
+NPU = RepoConfig(topics={"npu": TopicRule(keywords=("npu", "ascend"), label="NPU")})
+
+
+def test_a_setting_is_named_only_where_the_body_calls_it_one() -> None:
+    assert settings_in("Add `save_lora_only` checkpoint support. When enabled, ...") == (
+        "save_lora_only",)
+    assert settings_in("Set `data.gen_batch_size=1` to stream.") == ("data.gen_batch_size",)
+    assert settings_in("Renamed `_reissue_inflight_prompts` for clarity.") == ()
+    assert settings_in("The new `--max-model-len` flag caps it.") == ("--max-model-len",)
+    assert settings_in(None) == ()
+
+
+def _fix_share(leads: tuple[Lead, ...]) -> str:
+    types = (NameCount(name="fix", count=5, share=0.5, pulls=(1, 2, 3, 4, 5)),)
+    (advice,) = suggest((), (), types, (), [], translator("en"), leads=leads)
+    return advice
+
+
+def test_share_advice_names_the_key_prs_behind_it_and_is_generic_only_without_them() -> None:
+    named = _fix_share((Lead(number=4, type="fix"), Lead(number=9, type="feat"),
+                        Lead(number=2, type="fix")))
+    assert "#4, #2" in named and "#9" not in named and "regression test" in named
+    generic = _fix_share((Lead(number=9, type="feat"),))
+    assert "#" not in generic and "where the bugs came from" in generic
+
+
+def test_an_unrecorded_review_concern_is_named_by_pr_file_and_what_was_asked() -> None:
+    risks = tuple(Risk(pull=n, severity="low", summary="s", evidence_url="https://x/1",
+                       kind="thread", resolution="unknown", path=path, quote=quote)
+                  for n, path, quote in ((7, "a/b.py", "Is this locked? … It races."),
+                                         (7, "a/c.py", "Second thread on the same PR."),
+                                         (8, None, "No path recorded.")))
+    out = suggest(risks, (), (), (), [], translator("en"))
+    assert out[0].startswith("Check that the review concern on a/b.py in #7 (“Is this locked?”)")
+    assert "a/c.py" not in " ".join(out)  # one line per PR
+    assert out[1].startswith("Confirm that the review concerns on #8 ")
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_verl_week_suggestions_name_prs_files_and_settings(shared_data: Path,
+                                                                lang: str) -> None:
+    snapshot = read_snapshot(shared_data / "verl-2026-07.json")
+    digest = build_digest(snapshot, "2026-W29", repo_config=NPU, lang=lang)  # type: ignore[arg-type]
+    suggestions = digest.suggestions
+    assert suggestions
+    for line in suggestions:
+        assert re.search(r"#\d{4}", line), line  # every one names a PR
+    text = "\n".join(suggestions)
+    assert "verl/trainer/ppo/v1/trainer_base.py" in text and "#7037" in text
+    assert "save_lora_only" in text and "#7061" in text
+    assert "data.gen_batch_size" in text
+    assert "vllm_async_server.py" in text
