@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from bot.cli import app, week_for
+from bot.cli import app
+from bot.cli.app import week_for
 from bot.config import load_config
 from testkit import EXAMPLES
 

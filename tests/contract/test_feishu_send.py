@@ -22,7 +22,7 @@ from lark_oapi.api.im.v1 import (
 )
 
 from adapters.base import DeliveryError
-from adapters.feishu import adapter as feishu_adapter_module
+from adapters.feishu import payloads as feishu_payloads
 from adapters.feishu import settings as feishu_settings
 from adapters.feishu.adapter import FeishuAdapter
 from adapters.feishu.tokens import TENANT_TOKENS
@@ -131,7 +131,7 @@ async def test_a_digest_in_several_cards_arrives_in_order(
     def small(weekly: Digest, **_: object) -> list[Card]:
         return digest_cards(weekly, limit=SMALL_CARDS)
 
-    monkeypatch.setattr(feishu_adapter_module, "digest_cards", small)
+    monkeypatch.setattr(feishu_payloads, "digest_cards", small)
     ids = await adapter_for(fake).post_digest(CHAT, digest)
     sent = fake.sent_cards()
     assert len(ids) == len(sent) == len(small(digest)) > 1
