@@ -137,10 +137,11 @@ def user_errors(func: F) -> F:
 
 def week_for(text: str, settings: Config, repo: str, now: datetime | None = None) -> str:
     """`--week` in canonical form: `last` and `this` in the repository's time zone (as
-    of `now`: a snapshot's last moment, or today)."""
-    moment = now or datetime.now(UTC)
+    of `now`: a snapshot's last moment, or today). A week still to come is refused as
+    of today; one a snapshot does not reach is the snapshot's to say."""
+    today = datetime.now(UTC)
     tz = settings.repo(repo).timezone
-    return past_week(resolve_week(text, moment, tz), moment, tz)
+    return past_week(resolve_week(text, now or today, tz), today, tz)
 
 
 
