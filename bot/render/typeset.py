@@ -25,7 +25,13 @@ _HAN_SPACE = re.compile(rf"(?<={_HAN})[ \t]+(?={_HAN})")
 _BULLET = re.compile(r"^(\s*(?:[-*+•·–]|\d+[.)])\s+)")
 
 
+# What every rule needs in a line: without it (an English title) the line is left as is.
+_CHINESE = re.compile(rf"{_HAN}|[{_FULL_WIDTH}]")
+
+
 def _line(line: str) -> str:
+    if not _CHINESE.search(line):
+        return line
     bullet = _BULLET.match(line)
     head, rest = (bullet.group(1), line[bullet.end():]) if bullet else ("", line)
     rest = _LEADING_PARENTHESIS.sub(r"（\1）", _PARENTHESIS.sub(r"（\1）", rest))
