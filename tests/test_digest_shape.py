@@ -74,3 +74,26 @@ def test_zh_text_keeps_chinese_spacing(shared_data: Path) -> None:
     text = render_digest(_digest(shared_data, "verl-2026-07.json", NPU, "zh"), "text")
     assert "） " not in text and " （" not in text and " ，" not in text
     assert "入选原因：新功能、改动较大：" not in text
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_quick_view_never_repeats_a_title_and_other_never_leads(
+        shared_data: Path, lang: Lang) -> None:
+    digest = _digest(shared_data, "vllm-2026-W29.json", RepoConfig(), lang)
+    assert digest.types[0].name != "other" or len(digest.types) == 1
+    text = render_digest(digest, "text")
+    parts = text.split("\n\n")
+    quick = parts[_after(parts, {"重点 PR 速览", "Key PRs at a glance"})]
+    for line in quick.splitlines():
+        head, _, said = line.partition("：" if lang == "zh" else ": ")
+        said = said.strip().rstrip("。.")
+        assert not said or said not in head, line  # "#48583 X: X" says nothing new
+    trends = parts[_after(parts, {"模块与主题趋势", "Module and topic trends"})]
+    assert "other" not in trends.split("。" if lang == "zh" else ". ")[0]
+
+
+def _after(parts: list[str], headings: set[str]) -> int:
+    """The index of the part after the one that is one of `headings`."""
+    return next(i for i, part in enumerate(parts) if part.strip() in headings) + 1
+

@@ -110,10 +110,11 @@ def _title(kind: str, area_names: list[str], t: Translator) -> str:
     kinds = _kind_names(t)
     if not area_names:
         return kinds[kind]
-    shown = area_names[:MAX_AREAS_IN_TITLE]
-    area = t.join(shown) if len(area_names) <= MAX_AREAS_IN_TITLE else t(
-        "%(areas)s and others", areas=t.sep.join(shown))
-    return t("%(kind)s in %(area)s", kind=kinds[kind], area=area)
+    if len(area_names) > MAX_AREAS_IN_TITLE:
+        # Many areas read as a list after the kind, not as a long name before it.
+        return t("%(kind)s (%(areas)s and others)", kind=kinds[kind],
+                 areas=t.sep.join(area_names[:MAX_AREAS_IN_TITLE]))
+    return t("%(kind)s in %(area)s", kind=kinds[kind], area=t.join(area_names))
 
 
 def build_themes(

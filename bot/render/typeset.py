@@ -18,13 +18,24 @@ _SPACE_AFTER = re.compile(rf"(?<=[{_FULL_WIDTH}])[ \t]+(?=\S)")
 _HAN = r"[\u4e00-\u9fff]"
 # A half-width parenthesis right after Chinese text, holding no nested parenthesis.
 _PARENTHESIS = re.compile(rf"(?<={_HAN})[ \t]*\(([^()\n]*)\)")
+# One opening a line (a note such as "(本数据未记录 review…)") when Chinese text opens it.
+_LEADING_PARENTHESIS = re.compile(rf"^\(({_HAN}[^()\n]*)\)")
+# A half-width space between two Chinese characters ("在 讨论区 提出").
+_HAN_SPACE = re.compile(rf"(?<={_HAN})[ \t]+(?={_HAN})")
 _BULLET = re.compile(r"^(\s*(?:[-*+•·–]|\d+[.)])\s+)")
 
 
+# What every rule needs in a line: without it (an English title) the line is left as is.
+_CHINESE = re.compile(rf"{_HAN}|[{_FULL_WIDTH}]")
+
+
 def _line(line: str) -> str:
+    if not _CHINESE.search(line):
+        return line
     bullet = _BULLET.match(line)
     head, rest = (bullet.group(1), line[bullet.end():]) if bullet else ("", line)
-    rest = _PARENTHESIS.sub(r"（\1）", rest)
+    rest = _LEADING_PARENTHESIS.sub(r"（\1）", _PARENTHESIS.sub(r"（\1）", rest))
+    rest = _HAN_SPACE.sub("", rest)
     rest = _SPACE_AFTER.sub("", _SPACE_BEFORE.sub("", rest))
     return head + rest
 

@@ -229,24 +229,45 @@ class DigestView:
         return sum(1 for theme in self.d.themes if theme.pulls) - len(self.themes)
 
     @cached_property
+    def named_types(self) -> list[NameCount]:
+        """The types by count, "other" (no type recognised) left out while any type was."""
+        named = [c for c in self.d.types if c.name != "other"]
+        return named or list(self.d.types)
+
+    @cached_property
     def leading_types(self) -> list[NameCount]:
         """The type, or the types tied, with the most PRs."""
-        if not self.d.types:
+        if not self.named_types:
             return []
-        top = self.d.types[0].count
-        return [c for c in self.d.types if c.count == top]
+        top = self.named_types[0].count
+        return [c for c in self.named_types if c.count == top]
 
     @cached_property
     def leading_type(self) -> NameCount | None:
-        return self.d.types[0] if self.d.types else None
+        return self.named_types[0] if self.named_types else None
 
     @cached_property
     def other_types(self) -> list[NameCount]:
         after = len(self.leading_types)
-        return list(self.d.types[after:after + 2])
+        return list(self.named_types[after:after + 2])
+
+    def quick_text(self, k: KeyPull) -> str:
+        """What the chat's quick view says after a key PR's title: its line, or nothing
+        where the line would only repeat the title (a PR without a description)."""
+        text = k.line or k.summary
+        if _same_words(text, k.short_title) or _same_words(text, k.title):
+            return ""
+        return self.short(text)
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:
         """Topics whose count moved since the previous week, largest move first."""
         moved = [t for t in self.d.topics if t.previous is not None and t.previous != t.count]
         return sorted(moved, key=lambda t: (-abs(t.count - (t.previous or 0)), t.name))[:3]
+
+
+def _same_words(a: str, b: str) -> bool:
+    """Whether two texts say the same, ignoring case, spacing and a final full stop."""
+    def norm(text: str) -> str:
+        return " ".join(text.lower().rstrip(".。…").split())
+    return norm(a) == norm(b)
