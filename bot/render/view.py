@@ -7,6 +7,7 @@ templates only put words around them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
@@ -23,6 +24,12 @@ NOTABLE = 4
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
+
+
+# A quotation in parentheses inside a sentence: ` (“…”)` or `（“…”）`.
+_QUOTATION = re.compile(r" ?[（(]“[^”]*”[）)]")
+# Where a suggestion's reason begins, after the action it asks for.
+_REASON = re.compile(r"[；：]|; ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +117,21 @@ class DigestView:
 
     @cached_property
     def suggestions(self) -> list[str]:
-        return [self.short(s) for s in self.d.suggestions[: self.limits.suggestions]]
+        """The suggestions shown; one too long for a chat line drops its quotation of
+        the review, then its reason, and is never cut inside the action it asks for (the
+        chat budget's steps count it whole)."""
+        line = self.limits.line
+        if not line:
+            return list(self.d.suggestions[: self.limits.suggestions])
+        shown = []
+        for text in self.d.suggestions[: self.limits.suggestions]:
+            if len(text) > line:
+                text = _QUOTATION.sub("", text)
+            action = _REASON.split(text, 1)[0]
+            if len(text) > line and action != text:  # the reason follows the action
+                text = action + ("。" if self.d.lang == "zh" else ".")
+            shown.append(text)  # never cut further: what remains is the action itself
+        return shown
 
     @cached_property
     def security(self) -> list[PullEntry]:
