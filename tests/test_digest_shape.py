@@ -97,3 +97,25 @@ def _after(parts: list[str], headings: set[str]) -> int:
     """The index of the part after the one that is one of `headings`."""
     return next(i for i, part in enumerate(parts) if part.strip() in headings) + 1
 
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(("lang", "said", "unsaid"), [
+    ("en", "This week 28 PRs were handled (24 key), all of them merged.", ("0 closed", "0 opened")),
+    ("zh", "本周共处理 28 个 PR（重点 24 个），全部已合并。", ("关闭 0 个", "关闭 0", "仍未关闭 0")),
+])
+def test_summary_names_only_the_outcomes_that_happened(
+        shared_data: Path, lang: Lang, said: str, unsaid: tuple[str, ...]) -> None:
+    """verl W29 merged all 28 of its PRs: no "0 closed, 0 opened" in the first sentence."""
+    text = render_digest(_digest(shared_data, "verl-2026-07.json", NPU, lang), "text")
+    assert said in text
+    assert not any(phrase in text for phrase in unsaid)
+
+
+def test_summary_with_mixed_outcomes_lists_each_nonzero_one() -> None:
+    """The example week has 14 merged, 1 closed and 1 still open (by its PR list)."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "snapshot.json"
+    digest = build_digest(read_snapshot(example), "2026-W29", repo_config=RepoConfig(), lang="en")
+    text = render_digest(digest, "text")
+    assert ("This week 16 PRs were handled (12 key): 14 merged, 1 closed without merging, "
+            "1 opened and still open.") in text
