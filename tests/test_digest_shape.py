@@ -11,7 +11,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from typer.testing import CliRunner
 
+from bot.cli import app
 from bot.config import RepoConfig, TopicRule
 from bot.engine import build_digest
 from bot.models import Digest, Lang
@@ -102,7 +104,7 @@ def _after(parts: list[str], headings: set[str]) -> int:
 @pytest.mark.realdata
 @pytest.mark.parametrize(("lang", "said", "unsaid"), [
     ("en", "This week 28 PRs were handled (24 key), all of them merged.", ("0 closed", "0 opened")),
-    ("zh", "本周共处理 28 个 PR（重点 24 个），全部已合并。", ("关闭 0 个", "关闭 0", "仍未关闭 0")),
+    ("zh", "本周共处理 28 个 PR（重点 24 个），全部已合并。", ("关闭 0", "仍未关闭 0")),
 ])
 def test_summary_names_only_the_outcomes_that_happened(
         shared_data: Path, lang: Lang, said: str, unsaid: tuple[str, ...]) -> None:
@@ -119,3 +121,23 @@ def test_summary_with_mixed_outcomes_lists_each_nonzero_one() -> None:
     text = render_digest(digest, "text")
     assert ("This week 16 PRs were handled (12 key): 14 merged, 1 closed without merging, "
             "1 opened and still open.") in text
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("fmt", ["text", "telegram", "feishu"])
+def test_the_data_caveats_share_one_line_in_chat(
+        shared_data: Path, tmp_path: Path, fmt: str) -> None:
+    """verl W29 has three caveats (no reviews, no check states, 3 threads unknown): they
+    take one line of the chat message, not three."""
+    notes = _digest(shared_data, "verl-2026-07.json", NPU, "en").notes
+    assert len(notes) == 3
+    config = tmp_path / "verl.toml"
+    config.write_text('[repos."verl-project/verl".topics]\nnpu = { keywords = ["npu"] }\n')
+    result = CliRunner().invoke(app, [
+        "digest", "verl-project/verl", "--week", "2026-W29", "--lang", "en",
+        "--snapshot", str(shared_data / "verl-2026-07.json"), "--config", str(config),
+        "--format", fmt])
+    assert result.exit_code == 0, result.output
+    text = result.stdout.replace("\\n", "\n")
+    lines = [line for line in text.splitlines() if any(n[:30] in line for n in notes)]
+    assert len(lines) == 1, lines
