@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.config import RepoConfig
 from bot.engine.classify import classify
-from bot.engine.summarize import body_summary, figures, summarize
+from bot.engine.summarize import body_summary, figures, summarize, summary_and_line
 from bot.i18n import translator
 from bot.models import FileChange, PullRequest
 
@@ -98,3 +98,17 @@ def test_a_share_of_bytes_is_not_a_measured_effect() -> None:
     assert figures("a 27B model needs 54 GiB") == ()
     assert figures("step time drops 12% on the 7B recipe") == ("12%",)
     assert figures("reduces size from ~54 GiB to ~150 MiB") == ("~54 GiB to ~150 MiB",)
+
+
+def test_a_line_that_only_points_at_a_link_gives_way_to_the_title() -> None:
+    """verl #7039's body opens "Seeing https://github.com/.../pull/6951, it changed ...":
+    as the one line beside the PR number, the title says what the PR does."""
+    pull = PullRequest(
+        number=7039, title="[env] chore: add megatron-bridge in sglang docker env", url="u",
+        state="merged",
+        body="### What does this PR do?\n\nSeeing https://github.com/verl-project/verl/pull/"
+             "6951, it changed the default value used by the bridge to megatron-bridge.",
+    )
+    summary, line = summary_and_line(pull, classify(pull, RepoConfig()), translator("en"))
+    assert line == "Add megatron-bridge in sglang docker env"
+    assert "6951" in summary

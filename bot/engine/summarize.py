@@ -247,6 +247,9 @@ _OTHER_PULL = re.compile(
     r"\s*\(?\b(?:(?:introduced|added|broken|caused|see)\s+)?(?:in|by)?\s*#\d+\)?")
 
 
+_URL = re.compile(r"https?://")
+
+
 def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
                      flat: str | None = None) -> tuple[str, str]:
     """The summary, and the one line a theme says about the PR: the summary's first
@@ -255,8 +258,10 @@ def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
     body = plain_summary(flat) if flat is not None and flat.strip() else (
         None if flat is not None else body_summary(pull.body))
     if body:
-        return body, first_clause(_OTHER_PULL.sub("", body) if "#" in body else body,
-                                  LINE_LIMIT)
+        line = first_clause(_OTHER_PULL.sub("", body) if "#" in body else body, LINE_LIMIT)
+        # "Seeing https://github.com/.../pull/6951, it changed ..." is a pointer, not a
+        # description: the title says what the PR does.
+        return body, title_line(cls) if _URL.search(line) else line
     return fallback_summary(pull, cls, t), title_line(cls)
 
 
