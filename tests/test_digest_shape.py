@@ -141,3 +141,20 @@ def test_the_data_caveats_share_one_line_in_chat(
     text = result.stdout.replace("\\n", "\n")
     lines = [line for line in text.splitlines() if any(n[:30] in line for n in notes)]
     assert len(lines) == 1, lines
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_security_fixes_lead_the_summary_and_are_named_once(shared_data: Path,
+                                                             lang: Lang) -> None:
+    """vllm W29 merged three security fixes (#44549, #47595, #48583, read from the PR
+    list): their sentence comes before the notable features, and #48583 is not also one
+    of the notable fixes."""
+    digest = _digest(shared_data, "vllm-2026-W29.json", RepoConfig(), lang)
+    text = render_digest(digest, "text")
+    summary = text.split("\n\n")[2]
+    for number in (44549, 47595, 48583):
+        assert summary.count(f"#{number}") == 1, number
+    security = summary.index("#44549")
+    features = summary.index("#40977")  # the first notable feature
+    assert security < features

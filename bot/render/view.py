@@ -222,7 +222,10 @@ class DigestView:
     @cached_property
     def fixes(self) -> list[KeyPull]:
         notable = self.limits.notable - 1
-        return [k for k in self.d.key_pulls if k.type in {"fix", "revert"}][:notable]
+        # A security fix has a sentence of its own in the summary: not named twice.
+        security = {p.number for p in self.security}
+        return [k for k in self.d.key_pulls
+                if k.type in {"fix", "revert"} and k.number not in security][:notable]
 
     @cached_property
     def serious_risks(self) -> list[Risk]:
