@@ -9,7 +9,7 @@ import re
 REPORT_KEY = re.compile(r"([?&;]key=)[^&\s\"']*", re.IGNORECASE)
 """The signed key of a private report page, in a logged path or URL."""
 
-URL_PATH = re.compile(r"(https?://[^/\s\"']+)/[^\s\"',]*", re.IGNORECASE)
+URL_PATH = re.compile(r"(https?://[^/\s\"']+/)[^\s\"',]+", re.IGNORECASE)
 """Everything after the host of a URL (a Slack `response_url` is a credential)."""
 
 REDACTED = "<redacted>"

@@ -57,3 +57,21 @@ def test_a_quick_client_is_still_served_on_a_kept_alive_connection(
     with httpx.Client(base_url=server.url, timeout=5) as client:
         codes = [client.get("/healthz").status_code for _ in range(3)]
     assert codes == [200, 200, 200]
+
+
+def test_a_private_reports_key_never_reaches_the_access_log(tmp_path: Path) -> None:
+    config = tmp_path / "prdigest.toml"
+    config.write_text('[repos."acme/vault"]\nprivate = true\n', encoding="utf-8")
+    log = tmp_path / "serve.log"
+    server = ServeProcess(config, {"PRDIGEST_REPORT_SECRET": "s3cret-signing"}, log).start()
+    try:
+        key = "k3y-0f-the-vault-9f8e7d"
+        for query in (f"?key={key}", f"?lang=en&key={key}"):
+            answer = httpx.get(f"{server.url}/reports/acme/vault{query}", timeout=5)
+            assert answer.status_code == 404
+    finally:
+        server.stop()
+    written = log.read_text(errors="replace")
+    assert "/reports/acme/vault?key=<redacted>" in written  # the request is still logged
+    assert "lang=en&key=<redacted>" in written
+    assert key not in written
