@@ -1,6 +1,6 @@
 """One row of `bench/faults.py`, and the rows for the hardening scenarios: hostile
-uploads (peak RSS of `prdigest serve`), a cron that never fires, and acknowledged work
-SIGKILLed in flight then re-delivered."""
+uploads (peak RSS of `prdigest serve`), slow clients (its open descriptors), a cron
+that never fires, and acknowledged work SIGKILLed in flight then re-delivered."""
 
 from __future__ import annotations
 
@@ -14,12 +14,16 @@ import msgspec
 from bot.errors import ConfigError
 from testkit.reliability.crash_after_ack import PER_PLATFORM, crash_after_ack
 from testkit.reliability.harness import service_in_process
+from testkit.reliability.slow_clients import slow_clients
 from testkit.reliability.support import TELEGRAM_CHAT, ServeProcess, world, write_config
 from testkit.reliability.uploads import hostile_uploads
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due
 NEVER = "0 9 30 2 *"
 UPLOAD_GROWTH_LIMIT_MIB = 40.0
+SLOW_CLIENTS = 3000
+SLOW_LIMIT = 200
+SLOW_TIMEOUT_S = 3.0
 
 
 @dataclass
@@ -70,6 +74,34 @@ def hostile_uploads_row(redis_url: str, workdir: Path) -> Row:
         row.problems.append(f"RSS grew {outcome.growth_mib:.0f} MiB")
     if not set(outcome.statuses) <= {"413", "closed"}:
         row.problems.append(f"answers {outcome.statuses}")
+    if healthy != 200:
+        row.problems.append(f"/healthz {healthy} afterwards")
+    return row
+
+
+def slow_clients_row(workdir: Path) -> Row:
+    """3,000 connections that send half a request head and then nothing (slowloris)."""
+    row = Row(f"{SLOW_CLIENTS} slow connections (serve, limit {SLOW_LIMIT})")
+    config = workdir / "prdigest.toml"
+    config.write_text(f"[server]\nmax_connections = {SLOW_LIMIT}\n"
+                      f"read_timeout_seconds = {SLOW_TIMEOUT_S}\n", encoding="utf-8")
+    server = ServeProcess(config, {}, workdir / "serve.log").start()
+    try:
+        assert server.process is not None
+        outcome = slow_clients(server.process.pid, server.port, connections=SLOW_CLIENTS,
+                               wait=SLOW_TIMEOUT_S + 5)
+        healthy = httpx.get(f"{server.url}/healthz", timeout=5).status_code
+    finally:
+        server.stop()
+    row.events = row.faults = outcome.connections
+    row.recover_s = outcome.seconds
+    row.note = (f"fds {outcome.baseline_fds} -> peak {outcome.peak_fds} -> "
+                f"{outcome.final_fds}; {outcome.refused} refused at once, "
+                f"{outcome.closed_in_time} closed in {outcome.seconds:.1f} s")
+    if outcome.held > SLOW_LIMIT + 20:
+        row.problems.append(f"{outcome.held} descriptors held")
+    if outcome.closed_in_time < outcome.connections:
+        row.problems.append(f"{outcome.connections - outcome.closed_in_time} never closed")
     if healthy != 200:
         row.problems.append(f"/healthz {healthy} afterwards")
     return row

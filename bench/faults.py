@@ -7,8 +7,9 @@ secondary (403/429 + Retry-After) and primary (remaining 0 + reset) rate limits,
 timeouts and a long outage; Slack and Telegram 429s; Feishu expired tenant tokens and
 5xx; Redis SIGKILLed and restarted; the service SIGKILLed mid-post; fuzzed, forged,
 stale and replayed requests; PR text full of mentions and markup; large unsigned
-uploads (peak RSS), a never-firing cron, and acknowledged questions SIGKILLed in
-flight then re-delivered (`bench/fault_rows.py`).
+uploads (peak RSS), 3,000 slow connections (descriptors held), a never-firing cron,
+and acknowledged questions SIGKILLed in flight then re-delivered
+(`bench/fault_rows.py`).
 
 It prints one row per scenario - events sent, faults injected, weekly posts (or
 answers) expected / delivered / duplicated, data lost (posts or answers that never
@@ -44,7 +45,13 @@ from urllib.parse import urlencode
 import msgspec
 import redis
 
-from bench.fault_rows import Row, crash_after_ack_row, hostile_uploads_row, never_firing_cron_row
+from bench.fault_rows import (
+    Row,
+    crash_after_ack_row,
+    hostile_uploads_row,
+    never_firing_cron_row,
+    slow_clients_row,
+)
 from bot.store.cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
@@ -718,6 +725,8 @@ def main() -> None:
                                         args.rounds))
         if only is None or "input" in only:
             rows.append(hostile_uploads_row(redis_url, _workdir(scratch, "uploads")))
+            print(f"  {rows[-1].scenario}: done", file=sys.stderr)
+            rows.append(slow_clients_row(_workdir(scratch, "slow")))
             print(f"  {rows[-1].scenario}: done", file=sys.stderr)
         if only is None or "kill" in only:
             for _ in range(args.rounds):

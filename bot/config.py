@@ -91,8 +91,16 @@ class CacheConfig(Section, frozen=True, kw_only=True):
 
 
 class ServerConfig(Section, frozen=True, kw_only=True):
+    """`[server]`. The connection limits bound what slow or idle clients can hold
+    (open sockets, half-sent requests); see README "Limits and a reverse proxy"."""
+
     public_url: str = "http://localhost:8080"
     catch_up_hours: float = 12.0
+    read_timeout_seconds: float = 15.0
+    keep_alive_seconds: int = 5
+    max_connections: int = 500
+    max_header_bytes: int = 16 * 1024
+    report_requests_per_minute: int = 60
 
 
 class SlackConfig(Section, frozen=True, kw_only=True):
@@ -101,6 +109,9 @@ class SlackConfig(Section, frozen=True, kw_only=True):
     app_token_env: str = "SLACK_APP_TOKEN"
     api_url: str = "https://slack.com/api/"
     socket_mode: bool = False
+    # When set, events from any other workspace or Slack app are not answered.
+    team_ids: tuple[str, ...] = ()
+    app_id: str | None = None
 
 
 class TelegramConfig(Section, frozen=True, kw_only=True):
@@ -168,11 +179,17 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("cache", "past_week_ttl_seconds", 1, 366 * DAY_SECONDS),
     ("cache", "current_week_ttl_seconds", 1, 7 * DAY_SECONDS),
     ("server", "catch_up_hours", 0.05, 7 * 24),
+    ("server", "read_timeout_seconds", 0.5, 600),
+    ("server", "keep_alive_seconds", 1, 600),
+    ("server", "max_connections", 1, 65_536),
+    ("server", "max_header_bytes", 1024, 1 << 20),
+    ("server", "report_requests_per_minute", 1, 100_000),
 )
 """(section, field, least, most) of every number in the file: a week of catch-up or
 polling, a year of caching, ten minutes for one GitHub request. Beyond them a value is a
 mistake (`inf`, `nan`, a negative catch-up that would post nothing, a TTL Redis
-refuses), reported by name."""
+refuses), reported by name. Connections: at most as many as a process may open files,
+a request head of 1 KiB to 1 MiB, up to ten minutes to send a request."""
 
 
 def secret(env_name: str) -> str | None:
@@ -233,6 +250,7 @@ def _validate(config: Config) -> None:
             raise ConfigError(f"{where}: channel {channel.key} is listed twice for {channel.repo}")
         seen.add(pair)
     _check_numbers(config)
+    _check_slack_app(config.platforms.slack)
     if config.llm is not None:
         _validate_llm(config.llm)
 
@@ -250,6 +268,17 @@ def _validate_llm(llm: LLMConfig) -> None:
         raise ConfigError("llm.budget_s: must be between 0 and 3600 seconds")
     if not 1 <= llm.max_concurrency <= 64:
         raise ConfigError("llm.max_concurrency: must be between 1 and 64")
+
+
+def _check_slack_app(slack: SlackConfig) -> None:
+    for index, team in enumerate(slack.team_ids):
+        if not team.strip() or team.strip() != team:
+            raise ConfigError(f"platforms.slack.team_ids[{index}]: expected a workspace id "
+                              f"such as T0123ABCD, got {team!r}")
+    if slack.app_id is not None and (not slack.app_id.strip()
+                                     or slack.app_id.strip() != slack.app_id):
+        raise ConfigError(f"platforms.slack.app_id: expected an app id such as A0123ABCD, "
+                          f"got {slack.app_id!r}")
 
 
 def fires_every_year(schedule: str) -> bool:

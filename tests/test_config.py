@@ -98,6 +98,12 @@ def test_a_cron_that_fires_every_year_is_taken(tmp_path: Path, schedule: str) ->
     ("cache", "past_week_ttl_seconds", "9223372036854775807"),
     ("cache", "current_week_ttl_seconds", "0"),
     ("cache", "current_week_ttl_seconds", "100000000000"),
+    ("server", "read_timeout_seconds", "0"), ("server", "read_timeout_seconds", "inf"),
+    ("server", "keep_alive_seconds", "0"), ("server", "keep_alive_seconds", "100000"),
+    ("server", "max_connections", "0"), ("server", "max_connections", "10000000"),
+    ("server", "max_header_bytes", "10"), ("server", "max_header_bytes", "1073741824"),
+    ("server", "report_requests_per_minute", "0"),
+    ("server", "report_requests_per_minute", "-3"),
 ])
 def test_every_number_out_of_range_is_refused_by_name(
         tmp_path: Path, section: str, name: str, value: str) -> None:
@@ -107,3 +113,29 @@ def test_every_number_out_of_range_is_refused_by_name(
         load_config(path)
     assert f"{section}.{name}: must be a number from" in str(caught.value)
     assert "REDIS_URL" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("toml", "field"), [
+    ('team_ids = ["T1", ""]', "platforms.slack.team_ids[1]"),
+    ('team_ids = [" T1"]', "platforms.slack.team_ids[0]"),
+    ('app_id = ""', "platforms.slack.app_id"),
+    ("app_id = 5", "platforms.slack.app_id"),
+])
+def test_a_bad_slack_app_check_is_refused_by_name(tmp_path: Path, toml: str, field: str
+                                                  ) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(f"[platforms.slack]\n{toml}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert field in str(caught.value)
+
+
+def test_the_connection_limits_have_defaults_and_are_read(tmp_path: Path) -> None:
+    assert load_config(None).server.max_connections > 0
+    path = tmp_path / "limits.toml"
+    path.write_text("[server]\nmax_connections = 64\nread_timeout_seconds = 2.5\n"
+                    "[platforms.slack]\nteam_ids = [\"T0TEAM01\"]\napp_id = \"A0APP\"\n")
+    config = load_config(path)
+    assert (config.server.max_connections, config.server.read_timeout_seconds) == (64, 2.5)
+    assert config.platforms.slack.team_ids == ("T0TEAM01",)
+    assert config.platforms.slack.app_id == "A0APP"

@@ -167,7 +167,7 @@ async def test_a_merge_notifies_each_subscribed_channel_once(
     assert first.status_code == 200
     assert sorted(first.json()["notified"]) == sorted([SLACK, TELEGRAM, FEISHU])
     assert again.json() == {"duplicate": True}
-    assert other.json() == {"notified": [], "failed": []}
+    assert other.json() == {"duplicate": True}  # the same merge: not even read again
     assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1212),
                                  ("slack", "C0123456", 1212),
                                  ("telegram", "-1001234567890", 1212)]

@@ -45,12 +45,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
-from adapters.slack.inbound import SLASH_COMMAND, read_question, response_url
+from adapters.slack.inbound import SLASH_COMMAND, foreign_app, read_question, response_url
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
+from bot.redaction import URL_PATH, Redact
 from bot.render.slack import (
     ACTION_PREFIX,
     MAX_BLOCKS,
@@ -61,6 +62,13 @@ from bot.render.slack import (
 )
 
 logger = logging.getLogger(__name__)
+# slack_sdk's webhook client logs the response_url it posts to (at DEBUG, and at INFO
+# when it retries): a credential for answering, so only its host is written.
+RESPONSE_URL_LOG = logging.getLogger("adapters.slack.response_url")
+RESPONSE_URL_LOG.addFilter(Redact(URL_PATH))
+# Bolt quotes a request body it could not acknowledge in time: a slash command's holds it.
+BOLT_LOG = logging.getLogger("adapters.slack.bolt")
+BOLT_LOG.addFilter(Redact(URL_PATH))
 
 EVENTS_PATH = "/slack/events"
 # Slack accepts up to 5 answers per response_url (within 30 minutes).
@@ -132,7 +140,7 @@ class SlackAdapter:
         # `drain` and `close`) by the time Slack has its answer.
         self.app = AsyncApp(client=self.client, signing_secret=self._signing_secret,
                             name="prdigest", process_before_response=True,
-                            logger=logging.getLogger("adapters.slack.bolt"))
+                            logger=BOLT_LOG)
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_event)
@@ -347,7 +355,7 @@ class SlackAdapter:
         """One answer through a slash command's response_url (the URL is a credential of
         sorts: it is never logged)."""
         client = AsyncWebhookClient(url=response_url, retry_handlers=self._retry_handlers,
-                                    session=self._http_session())
+                                    session=self._http_session(), logger=RESPONSE_URL_LOG)
         try:
             response = await client.send_dict({
                 **message.as_post(), "response_type": message.response_type,
@@ -407,12 +415,20 @@ class SlackAdapter:
     async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         """Acknowledge the slash command at once (Slack waits 3 s); answer afterwards."""
         await ack()
-        question = read_question(body)
-        if question is not None:
-            self._spawn(self._answer(question))
+        self._take(body)
 
     async def _on_event(self, body: dict[str, Any]) -> None:
         """Events are acknowledged by Bolt before this runs; questions get an answer."""
+        self._take(body)
+
+    def _take(self, body: dict[str, Any]) -> None:
+        """Answer the question in a payload, unless it comes from a workspace or app
+        other than the configured ones (`platforms.slack.team_ids` / `app_id`)."""
+        settings = self.config.platforms.slack
+        stranger = foreign_app(body, settings.team_ids, settings.app_id)
+        if stranger is not None:
+            logger.info("Slack payload from %s ignored: not the configured app", stranger)
+            return
         question = read_question(body)
         if question is not None:
             self._spawn(self._answer(question))

@@ -119,3 +119,18 @@ def response_url(question: Question) -> str | None:
     if not isinstance(body, Mapping) or "command" not in body:
         return None
     return _str(body.get("response_url"))
+
+
+def foreign_app(body: Mapping[str, Any], team_ids: tuple[str, ...], app_id: str | None
+                ) -> str | None:
+    """Why a verified payload is not for this app - another workspace (`team_id` not in
+    `team_ids`) or another Slack app (`api_app_id` not `app_id`) - or None when it is,
+    or when nothing is configured to check. A signing secret shared by mistake between
+    apps or workspaces must not make this bot answer for them."""
+    team = body.get("team_id")
+    if team_ids and team not in team_ids:
+        return f"team {str(team)[:24]!r}"
+    app = body.get("api_app_id")
+    if app_id is not None and app != app_id:
+        return f"app {str(app)[:24]!r}"
+    return None

@@ -49,6 +49,7 @@ def serve(
 
     from bot.config import secret
     from bot.web.app import create_app
+    from bot.web.connections import uvicorn_limits, uvicorn_log_config
 
     settings = load_config(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
@@ -69,7 +70,8 @@ def serve(
         # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
         raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
     uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
-                proxy_headers=True)
+                proxy_headers=True, log_config=uvicorn_log_config(),
+                **uvicorn_limits(settings.server))
 
 
 @command()

@@ -96,10 +96,12 @@ def signature_valid(webhook_secret: str, body: bytes, header: str | None) -> boo
 
 @dataclass(frozen=True)
 class MergedPull:
-    """A merge GitHub told about: the repository and the PR as the event had it."""
+    """A merge GitHub told about: the repository, the PR as the event had it, and what
+    names this one merge (`merge_commit_sha`; the merge time where a payload lacks it)."""
 
     repository: str
     pull: PullRequest
+    merge: str
 
 
 def merged_pull(payload: Mapping[str, Any]) -> MergedPull | None:
@@ -115,6 +117,8 @@ def merged_pull(payload: Mapping[str, Any]) -> MergedPull | None:
         return None
     name = _text(repository.get("full_name"), "repository.full_name")
     pull = pull_from_api(item)
-    if pull.state != "merged":
+    if pull.state != "merged" or pull.merged_at is None:
         raise PayloadError("merged_at: missing on a merged PR")
-    return MergedPull(repository=name, pull=pull)
+    sha = item.get("merge_commit_sha")
+    merge = sha if isinstance(sha, str) and sha else pull.merged_at.isoformat()
+    return MergedPull(repository=name, pull=pull, merge=merge[:100])

@@ -22,6 +22,12 @@ _TG_MENTION = re.compile(r"@(?=\w)")
 _TG_LINK_TARGET = re.compile(r"https?://\S+", re.I)
 
 
+def is_web_url(url: str) -> bool:
+    """Whether `url` is an http(s) address: the only links chat text and buttons carry
+    (`javascript:`, `slack://` or `tg://` from GitHub text must not become one)."""
+    return bool(_TG_LINK_TARGET.fullmatch(_clean(url).strip()))
+
+
 def _clean(text: object) -> str:
     return strip_control("" if text is None else str(text))
 
@@ -106,7 +112,9 @@ class SlackMarkup:
         return f"`{self.esc(text).replace('`', 'ˋ')}`"
 
     def link(self, url: str, label: object) -> str:
-        target = self.esc(url).replace("|", "%7C")
+        if not is_web_url(url):
+            return self.esc(label)
+        target = self.esc(url.strip()).replace("|", "%7C")
         return f"<{target}|{self.esc(label).replace('|', '¦')}>"
 
     def pr(self, number: int, url: str = "") -> str:

@@ -31,7 +31,7 @@ from slack_sdk.models.blocks import (
 from bot.models import Digest, KeyPull, Lang, Reply
 from bot.render import environment, split_sections
 from bot.render.chat import chat_view
-from bot.render.markup import markup_for
+from bot.render.markup import is_web_url, markup_for
 from bot.render.memo import reply_memo
 from bot.render.sections import Section
 from bot.render.typeset import typeset
@@ -107,7 +107,10 @@ def _context(texts: Sequence[str]) -> list[ContextBlock]:
             for t in split_text(texts, MAX_SECTION_CHARS)]
 
 
-def _button(label: str, url: str, action: str) -> ButtonElement:
+def _button(label: str, url: str, action: str) -> ButtonElement | None:
+    """A link button, or None for an address that is not http(s)."""
+    if not is_web_url(url):
+        return None
     return ButtonElement(text=PlainTextObject(text=_fit_plain(label, MAX_BUTTON_CHARS)),
                          url=url, action_id=f"{ACTION_PREFIX}{action}")
 
@@ -210,9 +213,9 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
             _key_prs_part(layout, w, section, view.quick)
         else:
             _text_part(layout, w("heading", section), _section_texts(section, w, view))
-    if digest.report_url:
-        layout.add(ActionsBlock(elements=[
-            _button(w("report_button"), digest.report_url, "open-report")]))
+    report = _button(w("report_button"), digest.report_url or "", "open-report")
+    if report is not None:
+        layout.add(ActionsBlock(elements=[report]))
 
     # Room for the "part n of m" line that opens each continuation.
     packed = layout.pack(max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
@@ -280,8 +283,7 @@ def _key_prs_part(layout: _Layout, w: _Words, section: Section, quick: list[KeyP
         return
     for index, k in enumerate(quick):
         texts = split_text([w("key_pr", k)])
-        button = (_button(w("pull_button", k.number), k.url, f"open-pull-{k.number}")
-                  if k.url else None)
+        button = _button(w("pull_button", k.number), k.url or "", f"open-pull-{k.number}")
         blocks: list[Block] = [_section(texts[0], accessory=button),
                                *(_section(t) for t in texts[1:])]
         if index == 0:
@@ -311,9 +313,8 @@ def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
             raise ValueError("a pull reply without a pull answer")
         text = w("pull")
         notification = w("pull_notification")
-        if reply.pull.url:
-            button = _button(w("pull_button", reply.pull.number), reply.pull.url,
-                             f"open-pull-{reply.pull.number}")
+        button = _button(w("pull_button", reply.pull.number), reply.pull.url or "",
+                         f"open-pull-{reply.pull.number}")
     elif reply.kind in ("topics", "subscribed", "unsubscribed", "error"):
         text = w(reply.kind)
         notification = w("error_notification") if reply.kind == "error" else text

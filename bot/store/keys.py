@@ -48,9 +48,10 @@ class Keys:
         return f"alive:{owner}"
 
     @staticmethod
-    def github_delivery(delivery: str) -> str:
-        """A GitHub webhook delivery already handled (`X-GitHub-Delivery`)."""
-        return f"github-delivery:{delivery}"
+    def merge(repo: str, number: int, merge: str) -> str:
+        """A merge told by the GitHub webhook, handled once whatever delivery carries
+        it (a redelivery, a replay under a new `X-GitHub-Delivery`)."""
+        return f"merge:{repo.lower()}#{number}:{merge}"
 
     @staticmethod
     def notice(repo: str, number: int, channel_key: str) -> str:

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 MAX_WEBHOOK_BYTES = 5 << 20
 WEBHOOK_ANSWER_SECONDS = 8.0
 DELIVERY_TTL_SECONDS = 7 * 24 * 3600
-"""GitHub lets a delivery be redelivered for three days; it is remembered for a week."""
+"""GitHub lets a delivery be redelivered for three days; a merge is remembered for a
+week."""
 
 
 async def github_webhook(request: Request) -> Response:
@@ -64,9 +65,11 @@ async def github_webhook(request: Request) -> Response:
     if merged is None:
         metrics.webhook(label, "ignored")
         return JSONResponse({"ignored": "not a merge"}, status_code=202)
-    claim = Keys.github_delivery(delivery)
-    # Held by this process until the notices are recorded sent: a redelivery after a
-    # crash (the owner no longer alive) is handled again; one after success is not.
+    # One claim per merge, checked before anything is fetched: a delivery replayed under
+    # a new id costs no GitHub request. Held by this process until the notices are
+    # recorded sent: a redelivery after a crash (the owner no longer alive) is handled
+    # again; one after success is not.
+    claim = Keys.merge(merged.repository, merged.pull.number, merged.merge)
     try:
         first = await services.claims.begin(claim, DELIVERY_TTL_SECONDS)
     except REDIS_ERRORS as exc:

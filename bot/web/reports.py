@@ -161,8 +161,30 @@ def _language_links(asked: _PageRequest, week: str | None) -> dict[str, str]:
     return {lang: f"{path}{report_query(lang, asked.key)}" for lang in LANGS}
 
 
+def _too_many(request: Request, services: Services, page: str) -> Response | None:
+    """The 429 page when this client has asked for more pages than
+    `server.report_requests_per_minute` allows; counted before anything else, so
+    unknown addresses cost the same."""
+    if services.report_rate is None:
+        return None
+    client = request.client.host if request.client else "unknown"
+    wait = services.report_rate.wait_seconds(client)
+    if not wait:
+        return None
+    asked = request.query_params.get("lang")
+    lang: Lang = asked if asked in LANGS else "en"
+    t = translator(lang)
+    response = _page_error(429, lang, t("Too many requests; try again in %(seconds)s "
+                                        "seconds.", seconds=wait), services, page)
+    response.headers["Retry-After"] = str(wait)
+    return response
+
+
 async def report_index(request: Request) -> Response:
     services = services_of(request)
+    refused = _too_many(request, services, "index")
+    if refused is not None:
+        return refused
     asked = _page_request(request, services, "index")
     if isinstance(asked, Response):
         return asked
@@ -180,6 +202,9 @@ async def report_index(request: Request) -> Response:
 
 async def report_page(request: Request) -> Response:
     services = services_of(request)
+    refused = _too_many(request, services, "week")
+    if refused is not None:
+        return refused
     asked = _page_request(request, services, "week")
     if isinstance(asked, Response):
         return asked
@@ -194,7 +219,10 @@ async def report_page(request: Request) -> Response:
     if week != raw_week:
         return RedirectResponse(f"{report_path(asked.repo, week)}{query}", status_code=308)
     try:
-        digest = await services.digests.report(asked.repo, week, asked.lang)
+        # Concurrent visitors of one report share its build.
+        digest = await services.report_builds.run(
+            (asked.repo, week, asked.lang),
+            lambda: services.digests.report(asked.repo, week, asked.lang))
     except SourceError as exc:
         log.warning("report %s %s unavailable: %s", asked.repo, week, exc)
         response = _page_error(503, asked.lang, t("GitHub could not be reached and this week "

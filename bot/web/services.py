@@ -33,7 +33,7 @@ from bot.digests import Digests
 from bot.github.closed import PullLister
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
-from bot.models import Reply
+from bot.models import Digest, Reply
 from bot.narrate import Narrator, narrator_for
 from bot.source import Source
 from bot.store.cache import CachedSource
@@ -43,6 +43,7 @@ from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
 from bot.web.metrics import Metrics
+from bot.web.throttle import ClientRate, SingleFlight
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,10 @@ class Services:
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+    # Report pages are open to anyone: one build per (repo, week, lang), so many a minute.
+    report_builds: SingleFlight[tuple[str, str, str], Digest] = field(
+        default_factory=SingleFlight)
+    report_rate: ClientRate | None = None
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -268,6 +273,7 @@ def build_services(
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),
         now=now, background=background, github_health=github_health, narrator=narrator,
+        report_rate=ClientRate(config.server.report_requests_per_minute),
     )
 
 

@@ -292,9 +292,12 @@ class Urls:
 
 
 def config_text(urls: Urls, *, schedule: str = "0 9 * * MON", catch_up_hours: float = 12,
-                public_url: str = "http://localhost:8080", extra: str = "") -> str:
+                public_url: str = "http://localhost:8080", extra: str = "",
+                report_requests_per_minute: int = 100_000) -> str:
     """The full configuration: both repositories, four channels (one per platform for
-    the public repository, a Slack channel for the private one), every platform on."""
+    the public repository, a Slack channel for the private one), every platform on.
+    The report pages' rate limit is out of the way: these runs send pages by the
+    hundred from one address."""
     return f"""
 [repos."{REPO}"]
 timezone = "{TZ}"
@@ -347,6 +350,7 @@ timeout_seconds = 1.0
 [server]
 public_url = "{public_url}"
 catch_up_hours = {catch_up_hours}
+report_requests_per_minute = {report_requests_per_minute}
 
 [platforms.slack]
 api_url = "{urls.slack}"
