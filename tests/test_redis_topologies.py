@@ -203,6 +203,37 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     assert Counter(counts.values()) == {1: len(channels)}  # 0 duplicated
 
 
+async def test_a_lock_no_replica_confirms_is_still_taken_and_logged(
+    sentinel: SentinelSet, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stopped replica cannot confirm the lock's write within the WAIT: the lock is
+    still taken (a master without a live replica keeps posting) and the log says a
+    failover now could lose it; once the replica runs again, no warning."""
+    import os
+    import signal
+
+    from bot.store.ledger import RedisLock
+
+    client = async_client(sentinel.url)
+    replica = sentinel.procs.procs[sentinel.replica_port]
+    try:
+        os.kill(replica.pid, signal.SIGSTOP)
+        try:
+            with caplog.at_level("WARNING", logger="bot.store.client"):
+                assert await RedisLock(client, "{t}:stalled", ttl_seconds=5).acquire()
+        finally:
+            os.kill(replica.pid, signal.SIGCONT)
+        assert "no replica confirmed a write" in caplog.text
+        caplog.clear()
+        await asyncio.sleep(0.5)
+        with caplog.at_level("WARNING", logger="bot.store.client"):
+            assert await RedisLock(client, "{t}:healthy", ttl_seconds=5).acquire()
+            assert not await RedisLock(client, "{t}:healthy", ttl_seconds=5).acquire()
+        assert "no replica confirmed" not in caplog.text
+    finally:
+        await client.aclose()
+
+
 async def test_an_unreachable_cluster_is_a_redis_outage_not_a_crash() -> None:
     from bot.store.cache import Cache
     from testkit.redis_server import free_port

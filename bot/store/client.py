@@ -21,6 +21,7 @@ which is what `bot.store.keys` guarantees.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections.abc import Callable
@@ -181,7 +182,9 @@ def _node(text: str, bad: Any, default_port: int) -> tuple[str, int]:
     return unquote(host), int(port)
 
 
-# Clients whose writes should wait for a replica (`wait_for_replica`).
+log = logging.getLogger(__name__)
+
+# Clients whose writes should wait for a replica (`write_replicated`).
 _REPLICATED: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -245,11 +248,28 @@ def async_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> aioredi
     return cast(aioredis.Redis, client)
 
 
-async def wait_for_replica(client: aioredis.Redis) -> None:
-    """On a Sentinel-managed master, wait (briefly) until a replica has the writes so
-    far: a failover then keeps them. Elsewhere nothing to do."""
-    if client in _REPLICATED:
-        await client.wait(1, WAIT_REPLICAS_MS)
+async def write_replicated(client: aioredis.Redis,
+                           commands: Callable[[Any], None]) -> list[Any]:
+    """Run `commands(pipe)` and, on a Sentinel-managed master, wait (briefly) until a
+    replica has them, so a failover keeps them. The results of `commands`, in order.
+
+    WAIT counts only the writes of the connection it is sent on, and a pool hands each
+    command any connection: the writes and their WAIT go out together in one pipeline,
+    on one connection. A replica that has not caught up within WAIT_REPLICAS_MS is
+    logged, not fatal: a master without replicas still posts.
+    """
+    replicated = client in _REPLICATED
+    async with client.pipeline(transaction=False) as pipe:
+        commands(pipe)
+        if replicated:
+            pipe.wait(1, WAIT_REPLICAS_MS)
+        results = list(await pipe.execute())
+    if replicated:
+        acknowledged = results.pop()
+        if not acknowledged:
+            log.warning("redis: no replica confirmed a write within %d ms; a failover now "
+                        "could lose it", WAIT_REPLICAS_MS)
+    return results
 
 
 SCRIPT_PROBE = "return 1"

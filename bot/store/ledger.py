@@ -20,7 +20,8 @@ The lock and the ledger key of a slot share a Redis Cluster hash tag, so the fen
 write is one script on one shard. Reading many slots is a pipeline of GETs (one round
 trip per node on a cluster), never a cross-slot MGET; the slots with an entry are
 kept in an index set (`entries`), never found by SCAN. On a Sentinel-managed master
-every ledger write waits briefly for a replica to have it (`wait_for_replica`), so a
+every ledger write and lock waits briefly for a replica to have it (`write_replicated`),
+so a
 failover does not lose an intent and let the slot be posted a second time; a
 `posted` record lost anyway leaves `sending`, the in-doubt path.
 """
@@ -40,7 +41,7 @@ from typing import Any, Literal
 import msgspec
 import redis.asyncio as aioredis
 
-from bot.store.client import wait_for_replica
+from bot.store.client import write_replicated
 from bot.store.keys import KEY_PREFIX, Keys
 
 log = logging.getLogger(__name__)
@@ -168,7 +169,10 @@ class RedisLock:
         self.lost = False
 
     async def acquire(self) -> bool:
-        self.held = bool(await self.client.set(self.key, self.token, nx=True, px=self.ttl_ms))
+        # A lock a failover forgets would let a second replica post the same slot.
+        [taken] = await write_replicated(self.client, lambda pipe: pipe.set(
+            self.key, self.token, nx=True, px=self.ttl_ms))
+        self.held = bool(taken)
         return self.held
 
     async def acquire_waiting(self, timeout: float, poll: float = 0.05) -> bool:
@@ -266,10 +270,9 @@ class Ledger:
             raws = await pipe.execute()
         return [decode_entry(as_bytes(raw)) for raw in raws]
 
-    async def _written(self, slot: Slot) -> None:
-        """After an entry was written: list its slot, and let a replica catch up."""
-        await self.client.sadd(self.keys.ledger_index(), slot.name)
-        await wait_for_replica(self.client)
+    def _listed(self, pipe: Any, slot: Slot) -> None:
+        """With an entry's write: list its slot in the index."""
+        pipe.sadd(self.keys.ledger_index(), slot.name)
 
     async def write_fenced(
         self, slot: Slot, lock: RedisLock, expected: bytes | None, entry: LedgerEntry
@@ -279,22 +282,25 @@ class Ledger:
         Returns (written, the bytes written) - the bytes are the next `expected`.
         """
         data = encode_entry(entry)
-        result = await self.client.eval(
-            _FENCED_WRITE, 2, lock.key, self.key(slot), lock.token, expected or b"", data,
-            self.ttl_seconds,
-        )
+
+        def commands(pipe: Any) -> None:
+            pipe.eval(_FENCED_WRITE, 2, lock.key, self.key(slot), lock.token,
+                      expected or b"", data, self.ttl_seconds)
+            self._listed(pipe, slot)
+
+        result, _ = await write_replicated(self.client, commands)
         if int(result) == 0:
             lock.lost = True
-        if int(result) == 1:
-            await self._written(slot)
         return int(result) == 1, data
 
     async def record_posted(self, slot: Slot, entry: LedgerEntry) -> LedgerEntry | None:
         """Record a confirmed post, whoever holds the lock now - the message is out, so
         the ledger must say so. Returns the entry it replaced."""
-        old = await self.client.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds,
-                                    get=True)
-        await self._written(slot)
+        def commands(pipe: Any) -> None:
+            pipe.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds, get=True)
+            self._listed(pipe, slot)
+
+        old, _ = await write_replicated(self.client, commands)
         return decode_entry(as_bytes(old))
 
     async def entries(self) -> list[LedgerEntry]:
