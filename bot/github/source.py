@@ -26,6 +26,7 @@ from github.Requester import Requester
 
 from bot.config import Config, secret
 from bot.errors import SourceError
+from bot.github.budget import Budget
 from bot.github.graphql import PAGE_SIZE, GraphQLBackend
 from bot.github.rest import RequestPolicy, RestBackend
 from bot.models import Period, PullRequest, Snapshot
@@ -59,7 +60,8 @@ class GitHubSource:
     `sleep` and `clock` are injectable so tests never wait; `max_wait_seconds` is the
     longest rate-limit reset worth waiting for (a later one fails with its time);
     `on_request(api, status)` is told of every HTTP request ("graphql"/"rest", the
-    status or "error" when no answer came), for metrics.
+    status or "error" when no answer came), for metrics; `budget` keeps the GraphQL
+    points GitHub reports (one per identity; a new one when not given).
     """
 
     def __init__(
@@ -76,8 +78,10 @@ class GitHubSource:
         max_wait_seconds: float = 60.0,
         page_size: int = PAGE_SIZE,
         on_request: Callable[[str, int | str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
+        self.budget = budget if budget is not None else Budget(clock=clock)
         env = config.github.token_env
         self.token = token if token is not None else secret(env)
         self.base_url = (base_url or config.github.api_url).rstrip("/")
@@ -114,7 +118,8 @@ class GitHubSource:
         self.backend: _Backend
         if self.token:
             self.backend = GraphQLBackend(
-                self.github.requester, self.policy, progress, page_size=page_size
+                self.github.requester, self.policy, progress, page_size=page_size,
+                budget=self.budget,
             )
         else:
             self.backend = RestBackend(self.github.requester, self.policy, progress)
@@ -143,7 +148,8 @@ class GitHubSource:
         self._check(repo)
         period = self.period(repo, week)
         fetched_at = self._now()
-        pulls, _ = self.backend.search(repo, period.since, period.until)
+        with self.budget.fetch(repo, "week"):
+            pulls, _ = self.backend.search(repo, period.since, period.until)
         return week_snapshot(repo, pulls, period, fetched_at)
 
     def fetch_changes(
@@ -153,15 +159,19 @@ class GitHubSource:
         self._check(repo)
         period = self.period(repo, week)
         fetched_at = self._now()
-        pulls, heads = self.backend.search(
-            repo, period.since, period.until, updated_since=since, recheck=recheck
-        )
+        with self.budget.fetch(repo, "changes"):
+            pulls, heads = self.backend.search(
+                repo, period.since, period.until, updated_since=since, recheck=recheck
+            )
         return WeekChanges(pulls=tuple(pulls), heads=tuple(heads), fetched_at=fetched_at)
 
     def fetch_pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
         """Full records of the given PRs (numbers that are not PRs are left out)."""
         self._check(repo)
-        return self.backend.pulls(repo, numbers) if numbers else []
+        if not numbers:
+            return []
+        with self.budget.fetch(repo, "pulls"):
+            return self.backend.pulls(repo, numbers)
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """One PR with its reviews and threads, or None when it does not exist."""
