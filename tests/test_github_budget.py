@@ -186,3 +186,30 @@ def test_the_week_after_a_reset_is_fetched_at_the_refilled_budget() -> None:
     budget.record({"cost": 1, "remaining": 4999,
                    "resetAt": (early + timedelta(hours=1)).isoformat()})
     assert budget.remaining == 4999
+
+
+# --- /metrics ------------------------------------------------------------------------------
+
+
+def _sample(text: str, name: str) -> float:
+    line = next(line for line in text.splitlines() if line.startswith(f"{name} "))
+    return float(line.split(" ", 1)[1])
+
+
+def test_the_services_expose_githubs_points_on_metrics(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.config import GitHubConfig
+    from bot.web.services import build_services
+
+    with FakeGitHub(token=TOKEN) as fake:
+        fake.add_repo(REPO, build_week(REPO, count=30))
+        monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+        config = msgspec.structs.replace(CONFIG, github=GitHubConfig(api_url=fake.base_url))
+        services = build_services(config, background=False, llm=False)
+        before = services.metrics.exposition().decode()
+        assert _sample(before, "prdigest_github_points_remaining") == -1
+        services.source.fetch_week(REPO, WEEK)
+        text = services.metrics.exposition().decode()
+        assert _sample(text, "prdigest_github_points_spent_total") == sum(fake.points.costs)
+        assert _sample(text, "prdigest_github_points_remaining") == fake.points.remaining
+        reset = _sample(text, "prdigest_github_points_reset_timestamp_seconds")
+        assert abs(reset - fake.points.reset_at) < 2

@@ -30,6 +30,7 @@ from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.github.budget import Budget
 from bot.github.closed import PullLister
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
@@ -232,7 +233,9 @@ def build_services(
     redis_async = async_client(redis_url, variable) if redis_url else None
     github: GitHubSource | None = None
     if source is None:
-        github = GitHubSource(config, on_request=on_github_request)
+        budget = Budget(on_update=lambda rate: metrics.github_points(
+            rate.cost, rate.remaining, rate.reset_at.timestamp()))
+        github = GitHubSource(config, on_request=on_github_request, budget=budget)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:

@@ -10,7 +10,8 @@ Switches for tests and benches: per-request latency, bursts of 5xx answers, stal
 (for client timeouts), rate limits (403 primary, 429 secondary, GraphQL
 RATE_LIMITED), a remaining-request budget, and a cap on page sizes to force
 pagination. GraphQL queries are charged GitHub's points by its documented formula
-(`github_points`), reported in `rateLimit` and the headers, and refused when spent. Every request is recorded (method, path, query, headers, body, status).
+(`github_points`), reported in `rateLimit` and the headers, and refused when spent.
+Every request is recorded (method, path, query, headers, body, status).
 Absolute URLs in answers are built from the server's own base URL, because PyGithub
 refuses to follow URLs to another host or port.
 """
