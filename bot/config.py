@@ -93,6 +93,9 @@ class CacheConfig(Section, frozen=True, kw_only=True):
 class ServerConfig(Section, frozen=True, kw_only=True):
     public_url: str = "http://localhost:8080"
     catch_up_hours: float = 12.0
+    # Hours before a channel's posting minute in which its finished week is fetched
+    # ahead, spread out (0: fetched at the posting minute).
+    prefetch_hours: float = 6.0
 
 
 class SlackConfig(Section, frozen=True, kw_only=True):
@@ -168,6 +171,7 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("cache", "past_week_ttl_seconds", 1, 366 * DAY_SECONDS),
     ("cache", "current_week_ttl_seconds", 1, 7 * DAY_SECONDS),
     ("server", "catch_up_hours", 0.05, 7 * 24),
+    ("server", "prefetch_hours", 0, 7 * 24),
 )
 """(section, field, least, most) of every number in the file: a week of catch-up or
 polling, a year of caching, ten minutes for one GitHub request. Beyond them a value is a

@@ -74,10 +74,10 @@ def pages(count: int, size: int = 100) -> int:
 
 
 def graphql_cold_requests(expected: Snapshot, *, follow_ups: int) -> int:
-    """Pages of numbers from both searches at once, then the PRs 25 at a time."""
+    """Pages of numbers from both searches at once, then the PRs 50 at a time."""
     closed = sum(p.state != "open" for p in expected.pulls)
     opened = len(expected.pulls) - closed
-    return (max(pages(closed, 100), pages(opened, 100)) + pages(len(expected.pulls), 25)
+    return (max(pages(closed, 100), pages(opened, 100)) + pages(len(expected.pulls), 50)
             + follow_ups)
 
 
@@ -112,8 +112,8 @@ def test_graphql_week_equals_fixture_field_by_field(fake: FakeGitHub, tmp_path: 
     write_snapshot(snapshot, path)
     assert_same_pulls(read_snapshot(path), expected)
     assert json.loads(path.read_text())["format"] == "prdigest.snapshot/1"
-    # one page of both searches, two of PRs (30), one round of follow-ups for the overflow
-    assert fake.count() == graphql_cold_requests(expected, follow_ups=1) == 4
+    # one page of both searches, one of PRs, one round of follow-ups for the overflow
+    assert fake.count() == graphql_cold_requests(expected, follow_ups=1) == 3
     assert fake.count("rest") == 0
     assert sleeps == []
 
@@ -219,7 +219,7 @@ def test_real_week_round_trips(fake: FakeGitHub, shared_data: Path) -> None:
     expected = week_snapshot("verl-project/verl", served, "2026-W29", "Asia/Shanghai")
     assert len(snapshot.pulls) == 28
     assert_same_pulls(snapshot, expected)
-    assert fake.count() == 3  # 28 PRs: one page of numbers, two of PRs
+    assert fake.count() == 2  # 28 PRs: one page of numbers, one of PRs
     w30 = src.fetch_week("verl-project/verl", "2026-W30")
     assert len(w30.pulls) == 24
 

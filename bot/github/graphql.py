@@ -5,8 +5,8 @@ connections above it, /100 (see `testkit.fakes.github_points`). So a week is rea
 two steps that keep nested lists off the search:
 1. the week's two searches (closed in the week; opened in it and still open) ask only
    for PR numbers, 100 a page: one point a request;
-2. the PRs found are fetched by number, 25 per request, each with small first pages of
-   its nested lists (10 review threads of 10 comments, ...): about 16 requests per PR.
+2. the PRs found are fetched by number, 50 per request, each with small first pages of
+   its nested lists (10 review threads of 10 comments, ...): 16 requests per PR.
 Lists that overflow are collected and fetched afterwards in batched follow-up queries
 (one alias per PR or thread, many per request, each page sized by the list's
 `totalCount`), only for the PRs whose `pageInfo.hasNextPage` says there is more, until
@@ -50,7 +50,7 @@ from bot.models import (
     ThreadComment,
 )
 
-PAGE_SIZE = 25
+PAGE_SIZE = 50
 """PRs fetched in full per request."""
 SEARCH_PAGE = 100
 """PR numbers per search page: a page without nested lists costs one request."""

@@ -261,7 +261,8 @@ def build_services(
     if redis_async is not None:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
         scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store,
-                              digests=digests, on_failure=metrics.schedule_failure)
+                              digests=digests, on_failure=metrics.schedule_failure,
+                              budget=github.budget if github is not None else None)
     poller = None
     if webhook_secret is None and pull_lister is not None:
         poller = MergePoller(config, pull_lister, claims, notifier, now=now)
