@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from graphql import GraphQLError, build_schema, graphql_sync
 
 from bot.models import PullRequest, ReviewThread
+from testkit.fakes.github_apps import FakeApps
 from testkit.fakes.github_points import Points
 from testkit.fakes.http_server import FakeHTTPServer
 
@@ -344,6 +345,8 @@ class FakeGitHub:
         self.rate_reset_in = 3600
         # GraphQL points, spent by GitHub's formula (see `github_points`).
         self.points = Points()
+        # GitHub Apps: JWT-signed /app/... requests and the installation tokens minted.
+        self.apps = FakeApps()
         self.repos: dict[str, FakeRepo] = {}
         # PR numbers search does not find yet (GitHub's search index lags updates).
         self.unindexed: set[int] = set()
@@ -502,9 +505,13 @@ class FakeGitHub:
         if not value:
             return None
         scheme, _, token = value.partition(" ")
-        return scheme.lower() in {"token", "bearer"} and token == self.token
+        return scheme.lower() in {"token", "bearer"} and (
+            token == self.token or self.apps.accepts(token))
 
     def handle(self, request: Recorded) -> tuple[int, dict[str, str], Any]:
+        if request.path.startswith("/app/"):
+            return self.apps.answer(request.method, request.path,
+                                    request.headers.get("authorization"), self.base_url)
         auth = self._authorized(request.headers)
         if auth is False:
             return 401, {}, {"message": "Bad credentials",
