@@ -49,8 +49,7 @@ def test_a_query_without_connections_costs_one_point_and_variables_count() -> No
     assert query_cost(nested, {"n": 25}) == 13
 
 
-def test_the_fake_refuses_a_query_beyond_what_is_left(caplog: pytest.LogCaptureFixture
-                                                      ) -> None:
+def test_the_fake_refuses_a_query_beyond_what_is_left() -> None:
     with FakeGitHub(token=TOKEN) as fake:
         fake.add_repo(REPO, build_week(REPO, count=3, overflow=None, decoys=0))
         fake.points.remaining = 0

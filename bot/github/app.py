@@ -56,9 +56,7 @@ def _load_key(text: str, where: str) -> str:
     pem = text.replace("\\n", "\n").strip() + "\n"  # one-line env values spell newlines
     try:
         key = serialization.load_pem_private_key(pem.encode(), password=None)
-    except (ValueError, TypeError):
-        key = None
-    except Exception:  # cryptography's unsupported-algorithm errors and the like
+    except Exception:  # not PEM, encrypted, an unsupported algorithm: all "not a key"
         key = None
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ConfigError(f"{where}: not an RSA private key in PEM format (the .pem file "
