@@ -10,9 +10,18 @@ latency per request, using the real PyGithub and a real redis-server:
   reviews, review comments and issue comments for each PR (no cache, so a warm or
   changed fetch costs it the same).
 Targets: cold at most ceil(N/25)+2 requests, warm 0, changed proportional to the
-change.
+change (a search for what changed, then the changed PRs 50 a request).
 
-    python -m bench.github [--sizes 30,300] [--latency-ms 10]
+Then GitHub's points (the fake charges GitHub's documented formula): per repository of
+30 PRs a week, some with many review threads, on the first run (the week and the week
+before, for the trends) and on a weekly run (the week before is cached from last week),
+and how many repositories one token-hour (5,000 points) serves, with today's queries
+and with the previous shape (searches carrying 25 full PRs with
+`reviewThreads(first: 50) { comments(first: 20) }`, priced by the same formula).
+Target: >= 500 repositories per token-hour with a personal token.
+
+    python -m bench.github [--sizes 30,300] [--latency-ms 10] [--repos 20]
+    python -m bench.github --sizes ""        # the points only
 """
 
 from __future__ import annotations
@@ -28,13 +37,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from github import Auth, Github
+from github.Issue import Issue
+from github.PaginatedList import PaginatedList
 
+from bench.github_points import points_rows
 from bot.config import Config, RepoConfig
 from bot.github.rest import week_queries
 from bot.github.source import GitHubSource
 from bot.models import Comment
 from bot.store.cache import Cache, CachedSource
-from bot.week import week_period
+from bot.week import shift_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.redis_server import private_redis
@@ -79,9 +91,11 @@ def naive(fake: FakeGitHub) -> int:
                     seconds_between_requests=None, seconds_between_writes=None)
     period = week_period(WEEK, TZ)
     repo = github.get_repo(REPO)
+    # PyGithub's `search_issues` still calls the legacy search GitHub is removing.
     numbers = [issue.number
                for query in week_queries(REPO, period.since, period.until, None)
-               for issue in github.search_issues(query)]
+               for issue in PaginatedList(Issue, github.requester, "/search/issues",
+                                          {"q": query, "advanced_search": "true"})]
     for number in numbers:
         pull = repo.get_pull(number)
         for listing in (pull.get_files(), pull.get_reviews(), pull.get_review_comments(),
@@ -123,8 +137,11 @@ def bench_size(size: int, latency: float, url: str) -> list[Row]:
         assert source.last == "changed"
         now_expected = week_snapshot(REPO, list(fake.repos[REPO].pulls.values()), WEEK, TZ)
         assert data.snapshot.pulls == now_expected.pulls, "changed fetch differs"
+        rechecks = sum(p.state != "merged" for p in expected.pulls)
+        searches = max(math.ceil(rechecks / 40), 1)  # rechecked heads ride along, 40 a page
         rows.append(Row(size, f"graphql + cache, {len(changed)} changed (10%)", count,
-                        seconds, f"~ceil({len(changed)}/25) = {math.ceil(len(changed) / 25)}"))
+                        seconds, f"{searches} search + ceil({len(changed)}/50) = "
+                                 f"{searches + math.ceil(len(changed) / 50)}"))
 
         rest = GitHubSource(CONFIG, token=None, base_url=fake.base_url)
         count, seconds, snapshot = measure(fake, lambda: rest.fetch_week(REPO, WEEK))
@@ -148,17 +165,22 @@ def main() -> None:
     parser.add_argument("--sizes", default="30,300")
     parser.add_argument("--latency-ms", type=float, default=10.0,
                         help="added to every answer of the fake GitHub")
+    parser.add_argument("--repos", type=int, default=20,
+                        help="seeded repositories priced in GitHub points")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    print(f"One week of PRs from the fake GitHub on 127.0.0.1, {args.latency_ms:g} ms added "
-          "per request; real PyGithub 2.x, real redis-server.")
-    print(f"{'PRs':>4}  {'approach':<40} {'requests':>8} {'wall s':>8}  target")
-    with redis_url() as url:
-        for size in sizes:
-            for row in bench_size(size, args.latency_ms / 1000, url):
-                print(f"{row.size:>4}  {row.approach:<40} {row.requests:>8} "
-                      f"{row.seconds:>8.2f}  {row.target}")
-
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if sizes:  # `--sizes ""`: the points only
+        print(f"One week of PRs from the fake GitHub on 127.0.0.1, {args.latency_ms:g} ms "
+              "added per request; real PyGithub 2.x, real redis-server.")
+        print(f"{'PRs':>4}  {'approach':<40} {'requests':>8} {'wall s':>8}  target")
+        with redis_url() as url:
+            for size in sizes:
+                for row in bench_size(size, args.latency_ms / 1000, url):
+                    print(f"{row.size:>4}  {row.approach:<40} {row.requests:>8} "
+                          f"{row.seconds:>8.2f}  {row.target}")
+        print()
+    for line in points_rows(args.repos, WEEK, shift_week(WEEK, -1), TZ):
+        print(line)
 
 if __name__ == "__main__":
     main()

@@ -101,6 +101,9 @@ class ServerConfig(Section, frozen=True, kw_only=True):
     max_connections: int = 500
     max_header_bytes: int = 16 * 1024
     report_requests_per_minute: int = 60
+    # Hours before a channel's posting minute in which its finished week is fetched
+    # ahead, spread out (0: fetched at the posting minute).
+    prefetch_hours: float = 6.0
 
 
 class SlackConfig(Section, frozen=True, kw_only=True):
@@ -184,6 +187,7 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("server", "max_connections", 1, 65_536),
     ("server", "max_header_bytes", 1024, 1 << 20),
     ("server", "report_requests_per_minute", 1, 100_000),
+    ("server", "prefetch_hours", 0, 7 * 24),
 )
 """(section, field, least, most) of every number in the file: a week of catch-up or
 polling, a year of caching, ten minutes for one GitHub request. Beyond them a value is a

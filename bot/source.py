@@ -42,6 +42,15 @@ class HeldPulls(Protocol):
 
 
 @runtime_checkable
+class KeepsWeeks(Protocol):
+    """A source that keeps the weeks it fetched (the cache): worth fetching ahead."""
+
+    def holds_fresh(self, repo: str, week: str) -> bool | None:
+        """Whether it holds the week fresh; None when it keeps nothing (no cache)."""
+        ...
+
+
+@runtime_checkable
 class ForgetsPulls(Protocol):
     """A source that caches PRs: told when GitHub reports one changed."""
 

@@ -86,8 +86,10 @@ def test_cold_warm_and_changed_request_counts(fake: FakeGitHub, cache: Cache,
     snapshot, cold = fetch(src, fake)
     assert snapshot.pulls == now_on_github(fake).pulls and src.last == "cold"
     closed = sum(p.state != "open" for p in snapshot.pulls)
-    # both searches ride in one request per page of 25, plus one round of follow-ups
-    assert cold == math.ceil(closed / 25) + 1 <= math.ceil(count / 25) + 2
+    # both searches ride in one request per page of 100 numbers, then the PRs 50 a
+    # request, plus one round of follow-ups
+    assert cold == math.ceil(closed / 100) + math.ceil(count / 50) + 1 \
+        <= math.ceil(count / 25) + 2
 
     snapshot, warm = fetch(src, fake, now=datetime.now(UTC) + timedelta(days=29))
     assert (warm, src.last) == (0, "warm")
@@ -103,8 +105,10 @@ def test_cold_warm_and_changed_request_counts(fake: FakeGitHub, cache: Cache,
     snapshot, partly = fetch(src, fake, now=later())
     assert src.last == "changed"
     assert snapshot.pulls == now_on_github(fake).pulls
-    # one request per 25 changed PRs (the recheck of open/closed PRs rides along)
-    assert partly == math.ceil(len(changed) / 25)
+    # the search for what changed (the recheck of open/closed PRs rides along, 40 a
+    # request), then one request per 50 changed PRs
+    recheck = sum(p.state != "merged" for p in snapshot.pulls)
+    assert partly == max(math.ceil(recheck / 40), 1) + math.ceil(len(changed) / 50)
     sent = fake.requests[0].json()
     assert "updated:>=" in sent["variables"]["q0"]
 
@@ -138,7 +142,7 @@ def test_changes_that_move_prs_in_and_out_of_the_week(fake: FakeGitHub, cache: C
     assert opened[0].number not in numbers and closed[0].number not in numbers
     assert newcomer.number in numbers
     assert snapshot.pulls == now_on_github(fake).pulls
-    assert requests == 1
+    assert requests == 2  # the search for what changed (with the rechecks), the PRs
 
 
 def test_a_change_search_has_not_indexed_yet_is_fetched_by_number(fake: FakeGitHub,
@@ -369,7 +373,8 @@ def test_redis_down_degrades_to_uncached(fake: FakeGitHub,
     with caplog.at_level(logging.WARNING, logger="bot.store.cache"):
         snapshot, requests = fetch(src, fake)
         again, _ = fetch(src, fake)
-    assert snapshot.pulls == again.pulls == now_on_github(fake).pulls and requests == 2
+    # numbers, PRs, follow-ups of the oversized lists
+    assert snapshot.pulls == again.pulls == now_on_github(fake).pulls and requests == 3
     assert caplog.text.count("going on without it") == 1  # then left alone for a while
 
 

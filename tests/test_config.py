@@ -91,6 +91,8 @@ def test_a_cron_that_fires_every_year_is_taken(tmp_path: Path, schedule: str) ->
     ("server", "catch_up_hours", "inf"), ("server", "catch_up_hours", "nan"),
     ("server", "catch_up_hours", "-1"), ("server", "catch_up_hours", "0"),
     ("server", "catch_up_hours", "1e9"),
+    ("server", "prefetch_hours", "-1"), ("server", "prefetch_hours", "nan"),
+    ("server", "prefetch_hours", "200"),
     ("github", "poll_minutes", "0"), ("github", "poll_minutes", "10000000000000"),
     ("github", "timeout_seconds", "inf"), ("github", "timeout_seconds", "-nan"),
     ("github", "timeout_seconds", "0"),

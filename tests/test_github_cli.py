@@ -80,7 +80,8 @@ def test_live_digest_is_cached_in_redis(fake: FakeGitHub, tmp_path: Path,
     code, first, err = run(*args, env=env)
     assert code == 0, err
     cold = fake.count()
-    assert cold == 4  # the week (3 requests) and the week before, empty here (1)
+    # the week (numbers, PRs, follow-ups: 3 requests) and the week before, one PR there (2)
+    assert cold == 5
     code, second, err = run(*args, env=env)
     assert code == 0, err
     assert fake.count() == cold and first == second
@@ -94,7 +95,7 @@ def test_live_digest_without_redis_asks_github_each_time(fake: FakeGitHub,
     args = ("digest", REPO, "--week", WEEK, "--config", config, "--format", "json")
     assert run(*args, env=env)[0] == 0
     assert run(*args, env=env)[0] == 0
-    assert fake.count() == 8
+    assert fake.count() == 10
 
 
 def test_live_digest_counts_last_week_in_its_trends(tmp_path: Path) -> None:

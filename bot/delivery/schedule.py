@@ -53,10 +53,12 @@ import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, Config
 from bot.delivery.due import DueFailure, DueRun, due_runs
+from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
 from bot.errors import SourceError, WeekError
+from bot.github.budget import Budget
 from bot.models import Digest
 from bot.source import Source
 from bot.store.client import REDIS_ERRORS
@@ -118,7 +120,9 @@ class Scheduler:
     send whose outcome is unknown (module docstring); `previous_week` fetches the week
     before for the trends; `share_digests` keeps built digests in Redis for the other
     replicas (off for digests built from a local snapshot file); `record_wait_seconds`
-    is how long a confirmed post waits for Redis to come back to be recorded.
+    is how long a confirmed post waits for Redis to come back to be recorded; `budget`
+    (GitHub's points) paces the weekly fetches, which `server.prefetch_hours` spreads
+    over the hours before each posting minute (`bot.delivery.prefetch`).
     """
 
     def __init__(
@@ -143,6 +147,7 @@ class Scheduler:
         record_wait_seconds: float = 600.0,
         digests: Digests | None = None,
         on_failure: Callable[[str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
         self.source = source
@@ -169,7 +174,9 @@ class Scheduler:
         self.on_failure = on_failure or (lambda kind: None)
         self.shared = SharedDigests(self.digests, source, redis_client, self.keys, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
-                                    trends=previous_week)
+                                    trends=previous_week, budget=budget)
+        self.prefetcher = Prefetcher(config, self.shared, budget=budget, trends=previous_week,
+                                     window=timedelta(hours=config.server.prefetch_hours))
         self._stopping = asyncio.Event()
 
     # --- the loop -------------------------------------------------------------------
@@ -191,11 +198,13 @@ class Scheduler:
             delay = min(self.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop_event.wait(), timeout=delay)
+        await self.prefetcher.stop()
 
     async def tick(self, now: datetime | None = None) -> list[PostResult]:
         """One pass: post every due slot that the ledger does not hold yet."""
         now = now or self.clock()
         started = asyncio.get_running_loop().time()
+        self.prefetcher.start(now)
         failures: list[DueFailure] = []
         due = due_runs(self.config.channels, now, self.catch_up, failures=failures)
         for _ in failures:

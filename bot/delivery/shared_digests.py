@@ -21,8 +21,9 @@ import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, ExcludeRule
 from bot.digests import Digests
+from bot.github.budget import Budget
 from bot.models import Digest, Lang
-from bot.source import Source, WeekData
+from bot.source import KeepsWeeks, Source, WeekData
 from bot.store.keys import Keys
 from bot.store.ledger import RedisLock
 from bot.store.weeks_index import note_week_async
@@ -61,11 +62,13 @@ class BuildCounts(Protocol):
 class SharedDigests:
     """The scheduler's digests. `share` keeps built digests in Redis for the other
     replicas (off for digests built from a local snapshot file); `trends` reads the
-    week before; `lock_seconds` is how long a dead holder's mutex lasts."""
+    week before; `lock_seconds` is how long a dead holder's mutex lasts; `budget`
+    (GitHub's points) makes a fetch the points left cannot cover wait for the refill."""
 
     def __init__(self, digests: Digests, source: Source, client: aioredis.Redis, keys: Keys,
                  counts: BuildCounts, *, lock_seconds: float, share: bool = True,
-                 trends: bool = True, log_prefix: str = "schedule") -> None:
+                 trends: bool = True, log_prefix: str = "schedule",
+                 budget: Budget | None = None) -> None:
         self.digests = digests
         self.source = source
         self.redis = client
@@ -75,6 +78,7 @@ class SharedDigests:
         self.share = share
         self.trends = trends
         self.log_prefix = log_prefix
+        self.budget = budget
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
         self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
 
@@ -134,7 +138,35 @@ class SharedDigests:
             self._weeks[(repo, week)] = task
         return await asyncio.shield(task)
 
+    async def prefetch(self, repo: str, week: str) -> bool:
+        """Fetch the week into the cache ahead of its posts, unless the cache holds it
+        fresh already; whether it was fetched. Without a cache there is nothing to fill."""
+        if not isinstance(self.source, KeepsWeeks):
+            return False
+        if await asyncio.to_thread(self.source.holds_fresh, repo, week) is not False:
+            return False
+        await self._fetch(repo, week)
+        return True
+
+    async def _await_points(self, repo: str, week: str) -> None:
+        """When GitHub's points left are below what the repository's week cost last
+        time, wait until they refill rather than fail: the posts go out late, never
+        skipped. A week the cache holds fresh costs nothing and never waits."""
+        budget = self.budget
+        if budget is None or not budget.short_of(need := budget.week_cost(repo)):
+            return
+        if isinstance(self.source, KeepsWeeks) and \
+                await asyncio.to_thread(self.source.holds_fresh, repo, week) is True:
+            return
+        wait = budget.seconds_to_reset() + 1.0
+        log.warning("%s: GitHub has %s point(s) left and %s %s needs about %d; waiting "
+                    "%.0f s for the refill at %s, so its posts go out late", self.log_prefix,
+                    budget.remaining, repo, week, need, wait,
+                    f"{budget.reset_at:%H:%M:%S} UTC" if budget.reset_at else "?")
+        await asyncio.sleep(wait)
+
     async def _fetch(self, repo: str, week: str) -> WeekData:
+        await self._await_points(repo, week)
         async with self._mutex(f"fetch:{repo}:{week}"):
             self.counts.source_reads += 1
             return await asyncio.to_thread(self.source.fetch_week, repo, week)

@@ -1,15 +1,20 @@
-"""A week of PRs through GitHub's GraphQL API, a few requests for the whole week.
+"""A week of PRs through GitHub's GraphQL API, priced in GitHub's points.
 
-One request carries both week searches (closed in the week; opened in it and still
-open), 25 PRs each with their first page of every nested list. Lists that overflow
-(files beyond 100, threads beyond 50, a thread's comments beyond 20, ...) are
-collected and fetched afterwards in batched follow-up queries: one alias per PR or
-thread, many per request, until no list has a next page. A cold week of N PRs thus
-costs about ceil(N/25) requests plus one or two rounds of follow-ups.
+GitHub charges a query by its connections: one request per connection per node of the
+connections above it, /100 (see `testkit.fakes.github_points`). So a week is read in
+two steps that keep nested lists off the search:
+1. the week's two searches (closed in the week; opened in it and still open) ask only
+   for PR numbers, 100 a page: one point a request;
+2. the PRs found are fetched by number, 50 per request, each with small first pages of
+   its nested lists (10 review threads of 10 comments, ...): 16 requests per PR.
+Lists that overflow are collected and fetched afterwards in batched follow-up queries
+(one alias per PR or thread, many per request, each page sized by the list's
+`totalCount`), only for the PRs whose `pageInfo.hasNextPage` says there is more, until
+no list has a next page. A week of 30 PRs costs 6 points or so where one search
+carrying `reviewThreads(first: 50) { comments(first: 20) }` cost about 40.
 
-Query size: 25 PRs x (20 labels + 100 files + 50 reviews + 50 threads x 20 comments
-+ 50 comments) stays near 32,000 nodes per search, far below GitHub's 500,000-node
-limit, and small enough to answer within its timeout.
+Every request also asks for `rateLimit`, and the budget (`bot.github.budget`) keeps
+what GitHub answered.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from github.GithubException import GithubException
 from github.Requester import Requester
 
 from bot.errors import SourceError
+from bot.github.budget import Budget
 from bot.github.rest import (
     SEARCH_INVALID,
     SEARCH_LIMIT,
@@ -44,15 +50,22 @@ from bot.models import (
     ThreadComment,
 )
 
-PAGE_SIZE = 25
+PAGE_SIZE = 50
+"""PRs fetched in full per request."""
+SEARCH_PAGE = 100
+"""PR numbers per search page: a page without nested lists costs one request."""
 FOLLOW_UP_SIZE = 100
 MAX_ALIASES = 40
 
-# First-page sizes of the nested lists, as written in the Pull fragment.
-FIRST = {"labels": 20, "files": 100, "reviews": 50, "reviewThreads": 50, "comments": 50}
-THREAD_COMMENTS = 20
+# First-page sizes of the nested lists, as written in the Pull fragment. Only a list
+# with lists inside (threads) multiplies the price: each thread's comments are one more
+# request, so threads come 10 at a time and the rest only for the PRs that have more.
+FIRST = {"labels": 20, "files": 100, "reviews": 50, "reviewThreads": 10, "comments": 50}
+THREAD_COMMENTS = 10
 
-_PAGE_INFO = "pageInfo { hasNextPage endCursor }"
+_NEXT = "pageInfo { hasNextPage endCursor }"
+_PAGE_INFO = f"totalCount {_NEXT}"
+RATE_LIMIT = "rateLimit { cost remaining resetAt }"
 _ACTOR = "author { __typename login }"
 
 FRAGMENTS = {
@@ -209,13 +222,22 @@ class GraphQLBackend:
         progress: Progress | None,
         *,
         page_size: int = PAGE_SIZE,
+        budget: Budget | None = None,
     ) -> None:
         self.requester = requester
         self.policy = policy
         self.progress = progress
         self.page_size = page_size
+        self.budget = budget if budget is not None else Budget()
 
     # -- transport --
+
+    def _run(self, repo: str, name: str, params: Sequence[str], fields: Sequence[str],
+             variables: dict[str, Any]) -> dict[str, Any]:
+        """One operation with the budget's `rateLimit` asked alongside."""
+        signature = f"({', '.join(params)})" if params else ""
+        body = f"query {name}{signature} {{ {RATE_LIMIT} {' '.join(fields)} }}"
+        return self._query(repo, document(body), variables)
 
     def _query(self, repo: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """POST one document; return `data`, or raise a `SourceError` that says why not."""
@@ -236,6 +258,9 @@ class GraphQLBackend:
         except GithubException as exc:
             raise SourceError(f"GitHub GraphQL request failed ({exc.status} {exc.message})"
                               ) from None
+        rate = (answer.get("data") or {}).get("rateLimit")
+        if isinstance(rate, dict):
+            self.budget.record(rate)
         errors = answer.get("errors") or []
         for error in errors:
             missing_repo = error.get("type") == "NOT_FOUND" and error.get("path") == ["repository"]
@@ -260,12 +285,13 @@ class GraphQLBackend:
     ) -> tuple[list[PullRequest], list[PullRequest]]:
         """Full PRs found by the week's searches, and state-only heads for `recheck`.
 
-        Heads ride along in the first search request (up to `MAX_ALIASES`).
+        The searches ask for numbers only; heads ride along in the first search request
+        (up to `MAX_ALIASES`); the PRs found are then fetched in full (`pulls`).
         """
         owner, name = repo.split("/", 1)
         queries = week_queries(repo, since, until, updated_since)
         cursors: dict[int, str | None] = dict.fromkeys(range(len(queries)))
-        found: dict[int, _Pull] = {}
+        numbers: dict[int, None] = {}
         heads: list[PullRequest] = []
         recheck = list(recheck)
         first = True
@@ -279,15 +305,14 @@ class GraphQLBackend:
                 variables[f"q{index}"] = queries[index]
                 variables[f"a{index}"] = cursor
                 fields.append(
-                    f"s{index}: search(query: $q{index}, type: ISSUE, first: {self.page_size},"
-                    f" after: $a{index}) {{ issueCount {_PAGE_INFO}"
-                    f" nodes {{ __typename ...Pull }} }}"
+                    f"s{index}: search(query: $q{index}, type: ISSUE, first: {SEARCH_PAGE},"
+                    f" after: $a{index}) {{ issueCount {_NEXT}"
+                    f" nodes {{ __typename ... on PullRequest {{ number }} }} }}"
                 )
             batch, recheck = recheck[:MAX_ALIASES], recheck[MAX_ALIASES:]
             inner = " ".join(f"h{n}: pullRequest(number: {int(n)}) {{ ...Head }}" for n in batch)
             fields.insert(0, f"repository(owner: $owner, name: $name) {{ nameWithOwner {inner} }}")
-            body = f"query Week({', '.join(params)}) {{ {' '.join(fields)} }}"
-            data = self._query(repo, document(body), variables)
+            data = self._run(repo, "Week", params, fields, variables)
             repository = data.get("repository") or {}
             heads.extend(head(repository[f"h{n}"]) for n in batch if repository.get(f"h{n}"))
             next_cursors: dict[int, str | None] = {}
@@ -299,15 +324,14 @@ class GraphQLBackend:
                         raise too_many(repo, int(page["issueCount"]))
                 for node in page["nodes"] or []:
                     if node and node.get("__typename") == "PullRequest":
-                        found.setdefault(node["number"], self._start(node))
+                        numbers[int(node["number"])] = None
                 if page["pageInfo"]["hasNextPage"]:
                     next_cursors[index] = page["pageInfo"]["endCursor"]
             cursors = next_cursors
             first = False
             if self.progress:
-                self.progress(len(found), max(total, len(found)))
-        self._follow_up(repo, list(found.values()))
-        return [pull.build() for pull in found.values()], heads
+                self.progress(0, max(total, len(numbers)))
+        return (self.pulls(repo, list(numbers)) if numbers else []), heads
 
     def pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
         """Full records of `numbers`, `page_size` PRs per request; unknown numbers are
@@ -318,11 +342,10 @@ class GraphQLBackend:
         for start in range(0, len(numbers), self.page_size):
             batch = numbers[start:start + self.page_size]
             inner = " ".join(f"p{n}: pullRequest(number: {int(n)}) {{ ...Pull }}" for n in batch)
-            body = (
-                "query Pulls($owner: String!, $name: String!) "
-                f"{{ repository(owner: $owner, name: $name) {{ nameWithOwner {inner} }} }}"
-            )
-            data = self._query(repo, document(body), {"owner": owner, "name": name})
+            data = self._run(
+                repo, "Pulls", ["$owner: String!", "$name: String!"],
+                [f"repository(owner: $owner, name: $name) {{ nameWithOwner {inner} }}"],
+                {"owner": owner, "name": name})
             repository = data.get("repository") or {}
             found.extend(self._start(repository[f"p{n}"]) for n in batch
                          if repository.get(f"p{n}"))
@@ -352,13 +375,12 @@ class GraphQLBackend:
     def _follow_up(self, repo: str, pulls: list[_Pull]) -> None:
         """Fetch every further page of every overflowing list, batched across PRs."""
         owner, name = repo.split("/", 1)
-        # (pull, list name, cursor) and (thread, cursor) still to fetch
-        pull_pages: list[tuple[_Pull, str, str]] = []
-        thread_pages: list[tuple[_Thread, str]] = []
+        pull_pages: list[_PullPage] = []
+        thread_pages: list[_ThreadPage] = []
         for pull in pulls:
-            self._pending(pull, pull.node, pull_pages, thread_pages, pull.threads)
+            _pending(pull, pull.node, pull_pages, thread_pages, pull.threads)
         while pull_pages or thread_pages:
-            by_pull: dict[int, list[tuple[_Pull, str, str]]] = {}
+            by_pull: dict[int, list[_PullPage]] = {}
             for item in pull_pages:
                 by_pull.setdefault(item[0].node["number"], []).append(item)
             pull_groups = list(by_pull.values())
@@ -374,11 +396,11 @@ class GraphQLBackend:
             for group in take_pulls:
                 number = group[0][0].node["number"]
                 parts = []
-                for _, key, cursor in group:
+                for _, key, cursor, size in group:
                     var = f"c{len(variables)}"
                     variables[var] = cursor
                     params.append(f"${var}: String")
-                    parts.append(f"{key}(first: {FOLLOW_UP_SIZE}, after: ${var}) "
+                    parts.append(f"{key}(first: {int(size)}, after: ${var}) "
                                  f"{{ ...{_FRAGMENT_OF[key]} }}")
                 inner.append(f"p{int(number)}: pullRequest(number: {int(number)}) "
                              f"{{ {' '.join(parts)} }}")
@@ -386,23 +408,22 @@ class GraphQLBackend:
                 variables.update(owner=owner, name=name)
                 params += ["$owner: String!", "$name: String!"]
                 fields.append(f"repository(owner: $owner, name: $name) {{ {' '.join(inner)} }}")
-            for index, (thread, cursor) in enumerate(take_threads):
+            for index, (thread, cursor, size) in enumerate(take_threads):
                 variables[f"t{index}"] = thread.id
                 variables[f"tc{index}"] = cursor
                 params += [f"$t{index}: ID!", f"$tc{index}: String"]
                 fields.append(
                     f"t{index}: node(id: $t{index}) {{ ... on PullRequestReviewThread {{ "
-                    f"comments(first: {FOLLOW_UP_SIZE}, after: $tc{index}) "
+                    f"comments(first: {int(size)}, after: $tc{index}) "
                     f"{{ ...ThreadComments }} }} }}"
                 )
-            body = f"query More({', '.join(params)}) {{ {' '.join(fields)} }}"
-            data = self._query(repo, document(body), variables)
+            data = self._run(repo, "More", params, fields, variables)
             repository = data.get("repository") or {}
             for group in take_pulls:
                 pull = group[0][0]
                 node = repository.get(f"p{pull.node['number']}") or {}
                 new_threads: list[_Thread] = []
-                for _, key, _cursor in group:
+                for _, key, _cursor, _size in group:
                     connection = node.get(key) or {}
                     items = [i for i in connection.get("nodes") or [] if i]
                     if key == "reviewThreads":
@@ -411,29 +432,48 @@ class GraphQLBackend:
                         new_threads.extend(fresh)
                     else:
                         pull.lists[key].extend(items)
-                self._pending(pull, node, pull_pages, thread_pages, new_threads)
-            for index, (thread, _cursor) in enumerate(take_threads):
+                _pending(pull, node, pull_pages, thread_pages, new_threads)
+            for index, (thread, _cursor, _size) in enumerate(take_threads):
                 connection = (data.get(f"t{index}") or {}).get("comments") or {}
                 thread.comments.extend(c for c in connection.get("nodes") or [] if c)
                 info = connection.get("pageInfo") or {}
                 if info.get("hasNextPage"):
-                    thread_pages.append((thread, info["endCursor"]))
+                    thread_pages.append((thread, info["endCursor"],
+                                         _left(connection, len(thread.comments))))
 
-    @staticmethod
-    def _pending(
-        pull: _Pull,
-        node: dict[str, Any],
-        pull_pages: list[tuple[_Pull, str, str]],
-        thread_pages: list[tuple[_Thread, str]],
-        threads: list[_Thread],
-    ) -> None:
-        """Queue the next page of each list in `node` that has one, and of each thread's
-        comments among `threads`."""
-        for key in FIRST:
-            info = (node.get(key) or {}).get("pageInfo") or {}
-            if info.get("hasNextPage"):
-                pull_pages.append((pull, key, info["endCursor"]))
-        for thread in threads:
-            info = (thread.node.get("comments") or {}).get("pageInfo") or {}
-            if info.get("hasNextPage"):
-                thread_pages.append((thread, info["endCursor"]))
+
+_PullPage = tuple[_Pull, str, str, int]
+"""A PR's list still to fetch: (PR, list name, cursor, page size)."""
+_ThreadPage = tuple[_Thread, str, int]
+"""A thread's comments still to fetch: (thread, cursor, page size)."""
+
+
+def _left(connection: dict[str, Any], have: int) -> int:
+    """The next page's size: what the list's `totalCount` says is left, at most a page.
+    Asking for no more than is there keeps a nested page's price down."""
+    total = connection.get("totalCount")
+    left = int(total) - have if isinstance(total, int) else FOLLOW_UP_SIZE
+    return max(1, min(FOLLOW_UP_SIZE, left))
+
+
+def _pending(
+    pull: _Pull,
+    node: dict[str, Any],
+    pull_pages: list[_PullPage],
+    thread_pages: list[_ThreadPage],
+    threads: list[_Thread],
+) -> None:
+    """Queue the next page of each list in `node` that has one, and of each thread's
+    comments among `threads`."""
+    for key in FIRST:
+        connection = node.get(key) or {}
+        info = connection.get("pageInfo") or {}
+        if info.get("hasNextPage"):
+            have = len(pull.threads) if key == "reviewThreads" else len(pull.lists[key])
+            pull_pages.append((pull, key, info["endCursor"], _left(connection, have)))
+    for thread in threads:
+        connection = thread.node.get("comments") or {}
+        info = connection.get("pageInfo") or {}
+        if info.get("hasNextPage"):
+            thread_pages.append((thread, info["endCursor"],
+                                 _left(connection, len(thread.comments))))

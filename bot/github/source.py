@@ -26,6 +26,8 @@ from github.Requester import Requester
 
 from bot.config import Config, secret
 from bot.errors import SourceError
+from bot.github.app import APP_ID_ENV, InstallationAuth, app_credentials
+from bot.github.budget import Budget
 from bot.github.graphql import PAGE_SIZE, GraphQLBackend
 from bot.github.rest import RequestPolicy, RestBackend
 from bot.models import Period, PullRequest, Snapshot
@@ -59,7 +61,10 @@ class GitHubSource:
     `sleep` and `clock` are injectable so tests never wait; `max_wait_seconds` is the
     longest rate-limit reset worth waiting for (a later one fails with its time);
     `on_request(api, status)` is told of every HTTP request ("graphql"/"rest", the
-    status or "error" when no answer came), for metrics.
+    status or "error" when no answer came), for metrics; `budget` keeps the GraphQL
+    points GitHub reports (one per identity; a new one when not given). Without a
+    `token` given, a GitHub App in the environment (`bot.github.app`) is used when
+    set, else the token in `github.token_env`.
     """
 
     def __init__(
@@ -76,10 +81,17 @@ class GitHubSource:
         max_wait_seconds: float = 60.0,
         page_size: int = PAGE_SIZE,
         on_request: Callable[[str, int | str], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.config = config
+        self.budget = budget if budget is not None else Budget(clock=clock)
         env = config.github.token_env
-        self.token = token if token is not None else secret(env)
+        credentials = app_credentials() if token is None else None
+        self.token = token if token is not None or credentials else secret(env)
+        self.app_auth = InstallationAuth(credentials, owner=_single_owner(config)) \
+            if credentials else None
+        auth: Auth.Auth | None = self.app_auth or (Auth.Token(self.token) if self.token
+                                                    else None)
         self.base_url = (base_url or config.github.api_url).rstrip("/")
         parts = urlsplit(self.base_url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
@@ -90,7 +102,7 @@ class GitHubSource:
         self.clock = clock
         self.github = Github(
             base_url=self.base_url,
-            auth=Auth.Token(self.token) if self.token else None,
+            auth=auth,
             per_page=100,
             retry=None,
             seconds_between_requests=None,
@@ -103,18 +115,20 @@ class GitHubSource:
         self.policy = RequestPolicy(
             self.github.requester,
             api_url=self.base_url,
-            token_source=f"in ${env}" if token is None else "given",
+            token_source=("of the GitHub App in $" + APP_ID_ENV if credentials
+                          else f"in ${env}" if token is None else "given"),
             sleep=sleep if sleep is not None else time.sleep,
             clock=clock,
             retries=retries,
             backoff_seconds=backoff_seconds,
             max_wait_seconds=max_wait_seconds,
         )
-        self.mode = "graphql" if self.token else "rest"
+        self.mode = "graphql" if auth is not None else "rest"
         self.backend: _Backend
-        if self.token:
+        if auth is not None:
             self.backend = GraphQLBackend(
-                self.github.requester, self.policy, progress, page_size=page_size
+                self.github.requester, self.policy, progress, page_size=page_size,
+                budget=self.budget,
             )
         else:
             self.backend = RestBackend(self.github.requester, self.policy, progress)
@@ -130,7 +144,9 @@ class GitHubSource:
         owner, _, name = repo.partition("/")
         if not owner or not name or "/" in name:
             raise SourceError(f"repository must be written owner/name, got {repo!r}")
-        if self.token is None and self.config.repo(repo).private:
+        if self.app_auth is not None and self.app_auth.owner is None:
+            self.app_auth.owner = owner  # whose installation to look up, if need be
+        if self.mode == "rest" and self.config.repo(repo).private:
             raise SourceError(
                 f"{repo} is private: set ${self.config.github.token_env} to a GitHub token"
             )
@@ -143,7 +159,8 @@ class GitHubSource:
         self._check(repo)
         period = self.period(repo, week)
         fetched_at = self._now()
-        pulls, _ = self.backend.search(repo, period.since, period.until)
+        with self.budget.fetch(repo, "week"):
+            pulls, _ = self.backend.search(repo, period.since, period.until)
         return week_snapshot(repo, pulls, period, fetched_at)
 
     def fetch_changes(
@@ -153,20 +170,30 @@ class GitHubSource:
         self._check(repo)
         period = self.period(repo, week)
         fetched_at = self._now()
-        pulls, heads = self.backend.search(
-            repo, period.since, period.until, updated_since=since, recheck=recheck
-        )
+        with self.budget.fetch(repo, "changes"):
+            pulls, heads = self.backend.search(
+                repo, period.since, period.until, updated_since=since, recheck=recheck
+            )
         return WeekChanges(pulls=tuple(pulls), heads=tuple(heads), fetched_at=fetched_at)
 
     def fetch_pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
         """Full records of the given PRs (numbers that are not PRs are left out)."""
         self._check(repo)
-        return self.backend.pulls(repo, numbers) if numbers else []
+        if not numbers:
+            return []
+        with self.budget.fetch(repo, "pulls"):
+            return self.backend.pulls(repo, numbers)
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """One PR with its reviews and threads, or None when it does not exist."""
         found = self.fetch_pulls(repo, [number])
         return found[0] if found else None
+
+
+def _single_owner(config: Config) -> str | None:
+    """The account owning every configured repository, if there is exactly one."""
+    owners = {name.split("/", 1)[0].lower() for name in config.repos}
+    return owners.pop() if len(owners) == 1 else None
 
 
 def week_snapshot(

@@ -409,6 +409,14 @@ class CachedSource:
                           pulls=refs)
         self.cache.put_week(repo, week, tz, entry, keep)
 
+    def holds_fresh(self, repo: str, week: str, now: datetime | None = None) -> bool | None:
+        """Whether the week's entry is fresh (a fetch would not ask GitHub for it);
+        None without a cache. One Redis read."""
+        if self.cache is None:
+            return None
+        entry = self.cache.get_week(repo, week, self.config.repo(repo).timezone)
+        return entry is not None and _aware(now) < entry.fresh_until
+
     def held_pull(self, repo: str, number: int, now: datetime | None = None
                   ) -> PullRequest | None:
         """The PR if this process holds a fresh copy; never does I/O, so the event

@@ -33,6 +33,8 @@ async def healthz(request: Request) -> Response:
         "github": {
             "source": "github" if services.github is not None else "snapshot",
             "token": bool(secret(services.config.github.token_env)),
+            "app": services.github is not None and services.github.app_auth is not None,
+            "points_remaining": services.github.budget.remaining if services.github else None,
             **(services.github_health.status() if services.github is not None
                else {"ok": True}),
         },

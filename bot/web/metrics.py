@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+)
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
 from bot.models import Reply
@@ -69,6 +75,22 @@ class Metrics:
             ["api", "status"],
             registry=self.registry,
         )
+        self.github_points_spent = Counter(
+            "prdigest_github_points_spent",
+            "GraphQL points GitHub charged, as each answer's `rateLimit.cost` said.",
+            registry=self.registry,
+        )
+        self.github_points_remaining = Gauge(
+            "prdigest_github_points_remaining",
+            "GraphQL points left in the hour, as the latest answer said (-1: no answer yet).",
+            registry=self.registry,
+        )
+        self.github_points_reset = Gauge(
+            "prdigest_github_points_reset_timestamp_seconds",
+            "When GitHub refills the GraphQL points (Unix time; 0: no answer yet).",
+            registry=self.registry,
+        )
+        self.github_points_remaining.set(-1)
         self.cache_lookups = Counter(
             "prdigest_cache_lookups",
             "Cache lookups, by kind of entry and result (hit, miss); `held-pull` is a "
@@ -165,6 +187,12 @@ class Metrics:
     def github_request(self, api: str, status: int | str) -> None:
         """One HTTP request to GitHub and its status (`error` for no answer)."""
         self.github_requests.labels(api, str(status)).inc()
+
+    def github_points(self, cost: int, remaining: int, reset_at: float) -> None:
+        """One GraphQL answer's `rateLimit`: its cost, what is left, when it refills."""
+        self.github_points_spent.inc(cost)
+        self.github_points_remaining.set(remaining)
+        self.github_points_reset.set(reset_at)
 
     def cache_lookup(self, kind: str, result: CacheResult) -> None:
         """One cache read: `hit` when the entry was there, `miss` otherwise."""

@@ -30,6 +30,7 @@ from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.github.budget import Budget
 from bot.github.closed import PullLister
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
@@ -237,7 +238,9 @@ def build_services(
     redis_async = async_client(redis_url, variable) if redis_url else None
     github: GitHubSource | None = None
     if source is None:
-        github = GitHubSource(config, on_request=on_github_request)
+        budget = Budget(on_update=lambda rate: metrics.github_points(
+            rate.cost, rate.remaining, rate.reset_at.timestamp()))
+        github = GitHubSource(config, on_request=on_github_request, budget=budget)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:
@@ -263,7 +266,8 @@ def build_services(
     if redis_async is not None:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
         scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store,
-                              digests=digests, on_failure=metrics.schedule_failure)
+                              digests=digests, on_failure=metrics.schedule_failure,
+                              budget=github.budget if github is not None else None)
     poller = None
     if webhook_secret is None and pull_lister is not None:
         poller = MergePoller(config, pull_lister, claims, notifier, now=now)

@@ -9,7 +9,9 @@ asked for without `first` fails here as it would on GitHub.
 Switches for tests and benches: per-request latency, bursts of 5xx answers, stalls
 (for client timeouts), rate limits (403 primary, 429 secondary, GraphQL
 RATE_LIMITED), a remaining-request budget, and a cap on page sizes to force
-pagination. Every request is recorded (method, path, query, headers, body, status).
+pagination. GraphQL queries are charged GitHub's points by its documented formula
+(`github_points`), reported in `rateLimit` and the headers, and refused when spent.
+Every request is recorded (method, path, query, headers, body, status).
 Absolute URLs in answers are built from the server's own base URL, because PyGithub
 refuses to follow URLs to another host or port.
 """
@@ -33,6 +35,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from graphql import GraphQLError, build_schema, graphql_sync
 
 from bot.models import PullRequest, ReviewThread
+from testkit.fakes.github_apps import FakeApps
+from testkit.fakes.github_points import Points
 from testkit.fakes.http_server import FakeHTTPServer
 
 SCHEMA = build_schema('''
@@ -339,6 +343,10 @@ class FakeGitHub:
         self.page_cap = page_cap
         self.rate_budget = rate_budget
         self.rate_reset_in = 3600
+        # GraphQL points, spent by GitHub's formula (see `github_points`).
+        self.points = Points()
+        # GitHub Apps: JWT-signed /app/... requests and the installation tokens minted.
+        self.apps = FakeApps()
         self.repos: dict[str, FakeRepo] = {}
         # PR numbers search does not find yet (GitHub's search index lags updates).
         self.unindexed: set[int] = set()
@@ -497,9 +505,13 @@ class FakeGitHub:
         if not value:
             return None
         scheme, _, token = value.partition(" ")
-        return scheme.lower() in {"token", "bearer"} and token == self.token
+        return scheme.lower() in {"token", "bearer"} and (
+            token == self.token or self.apps.accepts(token))
 
     def handle(self, request: Recorded) -> tuple[int, dict[str, str], Any]:
+        if request.path.startswith("/app/"):
+            return self.apps.answer(request.method, request.path,
+                                    request.headers.get("authorization"), self.base_url)
         auth = self._authorized(request.headers)
         if auth is False:
             return 401, {}, {"message": "Bad credentials",
@@ -507,7 +519,8 @@ class FakeGitHub:
         if request.method == "POST" and request.kind == "graphql":
             if auth is None:
                 return 401, {}, {"message": "This endpoint requires you to be authenticated."}
-            return 200, {}, self._graphql(request.json())
+            answer = self._graphql(request.json())
+            return 200, self.points.headers(), answer
         if request.method == "GET":
             return _Rest(self, request, authenticated=auth is True).answer()
         return 404, {}, {"message": "Not Found"}
@@ -517,6 +530,9 @@ class FakeGitHub:
     def _graphql(self, payload: Any) -> dict[str, Any]:
         query = payload.get("query", "")
         variables = payload.get("variables") or {}
+        refused = self.points.spend(query, variables)
+        if refused is not None:
+            return refused
         result = graphql_sync(SCHEMA, query, root_value=_Root(self), variable_values=variables)
         out: dict[str, Any] = {}
         if result.data is not None or not result.errors:
@@ -673,9 +689,7 @@ class _Root:
         return [self.node(info, i) for i in ids]
 
     def rateLimit(self, info: Any, dryRun: bool = False) -> Any:
-        reset = datetime.now(UTC) + timedelta(seconds=self.fake.rate_reset_in)
-        return {"cost": 1, "limit": 5000, "nodeCount": 0, "remaining": 4999,
-                "resetAt": iso(reset), "used": 1}
+        return self.fake.points.answer()
 
 
 def thread_node(

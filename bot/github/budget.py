@@ -1,0 +1,128 @@
+"""GitHub's GraphQL points, as the latest answers told them: one place for the budget.
+
+Every GraphQL request asks for `rateLimit { cost remaining resetAt }`; the backend hands
+each answer to `Budget.record`. The budget keeps the points left and when they refill,
+adds up what each fetch cost (per thread, so fetches running side by side are priced
+apart), logs one INFO line per fetch, and remembers what a repository's week cost last
+time, so the scheduler can tell whether the points left cover the next repository
+(`short_of`) and how long to wait for the refill (`seconds_to_reset`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+WEEK_POINTS_GUESS = 10
+"""What a repository's week is taken to cost before one was measured (30 PRs: ~6-9)."""
+
+SAME_WINDOW = timedelta(seconds=2)
+"""`resetAt`s this close belong to one hourly window."""
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """One answer's `rateLimit`: what the request cost, what is left, when it refills."""
+
+    cost: int
+    remaining: int
+    reset_at: datetime
+
+
+def parse_rate_limit(raw: Mapping[str, Any]) -> RateLimit | None:
+    """The `rateLimit` object of an answer; None when it is not one."""
+    try:
+        reset = datetime.fromisoformat(str(raw["resetAt"]).replace("Z", "+00:00"))
+        return RateLimit(cost=int(raw["cost"]), remaining=int(raw["remaining"]),
+                         reset_at=reset if reset.tzinfo else reset.replace(tzinfo=UTC))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+class Budget:
+    """The points one GitHub identity (a token, an App installation) has left.
+
+    `on_update(rate)` is told of every answer (for `/metrics`); `clock` gives epoch
+    seconds (tests move it).
+    """
+
+    def __init__(self, *, on_update: Callable[[RateLimit], None] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.on_update = on_update
+        self.clock = clock
+        self.remaining: int | None = None
+        self.reset_at: datetime | None = None
+        self.spent = 0
+        self._week_cost: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def record(self, raw: Mapping[str, Any]) -> None:
+        """Keep one answer's `rateLimit`."""
+        rate = parse_rate_limit(raw)
+        if rate is None:
+            return
+        with self._lock:
+            self.spent += rate.cost
+            if self.reset_at is None or self.remaining is None or \
+                    rate.reset_at > self.reset_at + SAME_WINDOW:
+                self.remaining, self.reset_at = rate.remaining, rate.reset_at
+            elif rate.reset_at >= self.reset_at - SAME_WINDOW:
+                # Answers of one window may arrive out of order: the least left is latest.
+                self.remaining = min(self.remaining, rate.remaining)
+        tally = getattr(self._local, "tally", None)
+        if tally is not None:
+            tally[0] += rate.cost
+            tally[1] += 1
+        if self.on_update is not None:
+            self.on_update(rate)
+
+    def week_cost(self, repo: str) -> int:
+        """Points the repository's last week fetch cost (a guess before the first)."""
+        with self._lock:
+            return self._week_cost.get(repo, WEEK_POINTS_GUESS)
+
+    def short_of(self, points: int) -> bool:
+        """Whether the last answer left fewer than `points`, with the refill still ahead."""
+        with self._lock:
+            remaining, reset_at = self.remaining, self.reset_at
+        return (remaining is not None and reset_at is not None and remaining < points
+                and reset_at.timestamp() > self.clock())
+
+    def seconds_to_reset(self) -> float:
+        """Seconds until the points refill (0 when unknown or past)."""
+        with self._lock:
+            reset_at = self.reset_at
+        return 0.0 if reset_at is None else max(reset_at.timestamp() - self.clock(), 0.0)
+
+    @contextlib.contextmanager
+    def fetch(self, repo: str, what: str) -> Iterator[None]:
+        """Price one fetch (what this thread's requests cost) and log it once."""
+        outer = getattr(self._local, "tally", None)
+        tally = [0, 0]
+        self._local.tally = tally
+        try:
+            yield
+        finally:
+            self._local.tally = outer
+            if outer is not None:
+                outer[0] += tally[0]
+                outer[1] += tally[1]
+        if outer is not None or not tally[1]:
+            return  # priced by the fetch around it, or asked GitHub nothing
+        if what == "week":
+            with self._lock:
+                self._week_cost[repo] = max(tally[0], 1)
+        with self._lock:
+            remaining, reset_at = self.remaining, self.reset_at
+        log.info("github: %s %s cost %d point(s) in %d request(s); %s left, refilled at %s",
+                 repo, what, tally[0], tally[1], "?" if remaining is None else remaining,
+                 f"{reset_at:%H:%M:%S} UTC" if reset_at else "?")
