@@ -127,6 +127,7 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
     from bot.config import load_config
     from bot.store.cache import CachedSource
     from bot.web.app import create_app
+    from bot.web.connections import uvicorn_limits
     from bot.web.metered import MeteredCache
     from bot.web.metrics import Metrics
 
@@ -154,11 +155,12 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
+    # The protocol and limits of `prdigest serve` (bot.web.connections), with one
+    # change: connections are kept as the platforms' senders and proxies keep them, so
+    # there are no reconnects between levels.
+    limits = {**uvicorn_limits(config.server), "timeout_keep_alive": 75}
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning",
-                                           access_log=False, backlog=4096,
-                                           # as the platforms' senders and proxies keep
-                                           # connections: no reconnects between levels
-                                           timeout_keep_alive=75))
+                                           access_log=False, backlog=4096, **limits))
 
     async def run() -> None:
         task = asyncio.create_task(server.serve(sockets=[listener]))
@@ -566,12 +568,12 @@ def report(results: list[Level], platforms: list[str],
 
 
 def _server_stack() -> str:
-    """What uvicorn's "auto" picks, as `prdigest serve` runs it."""
+    """The protocol and loop `prdigest serve` runs: guarded h11 (bot.web.connections),
+    uvloop when installed."""
     import importlib.util
 
-    http = "httptools" if importlib.util.find_spec("httptools") else "h11"
     loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio loop"
-    return f"{http}, {loop}"
+    return f"h11 with read deadline, {loop}"
 
 
 def main() -> None:
