@@ -32,7 +32,7 @@ def _reviewers_of(pull: PullRequest) -> set[str]:
     author answering in their own thread is not a reviewer)."""
     logins = {r.author for r in pull.reviews or () if r.state != "PENDING"}
     logins |= {c.author for th in pull.review_threads or () for c in th.comments}
-    return {login for login in logins if _person(login) and login != pull.author}
+    return {login for login in logins if login and _person(login) and login != pull.author}
 
 
 def people_of(pulls: Sequence[PullRequest], *, reviews_recorded: bool) -> People:
