@@ -87,8 +87,9 @@ class PullRequest(Record, frozen=True, kw_only=True):
     comments: tuple[Comment, ...] | None = ()
     checks: CheckState | None = None
     # How GitHub relates the author to the repository (`FIRST_TIME_CONTRIBUTOR`,
-    # `FIRST_TIMER`, `MEMBER`...), as it says when the PR is fetched; None: not recorded.
-    author_association: str | None = None
+    # `FIRST_TIMER`, `MEMBER`...), as it says when the PR is fetched. Unset (left out of
+    # the file, so older snapshots read and write back unchanged) or None: not recorded.
+    author_association: str | msgspec.UnsetType | None = msgspec.UNSET
 
     @property
     def lines_changed(self) -> int:

@@ -41,7 +41,7 @@ def people_of(pulls: Sequence[PullRequest], *, reviews_recorded: bool) -> People
     contributors only where the data records the author's association; reviewers only
     where it records reviews."""
     authors = Counter(p.author for p in pulls if p.author and _person(p.author))
-    associations = [p for p in pulls if p.author_association is not None]
+    associations = [p for p in pulls if isinstance(p.author_association, str)]
     first: tuple[str, ...] | None = None
     if associations:
         first = tuple(dict.fromkeys(p.author for p in associations
