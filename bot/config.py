@@ -18,6 +18,7 @@ import msgspec
 from croniter import croniter
 
 from bot.errors import ConfigError
+from bot.models import ChatForm, Style
 from bot.validation import describe
 from bot.week import DEFAULT_TIMEZONE, zone
 
@@ -69,6 +70,15 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     admins: tuple[str, ...] = ()
     exclude: ExcludeRule = ExcludeRule()
+    # `compact`: a few lines per section, at most about 800 characters, report link first.
+    style: Style = "full"
+    # Whether the chat digest adds the People line (the full report always has it).
+    people: bool = False
+
+    @property
+    def chat_form(self) -> ChatForm:
+        """How this channel's digests are shown in chat."""
+        return ChatForm(style=self.style, people=self.people)
 
     @property
     def key(self) -> str:

@@ -140,10 +140,12 @@ class Digests:
 
     async def for_channel(self, channel: ChannelConfig, week: str, *,
                           fetch: FetchWeek | None = None, trigger: str = "command") -> Digest:
-        """The digest a channel gets: its language, its followed topics first, linked."""
-        return await self.build(channel.repo, week, channel.lang, await self.focus(channel),
-                                fetch=fetch, trigger=trigger, link=True,
-                                exclude=(channel.exclude,))
+        """The digest a channel gets: its language, its followed topics first, linked,
+        in the channel's chat form (`style`, `people`)."""
+        digest = await self.build(channel.repo, week, channel.lang, await self.focus(channel),
+                                  fetch=fetch, trigger=trigger, link=True,
+                                  exclude=(channel.exclude,))
+        return msgspec.structs.replace(digest, chat_form=channel.chat_form)
 
     async def focus(self, channel: ChannelConfig) -> tuple[str, ...]:
         """The channel's configured topics, then those it subscribed to from chat; a

@@ -22,6 +22,7 @@ ReviewState = Literal["APPROVED", "CHANGES_REQUESTED", "COMMENTED", "DISMISSED",
 CheckState = Literal["success", "failure", "pending"]
 Severity = Literal["high", "medium", "low"]
 Lang = Literal["zh", "en"]
+Style = Literal["full", "compact"]
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):
@@ -85,6 +86,10 @@ class PullRequest(Record, frozen=True, kw_only=True):
     review_threads: tuple[ReviewThread, ...] | None = ()
     comments: tuple[Comment, ...] | None = ()
     checks: CheckState | None = None
+    # How GitHub relates the author to the repository (`FIRST_TIME_CONTRIBUTOR`,
+    # `FIRST_TIMER`, `MEMBER`...), as it says when the PR is fetched. Unset (left out of
+    # the file, so older snapshots read and write back unchanged) or None: not recorded.
+    author_association: str | msgspec.UnsetType | None = msgspec.UNSET
 
     @property
     def lines_changed(self) -> int:
@@ -210,6 +215,32 @@ class Narration(Record, frozen=True, kw_only=True):
     prose: tuple[NarratedProse, ...] = ()
 
 
+class LoginCount(Record, frozen=True, kw_only=True):
+    login: str
+    count: int
+
+
+class People(Record, frozen=True, kw_only=True):
+    """Who did the week's work, bots left out (`bot_pulls` says how many PRs bots
+    opened). `authors`: how many people authored its PRs, `top_authors` the most active
+    of them by PRs; `reviewers` by PRs reviewed. `first_timers` and `reviewers` are None
+    where the data does not record them (no author association, no reviews)."""
+
+    authors: int
+    top_authors: tuple[LoginCount, ...] = ()
+    first_timers: tuple[str, ...] | None = None
+    reviewers: tuple[LoginCount, ...] | None = None
+    bot_pulls: int = 0
+
+
+class ChatForm(Record, frozen=True, kw_only=True):
+    """How a chat channel shows the digest: its `style` and whether its chat forms add
+    the People line. The full report (Markdown, HTML, JSON) is the same either way."""
+
+    style: Style = "full"
+    people: bool = False
+
+
 class Digest(Record, frozen=True, kw_only=True):
     repository: str
     week: str
@@ -228,6 +259,8 @@ class Digest(Record, frozen=True, kw_only=True):
     report_url: str | None = None
     pulls: tuple[PullEntry, ...] = ()
     narration: Narration | None = None
+    people: People | None = None
+    chat_form: ChatForm = ChatForm()
 
 
 # --- chat -------------------------------------------------------------------------

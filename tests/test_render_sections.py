@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from bot.i18n import translations
-from bot.models import Digest
+from bot.models import Digest, LoginCount, People
 from bot.render import render_digest, sections
 from bot.render.feishu import digest_cards
 from bot.render.html import PageLinks, render_report_page
@@ -33,7 +33,9 @@ def _digest() -> Digest:
     case = json.loads(GOLDEN_INPUT.read_text(encoding="utf-8"))
     digest = msgspec.convert(case["digest"], Digest)
     return msgspec.structs.replace(digest, lang="en", notes=(HEADER_MARK,),
-                                   report_url="https://reports.example/verl/2026-W29")
+                                   report_url="https://reports.example/verl/2026-W29",
+                                   people=People(authors=2, top_authors=(
+                                       LoginCount(login="alice", count=2),)))
 
 
 # Each format's whole output as one string, and how it writes a section heading.

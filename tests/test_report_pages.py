@@ -38,10 +38,10 @@ REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
 REPORT = "/reports/acme/lumen/2026-W29"
 SECTIONS_EN = ["Executive summary", "Key changes", "Module and topic trends",
-               "Risk observations", "Key PRs at a glance", "Follow-up suggestions",
+               "Risk observations", "Key PRs at a glance", "Follow-up suggestions", "People",
                "Every PR of the week, by theme"]
 SECTIONS_ZH = ["执行摘要", "本周重点变化", "模块与主题趋势", "风险观察", "重点 PR 速览", "后续建议",
-               "本周全部 PR（按主题）"]
+               "参与者", "本周全部 PR（按主题）"]
 REPORT_SECRET = "report-signing-secret"
 
 

@@ -100,8 +100,8 @@ def test_chinese_digest_uses_the_seed_headings() -> None:
     output = render_digest(build_digest(snapshot, "2026-W29", repo_config=repo, lang="zh"),
                            "markdown")
     headings = [line[3:] for line in output.splitlines() if line.startswith("## ")]
-    # the seed's sections, then the full report's list of every PR
+    # the seed's sections, then who did the work and the full report's list of every PR
     assert headings == ["执行摘要", "本周重点变化", "模块与主题趋势", "风险观察", "重点 PR 速览",
-                        "后续建议", "本周全部 PR（按主题）"]
+                        "后续建议", "参与者", "本周全部 PR（按主题）"]
     assert output.startswith("# acme/lumen 2026 年第 29 周周报（07-13 至 07-19）")
     assert "- 来源 PR：16" in output and "- 重点 PR：12" in output

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 from typing import ParamSpec, Protocol, TypeVar
 
+import msgspec
+
 from bot.chat.grammar import MAX_PULL_NUMBER
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
@@ -218,7 +220,8 @@ class CommandHandler:
         except SourceError as exc:
             logger.warning("source unavailable for %r: %s", command.text, exc)
             return self._error(command, "source-unavailable")
-        return Reply(kind="digest", lang=command.lang, digest=digest)
+        return Reply(kind="digest", lang=command.lang,
+                     digest=msgspec.structs.replace(digest, chat_form=channel.chat_form))
 
     def _week(self, command: Command, channel: ChannelConfig) -> str:
         """The ISO week the command names, in the channel's time zone; `this` by default."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from enum import StrEnum
 from typing import Annotated, Any
 
+import msgspec
 import typer
 
 from bot.cli.app import (
@@ -27,9 +29,25 @@ from bot.cli.github import LiveSource
 from bot.cli.platforms import print_preview
 from bot.config import Config, load_config
 from bot.errors import UserError
+from bot.models import ChatForm
 from bot.render import render_digest
 from bot.snapshot import data_time, snapshot_for
 from bot.source import SnapshotSource, Source
+
+
+class Style(StrEnum):
+    full = "full"
+    compact = "compact"
+
+
+# The chat forms a style applies to; Markdown is always the full report.
+STYLED_FORMATS = frozenset({"text", "json", *PLATFORM_FORMATS})
+
+StyleOption = Annotated[Style, typer.Option(
+    "--style", help="The chat form: full, or compact (a few lines per section, at most "
+                    "about 800 characters, the report link first), as a channel's `style`.")]
+PeopleOption = Annotated[bool, typer.Option(
+    "--people", help="Add the People line to the chat form, as a channel's `people`.")]
 
 
 @command()
@@ -45,10 +63,16 @@ def digest(
         str, typer.Option("--topics", help="Comma-separated topics to put first.")
     ] = "",
     no_llm: NoLLMOption = False,
+    style: StyleOption = Style.full,
+    people: PeopleOption = False,
 ) -> None:
     """Print the weekly digest of REPO for one ISO week, or preview what a Slack,
     Telegram or Feishu channel would receive (`--format slack`)."""
     import asyncio
+
+    if style is Style.compact and fmt.value not in STYLED_FORMATS:
+        raise UserError("--style compact is a chat form: use it with --format text, "
+                        "slack, telegram or feishu (markdown is the full report)")
 
     from bot.digests import Digests
     settings = load_config(config)
@@ -76,7 +100,8 @@ def digest(
                     await narrator.close()
 
     from bot.narrate import narrator_for
-    result = asyncio.run(build())
+    result = msgspec.structs.replace(asyncio.run(build()),
+                                     chat_form=ChatForm(style=style.value, people=people))
     if preview:
         print_preview(fmt.value, settings, repo, result)
         return

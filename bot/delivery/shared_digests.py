@@ -89,7 +89,8 @@ class SharedDigests:
     async def for_channel(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
                           ) -> Digest:
         """The digest for the channel's (repository, week, language, topics), built once
-        per replica and shared between replicas; `rebuild` builds it afresh."""
+        per replica and shared between replicas, in the channel's chat form; `rebuild`
+        builds it afresh."""
         variant = (channel.repo, week, channel.lang, await self.digests.focus(channel),
                    channel.exclude)
         task = self._digests.get(variant)
@@ -99,7 +100,8 @@ class SharedDigests:
             while len(self._digests) > VARIANTS_KEPT:
                 self._digests.popitem(last=False)
         self._digests.move_to_end(variant)
-        return await asyncio.shield(task)
+        # One digest serves every chat form: the channel's is applied to its copy.
+        return msgspec.structs.replace(await asyncio.shield(task), chat_form=channel.chat_form)
 
     async def _shared(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...],
                       exclude: ExcludeRule, *, rebuild: bool) -> Digest:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from bot.config import RepoConfig
 from bot.engine.classify import Classification, classify
+from bot.engine.people import people_of
 from bot.engine.risks import find_risks, severity_rank
 from bot.engine.score import Score, score_pull
 from bot.engine.suggest import Lead, settings_in, suggest
@@ -173,6 +174,7 @@ def build_digest(
         notes=tuple(_data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         pulls=entries,
+        people=people_of(pulls, reviews_recorded=recorded),
     )
 
 

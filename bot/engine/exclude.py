@@ -21,7 +21,8 @@ LeftOutBy = Literal["bot", "author", "label", "title"]
 EVERY_BOT = "*[bot]"
 
 
-def _is_bot(login: str | None) -> bool:
+def is_bot(login: str | None) -> bool:
+    """A GitHub app account: its login ends `[bot]` (`dependabot[bot]`)."""
     return login is not None and login.lower().endswith("[bot]")
 
 
@@ -32,10 +33,10 @@ def left_out_by(pull: PullRequest, rules: Iterable[ExcludeRule]) -> LeftOutBy | 
     labels = {label.lower() for label in pull.labels}
     for rule in rules:
         for listed in rule.authors:
-            if listed == EVERY_BOT and _is_bot(pull.author):
+            if listed == EVERY_BOT and is_bot(pull.author):
                 return "bot"
             if listed != EVERY_BOT and listed.lower() == author:
-                return "bot" if _is_bot(pull.author) else "author"
+                return "bot" if is_bot(pull.author) else "author"
         if any(label.lower() in labels for label in rule.labels):
             return "label"
         if any(re.search(pattern, pull.title) for pattern in rule.titles):

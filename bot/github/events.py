@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 from bot.models import PullRequest, PullState
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,8 @@ def pull_from_api(item: Mapping[str, Any]) -> PullRequest:
         reviews=None,
         review_threads=None,
         comments=None,
+        author_association=item.get("author_association")
+        if isinstance(item.get("author_association"), str) else msgspec.UNSET,
     )
 
 

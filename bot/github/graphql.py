@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from github.GithubException import GithubException
 from github.Requester import Requester
 
@@ -70,7 +71,8 @@ _ACTOR = "author { __typename login }"
 
 FRAGMENTS = {
     "Pull": f"""fragment Pull on PullRequest {{
-  number title url {_ACTOR} state isDraft createdAt updatedAt mergedAt closedAt
+  number title url {_ACTOR} authorAssociation state isDraft createdAt updatedAt mergedAt
+  closedAt
   baseRefName body additions deletions changedFiles
   labels(first: {FIRST["labels"]}) {{ ...Labels }}
   files(first: {FIRST["files"]}) {{ ...Files }}
@@ -199,6 +201,7 @@ class _Pull:
                 for c in self.lists["comments"]
             ),
             checks=CHECK_STATE.get(rollup["state"]) if rollup else None,
+            author_association=n.get("authorAssociation") or msgspec.UNSET,
         )
 
 

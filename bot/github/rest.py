@@ -411,6 +411,7 @@ class RestBackend:
                 for c in issue_comments
             ),
             checks=rollup(states),
+            author_association=pull.get("author_association") or msgspec.UNSET,
         )
 
 

@@ -1,4 +1,5 @@
-"""The chat digest's length: about 2,500 visible characters, whatever the week's size.
+"""The chat digest's length: about 2,500 visible characters (800 in the compact form),
+whatever the week's size.
 
 Every chat platform (plain text, Slack, Telegram, Feishu) shows the same chat view:
 the top themes, the risks that matter, the key PRs and the suggestions, each item one
@@ -37,6 +38,25 @@ STEPS = tuple(
     for themes, items, risks, quick, suggestions, line, notable in _STEP_TABLE
 )
 
+# The compact form (a channel's `style = "compact"`): about 800 visible characters.
+COMPACT_BUDGET = 800
+COMPACT_CEILING = COMPACT_BUDGET * 11 // 10
+# (themes, PR numbers per theme, risks, key PRs, characters per line), most generous
+# first: fewer items before shorter lines, so a title is seldom cut. The risks shown
+# are the most severe, always at least one (`bot.render.brief`).
+_COMPACT_TABLE = (
+    (3, 2, 2, 4, 80),
+    (3, 1, 2, 3, 72),
+    (3, 1, 1, 3, 72),
+    (2, 1, 1, 2, 64),
+    (2, 0, 1, 2, 56),
+)
+COMPACT_STEPS = tuple(
+    Limits(themes=themes, theme_items=numbers, risks=risks, quick=quick, suggestions=0,
+           line=line, chat=True, compact=True)
+    for themes, numbers, risks, quick, line in _COMPACT_TABLE
+)
+
 
 def visible_length(text: str) -> int:
     """Characters a reader sees in the plain-text digest (line breaks not counted)."""
@@ -45,22 +65,29 @@ def visible_length(text: str) -> int:
 
 def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     """The chat view of `digest` and its plain text: the most generous of `STEPS` whose
-    text fits `BUDGET`, found by a binary search (at most three renders of six steps;
-    a more generous step is never shorter), or the tightest step when none fits."""
+    text fits `BUDGET` (of `COMPACT_STEPS` within `COMPACT_BUDGET` for a compact
+    channel), found by a binary search (at most three renders of six steps; a more
+    generous step is never shorter), or the tightest step when none fits."""
+    if digest.chat_form.style == "compact":
+        return _fit(digest, COMPACT_STEPS, COMPACT_BUDGET)
+    return _fit(digest, STEPS, BUDGET)
+
+
+def _fit(digest: Digest, steps: tuple[Limits, ...], budget: int) -> tuple[DigestView, str]:
     markup = markup_for("text")
     rendered: dict[int, tuple[DigestView, str]] = {}
 
     def render(index: int) -> tuple[DigestView, str]:
         if index not in rendered:
-            view = DigestView(digest, STEPS[index])
+            view = DigestView(digest, steps[index])
             rendered[index] = (view, render_template(TEXT_TEMPLATE, digest.lang, v=view,
                                                      d=digest, m=markup))
         return rendered[index]
 
-    low, high, best = 0, len(STEPS) - 1, len(STEPS) - 1
+    low, high, best = 0, len(steps) - 1, len(steps) - 1
     while low <= high:
         middle = (low + high) // 2
-        if visible_length(render(middle)[1]) <= BUDGET:
+        if visible_length(render(middle)[1]) <= budget:
             best, high = middle, middle - 1
         else:
             low = middle + 1

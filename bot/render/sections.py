@@ -27,6 +27,10 @@ class Section:
     heading: str | None = None
     # Whether the chat digest shows it; the full report (Markdown, HTML, JSON) shows all.
     in_chat: bool = True
+    # Whether the compact chat digest (a channel's `style = "compact"`) shows it.
+    in_compact: bool = True
+    # Shown in chat only where the channel asks for it (`people = true`).
+    on_request: bool = False
 
     @property
     def anchor(self) -> str:
@@ -42,9 +46,11 @@ DIGEST_SECTIONS: tuple[Section, ...] = (
     HEADER,
     Section("summary", _("Executive summary")),
     Section("changes", _("Key changes")),
-    Section("trends", _("Module and topic trends")),
+    Section("trends", _("Module and topic trends"), in_compact=False),
     Section("risks", _("Risk observations")),
     Section("key_prs", _("Key PRs at a glance")),
     Section("suggestions", _("Follow-up suggestions")),
-    Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False),
+    Section("people", _("People"), in_chat=False, in_compact=False, on_request=True),
+    Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False,
+            in_compact=False),
 )

@@ -205,17 +205,10 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     view = chat_view(digest)
     w = _Words("slack/digest.j2", digest.lang, v=view, d=digest)
     layout = _Layout()
-
-    for section in view.sections:
-        if section.heading is None:
-            layout.add(*_head(w, digest))
-        elif section.id == "key_prs":
-            _key_prs_part(layout, w, section, view.quick)
-        else:
-            _text_part(layout, w("heading", section), _section_texts(section, w, view))
-    report = _button(w("report_button"), digest.report_url or "", "open-report")
-    if report is not None:
-        layout.add(ActionsBlock(elements=[report]))
+    if view.compact:
+        _compact_parts(layout, w, view)
+    else:
+        _full_parts(layout, w, view)
 
     # Room for the "part n of m" line that opens each continuation.
     packed = layout.pack(max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
@@ -230,15 +223,54 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     return messages
 
 
+def _full_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
+    """The full chat form: the header's facts, each section under a divider, key PRs
+    with a button each, the report button last."""
+    for section in view.sections:
+        if section.heading is None:
+            layout.add(*_head(w, view.d))
+        elif section.id == "key_prs":
+            _key_prs_part(layout, w, section, view.quick)
+        else:
+            _text_part(layout, w("heading", section), _section_texts(section, w, view))
+    if view.d.report_url:
+        layout.add(*_report_button(w, view.d.report_url))
+
+
+def _compact_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
+    """The compact form: the title, the report button first, a note line, then each
+    section as one text, its heading first; no dividers, no buttons beside PRs."""
+    digest = view.d
+    head = [_title(w)]
+    if digest.report_url:
+        head.extend(_report_button(w, digest.report_url))
+    if digest.notes:
+        head.extend(_context([w("compact_note")]))
+    layout.add(*head)
+    for section in view.sections:
+        if section.heading is not None:
+            for text in split_text([w("compact_section", section)]):
+                layout.add(_section(text))
+
+
+def _report_button(w: _Words, url: str) -> list[ActionsBlock]:
+    """The report's button, or nothing for an address that is not http(s)."""
+    button = _button(w("report_button"), url, "open-report")
+    return [ActionsBlock(elements=[button])] if button is not None else []
+
+
+def _title(w: _Words) -> Block:
+    """The digest's title as a header block, or as bold text when too long for one."""
+    title = w("title")
+    if slack_length(title) <= MAX_HEADER_CHARS:
+        return HeaderBlock(text=PlainTextObject(text=title))
+    return _section("*" + w("notification") + "*")
+
+
 def _head(w: _Words, digest: Digest) -> list[Block]:
     """The header: the title, the facts side by side, then notes in small print; one
     unit, so they open the same message."""
-    title = w("title")
-    head: list[Block] = []
-    if slack_length(title) <= MAX_HEADER_CHARS:
-        head.append(HeaderBlock(text=PlainTextObject(text=title)))
-    else:
-        head.append(_section("*" + w("notification") + "*"))
+    head: list[Block] = [_title(w)]
     head.append(SectionBlock(fields=[
         MarkdownTextObject(text=w(fact), verbatim=True)
         for fact in ("fact_repository", "fact_period", "fact_source", "fact_key")

@@ -15,6 +15,7 @@ from functools import cached_property
 from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import sections as registry
+from bot.render.brief import Brief
 from bot.render.sections import Section
 
 QUICK_VIEW = 6
@@ -46,6 +47,8 @@ class Limits:
     line: int | None = None
     notable: int = NOTABLE
     chat: bool = False
+    # The compact chat form (a channel's `style = "compact"`): `bot.render.brief`.
+    compact: bool = False
 
 
 FULL = Limits()
@@ -93,10 +96,35 @@ class DigestView:
         return self.limits.chat
 
     @property
+    def compact(self) -> bool:
+        return self.limits.compact
+
+    @property
     def sections(self) -> tuple[Section, ...]:
         """The sections this view shows, in order; read from the registry at each
-        render, so the registry alone decides."""
-        return tuple(s for s in registry.DIGEST_SECTIONS if s.in_chat or not self.chat)
+        render, so the registry alone decides (and the channel, for the sections shown
+        in chat on request: `people = true`)."""
+        return tuple(s for s in registry.DIGEST_SECTIONS if self._shows(s))
+
+    def _shows(self, section: Section) -> bool:
+        if section.id == "people" and self.d.people is None:
+            return False  # a digest kept from before people were counted
+        if not self.chat:
+            return True
+        if section.on_request:
+            return self.d.chat_form.people
+        if self.compact:
+            # The follow-ups are one line there, and no line when there are none.
+            return section.in_compact and (section.id != "suggestions" or
+                                           bool(self.d.suggestions))
+        return section.in_chat
+
+    @cached_property
+    def brief(self) -> Brief:
+        """The compact form's selections (`bot.render.brief`)."""
+        limits = self.limits
+        return Brief(self.d, self.short, themes=limits.themes or 3,
+                     numbers=limits.theme_items, risks=limits.risks or 2, quick=limits.quick)
 
     def short(self, text: str) -> str:
         """`text` within the view's line length (cut at a clause, marked with an ellipsis)."""

@@ -88,6 +88,9 @@ type SearchResultItemConnection {
 type Issue implements Node { id: ID! number: Int! title: String! url: URI! }
 
 enum PullRequestState { CLOSED MERGED OPEN }
+enum CommentAuthorAssociation {
+  COLLABORATOR CONTRIBUTOR FIRST_TIMER FIRST_TIME_CONTRIBUTOR MANNEQUIN MEMBER NONE OWNER
+}
 enum PatchStatus { ADDED CHANGED COPIED DELETED MODIFIED RENAMED }
 enum PullRequestReviewState { APPROVED CHANGES_REQUESTED COMMENTED DISMISSED PENDING }
 enum StatusState { ERROR EXPECTED FAILURE PENDING SUCCESS }
@@ -98,6 +101,7 @@ type PullRequest implements Node {
   title: String!
   url: URI!
   author: Actor
+  authorAssociation: CommentAuthorAssociation
   state: PullRequestState!
   isDraft: Boolean!
   createdAt: DateTime!
@@ -572,6 +576,11 @@ class FakeGitHub:
 # --- GraphQL resolvers ----------------------------------------------------------------
 
 
+def _association(pull: PullRequest) -> str | None:
+    """The author's association as served: null where the fixture has none."""
+    return pull.author_association if isinstance(pull.author_association, str) else None
+
+
 def _actor(login: str | None) -> dict[str, Any] | None:
     """GraphQL names an app account `name` (type Bot) where REST says `name[bot]`;
     fixtures use REST's spelling."""
@@ -721,7 +730,7 @@ def pull_node(fake: FakeGitHub, repo: str, pull: PullRequest) -> dict[str, Any]:
         "__typename": "PullRequest",
         "id": f"PR_{repo}_{pull.number}",
         "number": pull.number, "title": pull.title, "url": pull.url,
-        "author": _actor(pull.author),
+        "author": _actor(pull.author), "authorAssociation": _association(pull),
         "state": pull.state.upper(), "isDraft": bool(pull.draft),
         "createdAt": iso(pull.created_at), "updatedAt": iso(pull.updated_at),
         "mergedAt": iso(pull.merged_at), "closedAt": iso(pull.closed_at),
@@ -890,6 +899,7 @@ class _Rest:
             "issue_url": f"{api}/issues/{p.number}", "number": p.number,
             "state": "open" if p.state == "open" else "closed", "title": p.title,
             "user": self._user(p.author), "body": p.body,
+            "author_association": _association(p),
             "labels": [{"name": name, "url": f"{api}/labels/{name}"} for name in p.labels],
             "created_at": iso(p.created_at), "updated_at": iso(p.updated_at),
             "closed_at": iso(p.closed_at), "merged_at": iso(p.merged_at),

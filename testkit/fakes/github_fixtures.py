@@ -36,6 +36,8 @@ from bot.week import belongs_to_week, week_period
 MODULES = ("ci", "rollout", "trainer", "ckpt", "megatron", "vllm", "doc", "npu", "data")
 TYPES = ("feat", "fix", "refactor", "chore", "test", "perf")
 PEOPLE = ("alice", "bob", "chen-wei", "dmitri", "eun-ji", "farah", "gh-actions[bot]", "li.na")
+# How GitHub relates a PR's author to the repository, one after another by PR number.
+ASSOCIATIONS = ("MEMBER", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE", "FIRST_TIMER")
 DIRS = ("verl/workers", "verl/trainer", "verl/utils", "tests/special", "docs", "scripts")
 LABELS = ("bug", "enhancement", "ci", "documentation", "npu", "needs-review", "breaking")
 BODIES = (
@@ -189,6 +191,8 @@ def make_pull(
         title=_title(rng, number),
         url=f"https://github.com/{repo}/pull/{number}",
         author=rng.choice(PEOPLE) if rng.random() > 0.05 else None,
+        # By number, not by `rng`: the rest of a generated week stays as it was.
+        author_association=ASSOCIATIONS[number % len(ASSOCIATIONS)],
         state=state,
         draft=state == "open" and rng.random() < 0.3,
         created_at=created_at,
@@ -321,6 +325,8 @@ def github_complete(pull: PullRequest) -> PullRequest:
         ))
     return msgspec.structs.replace(
         pull,
+        author_association=(pull.author_association
+                            if isinstance(pull.author_association, str) else "CONTRIBUTOR"),
         created_at=created,
         updated_at=pull.updated_at or anchor,
         draft=bool(pull.draft),

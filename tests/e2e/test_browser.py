@@ -24,7 +24,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 SECTIONS = ["Executive summary", "Key changes", "Module and topic trends", "Risk observations",
-            "Key PRs at a glance", "Follow-up suggestions", "Every PR of the week, by theme"]
+            "Key PRs at a glance", "Follow-up suggestions", "People",
+            "Every PR of the week, by theme"]
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
