@@ -59,11 +59,12 @@ def test_the_real_weeks_say_the_full_digests_facts(
         shared_data: Path, name: str, config: RepoConfig, lang: Lang) -> None:
     digest, text = _compact(shared_data, name, config, lang)
     c = digest.counts
+    assert c.merged == c.total  # both weeks merged every PR they hold
     if lang == "en":
-        assert f"{c.total} PRs this week ({c.key} key): {c.merged} merged" in text
+        assert f"{c.total} PRs this week ({c.key} key), all merged." in text
         assert f"\n{len(digest.risks)} risks" in text
     else:
-        assert f"本周共 {c.total} 个 PR（重点 {c.key} 个）：合并 {c.merged} 个" in text
+        assert f"本周共 {c.total} 个 PR（重点 {c.key} 个），全部已合并。" in text
         assert f"\n风险 {len(digest.risks)} 项" in text
     high = sum(1 for r in digest.risks if r.severity == "high")
     assert (("high)" in text or "其中高" in text) == (high > 0))
@@ -93,3 +94,13 @@ def test_a_channel_style_is_full_or_compact_and_anything_else_names_the_field() 
     base["channels"][0] |= {"style": "full", "people": "yes"}
     with pytest.raises(ConfigError, match=r"channels\[0\]\.people: expected bool"):
         parse_config(base)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(("lang", "said"), [("en", "28 PRs this week (24 key), all merged."),
+                                            ("zh", "本周共 28 个 PR（重点 24 个），全部已合并。")])
+def test_a_week_merged_whole_says_so_in_a_word(shared_data: Path, lang: Lang,
+                                                said: str) -> None:
+    """verl W29 merged all 28 PRs: "all merged", not "28 merged" after "28 PRs"."""
+    _, text = _compact(shared_data, "verl-2026-07.json", NPU, lang)
+    assert said in text
