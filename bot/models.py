@@ -210,7 +210,19 @@ class Narration(Record, frozen=True, kw_only=True):
     prose: tuple[NarratedProse, ...] = ()
 
 
+class RepositoryCounts(Record, frozen=True, kw_only=True):
+    """One repository of a digest and its own counts (a digest of one lists one)."""
+
+    name: str
+    counts: Counts
+
+
 class Digest(Record, frozen=True, kw_only=True):
+    """A week's digest. One spanning several repositories (`parts` not empty) holds the
+    combined counts, topics, types and suggestions itself and each repository's own
+    digest in `parts`, whose themes, risks, key PRs and PR list it shows per repository;
+    its own `repository` is their names joined by ", "."""
+
     repository: str
     week: str
     period: Period
@@ -228,6 +240,13 @@ class Digest(Record, frozen=True, kw_only=True):
     report_url: str | None = None
     pulls: tuple[PullEntry, ...] = ()
     narration: Narration | None = None
+    repositories: tuple[RepositoryCounts, ...] = ()
+    parts: tuple[Digest, ...] = ()
+
+    @property
+    def combined(self) -> bool:
+        """Whether the digest spans several repositories."""
+        return bool(self.parts)
 
 
 # --- chat -------------------------------------------------------------------------

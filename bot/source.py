@@ -10,6 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 
 
@@ -51,17 +52,28 @@ class ForgetsPulls(Protocol):
 
 
 class SnapshotSource:
-    """Serves every week and PR from one snapshot file (the offline mode)."""
+    """Serves every week and PR from snapshot files (the offline mode): one file, which
+    answers for whichever repository is asked, or one file per repository."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, *others: Snapshot) -> None:
         self.snapshot = snapshot
-        self._by_number = {pull.number: pull for pull in snapshot.pulls}
+        self._held = {s.repository.lower(): s for s in (snapshot, *others)}
+        self._by_number = {
+            name: {pull.number: pull for pull in held.pulls} for name, held in self._held.items()
+        }
+
+    def snapshot_of(self, repo: str) -> Snapshot:
+        """The file holding `repo`; with a single file, that file whatever is asked."""
+        held = self._held.get(repo.lower())
+        if held is not None:
+            return held
+        if len(self._held) == 1:
+            return self.snapshot
+        raise SourceError(f"no snapshot file holds {repo}")
 
     def fetch_week(self, repo: str, week: str) -> WeekData:
-        return WeekData(snapshot=self.snapshot)
+        return WeekData(snapshot=self.snapshot_of(repo))
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """The PR of the snapshot's repository; another repository's #N is not in it."""
-        if repo.lower() != self.snapshot.repository.lower():
-            return None
-        return self._by_number.get(number)
+        return self._by_number.get(repo.lower(), {}).get(number)

@@ -23,6 +23,7 @@ from bot.models import (
     PullAnswer,
     PullEntry,
     PullRequest,
+    RepositoryCounts,
     Risk,
     Snapshot,
 )
@@ -152,12 +153,13 @@ def build_digest(
     risks = tuple(sorted((r for rs in risks_by_pull.values() for r in rs), key=severity_rank))
     breaking = [p.number for p in pulls if classes[p.number].breaking and p.state == "merged"]
     how = [h for _, h in week_members]
+    counts = Counts(total=total, key=len(key_pulls), merged=how.count("merged"),
+                    closed=how.count("closed"), opened=how.count("opened"))
     return Digest(
         repository=snapshot.repository,
         week=week,
         period=week_period(week, tz),
-        counts=Counts(total=total, key=len(key_pulls), merged=how.count("merged"),
-                      closed=how.count("closed"), opened=how.count("opened")),
+        counts=counts,
         topics=topics,
         types=types,
         hot_files=hot,
@@ -173,6 +175,7 @@ def build_digest(
         notes=tuple(_data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         pulls=entries,
+        repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )
 
 

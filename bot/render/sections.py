@@ -27,6 +27,9 @@ class Section:
     heading: str | None = None
     # Whether the chat digest shows it; the full report (Markdown, HTML, JSON) shows all.
     in_chat: bool = True
+    # Whether a digest of several repositories draws it once per repository (under the
+    # repository's name); the others speak of all of them at once.
+    per_repository: bool = False
 
     @property
     def anchor(self) -> str:
@@ -41,10 +44,11 @@ HEADER = Section("header")
 DIGEST_SECTIONS: tuple[Section, ...] = (
     HEADER,
     Section("summary", _("Executive summary")),
-    Section("changes", _("Key changes")),
+    Section("changes", _("Key changes"), per_repository=True),
     Section("trends", _("Module and topic trends")),
-    Section("risks", _("Risk observations")),
-    Section("key_prs", _("Key PRs at a glance")),
+    Section("risks", _("Risk observations"), per_repository=True),
+    Section("key_prs", _("Key PRs at a glance"), per_repository=True),
     Section("suggestions", _("Follow-up suggestions")),
-    Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False),
+    Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False,
+            per_repository=True),
 )

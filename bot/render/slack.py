@@ -207,12 +207,16 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
         if section.heading is None:
             layout.add(*_head(w, digest))
         elif section.id == "key_prs":
-            _key_prs_part(layout, w, section, view.quick)
+            _key_prs_part(layout, w, section, view)
         else:
             _text_part(layout, w("heading", section), _section_texts(section, w, view))
-    if digest.report_url:
+    reports = ([("", digest.report_url)] if digest.report_url and not view.parts
+               else view.report_links)
+    if reports:
         layout.add(ActionsBlock(elements=[
-            _button(w("report_button"), digest.report_url, "open-report")]))
+            _button(w("report_button", name), url,
+                    "open-report" if not name else f"open-report-{index}")
+            for index, (name, url) in enumerate(reports)][:MAX_ACTIONS]))
 
     # Room for the "part n of m" line that opens each continuation.
     packed = layout.pack(max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
@@ -246,17 +250,21 @@ def _head(w: _Words, digest: Digest) -> list[Block]:
 
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     """A section's texts, one per item, or what it says when it has none; a section
-    without items is one paragraph, the macro named by its id."""
+    without items is one paragraph, the macro named by its id. A digest of several
+    repositories lists a per-repository section's items under each one's name."""
+    if view.per_repository(section):
+        return [text for part in view.parts
+                for text in (w("repository_heading", part), *_section_texts(section, w, part))]
     told = view.narrated(section.id)
     if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
         return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told))]
                 if view.narrated_as_paragraph(section.id)
                 else [w("narrated", f"• {t}") for t in told])
     if section.id == "changes":
-        more = [w("more_themes")] if view.more_themes else []
-        return [w("theme", tv) for tv in view.themes] + more or [w("no_changes")]
+        more = [w("more_themes", view)] if view.more_themes else []
+        return [w("theme", tv, view) for tv in view.themes] + more or [w("no_changes")]
     if section.id == "risks":
-        return [w("risk", r) for r in view.risks] or [w("no_risks")]
+        return [w("risk", r, view) for r in view.risks] or [w("no_risks")]
     if section.id == "suggestions":
         return ([w("suggestion", i, s) for i, s in enumerate(view.suggestions, 1)]
                 or [w("no_suggestions")])
@@ -271,22 +279,31 @@ def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
         layout.add(_section(text))
 
 
-def _key_prs_part(layout: _Layout, w: _Words, section: Section, quick: list[KeyPull]) -> None:
+def _key_prs_part(layout: _Layout, w: _Words, section: Section, view: DigestView) -> None:
     """Key PRs one section each, with a button to the PR beside it; the heading stays
-    with the first of them."""
+    with the first of them (a digest of several repositories: each repository's name
+    with its first)."""
     heading = w("heading", section)
-    if not quick:
+    groups = ([(w("repository_heading", part), part) for part in view.parts]
+              if view.per_repository(section) else [("", view)])
+    if not any(part.quick for _, part in groups):
         _text_part(layout, heading, [w("no_key_prs")])
         return
-    for index, k in enumerate(quick):
-        texts = split_text([w("key_pr", k)])
-        button = (_button(w("pull_button", k.number), k.url, f"open-pull-{k.number}")
-                  if k.url else None)
-        blocks: list[Block] = [_section(texts[0], accessory=button),
-                               *(_section(t) for t in texts[1:])]
-        if index == 0:
-            blocks = [DividerBlock(), _section(heading), *blocks]
-        layout.add(*blocks)
+    opened = False
+    for name, part in groups:
+        for index, k in enumerate(part.quick):
+            texts = split_text([w("key_pr", k, part)])
+            button = (_button(w("pull_button", k.number, part.scope), k.url,
+                              f"open-pull-{part.scope}#{k.number}" if part.scope
+                              else f"open-pull-{k.number}") if k.url else None)
+            blocks: list[Block] = [_section(texts[0], accessory=button),
+                                   *(_section(t) for t in texts[1:])]
+            if index == 0 and name:
+                blocks = [_section(name), *blocks]
+            if not opened:
+                blocks = [DividerBlock(), _section(heading), *blocks]
+                opened = True
+            layout.add(*blocks)
 
 
 def _fit_mrkdwn(text: str) -> str:
