@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,7 +18,6 @@ from bot.cli.app import (
     Language,
     NoLLMOption,
     OutputFormat,
-    SnapshotOption,
     WeekOption,
     command,
     user_errors,
@@ -28,16 +28,27 @@ from bot.cli.platforms import print_preview
 from bot.config import Config, load_config
 from bot.errors import UserError
 from bot.render import render_digest
-from bot.snapshot import data_time, snapshot_for
+from bot.models import Snapshot
+from bot.snapshot import data_time, read_snapshot, snapshot_for
 from bot.source import SnapshotSource, Source
+
+
+SnapshotsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--snapshot", "-s", dir_okay=False,
+                 help="Read PRs from this snapshot file instead of GitHub; with several "
+                      "repositories, one file each (each holds its repository's name)."),
+]
 
 
 @command()
 @user_errors
 def digest(
-    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    repos: Annotated[list[str], typer.Argument(
+        help="Repository, owner/name; several make one digest of them all.",
+        metavar="OWNER/NAME...")],
     week: WeekOption,
-    snapshot: SnapshotOption = None,
+    snapshot: SnapshotsOption = None,
     config: ConfigOption = None,
     fmt: DigestFormatOption = OutputFormat.markdown,
     lang: LangOption = Language.zh,
@@ -46,21 +57,22 @@ def digest(
     ] = "",
     no_llm: NoLLMOption = False,
 ) -> None:
-    """Print the weekly digest of REPO for one ISO week, or preview what a Slack,
-    Telegram or Feishu channel would receive (`--format slack`)."""
+    """Print the weekly digest of REPO (or of several repositories in one) for one ISO
+    week, or preview what a Slack, Telegram or Feishu channel would receive
+    (`--format slack`)."""
     import asyncio
 
     from bot.digests import Digests
     settings = load_config(config)
     source: Source
     now = None
-    if snapshot is not None:
-
-        data = snapshot_for(repo, snapshot)
-        source, now = SnapshotSource(data), data_time(data)
+    if snapshot:
+        held = snapshots_for(repos, snapshot)
+        source = SnapshotSource(*held)
+        now = max((t for t in map(data_time, held) if t is not None), default=None)
     else:
         source = LiveSource(settings)
-    week = week_for(week, settings, repo, now)
+    week = week_for(week, settings, repos[0], now)
     focus = tuple(t.strip() for t in topics.split(",") if t.strip())
     preview = fmt.value in PLATFORM_FORMATS
 
@@ -69,8 +81,8 @@ def digest(
             narrator = narrator_for(settings, store, enabled=not no_llm)
             try:
                 # A channel's digest links to its report page; the preview shows it too.
-                return await Digests(settings, source, narrator=narrator).build(
-                    repo, week, lang.value, focus, link=preview)
+                return await Digests(settings, source, narrator=narrator).build_many(
+                    repos, week, lang.value, focus, link=preview)
             finally:
                 if narrator is not None:
                     await narrator.close()
@@ -78,9 +90,33 @@ def digest(
     from bot.narrate import narrator_for
     result = asyncio.run(build())
     if preview:
-        print_preview(fmt.value, settings, repo, result)
+        print_preview(fmt.value, settings, repos[0], result)
         return
     sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
+
+
+def snapshots_for(repos: list[str], paths: list[Path]) -> list[Snapshot]:
+    """One snapshot per repository, in the repositories' order: the one file for one
+    repository (which must hold it), else each repository's file found by the name it
+    holds, whatever order the files were given in."""
+    if len(repos) == 1 and len(paths) == 1:
+        return [snapshot_for(repos[0], paths[0])]
+    if len(set(map(str.lower, repos))) != len(repos):
+        raise UserError("a repository is named twice")
+    if len(paths) != len(repos):
+        raise UserError(f"give one --snapshot per repository: {len(repos)} repositories, "
+                        f"{len(paths)} files")
+    held = {}
+    for path in paths:
+        data = read_snapshot(path)
+        if data.repository.lower() in held:
+            raise UserError(f"{path}: holds {data.repository}, as another --snapshot does")
+        held[data.repository.lower()] = data
+    missing = [repo for repo in repos if repo.lower() not in held]
+    if missing:
+        names = ", ".join(sorted(s.repository for s in held.values()))
+        raise UserError(f"no --snapshot holds {missing[0]} (the files hold {names})")
+    return [held[repo.lower()] for repo in repos]
 
 
 @contextlib.contextmanager

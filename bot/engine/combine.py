@@ -67,15 +67,17 @@ def _round_robin(lists: Iterable[Sequence[str]]) -> tuple[str, ...]:
 
 def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = ()) -> Digest:
     """The digest of several repositories' same week, in the parts' language; `parts`
-    in the order the channel lists them. One part is returned as it is."""
+    in the order the channel lists them. One part is returned as it is. A note every
+    part has is said once; the others name their repository."""
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
     t = translator(first.lang)
     counts = _sum_counts(parts)
-    notes = tuple(chain.from_iterable(
+    shared = [note for note in first.notes if all(note in p.notes for p in parts)]
+    notes = (*shared, *chain.from_iterable(
         (t("%(repository)s: %(note)s", repository=p.repository, note=note)
-         for note in p.notes) for p in parts))
+         for note in p.notes if note not in shared) for p in parts))
     known = [p.data_as_of for p in parts if p.data_as_of is not None]
     return Digest(
         repository=", ".join(p.repository for p in parts),
