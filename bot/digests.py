@@ -143,6 +143,11 @@ class Digests:
         if len(repos) == 1:
             return await self.build(repos[0], week, lang, focus, fetch=fetch,
                                     trigger=trigger, link=link, trends=trends, exclude=exclude)
+        if fetch is None and isinstance(self.source, SnapshotSource):
+            # One file answers for any name when it is alone: not for several repositories.
+            for repo in repos:
+                if not self.source.holds(repo):
+                    raise SourceError(f"no snapshot file holds {repo}")
         parts = [await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
                                       exclude=exclude) for repo in repos]
         if link:

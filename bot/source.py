@@ -58,9 +58,14 @@ class SnapshotSource:
     def __init__(self, snapshot: Snapshot, *others: Snapshot) -> None:
         self.snapshot = snapshot
         self._held = {s.repository.lower(): s for s in (snapshot, *others)}
-        self._by_number = {
-            name: {pull.number: pull for pull in held.pulls} for name, held in self._held.items()
-        }
+        self._by_number = {pull.number: pull for pull in snapshot.pulls}
+        self._numbers = {name: {pull.number: pull for pull in held.pulls}
+                         for name, held in self._held.items()}
+        self._numbers[snapshot.repository.lower()] = self._by_number
+
+    def holds(self, repo: str) -> bool:
+        """Whether a file of this source is `repo`'s own."""
+        return repo.lower() in self._held
 
     def snapshot_of(self, repo: str) -> Snapshot:
         """The file holding `repo`; with a single file, that file whatever is asked."""
@@ -76,4 +81,4 @@ class SnapshotSource:
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """The PR of the snapshot's repository; another repository's #N is not in it."""
-        return self._by_number.get(repo.lower(), {}).get(number)
+        return self._numbers.get(repo.lower(), {}).get(number)

@@ -101,7 +101,7 @@ def post(
         target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
                                                         channel, snapshot=snapshot))
         sys.stdout.write(parts)
-        typer.echo(f"prdigest: dry run: {shown} of {target.repo} to {target.key}; "
+        typer.echo(f"prdigest: dry run: {shown} of {target.scope} to {target.key}; "
                    "nothing was sent", err=True)
         return
 

@@ -99,7 +99,7 @@ class MergeNotifier:
         return found
 
     async def _subscribers(self, repo: str) -> list[tuple[ChannelConfig, list[str]]]:
-        channels = [c for c in self.config.channels if c.repo.lower() == repo.lower()]
+        channels = [c for c in self.config.channels if c.follows(repo)]
         found = []
         for channel in channels:
             try:

@@ -29,16 +29,16 @@ ADAPTERS = {spec.name: spec for spec in PLATFORMS}
 
 
 def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
-    """The configured channel `platform:id` that follows `repo`."""
+    """The configured channel `platform:id` that follows `repo` (alone or among others)."""
     platform, _, channel_id = key.partition(":")
     if not platform or not channel_id:
         raise UserError(f"--channel {key!r}: expected platform:id, such as slack:C0123456")
     matches = [c for c in config.channels if c.key == key]
     for channel in matches:
-        if channel.repo.lower() == repo.lower():
+        if channel.follows(repo):
             return channel
     if matches:
-        follows = ", ".join(sorted(c.repo for c in matches))
+        follows = ", ".join(sorted(name for c in matches for name in c.repositories))
         raise UserError(f"channel {key} follows {follows}, not {repo}")
     raise UserError(f"channel {key} is not in the config's [[channels]]")
 
@@ -95,7 +95,7 @@ async def post_now(
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
     from bot.store.cache import live_source
 
-    source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
+    source: Source = (SnapshotSource(snapshot_for(repo, snapshot)) if snapshot
                       else live_source(config))
     target = adapter or adapter_for(config, source, channel.platform)
     client = async_client(url, config.cache.url_env)
@@ -137,7 +137,7 @@ async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *
     if channel.platform in LOCAL_PLATFORMS:
         raise UserError(f"{channel.platform} channels print; they are not posted to")
     week = checked_week(week, channel)
-    source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
+    source: Source = (SnapshotSource(snapshot_for(repo, snapshot)) if snapshot
                       else CachedSource(GitHubSource(config), None, config))
     digest = await Digests(config, source).for_channel(channel, week)
     return channel, week, preview_json(channel.platform, channel.id, digest)
