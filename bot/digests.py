@@ -22,7 +22,7 @@ import msgspec
 
 from bot.config import ChannelConfig, Config, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
-from bot.engine.combine import combine
+from bot.engine.combine import PartFacts, combine, combined_notes
 from bot.engine.digest import week_pulls
 from bot.engine.exclude import excluded_note, leave_out_of_week, left_out_by, left_out_note
 from bot.errors import SourceError, WeekError
@@ -117,8 +117,8 @@ class Digests:
         the week before. `exclude`: a channel's own rules, on top of the repository's;
         the PRs they leave out count nowhere, and a note says how many.
         """
-        digest = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
-                                      exclude=exclude)
+        digest, _ = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
+                                         exclude=exclude)
         if self.on_built is not None:
             self.on_built(trigger)
         return with_report_url(digest, self.config) if link else digest
@@ -148,18 +148,19 @@ class Digests:
             for repo in repos:
                 if not self.source.holds(repo):
                     raise SourceError(f"no snapshot file holds {repo}")
-        parts = [await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
+        built = [await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
                                       exclude=exclude) for repo in repos]
-        if link:
-            parts = [with_report_url(part, self.config) for part in parts]
+        parts = [with_report_url(part, self.config) if link else part for part, _ in built]
         if self.on_built is not None:
             self.on_built(trigger)
-        return combine(parts, focus=focus)
+        return combine(parts, focus=focus,
+                       notes=combined_notes([facts for _, facts in built], lang))
 
     async def _assemble(self, repo: str, week: str, lang: Lang, focus: tuple[str, ...], *,
                         fetch: FetchWeek | None, trends: bool,
-                        exclude: tuple[ExcludeRule, ...]) -> Digest:
-        """One repository's digest, before it is counted and linked."""
+                        exclude: tuple[ExcludeRule, ...]) -> tuple[Digest, PartFacts]:
+        """One repository's digest, before it is counted and linked, and the facts a
+        combined digest's notes are made of."""
         read = fetch or self._fetch
         data = await read(repo, week)
         previous = await self._previous(read, repo, week) if trends else None
@@ -174,11 +175,14 @@ class Digests:
             lang=lang, focus_topics=focus, previous=previous)
         if self.narrator is not None:
             digest = await self._narrate(digest, snapshot, repo, week, lang)
-        notes = [note for note in (stale_note(lang, data), left_out_note(left_out, lang))
-                 if note is not None]
+        notes = tuple(note for note in (stale_note(lang, data), left_out_note(left_out, lang))
+                      if note is not None)
         if notes:
             digest = msgspec.structs.replace(digest, notes=(*notes, *digest.notes))
-        return digest
+        facts = PartFacts(repository=repo, own_notes=notes,
+                          pulls=tuple(p for p, _ in week_pulls(snapshot, week, settings.timezone)),
+                          reviews_recorded=reviews_recorded(snapshot))
+        return digest, facts
 
     async def for_channel(self, channel: ChannelConfig, week: str, *,
                           fetch: FetchWeek | None = None, trigger: str = "command") -> Digest:

@@ -27,11 +27,10 @@ from bot.cli.github import LiveSource
 from bot.cli.platforms import print_preview
 from bot.config import Config, load_config
 from bot.errors import UserError
-from bot.render import render_digest
 from bot.models import Snapshot
+from bot.render import render_digest
 from bot.snapshot import data_time, read_snapshot, snapshot_for
 from bot.source import SnapshotSource, Source
-
 
 SnapshotsOption = Annotated[
     list[Path] | None,

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import chain, zip_longest
 
+from bot.engine.digest import data_notes
 from bot.i18n import translator
-from bot.models import Counts, Digest, NameCount, RepositoryCounts
+from bot.models import Counts, Digest, Lang, NameCount, PullRequest, RepositoryCounts
 
-# `#12` as the engine writes a PR reference, not inside a word, a path or `org/a#12`.
-_BARE_REF = re.compile(r"(?<![\w/#])#(\d+)\b")
+# `#12` or `PR#12` as the engine writes a PR reference (Chinese text may touch it), not
+# inside a word, a path or `org/a#12`.
+_BARE_REF = re.compile(r"(?<![A-Za-z0-9_/#])(?:PR)?#(\d+)(?!\d)")
 
 
 def repository_counts(digest: Digest) -> RepositoryCounts:
@@ -25,7 +28,7 @@ def repository_counts(digest: Digest) -> RepositoryCounts:
 
 
 def qualify(text: str, repository: str) -> str:
-    """`text` with each bare `#12` written `repository#12`."""
+    """`text` with each bare `#12` (or `PR#12`) written `repository#12`."""
     return _BARE_REF.sub(lambda match: f"{repository}#{match.group(1)}", text)
 
 
@@ -59,25 +62,52 @@ def merge_names(groups: Iterable[tuple[NameCount, ...]], total: int,
                  for name in ranked)
 
 
+@dataclass(frozen=True)
+class PartFacts:
+    """What the notes of a combined digest are made of, for one repository: its own
+    notes (a stale copy, PRs left out), its week's PRs, whether reviews were recorded."""
+
+    repository: str
+    own_notes: tuple[str, ...]
+    pulls: tuple[PullRequest, ...]
+    reviews_recorded: bool
+
+
+def combined_notes(facts: Sequence[PartFacts], lang: Lang) -> tuple[str, ...]:
+    """The notes of a combined digest: each repository's own notes under its name, then
+    what the data leaves unknown counted over every repository's PRs once (the review
+    note names the repositories without reviews when only some have them)."""
+    t = translator(lang)
+    notes = [t("%(repository)s: %(note)s", repository=f.repository, note=note)
+             for f in facts for note in f.own_notes]
+    every = [pull for f in facts for pull in f.pulls]
+    unrecorded = [f for f in facts if not f.reviews_recorded]
+    if unrecorded and len(unrecorded) < len(facts):
+        notes += [t("%(repository)s: %(note)s", repository=f.repository, note=note)
+                  for f in unrecorded for note in data_notes([], False, t)]
+    return (*notes, *data_notes(every, len(unrecorded) < len(facts), t))
+
+
 def _round_robin(lists: Iterable[Sequence[str]]) -> tuple[str, ...]:
     """The first item of each list, then the second of each...: a short view of the
     combined list shows something of every repository."""
     return tuple(item for row in zip_longest(*lists) for item in row if item is not None)
 
 
-def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = ()) -> Digest:
+def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
+            notes: tuple[str, ...] | None = None) -> Digest:
     """The digest of several repositories' same week, in the parts' language; `parts`
-    in the order the channel lists them. One part is returned as it is. A note every
-    part has is said once; the others name their repository."""
+    in the order the channel lists them. One part is returned as it is. `notes` (see
+    `combined_notes`) replace the parts' own, each named by its repository otherwise."""
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
     t = translator(first.lang)
     counts = _sum_counts(parts)
-    shared = [note for note in first.notes if all(note in p.notes for p in parts)]
-    notes = (*shared, *chain.from_iterable(
-        (t("%(repository)s: %(note)s", repository=p.repository, note=note)
-         for note in p.notes if note not in shared) for p in parts))
+    if notes is None:
+        notes = tuple(chain.from_iterable(
+            (t("%(repository)s: %(note)s", repository=p.repository, note=note)
+             for note in p.notes) for p in parts))
     known = [p.data_as_of for p in parts if p.data_as_of is not None]
     return Digest(
         repository=", ".join(p.repository for p in parts),

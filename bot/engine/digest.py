@@ -46,7 +46,8 @@ def week_pulls(snapshot: Snapshot, week: str, tz: str) -> list[tuple[PullRequest
     return sorted(((p, how) for p, how in found if how), key=lambda item: item[0].number)
 
 
-def _data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[str]:
+def data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[str]:
+    """What the data leaves unknown about these PRs (reviews, checks, threads)."""
     notes: list[str] = []
     if not recorded:
         notes.append(t("Reviews were not recorded in this data, so approvals were not checked."))
@@ -172,7 +173,7 @@ def build_digest(
                  else ())
             for k in key_pulls)),
         lang=lang,
-        notes=tuple(_data_notes(pulls, recorded, t)),
+        notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         pulls=entries,
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
@@ -191,7 +192,7 @@ def answer_pull(
     t = translator(lang)
     cls = classify(pull, repo_config)
     risks = find_risks(pull, t, reviews_recorded=reviews_recorded)
-    notes = _data_notes([pull], reviews_recorded, t)
+    notes = data_notes([pull], reviews_recorded, t)
     if pull.state != "merged":
         notes.insert(0, t("This PR is not merged yet (%(state)s); its review may still be "
                           "in progress.", state=pull.state))

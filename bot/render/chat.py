@@ -31,11 +31,27 @@ _STEP_TABLE = (
     (2, 2, 2, 2, 2, 60, 2),
     (2, 2, 1, 1, 1, 50, 1),
 )
-STEPS = tuple(
-    Limits(themes=themes, theme_items=items, risks=risks, quick=quick,
-           suggestions=suggestions, line=line, notable=notable, chat=True)
-    for themes, items, risks, quick, suggestions, line, notable in _STEP_TABLE
+# A digest of several repositories shows each step's items for each of them, so when
+# even the tightest step is too long it may go tighter still.
+# Their last column: how many security fixes the summary names.
+_COMBINED_TABLE = (
+    (1, 2, 1, 1, 2, 50, 1, 2),
+    (1, 1, 1, 1, 1, 50, 1, 1),
+    (1, 1, 1, 1, 1, 40, 1, 1),
 )
+
+
+def _limits(table: tuple[tuple[int, ...], ...]) -> tuple[Limits, ...]:
+    return tuple(
+        Limits(themes=themes, theme_items=items, risks=risks, quick=quick,
+               suggestions=suggestions, line=line, notable=notable, chat=True,
+               security=security[0] if security else None)
+        for themes, items, risks, quick, suggestions, line, notable, *security in table
+    )
+
+
+STEPS = _limits(_STEP_TABLE)
+COMBINED_STEPS = STEPS + _limits(_COMBINED_TABLE)
 
 
 def visible_length(text: str) -> int:
@@ -49,15 +65,16 @@ def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     a more generous step is never shorter), or the tightest step when none fits."""
     markup = markup_for("text")
     rendered: dict[int, tuple[DigestView, str]] = {}
+    steps = COMBINED_STEPS if digest.parts else STEPS
 
     def render(index: int) -> tuple[DigestView, str]:
         if index not in rendered:
-            view = DigestView(digest, STEPS[index])
+            view = DigestView(digest, steps[index])
             rendered[index] = (view, render_template(TEXT_TEMPLATE, digest.lang, v=view,
                                                      d=digest, m=markup))
         return rendered[index]
 
-    low, high, best = 0, len(STEPS) - 1, len(STEPS) - 1
+    low, high, best = 0, len(steps) - 1, len(steps) - 1
     while low <= high:
         middle = (low + high) // 2
         if visible_length(render(middle)[1]) <= BUDGET:

@@ -28,7 +28,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.models import Digest, KeyPull, Lang, Reply
+from bot.models import Digest, Lang, Reply
 from bot.render import environment, split_sections
 from bot.render.chat import chat_view
 from bot.render.markup import markup_for

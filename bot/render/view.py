@@ -48,6 +48,8 @@ class Limits:
     line: int | None = None
     notable: int = NOTABLE
     chat: bool = False
+    # Security fixes the summary names (the rest are counted): all, unless a step says.
+    security: int | None = None
 
 
 FULL = Limits()
@@ -121,8 +123,9 @@ class DigestView:
 
     @cached_property
     def _scope_by_url(self) -> dict[str, str]:
-        return {item.url: part.scope for part in self.parts
-                for item in (*part.d.key_pulls, *part.d.pulls) if item.url}
+        return {url: part.scope for part in self.parts
+                for url in (*(k.url for k in part.d.key_pulls), *(p.url for p in part.d.pulls))
+                if url}
 
     @cached_property
     def all_risks(self) -> list[Risk]:
@@ -207,6 +210,11 @@ class DigestView:
     @cached_property
     def security(self) -> list[PullEntry]:
         return [p for view in self.each for p in view.d.pulls if p.security]
+
+    @cached_property
+    def security_named(self) -> list[PullEntry]:
+        """The security fixes the summary names; the view's limit leaves the rest counted."""
+        return self.security[: self.limits.security]
 
     @cached_property
     def all_themes(self) -> list[ThemeListing]:
