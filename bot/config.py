@@ -88,6 +88,11 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
         repository, or the listed repositories joined by ", "."""
         return ", ".join(self.repositories)
 
+    def pull_scope(self, repo: str) -> tuple[tuple[str, str], ...]:
+        """The reply parameter that writes `repo`'s PRs `org/a#12` in this channel: set
+        where the channel follows several repositories, none where it follows one."""
+        return (("scope", repo),) if len(self.repositories) > 1 else ()
+
     def follows(self, repo: str) -> bool:
         """Whether `repo` is one of the channel's repositories (names ignore case)."""
         return repo.lower() in (name.lower() for name in self.repositories)

@@ -332,3 +332,37 @@ def test_references_in_combined_text_name_their_repository(text: str, written: s
     from bot.engine.combine import qualify
 
     assert qualify(text, "acme/a") == written
+
+
+async def test_an_answer_in_a_chat_of_several_names_the_repository() -> None:
+    reply = await _ask(f"summary {PRISM}#1201")
+    assert render_reply(reply, "text").startswith(f"{PRISM}#1201 ")
+    single = two_repo_config({"platform": "slack", "id": "C2", "repo": PRISM})
+    handler = CommandHandler(single, _source(), now=lambda: example_snapshot().fetched_at)
+    alone = await handler.handle(parse_command("summary #1201"), channel=single.channels[0],
+                                 user="U1")
+    assert render_reply(alone, "text").startswith("#1201 ")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_notice_in_a_chat_of_several_names_the_repository(lang: Lang) -> None:
+    from bot.render.slack import render_reply_messages as slack_reply
+    from bot.render.telegram import render_reply_messages as telegram_reply
+
+    answer = Digests(CONFIG, _source()).answer_for(prism_snapshot().pulls[0], PRISM, lang)
+    reply = Reply(kind="pull", lang=lang, mode="merged", pull=answer, topics=("npu",),
+                  params=(("author", "a"), *CHANNEL.pull_scope(PRISM)))
+    merged = "Merged: " if lang == "en" else "已合并："
+    assert f"{merged}{PRISM}#1201 " in render_reply(reply, "text")
+    assert f"{merged}{PRISM}#1201 " in telegram_reply(reply)[0].text
+    assert f"{merged}{PRISM}#1201 " in slack_reply(reply)[0].text
+    plain = msgspec.structs.replace(reply, params=(("author", "a"),))
+    assert f"{merged}#1201 " in render_reply(plain, "text")
+
+
+async def test_combined_slack_messages_pass_the_block_kit_checks() -> None:
+    from tests.contract.test_slack_render import assert_valid
+
+    for lang in ("en", "zh"):
+        for message in slack_messages(await _combined(lang, link=True)):  # type: ignore[arg-type]
+            assert_valid(message)

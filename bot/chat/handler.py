@@ -193,7 +193,8 @@ class CommandHandler:
                                choices=", ".join(f"{repo}#{number}" for repo, _ in found))
         repo, pull = found[0]
         answer = await self.digests.pull_answer(pull, repo, command.lang, channel)
-        return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
+        return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind,
+                     params=channel.pull_scope(repo))
 
     async def _find_pull(self, command: Command, repo: str, number: int
                          ) -> PullRequest | None:
