@@ -36,6 +36,7 @@ def two_repo_config(*channels: dict[str, Any]) -> Config:
     topics = {"npu": {"keywords": ["npu", "ascend"]}}
     return parse_config({
         "repos": {LUMEN: {"topics": topics}, PRISM: {"topics": topics}},
+        "server": {"public_url": "https://reports.example.com"},
         "channels": list(channels) or [
             {"platform": "slack", "id": "C1", "repos": [LUMEN, PRISM], "lang": "en"}],
     })
