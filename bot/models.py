@@ -220,7 +220,8 @@ class RepositoryCounts(Record, frozen=True, kw_only=True):
 class Digest(Record, frozen=True, kw_only=True):
     """A week's digest. One spanning several repositories (`parts` not empty) holds the
     combined counts, topics, types and suggestions itself and each repository's own
-    digest in `parts`, whose themes, risks, key PRs and PR list it shows per repository;
+    digest in `parts`, whose themes, risks, key PRs, suggestions and PR list it shows per
+    repository;
     its own `repository` is their names joined by ", "."""
 
     repository: str

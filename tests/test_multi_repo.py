@@ -366,3 +366,39 @@ async def test_combined_slack_messages_pass_the_block_kit_checks() -> None:
     for lang in ("en", "zh"):
         for message in slack_messages(await _combined(lang, link=True)):  # type: ignore[arg-type]
             assert_valid(message)
+
+
+async def test_a_narrated_combined_digest_words_each_repository_and_keeps_the_counts() -> None:
+    from testkit.fakes.openai import FakeOpenAI
+    from tests.test_narrator import every_format
+
+    with FakeOpenAI(stall_seconds=5) as fake:
+        config = msgspec.structs.replace(CONFIG, llm=parse_config({"llm": {
+            "base_url": fake.base_url, "model": "fake-model", "timeout_s": 2,
+            "budget_s": 20}}).llm)
+        from bot.narrate import MemoryNarrations, narrator_for
+
+        narrator = narrator_for(config, MemoryNarrations())
+        assert narrator is not None
+        try:
+            told = await Digests(config, _source(), narrator=narrator).build_many(
+                (LUMEN, PRISM), WEEK, "zh")
+        finally:
+            await narrator.close()
+    plain = await _combined("zh")
+    assert told.counts == plain.counts and told.repositories == plain.repositories
+    assert all(part.narration is not None and part.narration.sections_narrated
+               for part in told.parts)
+    text = every_format(told)
+    assert f"{PRISM}#" in text and f"{LUMEN}#" in text
+
+
+async def test_each_repositorys_suggestions_stay_under_its_name() -> None:
+    digest = await _combined()
+    text = render_digest(digest, "markdown")
+    section = text.split("## Follow-up suggestions", 1)[1].split("\n## ", 1)[0]
+    lumen, prism = section.split(f"### {PRISM}")
+    assert f"### {LUMEN}" in lumen
+    assert all(f"{PRISM}#" not in line for line in lumen.splitlines())
+    assert all(f"{LUMEN}#" not in line for line in prism.splitlines())
+    assert digest.parts[0].suggestions and digest.parts[1].suggestions

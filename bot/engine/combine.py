@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, zip_longest
 
+import msgspec
+
 from bot.engine.digest import data_notes
 from bot.i18n import translator
 from bot.models import Counts, Digest, Lang, NameCount, PullRequest, RepositoryCounts
@@ -101,6 +103,11 @@ def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
     `combined_notes`) replace the parts' own, each named by its repository otherwise."""
     if len(parts) == 1:
         return parts[0]
+    # Each repository's suggestions speak of its own week ("npu makes up 43% of the
+    # week"), so they stay with it, their references written in full.
+    parts = [msgspec.structs.replace(p, suggestions=tuple(qualify(s, p.repository)
+                                                          for s in p.suggestions))
+             for p in parts]
     first = parts[0]
     t = translator(first.lang)
     counts = _sum_counts(parts)
@@ -120,8 +127,7 @@ def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
         themes=(),
         risks=(),
         key_pulls=(),
-        suggestions=_round_robin([qualify(s, p.repository) for s in p.suggestions]
-                                 for p in parts),
+        suggestions=_round_robin(p.suggestions for p in parts),
         lang=first.lang,
         notes=notes,
         data_as_of=min(known) if known else None,

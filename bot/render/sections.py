@@ -48,7 +48,7 @@ DIGEST_SECTIONS: tuple[Section, ...] = (
     Section("trends", _("Module and topic trends")),
     Section("risks", _("Risk observations"), per_repository=True),
     Section("key_prs", _("Key PRs at a glance"), per_repository=True),
-    Section("suggestions", _("Follow-up suggestions")),
+    Section("suggestions", _("Follow-up suggestions"), per_repository=True),
     Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False,
             per_repository=True),
 )
