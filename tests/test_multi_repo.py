@@ -402,3 +402,20 @@ async def test_each_repositorys_suggestions_stay_under_its_name() -> None:
     assert all(f"{PRISM}#" not in line for line in lumen.splitlines())
     assert all(f"{LUMEN}#" not in line for line in prism.splitlines())
     assert digest.parts[0].suggestions and digest.parts[1].suggestions
+
+
+def test_a_dry_run_post_to_a_channel_of_several_sends_their_one_digest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    lumen, prism, _ = _files(tmp_path)
+    config = tmp_path / "channel.toml"
+    config.write_text(f'[repos."{LUMEN}"]\n[repos."{PRISM}"]\n[[channels]]\nplatform = '
+                      f'"telegram"\nid = "-100"\nrepos = ["{LUMEN}", "{PRISM}"]\nlang = "en"\n')
+    args = ["post", PRISM, "--week", WEEK, "--channel", "telegram:-100", "--config",
+            str(config), "--dry-run"]
+    code, out, err = _run(*args, "--snapshot", lumen, "--snapshot", prism)
+    assert code == 0, err
+    assert f"of {LUMEN}, {PRISM} to telegram:-100" in err
+    assert f"{LUMEN} and {PRISM} weekly report" in out and f"{PRISM}#" in out
+    code, _, err = _run(*args, "--snapshot", lumen)
+    assert code == 2 and "give one --snapshot per repository" in err

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -18,6 +17,7 @@ from bot.cli.app import (
     Language,
     NoLLMOption,
     OutputFormat,
+    SnapshotsOption,
     WeekOption,
     command,
     user_errors,
@@ -27,17 +27,9 @@ from bot.cli.github import LiveSource
 from bot.cli.platforms import print_preview
 from bot.config import Config, load_config
 from bot.errors import UserError
-from bot.models import Snapshot
 from bot.render import render_digest
-from bot.snapshot import data_time, read_snapshot, snapshot_for
+from bot.snapshot import data_time, snapshots_for
 from bot.source import SnapshotSource, Source
-
-SnapshotsOption = Annotated[
-    list[Path] | None,
-    typer.Option("--snapshot", "-s", dir_okay=False,
-                 help="Read PRs from this snapshot file instead of GitHub; with several "
-                      "repositories, one file each (each holds its repository's name)."),
-]
 
 
 @command()
@@ -92,30 +84,6 @@ def digest(
         print_preview(fmt.value, settings, repos[0], result)
         return
     sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
-
-
-def snapshots_for(repos: list[str], paths: list[Path]) -> list[Snapshot]:
-    """One snapshot per repository, in the repositories' order: the one file for one
-    repository (which must hold it), else each repository's file found by the name it
-    holds, whatever order the files were given in."""
-    if len(repos) == 1 and len(paths) == 1:
-        return [snapshot_for(repos[0], paths[0])]
-    if len(set(map(str.lower, repos))) != len(repos):
-        raise UserError("a repository is named twice")
-    if len(paths) != len(repos):
-        raise UserError(f"give one --snapshot per repository: {len(repos)} repositories, "
-                        f"{len(paths)} files")
-    held = {}
-    for path in paths:
-        data = read_snapshot(path)
-        if data.repository.lower() in held:
-            raise UserError(f"{path}: holds {data.repository}, as another --snapshot does")
-        held[data.repository.lower()] = data
-    missing = [repo for repo in repos if repo.lower() not in held]
-    if missing:
-        names = ", ".join(sorted(s.repository for s in held.values()))
-        raise UserError(f"no --snapshot holds {missing[0]} (the files hold {names})")
-    return [held[repo.lower()] for repo in repos]
 
 
 @contextlib.contextmanager
