@@ -244,11 +244,6 @@ class Digest(Record, frozen=True, kw_only=True):
     repositories: tuple[RepositoryCounts, ...] = ()
     parts: tuple[Digest, ...] = ()
 
-    @property
-    def combined(self) -> bool:
-        """Whether the digest spans several repositories."""
-        return bool(self.parts)
-
 
 # --- chat -------------------------------------------------------------------------
 
