@@ -57,24 +57,24 @@ class SnapshotSource:
 
     def __init__(self, snapshot: Snapshot, *others: Snapshot) -> None:
         self.snapshot = snapshot
-        self._held = {s.repository.lower(): s for s in (snapshot, *others)}
+        self._others = {s.repository.lower(): s for s in others}
         self._by_number = {pull.number: pull for pull in snapshot.pulls}
         self._numbers = {name: {pull.number: pull for pull in held.pulls}
-                         for name, held in self._held.items()}
+                         for name, held in self._others.items()}
         self._numbers[snapshot.repository.lower()] = self._by_number
 
     def holds(self, repo: str) -> bool:
         """Whether a file of this source is `repo`'s own."""
-        return repo.lower() in self._held
+        return repo.lower() in (self.snapshot.repository.lower(), *self._others)
 
     def snapshot_of(self, repo: str) -> Snapshot:
         """The file holding `repo`; with a single file, that file whatever is asked."""
-        held = self._held.get(repo.lower())
-        if held is not None:
-            return held
-        if len(self._held) == 1:
+        if not self._others or repo.lower() == self.snapshot.repository.lower():
             return self.snapshot
-        raise SourceError(f"no snapshot file holds {repo}")
+        held = self._others.get(repo.lower())
+        if held is None:
+            raise SourceError(f"no snapshot file holds {repo}")
+        return held
 
     def fetch_week(self, repo: str, week: str) -> WeekData:
         return WeekData(snapshot=self.snapshot_of(repo))
