@@ -63,7 +63,9 @@ class RepoConfig(Section, frozen=True, kw_only=True):
 class ChannelConfig(Section, frozen=True, kw_only=True):
     platform: Platform
     id: str
-    repo: str
+    # One repository (`repo`) or several (`repos`), never both: several get one digest.
+    repo: str = ""
+    repos: tuple[str, ...] = ()
     lang: Literal["zh", "en"] = "zh"
     schedule: str = "0 9 * * MON"
     timezone: str = DEFAULT_TIMEZONE
@@ -84,6 +86,26 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
     def key(self) -> str:
         """`slack:C0123` - how a channel is named in the ledger and on the CLI."""
         return f"{self.platform}:{self.id}"
+
+    @property
+    def repositories(self) -> tuple[str, ...]:
+        """The repositories the channel follows, in the order the config lists them."""
+        return self.repos or (self.repo,)
+
+    @property
+    def scope(self) -> str:
+        """What the channel's digests cover, as its ledger and logs name it: the
+        repository, or the listed repositories joined by ", "."""
+        return ", ".join(self.repositories)
+
+    def pull_scope(self, repo: str) -> tuple[tuple[str, str], ...]:
+        """The reply parameter that writes `repo`'s PRs `org/a#12` in this channel: set
+        where the channel follows several repositories, none where it follows one."""
+        return (("scope", repo),) if len(self.repositories) > 1 else ()
+
+    def follows(self, repo: str) -> bool:
+        """Whether `repo` is one of the channel's repositories (names ignore case)."""
+        return repo.lower() in (name.lower() for name in self.repositories)
 
 
 class GitHubConfig(Section, frozen=True, kw_only=True):
@@ -227,6 +249,24 @@ def _check_exclude(rule: ExcludeRule, where: str) -> None:
                               f"({exc})") from None
 
 
+def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> None:
+    """A channel names one repository (`repo`) or a list of them (`repos`), each
+    configured under [repos] and listed once."""
+    if channel.repo and channel.repos:
+        raise ConfigError(f"{where}.repos: give repo or repos, not both")
+    if not channel.repo and not channel.repos:
+        raise ConfigError(f"{where}.repo: missing (give repo, or repos for several)")
+    seen: set[str] = set()
+    for position, name in enumerate(channel.repositories):
+        at = f"{where}.repos[{position}]" if channel.repos else f"{where}.repo"
+        _check_repo_name(name, at)
+        if name not in config.repos:
+            raise ConfigError(f"{at}: {name!r} is not under [repos]")
+        if name.lower() in seen:
+            raise ConfigError(f"{at}: {name!r} is listed twice")
+        seen.add(name.lower())
+
+
 def _validate(config: Config) -> None:
     for name, repo in config.repos.items():
         where = f"repos.{name!r}"
@@ -244,10 +284,8 @@ def _validate(config: Config) -> None:
     seen: set[str] = set()
     for index, channel in enumerate(config.channels):
         where = f"channels[{index}]"
-        _check_repo_name(channel.repo, f"{where}.repo")
+        _check_channel_repos(channel, config, where)
         _check_exclude(channel.exclude, where)
-        if channel.repo not in config.repos:
-            raise ConfigError(f"{where}.repo: {channel.repo!r} is not under [repos]")
         try:
             zone(channel.timezone)
         except Exception:
@@ -259,10 +297,11 @@ def _validate(config: Config) -> None:
         if not fires_every_year(channel.schedule):
             raise ConfigError(f"{where}.schedule: {channel.schedule!r} does not fire in "
                               "every year (a date such as 30 February never comes)")
-        pair = f"{channel.key} {channel.repo}"
-        if pair in seen:
-            raise ConfigError(f"{where}: channel {channel.key} is listed twice for {channel.repo}")
-        seen.add(pair)
+        for name in channel.repositories:
+            pair = f"{channel.key} {name}"
+            if pair in seen:
+                raise ConfigError(f"{where}: channel {channel.key} is listed twice for {name}")
+            seen.add(pair)
     _check_numbers(config)
     _check_slack_app(config.platforms.slack)
     if config.llm is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -22,6 +22,7 @@ import msgspec
 
 from bot.config import ChannelConfig, Config, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
+from bot.engine.combine import PartFacts, combine, combined_notes
 from bot.engine.digest import week_pulls
 from bot.engine.exclude import excluded_note, leave_out_of_week, left_out_by, left_out_note
 from bot.errors import SourceError, WeekError
@@ -116,6 +117,50 @@ class Digests:
         the week before. `exclude`: a channel's own rules, on top of the repository's;
         the PRs they leave out count nowhere, and a note says how many.
         """
+        digest, _ = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
+                                         exclude=exclude)
+        if self.on_built is not None:
+            self.on_built(trigger)
+        return with_report_url(digest, self.config) if link else digest
+
+    async def build_many(
+        self,
+        repos: Sequence[str],
+        week: str,
+        lang: Lang,
+        focus: tuple[str, ...] = (),
+        *,
+        fetch: FetchWeek | None = None,
+        trigger: str = "command",
+        link: bool = False,
+        trends: bool = True,
+        exclude: tuple[ExcludeRule, ...] = (),
+    ) -> Digest:
+        """One digest of the same week of several repositories (`build` of each, then
+        combined: summed counts, topics and types, each repository's sections its own);
+        `build` itself for one. Any repository's failure is the caller's to answer, as
+        for one: a digest that silently left a repository out would read as complete."""
+        if len(repos) == 1:
+            return await self.build(repos[0], week, lang, focus, fetch=fetch,
+                                    trigger=trigger, link=link, trends=trends, exclude=exclude)
+        if fetch is None and isinstance(self.source, SnapshotSource):
+            # One file answers for any name when it is alone: not for several repositories.
+            for repo in repos:
+                if not self.source.holds(repo):
+                    raise SourceError(f"no snapshot file holds {repo}")
+        built = [await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
+                                      exclude=exclude) for repo in repos]
+        parts = [with_report_url(part, self.config) if link else part for part, _ in built]
+        if self.on_built is not None:
+            self.on_built(trigger)
+        return combine(parts, focus=focus,
+                       notes=combined_notes([facts for _, facts in built], lang))
+
+    async def _assemble(self, repo: str, week: str, lang: Lang, focus: tuple[str, ...], *,
+                        fetch: FetchWeek | None, trends: bool,
+                        exclude: tuple[ExcludeRule, ...]) -> tuple[Digest, PartFacts]:
+        """One repository's digest, before it is counted and linked, and the facts a
+        combined digest's notes are made of."""
         read = fetch or self._fetch
         data = await read(repo, week)
         previous = await self._previous(read, repo, week) if trends else None
@@ -130,21 +175,22 @@ class Digests:
             lang=lang, focus_topics=focus, previous=previous)
         if self.narrator is not None:
             digest = await self._narrate(digest, snapshot, repo, week, lang)
-        if self.on_built is not None:
-            self.on_built(trigger)
-        notes = [note for note in (stale_note(lang, data), left_out_note(left_out, lang))
-                 if note is not None]
+        notes = tuple(note for note in (stale_note(lang, data), left_out_note(left_out, lang))
+                      if note is not None)
         if notes:
             digest = msgspec.structs.replace(digest, notes=(*notes, *digest.notes))
-        return with_report_url(digest, self.config) if link else digest
+        facts = PartFacts(repository=repo, own_notes=notes,
+                          pulls=tuple(p for p, _ in week_pulls(snapshot, week, settings.timezone)),
+                          reviews_recorded=reviews_recorded(snapshot))
+        return digest, facts
 
     async def for_channel(self, channel: ChannelConfig, week: str, *,
                           fetch: FetchWeek | None = None, trigger: str = "command") -> Digest:
-        """The digest a channel gets: its language, its followed topics first, linked,
-        in the channel's chat form (`style`, `people`)."""
-        digest = await self.build(channel.repo, week, channel.lang, await self.focus(channel),
-                                  fetch=fetch, trigger=trigger, link=True,
-                                  exclude=(channel.exclude,))
+        """The digest a channel gets: its repositories, its language, its followed
+        topics first, linked, in the channel's chat form (`style`, `people`)."""
+        digest = await self.build_many(channel.repositories, week, channel.lang,
+                                       await self.focus(channel), fetch=fetch,
+                                       trigger=trigger, link=True, exclude=(channel.exclude,))
         return msgspec.structs.replace(digest, chat_form=channel.chat_form)
 
     async def focus(self, channel: ChannelConfig) -> tuple[str, ...]:
@@ -228,7 +274,7 @@ class Digests:
                    channel: ChannelConfig | None = None) -> PullAnswer:
         """Summary and risks of one PR, kept per PR version and language; a PR the
         exclude settings leave out is still answered, saying so."""
-        answer = self.answer(pull, repo, lang, self.reviews_recorded(pull))
+        answer = self.answer(pull, repo, lang, self.reviews_recorded(pull, repo))
         if self.left_out(pull, repo, channel):
             answer = msgspec.structs.replace(answer, notes=(excluded_note(lang), *answer.notes))
         return answer
@@ -257,9 +303,12 @@ class Digests:
         return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
                            lang=lang, reviews_recorded=recorded)
 
-    def reviews_recorded(self, pull: PullRequest) -> bool:
+    def reviews_recorded(self, pull: PullRequest, repo: str) -> bool:
         """Snapshot files may leave reviews out altogether (the PR then has none); GitHub
         always lists them, so there an empty list means "never reviewed"."""
         if isinstance(self.source, SnapshotSource):
-            return reviews_recorded(self.source.snapshot)
+            try:
+                return reviews_recorded(self.source.snapshot_of(repo))
+            except SourceError:
+                return pull.reviews is not None
         return pull.reviews is not None

@@ -239,9 +239,20 @@ class ChatForm(Record, frozen=True, kw_only=True):
 
     style: Style = "full"
     people: bool = False
+class RepositoryCounts(Record, frozen=True, kw_only=True):
+    """One repository of a digest and its own counts (a digest of one lists one)."""
+
+    name: str
+    counts: Counts
 
 
 class Digest(Record, frozen=True, kw_only=True):
+    """A week's digest. One spanning several repositories (`parts` not empty) holds the
+    combined counts, topics, types and suggestions itself and each repository's own
+    digest in `parts`, whose themes, risks, key PRs, suggestions and PR list it shows per
+    repository;
+    its own `repository` is their names joined by ", "."""
+
     repository: str
     week: str
     period: Period
@@ -261,6 +272,8 @@ class Digest(Record, frozen=True, kw_only=True):
     narration: Narration | None = None
     people: People | None = None
     chat_form: ChatForm = ChatForm()
+    repositories: tuple[RepositoryCounts, ...] = ()
+    parts: tuple[Digest, ...] = ()
 
 
 # --- chat -------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -63,6 +64,30 @@ def write_snapshot(snapshot: Snapshot, path: Path) -> None:
 def snapshot_for(repo: str, path: Path) -> Snapshot:
     """The snapshot at `path`, which must hold `repo`."""
     return check_repository(read_snapshot(path), repo, path)
+
+
+def snapshots_for(repos: Sequence[str], paths: Sequence[Path]) -> list[Snapshot]:
+    """One snapshot per repository, in the repositories' order: the one file for one
+    repository (which must hold it), else each repository's file found by the name it
+    holds, whatever order the files were given in."""
+    if len(repos) == 1 and len(paths) == 1:
+        return [snapshot_for(repos[0], paths[0])]
+    if len(set(map(str.lower, repos))) != len(repos):
+        raise SnapshotError("a repository is named twice")
+    if len(paths) != len(repos):
+        raise SnapshotError(f"give one --snapshot per repository: {len(repos)} repositories, "
+                        f"{len(paths)} files")
+    held: dict[str, Snapshot] = {}
+    for path in paths:
+        data = read_snapshot(path)
+        if data.repository.lower() in held:
+            raise SnapshotError(f"{path}: holds {data.repository}, as another --snapshot does")
+        held[data.repository.lower()] = data
+    missing = [repo for repo in repos if repo.lower() not in held]
+    if missing:
+        names = ", ".join(sorted(s.repository for s in held.values()))
+        raise SnapshotError(f"no --snapshot holds {missing[0]} (the files hold {names})")
+    return [held[repo.lower()] for repo in repos]
 
 
 def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:

@@ -10,6 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 
 
@@ -60,17 +61,33 @@ class ForgetsPulls(Protocol):
 
 
 class SnapshotSource:
-    """Serves every week and PR from one snapshot file (the offline mode)."""
+    """Serves every week and PR from snapshot files (the offline mode): one file, which
+    answers for whichever repository is asked, or one file per repository."""
 
-    def __init__(self, snapshot: Snapshot) -> None:
+    def __init__(self, snapshot: Snapshot, *others: Snapshot) -> None:
         self.snapshot = snapshot
+        self._others = {s.repository.lower(): s for s in others}
         self._by_number = {pull.number: pull for pull in snapshot.pulls}
+        self._numbers = {name: {pull.number: pull for pull in held.pulls}
+                         for name, held in self._others.items()}
+        self._numbers[snapshot.repository.lower()] = self._by_number
+
+    def holds(self, repo: str) -> bool:
+        """Whether a file of this source is `repo`'s own."""
+        return repo.lower() in (self.snapshot.repository.lower(), *self._others)
+
+    def snapshot_of(self, repo: str) -> Snapshot:
+        """The file holding `repo`; with a single file, that file whatever is asked."""
+        if not self._others or repo.lower() == self.snapshot.repository.lower():
+            return self.snapshot
+        held = self._others.get(repo.lower())
+        if held is None:
+            raise SourceError(f"no snapshot file holds {repo}")
+        return held
 
     def fetch_week(self, repo: str, week: str) -> WeekData:
-        return WeekData(snapshot=self.snapshot)
+        return WeekData(snapshot=self.snapshot_of(repo))
 
     def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """The PR of the snapshot's repository; another repository's #N is not in it."""
-        if repo.lower() != self.snapshot.repository.lower():
-            return None
-        return self._by_number.get(number)
+        return self._numbers.get(repo.lower(), {}).get(number)

@@ -64,8 +64,10 @@ def race_config() -> Config:
     for index, (short, (tz, cron)) in enumerate(ZONES.items()):
         for offset, platform in enumerate(("slack", "telegram", "feishu")):
             n = index * 3 + offset
+            # One channel per platform follows both repositories: one digest of the two.
+            follows = {"repos": list(REPOS)} if n % 4 == 0 else {"repo": REPOS[n % 2]}
             channels.append({"platform": platform, "id": f"{short}-{platform}",
-                             "repo": REPOS[n % 2], "timezone": tz, "schedule": cron,
+                             **follows, "timezone": tz, "schedule": cron,
                              "lang": ("zh", "en")[n % 2],
                              "topics": [["npu"], []][(n // 2) % 2]})
     return make_config(channels, repos=REPOS, catch_up_hours=CATCH_UP.total_seconds() / 3600)
@@ -159,7 +161,7 @@ def fire_times(config: Config) -> dict[datetime, set[Slot]]:
         it = croniter(channel.schedule, START.astimezone(zone(channel.timezone)))
         while (fired := it.get_next(datetime)) < end:
             week = shift_week(week_of(fired, channel.timezone), -1)
-            fires[fired].add(Slot(week, channel.key, channel.repo))
+            fires[fired].add(Slot(week, channel.key, channel.scope))
     return fires
 
 

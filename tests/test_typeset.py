@@ -30,6 +30,14 @@ def test_a_chinese_note_opening_a_line_gets_full_width_parentheses() -> None:
     assert typeset("(本数据)", "en") == "(本数据)"
 
 
+def test_a_chinese_note_naming_its_repository_first_gets_full_width_parentheses() -> None:
+    # A digest of several repositories opens a note with the repository's name.
+    assert (typeset("(verl-project/verl：有 28 个 PR 合并时的检查状态未知。)", "zh")
+            == "（verl-project/verl：有 28 个 PR 合并时的检查状态未知。）")
+    assert typeset("(GitHub 无法访问)", "zh") == "（GitHub 无法访问）"
+    assert typeset("(fix ci) 和", "zh") == "(fix ci) 和"
+
+
 def test_no_half_width_space_between_chinese_characters() -> None:
     assert typeset("ivanium 在 讨论区 提出", "zh") == "ivanium 在讨论区提出"
     assert typeset("在 vllm/utils.py 提出", "zh") == "在 vllm/utils.py 提出"

@@ -46,6 +46,7 @@ ERROR_KEYS = (
     "pull-missing",
     "pull-out-of-range",
     "pull-not-found",
+    "pull-ambiguous",
     "repo-not-allowed",
     "unknown-week",
     "week-in-future",
@@ -170,7 +171,7 @@ class CommandHandler:
     def _help(self, command: Command, channel: ChannelConfig | None) -> Reply:
         params: list[tuple[str, str]] = []
         if channel is not None:
-            params.append(("repository", channel.repo))
+            params.append(("repository", channel.scope))
         if command.unknown:
             params.append(("text", _echo(command.text)))
         return Reply(kind="help", lang=command.lang, params=tuple(params))
@@ -178,19 +179,31 @@ class CommandHandler:
     # --- PRs ------------------------------------------------------------------------
 
     async def _pull(self, command: Command, channel: ChannelConfig) -> Reply:
-        repo = self._readable_repo(command, channel)
+        repos = self._readable_repos(command, channel)
         number = command.pull
         if number is None:
             return self._error(command, "pull-missing", command=command.kind)
         if not 1 <= number <= MAX_PULL_NUMBER:
             return self._error(command, "pull-out-of-range", number=_echo(str(number)))
+        found = [(repo, pull) for repo in repos
+                 if (pull := await self._find_pull(command, repo, number)) is not None]
+        if not found:
+            return self._error(command, "pull-not-found", number=str(number),
+                               repository=", ".join(repos))
+        if len(found) > 1:
+            return self._error(command, "pull-ambiguous", number=str(number),
+                               choices=", ".join(f"{repo}#{number}" for repo, _ in found))
+        repo, pull = found[0]
+        answer = await self.digests.pull_answer(pull, repo, command.lang, channel)
+        return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind,
+                     params=channel.pull_scope(repo))
+
+    async def _find_pull(self, command: Command, repo: str, number: int
+                         ) -> PullRequest | None:
         pull = self._held_pull(repo, number)
         if pull is None:
             pull = await self._call_source(command, self.source.fetch_pull, repo, number)
-        if pull is None:
-            return self._error(command, "pull-not-found", number=str(number), repository=repo)
-        answer = await self.digests.pull_answer(pull, repo, command.lang, channel)
-        return Reply(kind="pull", lang=command.lang, pull=answer, mode=command.kind)
+        return pull
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:
         """A PR the source holds in memory; a failure here only means asking it properly."""
@@ -202,21 +215,26 @@ class CommandHandler:
             logger.exception("reading held PR %s#%s failed", repo, number)
             return None
 
-    def _readable_repo(self, command: Command, channel: ChannelConfig) -> str:
-        """A channel reads only its own repository, whatever `owner/repo#N` names."""
-        if command.repo is not None and command.repo.lower() != channel.repo.lower():
+    def _readable_repos(self, command: Command, channel: ChannelConfig) -> tuple[str, ...]:
+        """Where a PR is looked for: the repository `owner/repo#N` names, which must be
+        one of the channel's, or, for a bare `#N`, each of the channel's repositories
+        (the PR is answered when exactly one of them has it)."""
+        if command.repo is None:
+            return channel.repositories
+        if not channel.follows(command.repo):
             raise _Refusal(self._error(command, "repo-not-allowed",
-                                       repository=_echo(command.repo), allowed=channel.repo))
-        return channel.repo
+                                       repository=_echo(command.repo), allowed=channel.scope))
+        return tuple(name for name in channel.repositories
+                     if name.lower() == command.repo.lower())
 
     # --- digest ---------------------------------------------------------------------
 
     async def _digest(self, command: Command, channel: ChannelConfig) -> Reply:
         week = self._week(command, channel)
         try:
-            digest = await self.digests.build(channel.repo, week, command.lang,
-                                              await self.digests.focus(channel), link=True,
-                                              exclude=(channel.exclude,))
+            digest = await self.digests.build_many(channel.repositories, week, command.lang,
+                                                   await self.digests.focus(channel),
+                                                   link=True, exclude=(channel.exclude,))
         except SourceError as exc:
             logger.warning("source unavailable for %r: %s", command.text, exc)
             return self._error(command, "source-unavailable")
@@ -251,7 +269,7 @@ class CommandHandler:
         known, _ = await self._known_topics(channel, subscribed)
         return Reply(kind="topics", lang=command.lang, topics=tuple(subscribed),
                      available_topics=tuple(known),
-                     params=(("repository", channel.repo),))
+                     params=(("repository", channel.scope),))
 
     async def _change_subscription(
         self, command: Command, channel: ChannelConfig, user: str | None
@@ -280,13 +298,13 @@ class CommandHandler:
         if command.kind == "subscribe":
             await self._call_store(command, store.add, key, names)
             return Reply(kind="subscribed", lang=command.lang, topics=names,
-                         params=(("repository", channel.repo),))
+                         params=(("repository", channel.scope),))
         configured = [name for name in names if name in channel.topics]
         if configured:
             return self._error(command, "topic-configured", topics=configured)
         await self._call_store(command, store.remove, key, names)
         return Reply(kind="unsubscribed", lang=command.lang, topics=names,
-                     params=(("repository", channel.repo),))
+                     params=(("repository", channel.scope),))
 
     async def _subscribed(self, command: Command, channel: ChannelConfig) -> list[str]:
         """The channel's configured topics, then those added from chat; a store that fails
@@ -298,14 +316,19 @@ class CommandHandler:
     ) -> tuple[list[str], bool]:
         """Topics one can subscribe to: the repository's configured ones, then the modules
         of recent PR titles, busiest first. False when some weeks could not be read."""
-        repo = channel.repo
-        names = list(self.config.repo(repo).topics)
+        names = [name for repo in channel.repositories for name in self.config.repo(repo).topics]
+        names = list(dict.fromkeys(names))
         names += [name for name in subscribed if name not in names]
         this_week = current_week(self.now(), channel.timezone)
         weeks = [shift_week(this_week, -offset) for offset in range(self.recent_weeks)]
         # One worker thread reads the weeks in turn: sources keep state (rate limits,
         # the cache's last outcome) that is not meant for concurrent calls.
-        snapshots, complete = await asyncio.to_thread(self._read_weeks, repo, weeks)
+        snapshots: list[Snapshot] = []
+        complete = True
+        for repo in channel.repositories:
+            read, whole = await asyncio.to_thread(self._read_weeks, repo, weeks)
+            snapshots += read
+            complete = complete and whole
         modules: Counter[str] = Counter()
         for snapshot in snapshots:
             for pull in snapshot.pulls:

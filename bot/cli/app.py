@@ -106,6 +106,14 @@ SnapshotOption = Annotated[
     typer.Option("--snapshot", "-s", help="Read PRs from this snapshot file instead of GitHub.",
                  dir_okay=False),
 ]
+SnapshotsOption = Annotated[
+    list[Path] | None,
+    typer.Option("--snapshot", "-s", dir_okay=False,
+                 help="Read PRs from this snapshot file instead of GitHub; with several "
+                      "repositories, one file each (each holds its repository's name)."),
+]
+
+
 WeekOption = Annotated[str, typer.Option(
     "--week", "-w", metavar="WEEK",
     help="ISO week such as 2026-W29, or `last` or `this` (in the repository's time zone).")]

@@ -19,7 +19,7 @@ from bot.cli.app import (
     Language,
     NoLLMOption,
     OutputFormat,
-    SnapshotOption,
+    SnapshotsOption,
     WeekOption,
     command,
     user_errors,
@@ -31,7 +31,7 @@ from bot.config import Config, load_config
 from bot.errors import UserError
 from bot.models import ChatForm
 from bot.render import render_digest
-from bot.snapshot import data_time, snapshot_for
+from bot.snapshot import data_time, snapshots_for
 from bot.source import SnapshotSource, Source
 
 
@@ -53,9 +53,11 @@ PeopleOption = Annotated[bool, typer.Option(
 @command()
 @user_errors
 def digest(
-    repo: Annotated[str, typer.Argument(help="Repository, owner/name.", metavar="OWNER/NAME")],
+    repos: Annotated[list[str], typer.Argument(
+        help="Repository, owner/name; several make one digest of them all.",
+        metavar="OWNER/NAME...")],
     week: WeekOption,
-    snapshot: SnapshotOption = None,
+    snapshot: SnapshotsOption = None,
     config: ConfigOption = None,
     fmt: DigestFormatOption = OutputFormat.markdown,
     lang: LangOption = Language.zh,
@@ -66,8 +68,9 @@ def digest(
     style: StyleOption = Style.full,
     people: PeopleOption = False,
 ) -> None:
-    """Print the weekly digest of REPO for one ISO week, or preview what a Slack,
-    Telegram or Feishu channel would receive (`--format slack`)."""
+    """Print the weekly digest of REPO (or of several repositories in one) for one ISO
+    week, or preview what a Slack, Telegram or Feishu channel would receive
+    (`--format slack`)."""
     import asyncio
 
     if style is Style.compact and fmt.value not in STYLED_FORMATS:
@@ -78,13 +81,13 @@ def digest(
     settings = load_config(config)
     source: Source
     now = None
-    if snapshot is not None:
-
-        data = snapshot_for(repo, snapshot)
-        source, now = SnapshotSource(data), data_time(data)
+    if snapshot:
+        held = snapshots_for(repos, snapshot)
+        source = SnapshotSource(*held)
+        now = max((t for t in map(data_time, held) if t is not None), default=None)
     else:
         source = LiveSource(settings)
-    week = week_for(week, settings, repo, now)
+    week = week_for(week, settings, repos[0], now)
     focus = tuple(t.strip() for t in topics.split(",") if t.strip())
     preview = fmt.value in PLATFORM_FORMATS
 
@@ -93,8 +96,8 @@ def digest(
             narrator = narrator_for(settings, store, enabled=not no_llm)
             try:
                 # A channel's digest links to its report page; the preview shows it too.
-                return await Digests(settings, source, narrator=narrator).build(
-                    repo, week, lang.value, focus, link=preview)
+                return await Digests(settings, source, narrator=narrator).build_many(
+                    repos, week, lang.value, focus, link=preview)
             finally:
                 if narrator is not None:
                     await narrator.close()
@@ -103,7 +106,7 @@ def digest(
     result = msgspec.structs.replace(asyncio.run(build()),
                                      chat_form=ChatForm(style=style.value, people=people))
     if preview:
-        print_preview(fmt.value, settings, repo, result)
+        print_preview(fmt.value, settings, repos[0], result)
         return
     sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
 

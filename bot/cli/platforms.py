@@ -33,7 +33,7 @@ def preview_channel(settings: Config, repo: str, platform: str) -> str:
     from adapters.preview import PLACEHOLDER_CHANNEL
 
     return next((c.id for c in settings.channels
-                 if c.platform == platform and c.repo.lower() == repo.lower()),
+                 if c.platform == platform and c.follows(repo)),
                 PLACEHOLDER_CHANNEL)
 
 
@@ -69,7 +69,8 @@ def console_for(
             def now() -> datetime:
                 return moment
     else:
-        consoles = [c.repo for c in settings.channels if c.platform == "console"]
+        consoles = [name for c in settings.channels if c.platform == "console"
+                    for name in c.repositories]
         candidates = consoles or list(settings.repos)
         if repo is None and len(candidates) == 1:
             repo = candidates[0]

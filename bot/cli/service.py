@@ -11,7 +11,7 @@ import typer
 from bot.cli.app import (
     ConfigOption,
     NoLLMOption,
-    SnapshotOption,
+    SnapshotsOption,
     WeekOption,
     command,
     fail,
@@ -87,12 +87,13 @@ def post(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the requests the platform would receive and send nothing; "
         "needs no Redis and no secrets.")] = False,
-    snapshot: SnapshotOption = None,
+    snapshot: SnapshotsOption = None,
     config: ConfigOption = None,
     no_llm: NoLLMOption = False,
 ) -> None:
     """Post REPO's digest of one week to one channel now, through the schedule's ledger
-    (`--dry-run`: print what would be sent instead)."""
+    (`--dry-run`: print what would be sent instead). A channel of several repositories
+    gets its one digest of them all (with snapshots: one file per repository)."""
     import asyncio
     import logging
 
@@ -101,9 +102,9 @@ def post(
 
     if dry_run:
         target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
-                                                        channel, snapshot=snapshot))
+                                                        channel, snapshots=snapshot or ()))
         sys.stdout.write(parts)
-        typer.echo(f"prdigest: dry run: {shown} of {target.repo} to {target.key}; "
+        typer.echo(f"prdigest: dry run: {shown} of {target.scope} to {target.key}; "
                    "nothing was sent", err=True)
         return
 
@@ -113,7 +114,7 @@ def post(
     settings = load_config(config)
     try:
         result = asyncio.run(post_now(settings, repo, week, channel, force=force,
-                                      snapshot=snapshot, llm=not no_llm))
+                                      snapshots=snapshot or (), llm=not no_llm))
     except REDIS_ERRORS as exc:
         fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
              "again once Redis answers (the ledger keeps a post from going out twice)")

@@ -35,7 +35,7 @@ class DueRun:
 
     @property
     def slot(self) -> Slot:
-        return Slot(self.week, self.channel.key, self.channel.repo)
+        return Slot(self.week, self.channel.key, self.channel.scope)
 
 
 def due_runs(
@@ -68,7 +68,7 @@ def due_runs(
                 failures.append(DueFailure(channel, owed))
             continue
         runs.extend(DueRun(channel, week, fired) for fired, week in owed)
-    return sorted(runs, key=lambda run: (run.fired_at, run.channel.key, run.channel.repo))
+    return sorted(runs, key=lambda run: (run.fired_at, run.channel.key, run.channel.scope))
 
 
 def _owed_weeks(schedule: str, tz_name: str, now: datetime, earliest: datetime

@@ -99,7 +99,7 @@ class MergeNotifier:
         return found
 
     async def _subscribers(self, repo: str) -> list[tuple[ChannelConfig, list[str]]]:
-        channels = [c for c in self.config.channels if c.repo.lower() == repo.lower()]
+        channels = [c for c in self.config.channels if c.follows(repo)]
         found = []
         for channel in channels:
             try:
@@ -140,7 +140,8 @@ class MergeNotifier:
             first = (*matched, *(t for t in answer.topics if t not in matched))
             reply = Reply(kind="pull", lang=channel.lang, mode=NOTICE_MODE,
                           pull=msgspec.structs.replace(answer, topics=first),
-                          topics=tuple(matched), params=(("author", pull.author or ""),))
+                          topics=tuple(matched), params=(("author", pull.author or ""),
+                                                         *channel.pull_scope(name)))
             outcome = await self._send_once(name, pull.number, channel, reply)
             if outcome == "sent":
                 result.notified.append(channel.key)

@@ -63,7 +63,7 @@ class MergePoller:
 
     def repos(self) -> list[str]:
         """Repositories with at least one channel: the only ones whose merges matter."""
-        with_channels = {c.repo for c in self.config.channels}
+        with_channels = {name for c in self.config.channels for name in c.repositories}
         return [name for name in self.config.repos if name in with_channels]
 
     async def poll_once(self) -> NoticeResult:

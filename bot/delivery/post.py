@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 
 from adapters.poster import AdapterPoster, DigestAdapter
@@ -17,7 +18,7 @@ from bot.config import ChannelConfig, Config, secret
 from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler, utc_now
 from bot.errors import ConfigError, UserError
-from bot.snapshot import snapshot_for
+from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
 from bot.store.client import async_client
@@ -29,16 +30,16 @@ ADAPTERS = {spec.name: spec for spec in PLATFORMS}
 
 
 def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
-    """The configured channel `platform:id` that follows `repo`."""
+    """The configured channel `platform:id` that follows `repo` (alone or among others)."""
     platform, _, channel_id = key.partition(":")
     if not platform or not channel_id:
         raise UserError(f"--channel {key!r}: expected platform:id, such as slack:C0123456")
     matches = [c for c in config.channels if c.key == key]
     for channel in matches:
-        if channel.repo.lower() == repo.lower():
+        if channel.follows(repo):
             return channel
     if matches:
-        follows = ", ".join(sorted(c.repo for c in matches))
+        follows = ", ".join(sorted(name for c in matches for name in c.repositories))
         raise UserError(f"channel {key} follows {follows}, not {repo}")
     raise UserError(f"channel {key} is not in the config's [[channels]]")
 
@@ -78,7 +79,7 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
 
 async def post_now(
     config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
-    snapshot: Path | None = None, adapter: DigestAdapter | None = None,
+    snapshots: Sequence[Path] = (), adapter: DigestAdapter | None = None,
     redis_url: str | None = None, llm: bool = True,
 ) -> PostResult:
     """Post `week` of `repo` to the channel through the ledger; what happened comes back.
@@ -95,8 +96,8 @@ async def post_now(
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
     from bot.store.cache import live_source
 
-    source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
-                      else live_source(config))
+    source: Source = (SnapshotSource(*snapshots_for(channel.repositories, snapshots))
+                      if snapshots else live_source(config))
     target = adapter or adapter_for(config, source, channel.platform)
     client = async_client(url, config.cache.url_env)
     from bot.digests import Digests
@@ -109,7 +110,7 @@ async def post_now(
         # A digest built from a local file is not shared with the schedule's replicas.
         scheduler = Scheduler(config, source, client, AdapterPoster({channel.platform: target}),
                               replica=f"cli-{socket.gethostname()}-{os.getpid()}",
-                              share_digests=snapshot is None,
+                              share_digests=not snapshots,
                               digests=Digests(config, source, narrator=narrator))
         return await scheduler.post(channel, week, force=force)
     finally:
@@ -123,7 +124,7 @@ async def post_now(
 
 
 async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
-                  snapshot: Path | None = None) -> tuple[ChannelConfig, str, str]:
+                       snapshots: Sequence[Path] = ()) -> tuple[ChannelConfig, str, str]:
     """What `post` would send, without sending: (channel, week, the platform's requests
     as JSON). It needs neither Redis nor a platform secret: the digest is the one the
     schedule builds, with the channel's configured topics first (topics subscribed in
@@ -137,8 +138,8 @@ async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *
     if channel.platform in LOCAL_PLATFORMS:
         raise UserError(f"{channel.platform} channels print; they are not posted to")
     week = checked_week(week, channel)
-    source: Source = (SnapshotSource(snapshot_for(channel.repo, snapshot)) if snapshot
-                      else CachedSource(GitHubSource(config), None, config))
+    source: Source = (SnapshotSource(*snapshots_for(channel.repositories, snapshots))
+                      if snapshots else CachedSource(GitHubSource(config), None, config))
     digest = await Digests(config, source).for_channel(channel, week)
     return channel, week, preview_json(channel.platform, channel.id, digest)
 

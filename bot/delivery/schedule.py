@@ -299,7 +299,7 @@ class Scheduler:
         self, channel: ChannelConfig, week: str, now: datetime, *, force: bool = False,
         wait_seconds: float = 0.0, manual: bool = False,
     ) -> PostResult:
-        slot = Slot(week, channel.key, channel.repo)
+        slot = Slot(week, channel.key, channel.scope)
         lock = self.ledger.lock(slot, self.lock_seconds)
         acquired = (await lock.acquire_waiting(wait_seconds) if wait_seconds > 0
                     else await lock.acquire())

@@ -37,8 +37,8 @@ DIGEST_TTL_SECONDS = 8 * 24 * 3600
 VARIANTS_KEPT = 1024
 """Digest tasks one replica remembers (most recently asked kept)."""
 
-_Variant = tuple[str, str, Lang, tuple[str, ...], ExcludeRule]
-"""(repository, week, language, focus topics, the channel's exclude rules): what makes
+_Variant = tuple[tuple[str, ...], str, Lang, tuple[str, ...], ExcludeRule]
+"""(repositories, week, language, focus topics, the channel's exclude rules): what makes
 two digests differ."""
 
 _decoder = msgspec.json.Decoder(Digest)
@@ -88,10 +88,11 @@ class SharedDigests:
 
     async def for_channel(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
                           ) -> Digest:
-        """The digest for the channel's (repository, week, language, topics), built once
-        per replica and shared between replicas, in the channel's chat form; `rebuild`
-        builds it afresh."""
-        variant = (channel.repo, week, channel.lang, await self.digests.focus(channel),
+        """The digest for the channel's (repositories, week, language, topics), built
+        once per replica and shared between replicas, in the channel's chat form;
+        `rebuild` builds it afresh. Each repository's week is fetched once, whichever
+        channels follow it."""
+        variant = (channel.repositories, week, channel.lang, await self.digests.focus(channel),
                    channel.exclude)
         task = self._digests.get(variant)
         if rebuild or task is None or (task.done() and (task.cancelled() or task.exception())):
@@ -103,11 +104,13 @@ class SharedDigests:
         # One digest serves every chat form: the channel's is applied to its copy.
         return msgspec.structs.replace(await asyncio.shield(task), chat_form=channel.chat_form)
 
-    async def _shared(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...],
-                      exclude: ExcludeRule, *, rebuild: bool) -> Digest:
+    async def _shared(self, repos: tuple[str, ...], week: str, lang: Lang,
+                      topics: tuple[str, ...], exclude: ExcludeRule, *, rebuild: bool
+                      ) -> Digest:
         if not self.share:
-            return _decoder.decode(await self._build(repo, week, lang, topics, exclude))
+            return _decoder.decode(await self._build(repos, week, lang, topics, exclude))
         variant = _fingerprint(exclude)
+        repo = ", ".join(repos)
         key = self.keys.weekly_digest(repo, week, lang, topics, variant)
         raw = None if rebuild else await self.redis.get(key)
         if raw is None:
@@ -116,18 +119,19 @@ class SharedDigests:
             async with self._mutex(name):
                 raw = None if rebuild else await self.redis.get(key)
                 if raw is None:
-                    raw = await self._build(repo, week, lang, topics, exclude)
+                    raw = await self._build(repos, week, lang, topics, exclude)
                     await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
-                    await note_week_async(self.redis, self.keys, repo, week,
-                                          DIGEST_TTL_SECONDS)
+                    for name in repos:
+                        await note_week_async(self.redis, self.keys, name, week,
+                                              DIGEST_TTL_SECONDS)
         data = raw.encode() if isinstance(raw, str) else bytes(raw)
         return _decoder.decode(data)
 
-    async def _build(self, repo: str, week: str, lang: Lang, topics: tuple[str, ...],
-                     exclude: ExcludeRule) -> bytes:
-        digest = await self.digests.build(repo, week, lang, topics, fetch=self._week,
-                                          trends=self.trends, link=True, trigger="schedule",
-                                          exclude=(exclude,))
+    async def _build(self, repos: tuple[str, ...], week: str, lang: Lang,
+                     topics: tuple[str, ...], exclude: ExcludeRule) -> bytes:
+        digest = await self.digests.build_many(repos, week, lang, topics, fetch=self._week,
+                                               trends=self.trends, link=True,
+                                               trigger="schedule", exclude=(exclude,))
         self.counts.digest_builds += 1
         return _encoder.encode(digest)
 

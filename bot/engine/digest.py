@@ -24,6 +24,7 @@ from bot.models import (
     PullAnswer,
     PullEntry,
     PullRequest,
+    RepositoryCounts,
     Risk,
     Snapshot,
 )
@@ -46,7 +47,8 @@ def week_pulls(snapshot: Snapshot, week: str, tz: str) -> list[tuple[PullRequest
     return sorted(((p, how) for p, how in found if how), key=lambda item: item[0].number)
 
 
-def _data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[str]:
+def data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[str]:
+    """What the data leaves unknown about these PRs (reviews, checks, threads)."""
     notes: list[str] = []
     if not recorded:
         notes.append(t("Reviews were not recorded in this data, so approvals were not checked."))
@@ -153,12 +155,13 @@ def build_digest(
     risks = tuple(sorted((r for rs in risks_by_pull.values() for r in rs), key=severity_rank))
     breaking = [p.number for p in pulls if classes[p.number].breaking and p.state == "merged"]
     how = [h for _, h in week_members]
+    counts = Counts(total=total, key=len(key_pulls), merged=how.count("merged"),
+                    closed=how.count("closed"), opened=how.count("opened"))
     return Digest(
         repository=snapshot.repository,
         week=week,
         period=week_period(week, tz),
-        counts=Counts(total=total, key=len(key_pulls), merged=how.count("merged"),
-                      closed=how.count("closed"), opened=how.count("opened")),
+        counts=counts,
         topics=topics,
         types=types,
         hot_files=hot,
@@ -171,10 +174,11 @@ def build_digest(
                  else ())
             for k in key_pulls)),
         lang=lang,
-        notes=tuple(_data_notes(pulls, recorded, t)),
+        notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         pulls=entries,
         people=people_of(pulls, reviews_recorded=recorded),
+        repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )
 
 
@@ -190,7 +194,7 @@ def answer_pull(
     t = translator(lang)
     cls = classify(pull, repo_config)
     risks = find_risks(pull, t, reviews_recorded=reviews_recorded)
-    notes = _data_notes([pull], reviews_recorded, t)
+    notes = data_notes([pull], reviews_recorded, t)
     if pull.state != "merged":
         notes.insert(0, t("This PR is not merged yet (%(state)s); its review may still be "
                           "in progress.", state=pull.state))

@@ -32,10 +32,14 @@ _STEP_TABLE = (
     (2, 2, 2, 2, 2, 60, 2),
     (2, 2, 1, 1, 1, 50, 1),
 )
-STEPS = tuple(
-    Limits(themes=themes, theme_items=items, risks=risks, quick=quick,
-           suggestions=suggestions, line=line, notable=notable, chat=True)
-    for themes, items, risks, quick, suggestions, line, notable in _STEP_TABLE
+# A digest of several repositories shows each step's items for each of them, so when
+# even the tightest step is too long it may go tighter still.
+# Their last column: how many security fixes the summary names.
+_COMBINED_TABLE = (
+    (1, 2, 1, 1, 2, 50, 1, 2),
+    (1, 1, 1, 1, 1, 50, 1, 1),
+    (1, 1, 1, 1, 1, 40, 1, 1),
+    (1, 1, 1, 1, 1, 30, 1, 1),
 )
 
 # The compact form (a channel's `style = "compact"`): about 800 visible characters.
@@ -58,6 +62,19 @@ COMPACT_STEPS = tuple(
 )
 
 
+def _limits(table: tuple[tuple[int, ...], ...]) -> tuple[Limits, ...]:
+    return tuple(
+        Limits(themes=themes, theme_items=items, risks=risks, quick=quick,
+               suggestions=suggestions, line=line, notable=notable, chat=True,
+               security=security[0] if security else None)
+        for themes, items, risks, quick, suggestions, line, notable, *security in table
+    )
+
+
+STEPS = _limits(_STEP_TABLE)
+COMBINED_STEPS = STEPS + _limits(_COMBINED_TABLE)
+
+
 def visible_length(text: str) -> int:
     """Characters a reader sees in the plain-text digest (line breaks not counted)."""
     return len(text.replace("\n", ""))
@@ -76,6 +93,7 @@ def chat_fit(digest: Digest) -> tuple[DigestView, str]:
 def _fit(digest: Digest, steps: tuple[Limits, ...], budget: int) -> tuple[DigestView, str]:
     markup = markup_for("text")
     rendered: dict[int, tuple[DigestView, str]] = {}
+    steps = COMBINED_STEPS if digest.parts else STEPS
 
     def render(index: int) -> tuple[DigestView, str]:
         if index not in rendered:

@@ -161,16 +161,18 @@ def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card
     markup, plain = markup_for("feishu"), markup_for("text")
     name = "feishu/digest.j2"
     buttons = [
-        Button(label=f"#{k.number}", url=k.url)
-        for k in view.quick[:KEY_PULL_BUTTONS] if _is_web_url(k.url)
-    ]
-    if digest.report_url and _is_web_url(digest.report_url):
-        buttons.append(Button(label=_macro(lang, name, "full_report"),
-                              url=digest.report_url, primary=True))
+        Button(label=part.ref(k.number), url=k.url)
+        for part in view.each for k in part.quick[:KEY_PULL_BUTTONS] if _is_web_url(k.url)
+    ][:KEY_PULL_BUTTONS]
+    reports = ([("", digest.report_url)] if digest.report_url and not view.parts
+               else view.report_links)
+    buttons += [Button(label=_macro(lang, name, "full_report", repository), url=url,
+                       primary=True)
+                for repository, url in reports if _is_web_url(url)]
     frame = CardFrame(
         title=_macro(lang, name, "title", view, plain),
         subtitle=_macro(lang, name, "subtitle", view),
-        template=header_template(digest.risks),
+        template=header_template(view.all_risks),
         buttons=tuple(buttons),
     )
     sections = [_macro(lang, name, "section", section, view, digest, markup)

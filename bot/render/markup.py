@@ -47,7 +47,9 @@ class Markup(Protocol):
     def bold(self, text: object) -> str: ...
     def code(self, text: object) -> str: ...
     def link(self, url: str, label: object) -> str: ...
-    def pr(self, number: int, url: str = "") -> str: ...
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        """A PR reference, `#12` (`org/a#12` with `repo`), linked where the format links."""
+        ...
 
 
 class MarkdownMarkup:
@@ -72,8 +74,8 @@ class MarkdownMarkup:
         safe_url = _clean(url).replace(" ", "%20").replace(")", "%29").replace("(", "%28")
         return f"[{self.esc(label)}]({safe_url})"
 
-    def pr(self, number: int, url: str = "") -> str:
-        return f"#{int(number)}"
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        return self.esc(f"{repo}#{int(number)}")
 
 
 class TextMarkup:
@@ -93,8 +95,8 @@ class TextMarkup:
     def link(self, url: str, label: object) -> str:
         return f"{_clean(label)} ({_clean(url)})"
 
-    def pr(self, number: int, url: str = "") -> str:
-        return f"#{int(number)}"
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        return self.esc(f"{repo}#{int(number)}")
 
 
 class SlackMarkup:
@@ -117,8 +119,9 @@ class SlackMarkup:
         target = self.esc(url.strip()).replace("|", "%7C")
         return f"<{target}|{self.esc(label).replace('|', '¦')}>"
 
-    def pr(self, number: int, url: str = "") -> str:
-        return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        label = f"{repo}#{int(number)}"
+        return self.link(url, label) if url else self.esc(label)
 
 
 class TelegramMarkup:
@@ -149,8 +152,9 @@ class TelegramMarkup:
             return self._inline(label)
         return f'<a href="{html.escape(target, quote=True)}">{self._inline(label)}</a>'
 
-    def pr(self, number: int, url: str = "") -> str:
-        return self.link(url, f"#{int(number)}") if url else f"#{int(number)}"
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        label = f"{repo}#{int(number)}"
+        return self.link(url, label) if url else self.esc(label)
 
 
 class FeishuMarkup:
@@ -203,10 +207,12 @@ class FeishuMarkup:
         target = self._target(url)
         return f"[{self.esc(label)}]({target})" if target else self.esc(label)
 
-    def pr(self, number: int, url: str = "") -> str:
-        # The label is ours (`#` and digits), so it needs no escaping inside a link.
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        # The label is ours (`#`, digits and a repository's name), so it needs no
+        # escaping inside a link.
         target = self._target(url)
-        return f"[#{int(number)}]({target})" if target else f"&#35;{int(number)}"
+        label = f"{repo}#{int(number)}"
+        return f"[{label}]({target})" if target else f"{repo}&#35;{int(number)}"
 
 
 class HtmlMarkup:
@@ -229,8 +235,9 @@ class HtmlMarkup:
             target = "#"
         return SafeHtml('<a href="%s">%s</a>') % (target, _clean(label))
 
-    def pr(self, number: int, url: str = "") -> str:
-        return self.link(url, f"#{int(number)}") if url else SafeHtml(f"#{int(number)}")
+    def pr(self, number: int, url: str = "", repo: str = "") -> str:
+        label = f"{repo}#{int(number)}"
+        return self.link(url, label) if url else SafeHtml(html_escape(label))
 
 
 _MARKUPS: dict[str, Markup] = {

@@ -31,6 +31,9 @@ class Section:
     in_compact: bool = True
     # Shown in chat only where the channel asks for it (`people = true`).
     on_request: bool = False
+    # Whether a digest of several repositories draws it once per repository (under the
+    # repository's name); the others speak of all of them at once.
+    per_repository: bool = False
 
     @property
     def anchor(self) -> str:
@@ -45,12 +48,13 @@ HEADER = Section("header")
 DIGEST_SECTIONS: tuple[Section, ...] = (
     HEADER,
     Section("summary", _("Executive summary")),
-    Section("changes", _("Key changes")),
+    Section("changes", _("Key changes"), per_repository=True),
     Section("trends", _("Module and topic trends"), in_compact=False),
-    Section("risks", _("Risk observations")),
-    Section("key_prs", _("Key PRs at a glance")),
-    Section("suggestions", _("Follow-up suggestions")),
-    Section("people", _("People"), in_chat=False, in_compact=False, on_request=True),
+    Section("risks", _("Risk observations"), per_repository=True),
+    Section("key_prs", _("Key PRs at a glance"), per_repository=True),
+    Section("suggestions", _("Follow-up suggestions"), per_repository=True),
+    Section("people", _("People"), in_chat=False, in_compact=False, on_request=True,
+            per_repository=True),
     Section("all_pulls", _("Every PR of the week, by theme"), in_chat=False,
-            in_compact=False),
+            in_compact=False, per_repository=True),
 )

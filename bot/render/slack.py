@@ -28,7 +28,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-from bot.models import Digest, KeyPull, Lang, Reply
+from bot.models import Digest, Lang, Reply
 from bot.render import environment, split_sections
 from bot.render.chat import chat_view
 from bot.render.markup import is_web_url, markup_for
@@ -230,11 +230,10 @@ def _full_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
         if section.heading is None:
             layout.add(*_head(w, view.d))
         elif section.id == "key_prs":
-            _key_prs_part(layout, w, section, view.quick)
+            _key_prs_part(layout, w, section, view)
         else:
             _text_part(layout, w("heading", section), _section_texts(section, w, view))
-    if view.d.report_url:
-        layout.add(*_report_button(w, view.d.report_url))
+    layout.add(*_report_buttons(w, view))
 
 
 def _compact_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
@@ -242,8 +241,7 @@ def _compact_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
     section as one text, its heading first; no dividers, no buttons beside PRs."""
     digest = view.d
     head = [_title(w)]
-    if digest.report_url:
-        head.extend(_report_button(w, digest.report_url))
+    head.extend(_report_buttons(w, view))
     if digest.notes:
         head.extend(_context([w("compact_note")]))
     layout.add(*head)
@@ -253,10 +251,16 @@ def _compact_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
                 layout.add(_section(text))
 
 
-def _report_button(w: _Words, url: str) -> list[ActionsBlock]:
-    """The report's button, or nothing for an address that is not http(s)."""
-    button = _button(w("report_button"), url, "open-report")
-    return [ActionsBlock(elements=[button])] if button is not None else []
+def _report_buttons(w: _Words, view: DigestView) -> list[ActionsBlock]:
+    """The report's button (a digest of several repositories: one per repository), or
+    nothing where no address is http(s)."""
+    reports = ([("", view.d.report_url)] if view.d.report_url and not view.parts
+               else view.report_links)
+    buttons = [_button(w("report_button", name), url,
+                       "open-report" if not name else f"open-report-{index}")
+               for index, (name, url) in enumerate(reports)]
+    shown = [b for b in buttons if b is not None][:MAX_ACTIONS]
+    return [ActionsBlock(elements=shown)] if shown else []
 
 
 def _title(w: _Words) -> Block:
@@ -281,17 +285,21 @@ def _head(w: _Words, digest: Digest) -> list[Block]:
 
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     """A section's texts, one per item, or what it says when it has none; a section
-    without items is one paragraph, the macro named by its id."""
+    without items is one paragraph, the macro named by its id. A digest of several
+    repositories lists a per-repository section's items under each one's name."""
+    if view.per_repository(section):
+        return [text for part in view.parts
+                for text in (w("repository_heading", part), *_section_texts(section, w, part))]
     told = view.narrated(section.id)
     if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
         return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told))]
                 if view.narrated_as_paragraph(section.id)
                 else [w("narrated", f"• {t}") for t in told])
     if section.id == "changes":
-        more = [w("more_themes")] if view.more_themes else []
-        return [w("theme", tv) for tv in view.themes] + more or [w("no_changes")]
+        more = [w("more_themes", view)] if view.more_themes else []
+        return [w("theme", tv, view) for tv in view.themes] + more or [w("no_changes")]
     if section.id == "risks":
-        return [w("risk", r) for r in view.risks] or [w("no_risks")]
+        return [w("risk", r, view) for r in view.risks] or [w("no_risks")]
     if section.id == "suggestions":
         return ([w("suggestion", i, s) for i, s in enumerate(view.suggestions, 1)]
                 or [w("no_suggestions")])
@@ -306,21 +314,31 @@ def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
         layout.add(_section(text))
 
 
-def _key_prs_part(layout: _Layout, w: _Words, section: Section, quick: list[KeyPull]) -> None:
+def _key_prs_part(layout: _Layout, w: _Words, section: Section, view: DigestView) -> None:
     """Key PRs one section each, with a button to the PR beside it; the heading stays
-    with the first of them."""
+    with the first of them (a digest of several repositories: each repository's name
+    with its first)."""
     heading = w("heading", section)
-    if not quick:
+    groups = ([(w("repository_heading", part), part) for part in view.parts]
+              if view.per_repository(section) else [("", view)])
+    if not any(part.quick for _, part in groups):
         _text_part(layout, heading, [w("no_key_prs")])
         return
-    for index, k in enumerate(quick):
-        texts = split_text([w("key_pr", k)])
-        button = _button(w("pull_button", k.number), k.url or "", f"open-pull-{k.number}")
-        blocks: list[Block] = [_section(texts[0], accessory=button),
-                               *(_section(t) for t in texts[1:])]
-        if index == 0:
-            blocks = [DividerBlock(), _section(heading), *blocks]
-        layout.add(*blocks)
+    opened = False
+    for name, part in groups:
+        for index, k in enumerate(part.quick):
+            texts = split_text([w("key_pr", k, part)])
+            button = _button(w("pull_button", k.number, part.scope), k.url or "",
+                             f"open-pull-{part.scope}#{k.number}" if part.scope
+                             else f"open-pull-{k.number}")
+            blocks: list[Block] = [_section(texts[0], accessory=button),
+                                   *(_section(t) for t in texts[1:])]
+            if index == 0 and name:
+                blocks = [_section(name), *blocks]
+            if not opened:
+                blocks = [DividerBlock(), _section(heading), *blocks]
+                opened = True
+            layout.add(*blocks)
 
 
 def _fit_mrkdwn(text: str) -> str:

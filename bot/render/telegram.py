@@ -159,9 +159,12 @@ def render_digest_messages(
     """The weekly digest as Telegram messages; the key PRs of the quick view (and the
     full report, when there is one) as buttons under the last message."""
     view = chat_view(digest)
-    buttons = [_safe_button(f"#{k.number}", k.url or view.url(k.number)) for k in view.quick]
-    if digest.report_url:
-        buttons.append(_safe_button(translator(digest.lang)("Full report"), digest.report_url))
+    buttons = [_safe_button(label, url) for label, url in view.pull_buttons]
+    t = translator(digest.lang)
+    if digest.report_url and not view.parts:
+        buttons.append(_safe_button(t("Full report"), digest.report_url))
+    buttons += [_safe_button(t("Full report (%(repository)s)", repository=name), url)
+                for name, url in view.report_links if name]
     return _messages(render_digest_html(digest), buttons, limit)
 
 

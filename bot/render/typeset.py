@@ -18,8 +18,9 @@ _SPACE_AFTER = re.compile(rf"(?<=[{_FULL_WIDTH}])[ \t]+(?=\S)")
 _HAN = r"[\u4e00-\u9fff]"
 # A half-width parenthesis right after Chinese text, holding no nested parenthesis.
 _PARENTHESIS = re.compile(rf"(?<={_HAN})[ \t]*\(([^()\n]*)\)")
-# One opening a line (a note such as "(本数据未记录 review…)") when Chinese text opens it.
-_LEADING_PARENTHESIS = re.compile(rf"^\(({_HAN}[^()\n]*)\)")
+# One opening a line (a note such as "(本数据未记录 review…)", or "(org/a：有…)" naming its
+# repository first) when it holds Chinese text.
+_LEADING_PARENTHESIS = re.compile(rf"^\(([^()\n]*{_HAN}[^()\n]*)\)")
 # A half-width space between two Chinese characters ("在 讨论区 提出").
 _HAN_SPACE = re.compile(rf"(?<={_HAN})[ \t]+(?={_HAN})")
 _BULLET = re.compile(r"^(\s*(?:[-*+•·–]|\d+[.)])\s+)")

@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
+from itertools import zip_longest
 
 from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import sections as registry
 from bot.render.brief import Brief
+from bot.render.markup import Markup
 from bot.render.sections import Section
 
 QUICK_VIEW = 6
@@ -49,6 +51,8 @@ class Limits:
     chat: bool = False
     # The compact chat form (a channel's `style = "compact"`): `bot.render.brief`.
     compact: bool = False
+    # Security fixes the summary names (the rest are counted): all, unless a step says.
+    security: int | None = None
 
 
 FULL = Limits()
@@ -79,11 +83,81 @@ class ThemeListing:
 
 
 class DigestView:
-    """Read-only helpers over a `Digest` for templates of every format."""
+    """Read-only helpers over a `Digest` for templates of every format.
 
-    def __init__(self, digest: Digest, limits: Limits = FULL) -> None:
+    `scope`: the repository written before this view's PR numbers (`org/a#12`), set on
+    the views of each repository of a digest that spans several (`parts`)."""
+
+    def __init__(self, digest: Digest, limits: Limits = FULL, scope: str = "") -> None:
         self.d = digest
         self.limits = limits
+        self.scope = scope
+
+    # --- several repositories (a digest whose `parts` are theirs) -------------------
+
+    @cached_property
+    def parts(self) -> list[DigestView]:
+        """One view per repository of a combined digest, with this view's limits; none
+        for a digest of one repository."""
+        return [DigestView(part, self.limits, scope=part.repository) for part in self.d.parts]
+
+    @property
+    def each(self) -> list[DigestView]:
+        """The views whose items a section lists: each repository's, or this one."""
+        return self.parts or [self]
+
+    def per_repository(self, section: Section) -> bool:
+        """Whether `section` is drawn once per repository in this view."""
+        return bool(self.parts) and section.per_repository
+
+    def ref(self, number: int) -> str:
+        """A PR as the digest writes it: `#12`, or `org/a#12` in a digest of several."""
+        return f"{self.scope}#{int(number)}"
+
+    def risk_ref(self, number: int) -> str:
+        """A risk's PR: `PR#12`, or `org/a#12` in a digest of several."""
+        return self.ref(number) if self.scope else f"PR#{int(number)}"
+
+    def pr(self, m: Markup, number: int, url: str = "") -> str:
+        """`m.pr`, with the repository before the number when the digest spans several
+        (items of a combined view are found by their address, unique to one PR)."""
+        scope = self.scope or self._scope_by_url.get(url, "")
+        return m.pr(number, url, scope) if scope else m.pr(number, url)
+
+    @cached_property
+    def _scope_by_url(self) -> dict[str, str]:
+        return {url: part.scope for part in self.parts
+                for url in (*(k.url for k in part.d.key_pulls), *(p.url for p in part.d.pulls))
+                if url}
+
+    @cached_property
+    def all_risks(self) -> list[Risk]:
+        """Every risk of the digest, each repository's in turn."""
+        return [r for view in self.each for r in view.d.risks]
+
+    @cached_property
+    def pull_buttons(self) -> list[tuple[str, str]]:
+        """(label, address) of the quick view's key PRs, each repository's in turn."""
+        return [(view.ref(k.number), k.url or view.url(k.number))
+                for view in self.each for k in view.quick]
+
+    @cached_property
+    def report_links(self) -> list[tuple[str, str]]:
+        """(repository, address) of the full reports a reader can open; the repository
+        is "" for a digest of one."""
+        if not self.parts:
+            return [("", self.report_link)] if self.report_link else []
+        return [(part.d.repository, part.report_link) for part in self.parts
+                if part.report_link]
+
+    @cached_property
+    def hot_view(self) -> DigestView | None:
+        """The view whose most-changed file the trends name: this one, or of a combined
+        digest the repository whose file most PRs touched (the first listed on a tie)."""
+        touched = [view for view in self.each if view.d.hot_files]
+        return max(touched, key=lambda view: view.d.hot_files[0].pulls, default=None)
+
+    # --- one repository ---------------------------------------------------------------
 
     @property
     def report_link(self) -> str | None:
@@ -163,7 +237,12 @@ class DigestView:
 
     @cached_property
     def security(self) -> list[PullEntry]:
-        return [p for p in self.d.pulls if p.security]
+        return [p for view in self.each for p in view.d.pulls if p.security]
+
+    @cached_property
+    def security_named(self) -> list[PullEntry]:
+        """The security fixes the summary names; the view's limit leaves the rest counted."""
+        return self.security[: self.limits.security]
 
     @cached_property
     def all_themes(self) -> list[ThemeListing]:
@@ -244,20 +323,27 @@ class DigestView:
 
     @cached_property
     def features(self) -> list[KeyPull]:
-        notable = self.limits.notable
-        return [k for k in self.d.key_pulls if k.type in {"feat", "perf"}][:notable]
+        return self._notable({"feat", "perf"}, self.limits.notable)
 
     @cached_property
     def fixes(self) -> list[KeyPull]:
-        notable = self.limits.notable - 1
         # A security fix has a sentence of its own in the summary: not named twice.
-        security = {p.number for p in self.security}
-        return [k for k in self.d.key_pulls
-                if k.type in {"fix", "revert"} and k.number not in security][:notable]
+        return self._notable({"fix", "revert"}, self.limits.notable - 1,
+                             leave_out={p.url for p in self.security})
+
+    def _notable(self, types: set[str], limit: int, *, leave_out: set[str] | None = None
+                 ) -> list[KeyPull]:
+        """The best key PRs of `types` (but those whose address is in `leave_out`): of a
+        combined digest, each repository's best in turn, so every repository is named
+        before any is named twice."""
+        ranked = [[k for k in view.d.key_pulls
+                   if k.type in types and k.url not in (leave_out or ())]
+                  for view in self.each]
+        return [k for row in zip_longest(*ranked) for k in row if k is not None][:limit]
 
     @cached_property
     def serious_risks(self) -> list[Risk]:
-        return [r for r in self.d.risks if r.severity == "high"]
+        return [r for r in self.all_risks if r.severity == "high"]
 
     @cached_property
     def quick(self) -> list[KeyPull]:

@@ -107,7 +107,7 @@ class _PageRequest:
 
 def _default_lang(config: Config, repo: str) -> Lang:
     """The language of the repository's first channel, else Chinese."""
-    return next((c.lang for c in config.channels if c.repo.lower() == repo.lower()), "zh")
+    return next((c.lang for c in config.channels if c.follows(repo)), "zh")
 
 
 def _page_error(status: int, lang: Lang, message: str, services: Services, page: str,
