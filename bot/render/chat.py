@@ -87,13 +87,12 @@ def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     generous step is never shorter), or the tightest step when none fits."""
     if digest.chat_form.style == "compact":
         return _fit(digest, COMPACT_STEPS, COMPACT_BUDGET)
-    return _fit(digest, STEPS, BUDGET)
+    return _fit(digest, COMBINED_STEPS if digest.parts else STEPS, BUDGET)
 
 
 def _fit(digest: Digest, steps: tuple[Limits, ...], budget: int) -> tuple[DigestView, str]:
     markup = markup_for("text")
     rendered: dict[int, tuple[DigestView, str]] = {}
-    steps = COMBINED_STEPS if digest.parts else STEPS
 
     def render(index: int) -> tuple[DigestView, str]:
         if index not in rendered:
