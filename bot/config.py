@@ -69,6 +69,10 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     admins: tuple[str, ...] = ()
     exclude: ExcludeRule = ExcludeRule()
+    # Merged-PR notices: top-level posts, or replies under the week's digest message.
+    notices: Literal["channel", "thread"] = "channel"
+    # Merges within this many minutes of the first one are announced in one message.
+    notice_batch_minutes: int = 0
 
     @property
     def key(self) -> str:
@@ -162,6 +166,8 @@ class Config(Section, frozen=True, kw_only=True):
 
 
 DAY_SECONDS = 24 * 3600
+NOTICE_BATCH_MAX_MINUTES = 24 * 60
+"""A batch of notices waits at most a day: longer, and a merge is no longer news."""
 NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("github", "poll_minutes", 1, 7 * 24 * 60),
     ("github", "timeout_seconds", 0.1, 600),
@@ -228,6 +234,10 @@ def _validate(config: Config) -> None:
         if not fires_every_year(channel.schedule):
             raise ConfigError(f"{where}.schedule: {channel.schedule!r} does not fire in "
                               "every year (a date such as 30 February never comes)")
+        if not 0 <= channel.notice_batch_minutes <= NOTICE_BATCH_MAX_MINUTES:
+            raise ConfigError(f"{where}.notice_batch_minutes: must be a whole number of "
+                              f"minutes from 0 (off) to {NOTICE_BATCH_MAX_MINUTES}, got "
+                              f"{channel.notice_batch_minutes!r}")
         pair = f"{channel.key} {channel.repo}"
         if pair in seen:
             raise ConfigError(f"{where}: channel {channel.key} is listed twice for {channel.repo}")
