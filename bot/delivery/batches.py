@@ -97,8 +97,7 @@ class BatchFlusher:
             return "busy"
         if batch.items:
             try:
-                await self.notifier.post(channel, batch_reply(channel, batch),
-                                         at=batch.opened_at, key=claim)
+                await self.notifier.post(channel, batch_reply(channel, batch), key=claim)
             except Exception as exc:  # the next pass sends it again
                 log.warning("notice batch %s to %s failed: %s", batch.id, channel.key, exc)
                 await self.claims.release(claim)

@@ -173,12 +173,11 @@ class MergeNotifier:
              "batched": result.batched}.get(outcome, []).append(channel.key)
         return result
 
-    async def post(self, channel: ChannelConfig, reply: Reply, *, at: datetime, key: str
-                   ) -> list[str]:
-        """Post a notice (or a batch of them) for merges of the week of `at`: under that
-        week's digest message when the channel wants threads and there is one, else -
-        also when that message is gone - in the channel, once."""
-        parent = await self.threads.parent(channel, at)
+    async def post(self, channel: ChannelConfig, reply: Reply, *, key: str) -> list[str]:
+        """Post a notice (or a batch of them) now: under the digest message posted this
+        week when the channel wants threads and there is one, else - also when that
+        message is gone - in the channel, once."""
+        parent = await self.threads.parent(channel, self.now())
         if parent is not None:
             try:
                 return await self.sender.send(channel, reply, thread=parent, key=key)
@@ -213,7 +212,7 @@ class MergeNotifier:
         if not await self.claims.begin(claim, self.notice_ttl_seconds):
             return "seen"
         try:
-            await self.post(channel, reply, at=pull.merged_at or self.now(), key=claim)
+            await self.post(channel, reply, key=claim)
         except Exception as exc:  # one platform failing must not stop the other channels
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)

@@ -1,6 +1,6 @@
 """Which message a channel's notices go under when it has `notices = "thread"`.
 
-A merge during week W is announced under the digest posted in week W - the digest of
+A notice sent during week W goes under the digest posted in week W - the digest of
 week W-1, posted by the schedule (or `prdigest post`) and recorded in the delivery
 ledger with its message ids. Its first message is the thread's parent. Before that
 digest is posted (early on Monday, a failed post) there is no parent and the notice is

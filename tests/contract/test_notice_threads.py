@@ -188,8 +188,7 @@ async def test_a_notice_whose_digest_was_deleted_is_posted_in_the_channel_once(
     platform.delete(parent)
     notifier, channel = _notifier(platform, parent)
     before = platform.top_level()
-    await notifier.post(channel, notice(1212, "fix: HCCL timeout"),
-                        at=datetime(2026, 7, 22, tzinfo=UTC), key="notice-1212")
+    await notifier.post(channel, notice(1212, "fix: HCCL timeout"), key="notice-1212")
     after = platform.top_level()
     assert len(after) == len(before) + 1
     assert "HCCL timeout" in after[-1]
@@ -208,7 +207,7 @@ async def test_a_batch_is_one_message_in_the_thread_with_every_title_escaped(
     items = tuple(BatchItem(repo="acme/lumen", number=n, merged_at=None,
                             reply=notice(n, f"{HOSTILE} {n}", lang)) for n in (7, 8, 9))
     batch = DueBatch(id="b1", opened_at=datetime(2026, 7, 22, tzinfo=UTC), items=items)
-    await notifier.post(channel, batch_reply(channel, batch), at=batch.opened_at, key="b1")
+    await notifier.post(channel, batch_reply(channel, batch), key="b1")
     [shown] = platform.replies_under(parent)
     assert all(f"/pull/{n}" in shown for n in (7, 8, 9))
     heading = {"en": "3 PRs merged on the topics this chat follows",
