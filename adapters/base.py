@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute
 
 from bot.chat.inbound import CommandAnswering, FirstSeen
 from bot.config import Config
+from bot.errors import ThreadGone
 from bot.models import Digest, Reply
 
 
@@ -44,8 +45,12 @@ class ChatAdapter(Protocol):
         """What /healthz shows of this adapter; never a secret value."""
         ...
 
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
-        """Post a reply to a channel; returns the platform's message ids."""
+    async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
+                         idempotency_key: str | None = None) -> list[str]:
+        """Post a reply to a channel, under the message `thread` when given; returns
+        the platform's message ids. Raises `ParentGone` when `thread` is no longer
+        there and nothing was posted. The key is the same for every retry of one
+        notice (a platform with idempotency keys posts it once)."""
         ...
 
     async def post_digest(self, channel_id: str, digest: Digest, *,
@@ -90,6 +95,10 @@ class PayloadBuilder(Protocol):
 
 class DeliveryError(Exception):
     """The platform refused or failed a post; the message says which and why (no secrets)."""
+
+
+class ParentGone(DeliveryError, ThreadGone):
+    """The message a reply was to go under is gone (deleted, recalled); nothing was posted."""
 
 
 def proxies_in_environment() -> bool:

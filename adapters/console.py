@@ -79,7 +79,9 @@ class ConsoleAdapter:
     def status(self) -> dict[str, Any]:
         return {"platform": self.platform, "configured": True, "mode": "terminal"}
 
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
+    async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
+                         idempotency_key: str | None = None) -> list[str]:
+        """A terminal has no threads: the reply is printed."""
         self._write(render_reply(reply, self.fmt))
         return [channel_id]
 

@@ -82,6 +82,11 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
         """How this channel's digests are shown in chat."""
         return ChatForm(style=self.style, people=self.people)
 
+    # Merged-PR notices: top-level posts, or replies under the week's digest message.
+    notices: Literal["channel", "thread"] = "channel"
+    # Merges within this many minutes of the first one are announced in one message.
+    notice_batch_minutes: int = 0
+
     @property
     def key(self) -> str:
         """`slack:C0123` - how a channel is named in the ledger and on the CLI."""
@@ -208,6 +213,8 @@ class Config(Section, frozen=True, kw_only=True):
 
 
 DAY_SECONDS = 24 * 3600
+NOTICE_BATCH_MAX_MINUTES = 24 * 60
+"""A batch of notices waits at most a day: longer, and a merge is no longer news."""
 NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("github", "poll_minutes", 1, 7 * 24 * 60),
     ("github", "timeout_seconds", 0.1, 600),
@@ -297,6 +304,10 @@ def _validate(config: Config) -> None:
         if not fires_every_year(channel.schedule):
             raise ConfigError(f"{where}.schedule: {channel.schedule!r} does not fire in "
                               "every year (a date such as 30 February never comes)")
+        if not 0 <= channel.notice_batch_minutes <= NOTICE_BATCH_MAX_MINUTES:
+            raise ConfigError(f"{where}.notice_batch_minutes: must be a whole number of "
+                              f"minutes from 0 (off) to {NOTICE_BATCH_MAX_MINUTES}, got "
+                              f"{channel.notice_batch_minutes!r}")
         for name in channel.repositories:
             pair = f"{channel.key} {name}"
             if pair in seen:

@@ -39,3 +39,8 @@ class SourceError(UserError):
 class UncoveredWeekError(SourceError):
     """A snapshot file asked for a week it does not hold: after it was fetched, or
     before its first PR. Says which, instead of an empty report."""
+
+
+class ThreadGone(Exception):
+    """A reply under a message that is no longer there (deleted, recalled): the
+    platform posted nothing, so the caller may post it at the top level instead."""

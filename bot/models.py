@@ -312,7 +312,7 @@ class PullAnswer(Record, frozen=True, kw_only=True):
 
 
 ReplyKind = Literal[
-    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error"
+    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error", "notices"
 ]
 
 
@@ -332,3 +332,5 @@ class Reply(Record, frozen=True, kw_only=True):
     available_topics: tuple[str, ...] = ()
     error: str = ""
     params: tuple[tuple[str, str], ...] = ()
+    # kind "notices": merged-PR notices (each a `pull` reply) announced in one message.
+    notices: tuple[Reply, ...] = ()

@@ -69,6 +69,8 @@ class RecordingAdapter:
     platform: str
     replies: list[tuple[str, Reply]] = field(default_factory=list)
     digests: list[tuple[str, Digest]] = field(default_factory=list)
+    # The message each reply was posted under (None: the channel itself).
+    threads: list[str | None] = field(default_factory=list)
     fail: bool = False
     started: int = 0
     closed: int = 0
@@ -85,10 +87,12 @@ class RecordingAdapter:
     def status(self) -> dict[str, Any]:
         return {"platform": self.platform, "configured": True, "mode": "recording"}
 
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
+    async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
+                         idempotency_key: str | None = None) -> list[str]:
         if self.fail:
             raise DeliveryError(f"{self.platform}: refused")
         self.replies.append((channel_id, reply))
+        self.threads.append(thread)
         return [f"{self.platform}-{len(self.replies)}"]
 
     async def post_digest(self, channel_id: str, digest: Digest, *,

@@ -152,7 +152,8 @@ class Sent:
     def can_send(self, channel: ChannelConfig) -> bool:
         return True
 
-    async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+    async def send(self, channel: ChannelConfig, reply: Reply, *, thread: str | None = None,
+                   key: str | None = None) -> list[str]:
         self.replies.append((channel.key, reply))
         return ["1"]
 

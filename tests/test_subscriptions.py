@@ -338,7 +338,8 @@ async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
         def can_send(self, channel: ChannelConfig) -> bool:
             return True
 
-        async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+        async def send(self, channel: ChannelConfig, reply: Reply, *,
+                       thread: str | None = None, key: str | None = None) -> list[str]:
             await asyncio.sleep(0.01)
             assert reply.pull is not None
             sent.append((channel.key, reply.pull.number))
@@ -547,7 +548,8 @@ async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
         def can_send(self, channel: ChannelConfig) -> bool:
             return True
 
-        async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+        async def send(self, channel: ChannelConfig, reply: Reply, *,
+                       thread: str | None = None, key: str | None = None) -> list[str]:
             return ["m"]
 
     client = async_client(redis_url)

@@ -51,7 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.base import DeliveryError
+from adapters.base import DeliveryError, ParentGone
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
@@ -72,6 +72,9 @@ MAX_EVENT_BYTES = 1024 * 1024
 # The tenant token was refused: invalid (99991663-99991668) or expired (99991677).
 _TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 99991668,
                                   99991677})
+# The reply API's answer when the message replied to was recalled (230011) or is not
+# found, deleted (231003): nothing was posted.
+PARENT_GONE_CODES = frozenset({230011, 231003})
 # First wait before re-sending a card Feishu failed with a 5xx; doubled each time.
 _SERVER_ERROR_BACKOFF = 0.5
 # How long to wait for the bot's identity before answering without it.
@@ -386,9 +389,21 @@ class FeishuAdapter:
 
     # --- outbound --------------------------------------------------------------------
 
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
-        """Post a reply to a chat (not in answer to a message); returns message ids."""
-        return [await self._create(body) for body in reply_payloads(channel_id, reply)]
+    async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
+                         idempotency_key: str | None = None) -> list[str]:
+        """Post a reply to a chat, or with `thread` in the thread of that message (the
+        reply API, `reply_in_thread`); returns message ids. Each card carries a `uuid`
+        made from `idempotency_key`, so a retry within the hour posts nothing twice. A
+        parent recalled or deleted raises `ParentGone` (Feishu posted nothing)."""
+        if thread is None:
+            return [await self._create(body)
+                    for body in reply_payloads(channel_id, reply, key=idempotency_key)]
+        ids = []
+        for index, card in enumerate(reply_cards(reply)):
+            uuid = (message_uuid("thread", idempotency_key, index)
+                    if idempotency_key is not None else None)
+            ids.append(await self._send(card, reply_to=thread, uuid=uuid, in_thread=True))
+        return ids
 
     async def post_digest(self, channel_id: str, digest: Digest, *,
                           idempotency_key: str | None = None) -> list[str]:
@@ -420,10 +435,13 @@ class FeishuAdapter:
                    .request_body(builder.build()).build())
         return await self._request(request, CreateMessageResponse, uuid=body.get("uuid"))
 
-    async def _send(self, card: Card, *, reply_to: str | None, uuid: str | None = None) -> str:
-        """Answer a message with one card."""
+    async def _send(self, card: Card, *, reply_to: str | None, uuid: str | None = None,
+                    in_thread: bool = False) -> str:
+        """Answer a message with one card (in its thread with `in_thread`)."""
         reply_body = (ReplyMessageRequestBody.builder().msg_type("interactive")
                       .content(card_content(card)))
+        if in_thread:
+            reply_body = reply_body.reply_in_thread(True)
         if uuid:
             reply_body = reply_body.uuid(uuid)
         request = (ReplyMessageRequest.builder().message_id(reply_to)
@@ -454,6 +472,9 @@ class FeishuAdapter:
                 if wait is not None:
                     await asyncio.sleep(min(wait, self._max_wait))
                     continue
+            if answer_type is ReplyMessageResponse and response.code in PARENT_GONE_CODES:
+                raise ParentGone(f"feishu: the message to reply under is gone (code "
+                                 f"{response.code})")
             raise DeliveryError(f"feishu refused the card: code {response.code}, "
                                 f"{response.msg or 'no message'}")
         raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1

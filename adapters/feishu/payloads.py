@@ -42,9 +42,13 @@ def digest_payloads(channel_id: str, digest: Digest, *, key: str | None = None
             for index, card in enumerate(cards)]
 
 
-def reply_payloads(channel_id: str, reply: Reply) -> list[dict[str, Any]]:
-    """A reply posted to a chat (a notice, an answer), card by card."""
-    return [create_body(channel_id, card) for card in reply_cards(reply)]
+def reply_payloads(channel_id: str, reply: Reply, *, key: str | None = None
+                   ) -> list[dict[str, Any]]:
+    """A reply posted to a chat (a notice, an answer), card by card; with `key` (the
+    same for every retry of one notice) each card gets a `uuid` from it."""
+    return [create_body(channel_id, card,
+                        message_uuid("reply", key, index) if key is not None else None)
+            for index, card in enumerate(reply_cards(reply))]
 
 
 def viewer_url(payload: dict[str, Any]) -> str | None:

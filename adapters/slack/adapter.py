@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.base import DeliveryError
+from adapters.base import DeliveryError, ParentGone
 from adapters.slack.inbound import SLASH_COMMAND, foreign_app, read_question, response_url
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from bot.chat.grammar import DEFAULT_BOT_NAMES
@@ -78,6 +78,8 @@ MAX_BODY_BYTES = 1 << 20
 # Slack's signature headers as Slack writes them: Unix seconds, and `v0=` with hex.
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+# chat.postMessage's answer when `thread_ts` names a message that is gone (deleted).
+THREAD_GONE = "thread_not_found"
 # How far before a delivery's first attempt its messages are looked for (clock skew).
 HISTORY_MARGIN_SECONDS = 300
 
@@ -313,9 +315,12 @@ class SlackAdapter:
                 parts[part] = str(message.get("ts", ""))
         return parts
 
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
-        """Post a reply (a notice, an answer) to a channel; returns the messages' `ts`."""
-        return await self._post_all(channel_id, render_reply_messages(reply))
+    async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
+                         idempotency_key: str | None = None) -> list[str]:
+        """Post a reply (a notice, an answer) to a channel, in the thread of the message
+        `thread` when given; returns the messages' `ts`. Slack takes no idempotency key.
+        A thread whose parent is gone raises `ParentGone` (Slack posted nothing)."""
+        return await self._post_all(channel_id, render_reply_messages(reply), thread)
 
     async def _post_all(self, channel_id: str, messages: list[SlackMessage],
                         thread_ts: str | None = None) -> list[str]:
@@ -343,6 +348,9 @@ class SlackAdapter:
             data = exc.response.data
             error = data.get("error") if isinstance(data, dict) else None
             reason = error or f"HTTP {exc.response.status_code}"
+            if thread_ts and error == THREAD_GONE:
+                raise ParentGone(f"Slack {channel_id} has no message {thread_ts} to "
+                                 "reply under") from None
             raise DeliveryError(
                 f"Slack refused chat.postMessage to {channel_id}: {reason}") from None
         except (aiohttp.ClientError, TimeoutError) as exc:

@@ -340,9 +340,14 @@ class TelegramAdapter:
 
     # --- outbound ---------------------------------------------------------------------
 
-    async def send_reply(self, channel_id: str, reply: Reply) -> list[str]:
-        """Post a reply to a chat; returns the message ids."""
-        return await self._deliver(channel_id, render_reply_messages(reply))
+    async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
+                         idempotency_key: str | None = None) -> list[str]:
+        """Post a reply to a chat, as a reply to the message `thread` when given;
+        returns the message ids. Telegram itself posts it unattached when that message
+        is gone (`allow_sending_without_reply`), so this never raises `ParentGone`.
+        The Bot API takes no idempotency key."""
+        reply_to = int(thread) if thread is not None and thread.isdigit() else None
+        return await self._deliver(channel_id, render_reply_messages(reply), reply_to=reply_to)
 
     async def post_digest(self, channel_id: str, digest: Digest, *,
                           idempotency_key: str | None = None) -> list[str]:
@@ -357,10 +362,11 @@ class TelegramAdapter:
         return None
 
     async def _deliver(self, channel_id: str, messages: list[TelegramMessage], *,
-                       moved: bool = False) -> list[str]:
+                       moved: bool = False, reply_to: int | None = None) -> list[str]:
         await self._initialize()
         try:
-            return await self._send(chat_id(channel_id), messages)
+            return await self._send(chat_id(channel_id), messages,
+                                    reply_to=None if moved else reply_to)
         except ChatMigrated as migration:
             if moved:
                 raise DeliveryError(f"telegram: chat {channel_id} moved twice") from None

@@ -4,7 +4,13 @@ When a PR merges - told by the GitHub webhook, or found by the merge poller wher
 webhook is set up - `MergeNotifier` sends each channel of that repository whose topics
 the PR touches one short notice (title, topics, risk flag, link), once: a claim in Redis
 per (PR, channel) makes sure of it, whatever replica, redelivery or poll sees the merge
-again."""
+again.
+
+A channel with `notices = "thread"` gets its notices under the week's digest message
+(`bot.delivery.threads`), in the channel itself when there is none yet or it was
+deleted. A channel with `notice_batch_minutes` gets its merges put in a batch in Redis
+instead (`bot.store.notice_batches`), sent as one message when due
+(`bot.delivery.batches`)."""
 
 from __future__ import annotations
 
@@ -12,18 +18,21 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol
 
 import msgspec
 
 from bot.config import ChannelConfig, Config
+from bot.delivery.threads import ThreadParents
 from bot.digests import Digests
-from bot.errors import SourceError
+from bot.errors import SourceError, ThreadGone
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
 from bot.store.claims import Claims
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
+from bot.store.notice_batches import BatchItem, NoticeBatches
 from bot.store.subscriptions import TopicStore, followed_topics
 
 log = logging.getLogger(__name__)
@@ -43,9 +52,16 @@ class NoticeSender(Protocol):
         """False when the channel's platform is not configured (no notice is claimed)."""
         ...
 
-    async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
-        """Post the notice; raises when the platform did not take it."""
+    async def send(self, channel: ChannelConfig, reply: Reply, *, thread: str | None = None,
+                   key: str | None = None) -> list[str]:
+        """Post the notice, under the message `thread` when given; raises when the
+        platform did not take it (`ThreadGone` when `thread` is no longer there). `key`
+        is the same for every retry of one notice."""
         ...
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class MergeNotifier:
@@ -66,6 +82,9 @@ class MergeNotifier:
         on_sent: Callable[[str, bool], None] | None = None,
         notice_ttl_seconds: int = NOTICE_TTL_SECONDS,
         digests: Digests | None = None,
+        threads: ThreadParents | None = None,
+        batches: NoticeBatches | None = None,
+        now: Callable[[], datetime] = utc_now,
     ) -> None:
         self.config = config
         self.source = source
@@ -75,6 +94,11 @@ class MergeNotifier:
         self.on_sent = on_sent
         self.notice_ttl_seconds = notice_ttl_seconds
         self.digests = digests or Digests(config, source)
+        client = claims.client
+        self.threads = threads or ThreadParents(client, prefix=claims.keys.prefix)
+        self.batches = batches if batches is not None else (
+            NoticeBatches(client, claims.keys) if client is not None else None)
+        self.now = now
 
     def _repo_name(self, repo: str) -> str | None:
         lowered = repo.lower()
@@ -142,20 +166,54 @@ class MergeNotifier:
                           pull=msgspec.structs.replace(answer, topics=first),
                           topics=tuple(matched), params=(("author", pull.author or ""),
                                                          *channel.pull_scope(name)))
-            outcome = await self._send_once(name, pull.number, channel, reply)
-            if outcome == "sent":
-                result.notified.append(channel.key)
-            elif outcome == "failed":
-                result.failed.append(channel.key)
+            if channel.notice_batch_minutes and self.batches is not None:
+                outcome = await self._batch(name, pull, channel, reply)
+            else:
+                outcome = await self._send_once(name, pull, channel, reply)
+            {"sent": result.notified, "failed": result.failed,
+             "batched": result.batched}.get(outcome, []).append(channel.key)
         return result
 
-    async def _send_once(self, repo: str, number: int, channel: ChannelConfig, reply: Reply
-                         ) -> str:
+    async def post(self, channel: ChannelConfig, reply: Reply, *, key: str) -> list[str]:
+        """Post a notice (or a batch of them) now: under the digest message posted this
+        week when the channel wants threads and there is one, else - also when that
+        message is gone - in the channel, once."""
+        parent = await self.threads.parent(channel, self.now())
+        if parent is not None:
+            try:
+                return await self.sender.send(channel, reply, thread=parent, key=key)
+            except ThreadGone:
+                log.info("digest message %s of %s is gone; notice posted in the channel",
+                         parent, channel.key)
+        return await self.sender.send(channel, reply, key=key)
+
+    async def _batch(self, repo: str, pull: PullRequest, channel: ChannelConfig,
+                     reply: Reply) -> str:
+        """Put the notice in the channel's batch, once per PR; "failed" when Redis is
+        away (the next redelivery or poll tries again)."""
+        assert self.batches is not None
+        item = BatchItem(repo=repo, number=pull.number, merged_at=pull.merged_at, reply=reply)
+        try:
+            if await self.claims.get(Keys.notice(repo, pull.number, channel.key)) is not None:
+                return "seen"  # announced on its own before the channel batched
+            added = await self.batches.add(
+                channel.key, item, now=self.now(),
+                window_seconds=channel.notice_batch_minutes * 60.0,
+                marker_ttl_seconds=self.notice_ttl_seconds)
+        except REDIS_ERRORS as exc:
+            log.warning("notice of %s#%s not batched for %s: %s", repo, pull.number,
+                        channel.key, type(exc).__name__)
+            return "failed"
+        return "batched" if added else "seen"
+
+    async def _send_once(self, repo: str, pull: PullRequest, channel: ChannelConfig,
+                         reply: Reply) -> str:
+        number = pull.number
         claim = Keys.notice(repo, number, channel.key)
         if not await self.claims.begin(claim, self.notice_ttl_seconds):
             return "seen"
         try:
-            await self.sender.send(channel, reply)
+            await self.post(channel, reply, key=claim)
         except Exception as exc:  # one platform failing must not stop the other channels
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)
@@ -170,7 +228,9 @@ class MergeNotifier:
 
 @dataclass
 class NoticeResult:
-    """Channel keys notified by one `announce`, and those whose post failed."""
+    """Channel keys notified by one `announce`, those whose post failed, and those
+    whose notice waits in a batch."""
 
     notified: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    batched: list[str] = field(default_factory=list)

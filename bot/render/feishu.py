@@ -202,6 +202,11 @@ def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
         if _is_web_url(reply.pull.url):
             buttons = (Button(label=_macro(lang, name, "open_pull"), url=reply.pull.url,
                               primary=True),)
+    elif reply.kind == "notices":
+        template = header_template(tuple(r for n in reply.notices if n.pull is not None
+                                         for r in n.pull.risks))
+        subtitle = ", ".join(dict.fromkeys(n.pull.repository for n in reply.notices
+                                           if n.pull is not None))
     else:
         template = _REPLY_COLOURS.get(reply.kind, "blue")
         subtitle = params.get("repository", "")

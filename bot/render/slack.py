@@ -365,6 +365,9 @@ def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
         notification = w("pull_notification")
         button = _button(w("pull_button", reply.pull.number), reply.pull.url or "",
                          f"open-pull-{reply.pull.number}")
+    elif reply.kind == "notices":
+        text = w("notices")
+        notification = w("notices_notification")
     elif reply.kind in ("topics", "subscribed", "unsubscribed", "error"):
         text = w(reply.kind)
         notification = w("error_notification") if reply.kind == "error" else text

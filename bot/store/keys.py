@@ -59,6 +59,17 @@ class Keys:
         return f"notice:{repo}#{number}:{channel_key}"
 
     @staticmethod
+    def batched_notice(channel_key: str, repo: str, number: int) -> str:
+        """A merged PR put in a channel's notice batch; tagged `{channel}`, so the batch
+        script sets it and adds the PR to the batch in one step."""
+        return f"notice-batched:{{{channel_key}}}:{repo}#{number}"
+
+    @staticmethod
+    def batch_flush(channel_key: str, batch: str) -> str:
+        """One batch of notices being sent, by the replica that took it."""
+        return f"notice-batch-flush:{channel_key}:{batch}"
+
+    @staticmethod
     def poll_lock(repo: str) -> str:
         """The replica that polls `repo` this interval."""
         return f"poll-lock:{repo}"
@@ -76,6 +87,15 @@ class Keys:
     def subscriptions(self, channel_key: str) -> str:
         """The set of topics a channel subscribed to from chat."""
         return self.name("subscriptions", channel_key)
+
+    def notice_batch(self, channel_key: str) -> str:
+        """A channel's notice batch still open to merges (a hash: its id, when it is
+        due, one field per PR); tagged `{channel}` with the PRs' markers."""
+        return self.name("notice-batch", "open", f"{{{channel_key}}}")
+
+    def notice_batch_out(self, channel_key: str) -> str:
+        """A channel's batch that is due, moved out of the open one to be sent."""
+        return self.name("notice-batch", "out", f"{{{channel_key}}}")
 
     def ledger(self, slot: str) -> str:
         """A weekly post's delivery record; the hash tag keeps it with its lock."""

@@ -26,6 +26,7 @@ from adapters.registry import PLATFORMS
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen
 from bot.config import ChannelConfig, Config, secret
+from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
@@ -70,6 +71,7 @@ class Services:
     github: GitHubSource | None = None
     scheduler: Scheduler | None = None
     poller: MergePoller | None = None
+    flusher: BatchFlusher | None = None
     webhook_secret: str | None = None
     report_secret: str | None = None
     now: Callable[[], datetime] = utc_now
@@ -119,6 +121,9 @@ class Services:
         if self.poller is not None:
             self.tasks["poller"] = asyncio.create_task(
                 self.poller.run_forever(self.stop_event), name="prdigest-merge-poller")
+        if self.flusher is not None:
+            self.tasks["notice-batches"] = asyncio.create_task(
+                self.flusher.run_forever(self.stop_event), name="prdigest-notice-batches")
 
     async def stop(self) -> None:
         """Stop background work (a post in flight finishes), adapters, connections."""
@@ -260,6 +265,7 @@ def build_services(
     notifier = MergeNotifier(
         config, source, store, claims, AdapterNotices(adapter_map), digests=digests,
         on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
+        now=now,
     )
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
@@ -271,11 +277,15 @@ def build_services(
     poller = None
     if webhook_secret is None and pull_lister is not None:
         poller = MergePoller(config, pull_lister, claims, notifier, now=now)
+    flusher = None
+    if notifier.batches is not None and any(c.notice_batch_minutes for c in config.channels):
+        flusher = BatchFlusher(config, notifier, notifier.batches, claims, now=now)
     return Services(
         config=config, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
-        poller=poller, webhook_secret=webhook_secret, report_secret=secret(REPORT_SECRET_ENV),
+        poller=poller, flusher=flusher, webhook_secret=webhook_secret,
+        report_secret=secret(REPORT_SECRET_ENV),
         now=now, background=background, github_health=github_health, narrator=narrator,
         report_rate=ClientRate(config.server.report_requests_per_minute),
     )
@@ -296,11 +306,12 @@ class AdapterNotices:
     def can_send(self, channel: ChannelConfig) -> bool:
         return channel.platform in self.adapters
 
-    async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
+    async def send(self, channel: ChannelConfig, reply: Reply, *, thread: str | None = None,
+                   key: str | None = None) -> list[str]:
         adapter = self.adapters.get(channel.platform)
         if adapter is None:
             raise DeliveryError(f"{channel.platform} is not configured")
-        return await adapter.send_reply(channel.id, reply)
+        return await adapter.send_reply(channel.id, reply, thread=thread, idempotency_key=key)
 
 
 def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],

@@ -66,6 +66,8 @@ class SentCard:
     content: str  # the `content` string exactly as sent
     card: dict[str, Any]
     request: Recorded
+    in_thread: bool = False  # a reply with `reply_in_thread`
+    message_id: str = ""  # the id the fake gave it
 
     def markdown(self) -> str:
         """Every markdown element's text, in order, one per line."""
@@ -112,6 +114,10 @@ class FakeFeishu(ThreadedAiohttpServer):
     requests: list[Recorded] = field(default_factory=list)
     accepted: list[Recorded] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
+    # Chat of every message the fake took, by id; ids recalled (`recall`).
+    chats: dict[str, str] = field(default_factory=dict)
+    recalled: set[str] = field(default_factory=set)
+    _answered: dict[int, str] = field(default_factory=dict)
     _failures: list[_Failure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -158,8 +164,20 @@ class FakeFeishu(ThreadedAiohttpServer):
                 endpoint, target, id_type = "reply", r.path.split("/")[-2], None
             cards.append(SentCard(endpoint=endpoint, target=target, receive_id_type=id_type,
                                   uuid=body.get("uuid"), content=body["content"],
-                                  card=json.loads(body["content"]), request=r))
+                                  card=json.loads(body["content"]), request=r,
+                                  in_thread=bool(body.get("reply_in_thread")),
+                                  message_id=self._answered.get(id(r), "")))
         return cards
+
+    def recall(self, message_id: str) -> None:
+        """Recall a message, as its sender would: replies to it are refused from now on
+        (code 230011, as Feishu's reply API answers)."""
+        with self._lock:
+            self.recalled.add(message_id)
+
+    def thread_replies(self, message_id: str) -> list[SentCard]:
+        """The cards sent in reply to `message_id`, in order."""
+        return [c for c in self.sent_cards() if c.endpoint == "reply" and c.target == message_id]
 
     def wait_for_cards(self, count: int, timeout: float = 5.0) -> list[SentCard]:
         """The sent cards once at least `count` arrived; fails after `timeout`."""
@@ -247,10 +265,20 @@ class FakeFeishu(ThreadedAiohttpServer):
         if card.get("schema") != "2.0":
             self._respond(request, 400, {"code": 200621, "msg": "card schema"})
             return
+        parent = None if recorded.path == MESSAGES_PATH else recorded.path.split("/")[-2]
         with self._lock:
-            self.accepted.append(recorded)
-        message_id = f"om_fake_{next(self._ids)}"
-        chat_id = body.get("receive_id", "oc_reply_chat")
+            if parent in self.recalled:
+                gone = True
+            else:
+                gone = False
+                self.accepted.append(recorded)
+                message_id = f"om_fake_{next(self._ids)}"
+                self._answered[id(recorded)] = message_id
+                chat_id = body.get("receive_id") or self.chats.get(parent or "", "oc_reply_chat")
+                self.chats[message_id] = chat_id
+        if gone:
+            self._respond(request, 400, {"code": 230011, "msg": "The message is recalled."})
+            return
         self._respond(request, 200, {"code": 0, "msg": "success", "data": {
             "message_id": message_id, "chat_id": chat_id, "msg_type": "interactive",
             "create_time": str(int(time.time() * 1000)), "deleted": False, "updated": False,

@@ -181,6 +181,8 @@ class FakeSlack(ThreadedAiohttpServer):
         self.socket_received: list[dict[str, Any]] = []
         # Every message chat.postMessage took, for conversations.history.
         self.messages: list[dict[str, Any]] = []
+        # `ts` of messages deleted (`delete_message`): a reply in their thread is refused.
+        self.deleted: set[str] = set()
         self.socket_connections = 0
         self._failures: dict[str, deque[_Failure | None]] = {}
         self._response_uses: dict[str, int] = {}
@@ -235,6 +237,13 @@ class FakeSlack(ThreadedAiohttpServer):
     def posted(self, endpoint: str = "chat.postMessage") -> list[dict[str, Any]]:
         """The arguments of the successful calls of `endpoint`, in order."""
         return [r.params() for r in self.calls(endpoint) if r.ok]
+
+    def delete_message(self, ts: str) -> None:
+        """Delete a message, as a person in the channel would: replies in its thread are
+        refused from now on (`thread_not_found`, as Slack answers)."""
+        with self._lock:
+            self.deleted.add(ts)
+            self.messages = [m for m in self.messages if m["ts"] != ts]
 
     def wait_for(self, condition: Callable[[], bool], timeout: float = 10.0) -> None:
         """Block until `condition()` holds (checked whenever a request arrives)."""
@@ -320,13 +329,16 @@ class FakeSlack(ThreadedAiohttpServer):
             metadata = params.get("metadata")
             if isinstance(metadata, str):
                 metadata = json.loads(metadata)
+            thread_ts = params.get("thread_ts") or None
             with self._lock:
+                if thread_ts in self.deleted:
+                    return {"ok": False, "error": "thread_not_found"}
                 self._ts += 1
                 ts = f"1700000000.{self._ts:06d}"
                 self.messages.append({"type": "message", "channel": params.get("channel"),
                                       "ts": ts, "text": params.get("text"),
                                       "bot_id": self.bot_id, "metadata": metadata,
-                                      "at": time.time()})
+                                      "thread_ts": thread_ts, "at": time.time()})
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
         if method == "conversations.history":
@@ -344,11 +356,13 @@ class FakeSlack(ThreadedAiohttpServer):
         with_metadata = str(params.get("include_all_metadata", "")).lower() in {"1", "true"}
         with self._lock:
             # The ts here are fixed-epoch; `at` is when the message really arrived.
+            # Like Slack's, the history holds no thread replies (only their parents).
             found = [dict(m) for m in self.messages
-                     if m["channel"] == channel and m["at"] >= oldest]
+                     if m["channel"] == channel and m["at"] >= oldest and not m["thread_ts"]]
         for message in found:
             message.pop("channel")
             message.pop("at")
+            message.pop("thread_ts")
             if not with_metadata or message["metadata"] is None:
                 message.pop("metadata")
         limit = int(params.get("limit") or 100)

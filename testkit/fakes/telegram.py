@@ -121,6 +121,7 @@ class RecordedRequest:
     fields: dict[str, str]
     body: bytes
     status: int = 0  # what the fake answered
+    reply_to: int | None = None  # the message Telegram attached it to as a reply
 
     @property
     def accepted(self) -> bool:
@@ -145,6 +146,8 @@ class _State:
     updates: list[dict[str, Any]] = field(default_factory=list)
     webhook: dict[str, str] = field(default_factory=dict)
     next_message_id: int = 1000
+    # Messages deleted (`delete_message`), by chat: a reply to one is refused.
+    deleted: set[tuple[str, int]] = field(default_factory=set)
 
 
 class FakeTelegram(ThreadedAiohttpServer):
@@ -192,6 +195,17 @@ class FakeTelegram(ThreadedAiohttpServer):
             for index in range(times):
                 queue.append(_Failure(status, description, parameters,
                                       after=after if index == 0 else 0))
+
+    def delete_message(self, chat_id: str, message_id: int) -> None:
+        """Delete a message, as a chat admin would: replies to it are refused from now on
+        ("message to be replied not found"), or sent unattached when the sender allows."""
+        with self._changed:
+            self._state.deleted.add((str(chat_id), int(message_id)))
+
+    def replies_to(self, message_id: int) -> list[dict[str, str]]:
+        """The sent messages that Telegram attached as replies to `message_id`."""
+        return [r.fields for r in self.calls("sendMessage")
+                if r.accepted and r.reply_to == message_id]
 
     def push_update(self, update: dict[str, Any]) -> None:
         """An update for `getUpdates` (long polling) to hand out."""
@@ -287,6 +301,16 @@ class FakeTelegram(ThreadedAiohttpServer):
             problem = _check_keyboard(fields["reply_markup"])
             if problem:
                 return _bad(f"Bad Request: {problem}")
+        reply_to: int | None = None
+        if "reply_parameters" in fields:
+            asked = json.loads(fields["reply_parameters"])
+            reply_to = int(asked["message_id"])
+            with self._changed:
+                gone = (fields["chat_id"], reply_to) in self._state.deleted
+            if gone and not asked.get("allow_sending_without_reply"):
+                return _bad("Bad Request: message to be replied not found")
+            reply_to = None if gone else reply_to
+        request.reply_to = reply_to
         with self._changed:
             self._state.next_message_id += 1
             message_id = self._state.next_message_id
@@ -301,6 +325,9 @@ class FakeTelegram(ThreadedAiohttpServer):
         }
         if entities:
             result["entities"] = entities
+        if reply_to is not None:
+            result["reply_to_message"] = {"message_id": reply_to, "date": int(time.time()),
+                                          "chat": result["chat"]}
         return 200, {"ok": True, "result": result}
 
     def _api_setWebhook(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:

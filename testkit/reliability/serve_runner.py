@@ -41,6 +41,8 @@ def main() -> None:
         services.scheduler.lock_seconds = args.lock_seconds
         services.scheduler.build_lock_seconds = args.lock_seconds
         services.scheduler.poll_seconds = args.poll_seconds
+    if services.flusher is not None:
+        services.flusher.interval_seconds = args.poll_seconds
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level=args.log_level,
                 lifespan="on")
 

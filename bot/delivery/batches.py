@@ -1,0 +1,127 @@
+"""Batched notices sent when due: one message per batch, by one replica.
+
+Every replica runs `BatchFlusher.run_forever`; each pass asks Redis, for each channel
+with `notice_batch_minutes`, for its batch to send (`NoticeBatches.take`: the one
+already out, else the open one once due). The batch is sent under a claim in two steps
+(`Claims.begin` ... `finish`) named by the batch's id, so while one replica sends it
+the others skip it, and a batch whose sender was killed is taken over once that
+replica's alive mark lapses. The order after the post - drop the batch, then finish
+the claim - leaves nothing to send twice when a replica dies between the two; a
+replica dying between the platform's answer and the drop leaves the batch to be sent
+again (Feishu drops that copy by its `uuid`; Slack and Telegram show it twice - the
+same window as a digest in doubt, see `bot.delivery.schedule`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.config import ChannelConfig, Config
+from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, utc_now
+from bot.models import Reply
+from bot.store.claims import Claims
+from bot.store.client import REDIS_ERRORS
+from bot.store.keys import Keys
+from bot.store.notice_batches import DueBatch, NoticeBatches
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_SECONDS = 15.0
+"""How often a replica looks for due batches: a batch goes out at most this late."""
+
+
+def batch_reply(channel: ChannelConfig, batch: DueBatch) -> Reply:
+    """What a batch says: a lone merge is its own notice; several are one list, in the
+    order they merged, with every topic of this channel they touched."""
+    if len(batch.items) == 1:
+        return batch.items[0].reply
+    topics: list[str] = []
+    for item in batch.items:
+        topics += [t for t in item.reply.topics if t not in topics]
+    return Reply(kind="notices", lang=channel.lang, topics=tuple(topics),
+                 notices=tuple(item.reply for item in batch.items))
+
+
+class BatchFlusher:
+    """Sends each channel's due notice batch once, whichever replica finds it due."""
+
+    def __init__(self, config: Config, notifier: MergeNotifier, batches: NoticeBatches,
+                 claims: Claims, *, interval_seconds: float = FLUSH_INTERVAL_SECONDS,
+                 now: Callable[[], datetime] = utc_now,
+                 claim_ttl_seconds: int = NOTICE_TTL_SECONDS) -> None:
+        self.config = config
+        self.notifier = notifier
+        self.batches = batches
+        self.claims = claims
+        self.interval_seconds = interval_seconds
+        self.now = now
+        self.claim_ttl_seconds = claim_ttl_seconds
+
+    def channels(self) -> list[ChannelConfig]:
+        """The channels that batch their notices."""
+        return [c for c in self.config.channels if c.notice_batch_minutes > 0]
+
+    async def flush_due(self) -> NoticeResult:
+        """One pass: send every due batch this replica gets the claim of."""
+        result = NoticeResult()
+        for channel in self.channels():
+            try:
+                batch = await self.batches.take(channel.key, self.now())
+            except REDIS_ERRORS as exc:
+                log.warning("notice batch of %s unreadable: %s", channel.key,
+                            type(exc).__name__)
+                continue
+            if batch is None:
+                continue
+            # Shielded: a replica stopping gracefully lets a batch in flight be recorded.
+            work = asyncio.ensure_future(self._flush(channel, batch))
+            try:
+                outcome = await asyncio.shield(work)
+            except asyncio.CancelledError:
+                await asyncio.wait([work], timeout=30.0)
+                raise
+            if outcome == "sent":
+                result.notified.append(channel.key)
+            elif outcome == "failed":
+                result.failed.append(channel.key)
+        return result
+
+    async def _flush(self, channel: ChannelConfig, batch: DueBatch) -> str:
+        claim = Keys.batch_flush(channel.key, batch.id)
+        if not self.notifier.sender.can_send(channel) or not await self.claims.begin(
+                claim, self.claim_ttl_seconds):
+            return "busy"
+        if batch.items:
+            try:
+                await self.notifier.post(channel, batch_reply(channel, batch), key=claim)
+            except Exception as exc:  # the next pass sends it again
+                log.warning("notice batch %s to %s failed: %s", batch.id, channel.key, exc)
+                await self.claims.release(claim)
+                self._sent(channel, False)
+                return "failed"
+        await self.batches.drop(channel.key, batch.id)
+        await self.claims.finish(claim, self.claim_ttl_seconds)
+        for item in batch.items:  # announced: a later unbatched config knows it too
+            await self.claims.finish(Keys.notice(item.repo, item.number, channel.key),
+                                     self.claim_ttl_seconds)
+        self._sent(channel, True)
+        log.info("notice batch %s to %s: %d PR(s)", batch.id, channel.key, len(batch.items))
+        return "sent"
+
+    def _sent(self, channel: ChannelConfig, ok: bool) -> None:
+        if self.notifier.on_sent is not None:
+            self.notifier.on_sent(channel.platform, ok)
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        """Flush until `stop` is set; errors are logged and the next pass goes on."""
+        while not stop.is_set():
+            try:
+                await self.flush_due()
+            except Exception:
+                log.exception("notice batches: pass failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.interval_seconds)
