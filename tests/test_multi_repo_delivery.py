@@ -78,8 +78,9 @@ async def test_a_merge_in_any_listed_repository_is_noticed_once(redis_url: str) 
         def can_send(self, channel: ChannelConfig) -> bool:
             return True
 
-        async def send(self, channel: ChannelConfig, reply: Reply) -> list[str]:
-            assert reply.pull is not None
+        async def send(self, channel: ChannelConfig, reply: Reply, *,
+                       thread: str | None = None, key: str | None = None) -> list[str]:
+            assert reply.pull is not None and thread is None
             sent.append((channel.key, reply.pull.repository, reply.pull.number))
             return ["m"]
 

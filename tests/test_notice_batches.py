@@ -217,3 +217,22 @@ def test_keys_of_one_batch_share_a_cluster_slot() -> None:
     tagged = [keys.notice_batch(SLACK), keys.notice_batch_out(SLACK),
               keys.claim(Keys.batched_notice(SLACK, REPO, 1))]
     assert {name[name.index("{") + 1:name.index("}")] for name in tagged} == {SLACK}
+
+
+async def test_a_channel_of_several_repositories_finds_its_digest_as_its_thread(
+        redis_url: str, prefix: str) -> None:
+    """Its digest is recorded under the slot naming every listed repository: a notice
+    of either repository goes under that message."""
+    from bot.delivery.threads import ThreadParents
+
+    channel = ChannelConfig(platform="slack", id="CBOTH", repos=(REPO, "acme/prism"),
+                            notices="thread")
+    client = async_client(redis_url)
+    week = digest_week(channel, NOW)
+    entry = LedgerEntry(state="posted", week=week, channel=channel.key, repo=channel.scope,
+                        delivery_key="k", message_ids=("1700000000.000009",))
+    await Ledger(client, prefix=prefix).record_posted(Slot(week, channel.key, channel.scope),
+                                                      entry)
+    parent = await ThreadParents(client, prefix=prefix).parent(channel, NOW)
+    await client.aclose()
+    assert parent == "1700000000.000009"
