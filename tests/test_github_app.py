@@ -111,14 +111,18 @@ def test_installation_tokens_are_renewed_before_they_expire(
     fake: FakeGitHub, keys: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Tokens live 21 s here; PyGithub trades again 20 s before expiry, so the second
-    fetch, 1.5 s later, gets a new token and no request ever carries an expired one."""
+    fetch, 1.5 s later, gets a new token and no request ever carries an expired one.
+    (On a loaded machine the first fetch may outlast its token's first second and
+    trade again too: only "the second fetch traded anew" is certain.)"""
     fake.apps.token_seconds = 21
     app_env(monkeypatch, keys[0], installation=INSTALLATION)
     src = source(fake)
     src.fetch_week(REPO, WEEK)
+    first = len(fake.apps.exchanges)
     time.sleep(1.5)
     src.fetch_week(REPO, "2026-W28")
-    assert fake.apps.exchanges == [INSTALLATION, INSTALLATION]
+    assert first >= 1 and len(fake.apps.exchanges) > first
+    assert set(fake.apps.exchanges) == {INSTALLATION}
     assert all(r.status in (200, 201) for r in fake.requests)
 
 
