@@ -71,8 +71,12 @@ def _sum_counts(parts: Sequence[Digest]) -> Counts:
 def merge_names(groups: Iterable[tuple[NameCount, ...]], total: int,
                 focus: tuple[str, ...] = ()) -> tuple[NameCount, ...]:
     """Counts of the same name added up, most frequent first, ties by name, `focus`
-    names first. Last week's count is summed over the repositories that know it (None
-    when none does); PR numbers are left out, since they repeat across repositories."""
+    names first. Last week's count is summed over the repositories, and known only when
+    every repository's last week is (a sum over some of them would read as growth); PR
+    numbers are left out, since they repeat across repositories."""
+    groups = [tuple(group) for group in groups]
+    every_week_known = all(any(item.previous is not None for item in group)
+                           for group in groups if group)
     counts: dict[str, int] = {}
     previous: dict[str, int | None] = {}
     for group in groups:
@@ -86,7 +90,7 @@ def merge_names(groups: Iterable[tuple[NameCount, ...]], total: int,
                                               -counts[name], name))
     return tuple(NameCount(name=name, count=counts[name],
                            share=round(counts[name] / total, 4) if total else 0.0,
-                           previous=previous[name])
+                           previous=previous[name] if every_week_known else None)
                  for name in ranked)
 
 
@@ -111,8 +115,9 @@ def combined_notes(facts: Sequence[PartFacts], lang: Lang) -> tuple[str, ...]:
     every = [pull for f in facts for pull in f.pulls]
     unrecorded = [f for f in facts if not f.reviews_recorded]
     if unrecorded and len(unrecorded) < len(facts):
-        notes += [t("%(repository)s: %(note)s", repository=f.repository, note=note)
-                  for f in unrecorded for note in data_notes([], False, t)]
+        # One sentence for all of them: the same note under each name reads as noise.
+        notes.append(t("Reviews were not recorded for %(repositories)s, so approvals were "
+                       "not checked.", repositories=t.join([f.repository for f in unrecorded])))
     return (*notes, *data_notes(every, len(unrecorded) < len(facts), t))
 
 
