@@ -79,13 +79,13 @@ EXAMPLES = sorted(m[1] for m in MESSAGES if m[0] == "command example")
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_command_examples_are_commands_in_both_languages(example: str) -> None:
-    values = {"number": "7035", "topics": "npu"}
+    values = {"number": "7035", "topics": "npu", "ref": "org/a#7035"}
     english = example % values
     chinese = translations("zh").pgettext("command example", example) % values
     ours, theirs = parse_command(english), parse_command(chinese)
     assert not ours.unknown
-    assert (ours.kind, ours.pull, ours.week, ours.topics) == (
-        theirs.kind, theirs.pull, theirs.week, theirs.topics)
+    assert (ours.kind, ours.repo, ours.pull, ours.week, ours.topics) == (
+        theirs.kind, theirs.repo, theirs.pull, theirs.week, theirs.topics)
     assert theirs.lang == "zh"
 
 

@@ -20,9 +20,9 @@ from bot.engine.digest import data_notes
 from bot.i18n import translator
 from bot.models import Counts, Digest, Lang, NameCount, PullRequest, RepositoryCounts
 
-# `#12` or `PR#12` as the engine writes a PR reference (Chinese text may touch it), not
-# inside a word, a path or `org/a#12`.
-_BARE_REF = re.compile(r"(?<![A-Za-z0-9_/#])(?:PR)?#(\d+)(?!\d)")
+# `#12`, `PR#12` or `PR #12` as the engine or the narrator writes a PR reference (Chinese
+# text may touch it), not inside a word, a path or `org/a#12`.
+_BARE_REF = re.compile(r"(?<![A-Za-z0-9_/#])(?:PR ?)?#(\d+)(?!\d)")
 
 
 def repository_counts(digest: Digest) -> RepositoryCounts:
@@ -30,8 +30,34 @@ def repository_counts(digest: Digest) -> RepositoryCounts:
 
 
 def qualify(text: str, repository: str) -> str:
-    """`text` with each bare `#12` (or `PR#12`) written `repository#12`."""
+    """`text` with each bare `#12` (or `PR#12`, `PR #12`) written `repository#12`."""
     return _BARE_REF.sub(lambda match: f"{repository}#{match.group(1)}", text)
+
+
+def qualified(part: Digest) -> Digest:
+    """A repository's digest with the references in the words written for it (its
+    suggestions, and every sentence the narrator worded) written `org/a#12`.
+
+    Rewritten here rather than required of the model: the narrator words each
+    repository's week alone, its verified words are kept per repository and shared with
+    a channel of that one repository (where `#12` is right), and a model that forgot the
+    prefix would cost the combined digest its narrated sections for no gain in truth."""
+    def q(text: str) -> str:
+        return qualify(text, part.repository)
+
+    narration, told = part.narration, set()
+    if narration is not None:
+        told = set(narration.sections_narrated)
+        narration = msgspec.structs.replace(narration, prose=tuple(
+            msgspec.structs.replace(p, sentences=tuple(map(q, p.sentences)))
+            for p in narration.prose))
+    key_pulls = (tuple(msgspec.structs.replace(k, summary=q(k.summary),
+                                               short_title=q(k.short_title))
+                       for k in part.key_pulls) if "key_prs" in told else part.key_pulls)
+    risks = (tuple(msgspec.structs.replace(r, summary=q(r.summary)) for r in part.risks)
+             if "risks" in told else part.risks)
+    return msgspec.structs.replace(part, suggestions=tuple(map(q, part.suggestions)),
+                                   narration=narration, key_pulls=key_pulls, risks=risks)
 
 
 def _sum_counts(parts: Sequence[Digest]) -> Counts:
@@ -45,8 +71,12 @@ def _sum_counts(parts: Sequence[Digest]) -> Counts:
 def merge_names(groups: Iterable[tuple[NameCount, ...]], total: int,
                 focus: tuple[str, ...] = ()) -> tuple[NameCount, ...]:
     """Counts of the same name added up, most frequent first, ties by name, `focus`
-    names first. Last week's count is summed over the repositories that know it (None
-    when none does); PR numbers are left out, since they repeat across repositories."""
+    names first. Last week's count is summed over the repositories, and known only when
+    every repository's last week is (a sum over some of them would read as growth); PR
+    numbers are left out, since they repeat across repositories."""
+    groups = [tuple(group) for group in groups]
+    every_week_known = all(any(item.previous is not None for item in group)
+                           for group in groups if group)
     counts: dict[str, int] = {}
     previous: dict[str, int | None] = {}
     for group in groups:
@@ -60,7 +90,7 @@ def merge_names(groups: Iterable[tuple[NameCount, ...]], total: int,
                                               -counts[name], name))
     return tuple(NameCount(name=name, count=counts[name],
                            share=round(counts[name] / total, 4) if total else 0.0,
-                           previous=previous[name])
+                           previous=previous[name] if every_week_known else None)
                  for name in ranked)
 
 
@@ -85,8 +115,9 @@ def combined_notes(facts: Sequence[PartFacts], lang: Lang) -> tuple[str, ...]:
     every = [pull for f in facts for pull in f.pulls]
     unrecorded = [f for f in facts if not f.reviews_recorded]
     if unrecorded and len(unrecorded) < len(facts):
-        notes += [t("%(repository)s: %(note)s", repository=f.repository, note=note)
-                  for f in unrecorded for note in data_notes([], False, t)]
+        # One sentence for all of them: the same note under each name reads as noise.
+        notes.append(t("Reviews were not recorded for %(repositories)s, so approvals were "
+                       "not checked.", repositories=t.join([f.repository for f in unrecorded])))
     return (*notes, *data_notes(every, len(unrecorded) < len(facts), t))
 
 
@@ -105,9 +136,7 @@ def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
         return parts[0]
     # Each repository's suggestions speak of its own week ("npu makes up 43% of the
     # week"), so they stay with it, their references written in full.
-    parts = [msgspec.structs.replace(p, suggestions=tuple(qualify(s, p.repository)
-                                                          for s in p.suggestions))
-             for p in parts]
+    parts = [qualified(p) for p in parts]
     first = parts[0]
     t = translator(first.lang)
     counts = _sum_counts(parts)

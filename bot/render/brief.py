@@ -57,10 +57,6 @@ class Brief:
         return [BriefTheme(title=self._short(t.title), size=len(t.pulls) + len(t.others),
                            numbers=t.pulls[: self._numbers]) for t in shown]
 
-    @cached_property
-    def high_risks(self) -> int:
-        return sum(1 for r in self.d.risks if r.severity == "high")
-
     def risk_text(self, risk: Risk) -> str:
         """The finding of a risk, the file named by its name alone."""
         text = _UNRECORDED.sub("", risk.summary).rstrip("。.")

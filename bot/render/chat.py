@@ -38,8 +38,17 @@ _STEP_TABLE = (
 _COMBINED_TABLE = (
     (1, 2, 1, 1, 2, 50, 1, 2),
     (1, 1, 1, 1, 1, 50, 1, 1),
-    (1, 1, 1, 1, 1, 40, 1, 1),
-    (1, 1, 1, 1, 1, 30, 1, 1),
+)
+# Tighter still, each repository's part of a section is drawn in the compact form's
+# lines (a theme with its size, a risk's short text, a key PR's title) and the
+# follow-ups are counted once: shorter lines would cut every title to a few words.
+# (themes, PR numbers per theme, risks, key PRs, characters per line), as the compact
+# table; a third or fourth repository still makes one whole message.
+_COMBINED_COMPACT_TABLE = (
+    (3, 2, 2, 2, 72),
+    (2, 1, 1, 1, 64),
+    (1, 1, 1, 1, 56),
+    (1, 0, 1, 1, 48),
 )
 
 # The compact form (a channel's `style = "compact"`): about 800 visible characters.
@@ -72,7 +81,16 @@ def _limits(table: tuple[tuple[int, ...], ...]) -> tuple[Limits, ...]:
 
 
 STEPS = _limits(_STEP_TABLE)
-COMBINED_STEPS = STEPS + _limits(_COMBINED_TABLE)
+COMBINED_STEPS = STEPS + _limits(_COMBINED_TABLE) + tuple(
+    Limits(themes=themes, theme_items=numbers, risks=risks, quick=quick, suggestions=0,
+           line=line, notable=1, chat=True, security=1, compact_parts=True)
+    for themes, numbers, risks, quick, line in _COMBINED_COMPACT_TABLE
+)
+COMBINED_COMPACT_STEPS = COMPACT_STEPS + tuple(
+    Limits(themes=themes, theme_items=numbers, risks=risks, quick=quick, suggestions=0,
+           line=line, chat=True, compact=True)
+    for themes, numbers, risks, quick, line in _COMBINED_COMPACT_TABLE[2:]
+)
 
 
 def visible_length(text: str) -> int:
@@ -86,7 +104,8 @@ def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     channel), found by a binary search (at most three renders of six steps; a more
     generous step is never shorter), or the tightest step when none fits."""
     if digest.chat_form.style == "compact":
-        return _fit(digest, COMPACT_STEPS, COMPACT_BUDGET)
+        return _fit(digest, COMBINED_COMPACT_STEPS if digest.parts else COMPACT_STEPS,
+                    COMPACT_BUDGET)
     return _fit(digest, COMBINED_STEPS if digest.parts else STEPS, BUDGET)
 
 

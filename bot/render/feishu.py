@@ -205,11 +205,13 @@ def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
     elif reply.kind == "notices":
         template = header_template(tuple(r for n in reply.notices if n.pull is not None
                                          for r in n.pull.risks))
-        subtitle = ", ".join(dict.fromkeys(n.pull.repository for n in reply.notices
-                                           if n.pull is not None))
+        subtitle = _macro(lang, name, "subtitle", list(dict.fromkeys(
+            n.pull.repository for n in reply.notices if n.pull is not None)))
     else:
         template = _REPLY_COLOURS.get(reply.kind, "blue")
-        subtitle = params.get("repository", "")
+        # The channel's scope: its repositories joined by ", ".
+        scope = params.get("repository", "")
+        subtitle = _macro(lang, name, "subtitle", scope.split(", ")) if scope else ""
     frame = CardFrame(title=_macro(lang, name, "title", reply), subtitle=subtitle,
                       template=template, buttons=buttons)
     body = _macro(lang, name, "body", reply, params, markup_for("feishu"))

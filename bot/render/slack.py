@@ -290,6 +290,8 @@ def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     if view.per_repository(section):
         return [text for part in view.parts
                 for text in (w("repository_heading", part), *_section_texts(section, w, part))]
+    if view.in_compact_lines(section):
+        return [w("compact_lines", section, view)]
     told = view.narrated(section.id)
     if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
         return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told))]
@@ -307,8 +309,9 @@ def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
 
 
 def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
-    """A divider, then the heading and items packed into as few sections as fit."""
-    texts = split_text([heading, *items])
+    """A divider, then the heading (where there is one) and items packed into as few
+    sections as fit."""
+    texts = split_text([text for text in (heading, *items) if text])
     layout.add(DividerBlock(), _section(texts[0]))
     for text in texts[1:]:
         layout.add(_section(text))

@@ -7,6 +7,7 @@ templates only put words around them.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -53,6 +54,9 @@ class Limits:
     compact: bool = False
     # Security fixes the summary names (the rest are counted): all, unless a step says.
     security: int | None = None
+    # A digest of several repositories too long for its full chat form: each
+    # repository's part of a section in the compact form's lines, the follow-ups counted.
+    compact_parts: bool = False
 
 
 FULL = Limits()
@@ -99,7 +103,9 @@ class DigestView:
     def parts(self) -> list[DigestView]:
         """One view per repository of a combined digest, with this view's limits; none
         for a digest of one repository."""
-        return [DigestView(part, self.limits, scope=part.repository) for part in self.d.parts]
+        limits = (dataclasses.replace(self.limits, compact=True) if self.limits.compact_parts
+                  else self.limits)
+        return [DigestView(part, limits, scope=part.repository) for part in self.d.parts]
 
     @property
     def each(self) -> list[DigestView]:
@@ -107,8 +113,18 @@ class DigestView:
         return self.parts or [self]
 
     def per_repository(self, section: Section) -> bool:
-        """Whether `section` is drawn once per repository in this view."""
+        """Whether `section` is drawn once per repository in this view. The follow-ups of
+        repositories drawn in compact lines are only counted: one count for them all,
+        not the same line under every name."""
+        if section.id == "suggestions" and self.parts and self.parts[0].compact:
+            return False
         return bool(self.parts) and section.per_repository
+
+    def in_compact_lines(self, section: Section) -> bool:
+        """Whether `section` is drawn in the compact form's lines (`common/compact.j2`):
+        everywhere in the compact form, and in a full chat form whose repositories are
+        drawn compact, their sections (the follow-ups then counted once for all)."""
+        return self.compact or (self.limits.compact_parts and section.per_repository)
 
     def ref(self, number: int) -> str:
         """A PR as the digest writes it: `#12`, or `org/a#12` in a digest of several."""
