@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import re
 
-import msgspec
-
-from tests.conftest import ROOT
+from tests.conftest import ROOT, service_variables
 
 
 def _service(compose: str, name: str) -> str:
@@ -37,24 +35,10 @@ def test_compose_publishes_only_what_users_need() -> None:
     assert "reverse_proxy bot:8080" in caddyfile
 
 
-
 def test_compose_passes_every_secret_the_service_reads() -> None:
     """A variable missing from the bot's `environment:` never reaches the container, even
     when it is set in `.env`: a GitHub App or the narrator's key would be silently off."""
-    from bot.config import Config, LLMConfig
-    from bot.github import app
-    from bot.links import REPORT_SECRET_ENV
-    from bot.web.health import METRICS_TOKEN_ENV
-
-    config = Config()
-    sections = (config.github, config.cache, config.platforms.slack,
-                config.platforms.telegram, config.platforms.feishu,
-                LLMConfig(base_url="http://x", model="m"))
-    named = {getattr(section, field.name) for section in sections
-             for field in msgspec.structs.fields(section) if field.name.endswith("_env")}
-    named |= {app.APP_ID_ENV, app.PRIVATE_KEY_ENV, app.PRIVATE_KEY_FILE_ENV,
-              app.INSTALLATION_ID_ENV, REPORT_SECRET_ENV, METRICS_TOKEN_ENV,
-              "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}
+    named = service_variables() | {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}
     environment = _service((ROOT / "docker-compose.yml").read_text(), "bot") \
         .split("environment:")[1]
     passed = set(re.findall(r"^      ([A-Z][A-Z0-9_]+):", environment, flags=re.M))
