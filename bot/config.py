@@ -13,6 +13,7 @@ import tomllib
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 from croniter import croniter
@@ -129,7 +130,7 @@ class CacheConfig(Section, frozen=True, kw_only=True):
 
 class ServerConfig(Section, frozen=True, kw_only=True):
     """`[server]`. The connection limits bound what slow or idle clients can hold
-    (open sockets, half-sent requests); see README "Limits and a reverse proxy"."""
+    (open sockets, half-sent requests); see README "Behind a reverse proxy"."""
 
     public_url: str = "http://localhost:8080"
     catch_up_hours: float = 12.0
@@ -314,6 +315,7 @@ def _validate(config: Config) -> None:
                 raise ConfigError(f"{where}: channel {channel.key} is listed twice for {name}")
             seen.add(pair)
     _check_numbers(config)
+    _check_public_url(config.server)
     _check_slack_app(config.platforms.slack)
     if config.llm is not None:
         _validate_llm(config.llm)
@@ -332,6 +334,15 @@ def _validate_llm(llm: LLMConfig) -> None:
         raise ConfigError("llm.budget_s: must be between 0 and 3600 seconds")
     if not 1 <= llm.max_concurrency <= 64:
         raise ConfigError("llm.max_concurrency: must be between 1 and 64")
+
+
+def _check_public_url(server: ServerConfig) -> None:
+    """Chat digests link to report pages under it and Telegram registers its webhook
+    there; without http(s) and a host every such link would be left out."""
+    parts = urlsplit(server.public_url)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ConfigError("server.public_url: expected an http(s) URL such as "
+                          f"https://bot.example.com, got {server.public_url!r}")
 
 
 def _check_slack_app(slack: SlackConfig) -> None:
@@ -365,15 +376,20 @@ def _check_numbers(config: Config) -> None:
     for section, name, least, most in NUMBER_RANGES:
         value = getattr(getattr(config, section), name)
         if not (math.isfinite(value) and least <= value <= most):
-            raise ConfigError(f"{section}.{name}: must be a number from {least:g} to "
-                              f"{most:g}, got {value!r}")
+            raise ConfigError(f"{section}.{name}: must be a number from {_number(least)} "
+                              f"to {_number(most)}, got {value!r}")
+
+
+def _number(bound: float) -> str:
+    """A range's bound as written in the file: `1048576`, `0.05`."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 
 def _convert(data: Any, kind: type[_T], where: str) -> _T:
     try:
         return msgspec.convert(data, kind)
     except msgspec.ValidationError as exc:
-        raise ConfigError(describe(exc, where)) from None
+        raise ConfigError(describe(exc, where, kind)) from None
 
 
 def _convert_repo(name: str, data: Any) -> RepoConfig:

@@ -87,3 +87,18 @@ def test_the_ask_preview_is_one_request_per_part_for_each_platform() -> None:
     feishu = preview_of("ask", "summary #1203", "--format", "feishu")
     card = json.loads(feishu[0]["payload"]["content"])
     assert "1203" in json.dumps(card, ensure_ascii=False)
+
+
+def test_an_unknown_log_level_is_a_usage_error_naming_the_levels() -> None:
+    result = _run("serve", "--config", CONFIG, "--log-level", "bogus")
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert "debug" in result.output and "warning" in result.output
+
+
+def test_the_snapshot_option_reads_as_a_file_in_help() -> None:
+    for command in ("digest", "post"):
+        result = _run(command, "--help")
+        assert "list[Path]" not in result.stdout
+        assert "<file>" in result.stdout

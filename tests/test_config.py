@@ -141,3 +141,54 @@ def test_the_connection_limits_have_defaults_and_are_read(tmp_path: Path) -> Non
     assert (config.server.max_connections, config.server.read_timeout_seconds) == (64, 2.5)
     assert config.platforms.slack.team_ids == ("T0TEAM01",)
     assert config.platforms.slack.app_id == "A0APP"
+
+
+def test_a_range_of_whole_numbers_is_written_in_whole_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("[server]\nmax_header_bytes = 100\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert "server.max_header_bytes: must be a number from 1024 to 1048576, got 100" \
+        in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["localhost:8080", "bot.example.com", "ftp://bot.example.com",
+                                 "https://", ""])
+def test_a_public_url_that_is_not_http_is_refused_by_name(tmp_path: Path, url: str) -> None:
+    """Chat digests link to report pages under it and Telegram registers its webhook
+    there: a value without http(s) and a host would leave every link out silently."""
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[server]\npublic_url = "{url}"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert f"server.public_url: expected an http(s) URL such as https://bot.example.com, " \
+           f"got {url!r}" in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["http://localhost:8080", "https://bot.example.com/prdigest/"])
+def test_a_public_url_over_http_is_taken(tmp_path: Path, url: str) -> None:
+    path = tmp_path / "ok.toml"
+    path.write_text(f'[server]\npublic_url = "{url}"\n')
+    assert load_config(path).server.public_url == url
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
+     'style = "short"\n', "channels[0].style: invalid value 'short' (expected full or compact)"),
+    ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
+     'notices = "dm"\n', "channels[0].notices: invalid value 'dm' (expected channel or thread)"),
+    ('[repos."a/b"]\n[[channels]]\nplatform = "irc"\nid = "C1"\nrepo = "a/b"\n',
+     "channels[0].platform: invalid value 'irc' (expected slack, telegram, feishu or console)"),
+    ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
+     '[[channels]]\nplatform = "slack"\nid = "C2"\nrepo = "a/b"\nlang = "fr"\n',
+     "channels[1].lang: invalid value 'fr' (expected zh or en)"),
+    ('[llm]\nbase_url = "http://x"\nmodel = "m"\nresponse_format = "text"\n',
+     "llm.response_format: invalid value 'text' (expected json_schema or json_object)"),
+])
+def test_an_invalid_choice_says_which_values_are_allowed(tmp_path: Path, toml: str,
+                                                         message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert message in str(caught.value)

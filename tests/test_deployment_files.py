@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, service_variables
 
 
 def _service(compose: str, name: str) -> str:
@@ -33,3 +33,13 @@ def test_compose_publishes_only_what_users_need() -> None:
     caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
     assert "@metrics path /metrics" in caddyfile and "respond @metrics 404" in caddyfile
     assert "reverse_proxy bot:8080" in caddyfile
+
+
+def test_compose_passes_every_secret_the_service_reads() -> None:
+    """A variable missing from the bot's `environment:` never reaches the container, even
+    when it is set in `.env`: a GitHub App or the narrator's key would be silently off."""
+    named = service_variables() | {"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"}
+    environment = _service((ROOT / "docker-compose.yml").read_text(), "bot") \
+        .split("environment:")[1]
+    passed = set(re.findall(r"^      ([A-Z][A-Z0-9_]+):", environment, flags=re.M))
+    assert named - passed == set()

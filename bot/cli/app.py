@@ -108,7 +108,7 @@ SnapshotOption = Annotated[
 ]
 SnapshotsOption = Annotated[
     list[Path] | None,
-    typer.Option("--snapshot", "-s", dir_okay=False,
+    typer.Option("--snapshot", "-s", dir_okay=False, metavar="<file>",
                  help="Read PRs from this snapshot file instead of GitHub; with several "
                       "repositories, one file each (each holds its repository's name)."),
 ]

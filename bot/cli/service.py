@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +23,13 @@ from bot.errors import UserError
 from bot.snapshot import data_time, read_snapshot
 
 
+class LogLevel(StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
 @command()
 @user_errors
 def serve(
@@ -34,8 +42,9 @@ def serve(
     snapshot: Annotated[Path | None, typer.Option(
         "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False,
         help="Read PRs from this snapshot file instead of GitHub (an offline demo).")] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning.")
-                         ] = "info",
+    log_level: Annotated[LogLevel, typer.Option(
+        "--log-level", help="How much the log says.")
+                         ] = LogLevel.info,
     no_llm: NoLLMOption = False,
 ) -> None:
     """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
