@@ -502,7 +502,9 @@ class KillableRedis:
 
 
 @dataclass
-class _Hold:
+class Hold:
+    """Which requests a `HoldingProxy` parks, and whether it has."""
+
     path_part: str
     when: str  # "before": the platform never sees it; "after": it did, the caller not
     count: int = 1  # how many matching requests it parks
@@ -532,7 +534,7 @@ class HoldingProxy(ThreadedAiohttpServer):
         after_scheme = upstream.split("://", 1)[1]
         self.upstream_path = after_scheme[after_scheme.find("/"):] if "/" in after_scheme \
             else ""
-        self.holds: list[_Hold] = []
+        self.holds: list[Hold] = []
         self.forwarded = 0
         self._session: ClientSession | None = None
 
@@ -557,9 +559,9 @@ class HoldingProxy(ThreadedAiohttpServer):
         app.router.add_route("*", "/{tail:.*}", self._forward)
         return app
 
-    def hold(self, path_part: str, when: str = "before", *, count: int = 1) -> _Hold:
+    def hold(self, path_part: str, when: str = "before", *, count: int = 1) -> Hold:
         """Park the next `count` requests whose path contains `path_part`."""
-        hold = _Hold(path_part, when, count=count)
+        hold = Hold(path_part, when, count=count)
         self.holds.append(hold)
         return hold
 
@@ -572,7 +574,7 @@ class HoldingProxy(ThreadedAiohttpServer):
                 loop.call_soon_threadsafe(hold.release.set)
         self.holds = []
 
-    def _take_hold(self, path: str) -> _Hold | None:
+    def _take_hold(self, path: str) -> Hold | None:
         for hold in self.holds:
             if hold.path_part in path and hold.taken < hold.count:
                 hold.taken += 1
