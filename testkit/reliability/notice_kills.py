@@ -9,9 +9,10 @@ replica once its alive mark has lapsed, as GitHub's "redeliver" would; then ever
 delivery is sent once more to another replica (a redelivery under the same id).
 
 `batched_under_kills`: the channels batch their notices for a minute. When the batch
-is due, each platform's batch post is parked before the platform sees it, and every
-replica holding one is killed; the survivors (or the killed ones, restarted) must send
-each batch once.
+is due, each platform's batch post is parked - Slack's and Telegram's before the
+platform sees it, Feishu's after Feishu took it (its `uuid` drops the copy sent
+again) - and every replica holding one is killed; the survivors (or one of the killed,
+restarted) must send each batch once.
 
 `threaded_under_kills`: the channels want notices in the thread of the week's digest,
 which the schedule posts while the replicas posting it are killed (Slack's post parked
@@ -38,6 +39,7 @@ from bot.config import load_config
 from bot.models import PullRequest
 from bot.store.keys import Keys
 from bot.store.ledger import Slot, decode_entry
+from testkit.fakes.feishu import SentCard
 from testkit.fakes.github_fixtures import github_complete
 from testkit.reliability.replicas import ALIVE_WAIT, Delivery, Replicas, merge_delivery
 from testkit.reliability.support import (
@@ -123,16 +125,29 @@ def channel_messages(fakes: World, platform: str) -> list[Message]:
                 if r.accepted and r.fields.get("chat_id") == channel]
     shown: list[Message] = []
     seen: set[str] = set()
-    ids = {card.message_id for card in fakes.feishu.sent_cards() if card.target == channel}
-    for card in fakes.feishu.sent_cards():
-        if card.target != channel and not (card.endpoint == "reply" and card.target in ids):
-            continue
+    for card in feishu_cards(fakes):
         if card.uuid is not None and card.uuid in seen:
             continue
         seen.update([card.uuid] if card.uuid else [])
         shown.append(Message(_numbers(card.content),
                              card.target if card.endpoint == "reply" else None))
     return shown
+
+
+def feishu_cards(fakes: World) -> list[SentCard]:
+    """Every card Feishu took for its following channel or a thread in it, copies
+    re-sent with a uuid it already had included."""
+    channel = CHANNELS["feishu"]
+    cards = fakes.feishu.sent_cards()
+    ids = {card.message_id for card in cards if card.target == channel}
+    return [card for card in cards if card.target == channel
+            or (card.endpoint == "reply" and card.target in ids)]
+
+
+def feishu_copies(fakes: World, numbers: list[int]) -> dict[int, int]:
+    """How many cards Feishu took listing each PR (a copy it dropped by uuid too)."""
+    return {n: sum(n in _numbers(card.content) for card in feishu_cards(fakes))
+            for n in numbers}
 
 
 def listings(messages: list[Message], numbers: list[int]) -> dict[int, int]:
@@ -154,6 +169,7 @@ class BatchOutcome:
     redelivered: dict[int, int]
     repeated: list[int]
     killed_mid_batch: list[int]
+    feishu_copies: dict[int, int]  # cards Feishu took per PR, its uuid's drops included
     open_batches: int
     seconds: float
 
@@ -230,7 +246,9 @@ def batched_under_kills(redis_url: str, workdir: Path, *, count: int = 3) -> Bat
                     for i, d in enumerate(deliveries)]
         if time.monotonic() - opened > BATCH_MINUTES * 60 - 5:
             raise RuntimeError("the burst outlasted the batch window")
-        parks = [replicas.park_first(platform) for platform in PLATFORMS]
+        # Feishu takes its batch, the sender dies before hearing so; the others are lost.
+        parks = [replicas.park_first(p, "after" if p == "feishu" else "before")
+                 for p in PLATFORMS]
         holders = replicas.wait_parked(parks, BATCH_MINUTES * 60 + 30)
         for index in holders:
             replicas[index].kill()
@@ -248,10 +266,12 @@ def batched_under_kills(redis_url: str, workdir: Path, *, count: int = 3) -> Bat
         plain = {n: sum(n in _numbers(json.dumps(p.get("blocks")) + str(p.get("text")))
                         for p in slack_plain) for n in numbers}
         messages = {p: channel_messages(fakes, p) for p in PLATFORMS}
+        copies = feishu_copies(fakes, numbers)
     client.close()
     return BatchOutcome(numbers=numbers, messages=messages, plain_notices=plain,
                         in_flight_status=in_flight, redelivered=redelivered,
                         repeated=repeated, killed_mid_batch=holders,
+                        feishu_copies=copies,
                         open_batches=open_batches, seconds=time.monotonic() - started)
 
 
@@ -267,6 +287,8 @@ class ThreadOutcome:
     digests: dict[str, tuple[int, int, int]]  # (delivered, duplicated, lost)
     messages: dict[str, list[Message]]
     killed_mid_digest: list[int]
+    feishu_copies: dict[int, int]  # cards Feishu took per PR, its uuid's drops included
+    in_doubt: int  # the notice Feishu took from the replica killed before hearing so
     seconds: float
 
     def notices(self, platform: str) -> list[Message]:
@@ -365,9 +387,11 @@ def threaded_under_kills(redis_url: str, workdir: Path) -> ThreadOutcome:
         time.sleep(1.5)  # anything sent twice arrives now
         messages = {p: channel_messages(fakes, p) for p in PLATFORMS}
         digests = _digest_counts(fakes)
+        copies = feishu_copies(fakes, numbers)
     client.close()
     return ThreadOutcome(numbers=numbers, parents=parents, digests=digests,
                          messages=messages, killed_mid_digest=holders,
+                         feishu_copies=copies, in_doubt=deliveries[1].number,
                          seconds=time.monotonic() - started)
 
 

@@ -31,6 +31,8 @@ def test_a_burst_batched_across_killed_replicas_lists_every_pr_once(
     # The full config's channel that follows npu without batching: one notice per PR.
     assert outcome.plain_notices == dict.fromkeys(outcome.numbers, 1)
     assert outcome.open_batches == 0  # nothing left to send (again)
+    # The batch Feishu took from the killed replica was sent again, and dropped by uuid.
+    assert outcome.feishu_copies == dict.fromkeys(outcome.numbers, 2)
     logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("serve-*.log"))
     assert "taken over" in logs  # a restarted or surviving replica took a dead one's claim
     assert "Traceback" not in logs
@@ -47,6 +49,8 @@ def test_threaded_notices_go_under_the_recorded_digest_once_across_kills(
             describe(outcome.messages)
         assert {m.parent for m in notices} == {outcome.parents[platform]}, \
             (outcome.parents, describe(outcome.messages))
+    # The notice Feishu took from the killed replica was sent again, and dropped by uuid.
+    assert outcome.feishu_copies == {n: 1 + (n == outcome.in_doubt) for n in outcome.numbers}
     logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("serve-*.log"))
     assert "had arrived; recorded, not sent again" in logs  # Slack's digest, by metadata
     assert "Traceback" not in logs
