@@ -11,8 +11,8 @@ delivery is sent once more to another replica (a redelivery under the same id).
 `batched_under_kills`: the channels batch their notices for a minute. When the batch
 is due, each platform's batch post is parked - Slack's and Telegram's before the
 platform sees it, Feishu's after Feishu took it (its `uuid` drops the copy sent
-again) - and every replica holding one is killed; the survivors (or one of the killed,
-restarted) must send each batch once.
+again) - and every replica holding one is killed a few seconds later; the survivors
+(or one of the killed, restarted) must send each batch once.
 
 `threaded_under_kills`: the channels want notices in the thread of the week's digest,
 which the schedule posts while the replicas posting it are killed (Slack's post parked
@@ -62,6 +62,8 @@ PLATFORMS = tuple(CHANNELS)
 BURST = 9
 FIRST_NUMBER = 2001
 BATCH_MINUTES = 1
+STALL_SECONDS = 3.0
+"""How long a replica holding a batch post lives on: three of the others' passes."""
 _PULL_LINK = re.compile(re.escape(REPO) + r"/pull/(\d+)")
 
 
@@ -169,6 +171,7 @@ class BatchOutcome:
     redelivered: dict[int, int]
     repeated: list[int]
     killed_mid_batch: list[int]
+    stalled: dict[str, int]  # what each platform had while the holders lived
     feishu_copies: dict[int, int]  # cards Feishu took per PR, its uuid's drops included
     open_batches: int
     seconds: float
@@ -250,6 +253,11 @@ def batched_under_kills(redis_url: str, workdir: Path, *, count: int = 3) -> Bat
         parks = [replicas.park_first(p, "after" if p == "feishu" else "before")
                  for p in PLATFORMS]
         holders = replicas.wait_parked(parks, BATCH_MINUTES * 60 + 30)
+        # The holders stall a few flush passes before dying: while one is alive, the
+        # others find its batch claimed and leave it.
+        time.sleep(STALL_SECONDS)
+        stalled = {p: len(channel_messages(fakes, p)) for p in ("slack", "telegram")}
+        stalled["feishu"] = max(feishu_copies(fakes, numbers).values())
         for index in holders:
             replicas[index].kill()
         if not replicas.alive():  # no one left to take them over: restart one
@@ -270,7 +278,7 @@ def batched_under_kills(redis_url: str, workdir: Path, *, count: int = 3) -> Bat
     client.close()
     return BatchOutcome(numbers=numbers, messages=messages, plain_notices=plain,
                         in_flight_status=in_flight, redelivered=redelivered,
-                        repeated=repeated, killed_mid_batch=holders,
+                        repeated=repeated, killed_mid_batch=holders, stalled=stalled,
                         feishu_copies=copies,
                         open_batches=open_batches, seconds=time.monotonic() - started)
 

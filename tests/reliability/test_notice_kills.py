@@ -22,6 +22,8 @@ def test_a_burst_batched_across_killed_replicas_lists_every_pr_once(
     assert set(outcome.redelivered.values()) == {200}, outcome.redelivered
     assert set(outcome.repeated) == {200}, outcome.repeated
     assert outcome.killed_mid_batch  # some replica died holding each batch post
+    # While its holder lived, no other replica sent a batch (Feishu had the parked one).
+    assert outcome.stalled == {"slack": 0, "telegram": 0, "feishu": 1}, outcome.stalled
     for platform in PLATFORMS:
         messages = outcome.messages[platform]
         # One message for the whole burst (it fits in the window), each PR once.
