@@ -30,6 +30,7 @@ from testkit.reliability.support import (
     SLACK_CHANNEL,
     SLACK_VAULT_CHANNEL,
     TELEGRAM_CHAT,
+    TZ,
     HoldingProxy,
     PostCount,
     ServeProcess,
@@ -46,8 +47,27 @@ from testkit.reliability.support import (
 # The request that carries a digest message, by platform.
 POST_PATHS = {"slack": "chat.postMessage", "telegram": "sendMessage",
               "feishu": "/open-apis/im/v1/messages"}
-CHANNELS = {"slack": f"slack:{SLACK_CHANNEL}", "telegram": f"telegram:{TELEGRAM_CHAT}",
-            "feishu": f"feishu:{FEISHU_CHAT}", "vault": f"slack:{SLACK_VAULT_CHANNEL}"}
+SECOND_REPO = "acme/prism"
+MULTI_CHANNEL = "CMULTI001"
+# Each channel posted to, by name: its platform, its id, and what its digest covers.
+CHANNELS = {"slack": ("slack", SLACK_CHANNEL, REPO),
+            "telegram": ("telegram", TELEGRAM_CHAT, REPO),
+            "feishu": ("feishu", FEISHU_CHAT, REPO),
+            "vault": ("slack", SLACK_VAULT_CHANNEL, PRIVATE_REPO),
+            "multi": ("slack", MULTI_CHANNEL, f"{REPO}, {SECOND_REPO}")}
+# A Slack channel with one digest of two repositories, on the same schedule.
+MULTI_REPO_CONFIG = f"""
+[repos."{SECOND_REPO}"]
+timezone = "{TZ}"
+
+[[channels]]
+platform = "slack"
+id = "{MULTI_CHANNEL}"
+repos = ["{REPO}", "{SECOND_REPO}"]
+lang = "en"
+schedule = "* * * * *"
+timezone = "{TZ}"
+"""
 
 
 @dataclass(frozen=True)
@@ -68,9 +88,8 @@ class KillOutcome:
 
 def _ledger_states(client: redis.Redis, week: str) -> dict[str, str]:
     states: dict[str, str] = {}
-    for name, channel in CHANNELS.items():
-        repo = PRIVATE_REPO if name == "vault" else REPO
-        raw = client.get(Keys().ledger(Slot(week, channel, repo).name))
+    for name, (platform, channel, scope) in CHANNELS.items():
+        raw = client.get(Keys().ledger(Slot(week, f"{platform}:{channel}", scope).name))
         entry = decode_entry(raw if isinstance(raw, bytes) or raw is None else bytes(raw))
         states[name] = entry.state if entry is not None else "none"
     return states
@@ -78,8 +97,9 @@ def _ledger_states(client: redis.Redis, week: str) -> dict[str, str]:
 
 def kill_mid_post(holds: Mapping[str, str], redis_url: str, workdir: Path, *,
                   timeout: float = 60.0) -> KillOutcome:
-    """Kill the service while the posts named in `holds` ({platform: "before"|"after"})
-    are parked, restart it, and count what every channel received."""
+    """Kill the service while the first posts of the channels named in `holds`
+    ({channel name: "before"|"after"}) are parked, restart it, and count what every
+    channel received."""
     week = previous_week()
     client = redis.Redis.from_url(redis_url)
     client.flushall()
@@ -87,6 +107,8 @@ def kill_mid_post(holds: Mapping[str, str], redis_url: str, workdir: Path, *,
              week_pulls_for(shift_week(week, -1), seed=4, first_number=900))
     with contextlib.ExitStack() as stack:
         fakes = stack.enter_context(world(pulls=pulls))
+        fakes.github.add_repo(SECOND_REPO, week_pulls_for(week, SECOND_REPO, seed=5,
+                                                          first_number=3000))
         urls = fakes.urls()
         proxies = {
             "slack": stack.enter_context(HoldingProxy(fakes.slack.base_url)),
@@ -97,9 +119,11 @@ def kill_mid_post(holds: Mapping[str, str], redis_url: str, workdir: Path, *,
         urls.telegram = proxies["telegram"].base_url
         urls.feishu = proxies["feishu"].base_url
         config = workdir / "prdigest.toml"
-        write_config(config, urls, schedule="* * * * *", catch_up_hours=1)
-        parked = [proxies[platform].hold(POST_PATHS[platform], when)
-                  for platform, when in holds.items()]
+        write_config(config, urls, schedule="* * * * *", catch_up_hours=1,
+                     extra=MULTI_REPO_CONFIG)
+        parked = [proxies[CHANNELS[name][0]].hold(POST_PATHS[CHANNELS[name][0]], when,
+                                                  body_part=CHANNELS[name][1].encode())
+                  for name, when in holds.items()]
         log = workdir / "serve.log"
 
         first = ServeProcess(config, fakes.env(redis_url), log, runner=True).start()
@@ -138,6 +162,7 @@ def kill_mid_post(holds: Mapping[str, str], redis_url: str, workdir: Path, *,
             "vault": count_posts(slack_channel_texts(fakes.slack, SLACK_VAULT_CHANNEL)),
             "telegram": count_posts(telegram_chat_texts(fakes.telegram, TELEGRAM_CHAT)),
             "feishu": count_posts(feishu_visible(fakes.feishu, FEISHU_CHAT)),
+            "multi": count_posts(slack_channel_texts(fakes.slack, MULTI_CHANNEL)),
         }
         client.close()
         return KillOutcome(holds=dict(holds), posts=posts, ledger=states,

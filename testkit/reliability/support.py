@@ -502,10 +502,13 @@ class KillableRedis:
 
 
 @dataclass
-class _Hold:
+class Hold:
+    """Which requests a `HoldingProxy` parks, and whether it has."""
+
     path_part: str
     when: str  # "before": the platform never sees it; "after": it did, the caller not
     count: int = 1  # how many matching requests it parks
+    body_part: bytes = b""  # only requests whose body holds this (e.g. a channel id)
     parked: threading.Event = field(default_factory=threading.Event)  # all `count` are
     release: asyncio.Event | None = None
     taken: int = 0
@@ -532,7 +535,7 @@ class HoldingProxy(ThreadedAiohttpServer):
         after_scheme = upstream.split("://", 1)[1]
         self.upstream_path = after_scheme[after_scheme.find("/"):] if "/" in after_scheme \
             else ""
-        self.holds: list[_Hold] = []
+        self.holds: list[Hold] = []
         self.forwarded = 0
         self._session: ClientSession | None = None
 
@@ -557,9 +560,11 @@ class HoldingProxy(ThreadedAiohttpServer):
         app.router.add_route("*", "/{tail:.*}", self._forward)
         return app
 
-    def hold(self, path_part: str, when: str = "before", *, count: int = 1) -> _Hold:
-        """Park the next `count` requests whose path contains `path_part`."""
-        hold = _Hold(path_part, when, count=count)
+    def hold(self, path_part: str, when: str = "before", *, count: int = 1,
+             body_part: bytes = b"") -> Hold:
+        """Park the next `count` requests whose path contains `path_part` (and whose
+        body contains `body_part`)."""
+        hold = Hold(path_part, when, count=count, body_part=body_part)
         self.holds.append(hold)
         return hold
 
@@ -572,9 +577,10 @@ class HoldingProxy(ThreadedAiohttpServer):
                 loop.call_soon_threadsafe(hold.release.set)
         self.holds = []
 
-    def _take_hold(self, path: str) -> _Hold | None:
+    def _take_hold(self, path: str, body: bytes) -> Hold | None:
         for hold in self.holds:
-            if hold.path_part in path and hold.taken < hold.count:
+            if hold.path_part in path and hold.body_part in body and \
+                    hold.taken < hold.count:
                 hold.taken += 1
                 if hold.release is None:
                     hold.release = asyncio.Event()
@@ -583,7 +589,7 @@ class HoldingProxy(ThreadedAiohttpServer):
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
-        hold = self._take_hold(request.path)
+        hold = self._take_hold(request.path, body)
         if hold is not None:
             assert hold.release is not None
             if hold.when == "before":

@@ -1,12 +1,13 @@
 """`prdigest serve` SIGKILLed mid-post and restarted: no weekly post lost or doubled.
 
-One run parks three posts at once - Telegram's before Telegram sees it, Slack's and
-Feishu's after the platform took them - kills the process, and restarts it. The
-restarted process finds the slots in doubt (its ledger says `sending`): Telegram's is
-re-sent, Slack's is found in the channel by its metadata and recorded, and Feishu
-drops its re-sent card by `uuid`. Every other combination, including the window no
-client can close (Telegram took the message, the process died before hearing so),
-runs in `bench/faults.py`.
+One run parks four posts at once - Telegram's before Telegram sees it, Feishu's and
+two Slack channels' after the platform took them (one channel's digest is of one
+repository, the other's of two: `repos = [...]`) - kills the process, and restarts
+it. The restarted process finds the slots in doubt (its ledger says `sending`):
+Telegram's is re-sent, each Slack one is found in its channel by its metadata and
+recorded, and Feishu drops its re-sent card by `uuid`. Every other combination,
+including the window no client can close (Telegram took the message, the process
+died before hearing so), runs in `bench/faults.py`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from testkit.reliability.support import SECRETS
 def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(
     redis_url: str, tmp_path: Path
 ) -> None:
-    outcome = kill_mid_post({"slack": "after", "telegram": "before", "feishu": "after"},
-                            redis_url, tmp_path)
+    outcome = kill_mid_post({"slack": "after", "telegram": "before", "feishu": "after",
+                             "multi": "after"}, redis_url, tmp_path)
     assert outcome.ledger == {"slack": "posted", "telegram": "posted", "feishu": "posted",
-                              "vault": "posted"}
+                              "vault": "posted", "multi": "posted"}
     assert outcome.exactly_once, describe(outcome)
     assert outcome.recover_seconds < 30
     log = (tmp_path / "serve.log").read_text(errors="replace")
