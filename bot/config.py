@@ -268,10 +268,10 @@ def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> 
     for position, name in enumerate(channel.repositories):
         at = f"{where}.repos[{position}]" if channel.repos else f"{where}.repo"
         _check_repo_name(name, at)
+        if name.lower() in seen:  # GitHub's names ignore case: ACME/x is acme/x
+            raise ConfigError(f"{at}: {name!r} is listed twice")
         if name not in config.repos:
             raise ConfigError(f"{at}: {name!r} is not under [repos]")
-        if name.lower() in seen:
-            raise ConfigError(f"{at}: {name!r} is listed twice")
         seen.add(name.lower())
 
 

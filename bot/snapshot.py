@@ -94,8 +94,8 @@ def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:
     """`snapshot` itself when it holds `repo`; a `SnapshotError` naming `path` otherwise."""
     if snapshot.repository.lower() != repo.lower():
         raise SnapshotError(
-            f"{path}: holds {snapshot.repository}, not {repo} (repository: unknown in this "
-            "snapshot)"
+            f"{path}: holds {snapshot.repository}, not {repo}; write one of {repo} with "
+            f"`prdigest snapshot {repo} --week W -o FILE`"
         )
     return snapshot
 

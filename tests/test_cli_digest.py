@@ -50,7 +50,8 @@ def _bad_snapshot(tmp_path: Path) -> str:
     [
         ("bad-snapshot", "pulls[3].merged_at: not an ISO 8601 time"),
         ("bad-week", "week '2026-W60'"),
-        ("other-repo", "holds acme/lumen, not other/repo"),
+        ("other-repo", "holds acme/lumen, not other/repo; write one of other/repo with "
+                       "`prdigest snapshot other/repo --week W -o FILE`"),
         ("missing-file", "cannot read"),
         ("bad-config", "unknown field 'bogus'"),
     ],

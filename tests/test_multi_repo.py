@@ -74,6 +74,7 @@ def test_a_channel_lists_several_repositories() -> None:
     ({"repos": [LUMEN, "acme/other"]}, "channels[0].repos[1]: 'acme/other' is not under [repos]"),
     ({"repos": [LUMEN, "nonsense"]}, "channels[0].repos[1]: repository must be written owner/name"),
     ({"repos": [LUMEN, LUMEN]}, "channels[0].repos[1]: 'acme/lumen' is listed twice"),
+    ({"repos": [LUMEN, "ACME/Lumen"]}, "channels[0].repos[1]: 'ACME/Lumen' is listed twice"),
 ])
 def test_a_bad_list_of_repositories_is_a_config_error_naming_its_field(
         fields: dict[str, Any], message: str) -> None:
