@@ -229,3 +229,12 @@ def test_llm_config_errors_name_the_field(tmp_path: object) -> None:
                          ({"base_url": "http://x", "model": "m", "key": "secret"}, "llm")):
         with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
             parse_config({"llm": table})
+
+
+@pytest.mark.parametrize(("field", "value"), [("timeout_s", 900), ("budget_s", 0),
+                                              ("max_concurrency", 65)])
+def test_an_llm_number_out_of_range_says_what_was_given(field: str, value: int) -> None:
+    from bot.config import parse_config
+
+    with pytest.raises(ConfigError, match=rf"llm\.{field}: .*, got {value}$"):
+        parse_config({"llm": {"base_url": "http://x", "model": "m", field: value}})
