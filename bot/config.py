@@ -332,7 +332,8 @@ def _validate_llm(llm: LLMConfig) -> None:
         raise ConfigError(f"llm.timeout_s: must be between 0 and 600 seconds, got "
                           f"{_number(llm.timeout_s)}")
     if not 0 < llm.budget_s <= 3600:
-        raise ConfigError(f"llm.budget_s: must be between 0 and 3600 seconds, got {_number(llm.budget_s)}")
+        raise ConfigError(f"llm.budget_s: must be between 0 and 3600 seconds, got "
+                          f"{_number(llm.budget_s)}")
     if not 1 <= llm.max_concurrency <= 64:
         raise ConfigError(f"llm.max_concurrency: must be between 1 and 64, got "
                           f"{llm.max_concurrency!r}")
