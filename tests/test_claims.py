@@ -81,5 +81,7 @@ async def test_a_claim_taken_over_says_since_when_its_work_may_have_been_done(
         seconds=1)
     await asyncio.sleep(0.4)  # second dies too: the work still began when first began it
     again = await third.begin_work("post", 60)
-    assert again is not None and again.in_doubt_since == taken.in_doubt_since
+    assert again is not None and again.in_doubt_since is not None
+    # Told by what is left of the claim's expiry: equal within Redis's millisecond.
+    assert abs(again.in_doubt_since - taken.in_doubt_since) < timedelta(milliseconds=50)
     assert await first.begin_work("post", 60) is None  # third is alive

@@ -9,9 +9,10 @@ Work that must not be lost when the process dies halfway is claimed in two steps
 (`begin`, then `finish` once it is done): the claim names its owner, and each process
 keeps a short-lived "alive" mark in Redis while it runs. A later attempt that finds a
 claim whose owner is no longer alive (SIGKILLed before finishing) takes it over, so a
-retry after a crash is answered once instead of never. The claim also keeps when the
-work first began (kept across take-overs), so the taker can ask the platform whether
-the dead owner's post arrived after all (`Begun.in_doubt_since`).
+retry after a crash is answered once instead of never. A take-over keeps the claim's
+expiry, so what is left of it tells when the work first began (across take-overs),
+and the taker can ask the platform whether the dead owner's post arrived after all
+(`Begun.in_doubt_since`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -39,13 +40,16 @@ ALIVE_SECONDS = 10.0
 """How long a process's alive mark outlives its last refresh: a claim left by a
 process dead this long is taken over. Refreshed every third of it."""
 
-_PENDING = b"pending:"  # + owner + ":" + Unix ms when the work first began
+_PENDING = b"pending:"
 _DONE = b"done"
-# Replace the claim only if it still holds the dead owner's value (one taker wins).
+# Replace the claim only if it still holds the dead owner's value (one taker wins),
+# keeping its expiry; the milliseconds left of it, 0 when another taker won.
 _TAKE_OVER = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
+  local left = redis.call('PTTL', KEYS[1])
+  if left <= 0 then left = tonumber(ARGV[3]) end
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', left)
+  return left
 end
 return 0
 """
@@ -57,15 +61,9 @@ log = logging.getLogger(__name__)
 class Begun:
     """A claim `begin_work` granted. `in_doubt_since` is when an owner that died before
     `finish` began the same work - it may have been done, so look before doing it
-    again; None for a fresh claim (or one left by a version that kept no time)."""
+    again; None for a fresh claim."""
 
     in_doubt_since: datetime | None = None
-
-
-def _holder(held: bytes) -> tuple[str, int | None]:
-    """(owner, Unix ms the work began) of a pending claim's value."""
-    owner, _, began = held[len(_PENDING):].decode(errors="replace").partition(":")
-    return owner, int(began) if began.isdigit() else None
 
 
 class Claims:
@@ -109,31 +107,29 @@ class Claims:
 
     async def begin_work(self, key: str, ttl_seconds: float) -> Begun | None:
         """`begin`, telling a fresh claim from one taken over from a dead owner (whose
-        work may have been done); None when the claim is not this process's."""
+        work may have been done); None when the claim is not this process's. When the
+        work began is told by the claim's expiry: every begin of `key` passes the same
+        `ttl_seconds`."""
         if self.client is None:
             return Begun() if await self.claim(key, ttl_seconds) else None
         name = self.keys.claim(key)
-        now_ms = int(time.time() * 1000)
+        mine = _PENDING + self.owner.encode()
         await self._keep_alive()
         px = max(int(ttl_seconds * 1000), 1)
-        if await self.client.set(name, self._pending(now_ms), nx=True, px=px):
+        if await self.client.set(name, mine, nx=True, px=px):
             return Begun()
         held = await self.client.get(name)
-        if not isinstance(held, bytes) or not held.startswith(_PENDING):
+        if not isinstance(held, bytes) or not held.startswith(_PENDING) or held == mine:
             return None
-        owner, began_ms = _holder(held)
-        if owner == self.owner or await self.client.exists(self._alive_name(owner)):
+        owner = held[len(_PENDING):].decode(errors="replace")
+        if await self.client.exists(self._alive_name(owner)):
             return None
-        # The work keeps the time it first began: a second taker looks back that far.
-        mine = self._pending(now_ms if began_ms is None else began_ms)
-        if not await self.client.eval(_TAKE_OVER, 1, name, held, mine, px):
+        left = int(await self.client.eval(_TAKE_OVER, 1, name, held, mine, px))
+        if left <= 0:
             return None
         log.info("claim %s taken over from %s, which stopped before finishing", key, owner)
-        since = None if began_ms is None else datetime.fromtimestamp(began_ms / 1000, UTC)
-        return Begun(in_doubt_since=since)
-
-    def _pending(self, began_ms: int) -> bytes:
-        return _PENDING + f"{self.owner}:{began_ms}".encode()
+        elapsed = timedelta(milliseconds=px - left)
+        return Begun(in_doubt_since=datetime.now(UTC) - elapsed)
 
     async def finish(self, key: str, ttl_seconds: float) -> None:
         """The work claimed by `begin` is done: the claim stays, ownerless, for ttl."""
