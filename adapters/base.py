@@ -65,6 +65,14 @@ class ChatAdapter(Protocol):
         arrived (posting any part missing), None when it cannot tell."""
         ...
 
+    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
+                             since: datetime, thread: str | None = None) -> list[str] | None:
+        """For a notice left in doubt (its sender died between the platform's answer and
+        recording it): its message ids when the platform shows it arrived since `since`,
+        in the channel or under `thread` (posting any part missing); None when it cannot
+        tell or nothing arrived."""
+        ...
+
     async def close(self) -> None:
         ...
 

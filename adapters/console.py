@@ -95,6 +95,11 @@ class ConsoleAdapter:
         """A terminal keeps no history to look in."""
         return None
 
+    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
+                             since: datetime, thread: str | None = None) -> list[str] | None:
+        """A terminal keeps no history to look in."""
+        return None
+
     async def close(self) -> None:
         self.output.flush()
 

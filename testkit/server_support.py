@@ -106,6 +106,10 @@ class RecordingAdapter:
                                 idempotency_key: str, since: datetime) -> list[str] | None:
         return None
 
+    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
+                             since: datetime, thread: str | None = None) -> list[str] | None:
+        return None
+
     async def close(self) -> None:
         self.closed += 1
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 
 import pytest_asyncio
 import redis.asyncio as aioredis
@@ -65,3 +66,22 @@ async def test_the_alive_mark_is_kept_while_the_process_runs(client: aioredis.Re
     assert not await Claims(client).begin("long job", 60)
     stop.set()
     await alive
+
+
+async def test_a_claim_taken_over_says_since_when_its_work_may_have_been_done(
+        client: aioredis.Redis) -> None:
+    first, second, third = (Claims(client, alive_seconds=0.2) for _ in range(3))
+    before = datetime.now(UTC)
+    fresh = await first.begin_work("post", 60)
+    assert fresh is not None and fresh.in_doubt_since is None  # nobody did it before
+    await asyncio.sleep(0.4)  # first dies before finishing
+    taken = await second.begin_work("post", 60)
+    assert taken is not None and taken.in_doubt_since is not None
+    assert before - timedelta(seconds=1) <= taken.in_doubt_since <= before + timedelta(
+        seconds=1)
+    await asyncio.sleep(0.4)  # second dies too: the work still began when first began it
+    again = await third.begin_work("post", 60)
+    assert again is not None and again.in_doubt_since is not None
+    # Told by what is left of the claim's expiry: equal within Redis's millisecond.
+    assert abs(again.in_doubt_since - taken.in_doubt_since) < timedelta(milliseconds=50)
+    assert await first.begin_work("post", 60) is None  # third is alive

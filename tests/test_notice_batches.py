@@ -63,6 +63,10 @@ class Sender:
         self.sent.append((channel.key, reply, thread))
         return ["m1"]
 
+    async def complete(self, channel: ChannelConfig, reply: Reply, *, key: str,
+                       since: datetime, thread: str | None = None) -> list[str] | None:
+        return None  # a platform that cannot tell: a batch in doubt is sent again
+
 
 def batched_config(minutes: int = 5, notices: str = "channel") -> Config:
     config = example_config()

@@ -425,6 +425,12 @@ class FeishuAdapter:
         second post within `dedupe_window`, so the scheduler decides by that."""
         return None
 
+    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
+                             since: datetime, thread: str | None = None) -> list[str] | None:
+        """Feishu cannot be asked which uuids it has seen; a re-sent notice carries the same
+        `uuid`, which stops the second post within `dedupe_window`."""
+        return None
+
     async def _create(self, body: dict[str, Any]) -> str:
         """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
         builder = (CreateMessageRequestBody.builder().receive_id(body["receive_id"])

@@ -12,8 +12,8 @@ clicks alike) and Socket Mode, which Bolt feeds through one dispatch path.
 Slack app settings this expects: the `/prdigest` slash command, Event Subscriptions and
 Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
 `message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`,
-and `channels:history` / `groups:history` so that a weekly post left in doubt by a
-crash is looked up in the channel instead of sent twice. For Socket Mode instead:
+and `channels:history` / `groups:history` so that a weekly post or a merged-PR notice
+left in doubt by a crash is looked up in the channel instead of sent twice. For Socket Mode instead:
 `platforms.slack.socket_mode = true` and an app-level token with `connections:write`.
 """
 
@@ -46,7 +46,12 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError, ParentGone
 from adapters.slack.inbound import SLASH_COMMAND, foreign_app, read_question, response_url
-from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
+from adapters.slack.payloads import (
+    DELIVERY_EVENT,
+    NOTICE_EVENT,
+    delivery_metadata,
+    post_arguments,
+)
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
@@ -268,16 +273,36 @@ class SlackAdapter:
         return await self._post_parts(channel_id, render_digest_messages(digest),
                                       idempotency_key, found=found)
 
+    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
+                             since: datetime, thread: str | None = None) -> list[str] | None:
+        """A notice left in doubt (posted since `since` with this key, or not), looked
+        for in the channel or in the thread of `thread`: the `ts` of its parts, after
+        posting any part missing; None when no part is there or the history cannot be
+        read."""
+        found = await self._delivered_parts(channel_id, idempotency_key, since,
+                                            event=NOTICE_EVENT, thread=thread)
+        if not found:
+            return None
+        logger.info("Slack %s already holds %d part(s) of notice %s", channel_id,
+                    len(found), idempotency_key)
+        return await self._post_parts(channel_id, render_reply_messages(reply),
+                                      idempotency_key, found=found, thread_ts=thread,
+                                      event=NOTICE_EVENT)
+
     async def _post_parts(self, channel_id: str, messages: list[SlackMessage],
-                          key: str | None, *, found: Mapping[int, str]) -> list[str]:
+                          key: str | None, *, found: Mapping[int, str] | None = None,
+                          thread_ts: str | None = None,
+                          event: str = DELIVERY_EVENT) -> list[str]:
         posted: list[str] = []
+        found = found or {}
         for part, message in enumerate(messages):
             if part in found:
                 posted.append(found[part])
                 continue
-            metadata = delivery_metadata(key, part, len(messages))
+            metadata = delivery_metadata(key, part, len(messages), event=event)
             try:
-                posted.append(await self._post(channel_id, message, metadata=metadata))
+                posted.append(await self._post(channel_id, message, thread_ts,
+                                               metadata=metadata))
             except DeliveryError as exc:
                 if posted:
                     raise DeliveryError(
@@ -286,18 +311,25 @@ class SlackAdapter:
                 raise
         return posted
 
-    async def _delivered_parts(self, channel_id: str, key: str, since: datetime
+    async def _delivered_parts(self, channel_id: str, key: str, since: datetime, *,
+                               event: str = DELIVERY_EVENT, thread: str | None = None
                                ) -> dict[int, str]:
-        """{part: ts} of the messages in the channel that carry delivery `key`."""
+        """{part: ts} of the messages in the channel (or the thread of `thread`) that
+        carry `key` in metadata of type `event`."""
         self._http_session()
         oldest = f"{since.timestamp() - HISTORY_MARGIN_SECONDS:.6f}"
         try:
-            response = await self.client.conversations_history(
-                channel=channel_id, oldest=oldest, limit=200, include_all_metadata=True)
+            if thread is None:
+                response = await self.client.conversations_history(
+                    channel=channel_id, oldest=oldest, limit=200, include_all_metadata=True)
+            else:
+                response = await self.client.conversations_replies(
+                    channel=channel_id, ts=thread, oldest=oldest, limit=200,
+                    include_all_metadata=True)
         except SlackApiError as exc:
             data = exc.response.data
             error = data.get("error") if isinstance(data, dict) else None
-            logger.warning("cannot read the history of Slack %s (%s): a digest in doubt "
+            logger.warning("cannot read the history of Slack %s (%s): a post in doubt "
                            "there may be sent again", channel_id,
                            error or exc.response.status_code)
             return {}
@@ -310,7 +342,7 @@ class SlackAdapter:
             metadata = message.get("metadata") or {}
             payload = metadata.get("event_payload") or {}
             part = payload.get("part")
-            if (metadata.get("event_type") == DELIVERY_EVENT and payload.get("delivery") == key
+            if (metadata.get("event_type") == event and payload.get("delivery") == key
                     and isinstance(part, int)):
                 parts[part] = str(message.get("ts", ""))
         return parts
@@ -318,23 +350,11 @@ class SlackAdapter:
     async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
                          idempotency_key: str | None = None) -> list[str]:
         """Post a reply (a notice, an answer) to a channel, in the thread of the message
-        `thread` when given; returns the messages' `ts`. Slack takes no idempotency key.
+        `thread` when given; returns the messages' `ts`. Slack takes no idempotency key,
+        so a notice's key goes into each part's metadata (`complete_reply` looks for it).
         A thread whose parent is gone raises `ParentGone` (Slack posted nothing)."""
-        return await self._post_all(channel_id, render_reply_messages(reply), thread)
-
-    async def _post_all(self, channel_id: str, messages: list[SlackMessage],
-                        thread_ts: str | None = None) -> list[str]:
-        posted: list[str] = []
-        for message in messages:
-            try:
-                posted.append(await self._post(channel_id, message, thread_ts))
-            except DeliveryError as exc:
-                if posted:
-                    raise DeliveryError(
-                        f"{exc} (after {len(posted)} of {len(messages)} parts were posted)"
-                    ) from None
-                raise
-        return posted
+        return await self._post_parts(channel_id, render_reply_messages(reply),
+                                      idempotency_key, thread_ts=thread, event=NOTICE_EVENT)
 
     async def _post(self, channel_id: str, message: SlackMessage,
                     thread_ts: str | None = None, *,
@@ -469,7 +489,7 @@ class SlackAdapter:
             for message in messages:
                 await self._respond(url, message)
             return
-        await self._post_all(question.channel_id, messages, question.thread)
+        await self._post_parts(question.channel_id, messages, None, thread_ts=question.thread)
 
 
 def _signature_headers_readable(request: Request) -> bool:

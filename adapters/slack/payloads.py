@@ -11,8 +11,10 @@ from bot.models import Digest, Reply
 from bot.render.slack import SlackMessage, render_digest_messages, render_reply_messages
 
 METHOD = "chat.postMessage"
-# The metadata event type that marks a part of a weekly digest with its delivery key.
+# The metadata event types that mark a part of a weekly digest with its delivery key,
+# and a part of a merged-PR notice (or batch of them) with its claim key.
 DELIVERY_EVENT = "prdigest_digest"
+NOTICE_EVENT = "prdigest_notice"
 BLOCK_KIT_BUILDER = "https://app.slack.com/block-kit-builder#"
 
 
@@ -28,12 +30,13 @@ def post_arguments(channel_id: str, message: SlackMessage, thread_ts: str | None
     return arguments
 
 
-def delivery_metadata(key: str | None, part: int, parts: int) -> dict[str, Any] | None:
-    """What marks part `part` of a digest delivery, so a delivery in doubt can be looked
-    up in the channel; None without a key."""
+def delivery_metadata(key: str | None, part: int, parts: int, *,
+                      event: str = DELIVERY_EVENT) -> dict[str, Any] | None:
+    """What marks part `part` of a digest delivery (or of a notice, `NOTICE_EVENT`), so
+    a post in doubt can be looked up in the channel; None without a key."""
     if key is None:
         return None
-    return {"event_type": DELIVERY_EVENT,
+    return {"event_type": event,
             "event_payload": {"delivery": key, "part": part, "parts": parts}}
 
 
@@ -46,9 +49,15 @@ def digest_payloads(channel_id: str, digest: Digest, *, key: str | None = None
             for part, message in enumerate(messages)]
 
 
-def reply_payloads(channel_id: str, reply: Reply) -> list[dict[str, Any]]:
-    """A reply posted to a channel (a notice, an answer), part by part."""
-    return [post_arguments(channel_id, message) for message in render_reply_messages(reply)]
+def reply_payloads(channel_id: str, reply: Reply, *, key: str | None = None,
+                   thread_ts: str | None = None) -> list[dict[str, Any]]:
+    """A reply posted to a channel (a notice, an answer), part by part; a notice's
+    parts carry its key."""
+    messages = render_reply_messages(reply)
+    return [post_arguments(channel_id, message, thread_ts,
+                           metadata=delivery_metadata(key, part, len(messages),
+                                                      event=NOTICE_EVENT))
+            for part, message in enumerate(messages)]
 
 
 def viewer_url(payload: dict[str, Any]) -> str | None:

@@ -361,6 +361,11 @@ class TelegramAdapter:
         """A bot cannot read a chat's history, so whether a delivery arrived is unknown."""
         return None
 
+    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
+                             since: datetime, thread: str | None = None) -> list[str] | None:
+        """A bot cannot read a chat's history, so whether a notice arrived is unknown."""
+        return None
+
     async def _deliver(self, channel_id: str, messages: list[TelegramMessage], *,
                        moved: bool = False, reply_to: int | None = None) -> list[str]:
         await self._initialize()

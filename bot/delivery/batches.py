@@ -6,10 +6,13 @@ already out, else the open one once due). The batch is sent under a claim in two
 (`Claims.begin` ... `finish`) named by the batch's id, so while one replica sends it
 the others skip it, and a batch whose sender was killed is taken over once that
 replica's alive mark lapses. The order after the post - drop the batch, then finish
-the claim - leaves nothing to send twice when a replica dies between the two; a
-replica dying between the platform's answer and the drop leaves the batch to be sent
-again (Feishu drops that copy by its `uuid`; Slack and Telegram show it twice - the
-same window as a digest in doubt, see `bot.delivery.schedule`).
+the claim - leaves nothing to send twice when a replica dies between the two. A
+replica dying between the platform's answer and the drop leaves the batch to the one
+that takes the claim over, which first asks the platform whether it arrived (Slack
+finds it by the claim key in its message metadata: recorded, not sent again) and sends
+it again only when it did not or the platform cannot tell (Feishu drops that copy by
+its `uuid`; Telegram, which has neither a key nor a readable history, shows it twice -
+the same window as a digest in doubt, see `bot.delivery.schedule`).
 """
 
 from __future__ import annotations
@@ -92,12 +95,15 @@ class BatchFlusher:
 
     async def _flush(self, channel: ChannelConfig, batch: DueBatch) -> str:
         claim = Keys.batch_flush(channel.key, batch.id)
-        if not self.notifier.sender.can_send(channel) or not await self.claims.begin(
-                claim, self.claim_ttl_seconds):
+        if not self.notifier.sender.can_send(channel):
+            return "busy"
+        begun = await self.claims.begin_work(claim, self.claim_ttl_seconds)
+        if begun is None:
             return "busy"
         if batch.items:
             try:
-                await self.notifier.post(channel, batch_reply(channel, batch), key=claim)
+                await self.notifier.post(channel, batch_reply(channel, batch), key=claim,
+                                         in_doubt_since=begun.in_doubt_since)
             except Exception as exc:  # the next pass sends it again
                 log.warning("notice batch %s to %s failed: %s", batch.id, channel.key, exc)
                 await self.claims.release(claim)

@@ -4,7 +4,10 @@ When a PR merges - told by the GitHub webhook, or found by the merge poller wher
 webhook is set up - `MergeNotifier` sends each channel of that repository whose topics
 the PR touches one short notice (title, topics, risk flag, link), once: a claim in Redis
 per (PR, channel) makes sure of it, whatever replica, redelivery or poll sees the merge
-again.
+again. A replica that dies between the platform's answer and `finish` leaves the claim
+to another, which first asks the platform whether the notice arrived (Slack: by the key
+in its message metadata) and sends it only when it did not or the platform cannot tell
+(Feishu drops the copy by its `uuid`; Telegram shows it twice).
 
 A channel with `notices = "thread"` gets its notices under the week's digest message
 (`bot.delivery.threads`), in the channel itself when there is none yet or it was
@@ -57,6 +60,13 @@ class NoticeSender(Protocol):
         """Post the notice, under the message `thread` when given; raises when the
         platform did not take it (`ThreadGone` when `thread` is no longer there). `key`
         is the same for every retry of one notice."""
+        ...
+
+    async def complete(self, channel: ChannelConfig, reply: Reply, *, key: str,
+                       since: datetime, thread: str | None = None) -> list[str] | None:
+        """The message ids of the notice `key` when the platform shows it arrived since
+        `since` (under `thread` when given), posting any part missing; None when it
+        cannot tell or nothing arrived."""
         ...
 
 
@@ -174,11 +184,17 @@ class MergeNotifier:
              "batched": result.batched}.get(outcome, []).append(channel.key)
         return result
 
-    async def post(self, channel: ChannelConfig, reply: Reply, *, key: str) -> list[str]:
+    async def post(self, channel: ChannelConfig, reply: Reply, *, key: str,
+                   in_doubt_since: datetime | None = None) -> list[str]:
         """Post a notice (or a batch of them) now: under the digest message posted this
         week when the channel wants threads and there is one, else - also when that
-        message is gone - in the channel, once."""
+        message is gone - in the channel, once. `in_doubt_since`: a replica that died
+        began posting it then, so it is first looked for where it would be."""
         parent = await self.threads.parent(channel, self.now())
+        if in_doubt_since is not None:
+            found = await self._arrived(channel, reply, key, in_doubt_since, parent)
+            if found is not None:
+                return found
         if parent is not None:
             try:
                 return await self.sender.send(channel, reply, thread=parent, key=key)
@@ -186,6 +202,24 @@ class MergeNotifier:
                 log.info("digest message %s of %s is gone; notice posted in the channel",
                          parent, channel.key)
         return await self.sender.send(channel, reply, key=key)
+
+    async def _arrived(self, channel: ChannelConfig, reply: Reply, key: str,
+                       since: datetime, parent: str | None) -> list[str] | None:
+        """The message ids of notice `key` when the platform shows it arrived, under
+        the digest message or (its fallback) in the channel; None when it cannot tell."""
+        for thread in ((parent, None) if parent is not None else (None,)):
+            try:
+                found = await self.sender.complete(channel, reply, key=key, since=since,
+                                                   thread=thread)
+            except Exception as exc:  # unknown: sending again is the fallback
+                log.warning("could not check whether notice %s reached %s: %s", key,
+                            channel.key, exc)
+                return None
+            if found:
+                log.warning("notice %s to %s was left in doubt by a replica that stopped "
+                            "but had arrived; recorded, not sent again", key, channel.key)
+                return found
+        return None
 
     async def _batch(self, repo: str, pull: PullRequest, channel: ChannelConfig,
                      reply: Reply) -> str:
@@ -210,10 +244,11 @@ class MergeNotifier:
                          reply: Reply) -> str:
         number = pull.number
         claim = Keys.notice(repo, number, channel.key)
-        if not await self.claims.begin(claim, self.notice_ttl_seconds):
+        begun = await self.claims.begin_work(claim, self.notice_ttl_seconds)
+        if begun is None:
             return "seen"
         try:
-            await self.post(channel, reply, key=claim)
+            await self.post(channel, reply, key=claim, in_doubt_since=begun.in_doubt_since)
         except Exception as exc:  # one platform failing must not stop the other channels
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)

@@ -9,7 +9,10 @@ Work that must not be lost when the process dies halfway is claimed in two steps
 (`begin`, then `finish` once it is done): the claim names its owner, and each process
 keeps a short-lived "alive" mark in Redis while it runs. A later attempt that finds a
 claim whose owner is no longer alive (SIGKILLed before finishing) takes it over, so a
-retry after a crash is answered once instead of never.
+retry after a crash is answered once instead of never. A take-over keeps the claim's
+expiry, so what is left of it tells when the work first began (across take-overs),
+and the taker can ask the platform whether the dead owner's post arrived after all
+(`Begun.in_doubt_since`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import contextlib
 import logging
 import secrets
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
@@ -37,16 +42,28 @@ process dead this long is taken over. Refreshed every third of it."""
 
 _PENDING = b"pending:"
 _DONE = b"done"
-# Replace the claim only if it still holds the dead owner's value (one taker wins).
+# Replace the claim only if it still holds the dead owner's value (one taker wins),
+# keeping its expiry; the milliseconds left of it, 0 when another taker won.
 _TAKE_OVER = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
+  local left = redis.call('PTTL', KEYS[1])
+  if left <= 0 then left = tonumber(ARGV[3]) end
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', left)
+  return left
 end
 return 0
 """
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A claim `begin_work` granted. `in_doubt_since` is when an owner that died before
+    `finish` began the same work - it may have been done, so look before doing it
+    again; None for a fresh claim."""
+
+    in_doubt_since: datetime | None = None
 
 
 class Claims:
@@ -86,24 +103,33 @@ class Claims:
     async def begin(self, key: str, ttl_seconds: float) -> bool:
         """Claim work owned by this process: True for the first caller, and for a later
         one when the claim's owner died before `finish`."""
+        return await self.begin_work(key, ttl_seconds) is not None
+
+    async def begin_work(self, key: str, ttl_seconds: float) -> Begun | None:
+        """`begin`, telling a fresh claim from one taken over from a dead owner (whose
+        work may have been done); None when the claim is not this process's. When the
+        work began is told by the claim's expiry: every begin of `key` passes the same
+        `ttl_seconds`."""
         if self.client is None:
-            return await self.claim(key, ttl_seconds)
+            return Begun() if await self.claim(key, ttl_seconds) else None
         name = self.keys.claim(key)
         mine = _PENDING + self.owner.encode()
         await self._keep_alive()
         px = max(int(ttl_seconds * 1000), 1)
         if await self.client.set(name, mine, nx=True, px=px):
-            return True
+            return Begun()
         held = await self.client.get(name)
         if not isinstance(held, bytes) or not held.startswith(_PENDING) or held == mine:
-            return False
+            return None
         owner = held[len(_PENDING):].decode(errors="replace")
         if await self.client.exists(self._alive_name(owner)):
-            return False
-        taken = await self.client.eval(_TAKE_OVER, 1, name, held, mine, px)
-        if taken:
-            log.info("claim %s taken over from %s, which stopped before finishing", key, owner)
-        return bool(taken)
+            return None
+        left = int(await self.client.eval(_TAKE_OVER, 1, name, held, mine, px))
+        if left <= 0:
+            return None
+        log.info("claim %s taken over from %s, which stopped before finishing", key, owner)
+        elapsed = timedelta(milliseconds=px - left)
+        return Begun(in_doubt_since=datetime.now(UTC) - elapsed)
 
     async def finish(self, key: str, ttl_seconds: float) -> None:
         """The work claimed by `begin` is done: the claim stays, ownerless, for ttl."""

@@ -313,6 +313,15 @@ class AdapterNotices:
             raise DeliveryError(f"{channel.platform} is not configured")
         return await adapter.send_reply(channel.id, reply, thread=thread, idempotency_key=key)
 
+    async def complete(self, channel: ChannelConfig, reply: Reply, *, key: str,
+                       since: datetime, thread: str | None = None) -> list[str] | None:
+        adapter = self.adapters.get(channel.platform)
+        if adapter is None:
+            return None
+        found = await adapter.complete_reply(channel.id, reply, idempotency_key=key,
+                                             since=since, thread=thread)
+        return None if found is None else list(found)
+
 
 def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],
                    deduper: FirstSeen,

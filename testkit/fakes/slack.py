@@ -1,7 +1,8 @@
 """A fake Slack on 127.0.0.1:<free port> that the real slack_sdk and Bolt talk to.
 
 It speaks the parts of Slack the bot uses: the Web API under `/api/` (`auth.test`,
-`chat.postMessage`, `conversations.history`, `apps.connections.open`), slash-command
+`chat.postMessage`, `conversations.history`, `conversations.replies`,
+`apps.connections.open`), slash-command
 `response_url`s under `/response/<name>`, and a Socket Mode WebSocket under `/link`.
 Like Slack it checks the bearer token and rejects blocks over Slack's limits (`invalid_blocks`,
 `msg_blocks_too_long`), so a contract test fails where Slack would.
@@ -93,6 +94,20 @@ class _Failure:
     status: int
     body: Any
     headers: dict[str, str]
+
+
+def _shown(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Messages as a history call shows them: the metadata only with
+    `include_all_metadata`, a reply's `thread_ts` kept, the fake's own fields left out."""
+    with_metadata = str(params.get("include_all_metadata", "")).lower() in {"1", "true"}
+    for message in messages:
+        message.pop("channel")
+        message.pop("at")
+        if not message["thread_ts"]:
+            message.pop("thread_ts")
+        if not with_metadata or message["metadata"] is None:
+            message.pop("metadata")
+    return messages
 
 
 def _length(text: str) -> int:
@@ -341,11 +356,13 @@ class FakeSlack(ThreadedAiohttpServer):
                                       "thread_ts": thread_ts, "at": time.time()})
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
-        if method == "conversations.history":
-            return self._history(Recorded(request.method, request.path,
-                                          {k: request.query.getall(k) for k in request.query},
-                                          {k.lower(): v for k, v in request.headers.items()},
-                                          body).params())
+        if method in ("conversations.history", "conversations.replies"):
+            params = Recorded(request.method, request.path,
+                              {k: request.query.getall(k) for k in request.query},
+                              {k.lower(): v for k, v in request.headers.items()}, body).params()
+            if method == "conversations.history":
+                return self._history(params)
+            return self._replies(params)
         return {"ok": False, "error": "unknown_method"}
 
     def _history(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -353,21 +370,31 @@ class FakeSlack(ThreadedAiohttpServer):
         with `include_all_metadata` (as Slack does)."""
         channel = params.get("channel")
         oldest = float(params.get("oldest") or 0)
-        with_metadata = str(params.get("include_all_metadata", "")).lower() in {"1", "true"}
         with self._lock:
             # The ts here are fixed-epoch; `at` is when the message really arrived.
             # Like Slack's, the history holds no thread replies (only their parents).
             found = [dict(m) for m in self.messages
                      if m["channel"] == channel and m["at"] >= oldest and not m["thread_ts"]]
-        for message in found:
-            message.pop("channel")
-            message.pop("at")
-            message.pop("thread_ts")
-            if not with_metadata or message["metadata"] is None:
-                message.pop("metadata")
+        found = _shown(found, params)
         limit = int(params.get("limit") or 100)
         return {"ok": True, "messages": list(reversed(found))[:limit],
                 "has_more": len(found) > limit}
+
+    def _replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A thread, oldest first: its parent, then the replies since `oldest`;
+        `thread_not_found` when the parent is gone (as Slack answers)."""
+        channel, ts = params.get("channel"), params.get("ts")
+        oldest = float(params.get("oldest") or 0)
+        with self._lock:
+            parent = [dict(m) for m in self.messages
+                      if m["channel"] == channel and m["ts"] == ts]
+            if not parent:
+                return {"ok": False, "error": "thread_not_found"}
+            replies = [dict(m) for m in self.messages if m["channel"] == channel
+                       and m["thread_ts"] == ts and m["at"] >= oldest]
+        found = _shown(parent + replies, params)
+        limit = int(params.get("limit") or 1000)
+        return {"ok": True, "messages": found[:limit], "has_more": len(found) > limit}
 
     @staticmethod
     def _message_problem(params: dict[str, Any]) -> str | None:

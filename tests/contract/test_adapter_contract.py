@@ -33,7 +33,7 @@ CHANNEL = "C_LISTED"
 PLATFORM_NEUTRAL = ("bot/web/services.py", "adapters/poster.py", "bot/chat/inbound.py",
                     "bot/delivery/schedule.py", "bot/digests.py", "bot/web/metrics.py")
 CONTRACT = ("start", "routes", "status", "send_reply", "post_digest", "complete_delivery",
-            "close")
+            "complete_reply", "close")
 
 
 def make_config(lang: str = "en") -> Config:
