@@ -329,6 +329,10 @@ class SlackAdapter:
         except SlackApiError as exc:
             data = exc.response.data
             error = data.get("error") if isinstance(data, dict) else None
+            if thread is not None and error == "thread_not_found":
+                # The digest was deleted: the caller looks in the channel next.
+                logger.info("Slack thread %s in %s is gone", thread, channel_id)
+                return {}
             logger.warning("cannot read the history of Slack %s (%s): a post in doubt "
                            "there may be sent again", channel_id,
                            error or exc.response.status_code)
