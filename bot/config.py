@@ -315,7 +315,7 @@ def _validate(config: Config) -> None:
                 raise ConfigError(f"{where}: channel {channel.key} is listed twice for {name}")
             seen.add(pair)
     _check_numbers(config)
-    _check_public_url(config.server)
+    _check_web_urls(config)
     _check_slack_app(config.platforms.slack)
     if config.llm is not None:
         _validate_llm(config.llm)
@@ -339,13 +339,24 @@ def _validate_llm(llm: LLMConfig) -> None:
                           f"{llm.max_concurrency!r}")
 
 
-def _check_public_url(server: ServerConfig) -> None:
-    """Chat digests link to report pages under it and Telegram registers its webhook
-    there; without http(s) and a host every such link would be left out."""
-    parts = urlsplit(server.public_url)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ConfigError("server.public_url: expected an http(s) URL such as "
-                          f"https://bot.example.com, got {server.public_url!r}")
+def _check_web_urls(config: Config) -> None:
+    """Every address the service calls or links to is an http(s) URL with a host,
+    checked at load: a typo found at the first GitHub fetch or Slack post would stop the
+    service hours after it started. Chat digests link to report pages under
+    `server.public_url`, and Telegram registers its webhook there."""
+    platforms = config.platforms
+    for field, value, example in (
+        ("server.public_url", config.server.public_url, "https://bot.example.com"),
+        ("github.api_url", config.github.api_url, "https://api.github.com"),
+        ("platforms.slack.api_url", platforms.slack.api_url, "https://slack.com/api/"),
+        ("platforms.telegram.api_url", platforms.telegram.api_url,
+         "https://api.telegram.org/bot"),
+        ("platforms.feishu.domain", platforms.feishu.domain, "https://open.feishu.cn"),
+    ):
+        parts = urlsplit(value)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ConfigError(f"{field}: expected an http(s) URL such as {example}, "
+                              f"got {value!r}")
 
 
 def _check_slack_app(slack: SlackConfig) -> None:

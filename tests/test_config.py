@@ -165,6 +165,21 @@ def test_a_public_url_that_is_not_http_is_refused_by_name(tmp_path: Path, url: s
            f"got {url!r}" in str(caught.value)
 
 
+@pytest.mark.parametrize(("section", "key"), [
+    ("github", "api_url"), ("platforms.slack", "api_url"), ("platforms.telegram", "api_url"),
+    ("platforms.feishu", "domain"),
+])
+def test_an_api_address_that_is_not_http_is_refused_at_load(
+        tmp_path: Path, section: str, key: str) -> None:
+    """Checked when the file loads, not at the first GitHub fetch or platform call."""
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[{section}]\n{key} = "api.example.com"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert f"{section}.{key}: expected an http(s) URL such as " in str(caught.value)
+    assert "got 'api.example.com'" in str(caught.value)
+
+
 @pytest.mark.parametrize("url", ["http://localhost:8080", "https://bot.example.com/prdigest/"])
 def test_a_public_url_over_http_is_taken(tmp_path: Path, url: str) -> None:
     path = tmp_path / "ok.toml"
