@@ -18,13 +18,13 @@ the same window as a digest in doubt, see `bot.delivery.schedule`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
 
 from bot.config import ChannelConfig, Config
 from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, utc_now
+from bot.delivery.periodic import run_every
 from bot.models import Reply
 from bot.store.claims import Claims
 from bot.store.client import REDIS_ERRORS
@@ -124,10 +124,5 @@ class BatchFlusher:
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Flush until `stop` is set; errors are logged and the next pass goes on."""
-        while not stop.is_set():
-            try:
-                await self.flush_due()
-            except Exception:
-                log.exception("notice batches: pass failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.interval_seconds)
+        await run_every(self.interval_seconds, stop, self.flush_due, log,
+                        "notice batches: pass failed")

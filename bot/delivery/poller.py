@@ -4,7 +4,6 @@ the merges not announced yet."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -12,6 +11,7 @@ from typing import Protocol
 
 from bot.config import Config
 from bot.delivery.notices import MergeNotifier, NoticeResult
+from bot.delivery.periodic import run_every
 from bot.errors import SourceError
 from bot.github.closed import ClosedPage
 from bot.store.claims import Claims
@@ -118,13 +118,7 @@ class MergePoller:
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Poll until `stop` is set; errors are logged and the next round goes on."""
-        while not stop.is_set():
-            try:
-                await self.poll_once()
-            except Exception:
-                log.exception("merge poll failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.interval_seconds)
+        await run_every(self.interval_seconds, stop, self.poll_once, log, "merge poll failed")
 
 
 def _parse_time(text: str | None) -> datetime | None:
