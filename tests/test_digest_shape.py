@@ -158,3 +158,16 @@ def test_security_fixes_lead_the_summary_and_are_named_once(shared_data: Path,
     security = summary.index("#44549")
     features = summary.index("#40977")  # the first notable feature
     assert security < features
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(("lang", "title"), [("en", "CI, build and maintenance"),
+                                             ("zh", "CI、构建与维护")])
+def test_a_theme_does_not_name_its_area_twice(shared_data: Path, lang: Lang,
+                                              title: str) -> None:
+    """Without a configured NPU topic, verl W29's CI PRs are a theme of kind CI in the
+    area ci: its title is the kind alone, not "CI, build and maintenance in ci"."""
+    digest = _digest(shared_data, "verl-2026-07.json", RepoConfig(), lang)
+    titles = [t.title for t in digest.themes]
+    assert title in titles
+    assert not any(t.lower().count("ci") > 1 for t in titles if t.startswith("CI"))

@@ -10,6 +10,7 @@ PRs of other kinds. Every PR of the week lands in exactly one theme.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -108,6 +109,9 @@ def _split(groups: dict[tuple[str, str], list[Member]], areas: dict[int, list[st
 
 def _title(kind: str, area_names: list[str], t: Translator) -> str:
     kinds = _kind_names(t)
+    # "CI, build and maintenance in ci" says ci twice: an area the kind names is left out.
+    named = kinds[kind].lower()
+    area_names = [a for a in area_names if not re.search(rf"\b{re.escape(a.lower())}\b", named)]
     if not area_names:
         return kinds[kind]
     if len(area_names) > MAX_AREAS_IN_TITLE:
