@@ -6,32 +6,26 @@ Deterministic: the same snapshot, week, config and language give the same digest
 from __future__ import annotations
 
 from bot.config import RepoConfig
-from bot.engine.classify import Classification, classify
+from bot.engine.assess import Assessment, assess, rank
+from bot.engine.classify import classify
 from bot.engine.people import people_of
 from bot.engine.risks import find_risks, severity_rank
-from bot.engine.score import Score, score_pull
 from bot.engine.suggest import Lead, settings_in, suggest
-from bot.engine.summarize import plain_figures, summarize, summary_and_line, title_line
-from bot.engine.text import plain, sentence_case
+from bot.engine.summarize import summarize
 from bot.engine.themes import Member, build_themes
 from bot.engine.trends import count_names, hot_files
 from bot.i18n import Translator, translator
 from bot.models import (
     Counts,
     Digest,
-    KeyPull,
     Lang,
+    NameCount,
     PullAnswer,
-    PullEntry,
     PullRequest,
     RepositoryCounts,
-    Risk,
     Snapshot,
 )
 from bot.week import belongs_to_week, shift_week, week_period
-
-# Key PRs a reader can take in: the best of the week, at most this many.
-KEY_LIMIT = 30
 
 
 def reviews_recorded(snapshot: Snapshot) -> bool:
@@ -80,83 +74,24 @@ def build_digest(
     adds last week's counts to the topic trends."""
     t = translator(lang)
     tz = repo_config.timezone
-    week_members = week_pulls(snapshot, week, tz)
-    pulls = [p for p, _ in week_members]
     recorded = reviews_recorded(snapshot)
-    classes: dict[int, Classification] = {p.number: classify(p, repo_config) for p in pulls}
-    risks_by_pull: dict[int, list[Risk]] = {
-        p.number: find_risks(p, t, reviews_recorded=recorded) if p.state == "merged" else []
-        for p in pulls
-    }
-    scores: dict[int, Score] = {}
-    figures_by_pull: dict[int, tuple[str, ...]] = {}
-    # Each body made plain once: the figures and the summary are both read from it.
-    flat = {p.number: plain(p.body) if p.body else "" for p in pulls}
-    for pull in pulls:
-        figures_by_pull[pull.number] = plain_figures(flat[pull.number])
-        scores[pull.number] = score_pull(
-            pull, classes[pull.number], risks_by_pull[pull.number],
-            figures_by_pull[pull.number], t, focus_topics=focus_topics,
-        )
-    by_number = {p.number: p for p in pulls}
-    by_score = sorted(pulls, key=lambda p: (-scores[p.number].value, p.number))
-    ranked = [p for p in by_score if scores[p.number].key][:KEY_LIMIT]
-    key_numbers = {p.number for p in ranked}
-    # Only key PRs are summarised (their summary and line are what the digest shows);
-    # every other PR is listed by its title, so its line is the title's text.
-    said = {p.number: summary_and_line(p, classes[p.number], t, flat[p.number]) for p in ranked}
-    key_pulls = tuple(
-        KeyPull(
-            number=p.number,
-            title=p.title,
-            summary=said[p.number][0],
-            url=p.url,
-            short_title=sentence_case(classes[p.number].short_title),
-            type=classes[p.number].type,
-            topics=classes[p.number].topics,
-            reasons=scores[p.number].reasons,
-            figures=figures_by_pull[p.number],
-            score=scores[p.number].value,
-            line=said[p.number][1],
-        )
-        for p in ranked
-    )
-    members = [Member(number=p.number, cls=classes[p.number],
-                      paths=tuple(f.path for f in p.files), key=p.number in key_numbers)
-               for p in ranked + [p for p in by_score if p.number not in key_numbers]]
-    themes = build_themes(members, repo_config, t, focus_topics=focus_topics,
+    # Each PR of the week assessed once, then ranked: key PRs first, best first.
+    ranked = rank([assess(pull, counted, repo_config, t, reviews_recorded=recorded,
+                          focus_topics=focus_topics)
+                   for pull, counted in week_pulls(snapshot, week, tz)], t)
+    by_number = sorted(ranked, key=lambda a: a.number)  # the order of the lists
+    key = [a for a in ranked if a.key]
+    themes = build_themes([_member(a) for a in ranked], repo_config, t,
+                          focus_topics=focus_topics,
                           package=snapshot.repository.rsplit("/", 1)[-1])
     theme_of = {n: theme.title for theme in themes for n in (*theme.pulls, *theme.others)}
-    total = len(pulls)
-    entries = tuple(
-        PullEntry(number=p.number, title=p.title, type=classes[p.number].type,
-                  topics=classes[p.number].topics, theme=theme_of[p.number],
-                  key=p.number in key_numbers, url=p.url,
-                  short_title=sentence_case(classes[p.number].short_title),
-                  line=said[p.number][1] if p.number in said else title_line(classes[p.number]),
-                  security=classes[p.number].security)
-        for p in pulls
-    )
-    previous_topics: dict[str, int] | None = None
-    if previous is not None:
-        before = [p for p, _ in week_pulls(previous, shift_week(week, -1), tz)]
-        if before:
-            previous_topics = {
-                c.name: c.count
-                for c in count_names(((p.number, classify(p, repo_config).topics)
-                                      for p in before), len(before))
-            }
-    topics = count_names(((p.number, classes[p.number].topics) for p in pulls), total,
-                         previous_topics)
-    if focus_topics:
-        topics = tuple(sorted(topics, key=lambda c: c.name not in focus_topics))
-    types = count_names(((p.number, (classes[p.number].type,)) for p in pulls), total)
+    pulls = [a.pull for a in by_number]
+    topics = _topic_counts(by_number, _previous_topics(previous, week, repo_config),
+                           focus_topics)
+    types = count_names(((a.number, (a.cls.type,)) for a in by_number), len(by_number))
     hot = hot_files(pulls)
-    risks = tuple(sorted((r for rs in risks_by_pull.values() for r in rs), key=severity_rank))
-    breaking = [p.number for p in pulls if classes[p.number].breaking and p.state == "merged"]
-    how = [h for _, h in week_members]
-    counts = Counts(total=total, key=len(key_pulls), merged=how.count("merged"),
-                    closed=how.count("closed"), opened=how.count("opened"))
+    risks = tuple(sorted((r for a in by_number for r in a.risks), key=severity_rank))
+    counts = _counts(by_number, key=len(key))
     return Digest(
         repository=snapshot.repository,
         week=week,
@@ -167,19 +102,61 @@ def build_digest(
         hot_files=hot,
         themes=themes,
         risks=risks,
-        key_pulls=key_pulls,
-        suggestions=suggest(risks, topics, types, hot, breaking, t, leads=tuple(
-            Lead(number=k.number, type=k.type, topics=k.topics,
-                 settings=settings_in(by_number[k.number].body) if k.type in {"feat", "perf"}
-                 else ())
-            for k in key_pulls)),
+        key_pulls=tuple(a.key_pull() for a in key),
+        suggestions=suggest(risks, topics, types, hot, _breaking(by_number), t,
+                            leads=tuple(_lead(a) for a in key)),
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
-        pulls=entries,
+        pulls=tuple(a.entry(theme_of[a.number]) for a in by_number),
         people=people_of(pulls, reviews_recorded=recorded),
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )
+
+
+def _member(a: Assessment) -> Member:
+    return Member(number=a.number, cls=a.cls, paths=tuple(f.path for f in a.pull.files),
+                  key=a.key)
+
+
+def _previous_topics(previous: Snapshot | None, week: str, repo_config: RepoConfig
+                     ) -> dict[str, int] | None:
+    """Last week's count of each topic, when `previous` holds PRs of that week."""
+    if previous is None:
+        return None
+    before = [p for p, _ in week_pulls(previous, shift_week(week, -1), repo_config.timezone)]
+    if not before:
+        return None
+    return {c.name: c.count
+            for c in count_names(((p.number, classify(p, repo_config).topics)
+                                  for p in before), len(before))}
+
+
+def _topic_counts(assessed: list[Assessment], previous: dict[str, int] | None,
+                  focus_topics: tuple[str, ...]) -> tuple[NameCount, ...]:
+    """The topics by count, the focus topics first."""
+    topics = count_names(((a.number, a.cls.topics) for a in assessed), len(assessed),
+                         previous)
+    if focus_topics:
+        topics = tuple(sorted(topics, key=lambda c: c.name not in focus_topics))
+    return topics
+
+
+def _counts(assessed: list[Assessment], *, key: int) -> Counts:
+    how = [a.counted for a in assessed]
+    return Counts(total=len(assessed), key=key, merged=how.count("merged"),
+                  closed=how.count("closed"), opened=how.count("opened"))
+
+
+def _breaking(assessed: list[Assessment]) -> list[int]:
+    """The merged PRs that say they break something."""
+    return [a.number for a in assessed if a.cls.breaking and a.pull.state == "merged"]
+
+
+def _lead(a: Assessment) -> Lead:
+    """What a suggestion may follow up about a key PR: the settings a feature adds."""
+    settings = settings_in(a.pull.body) if a.cls.type in {"feat", "perf"} else ()
+    return Lead(number=a.number, type=a.cls.type, topics=a.cls.topics, settings=settings)
 
 
 def answer_pull(

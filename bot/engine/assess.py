@@ -1,0 +1,101 @@
+"""One PR of the week as the digest judges it: a record of its assessment.
+
+Each PR is read once here (its class, risks, figures and score; for a key PR its summary
+and line), and every later step of the digest (themes, trends, suggestions, the lists)
+reads these records instead of looking each fact up by PR number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from bot.config import RepoConfig
+from bot.engine.classify import Classification, classify
+from bot.engine.risks import find_risks
+from bot.engine.score import Score, score_pull
+from bot.engine.summarize import plain_figures, summary_and_line, title_line
+from bot.engine.text import plain, sentence_case
+from bot.i18n import Translator
+from bot.models import KeyPull, PullEntry, PullRequest, Risk
+
+# Key PRs a reader can take in: the best of the week, at most this many.
+KEY_LIMIT = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """A PR with what the digest found about it. `summary` and `line` are set for key
+    PRs only (what the digest shows of them); `counted` is how the PR belongs to the
+    week (merged, closed or opened)."""
+
+    pull: PullRequest
+    counted: str
+    cls: Classification
+    risks: tuple[Risk, ...]
+    figures: tuple[str, ...]
+    score: Score
+    plain_body: str
+    key: bool = False
+    summary: str = ""
+    line: str = ""
+
+    @property
+    def number(self) -> int:
+        return self.pull.number
+
+    @property
+    def short_title(self) -> str:
+        return sentence_case(self.cls.short_title)
+
+    def key_pull(self) -> KeyPull:
+        """The key PR as the digest lists it."""
+        p = self.pull
+        return KeyPull(number=p.number, title=p.title, summary=self.summary, url=p.url,
+                       short_title=self.short_title, type=self.cls.type,
+                       topics=self.cls.topics, reasons=self.score.reasons,
+                       figures=self.figures, score=self.score.value, line=self.line)
+
+    def entry(self, theme: str) -> PullEntry:
+        """The PR in the list of every PR of the week, under `theme`."""
+        p = self.pull
+        return PullEntry(number=p.number, title=p.title, type=self.cls.type,
+                         topics=self.cls.topics, theme=theme, key=self.key, url=p.url,
+                         short_title=self.short_title,
+                         line=self.line if self.key else title_line(self.cls),
+                         security=self.cls.security)
+
+
+def assess(
+    pull: PullRequest,
+    counted: str,
+    repo_config: RepoConfig,
+    t: Translator,
+    *,
+    reviews_recorded: bool,
+    focus_topics: tuple[str, ...] = (),
+) -> Assessment:
+    """Class, risks (of a merged PR), figures and score of one PR."""
+    cls = classify(pull, repo_config)
+    risks = find_risks(pull, t, reviews_recorded=reviews_recorded) if pull.state == "merged" \
+        else []
+    # The body made plain once: the figures and the summary are both read from it.
+    flat = plain(pull.body) if pull.body else ""
+    figures = plain_figures(flat)
+    score = score_pull(pull, cls, risks, figures, t, focus_topics=focus_topics)
+    return Assessment(pull=pull, counted=counted, cls=cls, risks=tuple(risks),
+                      figures=figures, score=score, plain_body=flat)
+
+
+def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
+    """The week's PRs best first, the key ones (at most KEY_LIMIT) ahead and summarised;
+    every other PR is listed by its title, so it gets no summary."""
+    by_score = sorted(assessed, key=lambda a: (-a.score.value, a.number))
+    chosen = {a.number for a in [a for a in by_score if a.score.key][:KEY_LIMIT]}
+    key = [_summarised(a, t) for a in by_score if a.number in chosen]
+    return key + [a for a in by_score if a.number not in chosen]
+
+
+def _summarised(a: Assessment, t: Translator) -> Assessment:
+    summary, line = summary_and_line(a.pull, a.cls, t, a.plain_body)
+    return replace(a, key=True, summary=summary, line=line)
