@@ -128,6 +128,8 @@ class NameCount(Record, frozen=True, kw_only=True):
     share: float
     pulls: tuple[int, ...] = ()
     previous: int | None = None
+    # What the reader sees for `name`, in the digest's language ("NPU", "问题修复").
+    label: str = ""
 
 
 class HotFile(Record, frozen=True, kw_only=True):
@@ -138,7 +140,9 @@ class HotFile(Record, frozen=True, kw_only=True):
 
 class Theme(Record, frozen=True, kw_only=True):
     """A change area: `pulls` are its key PRs (best first), `others` the rest of the
-    week's PRs in it; `kind` is the kind of change, `area` the topic, module or folder."""
+    week's PRs in it; `kind` is `area` (a topic, module or folder: `area`), `security`
+    (the week's security fixes) or `other` (PRs of no theme); `kinds` counts its PRs by
+    kind of change, `about` the other areas they touch."""
 
     title: str
     pulls: tuple[int, ...]
@@ -146,6 +150,8 @@ class Theme(Record, frozen=True, kw_only=True):
     kind: str = ""
     area: str = ""
     others: tuple[int, ...] = ()
+    kinds: str = ""
+    about: tuple[NameCount, ...] = ()
 
 
 class Risk(Record, frozen=True, kw_only=True):

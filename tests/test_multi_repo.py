@@ -1,5 +1,6 @@
 """A channel of several repositories: config, one combined digest (summed counts, each
-repository's own sections, references `org/a#12`), every format, the CLI and chat."""
+repository's own sections under its name, references `org/a#12` in the summary), every
+format, the CLI and chat."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from tests.multi_repo_support import (
     LUMEN,
     PRISM,
     PRISM_ONLY,
+    SHARED_NUMBERS,
     WEEK,
     prism_snapshot,
     two_repo_config,
@@ -133,23 +135,50 @@ async def test_a_snapshot_file_never_stands_in_for_another_repository() -> None:
 # --- every format -----------------------------------------------------------------------
 
 _BARE = re.compile(r"(?<![\w/#&])#\d{4}\b")
+_REF = re.compile(r"(?<![\w&])([\w/.-]*)#(\d{4})\b")
+
+
+def _under_headings(text: str, fmt: str) -> dict[str, list[str]]:
+    """The lines drawn under each repository's name (`### acme/lumen` in Markdown, the
+    name alone on its line in text), up to the next heading."""
+    found: dict[str, list[str]] = {LUMEN: [], PRISM: []}
+    sections = {"Key changes", "Module and topic trends", "Risk observations",
+                "Key PRs at a glance", "Follow-up suggestions", "本周重点变化", "模块与主题趋势",
+                "风险观察", "重点 PR 速览", "后续建议"}
+    current = None
+    for line in text.splitlines():
+        name = line[4:] if fmt == "markdown" and line.startswith("### ") else line
+        if name in found:
+            current = name
+        elif (line.startswith("#") and fmt == "markdown") or line in sections:
+            current = None
+        elif current:
+            found[current].append(line)
+    return found
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("fmt", ["markdown", "text"])
-async def test_text_formats_write_each_reference_with_its_repository(fmt: str, lang: Lang
-                                                                     ) -> None:
+async def test_references_under_a_repositorys_name_go_without_it(fmt: str, lang: Lang
+                                                                 ) -> None:
+    """Each repository's part is drawn under its name, so `#1201` there needs no
+    `acme/lumen#` (verl's own heading repeated `verl-project/verl#` 21 times); the
+    summary, which speaks of both, writes each reference with its repository. Only
+    prism has #2001 and #2002, only lumen #1207 to #1216 (tests/multi_repo_support)."""
     text = render_digest(await _combined(lang), fmt)  # type: ignore[arg-type]
-    assert not _BARE.findall(text), _BARE.findall(text)[:5]
-    assert f"{PRISM}#" in text and f"{LUMEN}#1201" in text
-    if fmt == "markdown":
-        assert f"{PRISM}#2001" in text
-    # each repository's part of a section sits under its name, lumen first
+    own = {LUMEN: set(range(1201, 1217)), PRISM: set(SHARED_NUMBERS) | {2001, 2002}}
+    parts = _under_headings(text, fmt)
+    for repository, lines in parts.items():
+        refs = _REF.findall("\n".join(lines))
+        assert refs, repository
+        assert {prefix for prefix, _ in refs} <= {"", "PR"}, repository  # no `acme/x#`
+        assert {int(number) for _, number in refs} <= own[repository]
+    assert {2001, 2002} & {int(n) for _, n in _REF.findall("\n".join(parts[PRISM]))}
     heading = "### " if fmt == "markdown" else ""
-    key_changes = "Key changes" if lang == "en" else "本周重点变化"
-    section = text.split(key_changes, 1)[1]
-    assert section.index(f"{heading}{LUMEN}") < section.index(f"{heading}{PRISM}")
-    assert f"{PRISM}#" not in section.split(f"{heading}{PRISM}")[0]
+    summary, rest = text.split(f"\n{heading}{LUMEN}\n", 1)
+    assert not _BARE.findall(summary)
+    assert f"{LUMEN}#1201" in summary
+    assert rest.index(f"\n{heading}{PRISM}\n") < rest.index(f"\n{heading}{LUMEN}\n")
 
 
 async def test_markdown_header_names_each_repository_with_its_count() -> None:
@@ -197,13 +226,15 @@ async def test_single_repository_markdown_is_unchanged_by_the_combined_path() ->
     assert "#1201" in text and f"{LUMEN}#" not in text and "Repositories" not in text
 
 
-async def test_slack_blocks_link_qualified_references_and_one_report_button_each() -> None:
+async def test_slack_blocks_link_references_and_one_report_button_each() -> None:
+    """The summary links `acme/lumen#1201`; under prism's name its own #2001 or #2002
+    goes without the repository, its button too."""
     digest = await _combined(link=True)
     messages = slack_messages(digest)
     dump = json.dumps([m.as_post() for m in messages])
-    assert f"|{PRISM}#" in dump and f"|{LUMEN}#1201>" in dump
-    assert not re.search(r"\|#\d+>", dump)
-    assert f"Open {PRISM}#" in dump
+    assert f"|{LUMEN}#1201>" in dump
+    assert "/acme/prism/pull/2001|#2001>" in dump or "/acme/prism/pull/2002|#2002>" in dump
+    assert f"Open {PRISM}#" not in dump and "Open #" in dump
     buttons = [e for m in messages for b in m.blocks if b["type"] == "actions"
                for e in b["elements"]]
     assert [b["text"]["text"] for b in buttons] == [f"Full report ({LUMEN})",
@@ -218,8 +249,8 @@ async def test_telegram_messages_and_buttons_name_the_repository() -> None:
     digest = await _combined("zh", link=True)
     messages = telegram_messages(digest)
     text = "\n".join(m.text for m in messages)
-    assert f">{PRISM}#2001</a>" in text or f">{PRISM}#2002</a>" in text
-    assert not re.search(r">#\d+</a>", text)
+    assert f">{LUMEN}#1201</a>" in text  # the summary
+    assert re.search(r"prism/pull/200[12]\">#200[12]</a>", text)  # under prism's name
     labels = [b.label for m in messages for row in m.buttons for b in row]
     assert any(label.startswith(f"{PRISM}#") for label in labels)
     assert f"原文链接（{PRISM}）" in labels
@@ -229,7 +260,8 @@ async def test_feishu_cards_name_the_repository() -> None:
     digest = await _combined("zh", link=True)
     cards = digest_cards(digest)
     content = "".join(card_content(card) for card in cards)
-    assert f"[{PRISM}#" in content and not re.search(r"\[#\d+\]", content)
+    assert f"[{LUMEN}#1201]" in content  # the summary
+    assert re.search(r"\[#200[12]\]\(https://github.com/acme/prism/", content)
     assert f"{LUMEN}（" in content  # the repository fact with its count
 
 
@@ -238,7 +270,7 @@ async def test_the_html_report_draws_each_repository_under_its_name() -> None:
 
     page = render_report_page(await _combined(), PageLinks())
     assert f"<h3>{LUMEN}</h3>" in page and f"<h3>{PRISM}</h3>" in page
-    assert f">{PRISM}#2001</a>" in page
+    assert re.search(r"prism/pull/2001\">#2001</a>", page)
 
 
 # --- the CLI ----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """A narrated digest of several repositories: the narrator words each repository's week
-on its own (and writes `#12`, as a single repository's digest does), and every reference
-in its sentences reaches the combined digest written `org/a#12`, as the engine's are."""
+on its own (and writes `#12`, as a single repository's digest does), and its sentences
+are drawn under that repository's name, where `#12` is whose it says; the combined list
+of suggestions, read without the name, writes `org/a#12`."""
 
 from __future__ import annotations
 
@@ -39,32 +40,36 @@ async def _narrated(lang: Lang, *repos: str) -> Digest:
             await narrator.close()
 
 
-def _narrated_texts(digest: Digest) -> list[str]:
-    """Every sentence of the parts the narrator worded."""
-    texts: list[str] = []
-    for part in digest.parts:
-        assert part.narration is not None
-        told = set(part.narration.sections_narrated)
-        texts += [s for prose in part.narration.prose for s in prose.sentences]
-        if "key_prs" in told:
-            texts += [k.summary for k in part.key_pulls]
-        if "risks" in told:
-            texts += [r.summary for r in part.risks]
-        texts += list(part.suggestions)
-    return texts
+def _narrated_texts(part: Digest) -> list[str]:
+    """Every sentence the narrator worded of one repository's part."""
+    assert part.narration is not None
+    told = set(part.narration.sections_narrated)
+    texts = [s for prose in part.narration.prose for s in prose.sentences]
+    if "key_prs" in told:
+        texts += [k.summary for k in part.key_pulls]
+    if "risks" in told:
+        texts += [r.summary for r in part.risks]
+    return texts + list(part.suggestions)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-async def test_narrated_references_name_their_repository(lang: Lang) -> None:
+async def test_narrated_references_sit_under_their_repository(lang: Lang) -> None:
     digest = await _narrated(lang, LUMEN, PRISM)
-    texts = _narrated_texts(digest)
-    assert any(f"{PRISM}#" in text for text in texts)  # the narrator did cite PRs
-    assert [text for text in texts if _BARE.search(text)] == []
-    for fmt in ("markdown", "text"):
-        shown = render_digest(digest, fmt)  # type: ignore[arg-type]
-        narrated_lines = [line for line in shown.splitlines()
-                          if any(text[:30] in line for text in texts if len(text) >= 30)]
-        assert narrated_lines and not any(_BARE.search(line) for line in narrated_lines)
+    lines = render_digest(digest, "markdown").splitlines()
+    said = {part.repository: _narrated_texts(part) for part in digest.parts}
+    for part in digest.parts:
+        texts = said[part.repository]
+        assert any(_BARE.search(text) for text in texts)  # the narrator did cite PRs
+        assert not any(f"{LUMEN}#" in t or f"{PRISM}#" in t for t in texts)
+        # prism's PRs are copies of lumen's: a sentence said of both is either's.
+        others = {t[:30] for r, ts in said.items() if r != part.repository for t in ts}
+        own = {t[:30] for t in texts if len(t) >= 30} - others
+        narrated = [i for i, line in enumerate(lines) if any(text in line for text in own)]
+        assert narrated
+        for index in narrated:  # the nearest repository heading above is its own
+            heading = next(line for line in reversed(lines[:index]) if line.startswith("###"))
+            assert heading == f"### {part.repository}", lines[index]
+    assert digest.suggestions and not any(_BARE.search(s) for s in digest.suggestions)
 
 
 async def test_a_single_repositorys_narration_keeps_its_bare_references() -> None:

@@ -25,14 +25,19 @@ from bot.render.telegram import render_digest_messages as telegram_messages
 
 GOLDEN_INPUT = (Path(__file__).resolve().parent / "golden" / "telegram" / "example-digest-en"
                 / "input.json")
-# Shown in the header, and only there, by every format.
-HEADER_MARK = "HEADER-NOTE-MARK"
+# Shown in the header, and only there, by each format: the digest's title as the format
+# heads it (not the page's <title>), or on a Feishu card (whose own header holds the
+# title) the header's first fact.
+TITLE = "acme/lumen weekly report, 2026 week 29"
+HEADER_MARKS = {"markdown": f"# {TITLE}", "text": TITLE, "telegram": f"<b>{TITLE}",
+                "slack": f'"text": "{TITLE}', "feishu": "**Repository**",
+                "html": f"<h1>{TITLE}"}
 
 
 def _digest() -> Digest:
     case = json.loads(GOLDEN_INPUT.read_text(encoding="utf-8"))
     digest = msgspec.convert(case["digest"], Digest)
-    return msgspec.structs.replace(digest, lang="en", notes=(HEADER_MARK,),
+    return msgspec.structs.replace(digest, lang="en", notes=("A note about the data.",),
                                    report_url="https://reports.example/verl/2026-W29",
                                    people=People(authors=2, top_authors=(
                                        LoginCount(login="alice", count=2),)))
@@ -61,8 +66,8 @@ def _positions(fmt: str, order: tuple[Section, ...]) -> list[int]:
     render, heading = FORMATS[fmt]
     order = tuple(s for s in order if s.in_chat or fmt not in CHAT)
     output = render(_digest())
-    return [output.find(HEADER_MARK if s.heading is None else heading(s.heading))
-            for s in order]
+    header = output.find(HEADER_MARKS[fmt])
+    return [header if s.heading is None else output.find(heading(s.heading)) for s in order]
 
 
 def test_the_registry_names_each_section_once_with_a_translated_heading() -> None:

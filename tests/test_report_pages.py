@@ -150,8 +150,9 @@ def test_the_topic_chart_is_drawn_to_scale() -> None:
     digest = build_digest(example_snapshot(), "2026-W29", repo_config=example_config().repo(REPO),
                           lang="en", previous=example_snapshot())
     chart = topic_chart(digest.topics, focus=("rollout",), limit=3)
-    assert [(b.name, b.count) for b in chart.bars] == [("npu", 5), ("rollout", 5),
-                                                      ("checkpoint", 3)]
+    # Each bar named as the reader sees the topic: its label, a common area's name.
+    assert [(b.name, b.count) for b in chart.bars] == [("NPU", 5), ("Rollout", 5),
+                                                      ("Checkpoint", 3)]
     assert chart.bars[0].width == chart.max_bar
     assert chart.bars[2].width == pytest.approx(chart.max_bar * 3 / 5, abs=0.1)
     assert [b.focus for b in chart.bars] == [False, True, False]
@@ -165,8 +166,9 @@ async def test_the_chart_is_inline_svg_with_a_bar_per_topic() -> None:
     svg = re.search(r"<svg .*?</svg>", html, flags=re.S)
     assert svg is not None
     assert 'role="img"' in svg[0]
-    assert svg[0].count('<rect class="bar') == 9
-    assert "<title>npu: 5 PRs (31%)</title>" in svg[0]
+    # Nine topics, `[ckpt]` counted as checkpoint: eight bars.
+    assert svg[0].count('<rect class="bar') == 8
+    assert "<title>NPU: 5 PRs (31%)</title>" in svg[0]
 
 
 # --- errors --------------------------------------------------------------------------------

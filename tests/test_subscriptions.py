@@ -102,10 +102,10 @@ async def test_subscriptions_survive_a_restart(redis_url: str) -> None:
         digest = await ask(second, SLACK, "digest", week="last")
     assert topics.topics == ("npu", "rollout", "ckpt")
     assert "ckpt" in render_reply(topics, "text")
-    # The channel's topics, the subscribed one included, come first in its digest.
+    # The channel's topics, the subscribed one included, come first in its digest:
+    # `ckpt` is counted as checkpoint there, one topic however its PRs spell it.
     assert digest.digest is not None
-    assert [t.name for t in digest.digest.topics[:4]] == ["npu", "rollout", "ckpt",
-                                                          "checkpoint"]
+    assert [t.name for t in digest.digest.topics[:3]] == ["npu", "rollout", "checkpoint"]
 
 
 async def test_only_admins_change_a_channels_topics(redis_url: str) -> None:

@@ -3,8 +3,9 @@ them, each repository's own digest kept whole for its sections.
 
 Each repository's digest is built on its own (`build_digest`), so its themes, risks and
 key PRs are exactly what a digest of that repository alone would show; this module only
-adds them up. PR numbers repeat across repositories, so wherever the combined digest
-names a PR in its own text (suggestions, notes) it is written `owner/name#12`.
+adds them up. Each part is drawn under its repository's name, so its `#12` needs no
+more; PR numbers repeat across repositories, so wherever the combined digest names a PR
+in its own text (its list of suggestions) it is written `owner/name#12`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, zip_longest
-
-import msgspec
 
 from bot.engine.digest import data_notes
 from bot.i18n import translator
@@ -32,32 +31,6 @@ def repository_counts(digest: Digest) -> RepositoryCounts:
 def qualify(text: str, repository: str) -> str:
     """`text` with each bare `#12` (or `PR#12`, `PR #12`) written `repository#12`."""
     return _BARE_REF.sub(lambda match: f"{repository}#{match.group(1)}", text)
-
-
-def qualified(part: Digest) -> Digest:
-    """A repository's digest with the references in the words written for it (its
-    suggestions, and every sentence the narrator worded) written `org/a#12`.
-
-    Rewritten here rather than required of the model: the narrator words each
-    repository's week alone, its verified words are kept per repository and shared with
-    a channel of that one repository (where `#12` is right), and a model that forgot the
-    prefix would cost the combined digest its narrated sections for no gain in truth."""
-    def q(text: str) -> str:
-        return qualify(text, part.repository)
-
-    narration, told = part.narration, set()
-    if narration is not None:
-        told = set(narration.sections_narrated)
-        narration = msgspec.structs.replace(narration, prose=tuple(
-            msgspec.structs.replace(p, sentences=tuple(map(q, p.sentences)))
-            for p in narration.prose))
-    key_pulls = (tuple(msgspec.structs.replace(k, summary=q(k.summary),
-                                               short_title=q(k.short_title))
-                       for k in part.key_pulls) if "key_prs" in told else part.key_pulls)
-    risks = (tuple(msgspec.structs.replace(r, summary=q(r.summary)) for r in part.risks)
-             if "risks" in told else part.risks)
-    return msgspec.structs.replace(part, suggestions=tuple(map(q, part.suggestions)),
-                                   narration=narration, key_pulls=key_pulls, risks=risks)
 
 
 def _sum_counts(parts: Sequence[Digest]) -> Counts:
@@ -134,9 +107,6 @@ def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
     `combined_notes`) replace the parts' own, each named by its repository otherwise."""
     if len(parts) == 1:
         return parts[0]
-    # Each repository's suggestions speak of its own week ("npu makes up 43% of the
-    # week"), so they stay with it, their references written in full.
-    parts = [qualified(p) for p in parts]
     first = parts[0]
     t = translator(first.lang)
     counts = _sum_counts(parts)
@@ -156,7 +126,11 @@ def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
         themes=(),
         risks=(),
         key_pulls=(),
-        suggestions=_round_robin(p.suggestions for p in parts),
+        # Each repository's suggestions speak of its own week ("npu makes up 43% of the
+        # week"): its part keeps them, drawn under its name; the combined list, read
+        # without that name, writes each reference in full.
+        suggestions=_round_robin([qualify(s, p.repository) for s in p.suggestions]
+                                 for p in parts),
         lang=first.lang,
         notes=notes,
         data_as_of=min(known) if known else None,

@@ -6,6 +6,7 @@ Deterministic: the same snapshot, week, config and language give the same digest
 from __future__ import annotations
 
 from bot.config import RepoConfig
+from bot.engine.areas import Areas, folder_area
 from bot.engine.assess import Assessment, assess, rank
 from bot.engine.classify import classify
 from bot.engine.people import people_of
@@ -13,13 +14,12 @@ from bot.engine.risks import find_risks, severity_rank
 from bot.engine.suggest import Lead, settings_in, suggest
 from bot.engine.summarize import summarize
 from bot.engine.themes import Member, build_themes
-from bot.engine.trends import count_names, hot_files
+from bot.engine.trends import hot_files, topic_counts, type_counts
 from bot.i18n import Translator, translator
 from bot.models import (
     Counts,
     Digest,
     Lang,
-    NameCount,
     PullAnswer,
     PullRequest,
     RepositoryCounts,
@@ -81,14 +81,15 @@ def build_digest(
                    for pull, counted in week_pulls(snapshot, week, tz)], t)
     by_number = sorted(ranked, key=lambda a: a.number)  # the order of the lists
     key = [a for a in ranked if a.key]
-    themes = build_themes([_member(a) for a in ranked], repo_config, t,
-                          focus_topics=focus_topics,
-                          package=snapshot.repository.rsplit("/", 1)[-1])
+    members = [_member(a, snapshot.repository) for a in ranked]
+    areas = week_areas(repo_config, t, members)
+    themes = build_themes(members, areas, t, focus_topics=focus_topics)
     theme_of = {n: theme.title for theme in themes for n in (*theme.pulls, *theme.others)}
     pulls = [a.pull for a in by_number]
-    topics = _topic_counts(by_number, _previous_topics(previous, week, repo_config),
-                           focus_topics)
-    types = count_names(((a.number, (a.cls.type,)) for a in by_number), len(by_number))
+    topics = topic_counts(((a.number, a.cls.topics) for a in by_number), len(by_number),
+                          areas, previous=_previous_topics(previous, week, repo_config, areas),
+                          focus=focus_topics)
+    types = type_counts(((a.number, a.cls.type) for a in by_number), len(by_number), t)
     hot = hot_files(pulls)
     risks = tuple(sorted((r for a in by_number for r in a.risks), key=severity_rank))
     counts = _counts(by_number, key=len(key))
@@ -104,7 +105,7 @@ def build_digest(
         risks=risks,
         key_pulls=tuple(a.key_pull() for a in key),
         suggestions=suggest(risks, topics, types, hot, _breaking(by_number), t,
-                            leads=tuple(_lead(a) for a in key)),
+                            leads=tuple(_lead(a, areas) for a in key)),
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
@@ -114,32 +115,30 @@ def build_digest(
     )
 
 
-def _member(a: Assessment) -> Member:
-    return Member(number=a.number, cls=a.cls, paths=tuple(f.path for f in a.pull.files),
-                  key=a.key)
+def _member(a: Assessment, repository: str) -> Member:
+    paths = tuple(f.path for f in a.pull.files)
+    return Member(number=a.number, cls=a.cls, paths=paths, key=a.key,
+                  folder=folder_area(paths, repository.rsplit("/", 1)[-1]))
 
 
-def _previous_topics(previous: Snapshot | None, week: str, repo_config: RepoConfig
-                     ) -> dict[str, int] | None:
+def week_areas(repo_config: RepoConfig, t: Translator, members: list[Member]) -> Areas:
+    """The week's areas, with the spellings its PRs use (they name the areas)."""
+    areas = Areas(repo_config, t)
+    for m in members:
+        areas.observe((*m.cls.topics, m.folder))
+    return areas
+
+
+def _previous_topics(previous: Snapshot | None, week: str, repo_config: RepoConfig,
+                     areas: Areas) -> dict[str, int] | None:
     """Last week's count of each topic, when `previous` holds PRs of that week."""
     if previous is None:
         return None
     before = [p for p, _ in week_pulls(previous, shift_week(week, -1), repo_config.timezone)]
     if not before:
         return None
-    return {c.name: c.count
-            for c in count_names(((p.number, classify(p, repo_config).topics)
-                                  for p in before), len(before))}
-
-
-def _topic_counts(assessed: list[Assessment], previous: dict[str, int] | None,
-                  focus_topics: tuple[str, ...]) -> tuple[NameCount, ...]:
-    """The topics by count, the focus topics first."""
-    topics = count_names(((a.number, a.cls.topics) for a in assessed), len(assessed),
-                         previous)
-    if focus_topics:
-        topics = tuple(sorted(topics, key=lambda c: c.name not in focus_topics))
-    return topics
+    tagged = ((p.number, classify(p, repo_config).topics) for p in before)
+    return {c.name: c.count for c in topic_counts(tagged, len(before), areas)}
 
 
 def _counts(assessed: list[Assessment], *, key: int) -> Counts:
@@ -153,10 +152,12 @@ def _breaking(assessed: list[Assessment]) -> list[int]:
     return [a.number for a in assessed if a.cls.breaking and a.pull.state == "merged"]
 
 
-def _lead(a: Assessment) -> Lead:
-    """What a suggestion may follow up about a key PR: the settings a feature adds."""
+def _lead(a: Assessment, areas: Areas) -> Lead:
+    """What a suggestion may follow up about a key PR: the settings a feature adds; its
+    topics named as the digest's topics are."""
     settings = settings_in(a.pull.body) if a.cls.type in {"feat", "perf"} else ()
-    return Lead(number=a.number, type=a.cls.type, topics=a.cls.topics, settings=settings)
+    return Lead(number=a.number, type=a.cls.type, settings=settings,
+                topics=tuple(areas.canonical(k) for k in areas.keys(a.cls.topics)))
 
 
 def answer_pull(

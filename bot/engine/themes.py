@@ -1,170 +1,185 @@
-"""Group the week's PRs into themes: change areas named by the area and the kind of change.
+"""Group the week's PRs into themes: change areas, each line saying its kinds of change.
 
-A theme is one kind of change (security fixes, features, fixes, refactoring, docs,
-maintenance) in one area (a configured topic, else the title's first module, else the
-package directory most of its files are in). Areas with a single PR of a kind join one
-theme of that kind across areas; a theme describes at most `THEME_SIZE` key PRs (more
-are split by their next area). Configured topics order the themes; they do not swallow
-PRs of other kinds. Every PR of the week lands in exactly one theme.
+A theme is an area (`bot.engine.areas`): a configured topic, else a title module, else
+the folder most of a PR's files are in. Each PR lands in exactly one theme: the
+week's security fixes first (a theme of their own), then the areas chosen one at a
+time, configured topics before the rest, the area holding most of the PRs still
+unplaced next; at most `MAX_THEMES`, each of at least `MIN_PULLS` PRs. What is left is
+"Other changes". A theme's line counts its PRs by kind ("5 fixes, 4 CI and maintenance
+changes"), every PR of it, key or not.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot.config import RepoConfig
+from bot.engine.areas import Areas, docs_only
 from bot.engine.classify import Classification
 from bot.i18n import Translator
-from bot.models import Theme
+from bot.models import NameCount, Theme
 
-THEME_SIZE = 6
-MAX_AREAS_IN_TITLE = 3
-MIXED = "*"
-FAMILIES = ("security", "features", "fixes", "refactoring", "docs", "maintenance")
-_FAMILY_OF_TYPE = {
-    "feat": "features", "perf": "features", "fix": "fixes", "revert": "fixes",
-    "refactor": "refactoring", "docs": "docs",
+MAX_THEMES = 8
+MIN_PULLS = 2
+# How many other areas a theme's `about` names.
+ABOUT = 3
+KINDS = ("security", "features", "performance", "fixes", "refactoring", "docs",
+         "maintenance", "other")
+_KIND_OF_TYPE = {
+    "feat": "features", "perf": "performance", "fix": "fixes", "revert": "fixes",
+    "refactor": "refactoring", "docs": "docs", "other": "other",
 }
+OTHER = "other"
+# How much a PR weighs for an area by how it names it: a configured topic, a title
+# module, the folder its files are in.
+_WEIGHT = (2.0, 1.0, 0.5)
+# Kinds a theme's line names; the rest are counted together.
+LINE_KINDS = 3
 
 
 @dataclass(frozen=True, slots=True)
 class Member:
-    """One PR as themes see it: its class, where its files are, and whether it is key."""
+    """One PR as themes see it: its class, where its files are (and the folder area they
+    make), and whether it is key."""
 
     number: int
     cls: Classification
     paths: tuple[str, ...]
     key: bool
+    folder: str = ""
 
 
-def family(cls: Classification) -> str:
-    """The kind of change; a security fix is its own kind whatever its type."""
-    if cls.security:
+def kind(member: Member) -> str:
+    """The kind of change: a security fix is its own kind whatever its type, and a PR
+    touching only documentation is a docs change whatever its title says."""
+    if member.cls.security:
         return "security"
-    return _FAMILY_OF_TYPE.get(cls.type, "maintenance")
+    if docs_only(member.paths):
+        return "docs"
+    return _KIND_OF_TYPE.get(member.cls.type, "maintenance")
 
 
-def _kind_names(t: Translator) -> dict[str, str]:
+def _kind_words(t: Translator) -> dict[str, Callable[[int], str]]:
     return {
-        "security": t("Security fixes"),
-        "features": t("New features and performance"),
-        "fixes": t("Bug fixes"),
-        "refactoring": t("Refactoring"),
-        "docs": t("Documentation"),
-        "maintenance": t("CI, build and maintenance"),
+        "security": lambda n: t.n("%(num)d security fix", "%(num)d security fixes", n),
+        "features": lambda n: t.n("%(num)d feature", "%(num)d features", n),
+        "performance": lambda n: t.n("%(num)d performance change",
+                                     "%(num)d performance changes", n),
+        "fixes": lambda n: t.n("%(num)d fix", "%(num)d fixes", n),
+        "refactoring": lambda n: t.n("%(num)d refactor", "%(num)d refactors", n),
+        "docs": lambda n: t.n("%(num)d docs change", "%(num)d docs changes", n),
+        "maintenance": lambda n: t.n("%(num)d CI and maintenance change",
+                                     "%(num)d CI and maintenance changes", n),
+        "other": lambda n: t.n("%(num)d unclassified change", "%(num)d unclassified changes",
+                               n),
     }
 
 
-def _directory_area(paths: Sequence[str], package: str) -> str:
-    """The directory most of the files are in, below the package's own folder."""
-    areas: Counter[str] = Counter()
-    for path in paths:
-        parts = path.split("/")
-        if len(parts) < 2:
-            continue
-        areas[parts[1] if parts[0] == package and len(parts) > 2 else parts[0]] += 1
-    return min(areas, key=lambda a: (-areas[a], a)) if areas else ""
+def kinds_line(members: Sequence[Member], t: Translator) -> str:
+    """The theme's PRs by kind, most first: "5 fixes, 4 CI and maintenance changes"."""
+    counts = Counter(kind(m) for m in members)
+    words = _kind_words(t)
+    ordered = sorted(counts, key=lambda k: (-counts[k], KINDS.index(k)))
+    # A single kind left over is named rather than counted as "1 more".
+    shown = ordered if len(ordered) <= LINE_KINDS + 1 else ordered[:LINE_KINDS]
+    named = [words[k](counts[k]) for k in shown]
+    rest = sum(counts[k] for k in ordered[len(shown):])
+    if rest:
+        named.append(t.n("%(num)d more", "%(num)d more", rest))
+    return t.sep.join(named)
 
 
-def _areas(member: Member, order: Sequence[str], package: str) -> list[str]:
-    """The PR's areas, first one first: configured topics (in theme order), the title's
-    modules, then its main directory."""
-    found = [topic for topic in order if topic in member.cls.topics]
-    found += [m for m in member.cls.modules if m not in found]
-    directory = _directory_area(member.paths, package)
-    if directory and directory not in found:
-        found.append(directory)
+def _candidates(member: Member, areas: Areas) -> list[tuple[str, int]]:
+    """The PR's areas with their tier: configured topics 0, title modules 1, folder 2."""
+    topics = areas.keys(member.cls.topics)
+    found = [(a, 0 if areas.configured(a) else 1) for a in topics]
+    folder = areas.key(member.folder) if member.folder else ""
+    if folder and folder not in topics:
+        found.append((folder, 2))
     return found
 
 
-def _split(groups: dict[tuple[str, str], list[Member]], areas: dict[int, list[str]]
-           ) -> dict[tuple[str, str], list[Member]]:
-    """A group describing more than THEME_SIZE key PRs splits by the members' next area
-    (kept together where that leaves a single PR)."""
-    out: dict[tuple[str, str], list[Member]] = {}
-    for (kind, area), members in groups.items():
-        if sum(m.key for m in members) <= THEME_SIZE:
-            out[(kind, area)] = members
-            continue
-        if area == MIXED:
-            # Across areas there is no next area to split by: parts of THEME_SIZE key PRs.
-            keys = [m for m in members if m.key]
-            for start in range(0, len(keys), THEME_SIZE):
-                chunk = f"{MIXED}{start // THEME_SIZE or ''}"
-                out[(kind, chunk)] = keys[start:start + THEME_SIZE]
-            out[(kind, MIXED)] += [m for m in members if not m.key]
-            continue
-        parts: dict[str, list[Member]] = defaultdict(list)
-        for m in members:
-            rest = [a for a in areas[m.number] if a != area]
-            parts[f"{area}/{rest[0]}" if rest else area].append(m)
-        for name, sub in parts.items():
-            target = name if len(sub) > 1 else area
-            out.setdefault((kind, target), []).extend(sub)
-    return out
+def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int
+            ) -> list[tuple[str, list[Member]]]:
+    """Areas one at a time, each taking its unplaced PRs: focus topics first, then
+    configured ones, then the area with the most weight of unplaced PRs (a PR weighs
+    `_WEIGHT` of how it names the area: its title's modules outweigh its folder), then
+    the one whose best PR ranks higher."""
+    candidates = {m.number: _candidates(m, areas) for m in members}
+    rank = {m.number: i for i, m in enumerate(members)}
+    left = list(members)
+    chosen: list[tuple[str, list[Member]]] = []
+    while left and len(chosen) < limit:
+        tally: dict[str, list[Member]] = defaultdict(list)
+        weight: dict[str, float] = defaultdict(float)
+        for m in left:
+            for area, tier in candidates[m.number]:
+                tally[area].append(m)
+                weight[area] += _WEIGHT[tier]
+        eligible = [a for a, group in tally.items() if len(group) >= MIN_PULLS]
+        if not eligible:
+            break
+        best = min(eligible, key=lambda a: (
+            a not in focus, not areas.configured(a), -weight[a], -len(tally[a]),
+            rank[tally[a][0].number], a))
+        chosen.append((best, tally[best]))
+        taken = {m.number for m in tally[best]}
+        left = [m for m in left if m.number not in taken]
+    return chosen
 
 
-def _title(kind: str, area_names: list[str], t: Translator) -> str:
-    kinds = _kind_names(t)
-    # "CI, build and maintenance in ci" says ci twice: an area the kind names is left out.
-    named = kinds[kind].lower()
-    area_names = [a for a in area_names if not re.search(rf"\b{re.escape(a.lower())}\b", named)]
-    if not area_names:
-        return kinds[kind]
-    if len(area_names) > MAX_AREAS_IN_TITLE:
-        # Many areas read as a list after the kind, not as a long name before it.
-        return t("%(kind)s (%(areas)s and others)", kind=kinds[kind],
-                 areas=t.sep.join(area_names[:MAX_AREAS_IN_TITLE]))
-    return t("%(kind)s in %(area)s", kind=kinds[kind], area=t.join(area_names))
+def _about(members: Sequence[Member], area: str, areas: Areas) -> tuple[NameCount, ...]:
+    """The other areas the theme's PRs touch, most PRs first (at least two each)."""
+    seen: Counter[str] = Counter()
+    for m in members:
+        found = set(areas.keys(m.cls.topics))
+        if m.folder:
+            found.add(areas.key(m.folder))
+        seen.update(found - {area, ""})
+    ranked = sorted((a for a in seen if seen[a] >= MIN_PULLS), key=lambda a: (-seen[a], a))
+    return tuple(NameCount(name=areas.canonical(a), label=areas.name(a), count=seen[a],
+                           share=round(seen[a] / len(members), 4))
+                 for a in ranked[:ABOUT])
+
+
+def _theme(area: str, title: str, kind_of_theme: str, group: list[Member], areas: Areas,
+           t: Translator) -> Theme:
+    return Theme(title=title, pulls=tuple(m.number for m in group if m.key),
+                 others=tuple(m.number for m in group if not m.key),
+                 key=f"{kind_of_theme}:{area}" if area else kind_of_theme,
+                 kind=kind_of_theme, area=area, kinds=kinds_line(group, t),
+                 about=_about(group, area, areas) if area else ())
 
 
 def build_themes(
     members: list[Member],
-    repo_config: RepoConfig,
+    areas: Areas,
     t: Translator,
     *,
-    package: str = "",
     focus_topics: tuple[str, ...] = (),
+    limit: int = MAX_THEMES,
 ) -> tuple[Theme, ...]:
-    """`members` is the week's PRs, key ones first, best first; the themes come in
-    reading order: security, then configured (focus first) topics, then by size."""
-    size = Counter(topic for m in members for topic in m.cls.topics
-                   if topic in repo_config.topics)
-    order = sorted(repo_config.topics, key=lambda n: (n not in focus_topics, -size[n], n))
-    areas = {m.number: _areas(m, order, package) for m in members}
-    grouped: dict[tuple[str, str], list[Member]] = defaultdict(list)
-    for m in members:
-        kind = family(m.cls)
-        grouped[(kind, "" if kind == "security" else (areas[m.number] or [""])[0])].append(m)
-    merged: dict[tuple[str, str], list[Member]] = defaultdict(list)
-    for (kind, area), group in grouped.items():
-        lone = len(group) == 1 and kind != "security"
-        merged[(kind, MIXED if lone else area)].extend(group)
-    rank = {m.number: index for index, m in enumerate(members)}
-    themes: list[tuple[tuple[int, int, bool, int, int], Theme]] = []
-    for (kind, area), group in _split(merged, areas).items():
-        group.sort(key=lambda m: rank[m.number])
-        if area.startswith(MIXED):
-            names = list(dict.fromkeys((areas[m.number] or [""])[0] for m in group))
-            names = [repo_config.topics[n].label or n if n in repo_config.topics else n
-                     for n in names if n]
-        else:
-            top = area.split("/")[0]
-            label = repo_config.topics[top].label or top if top in repo_config.topics else top
-            names = [label + area[len(top):]] if area else []
-        key_pulls = tuple(m.number for m in group if m.key)
-        others = tuple(m.number for m in group if not m.key)
-        top_area = area.split("/")[0]
-        sort_key = (
-            FAMILIES.index(kind) if kind == "security" else len(FAMILIES),
-            order.index(top_area) if top_area in order else len(order),
-            area.startswith(MIXED),  # a theme of one area reads before one across areas
-            -len(key_pulls), rank[group[0].number],
-        )
-        themes.append((sort_key, Theme(
-            title=_title(kind, names, t), pulls=key_pulls, key=f"{kind}:{area}",
-            kind=kind, area=area, others=others)))
-    return tuple(theme for _, theme in sorted(themes, key=lambda item: item[0]))
+    """`members` is the week's PRs, key ones first, best first; at most `limit` themes
+    in reading order: security, then focus topics, then by size; "Other changes" last."""
+    security = [m for m in members if m.cls.security]
+    rest = [m for m in members if not m.cls.security]
+    focus = set(areas.keys(focus_topics))
+    themes: list[Theme] = []
+    if security:
+        themes.append(_theme("security", areas.name("security"), "security", security,
+                             areas, t))
+    rank = {m.number: i for i, m in enumerate(members)}
+    chosen = _choose(rest, areas, focus, limit - len(themes))
+    if len(themes) + len(chosen) == limit and len(chosen) > 1 and \
+            sum(len(group) for _, group in chosen) < len(rest):
+        chosen.pop()  # "Other changes" is one of the `limit` themes: the last area joins it
+    chosen.sort(key=lambda item: (item[0] not in focus, -len(item[1]),
+                                  -sum(m.key for m in item[1]), rank[item[1][0].number]))
+    themes += [_theme(area, areas.name(area), "area", group, areas, t)
+               for area, group in chosen]
+    placed = {m.number for _, group in chosen for m in group}
+    left = [m for m in rest if m.number not in placed]
+    if left:
+        themes.append(_theme("", t("Other changes"), OTHER, left, areas, t))
+    return tuple(themes)

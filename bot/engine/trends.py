@@ -5,9 +5,28 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
+import msgspec
+
+from bot.engine.areas import Areas
+from bot.i18n import Translator
 from bot.models import HotFile, NameCount, PullRequest
 
 HOT_FILES = 5
+
+
+def _(message: str) -> str:
+    """Marks a name for the catalog extractor; translated where it is used."""
+    return message
+
+
+# What each change type is called in the trends' prose ("bug fixes", 问题修复); CI is
+# CI in every language.
+TYPE_NAMES = {
+    "fix": _("bug fixes"), "feat": _("new features"), "perf": _("performance changes"),
+    "refactor": _("refactoring"), "docs": _("docs"), "test": _("tests"), "ci": "CI",
+    "build": _("build"), "chore": _("maintenance"), "style": _("style"),
+    "revert": _("reverts"), "other": _("other"),
+}
 
 
 def count_names(
@@ -46,3 +65,32 @@ def hot_files(pulls: Iterable[PullRequest], limit: int = HOT_FILES) -> tuple[Hot
         HotFile(path=path, pulls=count, numbers=tuple(sorted(touched[path])))
         for path, count in ranked[:limit]
     )
+
+
+def topic_counts(
+    tagged: Iterable[tuple[int, Iterable[str]]],
+    total: int,
+    areas: Areas,
+    *,
+    previous: dict[str, int] | None = None,
+    focus: tuple[str, ...] = (),
+) -> tuple[NameCount, ...]:
+    """(PR number, topics) pairs to counts by area: spelling variants and aliases are one
+    topic (`kv-offload`, `kv_offload`; `ckpt` in `checkpoint`), labelled by the area's
+    name; the `focus` topics first."""
+    counts = count_names(((number, [areas.canonical(a) for a in areas.keys(topics)])
+                          for number, topics in tagged), total, previous)
+    labelled = tuple(msgspec.structs.replace(c, label=areas.name(areas.key(c.name)))
+                     for c in counts)
+    if not focus:
+        return labelled
+    first = {areas.canonical(a) for a in areas.keys(focus)}
+    return tuple(sorted(labelled, key=lambda c: c.name not in first))
+
+
+def type_counts(typed: Iterable[tuple[int, str]], total: int, t: Translator
+                ) -> tuple[NameCount, ...]:
+    """(PR number, type) pairs to counts, each labelled in the reader's language."""
+    counts = count_names(((number, (kind,)) for number, kind in typed), total)
+    return tuple(msgspec.structs.replace(c, label=t(TYPE_NAMES.get(c.name, c.name)))
+                 for c in counts)

@@ -147,7 +147,9 @@ def week_facts(digest: Digest, lines: Iterable[PullLine],
         types=tuple(_count(t.name, t.count, t.share, None) for t in digest.types),
         hot_files=tuple(HotFileFact(path=clean(h.path), pulls=h.pulls, numbers=h.numbers)
                         for h in digest.hot_files),
-        themes=tuple(ThemeFact(key=t.key, title=clean(t.title), count=len(t.pulls),
+        # A theme's count is every PR of it, key or not, as its line in the digest says.
+        themes=tuple(ThemeFact(key=t.key, title=clean(t.title),
+                               count=len(t.pulls) + len(t.others),
                                pulls=t.pulls[:THEME_PULLS]) for t in digest.themes),
         risks=tuple(WeekRiskFact(pull=r.pull, severity=r.severity,
                                  text=risk_texts.get(i, clean(r.summary)))

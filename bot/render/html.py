@@ -85,7 +85,8 @@ def narrow_topic_chart(topics: Sequence[NameCount], *, focus: Sequence[str] = ()
     row = label_line + bar_height + gap
     biggest = max((t.count for t in shown), default=0) or 1
     bars = tuple(
-        Bar(name=t.name, label=_label(t.name), count=t.count, share=t.share,
+        Bar(name=t.label or t.name, label=_label(t.label or t.name), count=t.count,
+            share=t.share,
             y=index * row + label_line, text_y=index * row + 13,
             width=round(max(t.count / biggest * max_bar, 2.0), 1), focus=t.name in focus,
             label_x=0, count_y=index * row + label_line + bar_height - 1)
@@ -108,8 +109,8 @@ def topic_chart(topics: Sequence[NameCount], *, focus: Sequence[str] = (),
     biggest = max((t.count for t in shown), default=0) or 1
     bars = tuple(
         Bar(
-            name=t.name,
-            label=_label(t.name),
+            name=t.label or t.name,
+            label=_label(t.label or t.name),
             count=t.count,
             share=t.share,
             y=index * (bar_height + gap),
@@ -152,11 +153,12 @@ class HomeEntry:
 def render_report_page(digest: Digest, links: PageLinks, *, focus: Sequence[str] = ()) -> str:
     """The full report of one week, as an HTML document in the digest's language."""
     view = DigestView(digest)
-    return render_template(
-        "html/report.html", digest.lang, v=view, d=digest, m=markup_for("html"),
-        chart=topic_chart(digest.topics, focus=focus),
-        phone_chart=narrow_topic_chart(digest.topics, focus=focus), links=links,
-    )
+    # The trends of each repository of a digest of several draw its own chart.
+    charts = {part.repository: (topic_chart(part.topics, focus=focus),
+                                narrow_topic_chart(part.topics, focus=focus))
+              for part in (digest, *digest.parts)}
+    return render_template("html/report.html", digest.lang, v=view, d=digest,
+                           m=markup_for("html"), charts=charts, links=links)
 
 
 def render_index_page(repo: str, weeks: Sequence[tuple[ReportWeek, str]], lang: Lang,

@@ -49,7 +49,8 @@ DIGEST_SECTIONS: tuple[Section, ...] = (
     HEADER,
     Section("summary", _("Executive summary")),
     Section("changes", _("Key changes"), per_repository=True),
-    Section("trends", _("Module and topic trends"), in_compact=False),
+    # Each repository's trends: a share of every repository's PRs together says little.
+    Section("trends", _("Module and topic trends"), in_compact=False, per_repository=True),
     Section("risks", _("Risk observations"), per_repository=True),
     Section("key_prs", _("Key PRs at a glance"), per_repository=True),
     Section("suggestions", _("Follow-up suggestions"), per_repository=True),

@@ -233,22 +233,25 @@ def _full_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
             _key_prs_part(layout, w, section, view)
         else:
             _text_part(layout, w("heading", section), _section_texts(section, w, view))
+        if section.id == "summary":
+            layout.add(*_caveats(w, view.d))
     layout.add(*_report_buttons(w, view))
 
 
 def _compact_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
-    """The compact form: the title, the report button first, a note line, then each
-    section as one text, its heading first; no dividers, no buttons beside PRs."""
+    """The compact form: the title, the report button first, then each section as one
+    text, its heading first (the note line after the summary); no dividers, no buttons
+    beside PRs."""
     digest = view.d
     head = [_title(w)]
     head.extend(_report_buttons(w, view))
-    if digest.notes:
-        head.extend(_context([w("compact_note")]))
     layout.add(*head)
     for section in view.sections:
         if section.heading is not None:
             for text in split_text([w("compact_section", section)]):
                 layout.add(_section(text))
+        if section.id == "summary":
+            layout.add(*_caveats(w, digest))
 
 
 def _report_buttons(w: _Words, view: DigestView) -> list[ActionsBlock]:
@@ -272,15 +275,21 @@ def _title(w: _Words) -> Block:
 
 
 def _head(w: _Words, digest: Digest) -> list[Block]:
-    """The header: the title, the facts side by side, then notes in small print; one
-    unit, so they open the same message."""
+    """The header: the title, the facts side by side, then how it was made in small
+    print; one unit, so they open the same message."""
     head: list[Block] = [_title(w)]
     head.append(SectionBlock(fields=[
         MarkdownTextObject(text=w(fact), verbatim=True)
         for fact in ("fact_repository", "fact_period", "fact_source", "fact_key")
     ]))
-    head.extend(_context([w("note", n) for n in digest.notes] + [w("generated")]))
+    head.extend(_context([w("generated")]))
     return head
+
+
+def _caveats(w: _Words, digest: Digest) -> list[ContextBlock]:
+    """What the data leaves unknown, in small print after the summary: before it, a
+    phone shows the caveats instead of the week."""
+    return _context([w("caveats")]) if digest.notes else []
 
 
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
@@ -331,7 +340,7 @@ def _key_prs_part(layout: _Layout, w: _Words, section: Section, view: DigestView
     for name, part in groups:
         for index, k in enumerate(part.quick):
             texts = split_text([w("key_pr", k, part)])
-            button = _button(w("pull_button", k.number, part.scope), k.url or "",
+            button = _button(w("pull_button", k.number), k.url or "",
                              f"open-pull-{part.scope}#{k.number}" if part.scope
                              else f"open-pull-{k.number}")
             blocks: list[Block] = [_section(texts[0], accessory=button),

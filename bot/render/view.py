@@ -89,8 +89,9 @@ class ThemeListing:
 class DigestView:
     """Read-only helpers over a `Digest` for templates of every format.
 
-    `scope`: the repository written before this view's PR numbers (`org/a#12`), set on
-    the views of each repository of a digest that spans several (`parts`)."""
+    `scope`: the repository of this view, set on the views of each repository of a
+    digest that spans several (`parts`); their items are drawn under its name, so their
+    PR numbers go without it (`#12`), while the buttons that stand alone name it."""
 
     def __init__(self, digest: Digest, limits: Limits = FULL, scope: str = "") -> None:
         self.d = digest
@@ -127,17 +128,19 @@ class DigestView:
         return self.compact or (self.limits.compact_parts and section.per_repository)
 
     def ref(self, number: int) -> str:
-        """A PR as the digest writes it: `#12`, or `org/a#12` in a digest of several."""
-        return f"{self.scope}#{int(number)}"
+        """A PR as the digest writes it: `#12`. A repository's part of a digest of
+        several is drawn under the repository's name, which says whose `#12` it is."""
+        return f"#{int(number)}"
 
     def risk_ref(self, number: int) -> str:
-        """A risk's PR: `PR#12`, or `org/a#12` in a digest of several."""
+        """A risk's PR: `PR#12`, or under a repository's name `#12`."""
         return self.ref(number) if self.scope else f"PR#{int(number)}"
 
     def pr(self, m: Markup, number: int, url: str = "") -> str:
-        """`m.pr`, with the repository before the number when the digest spans several
-        (items of a combined view are found by their address, unique to one PR)."""
-        scope = self.scope or self._scope_by_url.get(url, "")
+        """`m.pr`; in the sentences of a digest of several repositories that speak of
+        them all (the summary), with the repository before the number (items of a
+        combined view are found by their address, unique to one PR)."""
+        scope = "" if self.scope else self._scope_by_url.get(url, "")
         return m.pr(number, url, scope) if scope else m.pr(number, url)
 
     @cached_property
@@ -154,7 +157,8 @@ class DigestView:
     @cached_property
     def pull_buttons(self) -> list[tuple[str, str]]:
         """(label, address) of the quick view's key PRs, each repository's in turn."""
-        return [(view.ref(k.number), k.url or view.url(k.number))
+        return [(f"{view.scope}#{k.number}" if view.scope else view.ref(k.number),
+                 k.url or view.url(k.number))
                 for view in self.each for k in view.quick]
 
     @cached_property
@@ -376,6 +380,13 @@ class DigestView:
             ], self.limits.theme_items)
             for theme in shown
         ]
+
+    @cached_property
+    def busiest_area(self) -> Theme | None:
+        """The area theme holding the most PRs (the first on a tie), which the trends
+        say more of."""
+        areas = [t for t in self.d.themes if t.kind == "area"]
+        return max(areas, key=lambda t: len(t.pulls) + len(t.others), default=None)
 
     @cached_property
     def more_themes(self) -> int:

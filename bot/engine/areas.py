@@ -1,0 +1,226 @@
+"""Change areas: one name for a topic, module or folder however its PRs spell it, and
+what the area is called in the reader's language.
+
+An area is a configured topic, a title module (`[ckpt]`, `fix(rollout):`) or a folder.
+Spelling variants are one area (`kv-offload`, `kv-offloading`, `kv_offload`,
+`kvoffload`), common aliases are folded (`ckpt` is `checkpoint`, `doc` is `docs`), and
+common areas have a name of their own in each language (CI, 文档, 检查点 …); a topic's
+configured `label` comes first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from bot.config import RepoConfig
+from bot.i18n import Translator
+
+
+def _(message: str) -> str:
+    """Marks a name for the catalog extractor; translated where it is shown."""
+    return message
+
+
+# Folders that hold other areas rather than being one: an area is looked for below them
+# (`vllm/v1/attention` is attention, `verl/workers/rollout` is rollout). `init` leaves
+# them out of its topics for the same reason.
+GENERIC_FOLDERS = frozenset({
+    "src", "lib", "libs", "utils", "util", "common", "workers", "experimental", "v1",
+    "v2", "model_executor", "layers", "libtorch_stable", "csrc", "python", "include",
+    "internal", "pkg", "modules", "components", "impl", "contrib", "misc",
+})
+# Folders and root files whose changes are one of the common areas.
+_FOLDER_AREAS = {
+    ".github": "ci", ".buildkite": "ci", ".ci": "ci", "ci": "ci", ".circleci": "ci",
+    "docs": "docs", "doc": "docs", "tests": "tests", "test": "tests",
+    "docker": "build", "requirements": "build", "cmake": "build",
+}
+_BUILD_FILE = re.compile(
+    r"^(Dockerfile.*|requirements.*\.(txt|in)|setup\.(py|cfg)|pyproject\.toml|"
+    r"CMakeLists\.txt|Makefile|.*\.lock)$", re.I)
+_DOC_FILE = re.compile(r"\.(md|rst)$", re.I)
+_DOC_PATH = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst)$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin:
+    """A common area: its name (an English message id, or a `proper` name the same in
+    every language) and the spellings that mean it."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    proper: bool = False
+
+
+# The common areas, by key. Aliases are matched folded (see `fold`).
+BUILTIN: dict[str, Builtin] = {
+    "security": Builtin(_("Security")),
+    "ci": Builtin("CI", ("cicd", "github", "workflow", "buildkite", "cibug"), proper=True),
+    "docs": Builtin(_("Docs"), ("doc", "documentation", "readme")),
+    "tests": Builtin(_("Tests"), ("test", "ut", "unittest", "testing", "e2e")),
+    "build": Builtin(_("Build and environment"),
+                     ("docker", "dockerfile", "env", "deps", "dependency", "dependencies",
+                      "requirement", "packaging", "installation", "install", "cmake")),
+    "npu": Builtin("NPU", ("ascend", "hccl"), proper=True),
+    "checkpoint": Builtin(_("Checkpoint"), ("ckpt", "checkpointing", "checkpointengine")),
+    "trainer": Builtin(_("Trainer"), ("training", "train")),
+    "rollout": Builtin(_("Rollout")),
+    "model": Builtin(_("Models"), ("models", "newmodel")),
+    "kernel": Builtin(_("Kernels"), ("kernels", "op", "ops", "operator")),
+    "quantization": Builtin(_("Quantization"), ("quant", "quantize")),
+    "attention": Builtin(_("Attention"), ("attn",)),
+    "moe": Builtin("MoE", ("fusedmoe",), proper=True),
+    "distributed": Builtin(_("Distributed"), ("parallel", "parallelism")),
+    "frontend": Builtin(_("Frontend and API"), ("entrypoint", "entrypoints", "api")),
+    "spec-decode": Builtin(_("Speculative decoding"),
+                           ("specdecode", "specdecoding", "speculative",
+                            "speculativedecoding", "specdec")),
+    "kv-offload": Builtin(_("KV cache offloading"), ("kvoffload", "kvcacheoffload")),
+    "multimodal": Builtin(_("Multimodal"), ("mm", "vlm", "multimodality")),
+    "lora": Builtin("LoRA", proper=True),
+    "rocm": Builtin("ROCm", ("amd", "aiter"), proper=True),
+    "xpu": Builtin("XPU", proper=True),
+    "cpu": Builtin("CPU", proper=True),
+    "tpu": Builtin("TPU", proper=True),
+    "tool": Builtin(_("Tool calling"), ("tools", "toolcall", "toolcalling", "toolparser",
+                                        "tooluse")),
+    "megatron": Builtin("Megatron", proper=True),
+    "fsdp": Builtin("FSDP", proper=True),
+    "vllm": Builtin("vLLM", proper=True),
+    "sglang": Builtin("SGLang", proper=True),
+    "benchmarks": Builtin(_("Benchmarks"), ("benchmark", "bench")),
+    "examples": Builtin(_("Examples"), ("example",)),
+    "config": Builtin(_("Configuration"), ("configuration", "configs")),
+    "hardware": Builtin(_("Hardware")),
+    "compilation": Builtin(_("Compilation"), ("compile", "torchcompile")),
+    "worker": Builtin(_("Workers"), ("workers",)),
+    "core": Builtin(_("Core")),
+}
+
+
+@lru_cache(maxsize=8192)
+def fold(name: str) -> str:
+    """A spelling-free key: lower case, letters and digits only, a plural or -ing
+    ending dropped (`KV_Offloading` and `kv-offload` are both `kvoffload`)."""
+    key = re.sub(r"[^a-z0-9.]+", "", name.lower()).strip(".")
+    for ending in ("ing", "s"):
+        if key.endswith(ending) and len(key) - len(ending) >= 4 and not key.endswith("ss"):
+            return key[: -len(ending)]
+    return key
+
+
+_BUILTIN_OF_FOLD = {fold(alias): key for key, rule in BUILTIN.items()
+                    for alias in (key, *rule.aliases)}
+
+
+@dataclass
+class Areas:
+    """The areas of one repository's week: raw names (topics, modules, folders) to area
+    keys, and each area's name. A configured topic is its own area (its aliases fold into
+    it); a common area's key is its `BUILTIN` key; any other area is its folded spelling,
+    named by the spelling its PRs use most."""
+
+    repo_config: RepoConfig
+    t: Translator
+    spellings: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._keys: dict[str, str] = {}
+        self._configured: dict[str, str] = {}
+        for name, rule in self.repo_config.topics.items():
+            for spelling in (name, *rule.aliases):
+                self._configured.setdefault(fold(spelling), name)
+
+    def key(self, name: str) -> str:
+        """The area a topic, module or folder name belongs to."""
+        found = self._keys.get(name)
+        if found is None:
+            folded = fold(name)
+            if name in self.repo_config.topics:
+                found = name
+            else:
+                found = self._configured.get(folded) or _BUILTIN_OF_FOLD.get(folded, folded)
+            self._keys[name] = found
+        return found
+
+    def keys(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The areas of `names`, in order, each once."""
+        return tuple(dict.fromkeys(area for area in map(self.key, names) if area))
+
+    def observe(self, names: Iterable[str]) -> None:
+        """Count the spellings the week uses: an area outside the configured and common
+        ones is named by its most used spelling."""
+        for name in names:
+            if name:
+                self.spellings.setdefault(self.key(name), Counter())[name] += 1
+
+    def configured(self, area: str) -> bool:
+        return area in self.repo_config.topics
+
+    def name(self, area: str) -> str:
+        """What the reader sees: the topic's label, the common area's name in the
+        reader's language, else the spelling used most (ties: the shortest, then
+        alphabetical)."""
+        rule = self.repo_config.topics.get(area)
+        if rule is not None and rule.label:
+            return rule.label
+        builtin = BUILTIN.get(area)
+        if builtin is not None:
+            return builtin.name if builtin.proper else self.t(builtin.name)
+        seen = self.spellings.get(area)
+        if not seen:
+            return area
+        return min(seen, key=lambda s: (-seen[s], len(s), s))
+
+    def canonical(self, area: str) -> str:
+        """The name an area is counted under in the digest's topics: the configured or
+        common area's key, else its most used spelling."""
+        if self.configured(area) or area in BUILTIN:
+            return area
+        seen = self.spellings.get(area)
+        return min(seen, key=lambda s: (-seen[s], len(s), s)) if seen else area
+
+
+def folder_area(paths: Sequence[str], package: str) -> str:
+    """The folder most of the files are in, as an area name: below the package's own
+    folder and below generic folders (`vllm/v1/attention/...` is attention), with CI,
+    docs, tests and build files as those areas. Code outweighs tests and docs."""
+    code: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    for path in paths:
+        area = _path_area(path, package)
+        if not area:
+            continue
+        (other if area in {"tests", "docs"} else code)[area] += 1
+    areas = code or other
+    return min(areas, key=lambda a: (-areas[a], a)) if areas else ""
+
+
+@lru_cache(maxsize=16384)
+def _path_area(path: str, package: str) -> str:
+    parts = PurePosixPath(path).parts
+    folders, file = parts[:-1], parts[-1] if parts else ""
+    if folders and folders[0] in _FOLDER_AREAS:
+        return _FOLDER_AREAS[folders[0]]
+    if folders and folders[0] == package:
+        folders = folders[1:]
+    while folders and folders[0].lower() in GENERIC_FOLDERS:
+        folders = folders[1:]
+    if folders:
+        return folders[0]
+    if _BUILD_FILE.match(file):
+        return "build"
+    if _DOC_FILE.search(file):
+        return "docs"
+    return ""
+
+
+def docs_only(paths: Sequence[str]) -> bool:
+    """Whether every file is documentation: such a PR is a docs change whatever its
+    title's type says (`[doc] refactor: edit profiling docs`)."""
+    return bool(paths) and all(_DOC_PATH.search(path) for path in paths)

@@ -1,0 +1,119 @@
+"""Themes are areas, named in the reader's language, and the trends speak as a reader
+does (verl W29, vllm W29).
+
+Expected values come from reading the weeks' PR lists: vllm W29 tags its KV offloading
+PRs four ways (`[KV Offload]` #47666 #47679 #48150 #48281, `[KV Offloading]` #48102
+#48596, `[KVOffload]` #47636, `[kv_offload]` #48545); verl W29 is 12 fixes, 7 chores and
+7 features, NPU 12 of its 28 PRs (the seed report).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.config import RepoConfig, TopicRule
+from bot.engine import build_digest
+from bot.models import Digest, Lang
+from bot.render import render_digest
+from bot.snapshot import read_snapshot
+
+pytestmark = pytest.mark.realdata
+
+NPU = RepoConfig(topics={"npu": TopicRule(keywords=("npu", "ascend"))})
+KV_OFFLOAD = {47666, 47679, 48150, 48281, 48102, 48596, 47636, 48545}
+
+
+def _vllm(shared_data: Path, lang: Lang) -> Digest:
+    return build_digest(read_snapshot(shared_data / "vllm-2026-W29.json"), "2026-W29",
+                        repo_config=RepoConfig(), lang=lang)
+
+
+def _verl(shared_data: Path, lang: Lang, config: RepoConfig = NPU) -> Digest:
+    return build_digest(read_snapshot(shared_data / "verl-2026-07.json"), "2026-W29",
+                        repo_config=config, lang=lang)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_vllm_has_at_most_eight_themes_none_of_one_pr(shared_data: Path, lang: Lang) -> None:
+    """It splintered into 48 themes, 12 of them of a single PR."""
+    digest = _vllm(shared_data, lang)
+    assert len(digest.themes) <= 8
+    assert all(len(t.pulls) + len(t.others) >= 2 for t in digest.themes)
+    other = digest.themes[-1]
+    assert other.title == ("其他改动" if lang == "zh" else "Other changes")
+    report = render_digest(digest, "markdown").split("## ", 9)
+    listing = next(part for part in report if part.startswith(("本周全部 PR", "Every PR")))
+    assert len(re.findall(r"^- \*\*", listing, flags=re.M)) == len(digest.themes)
+
+
+def test_one_spelling_of_a_topic_is_one_area(shared_data: Path) -> None:
+    digest = _vllm(shared_data, "zh")
+    offload = next(t for t in digest.themes if t.area == "kv-offload")
+    assert offload.title == "KV 缓存卸载"
+    assert {*offload.pulls, *offload.others} >= KV_OFFLOAD
+    names = {c.name for c in digest.topics}
+    assert "kv-offload" in names
+    assert not names & {"kv-offloading", "kv_offload", "kvoffload"}
+    assert next(c for c in digest.topics if c.name == "kv-offload").count == len(KV_OFFLOAD)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_chat_shows_at_most_six_themes(shared_data: Path, lang: Lang) -> None:
+    for digest in (_vllm(shared_data, lang), _verl(shared_data, lang)):
+        text = render_digest(digest, "text")
+        changes = text.split("\n\n" + ("本周重点变化" if lang == "zh" else "Key changes"))[1]
+        changes = changes.split("\n\n" + ("模块与主题趋势" if lang == "zh" else
+                                          "Module and topic trends"))[0]
+        assert 1 <= len(re.findall(r"^• ", changes, flags=re.M)) <= 6
+
+
+def test_an_area_is_named_in_chinese_with_its_kinds(shared_data: Path) -> None:
+    """verl without a config: its `[ckpt]` PRs are 检查点, `[trainer]` 训练器; a theme's
+    line counts its kinds in Chinese."""
+    digest = _verl(shared_data, "zh", RepoConfig())
+    titles = {t.area: t.title for t in digest.themes}
+    assert titles["checkpoint"] == "检查点" and titles["trainer"] == "训练器"
+    assert "ckpt" not in {c.name for c in digest.topics}
+    assert all(re.fullmatch(r"(?:\d+ 个[^、\d]+|其余 \d+ 个)(?:、(?:\d+ 个[^、\d]+|其余 \d+ 个))*",
+                            t.kinds) for t in digest.themes)
+
+
+def test_zh_trends_use_chinese_labels_and_say_what_the_busiest_area_was(
+        shared_data: Path) -> None:
+    """The trends read "fix 居首（12 个），其次是 chore（7）和 feat（7）… npu（12 个，占 43%）"."""
+    text = render_digest(_verl(shared_data, "zh"), "markdown")
+    trends = text.split("## 模块与主题趋势\n", 1)[1].split("\n## ", 1)[0]
+    assert trends.startswith("按类型统计，问题修复居首（12 个），其次是维护（7）和新功能（7）。")
+    assert "NPU（12 个，占 43%）" in trends
+    assert "PR 最多的领域是 NPU（12 个），其中多涉及 CI（6）" in trends
+    assert not re.search(r"\b(?:fix|feat|chore|npu)\b", trends)
+
+
+def test_en_trends_name_the_kinds_in_words(shared_data: Path) -> None:
+    text = render_digest(_verl(shared_data, "en"), "markdown")
+    trends = text.split("## Module and topic trends\n", 1)[1].split("\n## ", 1)[0]
+    assert trends.startswith("By type, the most PRs were bug fixes (12), followed by "
+                             "maintenance (7) and new features (7).")
+    assert "The largest area was NPU with 12 PRs, which also touched CI (6)" in trends
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_data_caveats_follow_the_summary_or_close_the_report(
+        shared_data: Path, lang: Lang, fmt: str) -> None:
+    """verl W29's three caveats came before the summary; in chat they are one line after
+    it, in the full report its last lines."""
+    digest = _verl(shared_data, lang)
+    text = render_digest(digest, fmt)  # type: ignore[arg-type]
+    summary = "执行摘要" if lang == "zh" else "Executive summary"
+    first = digest.notes[0]
+    assert text.index(summary) < text.index(first)
+    if fmt == "text":
+        after = text.split(summary, 1)[1].strip().split("\n")
+        assert first in after[1] and all(n in after[1] for n in digest.notes)
+    else:
+        last = text.rstrip().splitlines()[-len(digest.notes):]
+        assert [line.lstrip("- ") for line in last] == list(digest.notes)
