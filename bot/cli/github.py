@@ -139,7 +139,7 @@ def init(
     timezone: Annotated[str, typer.Option(
         "--timezone", help="The repository's time zone, where its weeks begin.")
     ] = DEFAULT_TIMEZONE,
-    lang: LangOption = Language.en,
+    lang: LangOption = Language.zh,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")
                      ] = False,
     config: Annotated[Path | None, typer.Option(
@@ -147,10 +147,11 @@ def init(
         help="A config whose [github] section to read with (GitHub Enterprise, the token "
              "variable); default github.com and $GITHUB_TOKEN.")] = None,
 ) -> None:
-    """Write a first config for REPO from its recent PRs: its own title tags and busiest
-    directories as topics, a sample channel and a weekly schedule."""
+    """Write a first config for REPO from its recent PRs: its own title tags, the names
+    its PRs use often and its busiest directories as topics, a sample channel (in
+    Chinese unless --lang en) and a weekly schedule."""
     from bot.onboard import next_commands, render_config
-    from bot.week import current_week, shift_week, week_of, zone
+    from bot.week import current_week, resolve_week, shift_week, zone
 
     zone(timezone)  # an unknown zone is a one-line error before anything is read
     if output.exists() and not force:
@@ -162,7 +163,8 @@ def init(
         pulls = list(data.pulls)
         read_from = f"the snapshot {snapshot}"
         moment = data_time(data)
-        week = "last" if moment is None else week_of(moment, timezone)
+        # The week `digest --week last` picks from this file (the data's last full week).
+        week = "last" if moment is None else resolve_week("last", moment, timezone)
     else:
         this = current_week(datetime.now(UTC), timezone)
         names = [shift_week(this, -back) for back in range(weeks)]

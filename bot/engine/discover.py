@@ -1,0 +1,230 @@
+"""The topics a repository's own PRs name, for `prdigest init`: its title tags, the words
+its titles and bodies use often, and its busiest folders.
+
+Each is an area (`bot.engine.areas`), so `[ckpt]` and `[checkpoint]` make one topic, and
+`npu` in a body and `docker/ascend/` one more. A tag is matched in titles only: a product
+the repository integrates with is mentioned in many bodies (`vllm` in verl's) and would
+count every PR that only mentions it. A word makes a topic when it is a name (written
+with a capital somewhere, or part of a changed path), is in at least `WORD_SHARE` of the
+PRs and in fewer than `COMMON_SHARE`: a word in most PRs tells none apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from bot.config import RepoConfig
+from bot.engine.areas import BUILTIN, GENERIC_FOLDERS, Areas
+from bot.engine.classify import canonical_type, parse_title
+from bot.engine.text import plain
+from bot.i18n import translator
+from bot.models import PullRequest
+
+# How many topics of each kind are suggested, and how many PRs make one worth it.
+MAX_TAG_TOPICS = 8
+MAX_WORD_TOPICS = 3
+MAX_DIRECTORY_TOPICS = 5
+MIN_PULLS = 2
+WORD_SHARE = 0.15
+COMMON_SHARE = 0.5
+# Directories whose changes are not a subject of their own.
+ROUTINE_DIRECTORIES = frozenset({".github", "docs", "doc", "tests", "test", "examples",
+                                 "scripts", "ci", ".ci", "benchmarks", ".buildkite"})
+TOPIC_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_WORD = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9_]*[A-Za-z0-9])(?![\w/-]|\.\w)")
+# Words of PR prose that name no subject, however often they come.
+_PROSE = frozenset((
+    "a", "about", "above", "across", "add", "added", "adds", "after", "again", "against",
+    "all", "allow", "also", "an", "and", "any", "are", "as", "at", "avoid", "be",
+    "because", "been", "before", "being", "below", "between", "both", "bug", "but", "by",
+    "can", "cannot", "case", "change", "changed", "changes", "check", "checks", "code",
+    "commit", "config", "could", "current", "default", "does", "done", "during", "each",
+    "enable", "error", "example", "existing", "file", "files", "first", "fix", "fixed",
+    "fixes", "for", "from", "get", "has", "have", "how", "if", "in", "instead", "into",
+    "is", "issue", "issues", "it", "its", "just", "make", "may", "merge", "more", "most",
+    "must", "need", "new", "no", "none", "not", "now", "of", "on", "one", "only", "or",
+    "other", "out", "over", "path", "per", "pr", "pull", "related", "release", "remove",
+    "request", "run", "same", "see", "should", "since", "so", "some", "step", "such",
+    "support", "supports", "test", "tested", "tests", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "true", "false",
+    "type", "under", "up", "update", "updated", "use", "used", "uses", "using", "value",
+    "via", "was", "we", "what", "when", "where", "which", "while", "who", "why", "will",
+    "with", "without", "would", "you", "your", "https", "http", "www", "com", "github",
+    "org", "main", "master", "version",
+))
+
+
+@dataclass(frozen=True)
+class TopicSuggestion:
+    """One topic for the config: how it matches (title words and tag aliases, keywords,
+    path globs) and where it came from (the comment above it)."""
+
+    name: str
+    pulls: int
+    origin: str
+    title: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+
+
+def suggest_topics(repo: str, pulls: Sequence[PullRequest]) -> list[TopicSuggestion]:
+    """Tag topics, then word topics, then directory topics; none twice."""
+    areas = Areas(RepoConfig(), translator("en"))
+    owner, _, name = repo.lower().partition("/")
+    tags = tag_topics(pulls, areas)
+    taken = {areas.key(t.name) for t in tags}
+    words = word_topics(pulls, areas, taken=taken, own={owner, name})
+    folders = directory_topics(pulls, areas, package=name)
+    by_word = {areas.key(t.name): i for i, t in enumerate(words)}
+    rest: list[TopicSuggestion] = []
+    for folder in folders:
+        area = areas.key(folder.name)
+        if area in taken:
+            continue  # a tag's topic: counted by its tag, not by every PR in its folder
+        if area in by_word:  # a word's topic: its folder too (`docker/ascend/**` for npu)
+            words[by_word[area]] = _with_paths(words[by_word[area]], folder.paths)
+        elif len(rest) < MAX_DIRECTORY_TOPICS:
+            rest.append(folder)
+        taken.add(area)
+    return tags + words + rest
+
+
+def _with_paths(topic: TopicSuggestion, paths: tuple[str, ...]) -> TopicSuggestion:
+    return TopicSuggestion(name=topic.name, pulls=topic.pulls,
+                           origin=f"{topic.origin}, and the folder {', '.join(paths)}",
+                           title=topic.title, keywords=topic.keywords,
+                           paths=(*topic.paths, *paths), aliases=topic.aliases)
+
+
+def _area_name(area: str, spellings: Counter[str]) -> str:
+    """A topic's name: a common area's key (`checkpoint` for `[ckpt]`), else the spelling
+    used most (ties: the shortest, then alphabetical)."""
+    if area in BUILTIN:
+        return area
+    return min(spellings, key=lambda s: (-spellings[s], len(s), s))
+
+
+def tag_topics(pulls: Iterable[PullRequest], areas: Areas) -> list[TopicSuggestion]:
+    """The title tags and conventional scopes of two PRs or more, spellings of one area
+    together (`[ckpt]` in `checkpoint`), matched in titles."""
+    numbers: dict[str, set[int]] = defaultdict(set)
+    spellings: dict[str, Counter[str]] = defaultdict(Counter)
+    for pull in pulls:
+        for tag in parse_title(pull.title).modules:
+            if TOPIC_KEY.match(tag) and canonical_type(tag) is None:
+                area = areas.key(tag)
+                numbers[area].add(pull.number)
+                spellings[area][tag] += 1
+    found = []
+    for area in _ranked({a: len(n) for a, n in numbers.items()}, MAX_TAG_TOPICS):
+        name = _area_name(area, spellings[area])
+        used = tuple(sorted(spellings[area], key=lambda s: (-spellings[area][s], s)))
+        found.append(TopicSuggestion(
+            name=name, pulls=len(numbers[area]), title=used,
+            aliases=tuple(s for s in used if s != name),
+            origin="title tag " + ", ".join(f"[{s}]" for s in sorted(spellings[area]))
+                   + f", in {len(numbers[area])} PRs"))
+    return found
+
+
+def word_topics(pulls: Sequence[PullRequest], areas: Areas, *, taken: set[str],
+                own: set[str]) -> list[TopicSuggestion]:
+    """Names the titles and bodies use in `WORD_SHARE` to `COMMON_SHARE` of the PRs, one
+    topic per area (`npu` and `ascend` are one), none of a tag's area or the
+    repository's own name."""
+    mentions: dict[str, set[int]] = defaultdict(set)
+    # A name is written with capitals inside a sentence (`NPU`, `vLLM`, `on Ascend`) in
+    # two PRs or more, and is part of a changed path: prose words are neither.
+    capitalised: dict[str, set[int]] = defaultdict(set)
+    in_paths: set[str] = set()
+    for pull in pulls:
+        text = f"{pull.title}\n{plain(pull.body) if pull.body else ''}"
+        for match in _WORD.finditer(text):
+            word = match.group(1)
+            lowered = word.lower()
+            mentions[lowered].add(pull.number)
+            if word != lowered and not _opens_sentence(text, match.start()):
+                capitalised[lowered].add(pull.number)
+        for change in pull.files:
+            in_paths.update(part.lower() for part in re.split(r"[/_.\-]", change.path) if part)
+    named = {w for w, numbers in capitalised.items() if len(numbers) >= MIN_PULLS} & in_paths
+    total = len(pulls)
+    candidates: dict[str, set[str]] = defaultdict(set)
+    for word, numbers in mentions.items():
+        share = len(numbers) / total if total else 0.0
+        if (WORD_SHARE <= share < COMMON_SHARE and len(numbers) >= MIN_PULLS
+                and word in named and word not in _PROSE and word not in own
+                and len(word) >= 3 and canonical_type(word) is None):
+            area = areas.key(word)
+            if area not in taken:
+                candidates[area].add(word)
+    counts = {area: len(set().union(*(mentions[w] for w in words)))
+              for area, words in candidates.items()}
+    found = []
+    for area in _ranked(counts, MAX_WORD_TOPICS):
+        words = sorted(candidates[area], key=lambda w: (-len(mentions[w]), w))
+        name = area if area in BUILTIN else words[0]
+        found.append(TopicSuggestion(
+            name=name, pulls=counts[area], keywords=tuple(words),
+            origin=f"in the titles and bodies of {counts[area]} PRs "
+                   f"({', '.join(words)})"))
+    return found
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    """Whether the word at `at` begins a line or a sentence (capitalised as any word is)."""
+    before = text[:at].rstrip(" \t*_`([\"'")
+    return not before or before[-1] in "\n.!?:;>-#"
+
+
+def directory_topics(pulls: Iterable[PullRequest], areas: Areas, *, package: str
+                     ) -> list[TopicSuggestion]:
+    """The directories most PRs touch, as path topics: below the package's folder and
+    generic ones (`verl/workers/rollout` is rollout), never routine ones (docs, tests,
+    CI). One per area, busiest first."""
+    counts: Counter[str] = Counter()
+    for pull in pulls:
+        counts.update({directory for change in pull.files
+                       if (directory := _directory(change.path, package)) is not None})
+    found = []
+    seen: set[str] = set()
+    for directory in _ranked(dict(counts), len(counts)):
+        name = re.sub(r"[^a-z0-9_-]+", "-", PurePosixPath(directory).name.lower()).strip("-")
+        area = areas.key(name)
+        if not name or area in seen:
+            continue
+        seen.add(area)
+        found.append(TopicSuggestion(name=_area_name(area, Counter({name: 1})),
+                                     pulls=counts[directory], paths=(f"{directory}/**",),
+                                     origin=f"directory, in {counts[directory]} PRs"))
+    return found
+
+
+def _directory(path: str, package: str) -> str | None:
+    """The folder of `path` that names its subject: two levels of a top-level folder
+    (`docker/ascend`), or the first below the package's and generic folders."""
+    folders = PurePosixPath(path).parts[:-1]
+    if not folders or folders[0].lower() in ROUTINE_DIRECTORIES:
+        return None
+    if folders[0].lower() != package:
+        if len(folders) > 1 and folders[1].lower() in ROUTINE_DIRECTORIES:
+            return folders[0]
+        return "/".join(folders[:2])
+    depth = 1
+    while depth < len(folders) and folders[depth].lower() in GENERIC_FOLDERS:
+        depth += 1
+    if depth == len(folders) or folders[depth].lower() in ROUTINE_DIRECTORIES:
+        return None
+    return "/".join(folders[:depth + 1])
+
+
+def _ranked(counts: dict[str, int], limit: int) -> list[str]:
+    """Most PRs first, then by name (the same PRs give the same file)."""
+    ranked = sorted((name for name, count in counts.items() if count >= MIN_PULLS),
+                    key=lambda name: (-counts[name], name))
+    return ranked[:limit]
