@@ -44,7 +44,10 @@ def test_vllm_has_at_most_eight_themes_none_of_one_pr(shared_data: Path, lang: L
     assert all(len(t.pulls) + len(t.others) >= 2 for t in digest.themes)
     other = digest.themes[-1]
     assert other.title == ("其他改动" if lang == "zh" else "Other changes")
-    report = render_digest(digest, "markdown").split("## ", 9)
+    markdown = render_digest(digest, "markdown")
+    # Its heading names the areas most of its PRs are in.
+    assert other.about and f"**{other.title}**{'（' if lang == 'zh' else ' ('}" in markdown
+    report = markdown.split("## ", 9)
     listing = next(part for part in report if part.startswith(("本周全部 PR", "Every PR")))
     assert len(re.findall(r"^- \*\*", listing, flags=re.M)) == len(digest.themes)
 
