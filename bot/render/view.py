@@ -18,7 +18,7 @@ from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import sections as registry
 from bot.render.brief import Brief
-from bot.render.markup import Markup
+from bot.render.markup import Markup, narrated_text
 from bot.render.sections import Section
 
 QUICK_VIEW = 6
@@ -28,6 +28,9 @@ NOTABLE = 4
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
+# Narrated sentences a chat view shows of the summary and of the trends.
+CHAT_SUMMARY = 3
+CHAT_TRENDS = 2
 
 
 # A quotation in parentheses inside a sentence: ` (“…”)` or `（“…”）`.
@@ -272,11 +275,34 @@ class DigestView:
 
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
-        None (no narrator, or the section fell back). Escaped like any GitHub text."""
+        None (no narrator, or the section fell back), as many as this view shows of the
+        section (a chat view: its themes, a few summary and trend sentences)."""
         narration = self.d.narration
         if narration is None:
             return None
-        return next((p.sentences for p in narration.prose if p.section == section_id), None)
+        told = next((p.sentences for p in narration.prose if p.section == section_id), None)
+        if told is None or not self.limits.chat:
+            return told
+        room = {"changes": self.limits.themes, "summary": CHAT_SUMMARY,
+                "trends": CHAT_TRENDS}.get(section_id)
+        return told[:room] if room is not None else told
+
+    def said(self, m: Markup, section_id: str, text: str) -> str:
+        """Text of a section in the format's markup: a narrated section's with its code
+        spans as code and its PR references linked as the engine's; else escaped."""
+        narration = self.d.narration
+        if narration is None or section_id not in narration.sections_narrated:
+            return m.esc(text)
+        return self.told(m, text)
+
+    def told(self, m: Markup, text: str) -> str:
+        """A narrated sentence in the format's markup (`narrated_text`)."""
+        def pr(number: int, repo: str) -> str:
+            if repo and repo != self.d.repository:
+                return m.pr(number, f"https://github.com/{repo}/pull/{int(number)}", repo)
+            return self.pr(m, number, self.url(number))
+
+        return narrated_text(m, text, pr)
 
     @staticmethod
     def narrated_as_paragraph(section_id: str) -> bool:
