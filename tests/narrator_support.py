@@ -25,8 +25,8 @@ _LETTER = re.compile(r"[A-Za-z\u4e00-\u9fff]")
 def llm_config(base_url: str, **llm: Any) -> Config:
     """The example config plus `[llm]` at `base_url`."""
     data = tomllib.loads((EXAMPLE / "prdigest.toml").read_text())
-    data["llm"] = {"base_url": base_url, "model": "fake-model", "timeout_s": 2,
-                   "budget_s": 20, **llm}
+    data["llm"] = {"base_url": base_url, "model": "fake-model", "timeout_seconds": 2,
+                   "budget_seconds": 20, **llm}
     return parse_config(data)
 
 
