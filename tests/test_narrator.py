@@ -4,21 +4,15 @@ well-behaved and misbehaving, through the one digest path and every renderer."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import msgspec
 import pytest
 
 from bot.errors import ConfigError
-from bot.models import Digest
 from bot.narrate import MemoryNarrations, Narrator, narrator_for
 from bot.narrate.breaker import THRESHOLD
 from bot.narrate.hygiene import read_blocks
 from bot.render import render_digest
-from bot.render.feishu import digest_cards
-from bot.render.html import PageLinks, render_report_page
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_html
 from bot.render.view import QUICK_VIEW
 from bot.store.cache import Cache
 from bot.web.metrics import Metrics
@@ -26,6 +20,7 @@ from testkit.fakes.openai import FakeOpenAI
 from tests.narrator_support import (
     REPO,
     WEEK,
+    every_format,
     example_digests,
     latin_share,
     llm_config,
@@ -36,24 +31,10 @@ ALL_SECTIONS = ("summary", "changes", "trends", "risks", "key_prs", "suggestions
 INVENTED = ("999999", "@everyone", "<!channel>", "evil.example.com", "73.5")
 """What the misbehaving fake adds; the example data itself quotes `<!channel>`."""
 
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(stall_seconds=5) as server:
-        yield server
-
-
 @pytest.fixture(autouse=True)
 def _fresh(fake: FakeOpenAI) -> None:
     fake.reset()
 
-
-def every_format(digest: Digest) -> str:
-    """The digest in every format, joined: what any reader could see."""
-    parts = [render_digest(digest, "markdown"), render_digest(digest, "text"),
-             render_digest_html(digest), str(slack_messages(digest)),
-             str(digest_cards(digest)), render_report_page(digest, PageLinks())]
-    return "\n".join(parts)
 
 
 async def test_without_llm_the_digest_is_the_engines_and_no_call_is_made(fake: FakeOpenAI) -> None:
@@ -255,3 +236,33 @@ def test_an_llm_number_out_of_range_says_what_was_given(field: str, value: int) 
 
     with pytest.raises(ConfigError, match=rf"llm\.{field}: .*, got {value}$"):
         parse_config({"llm": {"base_url": "http://x", "model": "m", field: value}})
+
+
+def test_the_old_spellings_of_the_units_still_work_with_a_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from bot.config import parse_config
+
+    with caplog.at_level("WARNING", logger="bot.config"):
+        config = parse_config({"llm": {"base_url": "http://x", "model": "m", "timeout_s": 7,
+                                       "budget_s": 70}})
+    assert config.llm is not None
+    assert (config.llm.timeout_seconds, config.llm.budget_seconds) == (7, 70)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "llm.timeout_s is now spelled llm.timeout_seconds" in said
+    assert "llm.budget_s is now spelled llm.budget_seconds" in said
+    with pytest.raises(ConfigError, match=r"llm\.timeout_s: give llm\.timeout_seconds only"):
+        parse_config({"llm": {"base_url": "http://x", "model": "m", "timeout_s": 7,
+                              "timeout_seconds": 8}})
+
+
+def test_the_check_and_the_repositorys_consent_are_read() -> None:
+    from bot.config import parse_config
+
+    config = parse_config({"repos": {"a/b": {"private": True}, "c/d": {"narrate": False},
+                                     "e/f": {"private": True, "narrate": True}},
+                           "llm": {"base_url": "http://x", "model": "m", "check": "model"}})
+    assert config.llm is not None and config.llm.check == "model"
+    assert [config.repo(r).narrated for r in ("a/b", "c/d", "e/f", "g/h")] == [
+        False, False, True, True]
+    with pytest.raises(ConfigError, match=r"llm\.check"):
+        parse_config({"llm": {"base_url": "http://x", "model": "m", "check": "vibes"}})

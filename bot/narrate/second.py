@@ -15,7 +15,7 @@ from bot.narrate.apply import Candidate, PullWords
 from bot.narrate.facts import PullFacts, WeekFacts
 from bot.narrate.schema import CheckAnswer
 
-CHECK_BATCH = 40
+CHECK_BATCH = 80
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ when everything it states can be found in the facts it cites.
 
 A sentence is read folded (`bot.narrate.normal`: NFKC, invisible characters out, dots
 however written) and fails when it breaks a rule no fact can lift (`bot.narrate.rules`:
-mentions, links, markup, speaking to readers, calling a concern resolved), cites a PR
+mentions, links, markup, speaking to readers, calling a concern resolved), repeats an
+instruction aimed at a model (`bot.narrate.injection`), cites a PR
 it may not (one outside the week, or outside its theme or suggestion), writes a PR
 number its scope does not hold, states a figure, an identifier or a host its scope
 does not hold, uses a credential word or makes a claim (CI passed, approved, released)
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from bot.models import Lang
 from bot.narrate.figures import CODE_SPAN, PULL_REF, QUALIFIED_REF, figures_in
+from bot.narrate.injection import kind_of
 from bot.narrate.language import language_problem
 from bot.narrate.normal import folded, visible
 from bot.narrate.rules import (
@@ -61,6 +63,8 @@ def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
     problem = text_problem(read, part)
     if problem is not None:
         return problem
+    if kind_of(read) in ("model", "phishing"):  # an instruction it was fed, repeated
+        return "instruction"
     if not scope.cited <= scope.may_cite:
         return "unknown-pull"
     named = {int(n) for n in PULL_REF.findall(CODE_SPAN.sub(" ", read))}

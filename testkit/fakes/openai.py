@@ -17,6 +17,7 @@ answer a byte at a time, or never answers. `latency` adds a delay to every call
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import threading
@@ -69,6 +70,22 @@ class FakeOpenAI(ThreadedAiohttpServer):
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self._lock = threading.Lock()
+        self._stopping: asyncio.Event | None = None
+
+    async def on_start(self) -> None:
+        self._stopping = asyncio.Event()
+
+    async def on_stop(self) -> None:
+        if self._stopping is not None:  # a hung or trickling answer gives up
+            self._stopping.set()
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep, or stop early when the server stops; whether it slept the whole time."""
+        assert self._stopping is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+            return False
+        return True
 
     @property
     def base_url(self) -> str:
@@ -104,7 +121,8 @@ class FakeOpenAI(ThreadedAiohttpServer):
         if mode == "stall":
             await asyncio.sleep(self.stall_seconds)
         if mode == "hang":
-            await asyncio.sleep(3600)
+            await self._sleep(3600)
+            return web.Response(status=504)
         if mode == "429-short":
             return web.json_response({"error": {"message": "slow down"}}, status=429,
                                      headers={"Retry-After": "0.2"})
@@ -127,8 +145,12 @@ class FakeOpenAI(ThreadedAiohttpServer):
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         await response.prepare(request)
         for i in range(len(payload)):
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return response  # the client gave up
             await response.write(payload[i:i + 1])
-            await asyncio.sleep(self.trickle_seconds)
+            if not await self._sleep(self.trickle_seconds):
+                return response
         await response.write_eof()
         return response
 

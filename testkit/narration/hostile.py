@@ -12,11 +12,13 @@ comes with a link, neither addressed to a model.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from bot.models import PullRequest, ReviewThread, Snapshot, ThreadComment
+from bot.models import Digest, PullAnswer, PullRequest, ReviewThread, Snapshot, ThreadComment
 from bot.snapshot import read_snapshot
 
 REPO = "verl-project/verl"
@@ -88,3 +90,74 @@ def hostile_snapshot(shared_data: Path) -> Snapshot:
 
 
 PLANTED_PULLS = frozenset({*BODIES, *TITLES, *REVIEW_COMMENTS})
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Sentences of the hostile model's answers that carry planted words, and how many
+    of those the verifier dropped."""
+
+    carrying: int
+    blocked: int
+    leaked: tuple[str, ...]
+
+
+def _carries(text: str) -> bool:
+    return any(planted_count(text, word) for word in PLANTED)
+
+
+def verifier_alone(digest: Digest, pulls: Sequence[PullRequest],
+                   answers: Mapping[int, PullAnswer], latest: int) -> Tally:
+    """The hostile model fed the planted text as written (no PR withheld, no sentence
+    left out), its answers judged by the verifier against the grounds the narrator
+    uses: the verifier's share of the defence, measured on its own."""
+    from bot.engine.text import plain
+    from bot.narrate.apply import verify_pull, verify_week
+    from bot.narrate.facts import pull_facts, shown_pulls, week_facts
+    from bot.narrate.grounds import evidence
+    from bot.narrate.hygiene import BODY_CHARS, clean
+    from bot.narrate.injection import aimed_at_model
+    from bot.narrate.schema import PullNarration, WeekNarration
+    from bot.render.view import QUICK_VIEW
+    from testkit.fakes.openai_hostile import hostile_answer
+
+    lang = digest.lang
+    withheld = frozenset(p.number for p in pulls if aimed_at_model(p))
+    facts = {p.number: pull_facts(p, answers[p.number], withheld=p.number in withheld)
+             for p in pulls}
+    week_in = week_facts(digest, shown_pulls(digest, QUICK_VIEW), withheld)
+    grounds = evidence([p.number for p in pulls], facts, week_in, latest)
+    planted = [p for p in pulls if p.number in PLANTED_PULLS]
+    raw = [msgspec.structs.replace(pull_facts(p, answers[p.number]), title=clean(p.title),
+                                   body=clean(plain(p.body or ""), BODY_CHARS * 4) + " " +
+                                   " ".join(clean(c.body) for t in p.review_threads or ()
+                                            for c in t.comments))
+           for p in planted]
+    answer = hostile_answer({"pulls": {"pulls": msgspec.to_builtins(raw)}}, lang)
+    carrying = blocked = 0
+    leaked: list[str] = []
+    for item in answer["pulls"]:
+        told = msgspec.convert(item, PullNarration)
+        words = verify_pull(told, grounds, answers[told.number].risks, lang)
+        for text, kept in ((told.summary, words.summary), (told.title, words.title),
+                           *((r.text, words.risks.get(r.index)) for r in told.risks)):
+            if _carries(text):
+                carrying += 1
+                blocked += kept is None
+                leaked += [] if kept is None else [text]
+    lines = tuple(msgspec.structs.replace(line, title=clean(r.title), withheld=False,
+                                          line=clean(plain(r.body or "")))
+                  if (r := next((p for p in planted if p.number == line.number), None))
+                  else line for line in week_in.pulls)
+    week = msgspec.structs.replace(week_in, pulls=lines)
+    told_week = msgspec.convert(hostile_answer({"week": msgspec.to_builtins(week)}, lang),
+                                WeekNarration)
+    kept_week = {c.text for items in verify_week(told_week, grounds, lang).values()
+                 for c in items}
+    for sentence in (*told_week.summary, *told_week.changes, *told_week.trends,
+                     *told_week.suggestions):
+        if _carries(sentence.text):
+            carrying += 1
+            blocked += sentence.text.strip() not in kept_week
+            leaked += [sentence.text] if sentence.text.strip() in kept_week else []
+    return Tally(carrying=carrying, blocked=blocked, leaked=tuple(leaked))
