@@ -10,6 +10,7 @@ PR the data knows (`#99999` in a week of PRs below 8000 is not a reference).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -27,9 +28,35 @@ def _read(text: str) -> str:
     return folded(text).casefold()
 
 
+_TOKEN = re.compile(r"[A-Za-z0-9_./<>|=:-]+")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def identifiers(*texts: str) -> str:
+    """What in `texts` reads as code: code spans, and words written as code (with `_`
+    or `/`, camelCase, `<|token|>`). Prose words are not identifiers: a host written in
+    a title (`evil.sh`) is no file of the PR."""
+    found: list[str] = []
+    for text in texts:
+        found += _CODE.findall(text)
+        for token in _TOKEN.findall(_CODE.sub(" ", text)):
+            token = token.strip(".,:;=-")
+            if "_" in token or "/" in token or token.startswith("<|") or re.search(
+                    r"[a-z][A-Z]", token):
+                found.append(token)
+    return _read("\n".join(found))
+
+
+def _pull_identifiers(facts: PullFacts) -> str:
+    quotes = [r.quote for r in facts.risks]
+    structured = "\n".join((*facts.files, *(r.path for r in facts.risks)))
+    return _read(structured) + "\n" + identifiers(facts.title, facts.body, *quotes)
+
+
 @dataclass(frozen=True)
 class PullEvidence:
     text: str
+    idents: str
     figures: frozenset[str]
     refs: frozenset[int]
     names: tuple[str, ...]
@@ -40,7 +67,8 @@ def pull_evidence(facts: PullFacts, latest: int) -> PullEvidence:
     measured = {str(facts.additions + facts.deletions), str(facts.files_changed),
                 str(len(facts.risks))}
     own = {int(n) for n in PULL_REF.findall(folded(text))}
-    return PullEvidence(text=_read(text), figures=_figures(text) | measured,
+    return PullEvidence(text=_read(text), idents=_pull_identifiers(facts),
+                        figures=_figures(text) | measured,
                         refs=frozenset(n for n in own if n <= latest),
                         names=tuple(folded(n) for n in (facts.title, *facts.topics) if n))
 
@@ -51,33 +79,37 @@ class Evidence:
 
     week: frozenset[int]
     pulls: Mapping[int, PullEvidence]
-    week_text: str = ""
+    week_idents: str = ""
     week_figures: frozenset[str] = frozenset()
     themes: Mapping[str, frozenset[int]] = field(default_factory=dict)
     suggestions: Mapping[int, tuple[frozenset[int], str, frozenset[str]]] = field(
         default_factory=dict)
     names: tuple[str, ...] = ()
 
-    def _of(self, cited: Iterable[int]) -> tuple[frozenset[str], str, tuple[str, ...]]:
+    def _of(self, cited: Iterable[int]
+            ) -> tuple[frozenset[str], str, str, tuple[str, ...]]:
         found = [self.pulls[n] for n in cited if n in self.pulls]
         return (frozenset().union(*(e.figures for e in found)),
-                "\n".join(e.text for e in found), tuple(n for e in found for n in e.names))
+                "\n".join(e.idents for e in found), "\n".join(e.text for e in found),
+                tuple(n for e in found for n in e.names))
 
     def pull(self, number: int) -> Scope:
         """A PR's own narration: its title, summary and risk lines."""
         own = self.pulls[number]
         return Scope(cited=frozenset({number}), may_cite=frozenset({number}),
                      may_name=frozenset({number}) | self.week | own.refs,
-                     figures=own.figures, text=own.text, claims=own.text, names=own.names)
+                     figures=own.figures, idents=own.idents, claims=own.text,
+                     names=own.names)
 
     def week_sentence(self, cited: Iterable[int]) -> Scope:
         """A sentence of the summary or trends: it names the PRs it cites, and the
         PRs their own facts name."""
         named = frozenset(cited)
-        figures, text, names = self._of(named)
+        figures, idents, text, names = self._of(named)
         refs = frozenset().union(*(self.pulls[n].refs for n in named if n in self.pulls))
         return Scope(cited=named, may_cite=self.week, may_name=named | refs,
-                     figures=self.week_figures | figures, text=f"{self.week_text}\n{text}",
+                     figures=self.week_figures | figures,
+                     idents=f"{self.week_idents}\n{idents}",
                      claims=text, names=(*self.names, *names))
 
     def theme_sentence(self, key: str, cited: Iterable[int]) -> Scope:
@@ -89,7 +121,7 @@ class Evidence:
         refs, said, figures = self.suggestions.get(index, (frozenset(), "", frozenset()))
         scope = self.week_sentence(cited)
         return replace(scope, may_cite=refs, figures=figures | scope.figures,
-                       text=f"{said}\n{scope.text}", claims=f"{said}\n{scope.claims}")
+                       idents=f"{said}\n{scope.idents}", claims=f"{said}\n{scope.claims}")
 
 
 def week_figures(week: WeekFacts) -> frozenset[str]:
@@ -112,6 +144,15 @@ def week_figures(week: WeekFacts) -> frozenset[str]:
     return frozenset(found)
 
 
+def _week_identifiers(week: WeekFacts) -> str:
+    """The week's own names (hot files, topics, themes, the engine's suggestions) and
+    what reads as code in the shown PRs' titles and lines."""
+    engine = [*(h.path for h in week.hot_files), *(t.title for t in week.themes),
+              *(c.name for c in (*week.topics, *week.types)), *(s.text for s in week.suggestions)]
+    return _read("\n".join(engine)) + "\n" + identifiers(
+        *(text for p in week.pulls for text in (p.title, p.line)))
+
+
 def evidence(week: Iterable[int], pulls: Mapping[int, PullFacts],
              facts: WeekFacts | None, latest: int) -> Evidence:
     """Grounds for a digest's sentences; `latest` the newest PR number the data knows."""
@@ -124,6 +165,6 @@ def evidence(week: Iterable[int], pulls: Mapping[int, PullFacts],
              *(c.name for c in (*facts.topics, *facts.types)),
              *(n for p in facts.pulls for n in (p.title, p.line) if n))
     return Evidence(week=frozenset(week), pulls=by_pull,
-                    week_text=_read(pull_text(facts)), week_figures=week_figures(facts),
+                    week_idents=_week_identifiers(facts), week_figures=week_figures(facts),
                     themes={t.key: frozenset(t.pulls) for t in facts.themes},
                     suggestions=suggestions, names=tuple(folded(n) for n in names))

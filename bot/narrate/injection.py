@@ -28,37 +28,50 @@ Kind = Literal["data", "reader", "link", "model", "phishing"]
 
 _AGENT_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|language models?|"
              r"assistants?|summari[sz]ers?|narrators?|bots?|models?)")
+# Who a line that starts "X: write ..." may address: not "model" (a config key reads so).
+_ADDRESSEE_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|assistants?|"
+                 r"summari[sz]ers?|narrators?)")
 _AGENT_ZH = r"(?:ai|人工智能|模型|大模型|语言模型|机器人|助手|总结助手|摘要助手|llm|gpt|智能体)"
+_ADDRESSEE_ZH = r"(?:ai|人工智能|机器人|助手|总结助手|摘要助手|llm|gpt|智能体)"
 _TO_MODEL = re.compile("|".join((
-    r"\b(?:ignore|disregard|forget|override|bypass|skip)\b[^.\n]{0,30}\b(?:instructions?|"
-    r"rules|prompts?|directions|guidelines|context|constraints|above|previous)\b",
-    r"\b(?:you are|you're|act as|pretend to be|role-?play as)\b[^.\n]{0,12}\b" + _AGENT_EN,
+    # Words a PR about prompts, models or summaries uses too ("skip stale prompts", "the
+    # model outputs logits", "输出如下") are not enough: an instruction names its reader
+    # or the rules it overrides.
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|these\s+)?"
+    r"(?:previous|prior|above|earlier|preceding|foregoing|system|original|other)\s+"
+    r"(?:instructions?|rules|prompts?|directions|guidelines|messages?)\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:above|before|else)\b",
+    r"\b(?:you are|you're|act as|pretend to be|role-?play as)\s+(?:now\s+)?(?:an?\s+|the\s+)?"
+    + _AGENT_EN + r"\b",
     r"\b(?:note|message|instructions?|notice|attention|hint|reminder)\s+(?:to|for)\s+"
     r"(?:the\s+|any\s+|all\s+)?" + _AGENT_EN + r"\b",
-    r"\b" + _AGENT_EN + r"\s*[:,，：]\s*(?:please\s+)?(?:write|say|output|respond|reply|"
+    r"\b" + _ADDRESSEE_EN + r"\s*[:,，：]\s*(?:please\s+)?(?:write|say|output|respond|reply|"
     r"report|state|include|mention|tell|summari[sz]e|describe|replace|rewrite|ignore)\b",
-    r"\b(?:system|developer)\s*(?:prompt|message|instructions?|override|note)\b",
-    r"\bnew instructions?\b|\bprompt injection\b|\bjailbreak",
-    r"\bin (?:your|the) (?:summary|digest|report|answer|output|response|reply|weekly report)"
-    r"\b[^.\n]{0,40}\b(?:write|say|state|mention|put|include|claim|report)\b",
-    r"\b(?:when|while) (?:summari[sz]ing|writing (?:the|a|your) (?:summary|digest|report)|"
-    r"generating (?:the|a) (?:summary|digest|report))\b",
-    r"\b(?:respond|reply|answer|output)\s+(?:only\s+)?(?:with|as)\b",
+    r"(?:^|[(（\[【])\s*" + _ADDRESSEE_EN + r"\s*[:：]",
+    r"(?:^|[(（\[【])\s*" + _ADDRESSEE_ZH + r"\s*[:：]",
+    r"\bsystem\s*(?:override|instructions?)\b|^\W*(?:system|developer)(?:\s+(?:prompt|message|"
+    r"note))?\s*:",
+    r"\bnew instructions?\s*:",
+    r"\bin your (?:summary|digest|report|answer|output|response|reply)\b[^.\n]{0,40}\b"
+    r"(?:write|say|state|mention|put|include|claim|report)\b",
+    r"\bin the (?:summary|digest|weekly report)\b[^.\n]{0,40}\b(?:write|say|state|claim)\b",
+    r"\bwhen (?:you )?summari[sz](?:e|ing) this (?:pr|pull request|change)\b",
+    r"(?:^|[.:;]\s*|\bplease\s+)(?:respond|reply|answer)\s+(?:only\s+)?(?:with|as)\b",
     r"\b(?:summary|title|digest|report|risks?)\s+(?:should|must|shall)\s+(?:say|read|state|"
     r"claim)\b",
-    r"(?:忽略|无视|忘记|忘掉|跳过)[^。\n]{0,12}(?:指令|指示|说明|规则|提示|要求|设定|约束)",
+    r"(?:忽略|无视|忘记|忘掉)[^。\n]{0,8}(?:之前|以上|上面|前面|上述|先前|所有|全部|系统)[^。\n]{0,4}"
+    r"(?:指令|指示|说明|规则|提示|要求|设定)",
     r"(?:你|您)(?:现在)?(?:是|扮演|作为)[^。\n]{0,4}" + _AGENT_ZH,
-    r"(?:给|致|对|告诉|提醒)[^。\n]{0,4}" + _AGENT_ZH
-    + r"[^。\n]{0,6}(?:说明|指令|提示|的话|注意|：|:)",
-    _AGENT_ZH + r"[^。\n]{0,6}(?:请|务必|必须|应该|需要|注意)[^。\n]{0,10}(?:写|输出|改为|改成|"
-    r"声明|总结|摘要|说)",
-    r"系统提示|系统指令|提示词|越狱",
-    r"(?:在|把|将)(?:摘要|总结|周报|标题|风险|报告|输出|回答|回复)[^。\n]{0,8}(?:写|改为|改成|写成|"
+    r"(?:给|致|告诉|提醒)[^。\n]{0,3}" + _AGENT_ZH + r"[^。\n]{0,4}(?:的)?(?:说明|指令|提示|话)?"
+    r"\s*[：:]",
+    _ADDRESSEE_ZH + r"[^。\n]{0,6}(?:请|务必)[^。\n]{0,10}(?:写|改为|改成|声明|注明|说)",
+    r"系统(?:提示|指令)\s*[：:]",
+    r"(?:在|把|将)(?:本 ?PR ?的)?(?:摘要|总结|周报|标题|风险观察)[^。\n]{0,8}(?:写|改为|改成|写成|"
     r"声明|注明|标注|替换|填写)",
-    r"(?:摘要|总结|标题|周报|风险观察|报告)[^。\n]{0,3}(?:请|要|应|应该|必须)?(?:写成|改为|改成)",
+    r"(?:摘要|总结|周报|风险观察)[^。\n]{0,3}(?:请|要|应|应该|必须)?(?:写成|改为|改成)",
+    r"周报中[^。\n]{0,4}(?:要|请|应|须)",
     r"不要(?:提及|提到|报告|列出|标注)",
-    r"(?:输出|回复|回答)(?:以下|如下|下面)",
-)), re.I)
+)), re.I | re.M)
 _WHO = re.compile(r"所有人|全体|大家|各位|所有用户|全部用户|广大用户|用户们|\beveryone\b|"
                   r"\beverybody\b|\ball users\b|@(?:all|here|channel|everyone)\b|@所有人", re.I)
 _URGENT = re.compile(r"立即|立刻|马上|赶紧|赶快|紧急|火速|务必|\bimmediately\b|\burgent(?:ly)?\b|"

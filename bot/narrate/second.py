@@ -45,16 +45,17 @@ def claims_of(words: Mapping[int, PullWords],
 
 def check_data(claims: Iterable[Claim], pulls: Mapping[int, PullFacts],
                week: WeekFacts | None) -> dict[str, Any]:
-    """The data block of one check request: the sentences and the facts they cite."""
+    """The data block of one check request: the sentences, the facts of the PRs they
+    cite and, for the week's sentences, the week as it was told."""
     listed = list(claims)
-    cited = sorted({n for c in listed for n in c.pulls if n in pulls})
+    own = sorted({n for c in listed for n in c.pulls if n in pulls})
     data: dict[str, Any] = {
         "sentences": [{"id": i, "text": c.text, "pulls": list(c.pulls)}
                       for i, c in enumerate(listed)],
-        "pulls": [msgspec.to_builtins(pulls[n]) for n in cited],
+        "pulls": [msgspec.to_builtins(pulls[n]) for n in own],
     }
     if week is not None and any(not c.where.startswith("pull:") for c in listed):
-        data["week"] = msgspec.to_builtins(msgspec.structs.replace(week, pulls=()))
+        data["week"] = msgspec.to_builtins(week)
     return data
 
 

@@ -38,8 +38,9 @@ MAX_CHARS = 240
 class Scope:
     """What one sentence may state. `cited`: the PRs it says it speaks of (a PR's own
     narration cites that PR); `may_cite`: the PRs it may cite; `may_name`: the PR
-    numbers it may write; `figures`: the figures it may state; `text`: the facts
-    (folded, casefolded) its identifiers and hosts must be found in; `claims`: the
+    numbers it may write; `figures`: the figures it may state; `idents`: the
+    identifiers of its facts (folded, casefolded: paths, code spans, names written as
+    code), which its code spans and host-like tokens must be among; `claims`: the
     cited PRs' own facts, which a credential word or a claim must be found in; `names`:
     titles the sentence may quote in any language (a PR's, a theme's, a topic's)."""
 
@@ -47,7 +48,7 @@ class Scope:
     may_cite: frozenset[int]
     may_name: frozenset[int]
     figures: frozenset[str]
-    text: str
+    idents: str
     claims: str
     names: tuple[str, ...] = ()
 
@@ -74,10 +75,10 @@ def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
     if not figures_in(read) <= scope.figures:
         return "figure"
     for ident in (*CODE_SPAN.findall(read), *special_tokens(read)):
-        if ident.strip().casefold() not in scope.text:
+        if ident.strip().casefold() not in scope.idents:
             return "identifier"
     for host in hosts_in(read):
-        if host.casefold() not in scope.text:
+        if host.casefold() not in scope.idents:
             return "url"
     for match in CREDENTIAL.finditer(prose_of(read)):
         if match.group(0).casefold() not in scope.claims:
