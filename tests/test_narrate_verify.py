@@ -192,6 +192,7 @@ def test_a_risk_line_may_say_the_resolution_is_unknown() -> None:
 
 @pytest.mark.parametrize(("text", "lang"), [
     ("本周所有 review 意见均已解决。", "zh"), ("本周所有 PR 的 CI 检查均已通过。", "zh"),
+    ("本周风险已清零。", "zh"), ("本周没有任何风险。", "zh"), ("There are no open risks.", "en"),
     ("本周正式发布了 v1.0 版本。", "zh"), ("All review comments were addressed this week.", "en"),
     ("Every check passed this week.", "en"), ("#101 was approved by two reviewers.", "en"),
 ])

@@ -170,9 +170,9 @@ def _count(name: str, count: int, share: float, previous: int | None) -> CountFa
                      previous=previous)
 
 
-def theme_pulls(theme_pulls: Iterable[int], others: Iterable[int]) -> tuple[int, ...]:
+def theme_pulls(shown: Iterable[int], others: Iterable[int]) -> tuple[int, ...]:
     """Every PR of a theme: those it shows, then the rest."""
-    return (*theme_pulls, *others)
+    return (*shown, *others)
 
 
 def shown_pulls(digest: Digest, quick: int) -> list[int]:

@@ -59,7 +59,8 @@ _UNSURE_EN = re.compile(r"\b(?:whether|if)\b[^.;]{0,60}?\b(?:resolved|addressed|
                         r"{0,30}?\b(?:is|was|were|are)\s+(?:not recorded|unknown|unclear)",
                         re.I)
 _SETTLED_ZH = re.compile(r"已解决|已处理|已修复|已被修复|已经修复|已经解决|得到解决|得以解决|"
-                         r"已关闭|已消除|已排除|已澄清|已回应|已答复|已确认无|无需(?:担心|关注|"
+                         r"已关闭|已消除|已排除|已清除|已清零|已解除|已澄清|已回应|已答复|已确认无|"
+                         r"无需(?:担心|关注|"
                          r"处理|跟进)|不再(?:是|有|存在)|没有(?:风险|问题)|无风险|可以忽略|"
                          r"可忽略|不必(?:担心|关注)|解决了|修复了|处理了")
 _SETTLED_EN = re.compile(r"\b(?:resolved|addressed|fixed|handled|mitigated|closed|"
@@ -68,15 +69,17 @@ _SETTLED_EN = re.compile(r"\b(?:resolved|addressed|fixed|handled|mitigated|close
                          r"can be ignored)\b", re.I)
 _ALL_SETTLED_ZH = re.compile(r"(?:风险|意见|讨论|评审|审查|review|concern|comment|问题)"
                              r"[^，。；]{0,12}(?:均|都|全部|全都)(?:已经|已)?(?:被)?(?:解决|"
-                             r"处理|关闭|修复|批准|通过|消除)|(?:风险|意见|讨论|评审|review)"
-                             r"[^，。；]{0,6}(?:已经|已)(?:被)?(?:解决|处理|关闭|消除)|"
-                             r"所有[^，。；]{0,10}(?:已经|已|均)(?:被)?(?:解决|处理|关闭|消除)",
+                             r"处理|关闭|修复|批准|通过|消除|清零|清除|解除)|(?:风险|意见|讨论|"
+                             r"评审|review)[^，。；]{0,6}(?:已经|已)(?:被)?(?:解决|处理|关闭|消除|"
+                             r"清零|清除|解除)|所有[^，。；]{0,10}(?:已经|已|均)(?:被)?(?:解决|处理|"
+                             r"关闭|消除|清零|清除|解除)|(?:没有|无|不存在)(?:任何)?(?:风险|隐患)",
                              re.I)
 _ALL_SETTLED_EN = re.compile(
     r"\b(?:all|every|each)\b[^.;]{0,20}\b(?:risks?|concerns?|reviews?|comments?|"
     r"threads?|issues?|findings?)\b[^.;]{0,30}\b(?:resolved|addressed|fixed|approved|"
     r"closed|cleared)\b|\b(?:risks?|concerns?|threads?|comments?|findings?)\s+(?:were|"
-    r"are|have been|has been|got)\s+(?:all\s+)?(?:resolved|addressed|fixed|closed|cleared)\b",
+    r"are|have been|has been|got)\s+(?:all\s+)?(?:resolved|addressed|fixed|closed|cleared)\b|"
+    r"\bno (?:open |outstanding |remaining )?(?:risks?|concerns?)\b|\brisk-free\b",
     re.I)
 
 
