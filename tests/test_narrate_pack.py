@@ -113,3 +113,28 @@ async def test_a_failed_second_pass_leaves_the_rules_verdicts() -> None:
             REPO, WEEK, "zh")
         assert any("check" in json.dumps(r) for r in fake.requests[2:])
     assert told.narration is not None and told.narration.fallbacks == ()
+
+
+def _losing(blocks: dict[str, Any], lang: str) -> dict[str, Any]:
+    """A model whose count sentence states a wrong figure and that skips one theme."""
+    answer = write_answer(blocks, lang)
+    if "week" in blocks:
+        answer["summary"][0]["text"] = answer["summary"][0]["text"].replace(
+            str(blocks["week"]["total"]), "977")
+        answer["summary"] = [s for s in answer["summary"] if "风险" not in s["text"]]
+        answer["changes"] = answer["changes"][1:]
+    return answer
+
+
+async def test_a_section_loses_no_content_when_sentences_are_dropped() -> None:
+    with FakeOpenAI(answer=_losing) as fake:
+        told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    assert told.narration is not None
+    prose = {p.section: p.sentences for p in told.narration.prose}
+    assert "977" not in "".join(prose["summary"])
+    assert prose["summary"][0].startswith(f"本周共处理 {told.counts.total} 个 PR")  # the engine's
+    assert "风险" in prose["summary"][-1] and str(len(told.risks)) in prose["summary"][-1]
+    themes = [t for t in told.themes if t.pulls]
+    assert len(prose["changes"]) == len(themes)
+    assert prose["changes"][0].startswith(themes[0].title)  # the engine's facts, in a sentence
+    assert f"#{themes[0].pulls[0]}" in prose["changes"][0]
