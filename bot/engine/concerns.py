@@ -9,6 +9,7 @@ consequence ("..., causing a failure.") in whole sentences.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from bot.engine.text import clip, ends_sentence, one_line, plain, sentences
 from bot.models import OUTCOMES, Concern, Severity
@@ -177,6 +178,7 @@ SUBJECTS = 2
 SUBJECT_LIMIT = 48
 
 
+@lru_cache(maxsize=4096)
 def concerns_of(body: str | None) -> tuple[Concern, ...]:
     """What a review comment says may go wrong (its outcomes, most severe first), or
     else asks for: the scope of the change, an answer, another design, a remark."""
@@ -194,12 +196,14 @@ def concerns_of(body: str | None) -> tuple[Concern, ...]:
     return tuple(found)
 
 
+@lru_cache(maxsize=4096)
 def scope_of(body: str | None) -> str | None:
     """What a comment says the change is limited to ("only affects NPU" -> "NPU")."""
     match = _SCOPE.search(one_line(plain(body))) if body else None
     return match.group(1) if match else None
 
 
+@lru_cache(maxsize=4096)
 def subjects_of(body: str | None) -> tuple[str, ...]:
     """The code a comment names (its first code spans), for the risk line's lead."""
     found: list[str] = []

@@ -8,11 +8,12 @@ not recorded." A remark on naming, placement or style says so, and is no more th
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Literal
 
 from bot.engine.zh_text import tidy
-from bot.i18n import Translator
-from bot.models import OUTCOMES, REMARKS, Concern
+from bot.i18n import Translator, translator
+from bot.models import OUTCOMES, REMARKS, Concern, Lang
 
 # How many outcomes a lead names: the most severe.
 LEAD_OUTCOMES = 2
@@ -21,7 +22,18 @@ State = Literal["unknown", "unresolved", "outdated", "open"]
 
 def outcome_words(concern: Concern, t: Translator) -> str:
     """What an outcome says may happen, as a verb phrase ("lose or overwrite data")."""
-    words = {
+    return _outcomes(t.lang)[concern]
+
+
+def _asked(concern: Concern, t: Translator) -> str:
+    return _asks(t.lang)[concern]
+
+
+@cache
+def _outcomes(lang: Lang) -> dict[Concern, str]:
+    """The outcomes' words in `lang`, translated once."""
+    t = translator(lang)
+    return {
         Concern.SECURITY: t("leave a security hole"),
         Concern.DATA_LOSS: t("lose or overwrite data"),
         Concern.CRASH: t("crash"),
@@ -35,11 +47,13 @@ def outcome_words(concern: Concern, t: Translator) -> str:
         Concern.COMPATIBILITY: t("break compatibility"),
         Concern.PERFORMANCE: t("slow things down"),
     }
-    return words[concern]
 
 
-def _asked(concern: Concern, t: Translator) -> str:
-    words = {
+@cache
+def _asks(lang: Lang) -> dict[Concern, str]:
+    """What concerns without an outcome ask for, in `lang`, translated once."""
+    t = translator(lang)
+    return {
         Concern.QUESTION: t("An open question"),
         Concern.DESIGN: t("A design suggestion"),
         Concern.UNUSED: t("Unused code left in"),
@@ -47,7 +61,6 @@ def _asked(concern: Concern, t: Translator) -> str:
         Concern.PLACEMENT: t("A remark on where the code belongs"),
         Concern.STYLE: t("A style remark"),
     }
-    return words[concern]
 
 
 def either(items: list[str], t: Translator) -> str:
