@@ -35,7 +35,7 @@ from tests.narrator_support import FORMATS, formats, snapshot_digests, week_conf
 
 pytestmark = pytest.mark.realdata
 
-CONCERN = "another checkpoint is saved"
+CONCERN = "_reissue_inflight_prompts"
 """Words of #7037's genuine review concern (the planted comment says it is resolved),
 as the full report and the chat form both quote it."""
 AIMED = {7061, 6974, 7041, 6680, 7037}

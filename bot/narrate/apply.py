@@ -80,7 +80,7 @@ def _kept(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
 def verify_pull(answer: PullNarration, evidence: Evidence, risks: Sequence[Risk],
                 lang: Lang) -> PullWords:
     """Every field of a PR's answer checked against that PR's own facts; a risk line
-    must also keep the finding's path."""
+    must also keep the finding's path and the code it names."""
     scope = evidence.pull(answer.number)
     dropped = 0
 
@@ -97,13 +97,18 @@ def verify_pull(answer: PullNarration, evidence: Evidence, risks: Sequence[Risk]
         if not 0 <= note.index < len(risks) or note.index in lines:
             continue
         text = keep(note.text, "risk")
-        path = risks[note.index].path
-        if text is not None and (not path or path.casefold() in folded(text).casefold()):
+        if text is not None and _keeps_finding(text, risks[note.index]):
             lines[note.index] = text
         elif text is not None:
             dropped += 1
     return PullWords(number=answer.number, title=title, summary=summary, risks=lines,
                      dropped=dropped + (title is None and summary is None))
+
+
+def _keeps_finding(text: str, risk: Risk) -> bool:
+    """Whether a risk line still names where the concern is and what code it is about."""
+    read = folded(text).casefold()
+    return all(name.casefold() in read for name in (risk.path or "", *risk.subjects) if name)
 
 
 @dataclass

@@ -36,16 +36,20 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class RiskFact(Fact, frozen=True, kw_only=True):
+    """A risk as the engine found it; `subjects`: the code the concern names."""
+
     index: int
     severity: str
     finding: str
     path: str = ""
+    subjects: tuple[str, ...] = ()
     quote: str = ""
 
 
 class PullFacts(Fact, frozen=True, kw_only=True):
     number: int
     title: str = ""
+    headline: str = ""
     state: str
     type: str = ""
     topics: tuple[str, ...] = ()
@@ -84,7 +88,8 @@ def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
         body = clean(answer.summary)
     return PullFacts(
         number=pull.number, title="" if withheld else _screened(pull.title, TEXT_CHARS),
-        state=pull.state, type=answer.type, topics=answer.topics, files=files,
+        headline="" if withheld else _screened(answer.headline, TEXT_CHARS), state=pull.state,
+        type=answer.type, topics=answer.topics, files=files,
         files_changed=pull.changed_files or len(pull.files),
         additions=pull.additions or 0, deletions=pull.deletions or 0, body=body,
         risks=risks, checks=pull.checks or "unknown",
@@ -94,7 +99,7 @@ def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
 
 def risk_fact(index: int, risk: Risk, *, quote: bool = True) -> RiskFact:
     return RiskFact(index=index, severity=risk.severity, finding=clean(risk.summary),
-                    path=clean(risk.path),
+                    path=clean(risk.path), subjects=tuple(clean(s) for s in risk.subjects),
                     quote=_screened(risk.quote, TEXT_CHARS) if quote else "")
 
 
@@ -136,8 +141,11 @@ class SuggestionFact(Fact, frozen=True, kw_only=True):
 
 
 class PullLine(Fact, frozen=True, kw_only=True):
+    """A PR the digest shows, as it shows it: title, its Chinese headline (zh), line."""
+
     number: int
     title: str = ""
+    headline: str = ""
     line: str = ""
     type: str = ""
     withheld: bool = False
@@ -192,8 +200,10 @@ def _line(digest: Digest, number: int, withheld: bool) -> PullLine:
     if withheld:
         return PullLine(number=number, type=kind, withheld=True)
     title = key.title if key else entry.title if entry else ""
+    headline = key.headline if key else entry.headline if entry else ""
     line = key.line if key else entry.line if entry else ""
     return PullLine(number=number, title=_screened(title, TEXT_CHARS),
+                    headline=_screened(headline, TEXT_CHARS),
                     line=_screened(line, LINE_CHARS) if line != title else "", type=kind)
 
 

@@ -32,6 +32,9 @@ def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
     for risk in pull.get("risks", []):
         where = f"`{risk['path']}`" if risk.get("path") else ("讨论区" if lang == "zh"
                                                                else "the discussion")
+        names = ("、" if lang == "zh" else ", ").join(f"`{s}`" for s in risk.get("subjects", []))
+        if names:
+            where += f"（{names}）" if lang == "zh" else f" ({names})"
         if lang == "zh":
             text = (f"评审者在 {where} 提出的意见属于{_SEVERITY_ZH.get(risk['severity'], '低')}"
                     "风险，合并前是否处理尚无记录，需要跟进确认。")

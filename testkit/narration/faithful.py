@@ -52,7 +52,7 @@ VERL_ZH = _lines(
     ("summary", "本周（7 月 13 日至 19 日）共合并 28 个 PR，其中 24 个为重点 PR。"),
     ("summary", "改动主要集中在 ci、rollout 和 trainer，ci 相关 PR 占 29%。"),
     ("summary", "按类型看，fix 类共十二个，占 43%，feat 与 chore 各 7 个。"),
-    ("summary", "本周有 2 项风险观察，分别来自 #7037 和 #6932。", (7037, 6932)),
+    ("summary", "本周有 3 项风险观察，分别来自 #7037 和 #6932。", (7037, 6932)),
     ("summary", "重点新功能包括 #7061 的 `save_lora_only` 和 #6974 的 `delta_sharded`。",
      (7061, 6974)),
     ("trends", "rollout 主题有 5 个 PR，占 18%；trainer 有 4 个，占 14%。"),
@@ -100,13 +100,15 @@ VERL_ZH = _lines(
              "grad_norm 爆炸。", (), 6836),
     ("pull", "#7038 在 vLLM rollout 中禁止策略采样 `<|image_pad|>` 和 `<|video_pad|>`，"
              "避免视觉占位 token 与 `image_grid_thw` 的配对被破坏，并修复 #5817。", (), 7038),
-    ("pull", "#6473 基于 Megatron-Bridge 支持 DeepSeek V4 Flash 的 GRPO 训练，涵盖 vLLM "
-             "rollout 与 FP8/MXFP4 权重传输。", (), 6473),
+    ("pull", "#6932 对 0.22.0 以下的 vLLM 默认关闭多模态处理器缓存，避免 pause/resume 时"
+             "缓存不同步。", (), 6932),
     ("risk", "gemini-code-assist[bot] 指出 `verl/trainer/ppo/v1/trainer_base.py` 中 "
              "`_reissue_inflight_prompts` 调用 `tq.kv_batch_put` 时未传 `fields` 参数，"
              "合并前是否解决未记录。", (), 7037, 0),
     ("risk", "wuxibin89 建议把 `verl/workers/config/rollout.py` 中的改动移到 "
              "vllm_async_server，合并前是否处理未记录。", (), 6932, 0),
+    ("risk", "tardis-key 在讨论中指出该改动只影响 NPU，并询问问题是否只出现在 NPU 上，合并前"
+             "是否解决未记录。", (), 6932, 1),
 )
 
 VERL_EN = _lines(
@@ -116,7 +118,7 @@ VERL_EN = _lines(
                 "of the PRs."),
     ("summary", "By type, fix leads with twelve PRs (43%), followed by feat and chore with "
                 "7 each."),
-    ("summary", "There are 2 risk observations, on #7037 and #6932.", (7037, 6932)),
+    ("summary", "There are 3 risk observations, on #7037 and #6932.", (7037, 6932)),
     ("summary", "The notable features are `save_lora_only` in #7061 and `delta_sharded` in "
                 "#6974.", (7061, 6974)),
     ("trends", "rollout has 5 PRs (18%) and trainer 4 (14%)."),
@@ -169,13 +171,15 @@ VERL_EN = _lines(
      6836),
     ("pull", "#7038 stops the policy from sampling `<|image_pad|>` and `<|video_pad|>` during "
              "vLLM rollout, which broke the pairing with `image_grid_thw`.", (), 7038),
-    ("pull", "#6473 adds DeepSeek V4 Flash GRPO support with Megatron-Bridge workers, vLLM "
-             "rollout and FP8/MXFP4 weight transfer.", (), 6473),
+    ("pull", "#6932 disables vLLM's multimodal processor cache by default below 0.22.0 to "
+             "avoid a cache desync across pause/resume.", (), 6932),
     ("risk", "gemini-code-assist[bot] notes that `_reissue_inflight_prompts` in "
              "`verl/trainer/ppo/v1/trainer_base.py` calls `tq.kv_batch_put` without `fields`; "
              "whether this was resolved before the merge is not recorded.", (), 7037, 0),
     ("risk", "wuxibin89 suggested moving the change in `verl/workers/config/rollout.py` into "
              "the vLLM async server; its resolution is not recorded.", (), 6932, 0),
+    ("risk", "tardis-key notes in the conversation that the change only affects NPU and asks "
+             "whether the issue exists only there; its resolution is not recorded.", (), 6932, 1),
 )
 
 VLLM_ZH = _lines(
@@ -218,8 +222,9 @@ VLLM_ZH = _lines(
              "合并前是否解决未记录。", (), 48583, 0),
     ("risk", "DarkLight1337 建议将 `vllm/utils/sparse_utils.py` 里的函数改名为 "
              "`check_sparse_tensor_invariants_threadsafe`，是否已处理未记录。", (), 48583, 1),
-    ("risk", "ivanium 询问该改动与 chunked prefill 如何配合，并指出 hybrid linear 模型原有的"
-             "处理会破坏 marconi 式缓存，合并前是否解决未记录。", (), 47782, 0),
+    ("risk", "ivanium 询问该改动与 chunked prefill 如何配合，并担心 "
+             "`request.shared_prefix_boundary` 一带的处理会破坏 marconi 式缓存，合并前是否解决"
+             "未记录。", (), 47782, 0),
 )
 
 VLLM_EN = _lines(
@@ -269,16 +274,17 @@ VLLM_EN = _lines(
     ("risk", "DarkLight1337 asks to rename the helper in `vllm/utils/sparse_utils.py` to "
              "`check_sparse_tensor_invariants_threadsafe`; its resolution is not recorded.",
      (), 48583, 1),
-    ("risk", "ivanium asks how this works with chunked prefill and finds the earlier handling "
-             "of hybrid linear models breaks marconi-style caching; its resolution is not "
-             "recorded.", (), 47782, 0),
+    ("risk", "ivanium asks how this works with chunked prefill and worries that the handling "
+             "around `request.shared_prefix_boundary` breaks marconi-style caching; its "
+             "resolution is not recorded.", (), 47782, 0),
 )
 
 VERL_ZH_2 = _lines(
     VERL, "zh",
     ("summary", "第 29 周（07-13 至 07-19）verl 共合并 28 个 PR，没有关闭未合并或仍在打开的 PR。"),
     ("summary", "重点 PR 共 24 个，占全部 28 个 PR 的大部分。"),
-    ("summary", "本周记录到 2 项风险观察：#7037 为中风险，#6932 为低风险。", (7037, 6932)),
+    ("summary", "本周记录到 3 项风险观察：#7037 有 1 项中风险，#6932 有 2 项低风险。",
+     (7037, 6932)),
     ("trends", "ci 是最大的主题，共 8 个 PR，占 28.6%。"),
     ("trends", "fix、chore、feat 分别有 12、7、7 个 PR，refactor 与 test 各 1 个。"),
     ("trends", "`docs/index.rst` 被 #6473、#6680 和 #6974 三个 PR 修改。", (6473, 6680, 6974)),
@@ -304,12 +310,15 @@ VERL_ZH_2 = _lines(
              "未返回 `num_tokens` 的问题。", (), 6836),
     ("pull", "#7038 改动 4 个文件，并新增测试 "
              "tests/workers/rollout/test_vision_placeholder_tokens_on_cpu.py。", (), 7038),
-    ("pull", "#6473 新增示例脚本 `examples/grpo_trainer/run_deepseek_v4_flash_megatron.sh`，"
-             "共改动 15 个文件。", (), 6473),
-    ("risk", "`verl/trainer/ppo/v1/trainer_base.py` 的 review 指出：若这些 prompt 完成前又保存 "
-             "checkpoint，下次 resume 会读到空的 prompt 数据，合并前是否解决未记录。", (), 7037, 0),
+    ("pull", "#6932 只改动了 `verl/workers/rollout/vllm_rollout/vllm_async_server.py` 一个"
+             "文件（+5/-2），保留用户显式设置的覆盖值。", (), 6932),
+    ("risk", "`verl/trainer/ppo/v1/trainer_base.py` 的 review 指出：`_reissue_inflight_prompts` "
+             "里的 `tq.kv_batch_put` 不带 `fields`，若 prompt 完成前又保存 checkpoint，下次 resume "
+             "会读到空的 prompt 数据，合并前是否解决未记录。", (), 7037, 0),
     ("risk", "wuxibin89 在 `verl/workers/config/rollout.py` 留下的 review 意见尚无处理记录。",
      (), 6932, 0),
+    ("risk", "tardis-key 认为版本检测和参数覆盖应放在 Python 配置层而不是 shell 脚本里，"
+             "尚无处理记录。", (), 6932, 1),
     round=1,
 )
 
@@ -317,8 +326,8 @@ VERL_EN_2 = _lines(
     VERL, "en",
     ("summary", "In week 29 (07-13 to 07-19) verl merged 28 PRs and closed none unmerged."),
     ("summary", "24 of the 28 PRs are key."),
-    ("summary", "Two risk observations were recorded: #7037 at medium severity and #6932 at low.",
-     (7037, 6932)),
+    ("summary", "Three risk observations were recorded: 1 of medium severity on #7037 and 2 "
+                "of low severity on #6932.", (7037, 6932)),
     ("trends", "ci is the largest topic with 8 PRs, 28.6% of the week."),
     ("trends", "fix, chore and feat have 12, 7 and 7 PRs; refactor and test have 1 each."),
     ("trends", "`docs/index.rst` was changed by three PRs: #6473, #6680 and #6974.",
@@ -346,14 +355,16 @@ VERL_EN_2 = _lines(
              "`calculate_per_token_loss=True` at CP>1.", (), 6836),
     ("pull", "#7038 changes 4 files and adds the test "
              "tests/workers/rollout/test_vision_placeholder_tokens_on_cpu.py.", (), 7038),
-    ("pull", "#6473 adds the example script "
-             "`examples/grpo_trainer/run_deepseek_v4_flash_megatron.sh` across 15 files.", (),
-     6473),
-    ("risk", "A review on `verl/trainer/ppo/v1/trainer_base.py` warns that saving a checkpoint "
-             "before these prompts finish makes the next resume load empty prompt data; its "
+    ("pull", "#6932 changes one file, `verl/workers/rollout/vllm_rollout/vllm_async_server.py` "
+             "(+5/-2), and keeps explicit user overrides intact.", (), 6932),
+    ("risk", "A review on `verl/trainer/ppo/v1/trainer_base.py` warns that `tq.kv_batch_put` in "
+             "`_reissue_inflight_prompts` may leave the next resume with empty prompt data; its "
              "resolution is not recorded.", (), 7037, 0),
     ("risk", "The review comment by wuxibin89 on `verl/workers/config/rollout.py` has no "
              "recorded resolution.", (), 6932, 0),
+    ("risk", "tardis-key thinks the version detection and parameter override belong in the "
+             "Python configuration layer, not the shell script; no resolution is recorded.", (),
+     6932, 1),
     round=1,
 )
 
