@@ -217,3 +217,11 @@ def test_cleaned_text_never_closes_a_data_block(text: str) -> None:
     assert "hidden" not in cleaned and "\u200b" not in cleaned
     block = data_block("pull", {"body": cleaned})
     assert read_blocks(f"x\n{block}\ny") == {"pull": {"body": cleaned}}
+
+
+@pytest.mark.parametrize("text", ["#101 改动了 `lumen/`rollout/engine.py``。",
+                                  "#101 fixes `` in the rollout.",
+                                  "#101 adds foo`rollout.max_tokens`."])
+def test_a_broken_code_span_is_markup(text: str) -> None:
+    lang: Lang = "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en"
+    assert ok(text, lang) == "markup"

@@ -31,6 +31,8 @@ _SCHEME = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]{1,20}://|(?:mailto|ja
 _TAG = re.compile(r"<\s*/?\s*[a-z][a-z0-9]*(?:\s+[a-z-]+\s*=[^>]*)?\s*/?\s*>", re.I)
 _MARKUP = re.compile(r"\*\*|~~|```|\]\(|\[[^\]]*\]\s*\(|&[a-z]+;|&#\d+;|\||"
                      r"^\s*(?:#{1,6}\s|>\s|[-*+]\s|\d+\.\s)", re.I)
+_BROKEN_CODE = re.compile(r"``|(?<=[A-Za-z0-9_/.])`(?=[A-Za-z0-9_/])")
+"""An empty code span, or one glued to a word (`verl/`workers): not what was meant."""
 SPECIAL_TOKEN = re.compile(r"<\|[^|<>\s]{1,40}\|>")
 """A model's special token written in prose (`<|image_pad|>`): an identifier."""
 HOST = re.compile(r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?\.)+"
@@ -97,7 +99,7 @@ def text_problem(folded: str, part: Part) -> str | None:
         return "url"
     if _TAG.search(prose) or _MARKUP.search(prose):
         return "markup"
-    if folded.count("`") % 2:
+    if folded.count("`") % 2 or _BROKEN_CODE.search(folded):
         return "markup"
     if _addresses(prose, part):
         return "address"

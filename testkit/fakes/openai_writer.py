@@ -17,7 +17,14 @@ _TYPE_EN = {"feat": "new feature", "fix": "bug fix", "perf": "performance work",
 _SEVERITY_ZH = {"high": "高", "medium": "中", "low": "低"}
 _REF = re.compile(r"#(\d+)")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-_PATH = re.compile(r"(?<![`\w])([\w.-]+/[\w./-]+)")
+_PATH = re.compile(r"(?<![`\w/])([\w.-]+/[\w./-]+)")
+_CODE = re.compile(r"(`[^`]*`)")
+
+
+def _coded(text: str) -> str:
+    """Paths outside code spans put in backticks."""
+    return "".join(part if part.startswith("`") else _PATH.sub(r"`\1`", part)
+                   for part in _CODE.split(text))
 
 
 def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
@@ -64,13 +71,13 @@ def _s(text: str, pulls: list[int]) -> dict[str, Any]:
 def _suggestion(index: int, text: str, zh: bool) -> dict[str, Any]:
     refs = [int(n) for n in _REF.findall(text)]
     if zh:
-        said = "建议：" + _PATH.sub(r"`\1`", text)
+        said = "建议：" + _coded(text)
     elif _HAN.search(text):  # asked in English about Chinese facts: say less
         named = ", ".join(f"#{n}" for n in refs)
         said = f"Next step: follow up on {named}." if refs else \
             "Next step: review this week's changes."
     else:
-        said = "Next step: " + _PATH.sub(r"`\1`", text)
+        said = "Next step: " + _coded(text)
     return {"index": index, "text": said, "pulls": refs}
 
 
