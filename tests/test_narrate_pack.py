@@ -15,6 +15,7 @@ import pytest
 
 from bot.narrate.hygiene import read_blocks
 from bot.narrate.wording import engine_summary
+from bot.render import render_digest
 from bot.render.view import QUICK_VIEW
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
@@ -136,6 +137,7 @@ async def test_a_section_loses_no_content_when_sentences_are_dropped() -> None:
     assert "977" not in "".join(prose["summary"])
     assert prose["summary"][0] == engine[0] and str(told.counts.total) in engine[0]
     assert prose["summary"][-1] == engine[-1] and str(len(told.risks)) in engine[-1]
+    assert engine[-1] in render_digest(told, "text")  # the chat form keeps the risk count
     themes = [t for t in told.themes if t.pulls]
     assert len(prose["changes"]) == len(themes)
     assert prose["changes"][0].startswith(themes[0].title)  # the engine's facts, in a sentence

@@ -264,11 +264,13 @@ def _summary(digest: Digest, chosen: list[str]) -> list[str] | None:
     total = str(digest.counts.total)
     head = [] if any(total in figures_in(s) for s in chosen) else [engine[0]]
     risks = str(len(digest.risks))
-    said_risks = any(risks in figures_in(s) and _mentions_risk(s) for s in chosen) \
-        if digest.risks else any(_mentions_risk(s) for s in chosen)
-    tail = [] if said_risks or len(engine) < 2 else [engine[-1]]
+    told = next((s for s in chosen if _mentions_risk(s) and (
+        risks in figures_in(s) or not digest.risks)), None)
+    # The risk count ends the summary, the model's sentence or the engine's.
+    tail = [told] if told is not None else [] if len(engine) < 2 else [engine[-1]]
+    rest = [s for s in chosen if s is not told]
     room = SUMMARY_MAX - len(head) - len(tail)
-    return [*head, *chosen[:room], *tail]
+    return [*head, *rest[:room], *tail]
 
 
 def _mentions_risk(text: str) -> bool:

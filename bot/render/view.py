@@ -299,8 +299,10 @@ class DigestView:
         told = next((p.sentences for p in narration.prose if p.section == section_id), None)
         if told is None or not self.limits.chat:
             return told
-        room = {"changes": self.limits.themes, "summary": CHAT_SUMMARY,
-                "trends": CHAT_TRENDS}.get(section_id)
+        if section_id == "summary" and len(told) > CHAT_SUMMARY:
+            # The first sentences, and the last: it says how many risks there are.
+            return (*told[:CHAT_SUMMARY - 1], told[-1])
+        room = {"changes": self.limits.themes, "trends": CHAT_TRENDS}.get(section_id)
         return told[:room] if room is not None else told
 
     def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
