@@ -18,9 +18,10 @@ from bot.engine.lexicon import lexicon
 from bot.engine.risk_words import says_what_may_go_wrong
 from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
+from bot.render import narrated
 from bot.render import sections as registry
 from bot.render.brief import Brief
-from bot.render.markup import Markup, code_spans, narrated_text
+from bot.render.markup import Markup
 from bot.render.sections import Section
 
 QUICK_VIEW = 6
@@ -30,9 +31,6 @@ NOTABLE = 4
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
-# Narrated sentences a chat view shows of the summary and of the trends.
-CHAT_SUMMARY = 3
-CHAT_TRENDS = 2
 
 
 # A quotation in parentheses inside a sentence: ` (“…”)` or `（“…”）`.
@@ -291,37 +289,25 @@ class DigestView:
 
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
-        None (no narrator, or the section fell back), as many as this view shows of the
-        section (a chat view: its themes, a few summary and trend sentences)."""
-        narration = self.d.narration
-        if narration is None:
-            return None
-        told = next((p.sentences for p in narration.prose if p.section == section_id), None)
-        if told is None or not self.limits.chat:
-            return told
-        if section_id == "summary" and len(told) > CHAT_SUMMARY:
-            # The first sentences, and the last: it says how many risks there are.
-            return (*told[:CHAT_SUMMARY - 1], told[-1])
-        room = {"changes": self.limits.themes, "trends": CHAT_TRENDS}.get(section_id)
-        return told[:room] if room is not None else told
+        None (no narrator, or the section fell back), as many as this view shows."""
+        return narrated.shown(self.d.narration, section_id, self.limits.chat,
+                              self.limits.themes)
 
     def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
-        """Text of a section in the format's markup: a narrated section's with its code
-        spans as code and its PR references linked as the engine's; the engine's with
-        its code spans as code (`code`), or escaped."""
-        narration = self.d.narration
-        if narration is None or section_id not in narration.sections_narrated:
-            return code_spans(m, text) if code else m.esc(text)
-        return self.told(m, text)
+        """A section's text in the format's markup, narrated or the engine's."""
+        return narrated.in_markup(m, text, self.d.narration, section_id,
+                                  lambda n, repo: self._ref(m, n, repo), code=code)
 
     def told(self, m: Markup, text: str) -> str:
-        """A narrated sentence in the format's markup (`narrated_text`)."""
-        def pr(number: int, repo: str) -> str:
-            if repo and repo != self.d.repository:
-                return m.pr(number, f"https://github.com/{repo}/pull/{int(number)}", repo)
-            return self.pr(m, number, self.url(number))
+        """A narrated sentence in the format's markup."""
+        return narrated.in_markup(m, text, self.d.narration, None,
+                                  lambda n, repo: self._ref(m, n, repo))
 
-        return narrated_text(m, text, pr)
+    def _ref(self, m: Markup, number: int, repo: str) -> str:
+        """A PR that narrated text names, written as the engine writes references."""
+        if repo and repo != self.d.repository:
+            return m.pr(number, f"https://github.com/{repo}/pull/{int(number)}", repo)
+        return self.pr(m, number, self.url(number))
 
     @staticmethod
     def narrated_as_paragraph(section_id: str) -> bool:
