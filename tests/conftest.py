@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from testkit.fakes.openai import FakeOpenAI
 from testkit.redis_server import private_redis
 from testkit.redis_topologies import flush, private_cluster
 
@@ -84,3 +85,10 @@ def service_variables() -> set[str]:
              if f.name.endswith("_env")}
     return named | {app.APP_ID_ENV, app.PRIVATE_KEY_ENV, app.PRIVATE_KEY_FILE_ENV,
                     app.INSTALLATION_ID_ENV, REPORT_SECRET_ENV, METRICS_TOKEN_ENV}
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    """A fake model endpoint for the narrator tests of one module."""
+    with FakeOpenAI(stall_seconds=5) as server:
+        yield server

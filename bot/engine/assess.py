@@ -12,8 +12,10 @@ from dataclasses import dataclass, replace
 
 from bot.config import RepoConfig
 from bot.engine.classify import Classification, classify
+from bot.engine.headline import said_in
 from bot.engine.risks import find_risks
-from bot.engine.score import Score, score_pull
+from bot.engine.score import Score, key_facts, score_pull
+from bot.engine.suggest import settings_of
 from bot.engine.summarize import plain_figures, summary_and_line, title_line
 from bot.engine.text import plain, sentence_case
 from bot.i18n import Translator
@@ -25,9 +27,10 @@ KEY_LIMIT = 30
 
 @dataclass(frozen=True, slots=True)
 class Assessment:
-    """A PR with what the digest found about it. `summary` and `line` are set for key
-    PRs only (what the digest shows of them); `counted` is how the PR belongs to the
-    week (merged, closed or opened)."""
+    """A PR with what the digest found about it. `summary`, `line` and `facts` are set
+    for key PRs only (what the digest shows of them); `counted` is how the PR belongs to
+    the week (merged, closed or opened); `headline` its title said in Chinese in a zh
+    digest (`bot.engine.headline`)."""
 
     pull: PullRequest
     counted: str
@@ -36,9 +39,11 @@ class Assessment:
     figures: tuple[str, ...]
     score: Score
     plain_body: str
+    headline: str = ""
     key: bool = False
     summary: str = ""
     line: str = ""
+    facts: tuple[str, ...] = ()
 
     @property
     def number(self) -> int:
@@ -54,7 +59,8 @@ class Assessment:
         return KeyPull(number=p.number, title=p.title, summary=self.summary, url=p.url,
                        short_title=self.short_title, type=self.cls.type,
                        topics=self.cls.topics, reasons=self.score.reasons,
-                       figures=self.figures, score=self.score.value, line=self.line)
+                       figures=self.figures, score=self.score.value, line=self.line,
+                       headline=self.headline, facts=self.facts)
 
     def entry(self, theme: str) -> PullEntry:
         """The PR in the list of every PR of the week, under `theme`."""
@@ -63,7 +69,8 @@ class Assessment:
                          topics=self.cls.topics, theme=theme, key=self.key, url=p.url,
                          short_title=self.short_title,
                          line=self.line if self.key else title_line(self.cls),
-                         security=self.cls.security)
+                         security=self.cls.security,
+                         headline=self.headline if self.key or self.cls.security else "")
 
 
 def assess(
@@ -84,7 +91,9 @@ def assess(
     figures = plain_figures(flat)
     score = score_pull(pull, cls, risks, figures, t, focus_topics=focus_topics)
     return Assessment(pull=pull, counted=counted, cls=cls, risks=tuple(risks),
-                      figures=figures, score=score, plain_body=flat)
+                      figures=figures, score=score, plain_body=flat,
+                      # Said for the PRs the digest names by it: key ones and security fixes.
+                      headline=said_in(cls, t.lang) if cls.security else "")
 
 
 def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
@@ -98,4 +107,7 @@ def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
 
 def _summarised(a: Assessment, t: Translator) -> Assessment:
     summary, line = summary_and_line(a.pull, a.cls, t, a.plain_body)
-    return replace(a, key=True, summary=summary, line=line)
+    headline = a.headline or said_in(a.cls, t.lang)
+    facts = key_facts(a.pull, a.cls, list(a.risks), a.figures, settings_of(a.pull, a.cls), t,
+                      headline=headline)
+    return replace(a, key=True, summary=summary, line=line, headline=headline, facts=facts)

@@ -9,10 +9,11 @@ from bot.config import RepoConfig
 from bot.engine.areas import Areas, folder_area
 from bot.engine.assess import Assessment, assess, rank
 from bot.engine.classify import classify
+from bot.engine.headline import said_in
 from bot.engine.people import people_of
 from bot.engine.risks import find_risks, severity_rank
-from bot.engine.suggest import Lead, settings_in, suggest
-from bot.engine.summarize import summarize
+from bot.engine.suggest import Lead, settings_of, suggest
+from bot.engine.summarize import figure_text, figures, summarize
 from bot.engine.themes import Member, build_themes
 from bot.engine.trends import hot_files, topic_counts, type_counts
 from bot.i18n import Translator, translator
@@ -155,8 +156,7 @@ def _breaking(assessed: list[Assessment]) -> list[int]:
 def _lead(a: Assessment, areas: Areas) -> Lead:
     """What a suggestion may follow up about a key PR: the settings a feature adds; its
     topics named as the digest's topics are."""
-    settings = settings_in(a.pull.body) if a.cls.type in {"feat", "perf"} else ()
-    return Lead(number=a.number, type=a.cls.type, settings=settings,
+    return Lead(number=a.number, type=a.cls.type, settings=settings_of(a.pull, a.cls),
                 topics=tuple(areas.canonical(k) for k in areas.keys(a.cls.topics)))
 
 
@@ -187,4 +187,8 @@ def answer_pull(
         topics=cls.topics,
         type=cls.type,
         notes=tuple(notes),
+        headline=said_in(cls, lang),
+        files=len(pull.files) or pull.changed_files or 0,
+        lines=pull.lines_changed,
+        figures=tuple(figure_text(f, lang) for f in figures(pull.body)),
     )

@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
 from itertools import zip_longest
 
+from bot.engine.lexicon import lexicon
+from bot.engine.risk_words import says_what_may_go_wrong
 from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
+from bot.render import narrated
 from bot.render import sections as registry
 from bot.render.brief import Brief
+from bot.render.limits import FULL, Limits, ThemeLine, ThemeListing, ThemeView
+from bot.render.limits import QUICK_VIEW as QUICK_VIEW
 from bot.render.markup import Markup
 from bot.render.sections import Section
 
-QUICK_VIEW = 6
-THEME_ITEMS = 6
 TOP_TOPICS = 3
-NOTABLE = 4
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
@@ -32,58 +33,10 @@ CHAT_HOT_NUMBERS = 3
 
 # A quotation in parentheses inside a sentence: ` (“…”)` or `（“…”）`.
 _QUOTATION = re.compile(r" ?[（(]“[^”]*”[）)]")
+# A headline's type before its noun phrase ("新功能：", "修复："), from the lexicon.
+_TYPE_LEAD = re.compile("^(?:" + "|".join(map(re.escape, lexicon().types.values())) + ")：")
 # Where a suggestion's reason begins, after the action it asks for.
 _REASON = re.compile(r"[；：]|; ")
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """How much of the digest a view shows; None is everything. `chat` views leave out
-    the sections the full report alone has, and each item's line is at most `line`
-    characters."""
-
-    themes: int | None = None
-    theme_items: int = THEME_ITEMS
-    risks: int | None = None
-    quick: int = QUICK_VIEW
-    suggestions: int | None = None
-    line: int | None = None
-    notable: int = NOTABLE
-    chat: bool = False
-    # The compact chat form (a channel's `style = "compact"`): `bot.render.brief`.
-    compact: bool = False
-    # Security fixes the summary names (the rest are counted): all, unless a step says.
-    security: int | None = None
-    # A digest of several repositories too long for its full chat form: each
-    # repository's part of a section in the compact form's lines, the follow-ups counted.
-    compact_parts: bool = False
-
-
-FULL = Limits()
-
-
-class ThemeLine:
-    """One PR of a theme: what it does, in at most the view's line length."""
-
-    def __init__(self, number: int, url: str, text: str) -> None:
-        self.number = number
-        self.url = url
-        self.text = text
-
-
-class ThemeView:
-    def __init__(self, theme: Theme, items: list[ThemeLine], limit: int) -> None:
-        self.theme = theme
-        self.items = items[:limit]
-        self.more = max(0, len(items) - limit)
-
-
-class ThemeListing:
-    """A theme of the full list: every PR of the week in it, key PRs first."""
-
-    def __init__(self, theme: Theme, pulls: list[PullEntry]) -> None:
-        self.theme = theme
-        self.pulls = pulls
 
 
 class DigestView:
@@ -128,8 +81,8 @@ class DigestView:
         return self.compact or (self.limits.compact_parts and section.per_repository)
 
     def ref(self, number: int) -> str:
-        """A PR as the digest writes it: `#12`. A repository's part of a digest of
-        several is drawn under the repository's name, which says whose `#12` it is."""
+        """A PR as the digest writes it: `#12`, under its repository's name in a digest of
+        several."""
         return f"#{int(number)}"
 
     def risk_ref(self, number: int) -> str:
@@ -137,9 +90,8 @@ class DigestView:
         return self.ref(number) if self.scope else f"PR#{int(number)}"
 
     def pr(self, m: Markup, number: int, url: str = "") -> str:
-        """`m.pr`; in the sentences of a digest of several repositories that speak of
-        them all (the summary), with the repository before the number (items of a
-        combined view are found by their address, unique to one PR)."""
+        """`m.pr`; in the sentences of a digest of several repositories about them all
+        (the summary), `org/a#12` (found by the PR's address, unique to one PR)."""
         scope = "" if self.scope else self._scope_by_url.get(url, "")
         return m.pr(number, url, scope) if scope else m.pr(number, url)
 
@@ -226,11 +178,23 @@ class DigestView:
 
     def risk_quote(self, risk: Risk) -> str:
         """The quote a risk line shows: in chat, its consequence (the part after the
-        ellipsis that joins it to the opening sentence) within the line length."""
+        ellipsis that joins it to the opening sentence) within the line length; none in
+        the zh chat, whose line leads with the consequence in Chinese."""
         text = risk.quote or ""
         if not self.chat:
             return text
+        if self.d.lang == "zh" or says_what_may_go_wrong(risk.concerns):
+            # The line leads with the consequence (in zh, in Chinese): the quote is in
+            # the full report and behind the evidence link.
+            return ""
         return self.short(text.rsplit(" … ", 1)[-1])
+
+    def risk_summary(self, risk: Risk) -> str:
+        """A risk's sentence; in chat the file by its name alone (the full report and
+        the evidence link give its path)."""
+        if self.chat and risk.path and "/" in risk.path:
+            return risk.summary.replace(risk.path, risk.path.rsplit("/", 1)[-1])
+        return risk.summary
 
     @cached_property
     def risks(self) -> list[Risk]:
@@ -276,11 +240,25 @@ class DigestView:
 
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
-        None (no narrator, or the section fell back). Escaped like any GitHub text."""
-        narration = self.d.narration
-        if narration is None:
-            return None
-        return next((p.sentences for p in narration.prose if p.section == section_id), None)
+        None (no narrator, or the section fell back), as many as this view shows."""
+        return narrated.shown(self.d.narration, section_id, self.limits.chat,
+                              self.limits.themes)
+
+    def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
+        """A section's text in the format's markup, narrated or the engine's."""
+        return narrated.in_markup(m, text, self.d.narration, section_id,
+                                  lambda n, repo: self._ref(m, n, repo), code=code)
+
+    def told(self, m: Markup, text: str) -> str:
+        """A narrated sentence in the format's markup."""
+        return narrated.in_markup(m, text, self.d.narration, None,
+                                  lambda n, repo: self._ref(m, n, repo))
+
+    def _ref(self, m: Markup, number: int, repo: str) -> str:
+        """A PR that narrated text names, written as the engine writes references."""
+        if repo and repo != self.d.repository:
+            return m.pr(number, f"https://github.com/{repo}/pull/{int(number)}", repo)
+        return self.pr(m, number, self.url(number))
 
     @staticmethod
     def narrated_as_paragraph(section_id: str) -> bool:
@@ -375,7 +353,7 @@ class DigestView:
         shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
         return [
             ThemeView(theme, [
-                ThemeLine(k.number, k.url, self.short(k.line or k.short_title))
+                ThemeLine(k.number, k.url, self.pull_line(k))
                 for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
             ], self.limits.theme_items)
             for theme in shown
@@ -383,10 +361,9 @@ class DigestView:
 
     @cached_property
     def busiest_area(self) -> Theme | None:
-        """The area theme holding the most PRs (the first on a tie), which the trends
-        say more of."""
-        areas = [t for t in self.d.themes if t.kind == "area"]
-        return max(areas, key=lambda t: len(t.pulls) + len(t.others), default=None)
+        """The area theme holding the most PRs (the first on a tie), for the trends."""
+        return max((t for t in self.d.themes if t.kind == "area"),
+                   key=lambda t: len(t.pulls) + len(t.others), default=None)
 
     @cached_property
     def more_themes(self) -> int:
@@ -417,12 +394,50 @@ class DigestView:
         return list(self.named_types[after:after + 2])
 
     def quick_text(self, k: KeyPull) -> str:
-        """What the chat's quick view says after a key PR's title: its line, or nothing
-        where the line would only repeat the title (a PR without a description)."""
+        """What the chat's quick view says after a key PR's title: in zh the facts that
+        made it key (what it measured, what it adds, how large it is), in Chinese; in
+        en its line, or nothing where the line would only repeat the title (a PR
+        without a description)."""
+        if k.headline:
+            return "；".join(k.facts)
         text = k.line or k.summary
         if _same_words(text, k.short_title) or _same_words(text, k.title):
             return ""
         return self.short(text)
+
+    @staticmethod
+    def title_of(item: KeyPull | PullEntry) -> str:
+        """How the digest names a PR in its sentences: by its title said in Chinese in
+        zh (`bot.engine.headline`), by its title as written in en."""
+        return item.headline or item.short_title
+
+    @staticmethod
+    def mention(item: KeyPull | PullEntry) -> str:
+        """A PR named in a list of its own kind ("重要新功能：…"): its headline without
+        the type it opens with ("新功能：分片 delta 权重同步" -> "分片 delta 权重同步")."""
+        if not item.headline:
+            return item.short_title
+        return _TYPE_LEAD.sub("", item.headline, count=1) or item.headline
+
+    def bold_title(self, k: KeyPull) -> str:
+        """A key PR's reference and title for a bold span: code spans as plain words
+        (bold text takes no code span in every format)."""
+        return f"{self.ref(k.number)} {self.title_of(k).replace('`', '')}"
+
+    @staticmethod
+    def quick_join(k: KeyPull) -> str:
+        """What joins a key PR's title and what follows it: a colon, or a comma after a
+        title that already has one ("新功能：分片 delta 权重同步，...")."""
+        return "，" if "：" in k.headline else "："
+
+    def pull_line(self, k: KeyPull) -> str:
+        """One key PR in a theme: in zh its Chinese headline, followed in the full
+        report by the body's sentence that says the change; in en that sentence."""
+        if not k.headline:
+            return self.short(k.line or k.short_title)
+        if self.chat or not k.line or _same_words(k.line, k.short_title):
+            return self.short(k.headline)
+        return f"{k.headline}：{k.line}"
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:
