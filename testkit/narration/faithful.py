@@ -60,26 +60,22 @@ VERL_ZH = _lines(
                "共被 5 个 PR 修改。"),
     ("trends", "`.github/workflows/nightly_ascend.yml` 与 `docs/index.rst` 各被 3 个 PR 修改。"),
     ("trends", "ckpt 主题本周有 3 个 PR，其中包括 #7061 和 #6974。", (7061, 6974)),
-    ("changes", "rollout 问题修复共 3 个 PR：#7038 禁止策略采样 `<|image_pad|>` 和 "
+    ("changes", "Rollout 推理方面共 6 个 PR：#7038 禁止策略采样 `<|image_pad|>` 和 "
                 "`<|video_pad|>`，#6932 对 0.22.0 以下的 vLLM 默认关闭多模态处理器缓存。",
      (7038, 6932), 7038),
-    ("changes", "CI、构建与维护类共 6 个 PR，#7035 更新了 ascend CI 的 docker tag，"
+    ("changes", "CI 方面共 8 个 PR，#7035 更新了 ascend CI 的 docker tag，"
                 "#7042 移除了 vllm_ascend 补丁。", (7035, 7042), 7035),
     ("changes", "ckpt 新功能有两个 PR：#7061 只保存 LoRA 权重，可将 27B 模型的 checkpoint "
                 "从约 54 GiB 降到约 150 MiB。", (7061,), 7061),
-    ("changes", "tool 方向新增 2 个功能：#6680 接入 RL-Insight，#7032 让 Skip Manager "
-                "支持参数同步步数。", (6680, 7032), 6680),
-    ("changes", "trainer 问题修复有 2 个：#7075 修正 rollout MoE 负载均衡指标的系统性偏差，"
+    ("changes", "其他改动共 3 个 PR，其中 #7014 在退出上下文前同步合并后的 LoRA 权重。", (7014,),
+     7014),
+    ("changes", "训练器方面共 3 个 PR：#7075 修正 rollout MoE 负载均衡指标的系统性偏差，"
                 "#7051 让 `gen_batch_size` 回退到 `train_batch_size`。", (7075, 7051), 7075),
-    ("changes", "其他问题修复共 6 个 PR，涉及 megatron、fully_async 和 hardware，其中 #6836 "
-                "修复 CP>1 时 MoE aux/z-loss 的梯度爆炸。", (6836,), 6836),
-    ("changes", "trainer、megatron 和 ci 方向的 3 个新功能中，#7037 支持流式 dataloader 与异步 "
-                "trainer 的 checkpoint 恢复，#6473 支持 DeepSeek V4 GRPO。", (7037, 6473), 7037),
+    ("changes", "Megatron 方面共 2 个 PR：#6836 修复 CP>1 时 MoE aux/z-loss 的梯度爆炸，"
+                "#6473 支持 DeepSeek V4 GRPO。", (6836, 6473), 6473),
     ("changes", "#7024 重构了 NPU 的 profiling 文档，新增了一个快速上手示例。", (7024,), 7024),
-    ("changes", "#7040 修复了 CI 中因环境变量 `CUDA_DEVICE_MAX_CONNECTIONS` 引发的 "
-                "AssertionError。", (7040,), 7040),
-    ("changes", "#7039 在 sglang 的 docker 环境中加入 megatron-bridge，#7048 新增 rl-insight "
-                "的新闻。", (7039, 7048), 7039),
+    ("changes", "构建与环境方面，#7028 把 Qwen3.5 的 Dockerfile 从 0.8.0 分支同步到 main，#7039 "
+                "在 sglang 的 docker 环境中加入 megatron-bridge。", (7028, 7039), 7039),
     ("suggestion", "确认 #7037 在 `verl/trainer/ppo/v1/trainer_base.py` 上关于 "
                    "`_reissue_inflight_prompts` 的 review 意见是否已处理。", (7037,), 0),
     ("suggestion", "在配置文档中补充 #7037 新增的 `data.gen_batch_size` 及其默认值。",
@@ -127,29 +123,25 @@ VERL_EN = _lines(
     ("trends", "`.github/workflows/nightly_ascend.yml` and `docs/index.rst` were each changed "
                "by 3 PRs."),
     ("trends", "The ckpt topic has 3 PRs this week, among them #7061 and #6974.", (7061, 6974)),
-    ("changes", "Bug fixes in rollout (3 PRs): #7038 stops the policy from sampling "
+    ("changes", "Rollout (6 PRs): #7038 stops the policy from sampling "
                 "`<|image_pad|>` and `<|video_pad|>`, and #6932 disables vLLM's multimodal "
                 "processor cache below 0.22.0.", (7038, 6932), 7038),
-    ("changes", "CI, build and maintenance (6 PRs): #7035 updates the Ascend CI docker tag and "
+    ("changes", "CI (8 PRs): #7035 updates the Ascend CI docker tag and "
                 "#7042 removes the vllm_ascend patch.", (7035, 7042), 7035),
     ("changes", "New ckpt features (2 PRs): #7061 saves only LoRA adapter weights, shrinking a "
                 "27B model's checkpoint from about 54 GiB to about 150 MiB.", (7061,), 7061),
-    ("changes", "Tooling (2 PRs): #6680 integrates RL-Insight for online observability and "
-                "#7032 adds parameter sync steps to the Skip Manager.", (6680, 7032), 6680),
-    ("changes", "Trainer fixes (2 PRs): #7075 removes a systematic bias in the rollout MoE "
+    ("changes", "Other changes (3 PRs): #7014 syncs merged LoRA weights before the context "
+                "exits.", (7014,), 7014),
+    ("changes", "Trainer (3 PRs): #7075 removes a systematic bias in the rollout MoE "
                 "load-balance metrics introduced in #6853, and #7051 makes `gen_batch_size` "
                 "fall back to `train_batch_size`.", (7075, 7051), 7075),
-    ("changes", "Other fixes (6 PRs) span megatron, fully_async and hardware; #6836 fixes the "
-                "z/aux-loss grad_norm blowup at CP>1.", (6836,), 6836),
-    ("changes", "Among 3 features in trainer, megatron and ci, #7037 adds a streaming "
-                "dataloader with async checkpoint recovery and #6473 supports DeepSeek V4 GRPO.",
-     (7037, 6473), 7037),
+    ("changes", "Megatron (2 PRs): #6836 fixes the z/aux-loss grad_norm blowup at CP>1 and "
+                "#6473 supports DeepSeek V4 GRPO.", (6836, 6473), 6473),
     ("changes", "#7024 reworks the NPU profiling docs and adds a quick start case.", (7024,),
      7024),
-    ("changes", "#7040 fixes a CI AssertionError about the `CUDA_DEVICE_MAX_CONNECTIONS` "
-                "environment variable.", (7040,), 7040),
-    ("changes", "#7039 adds megatron-bridge to the sglang docker env and #7048 adds rl-insight "
-                "news.", (7039, 7048), 7039),
+    ("changes", "Build and environment: #7028 syncs the Qwen3.5 Dockerfile from the 0.8.0 "
+                "branch to main and #7039 adds megatron-bridge to the sglang docker env.",
+     (7028, 7039), 7039),
     ("suggestion", "Confirm whether the review concern on `_reissue_inflight_prompts` in #7037 "
                    "(`verl/trainer/ppo/v1/trainer_base.py`) was addressed.", (7037,), 0),
     ("suggestion", "Document `data.gen_batch_size`, added by #7037, and check its default.",
@@ -185,7 +177,7 @@ VERL_EN = _lines(
 VLLM_ZH = _lines(
     VLLM, "zh",
     ("summary", "本周共合并 222 个 PR，其中重点 PR 30 个。"),
-    ("summary", "rocm 与 ci 是最活跃的主题，分别有 31 个和 27 个 PR，占 14% 和 12%。"),
+    ("summary", "rocm 与 ci 是最活跃的主题，分别有 33 个和 28 个 PR，占 15% 和 13%。"),
     ("summary", "按类型看，fix 最多，共 74 个，占 33%；feat 有 45 个。"),
     ("summary", "本周有 3 项风险观察，来自 #48583 和 #47782。", (48583, 47782)),
     ("summary", "安全方面有三个修复：#48583、#47595 和 #44549。", (48583, 47595, 44549)),
@@ -197,7 +189,7 @@ VLLM_ZH = _lines(
                 "lm-format-enforcer 的正则编译加上超时。", (48583, 47595), 48583),
     ("changes", "model 新功能共 9 个 PR，其中 #48799、#48869 和 #48884 分别为 Inkling 加入模型、"
                 "MTP=1 与 LoRA 支持。", (48799, 48869, 48884), 48799),
-    ("changes", "rocm 新功能共 10 个 PR，#40977 新增 `HybridW4A16LinearKernel`，#47287 为 "
+    ("changes", "ROCm 方面共 33 个 PR，#40977 新增 `HybridW4A16LinearKernel`，#47287 为 "
                 "MiniMax-M3 加入 AITER 稀疏 paged attention。", (40977, 47287), 40977),
     ("changes", "#48596 在请求结束时 offload 最后一个 block，并防止复用时的竞争。", (48596,),
      48596),
@@ -230,7 +222,7 @@ VLLM_ZH = _lines(
 VLLM_EN = _lines(
     VLLM, "en",
     ("summary", "This week 222 PRs were merged, 30 of them key."),
-    ("summary", "rocm and ci were the busiest topics with 31 and 27 PRs, 14% and 12% of the "
+    ("summary", "rocm and ci were the busiest topics with 33 and 28 PRs, 15% and 13% of the "
                 "week."),
     ("summary", "By type, fix leads with 74 PRs (33%), and feat follows with 45."),
     ("summary", "There are 3 risk observations, on #48583 and #47782.", (48583, 47782)),
@@ -247,7 +239,7 @@ VLLM_EN = _lines(
                 "compile with a timeout.", (48583, 47595), 48583),
     ("changes", "New model features (9 PRs): #48799, #48869 and #48884 add Inkling model, "
                 "MTP=1 and LoRA support.", (48799, 48869, 48884), 48799),
-    ("changes", "New ROCm features (10 PRs): #40977 adds `HybridW4A16LinearKernel` and #47287 "
+    ("changes", "ROCm (33 PRs): #40977 adds `HybridW4A16LinearKernel` and #47287 "
                 "adds AITER sparse paged attention for MiniMax-M3.", (40977, 47287), 40977),
     ("changes", "#48596 offloads the last block at request finish and prevents a reuse race.",
      (48596,), 48596),
@@ -292,10 +284,9 @@ VERL_ZH_2 = _lines(
                 "不再抛出 `ValueError`。", (7044,), 7038),
     ("changes", "CI、构建与维护方面，#7081 调整 save_freq 以解决 nightly CI 异常退出，#7042 删除了 "
                 "194 行 vllm_ascend 补丁代码。", (7081, 7042), 7035),
-    ("changes", "问题修复中，#7055 直接以 bool 分配 causal mask，避免 `_build_npu_attn_mask` OOM；"
-                "#7041 缩小 recv_buf，解决 qwen2.5-0.5b 的 OOM。", (7055, 7041), 6836),
-    ("changes", "ckpt 方向的 #6974 让每个 actor rank 只对比自己的 FSDP shard，只传输变化的 "
-                "`(position, value)`。", (6974,), 7061),
+    ("changes", "其他改动中，#7055 直接以 bool 分配 causal mask，避免 `_build_npu_attn_mask` OOM；"
+                "#7041 缩小 recv_buf，解决 qwen2.5-0.5b 的 OOM。", (7055, 7041), 7041),
+    ("changes", "检查点方面，#7076 恢复了 vllm 补丁。", (7076,), 7061),
     ("suggestion", "确认 #6932 在 `verl/workers/config/rollout.py` 上的 review 意见是否已处理。",
      (6932,), 1),
     ("suggestion", "确认 #6836、#7038、#6932 这三个修复类 PR 都带有回归测试。",
@@ -336,11 +327,10 @@ VERL_EN_2 = _lines(
                 "XML tool-call headers instead of raising `ValueError`.", (7044,), 7038),
     ("changes", "In CI and maintenance, #7081 edits save_freq to stop the nightly CI's abnormal "
                 "exit and #7042 deletes 194 lines of vllm_ascend patch.", (7081, 7042), 7035),
-    ("changes", "Among other fixes, #7055 allocates the causal mask as bool to avoid an OOM in "
-                "`_build_npu_attn_mask`, and #7041 shrinks recv_buf to fix the qwen2.5-0.5b OOM.",
-     (7055, 7041), 6836),
-    ("changes", "In ckpt, #6974 has each actor rank byte-diff its own FSDP shard and send only "
-                "the changed `(position, value)` pairs.", (6974,), 7061),
+    ("changes", "Among other changes, #7055 allocates the causal mask as bool to avoid an OOM "
+                "in `_build_npu_attn_mask`, and #7041 shrinks recv_buf to fix the qwen2.5-0.5b "
+                "OOM.", (7055, 7041), 7041),
+    ("changes", "In checkpoints, #7076 restores the vllm patch.", (7076,), 7061),
     ("suggestion", "Check whether the review concern on `verl/workers/config/rollout.py` in "
                    "#6932 was addressed.", (6932,), 1),
     ("suggestion", "Make sure the three fixes #6836, #7038 and #6932 each come with a regression "
@@ -371,7 +361,7 @@ VERL_EN_2 = _lines(
 VLLM_ZH_2 = _lines(
     VLLM, "zh",
     ("summary", "第 29 周 vllm 共合并 222 个 PR，没有关闭未合并的 PR。"),
-    ("trends", "rocm 主题共 31 个 PR，占 14%；ci 共 27 个，占 12.2%。"),
+    ("trends", "rocm 主题共 33 个 PR，占 15%；ci 共 28 个，占 12.6%。"),
     ("trends", "`vllm/_custom_ops.py` 与 `vllm/model_executor/models/registry.py` 各被 6 个 PR "
                "修改。"),
     ("changes", "model 新功能中，#48869 改动了 `vllm/models/inkling/__init__.py` 等 11 个文件。",
@@ -386,7 +376,7 @@ VLLM_ZH_2 = _lines(
 VLLM_EN_2 = _lines(
     VLLM, "en",
     ("summary", "In week 29 vllm merged 222 PRs and closed none unmerged."),
-    ("trends", "rocm has 31 PRs (14%) and ci 27 (12.2%)."),
+    ("trends", "rocm has 33 PRs (15%) and ci 28 (12.6%)."),
     ("trends", "`vllm/_custom_ops.py` and `vllm/model_executor/models/registry.py` were each "
                "changed by 6 PRs."),
     ("changes", "Among the model features, #48869 touches 11 files including "
