@@ -19,6 +19,7 @@ import pytest
 from bot.chat.grammar import parse_command
 from bot.chat.handler import ERROR_KEYS, CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule
+from bot.digests import Digests
 from bot.errors import SourceError
 from bot.models import (
     FileChange,
@@ -96,7 +97,7 @@ def store() -> InMemorySubscriptionStore:
 
 @pytest.fixture
 def handler(source: RecordingSource, store: InMemorySubscriptionStore) -> CommandHandler:
-    return CommandHandler(CONFIG, source, store, now=lambda: NOW)
+    return CommandHandler(Digests(CONFIG, source, subscriptions=store, now=lambda: NOW))
 
 
 async def ask(
@@ -169,7 +170,7 @@ class HoldingSource(RecordingSource):
 
 async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
     source = HoldingSource(SNAPSHOT, held={7035})
-    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     reply = await ask(handler, "risks 7035")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
     # held_pull ran on the event loop's thread; the one fetch_pull is its own lookup
@@ -196,7 +197,7 @@ async def test_the_same_pr_version_is_answered_once_per_language(
 
     monkeypatch.setattr(bot.digests, "answer_pull", counting)
     source = RecordingSource(SNAPSHOT)
-    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     first = await ask(handler, "risks 7035")
     assert await ask(handler, "summary 7035") == Reply(
         kind="pull", lang="en", pull=first.pull, mode="summary")
@@ -215,7 +216,7 @@ async def test_a_failing_memory_lookup_falls_back_to_the_source(
 ) -> None:
     source = HoldingSource(SNAPSHOT, held={7035})
     source.held_error = RuntimeError("corrupt entry")
-    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     with caplog.at_level(logging.ERROR):
         reply = await ask(handler, "risks 7035")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
@@ -226,7 +227,7 @@ async def test_a_failing_memory_lookup_falls_back_to_the_source(
 async def test_reviews_are_judged_only_where_the_snapshot_recorded_them() -> None:
     unrecorded = Snapshot(repository=REPO, pulls=(
         _pull(5, "[ci] fix: flaky test", state="merged", merged_at=_at(15)),))
-    handler = CommandHandler(CONFIG, RecordingSource(unrecorded), now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(unrecorded), now=lambda: NOW))
     reply = await ask(handler, "risks 5")
     assert reply.pull is not None
     assert [r.kind for r in reply.pull.risks] == []
@@ -271,7 +272,7 @@ async def test_digest_counts_of_a_week(handler: CommandHandler) -> None:
 async def test_the_week_is_read_in_the_channels_time_zone(source: RecordingSource) -> None:
     # Monday 01:00 in Shanghai is still Sunday in UTC: "this week" differs.
     monday = datetime(2026, 7, 20, 1, 0, tzinfo=SHANGHAI)
-    handler = CommandHandler(CONFIG, source, now=lambda: monday)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: monday))
     utc_channel = ChannelConfig(platform="slack", id="C9", repo=REPO, timezone="UTC")
     in_shanghai = await ask(handler, "digest", channel=OPEN_CHANNEL)
     in_utc = await ask(handler, "digest", channel=utc_channel)
@@ -494,7 +495,7 @@ async def test_a_refused_change_changes_nothing(
 async def test_without_a_store_subscriptions_are_refused_but_topics_answer(
     source: RecordingSource,
 ) -> None:
-    handler = CommandHandler(CONFIG, source, None, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     assert (await ask(handler, "subscribe npu")).error == "subscriptions-unavailable"
     topics = await ask(handler, "topics")
     assert (topics.kind, topics.topics) == ("topics", ("npu",))

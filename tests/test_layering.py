@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
-    ("bot.digests", "bot.onboard"),
+    ("bot.digests", "bot.onboard", "bot.wiring"),
     ("bot.chat",),
     ("bot.delivery",),
     ("bot.web", "bot.cli"),

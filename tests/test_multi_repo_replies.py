@@ -33,7 +33,7 @@ def _source() -> SnapshotSource:
 
 
 def _handler() -> CommandHandler:
-    return CommandHandler(CONFIG, _source(), now=lambda: example_snapshot().fetched_at)
+    return CommandHandler(Digests(CONFIG, _source(), now=lambda: example_snapshot().fetched_at))
 
 
 async def _ask(text: str, lang: Lang) -> Reply:

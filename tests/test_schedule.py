@@ -20,6 +20,7 @@ from bot.config import ChannelConfig, Config
 from bot.delivery.due import due_runs
 from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
 from bot.models import Digest, Snapshot
 from bot.snapshot import read_snapshot
 from bot.store.cache import Cache, CachedSource
@@ -76,8 +77,9 @@ def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Cloc
               **options: Any) -> Scheduler:
     options.setdefault("lock_seconds", 0.3)
     options.setdefault("build_lock_seconds", 2.0)
-    return Scheduler(config, source, client, poster, clock=clock,
-                     replica=options.pop("replica", "r1"), **options)
+    digests = Digests(config, source, subscriptions=options.pop("subscriptions", None))
+    return Scheduler(digests, client, poster, clock=clock, replica=options.pop("replica", "r1"),
+                     **options)
 
 
 def statuses(results: list[PostResult]) -> Counter[str]:

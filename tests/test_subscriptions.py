@@ -18,6 +18,7 @@ from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import MergePoller
+from bot.digests import Digests
 from bot.github.closed import PullLister
 from bot.github.events import PayloadError, merged_pull, pull_from_api, signature_valid
 from bot.models import Command, PullRequest, Reply
@@ -346,7 +347,7 @@ async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
             return ["m"]
 
     clients = [async_client(redis_url) for _ in range(4)]
-    replicas = [MergeNotifier(config, SnapshotSource(example_snapshot()), None, Claims(c),
+    replicas = [MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), Claims(c),
                               Sender()) for c in clients]
     pull = snapshot_pull(1212)
     await asyncio.gather(*(r.announce(REPO, pull) for r in replicas for _ in range(3)))
@@ -400,8 +401,9 @@ def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, An
     sync = sync_client(redis_url)
     from bot.web.services import AdapterNotices
 
-    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()),
-                             RedisSubscriptionStore(sync), claims, AdapterNotices(adapters))
+    notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot()),
+                                     subscriptions=RedisSubscriptionStore(sync)), claims,
+                             AdapterNotices(adapters))
     hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
                  seconds_between_writes=None)
     lister = PullLister(hub.requester)
@@ -513,7 +515,8 @@ async def test_the_server_polls_when_no_webhook_secret_is_set(
 async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> None:
     config = example_config()
     store = RedisSubscriptionStore(sync_client(redis_url))
-    handler = CommandHandler(config, SnapshotSource(example_snapshot()), store, now=now)
+    handler = CommandHandler(Digests(config, SnapshotSource(example_snapshot()),
+                                     subscriptions=store, now=now))
     reply = await handler.handle(Command(kind="subscribe", lang="en", topics=("config",),
                                          text="subscribe config"),
                                  channel=channel(TELEGRAM), user="someone")
@@ -522,8 +525,8 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     client = async_client(redis_url)
     from bot.web.services import AdapterNotices
 
-    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), store, Claims(client),
-                             AdapterNotices(adapters))
+    notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot()),
+                                     subscriptions=store), Claims(client), AdapterNotices(adapters))
     result = await notifier.announce(REPO, snapshot_pull(1205))  # [config]
     await client.aclose()
     assert result.notified == [TELEGRAM]
@@ -553,7 +556,7 @@ async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
             return ["m"]
 
     client = async_client(redis_url)
-    notifier = MergeNotifier(config, CachingSource(example_snapshot()), None, Claims(client),
+    notifier = MergeNotifier(Digests(config, CachingSource(example_snapshot())), Claims(client),
                              Sender())
     result = await notifier.announce(REPO, snapshot_pull(1212))
     await client.aclose()

@@ -20,7 +20,7 @@ from bot.cli.app import (
     command,
     user_errors,
 )
-from bot.cli.platforms import ReplyFormat, console_for, print_preview
+from bot.cli.platforms import ReplyFormat, console_session, print_preview
 
 
 class AskFormat(StrEnum):
@@ -68,13 +68,14 @@ def ask(
     import asyncio
 
     preview = fmt.value in PLATFORM_FORMATS
-    console = console_for(repo, snapshot, config,
-                          ReplyFormat.text if preview else ReplyFormat(fmt.value), lang)
-    if preview:
-        reply = asyncio.run(console.answer(" ".join(text)))
-        print_preview(fmt.value, console.handler.config, console.channel.repo, reply)
-    else:
-        reply = asyncio.run(console.ask(" ".join(text)))
+    with console_session(repo, snapshot, config,
+                         ReplyFormat.text if preview else ReplyFormat(fmt.value),
+                         lang) as console:
+        if preview:
+            reply = asyncio.run(console.answer(" ".join(text)))
+            print_preview(fmt.value, console.handler.config, console.channel.repo, reply)
+        else:
+            reply = asyncio.run(console.ask(" ".join(text)))
     if reply.kind == "error":
         raise typer.Exit(code=1)
 
@@ -93,13 +94,14 @@ def chat(
     Lines can be edited, and earlier questions come back with the arrow keys (kept
     between sessions in ~/.prdigest_history, or the file $PRDIGEST_HISTORY names).
     """
-    console = console_for(repo, snapshot, config, fmt, lang)
-    if not sys.stdin.isatty():
-        console.chat(read_line=_read_piped_line)
-        return
-    typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave", err=True)
-    with line_history():
-        console.chat(read_line=input)
+    with console_session(repo, snapshot, config, fmt, lang) as console:
+        if not sys.stdin.isatty():
+            console.chat(read_line=_read_piped_line)
+            return
+        typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave",
+                   err=True)
+        with line_history():
+            console.chat(read_line=input)
 
 
 def _read_piped_line(prompt: str) -> str:

@@ -4,8 +4,9 @@ that imports adapters."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -19,7 +20,6 @@ from bot.source import SnapshotSource, Source
 
 if TYPE_CHECKING:
     from adapters.console import ConsoleAdapter
-    from bot.chat.handler import SubscriptionStore
 
 
 class ReplyFormat(StrEnum):
@@ -38,19 +38,25 @@ def preview_channel(settings: Config, repo: str, platform: str) -> str:
 
 
 
-def console_for(
+@contextlib.contextmanager
+def console_session(
     repo: str | None,
     snapshot_path: Path | None,
     config_path: Path | None,
     fmt: ReplyFormat,
     lang: Language | None,
-) -> ConsoleAdapter:
+) -> Iterator[ConsoleAdapter]:
     """A console adapter on the snapshot file or live GitHub, for the repository asked
-    about; setup problems are `UserError`s (exit code 2)."""
+    about, answering through the process's one `Digests` (subscriptions in the server's
+    Redis when `REDIS_URL` names it, so the console subscribes like a chat does; the
+    narrator when `[llm]` is configured); setup problems are `UserError`s (exit code 2)."""
+    import asyncio
     import logging
 
     from adapters.console import ConsoleAdapter, console_channel
     from bot.chat.handler import CommandHandler, utc_now
+    from bot.config import secret
+    from bot.wiring import ProcessDigests
 
     # Why a reply says "data unavailable" (a missing token, a refused request) goes to
     # stderr: at a terminal the operator is the user.
@@ -80,24 +86,13 @@ def console_for(
 
         source = live_source(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
-    handler = CommandHandler(settings, source, console_subscriptions(settings), now=now)
-    return ConsoleAdapter(handler, channel, fmt=fmt.value, lang=lang.value if lang else None)
-
-
-def console_subscriptions(settings: Config) -> SubscriptionStore | None:
-    """The server's subscription store when its Redis is named (`REDIS_URL`), so the
-    console subscribes like a chat does; without it, subscribing says it is unavailable."""
-    from bot.config import secret
-
-    url = secret(settings.cache.url_env)
-    if not url:
-        return None
-    from bot.store.client import sync_client
-    from bot.store.subscriptions import RedisSubscriptionStore
-
-    return RedisSubscriptionStore(sync_client(url, settings.cache.url_env))
-
-
+    wiring = ProcessDigests(settings, source, redis_url=secret(settings.cache.url_env) or None,
+                            now=now)
+    try:
+        yield ConsoleAdapter(CommandHandler(wiring.digests), channel, fmt=fmt.value,
+                             lang=lang.value if lang else None)
+    finally:
+        asyncio.run(wiring.close())
 
 
 def print_preview(fmt: str, settings: Config, repo: str, payload: Any) -> None:

@@ -111,7 +111,8 @@ def post(
 
     if dry_run:
         target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
-                                                        channel, snapshots=snapshot or ()))
+                                                        channel, snapshots=snapshot or (),
+                                                        llm=not no_llm))
         sys.stdout.write(parts)
         typer.echo(f"prdigest: dry run: {shown} of {target.scope} to {target.key}; "
                    "nothing was sent", err=True)

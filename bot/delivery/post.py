@@ -17,6 +17,7 @@ from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler, utc_now
+from bot.digests import Digests
 from bot.errors import ConfigError, UserError
 from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
@@ -24,6 +25,7 @@ from bot.store.claims import Claims
 from bot.store.client import async_client
 from bot.store.client import parse as parse_redis_url
 from bot.week import past_week, resolve_week
+from bot.wiring import ProcessDigests
 
 # Every platform a channel may be posted to: the registry, imported lazily per platform.
 ADAPTERS = {spec.name: spec for spec in PLATFORMS}
@@ -51,11 +53,12 @@ def checked_week(text: str, channel: ChannelConfig) -> str:
     return past_week(resolve_week(text, now, channel.timezone), now, channel.timezone)
 
 
-def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
+def adapter_for(digests: Digests, platform: str) -> DigestAdapter:
     """The platform's adapter as the server would build it, for posting only: it asks
     only for the secrets a post uses (no signing secret, webhook secret or app token)."""
     from bot.chat.handler import CommandHandler
 
+    config = digests.config
     if platform in LOCAL_PLATFORMS:
         raise UserError(f"{platform} channels print; they are not posted to")
     spec = ADAPTERS.get(platform)
@@ -70,7 +73,7 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     if missing:
         raise ConfigError(f"{platform} is not configured in this environment: set "
                           f"{', '.join(missing)}")
-    adapter = factory.from_config(config, CommandHandler(config, source), Claims(None),
+    adapter = factory.from_config(config, CommandHandler(digests), Claims(None),
                                   outbound_only=True)
     if adapter is None:
         raise ConfigError(f"{platform} is not configured in this environment")
@@ -84,8 +87,10 @@ async def post_now(
 ) -> PostResult:
     """Post `week` of `repo` to the channel through the ledger; what happened comes back.
 
-    `adapter` and `redis_url` replace what the config and environment name (tests);
-    `llm=False` keeps the narrator off (`--no-llm`).
+    The process's one `Digests` (its subscriptions and narrator in the same Redis as
+    the ledger) builds the digest, as the schedule's does. `adapter` and `redis_url`
+    replace what the config and environment name (tests); `llm=False` keeps the narrator
+    off (`--no-llm`).
     """
     channel = find_channel(config, channel_key, repo)
     week = checked_week(week, channel)
@@ -94,53 +99,50 @@ async def post_now(
         raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
                           "ledger in Redis, shared with the weekly schedule")
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
+    source = post_source(config, channel, snapshots)
+    async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
+        target = adapter or adapter_for(digests, channel.platform)
+        client = async_client(url, config.cache.url_env)
+        try:
+            # A digest built from a local file is not shared with the schedule's replicas.
+            scheduler = Scheduler(digests, client, AdapterPoster({channel.platform: target}),
+                                  replica=f"cli-{socket.gethostname()}-{os.getpid()}",
+                                  share_digests=not snapshots)
+            return await scheduler.post(channel, week, force=force)
+        finally:
+            await client.aclose()
+            if adapter is None:
+                await target.close()
+
+
+def post_source(config: Config, channel: ChannelConfig, snapshots: Sequence[Path]) -> Source:
+    """The channel's snapshot files, or GitHub behind the cache the environment names."""
+    if snapshots:
+        return SnapshotSource(*snapshots_for(channel.repositories, snapshots))
     from bot.store.cache import live_source
 
-    source: Source = (SnapshotSource(*snapshots_for(channel.repositories, snapshots))
-                      if snapshots else live_source(config))
-    target = adapter or adapter_for(config, source, channel.platform)
-    client = async_client(url, config.cache.url_env)
-    from bot.digests import Digests
-    from bot.narrate import narrator_for
-    from bot.store.cache import Cache
-
-    store = Cache.from_url(url) if config.llm is not None and llm else None
-    narrator = narrator_for(config, store, enabled=llm)
-    try:
-        # A digest built from a local file is not shared with the schedule's replicas.
-        scheduler = Scheduler(config, source, client, AdapterPoster({channel.platform: target}),
-                              replica=f"cli-{socket.gethostname()}-{os.getpid()}",
-                              share_digests=not snapshots,
-                              digests=Digests(config, source, narrator=narrator))
-        return await scheduler.post(channel, week, force=force)
-    finally:
-        await client.aclose()
-        if narrator is not None:
-            await narrator.close()
-        if store is not None:
-            store.close()
-        if adapter is None:
-            await target.close()
+    return live_source(config)
 
 
 async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
-                       snapshots: Sequence[Path] = ()) -> tuple[ChannelConfig, str, str]:
+                       snapshots: Sequence[Path] = (), llm: bool = True
+                       ) -> tuple[ChannelConfig, str, str]:
     """What `post` would send, without sending: (channel, week, the platform's requests
-    as JSON). It needs neither Redis nor a platform secret: the digest is the one the
-    schedule builds, with the channel's configured topics first (topics subscribed in
-    chat live in Redis and are left out)."""
+    as JSON). The digest is the one `post` builds - the channel's configured topics
+    first, then those subscribed in chat when `REDIS_URL` names the Redis they live
+    in - and it needs no platform secret."""
     from adapters.preview import preview_json
-    from bot.digests import Digests
-    from bot.github.source import GitHubSource
-    from bot.store.cache import CachedSource
 
     channel = find_channel(config, channel_key, repo)
     if channel.platform in LOCAL_PLATFORMS:
         raise UserError(f"{channel.platform} channels print; they are not posted to")
     week = checked_week(week, channel)
-    source: Source = (SnapshotSource(*snapshots_for(channel.repositories, snapshots))
-                      if snapshots else CachedSource(GitHubSource(config), None, config))
-    digest = await Digests(config, source).for_channel(channel, week)
+    url = secret(config.cache.url_env)
+    if url:
+        parse_redis_url(url, config.cache.url_env)
+    source = post_source(config, channel, snapshots)
+    async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
+        digest = await digests.for_channel(channel, week)
     return channel, week, preview_json(channel.platform, channel.id, digest)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
+from bot.digests import Digests
 from bot.render.chat import COMPACT_CEILING
 from bot.source import SnapshotSource
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update, parse_html
@@ -38,7 +39,8 @@ def _handler(**form: object) -> SpyHandler:
                      if c.key == f"telegram:{GROUP}" else c for c in CONFIG.channels)
     config = msgspec.structs.replace(CONFIG, channels=channels)
     spy = SpyHandler()
-    spy.inner = CommandHandler(config, SnapshotSource(SNAPSHOT), DictStore(), now=lambda: NOW)
+    spy.inner = CommandHandler(Digests(config, SnapshotSource(SNAPSHOT), subscriptions=DictStore(),
+                                       now=lambda: NOW))
     return spy
 
 

@@ -67,8 +67,8 @@ def test_the_slack_preview_is_what_slack_receives_from_a_bot_token_alone(
     slack = msgspec.structs.replace(config.platforms.slack, api_url=fake_slack.base_url)
     config = msgspec.structs.replace(
         config, platforms=msgspec.structs.replace(config.platforms, slack=slack))
-    adapter = adapter_for(config, SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json")),
-                          "slack")
+    source = SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json"))
+    adapter = adapter_for(Digests(config, source), "slack")
     assert isinstance(adapter, SlackAdapter) and adapter.routes() == []
     preview = preview_of("digest", "acme/lumen", "--week", "2026-W29", "--format", "slack")
     _post_and_close(adapter, "C0123456", _digest())
@@ -132,7 +132,7 @@ def test_post_names_only_the_secret_a_post_needs(no_secrets: None, config: Confi
     for platform, needed in (("slack", "SLACK_BOT_TOKEN"), ("telegram", "TELEGRAM_BOT_TOKEN"),
                              ("feishu", "FEISHU_APP_ID, FEISHU_APP_SECRET")):
         with pytest.raises(ConfigError) as raised:
-            adapter_for(config, source, platform)
+            adapter_for(Digests(config, source), platform)
         assert str(raised.value).endswith(f"set {needed}")
 
 
@@ -142,7 +142,7 @@ def test_post_builds_each_platform_from_its_post_secrets_alone(
     for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "FEISHU_APP_ID", "FEISHU_APP_SECRET"):
         monkeypatch.setenv(name, "x123")
     for platform in ("slack", "telegram", "feishu"):
-        adapter = adapter_for(config, source, platform)
+        adapter = adapter_for(Digests(config, source), platform)
         assert adapter.routes() == []  # it posts; it receives nothing
         asyncio.run(adapter.close())
 

@@ -28,6 +28,7 @@ from adapters.slack import settings as slack_settings
 from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
+from bot.digests import Digests
 from bot.models import Command, Digest, Reply
 from bot.render.slack import SlackMessage
 from bot.snapshot import read_snapshot
@@ -65,8 +66,8 @@ def slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def real_handler(config: Config) -> CommandHandler:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    return CommandHandler(config, SnapshotSource(snapshot), InMemorySubscriptionStore(),
-                          now=lambda: NOW)
+    return CommandHandler(Digests(config, SnapshotSource(snapshot),
+                                  subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
 
 
 class RecordingHandler:

@@ -29,6 +29,7 @@ from adapters.telegram import settings as telegram_settings
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule, load_config
+from bot.digests import Digests
 from bot.engine import build_digest
 from bot.errors import ConfigError
 from bot.models import Command, Digest, KeyPull, Reply, Snapshot
@@ -88,8 +89,8 @@ class SpyHandler:
     """Records the commands it is asked; answers with the real handler or raises."""
 
     def __init__(self, *, fail: bool = False) -> None:
-        self.inner = CommandHandler(CONFIG, SnapshotSource(SNAPSHOT), DictStore(),
-                                    now=lambda: NOW)
+        self.inner = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
+                                            subscriptions=DictStore(), now=lambda: NOW))
         self.fail = fail
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 
