@@ -31,6 +31,8 @@ import aiohttp
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.error import BoltUnhandledRequestError
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -45,7 +47,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError, ParentGone
-from adapters.slack.inbound import SLASH_COMMAND, foreign_app, read_question, response_url
+from adapters.slack.inbound import (
+    SLASH_COMMAND,
+    foreign_app,
+    read_question,
+    response_url,
+    unheard,
+)
 from adapters.slack.payloads import (
     DELIVERY_EVENT,
     NOTICE_EVENT,
@@ -145,9 +153,11 @@ class SlackAdapter:
         # process_before_response: the listeners only acknowledge and hand the question
         # to a task of this adapter, so they are quick, and that task exists (for
         # `drain` and `close`) by the time Slack has its answer.
+        # A verified delivery no listener takes comes to `_on_error` (acknowledged there).
         self.app = AsyncApp(client=self.client, signing_secret=self._signing_secret,
                             name="prdigest", process_before_response=True,
-                            logger=BOLT_LOG)
+                            logger=BOLT_LOG, raise_error_for_unhandled_request=True)
+        self.app.error(self._on_error)
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_event)
@@ -464,6 +474,23 @@ class SlackAdapter:
         question = read_question(body)
         if question is not None:
             self._spawn(self._answer(question))
+
+    async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
+        """Bolt's one error hook. A verified delivery the bot has no listener for
+        (`reaction_added`, `tokens_revoked`, `app_rate_limited`...) is acknowledged with
+        a 200 and logged once: Slack disables an app's subscriptions when over 5% of an
+        hour's deliveries get anything else. Any other failure is logged in one line."""
+        if isinstance(error, BoltUnhandledRequestError):
+            kind, serious = unheard(body)
+            if serious:
+                logger.warning("Slack delivery %s: Slack is dropping this app's events for "
+                               "the rest of the minute", kind)
+            else:
+                logger.info("Slack delivery %s acknowledged; prdigest does not act on it",
+                            kind)
+            return BoltResponse(status=200, body="")
+        logger.warning("Slack request failed in Bolt: %s", type(error).__name__)
+        return None
 
     async def _on_link_click(self, ack: AsyncAck) -> None:
         """Link buttons still send a click to the app; acknowledging it is all to do."""

@@ -1,4 +1,5 @@
-"""Fixtures the contract suites share: the fake Slack, the example config, a Claims."""
+"""Fixtures the contract suites share: the fake Slack and its secrets in the environment,
+the example config, a Claims."""
 
 from __future__ import annotations
 
@@ -11,13 +12,21 @@ import redis.asyncio as aioredis
 from bot.config import Config, load_config
 from bot.store.claims import Claims
 from testkit import EXAMPLES
-from testkit.fakes.slack import FakeSlack
+from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 
 
 @pytest.fixture
 def fake_slack() -> Iterator[FakeSlack]:
     with FakeSlack() as fake:
         yield fake
+
+
+@pytest.fixture
+def slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot token and signing secret of the fake Slack, and no app token (HTTP mode)."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
 
 
 @pytest.fixture

@@ -21,11 +21,8 @@ from tests.contract.test_slack_http import (
     make_adapter,
     post_signed,
     real_handler,
-    slack_env,
     slash,
 )
-
-__all__ = ["slack_env"]
 
 OURS = SlackPayloads(team_id="T0TEAM01", api_app_id="A0FAKE01")
 

@@ -57,13 +57,6 @@ FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
 
 
-@pytest.fixture
-def slack_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
-    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
-    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
-
-
 def real_handler(config: Config) -> CommandHandler:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     return CommandHandler(Digests(config, SnapshotSource(snapshot),
