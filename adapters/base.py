@@ -92,7 +92,10 @@ class PayloadBuilder(Protocol):
 
     METHOD: str
 
-    def digest_payloads(self, channel_id: str, digest: Digest) -> list[dict[str, Any]]: ...
+    def digest_payloads(self, channel_id: str, digest: Digest, *, key: str | None = None
+                        ) -> list[dict[str, Any]]:
+        """The requests of a digest delivered with the delivery key `key`."""
+        ...
 
     def reply_payloads(self, channel_id: str, reply: Reply) -> list[dict[str, Any]]: ...
 

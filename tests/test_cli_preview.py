@@ -24,9 +24,10 @@ def _run(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
 
 
-def preview_of(*args: str) -> list[dict[str, Any]]:
-    """The parts a `--format <platform>` command printed, from the example files."""
-    result = _run(*args, "--snapshot", SNAPSHOT, "--config", CONFIG)
+def preview_of(*args: str, config: str = CONFIG) -> list[dict[str, Any]]:
+    """The parts a `--format <platform>` command printed, from the example snapshot (and
+    the example config, unless told)."""
+    result = _run(*args, "--snapshot", SNAPSHOT, "--config", config)
     assert result.exit_code == 0, result.stderr
     parts: list[dict[str, Any]] = json.loads(result.stdout)
     return parts

@@ -412,9 +412,8 @@ class FeishuAdapter:
 
         Each card carries a `uuid` (Feishu sends at most one message per uuid within an
         hour) made from `idempotency_key` - the scheduler's delivery key, the same for
-        every retry of one delivery - and the part number; without a key, from the
-        chat, repository, week and language. A replica re-sending after a crash within
-        the hour therefore posts nothing twice.
+        every retry of one delivery - and the part number. A replica re-sending after a
+        crash within the hour therefore posts nothing twice.
         """
         return [await self._create(body)
                 for body in digest_payloads(channel_id, digest, key=idempotency_key)]

@@ -73,7 +73,8 @@ def ask(
                          lang) as console:
         if preview:
             reply = asyncio.run(console.answer(" ".join(text)))
-            print_preview(fmt.value, console.handler.config, console.channel.repo, reply)
+            print_preview(fmt.value, console.handler.config, (console.channel.repo,),
+                          reply)
         else:
             reply = asyncio.run(console.ask(" ".join(text)))
     if reply.kind == "error":

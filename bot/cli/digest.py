@@ -101,6 +101,6 @@ def digest(
     result = msgspec.structs.replace(asyncio.run(build()),
                                      chat_form=ChatForm(style=style.value, people=people))
     if preview:
-        print_preview(fmt.value, settings, repos[0], result)
+        print_preview(fmt.value, settings, repos, result)
         return
     sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bot.cli.app import Language
 from bot.config import Config, load_config
 from bot.errors import UserError
+from bot.models import Digest, Reply
 from bot.snapshot import check_repository, data_time, read_snapshot
 from bot.source import SnapshotSource, Source
 
@@ -27,15 +28,29 @@ class ReplyFormat(StrEnum):
     markdown = "markdown"
 
 
-def preview_channel(settings: Config, repo: str, platform: str) -> str:
-    """The id a preview addresses: the first configured channel of that platform that
-    follows `repo`, or a placeholder."""
+def preview_target(settings: Config, platform: str, repos: Sequence[str],
+                   payload: Digest | Reply) -> tuple[str, str | None]:
+    """Where a preview is addressed, and the delivery key a digest carries there.
+
+    A digest goes to the configured channel of `platform` that gets exactly this digest
+    (the same repositories in the same order, its language and chat form), with the
+    key the schedule's first delivery of that week to it would carry; a reply to the
+    first channel of `platform` following the repository. With no such channel, the
+    placeholder id (and a digest the key a channel of that id would get)."""
     from adapters.preview import PLACEHOLDER_CHANNEL
+    from bot.store.ledger import Slot
 
-    return next((c.id for c in settings.channels
-                 if c.platform == platform and c.follows(repo)),
-                PLACEHOLDER_CHANNEL)
-
+    wanted = tuple(name.lower() for name in repos)
+    if isinstance(payload, Reply):
+        channel = next((c for c in settings.channels
+                        if c.platform == platform and c.follows(repos[0])), None)
+        return (channel.id if channel else PLACEHOLDER_CHANNEL), None
+    channel = next((c for c in settings.channels if c.platform == platform
+                    and tuple(name.lower() for name in c.repositories) == wanted
+                    and c.lang == payload.lang and c.chat_form == payload.chat_form), None)
+    channel_id = channel.id if channel is not None else PLACEHOLDER_CHANNEL
+    scope = channel.scope if channel is not None else ", ".join(repos)
+    return channel_id, Slot(payload.week, f"{platform}:{channel_id}", scope).delivery_key(0)
 
 
 @contextlib.contextmanager
@@ -95,9 +110,12 @@ def console_session(
         asyncio.run(wiring.close())
 
 
-def print_preview(fmt: str, settings: Config, repo: str, payload: Any) -> None:
-    """The requests `fmt`'s platform would receive for `payload` (a digest or a reply),
-    as JSON on stdout."""
+def print_preview(fmt: str, settings: Config, repos: Sequence[str],
+                  payload: Digest | Reply) -> None:
+    """The requests `fmt`'s platform would receive for `payload` (a digest of `repos`, or
+    a reply about the first), as JSON on stdout: addressed and keyed as
+    `preview_target` says."""
     from adapters.preview import preview_json
 
-    sys.stdout.write(preview_json(fmt, preview_channel(settings, repo, fmt), payload))
+    channel_id, key = preview_target(settings, fmt, repos, payload)
+    sys.stdout.write(preview_json(fmt, channel_id, payload, key=key))

@@ -110,12 +110,13 @@ def post(
     from bot.store.client import REDIS_ERRORS
 
     if dry_run:
-        target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
-                                                        channel, snapshots=snapshot or (),
-                                                        llm=not no_llm))
-        sys.stdout.write(parts)
-        typer.echo(f"prdigest: dry run: {shown} of {target.scope} to {target.key}; "
-                   "nothing was sent", err=True)
+        found = asyncio.run(dry_run_post(load_config(config), repo, week, channel,
+                                         snapshots=snapshot or (), llm=not no_llm,
+                                         force=force))
+        sys.stdout.write(found.requests)
+        ledger = f"; {found.ledger}" if found.ledger else ""
+        typer.echo(f"prdigest: dry run: {found.week} of {found.channel.scope} to "
+                   f"{found.channel.key}; nothing was sent{ledger}", err=True)
         return
 
     # The outcome is the one line below; library chatter would only bury it.

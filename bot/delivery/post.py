@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.poster import AdapterPoster, DigestAdapter
@@ -22,8 +23,9 @@ from bot.errors import ConfigError, UserError
 from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
-from bot.store.client import async_client
+from bot.store.client import REDIS_ERRORS, async_client
 from bot.store.client import parse as parse_redis_url
+from bot.store.ledger import Ledger, LedgerEntry, Slot, next_delivery_key
 from bot.week import past_week, resolve_week
 from bot.wiring import ProcessDigests
 
@@ -124,13 +126,25 @@ def post_source(config: Config, channel: ChannelConfig, snapshots: Sequence[Path
     return live_source(config)
 
 
+@dataclass(frozen=True)
+class DryRun:
+    """What `post --dry-run` found: the channel and week, the platform's requests as
+    JSON, and what the ledger says of the slot (empty when it was not read)."""
+
+    channel: ChannelConfig
+    week: str
+    requests: str
+    ledger: str = ""
+
+
 async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
-                       snapshots: Sequence[Path] = (), llm: bool = True
-                       ) -> tuple[ChannelConfig, str, str]:
-    """What `post` would send, without sending: (channel, week, the platform's requests
-    as JSON). The digest is the one `post` builds - the channel's configured topics
-    first, then those subscribed in chat when `REDIS_URL` names the Redis they live
-    in - and it needs no platform secret."""
+                       snapshots: Sequence[Path] = (), llm: bool = True, force: bool = False
+                       ) -> DryRun:
+    """What `post` would send, without sending: the digest `post` builds - the channel's
+    configured topics first, then those subscribed in chat when `REDIS_URL` names the
+    Redis they live in - as the requests the platform would receive, with the delivery
+    key the send would carry (the ledger's, when it can be read). It needs no platform
+    secret."""
     from adapters.preview import preview_json
 
     channel = find_channel(config, channel_key, repo)
@@ -140,10 +154,33 @@ async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *
     url = secret(config.cache.url_env)
     if url:
         parse_redis_url(url, config.cache.url_env)
+    slot = Slot(week, channel.key, channel.scope)
+    entry, ledger = await _ledger_entry(slot, url, config.cache.url_env)
     source = post_source(config, channel, snapshots)
     async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
         digest = await digests.for_channel(channel, week)
-    return channel, week, preview_json(channel.platform, channel.id, digest)
+    key = next_delivery_key(slot, entry, force=force)
+    if entry is not None and entry.state in ("posted", "held") and not force:
+        ledger = (f"the ledger has it {entry.state}: post would send nothing without "
+                  "--force")
+    return DryRun(channel, week, preview_json(channel.platform, channel.id, digest, key=key),
+                  ledger)
+
+
+async def _ledger_entry(slot: Slot, url: str | None, variable: str
+                        ) -> tuple[LedgerEntry | None, str]:
+    """The slot's ledger entry when Redis is named and answers, and a note when it does
+    not (the preview then shows a first delivery's key)."""
+    if not url:
+        return None, ""
+    client = async_client(url, variable)
+    try:
+        return await Ledger(client).get(slot), ""
+    except REDIS_ERRORS as exc:
+        return None, (f"the ledger could not be read ({type(exc).__name__}); shown as a "
+                      "first delivery")
+    finally:
+        await client.aclose()
 
 
 def describe(result: PostResult) -> str:

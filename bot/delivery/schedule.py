@@ -63,7 +63,7 @@ from bot.models import Digest
 from bot.source import Source
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
-from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff
+from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff, next_delivery_key
 
 log = logging.getLogger(__name__)
 
@@ -384,18 +384,18 @@ class Scheduler:
 
     def _intent(self, slot: Slot, entry: LedgerEntry | None, now: datetime, *,
                 force: bool, in_doubt: bool) -> LedgerEntry:
+        key = next_delivery_key(slot, entry, force=force)
         if entry is None:
             return LedgerEntry(state="sending", week=slot.week, channel=slot.channel,
-                               repo=slot.repo, delivery_key=slot.delivery_key(0),
+                               repo=slot.repo, delivery_key=key,
                                attempts=1, first_attempt_at=now, last_attempt_at=now,
                                replica=self.replica, forced=force)
         if force:
-            generation = entry.generation + 1
             return msgspec.structs.replace(
-                entry, state="sending", delivery_key=slot.delivery_key(generation),
-                generation=generation, attempts=entry.attempts + 1, failures=0,
-                first_attempt_at=now, last_attempt_at=now, retry_at=None, posted_at=None,
-                message_ids=(), replica=self.replica, error=None, forced=True)
+                entry, state="sending", delivery_key=key, generation=entry.generation + 1,
+                attempts=entry.attempts + 1, failures=0, first_attempt_at=now,
+                last_attempt_at=now, retry_at=None, posted_at=None, message_ids=(),
+                replica=self.replica, error=None, forced=True)
         # A retry keeps its key and first-attempt time: a platform that deduplicates by
         # key recognises it.
         return msgspec.structs.replace(
