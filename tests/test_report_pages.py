@@ -200,7 +200,21 @@ async def test_a_week_spelled_otherwise_redirects_to_its_canonical_address() -> 
     assert answer.headers["location"] == "/reports/acme/lumen/2026-W29?lang=zh"
 
 
-class Unreachable(SnapshotSource):
+class GitHubLike:
+    """A week's PRs as GitHub would serve them: from a snapshot, yet not a snapshot file
+    (a server reading files can serve only the weeks they hold; GitHub, any)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.file = SnapshotSource(snapshot)
+
+    def fetch_week(self, repo: str, week: str) -> WeekData:
+        return self.file.fetch_week(repo, week)
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        return self.file.fetch_pull(repo, number)
+
+
+class Unreachable(GitHubLike):
     def fetch_week(self, repo: str, week: str) -> WeekData:
         raise SourceError("cannot reach GitHub at https://api.github.com (timed out)")
 
@@ -254,7 +268,8 @@ async def test_the_index_lists_recent_weeks_and_every_cached_one(redis_url: str)
     client.zadd(keys.report_weeks("acme/lumen"), {"2022-W01": time.time() - 1})  # expired
     # A v1 key (before hash tags) is ignored, not misread.
     client.set("prdigest:v1:week:acme/lumen:2021-W07:Asia/Shanghai", b"{}")
-    async with serving(app_with(redis_url=redis_url)) as http:
+    async with serving(app_with(source=GitHubLike(example_snapshot()),
+                                redis_url=redis_url)) as http:
         answer = await http.get("/reports/acme/lumen?lang=en")
     assert answer.status_code == 200
     weeks = [re.search(r"/(\d{4}-W\d{2})\?", link)[1]  # type: ignore[index]
@@ -266,7 +281,7 @@ async def test_the_index_lists_recent_weeks_and_every_cached_one(redis_url: str)
 
 
 async def test_the_index_without_redis_lists_the_recent_weeks() -> None:
-    async with serving(app_with()) as http:
+    async with serving(app_with(source=GitHubLike(example_snapshot()))) as http:
         answer = await http.get("/reports/acme/lumen")
     page = Page(answer.text)
     assert page.h1 == ["acme/lumen 周报"]  # the repository's first channel speaks zh

@@ -18,9 +18,10 @@ from bot.cli.app import (
     fail,
     user_errors,
 )
-from bot.config import load_config
+from bot.config import Config, load_config
 from bot.errors import UserError
-from bot.snapshot import data_time, read_snapshot
+from bot.models import Snapshot
+from bot.snapshot import data_time, read_snapshot, read_snapshots
 
 
 class LogLevel(StrEnum):
@@ -39,9 +40,11 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.",
                                       min=1, max=65535)] = 8080,
-    snapshot: Annotated[Path | None, typer.Option(
-        "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False,
-        help="Read PRs from this snapshot file instead of GitHub (an offline demo).")] = None,
+    snapshot: Annotated[list[Path] | None, typer.Option(
+        "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False, metavar="<file>",
+        help="Read PRs from this snapshot file instead of GitHub (an offline demo); one "
+             "file for every repository, or one per repository, each matched by the "
+             "repository it holds.")] = None,
     log_level: Annotated[LogLevel, typer.Option(
         "--log-level", help="How much the log says.")
                          ] = LogLevel.info,
@@ -50,7 +53,7 @@ def serve(
     """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
 
     Platforms whose secrets are not in the environment stay off; with --snapshot every
-    week and PR is read from the file instead of GitHub (a demo that runs offline).
+    week and PR is read from the files instead of GitHub (a demo that runs offline).
     """
     import logging
 
@@ -62,14 +65,14 @@ def serve(
 
     settings = load_config(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
-    if snapshot is not None:
+    if snapshot:
         from bot.source import SnapshotSource
 
-        data = read_snapshot(snapshot)
-        moment = data_time(data)
-        options["source"] = SnapshotSource(data)
+        held = served_snapshots(settings, snapshot)
+        moment = max((t for t in map(data_time, held) if t is not None), default=None)
+        options["source"] = SnapshotSource(*held)
         if moment is not None:
-            # "This week" means the snapshot's last week, as in `prdigest ask`.
+            # "This week" means the snapshots' last week, as in `prdigest ask`.
             options["now"] = lambda: moment
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -81,6 +84,20 @@ def serve(
     uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
                 proxy_headers=True, log_config=uvicorn_log_config(),
                 **uvicorn_limits(settings.server))
+
+
+def served_snapshots(settings: Config, paths: list[Path]) -> list[Snapshot]:
+    """The files `serve` reads: one answers for every repository (a demo); several are
+    matched by the repository each holds, which must be one the config lists."""
+    if len(paths) == 1:
+        return [read_snapshot(paths[0])]
+    held = read_snapshots(paths)
+    listed = {name.lower() for name in settings.repos}
+    for path, data in zip(paths, held, strict=True):
+        if data.repository.lower() not in listed:
+            raise UserError(f"{path}: holds {data.repository}, which is not under [repos] "
+                            "in the config")
+    return held
 
 
 @command()
