@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,6 +27,9 @@ from bot.models import PullRequest
 from bot.snapshot import data_time, snapshot_for
 from bot.source import Source, WeekData
 from bot.week import DEFAULT_TIMEZONE
+
+if TYPE_CHECKING:
+    from bot.github.source import GitHubSource
 
 # --- live data from GitHub -------------------------------------------------------------
 
@@ -59,12 +62,39 @@ def progress_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
     return update, finish
 
 
+class RetryNotice:
+    """The one line a command prints when GitHub does not answer and it starts retrying
+    (later retries of the same run say nothing more)."""
+
+    def __init__(self, api_url: str) -> None:
+        self.api_url = api_url
+        self.told = False
+
+    def __call__(self, reason: str, delay: float) -> None:
+        if self.told:
+            return
+        self.told = True
+        typer.echo(f"prdigest: GitHub at {self.api_url} did not answer ({reason}); retrying "
+                   f"in {delay:.0f} s", err=True)
+
+
+def command_github(config: Config, progress: Callable[[int, int], None] | None = None,
+                   notice: RetryNotice | None = None) -> GitHubSource:
+    """GitHub as a command line reads it: one line when it starts retrying, and no retry
+    at all when the host name does not resolve (offline, or a mistyped api_url)."""
+    from bot.github.source import GitHubSource
+
+    return GitHubSource(config, progress=progress, retry_unresolved=False,
+                        on_retry=notice or RetryNotice(config.github.api_url))
+
+
 class LiveSource:
     """PRs from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
     set, each read with a progress bar on stderr (a digest reads two weeks)."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self.notice = RetryNotice(config.github.api_url)
 
     def fetch_week(self, repo: str, week: str) -> WeekData:
         with self._source() as source:
@@ -76,11 +106,10 @@ class LiveSource:
 
     @contextlib.contextmanager
     def _source(self) -> Iterator[Source]:
-        from bot.github.source import GitHubSource
         from bot.store.cache import CachedSource, cache_from_env
 
         update, finish = progress_bar()
-        github = GitHubSource(self.config, progress=update)
+        github = command_github(self.config, update, self.notice)
         cache = cache_from_env(self.config)
         try:
             yield CachedSource(github, cache, self.config)
@@ -106,13 +135,12 @@ def snapshot_command(
 
     Always asks GitHub (the cache is not used), so the file is as current as GitHub.
     """
-    from bot.github.source import GitHubSource
     from bot.snapshot import write_snapshot
 
     settings = load_config(config)
     week = week_for(week, settings, repo)
     update, finish = progress_bar()
-    github = GitHubSource(settings, progress=update)
+    github = command_github(settings, update)
     try:
         data = github.fetch_week(repo, week)
     finally:

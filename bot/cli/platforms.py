@@ -97,9 +97,9 @@ def console_session(
             repo = candidates[0]
         if repo is None:
             raise UserError("name the repository with --repo owner/name")
-        from bot.store.cache import live_source
+        from bot.cli.github import LiveSource
 
-        source = live_source(settings)
+        source = LiveSource(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
     wiring = ProcessDigests(settings, source, redis_url=secret(settings.cache.url_env) or None,
                             now=now)

@@ -123,13 +123,16 @@ def post(
     import asyncio
     import logging
 
+    from bot.cli.github import LiveSource
     from bot.delivery.post import describe, dry_run_post, post_now
     from bot.store.client import REDIS_ERRORS
 
+    settings = load_config(config)
+    live = None if snapshot else LiveSource(settings)
     if dry_run:
-        found = asyncio.run(dry_run_post(load_config(config), repo, week, channel,
+        found = asyncio.run(dry_run_post(settings, repo, week, channel,
                                          snapshots=snapshot or (), llm=not no_llm,
-                                         force=force))
+                                         force=force, live=live))
         sys.stdout.write(found.requests)
         ledger = f"; {found.ledger}" if found.ledger else ""
         typer.echo(f"prdigest: dry run: {found.week} of {found.channel.scope} to "
@@ -139,10 +142,9 @@ def post(
     # The outcome is the one line below; library chatter would only bury it.
     logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")
 
-    settings = load_config(config)
     try:
         result = asyncio.run(post_now(settings, repo, week, channel, force=force,
-                                      snapshots=snapshot or (), llm=not no_llm))
+                                      snapshots=snapshot or (), llm=not no_llm, live=live))
     except REDIS_ERRORS as exc:
         fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
              "again once Redis answers (the ledger keeps a post from going out twice)")

@@ -85,14 +85,15 @@ def adapter_for(digests: Digests, platform: str) -> DigestAdapter:
 async def post_now(
     config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
     snapshots: Sequence[Path] = (), adapter: DigestAdapter | None = None,
-    redis_url: str | None = None, llm: bool = True,
+    redis_url: str | None = None, llm: bool = True, live: Source | None = None,
 ) -> PostResult:
     """Post `week` of `repo` to the channel through the ledger; what happened comes back.
 
     The process's one `Digests` (its subscriptions and narrator in the same Redis as
     the ledger) builds the digest, as the schedule's does. `adapter` and `redis_url`
     replace what the config and environment name (tests); `llm=False` keeps the narrator
-    off (`--no-llm`).
+    off (`--no-llm`); `live` is where PRs come from without `snapshots` (default: GitHub
+    behind the cache).
     """
     channel = find_channel(config, channel_key, repo)
     week = checked_week(week, channel)
@@ -101,7 +102,7 @@ async def post_now(
         raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
                           "ledger in Redis, shared with the weekly schedule")
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
-    source = post_source(config, channel, snapshots)
+    source = post_source(config, channel, snapshots, live)
     async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
         target = adapter or adapter_for(digests, channel.platform)
         client = async_client(url, config.cache.url_env)
@@ -117,10 +118,14 @@ async def post_now(
                 await target.close()
 
 
-def post_source(config: Config, channel: ChannelConfig, snapshots: Sequence[Path]) -> Source:
-    """The channel's snapshot files, or GitHub behind the cache the environment names."""
+def post_source(config: Config, channel: ChannelConfig, snapshots: Sequence[Path],
+                live: Source | None = None) -> Source:
+    """The channel's snapshot files, else `live`, else GitHub behind the cache the
+    environment names."""
     if snapshots:
         return SnapshotSource(*snapshots_for(channel.repositories, snapshots))
+    if live is not None:
+        return live
     from bot.store.cache import live_source
 
     return live_source(config)
@@ -138,8 +143,8 @@ class DryRun:
 
 
 async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
-                       snapshots: Sequence[Path] = (), llm: bool = True, force: bool = False
-                       ) -> DryRun:
+                       snapshots: Sequence[Path] = (), llm: bool = True, force: bool = False,
+                       live: Source | None = None) -> DryRun:
     """What `post` would send, without sending: the digest `post` builds - the channel's
     configured topics first, then those subscribed in chat when `REDIS_URL` names the
     Redis they live in - as the requests the platform would receive, with the delivery
@@ -156,7 +161,7 @@ async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *
         parse_redis_url(url, config.cache.url_env)
     slot = Slot(week, channel.key, channel.scope)
     entry, ledger = await _ledger_entry(slot, url, config.cache.url_env)
-    source = post_source(config, channel, snapshots)
+    source = post_source(config, channel, snapshots, live)
     async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
         digest = await digests.for_channel(channel, week)
     key = next_delivery_key(slot, entry, force=force)
