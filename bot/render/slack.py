@@ -284,9 +284,11 @@ def _head(w: _Words, digest: Digest) -> list[Block]:
 
 
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
-    """A section's texts, one per item, or what it says when it has none; a section
-    without items is one paragraph, the macro named by its id. A digest of several
-    repositories lists a per-repository section's items under each one's name."""
+    """A section's texts: the sections that list items, one text per item (Slack then
+    packs and splits them between items), or what they say when they have none; any
+    other section one text, its shared body (`common/sections.j2`, the macro named by
+    its id). A digest of several repositories lists a per-repository section's items
+    under each one's name."""
     if view.per_repository(section):
         return [text for part in view.parts
                 for text in (w("repository_heading", part), *_section_texts(section, w, part))]
@@ -305,7 +307,7 @@ def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     if section.id == "suggestions":
         return ([w("suggestion", i, s) for i, s in enumerate(view.suggestions, 1)]
                 or [w("no_suggestions")])
-    return [w(section.id)]
+    return [w("section_body", section, view)]
 
 
 def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
