@@ -26,8 +26,7 @@ from bot.render.slack import render_digest_messages as slack_messages
 from bot.render.telegram import render_digest_messages as telegram_messages
 from bot.snapshot import encode_snapshot
 from bot.source import SnapshotSource
-from testkit.server_support import example_snapshot
-from tests.multi_repo_support import (
+from testkit.multi_repo import (
     LUMEN,
     PRISM,
     PRISM_ONLY,
@@ -35,6 +34,7 @@ from tests.multi_repo_support import (
     prism_snapshot,
     two_repo_config,
 )
+from testkit.server_support import example_snapshot
 
 CONFIG = two_repo_config()
 CHANNEL = CONFIG.channels[0]
@@ -362,7 +362,7 @@ def test_a_notice_in_a_chat_of_several_names_the_repository(lang: Lang) -> None:
 
 
 async def test_combined_slack_messages_pass_the_block_kit_checks() -> None:
-    from tests.contract.test_slack_render import assert_valid
+    from testkit.slack_checks import assert_valid
 
     for lang in ("en", "zh"):
         for message in slack_messages(await _combined(lang, link=True)):  # type: ignore[arg-type]

@@ -21,10 +21,10 @@ from bot.source import SnapshotSource
 from bot.store.cache import Cache, CachedSource
 from bot.store.claims import Claims
 from bot.store.client import async_client
+from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
+from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, scheduler
+from testkit.schedule import WeekOnly as _WeekOnly
 from testkit.server_support import example_snapshot
-from tests.multi_repo_support import LUMEN, PRISM, prism_snapshot, two_repo_config
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at
-from tests.test_schedule import _WeekOnly, scheduler
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai; the week owed is 2026-W29

@@ -19,8 +19,8 @@ from bot.render.feishu import card_content, reply_cards
 from bot.render.slack import render_reply_messages as slack_reply
 from bot.render.telegram import render_reply_messages as telegram_reply
 from bot.source import SnapshotSource
+from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
 from testkit.server_support import example_snapshot
-from tests.multi_repo_support import LUMEN, PRISM, prism_snapshot, two_repo_config
 
 CONFIG = two_repo_config()
 CHANNEL = CONFIG.channels[0]

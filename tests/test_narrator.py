@@ -20,7 +20,7 @@ from bot.render.telegram import render_digest_html
 from bot.store.cache import Cache
 from bot.web.metrics import Metrics
 from testkit.fakes.openai import FakeOpenAI
-from tests.narrator_support import (
+from testkit.narration import (
     REPO,
     WEEK,
     example_digests,

@@ -22,7 +22,7 @@ from bot.store.cache import Cache, CachedSource
 from bot.store.client import async_client, sync_client
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
-from tests.schedule_support import Clock, FakePlatforms, FakePoster, at, make_config
+from testkit.schedule import Clock, FakePlatforms, FakePoster, at, make_config
 
 REPO = "acme/lumen"
 TOKEN = "ghp_fake_token"

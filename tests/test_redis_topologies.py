@@ -24,20 +24,20 @@ from bot.store.client import async_client, parse, sync_client
 from bot.store.ledger import Ledger
 from bot.web.app import create_app
 from testkit.redis_topologies import SentinelSet, all_keys, flush, private_sentinel
-from testkit.server_support import (
-    example_config,
-    example_snapshot,
-    now,
-    recording_adapters,
-    serving,
-)
-from tests.schedule_support import (
+from testkit.schedule import (
     Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
     at,
     make_config,
+)
+from testkit.server_support import (
+    example_config,
+    example_snapshot,
+    now,
+    recording_adapters,
+    serving,
 )
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,37 +17,31 @@ from adapters.poster import AdapterPoster
 from bot.config import ChannelConfig, Config
 from bot.delivery.due import due_runs
 from bot.delivery.results import PostResult
-from bot.delivery.schedule import Scheduler
-from bot.digests import Digests
 from bot.models import Digest, Snapshot
 from bot.snapshot import read_snapshot
 from bot.store.cache import Cache, CachedSource
-from bot.store.client import async_client
 from bot.store.ledger import Ledger, RedisLock, Slot, backoff
 from testkit.redis_server import free_port
-from tests.schedule_support import (
+from testkit.schedule import (
+    REPO,
+    SHANGHAI_MONDAY_9,
     Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
     KillableRedis,
     KillSwitch,
+    WeekOnly,
     at,
+    channel,
     make_config,
+    redis_client,
+    scheduler,
 )
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-REPO = "acme/lumen"
-# Monday 2026-07-20 09:00 in Shanghai; the week owed is 2026-W29.
-SHANGHAI_MONDAY_9 = at("2026-07-20T01:00")
-
-
-def channel(platform: str, id: str, *, tz: str = "Asia/Shanghai", schedule: str = "0 9 * * MON",
-            lang: str = "zh", topics: tuple[str, ...] = (), repo: str = REPO) -> dict[str, Any]:
-    return {"platform": platform, "id": id, "repo": repo, "timezone": tz, "schedule": schedule,
-            "lang": lang, "topics": list(topics)}
 
 
 THREE_PLATFORMS = [
@@ -62,24 +54,6 @@ THREE_PLATFORMS = [
 @pytest.fixture(scope="module")
 def snapshot() -> Snapshot:
     return read_snapshot(EXAMPLES / "snapshot.json")
-
-
-@asynccontextmanager
-async def redis_client(url: str) -> AsyncIterator[aioredis.Redis]:
-    client = async_client(url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-
-
-def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,
-              **options: Any) -> Scheduler:
-    options.setdefault("lock_seconds", 0.3)
-    options.setdefault("build_lock_seconds", 2.0)
-    digests = Digests(config, source, subscriptions=options.pop("subscriptions", None))
-    return Scheduler(digests, client, poster, clock=clock, replica=options.pop("replica", "r1"),
-                     **options)
 
 
 def statuses(results: list[PostResult]) -> Counter[str]:
@@ -262,7 +236,7 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
     async with redis_client(redis_url) as client:
         cache = Cache.from_url(redis_url)
         try:
-            source = CachedSource(_WeekOnly(github), cache, config)
+            source = CachedSource(WeekOnly(github), cache, config)
             replicas = [scheduler(config, source, client, FakePoster(platforms, f"r{n}",
                                                                       latency=0.01),
                                   clock, replica=f"r{n}") for n in range(3)]
@@ -276,19 +250,6 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
     assert sum(r.stats.digest_builds for r in replicas) == 2
     assert github.reads == {(repo, week): 1 for repo in ("acme/lumen", "acme/other")
                             for week in ("2026-W29", "2026-W28")}
-
-
-class _WeekOnly:
-    """The counting snapshot source as a raw week source (what `CachedSource` wraps)."""
-
-    def __init__(self, source: CountingSource) -> None:
-        self.source = source
-
-    def fetch_week(self, repo: str, week: str) -> Snapshot:
-        return self.source.fetch_week(repo, week).snapshot
-
-    def fetch_pull(self, repo: str, number: int) -> Any:
-        return self.source.fetch_pull(repo, number)
 
 
 @pytest.mark.parametrize("hours_down, posted", [(11.5, 1), (12.5, 0)])

@@ -18,7 +18,7 @@ from bot.snapshot import read_snapshot
 from bot.store.ledger import Ledger, Slot
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at
+from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CHANNEL = "slack:C0123456"

@@ -16,7 +16,7 @@ from bot.delivery.due import DueFailure, due_runs
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.snapshot import read_snapshot
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at, make_config
+from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, make_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai; 2026-W29 is owed

@@ -36,7 +36,7 @@ from bot.snapshot import read_snapshot
 from bot.store.client import async_client
 from bot.store.ledger import Ledger, LedgerEntry, Slot
 from bot.week import shift_week, week_of, zone
-from tests.schedule_support import (
+from testkit.schedule import (
     Clock,
     CountingSource,
     FakePlatforms,

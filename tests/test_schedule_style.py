@@ -5,14 +5,29 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.render import render_digest
 from bot.render.chat import visible_length
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, make_config
-from tests.test_schedule import SHANGHAI_MONDAY_9, channel, redis_client, scheduler, snapshot
+from testkit.schedule import (
+    SHANGHAI_MONDAY_9,
+    Clock,
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    channel,
+    make_config,
+    redis_client,
+    scheduler,
+)
+from testkit.server_support import example_snapshot
 
-__all__ = ["snapshot"]  # the module's snapshot fixture, shared
+
+@pytest.fixture(scope="module")
+def snapshot() -> Snapshot:
+    return example_snapshot()
 
 
 class RecordingPoster(FakePoster):

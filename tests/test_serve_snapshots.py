@@ -20,8 +20,8 @@ from bot.cli import app
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit import EXAMPLES
+from testkit.multi_repo import prism_snapshot
 from testkit.server_support import clear_env
-from tests.multi_repo_support import prism_snapshot
 
 Serve = Callable[..., Any]
 

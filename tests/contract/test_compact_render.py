@@ -28,7 +28,7 @@ from bot.render.telegram import render_digest_messages as telegram_messages
 from bot.render.telegram import visible_length as telegram_length
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
-from testkit.fakes.slack import message_problems
+from testkit.fakes.slack_blocks import message_problems
 from testkit.fakes.telegram import parse_html
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

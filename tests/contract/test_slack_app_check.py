@@ -13,7 +13,8 @@ import pytest
 
 from bot.config import Config
 from bot.store.claims import Claims
-from testkit.fakes.slack import FakeSlack, SlackPayloads
+from testkit.fakes.slack import FakeSlack
+from testkit.fakes.slack_payloads import SlackPayloads
 from tests.contract.test_slack_http import (
     FORM,
     JSON,

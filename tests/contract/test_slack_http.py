@@ -36,20 +36,9 @@ from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.chat import InMemorySubscriptionStore
-from testkit.fakes.slack import (
-    APP_TOKEN,
-    BOT_TOKEN,
-    SIGNING_SECRET,
-    FakeSlack,
-    SlackPayloads,
-    signed_headers,
-)
-from tests.contract.test_slack_render import (
-    assert_valid,
-    example_digest,
-    markup_problems,
-    texts_of,
-)
+from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
+from testkit.slack_checks import assert_valid, example_digest, markup_problems, texts_of
 
 NOW = datetime(2026, 7, 22, 10, 0, tzinfo=ZoneInfo("Asia/Shanghai"))  # 2026-W30
 CHANNEL = "C0123456"  # the example config's Slack channel (zh, acme/lumen)
@@ -497,7 +486,7 @@ async def test_the_example_digest_arrives_whole_within_slacks_limits(
     assert "<!channel>" not in json.dumps(posts)
     # Exactly what the renderer produced went over the wire: the chat form, whole.
     from bot.render.slack import render_digest_messages
-    from tests.contract.test_slack_render import assert_chat_form
+    from testkit.slack_checks import assert_chat_form
     messages = render_digest_messages(digest)
     assert [p["blocks"] for p in posts] == [list(m.blocks) for m in messages]
     assert_chat_form(messages, digest, snapshot_numbers)
@@ -599,7 +588,7 @@ async def test_a_failed_later_part_says_how_far_it_got(
     fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
     small_messages: None,
 ) -> None:
-    from tests.contract.test_slack_render import _huge_digest
+    from testkit.slack_checks import huge_digest as _huge_digest
 
     adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
     fake_slack.fail_next("chat.postMessage", after=1,
@@ -641,7 +630,7 @@ async def test_an_answer_longer_than_a_response_url_takes_goes_to_the_channel(
 ) -> None:
     """A response_url takes 5 messages; a longer answer is posted to the channel whole."""
     from bot.render.slack import render_digest_messages
-    from tests.contract.test_slack_render import _huge_digest
+    from testkit.slack_checks import huge_digest as _huge_digest
 
     digest = _huge_digest("en")
     parts = render_digest_messages(digest)

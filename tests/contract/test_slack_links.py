@@ -12,7 +12,8 @@ import pytest
 from bot.models import KeyPull, Reply, Risk
 from bot.render.markup import markup_for
 from bot.render.slack import render_digest_messages, render_reply_messages
-from tests.contract.test_slack_render import _answer, assert_valid, example_digest
+from testkit.slack_checks import assert_valid, example_digest
+from testkit.slack_checks import pull_answer as _answer
 
 HOSTILE_URLS = ("javascript:alert(1)", "JavaScript:alert(document.cookie)",
                 "slack://channel?team=T1&id=C1", "data:text/html,<script>x</script>",
