@@ -10,7 +10,13 @@ from typing import Any
 
 from bot.config import Config, load_config, parse_config
 from bot.digests import Digests
+from bot.models import Digest
 from bot.narrate import NarrationStore, Narrator, narrator_for
+from bot.render import render_digest
+from bot.render.feishu import digest_cards
+from bot.render.html import PageLinks, render_report_page
+from bot.render.slack import render_digest_messages as slack_messages
+from bot.render.telegram import render_digest_html
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 
@@ -44,3 +50,11 @@ def example_digests(config: Config, store: NarrationStore | None = None,
 def latin_share(text: str) -> float:
     letters = _LETTER.findall(text)
     return sum(c.isascii() for c in letters) / max(1, len(letters))
+
+
+def every_format(digest: Digest) -> str:
+    """The digest in every format, joined: what any reader could see."""
+    parts = [render_digest(digest, "markdown"), render_digest(digest, "text"),
+             render_digest_html(digest), str(slack_messages(digest)),
+             str(digest_cards(digest)), render_report_page(digest, PageLinks())]
+    return "\n".join(parts)

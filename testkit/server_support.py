@@ -280,3 +280,8 @@ def snapshot_pull(number: int) -> PullRequest:
 def path_of(url: str) -> str:
     return urlsplit(url).path
 
+
+def notices(adapters: dict[str, RecordingAdapter]) -> list[tuple[str, str, int]]:
+    return sorted((platform, channel_id, reply.pull.number)
+                  for platform, adapter in adapters.items()
+                  for channel_id, reply in adapter.replies if reply.pull is not None)

@@ -7,7 +7,7 @@ import re
 from babel.messages.extract import extract_from_dir
 
 from bot.i18n import translations
-from tests.conftest import ROOT
+from testkit import ROOT
 
 _METHODS = [
     ("bot/**.py", "python"),

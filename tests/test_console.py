@@ -18,8 +18,8 @@ from bot.config import ChannelConfig, Config, RepoConfig
 from bot.digests import Digests
 from bot.models import Snapshot
 from bot.snapshot import data_time, write_snapshot
+from testkit.chat_week import CONFIG, NOW, OPEN_CHANNEL, REPO, SNAPSHOT
 from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
-from tests.test_commands import CONFIG, NOW, OPEN_CHANNEL, REPO, SNAPSHOT
 
 CONFIG_TOML = f"""
 [repos."{REPO}"]

@@ -10,19 +10,15 @@ import msgspec
 import pytest
 
 from bot.errors import ConfigError
-from bot.models import Digest
 from bot.narrate import MemoryNarrations, Narrator, narrator_for
 from bot.render import render_digest
-from bot.render.feishu import digest_cards
-from bot.render.html import PageLinks, render_report_page
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_html
 from bot.store.cache import Cache
 from bot.web.metrics import Metrics
 from testkit.fakes.openai import FakeOpenAI
 from testkit.narration import (
     REPO,
     WEEK,
+    every_format,
     example_digests,
     latin_share,
     llm_config,
@@ -43,14 +39,6 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture(autouse=True)
 def _fresh(fake: FakeOpenAI) -> None:
     fake.reset()
-
-
-def every_format(digest: Digest) -> str:
-    """The digest in every format, joined: what any reader could see."""
-    parts = [render_digest(digest, "markdown"), render_digest(digest, "text"),
-             render_digest_html(digest), str(slack_messages(digest)),
-             str(digest_cards(digest)), render_report_page(digest, PageLinks())]
-    return "\n".join(parts)
 
 
 async def test_without_llm_the_digest_is_the_engines_and_no_call_is_made(fake: FakeOpenAI) -> None:

@@ -21,7 +21,8 @@ from bot.config import (
     TelegramConfig,
     TopicRule,
 )
-from tests.conftest import ROOT, service_variables
+from testkit import ROOT
+from testkit.environment import service_variables
 
 README = ROOT / "README.md"
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from bot.render.markup import code_spans, markup_for
+from testkit.pages import REPORT, app_with
 from testkit.server_support import clear_env, serving
-from tests.test_report_pages import REPORT, app_with
 
 QUOTE = "`free_blocks` is read <outside> the lock; ``a ` b`` too, and a lone ` stays"
 

@@ -1,5 +1,5 @@
 """Fixtures the contract suites share: the fake Slack and its secrets in the environment,
-the example config, a Claims."""
+the fake Telegram, the example config, a Claims."""
 
 from __future__ import annotations
 
@@ -13,11 +13,20 @@ from bot.config import Config, load_config
 from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from testkit.fakes.telegram import FakeTelegram
+from testkit.slack_http import OPEN_ADAPTERS
 
 
 @pytest.fixture
 def fake_slack() -> Iterator[FakeSlack]:
     with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def tg() -> Iterator[FakeTelegram]:
+    """The fake Telegram Bot API."""
+    with FakeTelegram() as fake:
         yield fake
 
 
@@ -40,3 +49,12 @@ async def deduper(redis_url: str) -> AsyncIterator[Claims]:
     client = aioredis.Redis.from_url(redis_url)
     yield Claims(client)
     await client.aclose()
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="function")
+async def close_slack_adapters() -> AsyncIterator[None]:
+    """Slack adapters keep a connection pool; close each one a test made with
+    `testkit.slack_http.make_adapter`."""
+    yield
+    while OPEN_ADAPTERS:
+        await OPEN_ADAPTERS.pop().close()

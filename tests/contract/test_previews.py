@@ -21,9 +21,9 @@ from bot.errors import ConfigError
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit import EXAMPLES
+from testkit.cli import preview_of
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.fakes.telegram import FakeTelegram
-from tests.test_cli_preview import preview_of
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CONFIG = str(EXAMPLES / "prdigest.toml")

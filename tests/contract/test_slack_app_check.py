@@ -15,7 +15,7 @@ from bot.config import Config
 from bot.store.claims import Claims
 from testkit.fakes.slack import FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads
-from tests.contract.test_slack_http import (
+from testkit.slack_http import (
     FORM,
     JSON,
     http_client,

@@ -17,7 +17,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from bot.config import Config
 from bot.store.claims import Claims
 from testkit.fakes.slack import FakeSlack
-from tests.contract.test_slack_http import (
+from testkit.slack_http import (
     JSON,
     RecordingHandler,
     http_client,

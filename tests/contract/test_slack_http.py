@@ -10,106 +10,38 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
-import httpx
 import pytest
-import pytest_asyncio
 import redis.asyncio as aioredis
-from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
 from adapters.slack import adapter as slack_adapter_module
 from adapters.slack import settings as slack_settings
 from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
-from bot.chat.handler import CommandHandler
-from bot.config import ChannelConfig, Config
-from bot.digests import Digests
-from bot.models import Command, Digest, Reply
+from bot.config import Config
+from bot.models import Digest, Reply
 from bot.render.slack import SlackMessage
 from bot.snapshot import read_snapshot
-from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit import EXAMPLES
-from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
 from testkit.slack_checks import assert_valid, example_digest, markup_problems, texts_of
-
-NOW = datetime(2026, 7, 22, 10, 0, tzinfo=ZoneInfo("Asia/Shanghai"))  # 2026-W30
-CHANNEL = "C0123456"  # the example config's Slack channel (zh, acme/lumen)
-FORM = "application/x-www-form-urlencoded"
-JSON = "application/json"
-
-
-def real_handler(config: Config) -> CommandHandler:
-    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    return CommandHandler(Digests(config, SnapshotSource(snapshot),
-                                  subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
-
-
-class RecordingHandler:
-    """Answers with a fixed reply (or raises), recording what it was asked."""
-
-    def __init__(self, reply: Reply | None = None, *, fail: bool = False,
-                 gate: asyncio.Event | None = None) -> None:
-        self.reply = reply or Reply(kind="subscribed", lang="en", topics=("npu",))
-        self.fail = fail
-        self.gate = gate
-        self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
-
-    async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply:
-        self.asked.append((command, channel, user))
-        if self.gate is not None:
-            await self.gate.wait()
-        if self.fail:
-            raise RuntimeError("handler broke")
-        return self.reply
-
-
-_OPEN_ADAPTERS: list[SlackAdapter] = []
-
-
-@pytest_asyncio.fixture(autouse=True, loop_scope="function")
-async def close_adapters() -> AsyncIterator[None]:
-    """Adapters keep a connection pool; close each one a test made."""
-    yield
-    while _OPEN_ADAPTERS:
-        await _OPEN_ADAPTERS.pop().close()
-
-
-def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
-                 **overrides: Any) -> SlackAdapter:
-    adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
-                                       **overrides)
-    assert adapter is not None
-    _OPEN_ADAPTERS.append(adapter)
-    return adapter
-
-
-def http_client(adapter: SlackAdapter) -> httpx.AsyncClient:
-    app = Starlette(routes=adapter.routes())
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot")
-
-
-async def post_signed(client: httpx.AsyncClient, body: str, content_type: str,
-                      **sign: Any) -> httpx.Response:
-    headers = signed_headers(body, content_type=content_type, **sign)
-    return await client.post(EVENTS_PATH, content=body.encode(), headers=headers)
-
-
-def slash(payloads: SlackPayloads, fake: FakeSlack, text: str, **values: Any) -> str:
-    return urlencode(payloads.slash_command(text, response_url=fake.response_url(), **values))
-
-
-def shown(payload: dict[str, Any]) -> str:
-    return "\n".join(texts_of(payload.get("blocks", [])))
-
+from testkit.slack_http import (
+    CHANNEL,
+    FORM,
+    JSON,
+    OPEN_ADAPTERS,
+    RecordingHandler,
+    http_client,
+    make_adapter,
+    post_signed,
+    real_handler,
+    shown,
+    slash,
+)
 
 # --- slash commands ----------------------------------------------------------------------
 
@@ -552,7 +484,7 @@ async def test_posts_go_through_the_proxy_the_environment_names(
     monkeypatch.setenv("HTTP_PROXY", fake_slack.base_url.split("/api")[0])
     adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper, api_url=api)
     assert adapter is not None
-    _OPEN_ADAPTERS.append(adapter)
+    OPEN_ADAPTERS.append(adapter)
     await adapter.send_reply(CHANNEL, Reply(kind="subscribed", lang="en", topics=("npu",)))
     assert [r.json["channel"] for r in fake_slack.calls("chat.postMessage")] == [CHANNEL]
 
@@ -564,7 +496,7 @@ async def test_slack_unreachable_raises_delivery_error(
         url = fake.base_url
     adapter = SlackAdapter.from_config(config, RecordingHandler(), deduper, api_url=url)
     assert adapter is not None
-    _OPEN_ADAPTERS.append(adapter)
+    OPEN_ADAPTERS.append(adapter)
     with pytest.raises(DeliveryError, match="could not be reached"):
         await adapter.send_reply(CHANNEL, Reply(kind="subscribed", lang="en", topics=("a",)))
 

@@ -14,7 +14,7 @@ from bot.store.claims import Claims
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, envelope_for
 from testkit.slack_checks import assert_valid
-from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
+from testkit.slack_http import RecordingHandler, real_handler, shown
 
 
 @pytest.fixture

@@ -11,34 +11,25 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import msgspec
 import pytest
-import redis.asyncio as aioredis
-from starlette.applications import Starlette
 
 from adapters.base import DeliveryError
 from adapters.telegram import adapter as telegram_adapter
 from adapters.telegram import settings as telegram_settings
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
-from bot.chat.handler import CommandHandler
-from bot.config import ChannelConfig, Config, RepoConfig, TopicRule, load_config
-from bot.digests import Digests
+from bot.config import RepoConfig, TopicRule
 from bot.engine import build_digest
 from bot.errors import ConfigError
-from bot.models import Command, Digest, KeyPull, Reply, Snapshot
+from bot.models import Digest, KeyPull, Reply
 from bot.render import render_digest
 from bot.render import telegram as telegram_render
 from bot.render.chat import CHAT_CEILING, chat_view
 from bot.render.telegram import TelegramMessage, render_digest_html, render_digest_messages
 from bot.snapshot import read_snapshot
-from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit.fakes.telegram import (
     FakeTelegram,
@@ -50,99 +41,18 @@ from testkit.fakes.telegram import (
     user,
     utf16_length,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-SECRET = "webhook-Secret_0123456789"
-GROUP = -1001234567890  # configured in examples/prdigest.toml, English
-PRIVATE = 4242  # configured below, Chinese
-NOW = datetime(2026, 7, 19, 4, 0, tzinfo=UTC)  # Sunday of 2026-W29 in Shanghai and Berlin
-WEEK = "2026-W29"
-
-
-def _config() -> Config:
-    config = load_config(ROOT / "examples" / "prdigest.toml")
-    private = ChannelConfig(platform="telegram", id=str(PRIVATE), repo="acme/lumen", lang="zh")
-    return msgspec.structs.replace(config, channels=(*config.channels, private))
-
-
-CONFIG = _config()
-SNAPSHOT: Snapshot = read_snapshot(ROOT / "examples" / "snapshot.json")
-
-
-class DictStore:
-    """Subscriptions in a dict (the Redis store is tested with its own module)."""
-
-    def __init__(self) -> None:
-        self.by_channel: dict[str, set[str]] = {}
-
-    def topics(self, channel_key: str) -> set[str]:
-        return set(self.by_channel.get(channel_key, set()))
-
-    def add(self, channel_key: str, topics: Iterable[str]) -> None:
-        self.by_channel.setdefault(channel_key, set()).update(topics)
-
-    def remove(self, channel_key: str, topics: Iterable[str]) -> None:
-        self.by_channel.get(channel_key, set()).difference_update(topics)
-
-
-class SpyHandler:
-    """Records the commands it is asked; answers with the real handler or raises."""
-
-    def __init__(self, *, fail: bool = False) -> None:
-        self.inner = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
-                                            subscriptions=DictStore(), now=lambda: NOW))
-        self.fail = fail
-        self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
-
-    async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None) -> Reply:
-        self.asked.append((command, channel, user))
-        if self.fail:
-            raise RuntimeError("boom: /home/prdigest/secret/path")
-        return await self.inner.handle(command, channel=channel, user=user)
-
-
-@pytest.fixture
-def tg() -> Any:
-    with FakeTelegram() as fake:
-        yield fake
-
-
-@asynccontextmanager
-async def running(
-    tg: FakeTelegram, redis_url: str, *, handler: SpyHandler | None = None,
-    start: bool = True, **options: Any,
-) -> AsyncIterator[tuple[TelegramAdapter, httpx.AsyncClient]]:
-    """An adapter on the fake, its webhook route behind an ASGI client."""
-    client = aioredis.from_url(redis_url)
-    settings: dict[str, Any] = {"token": tg.token, "secret_token": SECRET,
-                                "api_url": tg.base_url, "max_retries": 2}
-    settings.update(options)
-    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), Claims(client), **settings)
-    app = Starlette(routes=adapter.routes())
-    try:
-        if start:
-            await adapter.start()
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://bot.test") as http:
-            yield adapter, http
-    finally:
-        await adapter.close()
-        await client.aclose()
-
-
-async def post_update(http: httpx.AsyncClient, update: dict[str, Any] | str | bytes,
-                      secret: str | None = SECRET) -> httpx.Response:
-    headers = {"Content-Type": "application/json"}
-    if secret is not None:
-        headers["X-Telegram-Bot-Api-Secret-Token"] = secret
-    body = update if isinstance(update, (str, bytes)) else json.dumps(update)
-    return await http.post(WEBHOOK_PATH, content=body, headers=headers)
-
-
-async def wait_sent(tg: FakeTelegram, count: int = 1) -> list[dict[str, str]]:
-    await asyncio.to_thread(tg.wait_for, "sendMessage", count)
-    return tg.sent()
+from testkit.telegram_bot import (
+    CONFIG,
+    GROUP,
+    PRIVATE,
+    SECRET,
+    SNAPSHOT,
+    WEEK,
+    SpyHandler,
+    post_update,
+    running,
+    wait_sent,
+)
 
 
 async def settle() -> None:

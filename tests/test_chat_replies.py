@@ -21,8 +21,8 @@ from bot.i18n import translations
 from bot.models import Lang, PullAnswer, Reply, Risk
 from bot.render import render_reply
 from bot.resources import template_dir
+from testkit.chat_week import CONFIG, NOW, OPEN_CHANNEL, SNAPSHOT
 from testkit.fakes.chat import ChatTestBackend, InMemorySubscriptionStore, RecordingSource
-from tests.test_commands import CONFIG, NOW, OPEN_CHANNEL, SNAPSHOT
 
 FORMATS = ("text", "markdown")
 LANGS: tuple[Lang, ...] = ("en", "zh")
