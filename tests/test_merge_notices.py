@@ -23,7 +23,10 @@ from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.fakes.telegram import FakeTelegram
 from testkit.server_support import (
+    FEISHU,
     REPO,
+    SLACK,
+    TELEGRAM,
     WEBHOOK_SECRET,
     RecordingAdapter,
     clear_env,
@@ -37,23 +40,17 @@ from testkit.server_support import (
     snapshot_pull,
     webhook_request,
 )
+from testkit.server_support import (
+    example_channel as channel,
+)
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
-SLACK = "slack:C0123456"          # configured topics: npu, rollout
-TELEGRAM = "telegram:-1001234567890"  # trainer
-FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
 
 
 @pytest.fixture(autouse=True)
 def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
-
-
-def channel(key: str) -> ChannelConfig:
-    found = example_config().channel(key)
-    assert found is not None
-    return found
 
 
 # --- the webhook --------------------------------------------------------------------------

@@ -13,7 +13,6 @@ import pytest
 import redis.asyncio as aioredis
 from github import Github
 
-from bot.config import ChannelConfig
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import MergePoller
 from bot.digests import Digests
@@ -25,7 +24,10 @@ from bot.store.client import async_client, sync_client
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.server_support import (
+    FEISHU,
     NOW,
+    SLACK,
+    TELEGRAM,
     ConditionalGitHub,
     clear_env,
     example_config,
@@ -39,20 +41,11 @@ from testkit.server_support import (
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
-SLACK = "slack:C0123456"          # configured topics: npu, rollout
-TELEGRAM = "telegram:-1001234567890"  # trainer
-FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
 
 
 @pytest.fixture(autouse=True)
 def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
-
-
-def channel(key: str) -> ChannelConfig:
-    found = example_config().channel(key)
-    assert found is not None
-    return found
 
 
 # --- the poller ---------------------------------------------------------------------------

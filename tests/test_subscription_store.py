@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from bot.config import ChannelConfig
 from bot.models import Command, Reply
 from bot.render import render_reply
 from bot.source import SnapshotSource
@@ -15,6 +14,8 @@ from bot.store.client import sync_client
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.server_support import (
+    SLACK,
+    TELEGRAM,
     clear_env,
     example_config,
     example_snapshot,
@@ -23,23 +24,17 @@ from testkit.server_support import (
     services_of,
     serving,
 )
+from testkit.server_support import (
+    example_channel as channel,
+)
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
-SLACK = "slack:C0123456"          # configured topics: npu, rollout
-TELEGRAM = "telegram:-1001234567890"  # trainer
-FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
 
 
 @pytest.fixture(autouse=True)
 def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
-
-
-def channel(key: str) -> ChannelConfig:
-    found = example_config().channel(key)
-    assert found is not None
-    return found
 
 
 # --- the store ----------------------------------------------------------------------------
