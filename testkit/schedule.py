@@ -25,6 +25,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from bot.config import ChannelConfig, Config, parse_config
+from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.models import Digest, Snapshot
@@ -266,3 +267,14 @@ class WeekOnly:
 
     def fetch_pull(self, repo: str, number: int) -> Any:
         return self.source.fetch_pull(repo, number)
+
+
+THREE_PLATFORMS = [
+    channel("slack", "C1", topics=("npu",)),
+    channel("telegram", "-100", lang="en"),
+    channel("feishu", "oc_1", topics=("npu",)),
+]
+
+
+def statuses(results: list[PostResult]) -> Counter[str]:
+    return Counter(r.status for r in results)

@@ -21,13 +21,15 @@ from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
-from bot.models import Command, Reply, Snapshot
+from bot.engine import build_digest
+from bot.models import Command, Digest, Reply, Snapshot
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.telegram import (
     FakeTelegram,
+    parse_html,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,3 +115,20 @@ async def post_update(http: httpx.AsyncClient, update: dict[str, Any] | str | by
 async def wait_sent(tg: FakeTelegram, count: int = 1) -> list[dict[str, str]]:
     await asyncio.to_thread(tg.wait_for, "sendMessage", count)
     return tg.sent()
+
+
+async def settle() -> None:
+    """Time for anything queued to have reached the fake, had it been sent."""
+    await asyncio.sleep(0.3)
+
+
+def plain_of(html_text: str) -> str:
+    return parse_html(html_text)[0]
+
+
+SMALL_MESSAGES = 1500  # a message limit under which the example digest takes two
+
+
+def example_digest(lang: str = "en") -> Digest:
+    return build_digest(SNAPSHOT, WEEK, repo_config=CONFIG.repo("acme/lumen"),
+                        lang=lang)  # type: ignore[arg-type]

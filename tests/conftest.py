@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from testkit.redis_server import private_redis
 from testkit.redis_topologies import flush, private_cluster
+
+if TYPE_CHECKING:
+    from bot.models import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -88,3 +91,11 @@ def webhook_app(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> tuple[Any, d
                      source=SnapshotSource(example_snapshot()), now=now, background=False,
                      adapters=adapters)
     return app, adapters
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> Snapshot:
+    """The example snapshot (acme/lumen, its weeks 2026-W28 and W29)."""
+    from testkit.server_support import example_snapshot
+
+    return example_snapshot()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.render import render_digest
@@ -22,12 +20,6 @@ from testkit.schedule import (
     redis_client,
     scheduler,
 )
-from testkit.server_support import example_snapshot
-
-
-@pytest.fixture(scope="module")
-def snapshot() -> Snapshot:
-    return example_snapshot()
 
 
 class RecordingPoster(FakePoster):

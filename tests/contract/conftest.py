@@ -10,6 +10,7 @@ import pytest_asyncio
 import redis.asyncio as aioredis
 
 from bot.config import Config, load_config
+from bot.models import Digest
 from bot.store.claims import Claims
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
@@ -58,3 +59,19 @@ async def close_slack_adapters() -> AsyncIterator[None]:
     yield
     while OPEN_ADAPTERS:
         await OPEN_ADAPTERS.pop().close()
+
+
+@pytest.fixture
+def small_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Telegram's limit lowered so that the example digest takes two messages: how a
+    digest in several parts is delivered, whatever the chat budget keeps it to."""
+    from adapters.telegram import adapter as telegram_adapter
+    from bot.render import telegram as telegram_render
+    from bot.render.telegram import TelegramMessage, render_digest_messages
+    from testkit.telegram_bot import SMALL_MESSAGES
+
+    def small(weekly: Digest, *, limit: int = SMALL_MESSAGES) -> list[TelegramMessage]:
+        return render_digest_messages(weekly, limit=min(limit, SMALL_MESSAGES))
+
+    monkeypatch.setattr(telegram_adapter, "render_digest_messages", small)
+    monkeypatch.setattr(telegram_render, "render_digest_messages", small)
