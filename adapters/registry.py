@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import adapters.feishu as feishu_package
+import adapters.slack as slack_package
+import adapters.telegram as telegram_package
 from adapters.base import AdapterFactory, PayloadBuilder
 from adapters.feishu import settings as feishu_settings
 from adapters.slack import settings as slack_settings
 from adapters.telegram import settings as telegram_settings
 from bot.config import Config
+from bot.render.markup import Markup, markup_for
 
-__all__ = ["LOCAL_PLATFORMS", "PLATFORMS", "PlatformSpec", "platform_spec"]
+__all__ = ["LOCAL_PLATFORMS", "PLATFORMS", "PlatformSpec", "markup_of", "platform_spec"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +41,10 @@ class PlatformSpec:
     load: Callable[[], AdapterFactory]
     # Imports the module building the payloads the platform receives (previews).
     payloads: Callable[[], PayloadBuilder]
+    # Imports the platform's markup: how GitHub text is escaped in its messages.
+    markup: Callable[[], Markup]
+    # Its templates and their catalogs, searched after the core's `templates/`.
+    templates: Path
 
 
 def _slack() -> AdapterFactory:
@@ -56,16 +65,34 @@ def _feishu() -> AdapterFactory:
     return FeishuAdapter
 
 
+def _slack_markup() -> Markup:
+    from adapters.slack.markup import SlackMarkup
+
+    return SlackMarkup()
+
+
 def _slack_payloads() -> PayloadBuilder:
     from adapters.slack import payloads
 
     return payloads
 
 
+def _telegram_markup() -> Markup:
+    from adapters.telegram.markup import TelegramMarkup
+
+    return TelegramMarkup()
+
+
 def _telegram_payloads() -> PayloadBuilder:
     from adapters.telegram import payloads
 
     return payloads
+
+
+def _feishu_markup() -> Markup:
+    from adapters.feishu.markup import FeishuMarkup
+
+    return FeishuMarkup()
 
 
 def _feishu_payloads() -> PayloadBuilder:
@@ -78,15 +105,18 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
     PlatformSpec(name="slack", has_credentials=slack_settings.has_credentials,
                  unconfigured_status=slack_settings.unconfigured_status, load=_slack,
                  missing_post_env=slack_settings.missing_post_env,
-                 payloads=_slack_payloads),
+                 payloads=_slack_payloads, markup=_slack_markup,
+                 templates=slack_package.TEMPLATES),
     PlatformSpec(name="telegram", has_credentials=telegram_settings.has_credentials,
                  unconfigured_status=telegram_settings.unconfigured_status, load=_telegram,
                  missing_post_env=telegram_settings.missing_post_env,
-                 payloads=_telegram_payloads),
+                 payloads=_telegram_payloads, markup=_telegram_markup,
+                 templates=telegram_package.TEMPLATES),
     PlatformSpec(name="feishu", has_credentials=feishu_settings.has_credentials,
                  unconfigured_status=feishu_settings.unconfigured_status, load=_feishu,
                  missing_post_env=feishu_settings.missing_post_env,
-                 payloads=_feishu_payloads),
+                 payloads=_feishu_payloads, markup=_feishu_markup,
+                 templates=feishu_package.TEMPLATES),
 )
 
 # Platforms a channel may name that the bot does not connect to: the console answers
@@ -97,3 +127,10 @@ LOCAL_PLATFORMS: frozenset[str] = frozenset({"console"})
 def platform_spec(name: str) -> PlatformSpec | None:
     """The spec of a connected platform, or None for a local or unknown one."""
     return next((spec for spec in PLATFORMS if spec.name == name), None)
+
+
+def markup_of(fmt: str) -> Markup:
+    """The markup of a format: a platform's (`adapters/<platform>/markup.py`), else the
+    core's (markdown, text, html)."""
+    spec = platform_spec(fmt)
+    return spec.markup() if spec is not None else markup_for(fmt)

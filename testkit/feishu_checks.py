@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.render.feishu import (
+from adapters.feishu.render import (
     MAX_REQUEST_BYTES,
     card_content,
     request_bytes,

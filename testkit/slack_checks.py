@@ -12,12 +12,12 @@ from typing import Any
 import msgspec
 from slack_sdk.models.blocks import Block
 
+from adapters.slack.render import MAX_BLOCKS, SlackMessage
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import Digest, KeyPull, Lang, PullAnswer, Risk, Theme
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, chat_view
-from bot.render.slack import MAX_BLOCKS, SlackMessage
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 from testkit.fakes.slack_blocks import block_texts, message_problems

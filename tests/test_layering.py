@@ -154,7 +154,7 @@ def test_at_most_the_composition_roots_import_adapters() -> None:
 @pytest.mark.parametrize(("importer", "imported"), [
     ("bot.engine.risks", "bot.web.app"),
     ("bot.store.cache", "bot.digests"),
-    ("bot.render.slack", "bot.chat.handler"),
+    ("bot.render.view", "bot.chat.handler"),
     ("bot.delivery.schedule", "adapters.slack.adapter"),
     ("adapters.telegram.adapter", "bot.store.claims"),
 ])

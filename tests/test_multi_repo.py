@@ -12,6 +12,9 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from adapters.feishu.render import card_content, digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.cli import app
@@ -21,9 +24,6 @@ from bot.engine import build_digest
 from bot.errors import ConfigError, SourceError
 from bot.models import Digest, Lang, Reply
 from bot.render import render_digest, render_reply
-from bot.render.feishu import card_content, digest_cards
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_messages as telegram_messages
 from bot.snapshot import encode_snapshot
 from bot.source import SnapshotSource
 from testkit.multi_repo import (
@@ -347,8 +347,8 @@ async def test_an_answer_in_a_chat_of_several_names_the_repository() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_notice_in_a_chat_of_several_names_the_repository(lang: Lang) -> None:
-    from bot.render.slack import render_reply_messages as slack_reply
-    from bot.render.telegram import render_reply_messages as telegram_reply
+    from adapters.slack.render import render_reply_messages as slack_reply
+    from adapters.telegram.render import render_reply_messages as telegram_reply
 
     answer = Digests(CONFIG, _source()).answer_for(prism_snapshot().pulls[0], PRISM, lang)
     reply = Reply(kind="pull", lang=lang, mode="merged", pull=answer, topics=("npu",),

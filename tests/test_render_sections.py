@@ -15,14 +15,14 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.i18n import translations
 from bot.models import Digest, LoginCount, People
 from bot.render import render_digest, sections, templating
-from bot.render.feishu import digest_cards
 from bot.render.html import PageLinks, render_report_page
 from bot.render.sections import DIGEST_SECTIONS, Section
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_messages as telegram_messages
 from bot.resources import template_dir
 
 GOLDEN_INPUT = (Path(__file__).resolve().parent / "golden" / "telegram" / "example-digest-en"

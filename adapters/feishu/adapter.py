@@ -49,13 +49,13 @@ from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_ev
 from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
+from adapters.feishu.render import MAX_REQUEST_BYTES, reply_cards
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
-from bot.render.feishu import MAX_REQUEST_BYTES, reply_cards
 
 logger = logging.getLogger(__name__)
 

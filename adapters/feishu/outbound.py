@@ -18,9 +18,9 @@ from lark_oapi.api.im.v1 import (
 )
 
 from adapters.base import DeliveryError, ParentGone
+from adapters.feishu.render import Card, card_content
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
-from bot.render.feishu import Card, card_content
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from adapters.feishu.render import Card, card_content, digest_cards, reply_cards
 from bot.models import Digest, Reply
-from bot.render.feishu import Card, card_content, digest_cards, reply_cards
 
 # `im.v1.message.create`: the chat is named by its `oc_` id.
 METHOD = "POST /open-apis/im/v1/messages?receive_id_type=chat_id"

@@ -49,12 +49,7 @@ from adapters.slack.inbound import (
 )
 from adapters.slack.outbound import SlackOutbound, retry_handlers
 from adapters.slack.payloads import NOTICE_EVENT
-from bot.chat.grammar import DEFAULT_BOT_NAMES
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
-from bot.config import Config, secret
-from bot.models import Digest, Lang, Reply
-from bot.redaction import URL_PATH, Redact
-from bot.render.slack import (
+from adapters.slack.render import (
     ACTION_PREFIX,
     MAX_BLOCKS,
     MAX_SECTION_CHARS,
@@ -62,6 +57,11 @@ from bot.render.slack import (
     render_digest_messages,
     render_reply_messages,
 )
+from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
+from bot.config import Config, secret
+from bot.models import Digest, Lang, Reply
+from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
 # Bolt quotes a request body it could not acknowledge in time: a slash command's holds it.

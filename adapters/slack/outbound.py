@@ -21,8 +21,8 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
+from adapters.slack.render import SlackMessage
 from bot.redaction import URL_PATH, Redact
-from bot.render.slack import SlackMessage
 
 logger = logging.getLogger(__name__)
 # slack_sdk's webhook client logs the response_url it posts to (at DEBUG, and at INFO

@@ -5,7 +5,7 @@ Telegram sends in `X-Telegram-Bot-Api-Secret-Token`) that hands the update to th
 application's queue and answers at once, or long polling. Either way every update
 passes the `Claims` first, keyed on the bot and `update_id`, so a re-delivered update
 (Telegram retrying, another replica) is answered once. Outbound, HTML messages from
-`bot.render.telegram`; a 429 is retried after the `retry_after` Telegram asks for.
+`adapters.telegram.render`; a 429 is retried after the `retry_after` Telegram asks for.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from telegram.ext import (
 )
 
 from adapters.base import DeliveryError
+from adapters.telegram import TEMPLATES
 from adapters.telegram.flood import RetryAfterLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
@@ -42,6 +43,12 @@ from adapters.telegram.inbound import (
 )
 from adapters.telegram.payloads import chat_id, send_arguments
 from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, RedactToken
+from adapters.telegram.render import (
+    MAX_MESSAGE_CHARS,
+    TelegramMessage,
+    render_digest_messages,
+    render_reply_messages,
+)
 from adapters.telegram.request import AiohttpRequest
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, render_or_error
@@ -49,12 +56,6 @@ from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
-from bot.render.telegram import (
-    MAX_MESSAGE_CHARS,
-    TelegramMessage,
-    render_digest_messages,
-    render_reply_messages,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +237,7 @@ class TelegramAdapter:
         """The command menu in both languages; a failure only costs the menu."""
         languages: tuple[tuple[Lang, str | None], ...] = (("en", None), ("zh", "zh"))
         for lang, code in languages:
-            t = translator(lang)
+            t = translator(lang, (TEMPLATES,))
             descriptions = {
                 "risks": t("risk observations of a PR"), "summary": t("what a PR does"),
                 "digest": t("this week's digest; also /digest last week or /digest 2026-W29"),

@@ -16,13 +16,13 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 
-from bot.models import Digest, Reply
-from bot.render.telegram import (
+from adapters.telegram.render import (
     LinkButton,
     TelegramMessage,
     render_digest_messages,
     render_reply_messages,
 )
+from bot.models import Digest, Reply
 
 METHOD = "sendMessage"
 # Links to PRs would each unfurl into a preview card; the message is the content.

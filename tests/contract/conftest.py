@@ -66,8 +66,8 @@ def small_messages(monkeypatch: pytest.MonkeyPatch) -> None:
     """Telegram's limit lowered so that the example digest takes two messages: how a
     digest in several parts is delivered, whatever the chat budget keeps it to."""
     from adapters.telegram import adapter as telegram_adapter
-    from bot.render import telegram as telegram_render
-    from bot.render.telegram import TelegramMessage, render_digest_messages
+    from adapters.telegram import render as telegram_render
+    from adapters.telegram.render import TelegramMessage, render_digest_messages
     from testkit.telegram_bot import SMALL_MESSAGES
 
     def small(weekly: Digest, *, limit: int = SMALL_MESSAGES) -> list[TelegramMessage]:

@@ -19,6 +19,15 @@ import msgspec
 import pytest
 from jinja2.ext import babel_extract
 
+from adapters.feishu.markup import FeishuMarkup
+from adapters.feishu.render import (
+    SECTION_BREAK,
+    card_content,
+    digest_cards,
+    header_template,
+    reply_cards,
+    request_bytes,
+)
 from bot.config import RepoConfig, load_config
 from bot.engine import build_digest
 from bot.i18n import translations
@@ -36,14 +45,6 @@ from bot.models import (
     Theme,
 )
 from bot.render.chat import CHAT_CEILING, chat_view
-from bot.render.feishu import (
-    SECTION_BREAK,
-    card_content,
-    digest_cards,
-    header_template,
-    reply_cards,
-    request_bytes,
-)
 from bot.resources import template_dir
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
@@ -323,9 +324,8 @@ def test_every_feishu_message_has_chinese() -> None:
 
 
 def test_section_break_never_survives_escaping() -> None:
-    from bot.render.markup import markup_for
 
-    assert SECTION_BREAK not in markup_for("feishu").esc(f"a{SECTION_BREAK}b")
+    assert SECTION_BREAK not in FeishuMarkup().esc(f"a{SECTION_BREAK}b")
 
 
 @pytest.mark.realdata

@@ -25,18 +25,18 @@ from adapters.base import DeliveryError
 from adapters.feishu import payloads as feishu_payloads
 from adapters.feishu import settings as feishu_settings
 from adapters.feishu.adapter import FeishuAdapter
-from adapters.feishu.tokens import TENANT_TOKENS
-from adapters.feishu.transport import FeishuTransport
-from bot.config import load_config
-from bot.engine import build_digest
-from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
-from bot.render.feishu import (
+from adapters.feishu.render import (
     MAX_REQUEST_BYTES,
     Card,
     card_content,
     digest_cards,
     request_bytes,
 )
+from adapters.feishu.tokens import TENANT_TOKENS
+from adapters.feishu.transport import FeishuTransport
+from bot.config import load_config
+from bot.engine import build_digest
+from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
 from bot.store.ledger import Slot

@@ -27,12 +27,12 @@ import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.feishu.adapter import FeishuAdapter
+from adapters.feishu.render import card_content, reply_cards
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
 from bot.models import Command, Reply
-from bot.render.feishu import card_content, reply_cards
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims

@@ -13,10 +13,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages
 from bot.digests import Digests
 from bot.models import Digest, Lang
-from bot.render.feishu import digest_cards
-from bot.render.slack import render_digest_messages
 from bot.source import SnapshotSource
 from testkit.feishu_checks import assert_valid as assert_valid_card
 from testkit.multi_repo import LUMEN, PRISM, WEEK, prism_snapshot, two_repo_config

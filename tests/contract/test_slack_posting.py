@@ -13,9 +13,9 @@ from adapters.base import DeliveryError
 from adapters.slack import adapter as slack_adapter_module
 from adapters.slack import settings as slack_settings
 from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
+from adapters.slack.render import SlackMessage
 from bot.config import Config
 from bot.models import Digest, Reply
-from bot.render.slack import SlackMessage
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
 from testkit import EXAMPLES
@@ -61,7 +61,7 @@ async def test_the_example_digest_arrives_whole_within_slacks_limits(
     assert numbers and numbers <= snapshot_numbers
     assert "<!channel>" not in json.dumps(posts)
     # Exactly what the renderer produced went over the wire: the chat form, whole.
-    from bot.render.slack import render_digest_messages
+    from adapters.slack.render import render_digest_messages
     from testkit.slack_checks import assert_chat_form
     messages = render_digest_messages(digest)
     assert [p["blocks"] for p in posts] == [list(m.blocks) for m in messages]
@@ -149,7 +149,7 @@ async def test_slack_unreachable_raises_delivery_error(
 def small_messages(monkeypatch: pytest.MonkeyPatch) -> None:
     """Slack messages made small, so that a chat digest takes several: how a digest in
     parts is delivered, whatever the chat budget keeps it to."""
-    from bot.render import slack as slack_render
+    from adapters.slack import render as slack_render
 
     real = slack_render.render_digest_messages
 
@@ -205,7 +205,7 @@ async def test_an_answer_longer_than_a_response_url_takes_goes_to_the_channel(
     small_messages: None,
 ) -> None:
     """A response_url takes 5 messages; a longer answer is posted to the channel whole."""
-    from bot.render.slack import render_digest_messages
+    from adapters.slack.render import render_digest_messages
     from testkit.slack_checks import huge_digest as _huge_digest
 
     digest = _huge_digest("en")

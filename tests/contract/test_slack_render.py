@@ -22,19 +22,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2.ext import babel_extract
 
-from bot.chat.handler import ERROR_KEYS
-from bot.engine import build_digest
-from bot.i18n import translations
-from bot.models import KeyPull, Lang, Period, Reply, Theme
-from bot.render.chat import chat_view
-from bot.render.slack import (
+from adapters.slack.render import (
     MAX_SECTION_CHARS,
+    TEMPLATES,
     render_digest_messages,
     render_reply_messages,
     slack_length,
     split_text,
 )
-from bot.resources import template_dir
+from bot.chat.handler import ERROR_KEYS
+from bot.engine import build_digest
+from bot.i18n import translations
+from bot.models import KeyPull, Lang, Period, Reply, Theme
+from bot.render.chat import chat_view
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 from testkit.slack_checks import (
@@ -276,7 +276,7 @@ def _slack_messages() -> list[tuple[str | None, str, str | None]]:
     options = {"extensions": "jinja2.ext.do,jinja2.ext.loopcontrols",
                "trim_blocks": "true", "lstrip_blocks": "true"}
     found: set[tuple[str | None, str, str | None]] = set()
-    for path in sorted((template_dir() / "slack").glob("*.j2")):
+    for path in sorted((TEMPLATES / "slack").glob("*.j2")):
         with path.open("rb") as handle:
             for _, function, message, _ in babel_extract(
                     handle, ["_", "gettext", "ngettext", "pgettext"], [], options):
@@ -299,7 +299,7 @@ SLACK_MESSAGES = _slack_messages()
 def test_every_slack_message_has_a_chinese_translation(
     context: str | None, msgid: str, plural: str | None
 ) -> None:
-    catalog = translations("zh")
+    catalog = translations("zh", (TEMPLATES,))
     if context is not None:
         text = catalog.pgettext(context, msgid)
     elif plural is not None:

@@ -14,12 +14,12 @@ import msgspec
 import pytest
 
 from adapters.base import DeliveryError
+from adapters.telegram.render import render_digest_html
 from bot.config import RepoConfig, TopicRule
 from bot.engine import build_digest
 from bot.models import KeyPull, Reply
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, chat_view
-from bot.render.telegram import render_digest_html
 from bot.snapshot import read_snapshot
 from testkit.fakes.telegram import (
     FakeTelegram,
