@@ -9,14 +9,14 @@ def service_variables() -> set[str]:
     config's `*_env` defaults, the GitHub App's, the report and metrics secrets."""
     import msgspec
 
+    from adapters.registry import PLATFORMS
     from bot.config import Config, LLMConfig
     from bot.github import app
     from bot.links import REPORT_SECRET_ENV
     from bot.web.health import METRICS_TOKEN_ENV
 
     config = Config()
-    sections = (config.github, config.cache, config.platforms.slack,
-                config.platforms.telegram, config.platforms.feishu,
+    sections = (config.github, config.cache, *(spec.settings() for spec in PLATFORMS),
                 LLMConfig(base_url="http://x", model="m"))
     named = {getattr(s, f.name) for s in sections for f in msgspec.structs.fields(s)
              if f.name.endswith("_env")}

@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,6 +88,7 @@ class RecordingAdapter:
     max_message_chars: ClassVar[int] = 0
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = 0
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
 
     async def start(self) -> None:
         self.started += 1

@@ -32,7 +32,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -50,6 +50,7 @@ from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
 from adapters.feishu.render import MAX_REQUEST_BYTES, reply_cards
+from adapters.feishu.settings import feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
@@ -98,6 +99,7 @@ class FeishuAdapter:
     # "Requests holding the same uuid send at most one message within 1 hour."
     dedupe_window: ClassVar[timedelta | None] = timedelta(hours=1)
     max_inbound_bytes: ClassVar[int] = MAX_EVENT_BYTES
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
     # The language of `#7035` asked in a chat the config does not list.
     default_lang: ClassVar[Lang] = "zh"
 
@@ -165,7 +167,7 @@ class FeishuAdapter:
         credentials are not in the environment (Feishu is then simply off).
         `outbound_only=True` builds one that only posts (`prdigest post`): the app id
         and secret are all it needs."""
-        section = config.platforms.feishu
+        section = feishu_settings(config)
         outbound_only = bool(overrides.pop("outbound_only", False))
         app_id, app_secret = secret(section.app_id_env), secret(section.app_secret_env)
         if app_id is None or app_secret is None:

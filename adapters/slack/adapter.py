@@ -24,7 +24,7 @@ import asyncio
 import logging
 import re
 import secrets
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -57,6 +57,7 @@ from adapters.slack.render import (
     render_digest_messages,
     render_reply_messages,
 )
+from adapters.slack.settings import slack_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
@@ -87,6 +88,8 @@ class SlackAdapter:
     # Slack has no idempotency key: a re-send posts again (`complete_delivery` looks).
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = MAX_BODY_BYTES
+    # A refused delivery would come again: Slack honours this header.
+    refusal_headers: ClassVar[Mapping[str, str]] = {"X-Slack-No-Retry": "1"}
     # The language of `#7035` asked in a channel the config does not list.
     default_lang: ClassVar[Lang] = "en"
 
@@ -148,7 +151,7 @@ class SlackAdapter:
         not set. `overrides` replace constructor arguments (tests: `api_url`);
         `outbound_only=True` builds one that only posts (`prdigest post`), which needs
         the bot token alone."""
-        settings = config.platforms.slack
+        settings = slack_settings(config)
         if overrides.get("outbound_only"):
             overrides.setdefault("socket_mode", False)
         arguments: dict[str, Any] = {
@@ -322,7 +325,7 @@ class SlackAdapter:
     def _take(self, body: dict[str, Any]) -> None:
         """Answer the question in a payload, unless it comes from a workspace or app
         other than the configured ones (`platforms.slack.team_ids` / `app_id`)."""
-        settings = self.config.platforms.slack
+        settings = slack_settings(self.config)
         stranger = foreign_app(body, settings.team_ids, settings.app_id)
         if stranger is not None:
             logger.info("Slack payload from %s ignored: not the configured app", stranger)

@@ -15,7 +15,7 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -50,6 +50,7 @@ from adapters.telegram.render import (
     render_reply_messages,
 )
 from adapters.telegram.request import AiohttpRequest
+from adapters.telegram.settings import telegram_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, render_or_error
 from bot.config import Config, secret
@@ -78,6 +79,7 @@ class TelegramAdapter:
     # The Bot API has no idempotency key: a re-send posts again.
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = MAX_UPDATE_BYTES
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
     # The language of `#7035` from a chat the config does not list, when the user's
     # Telegram language does not say.
     default_lang: ClassVar[Lang] = "en"
@@ -144,7 +146,7 @@ class TelegramAdapter:
         `overrides` replace constructor arguments, e.g. `api_url` for a fake server;
         `outbound_only=True` builds one that only posts (`prdigest post`): the bot token
         is all it needs, and it neither polls nor registers a webhook."""
-        section = config.platforms.telegram
+        section = telegram_settings(config)
         token = secret(section.bot_token_env)
         outbound_only = bool(overrides.pop("outbound_only", False))
         polling = bool(overrides.pop("polling", section.polling)) and not outbound_only

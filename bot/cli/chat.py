@@ -6,30 +6,26 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bot.cli.app import (
-    PLATFORM_FORMATS,
     ConfigOption,
     Language,
     SnapshotOption,
     command,
     user_errors,
 )
-from bot.cli.platforms import ReplyFormat, console_session, print_preview
-
-
-class AskFormat(StrEnum):
-    text = "text"
-    markdown = "markdown"
-    slack = "slack"
-    telegram = "telegram"
-    feishu = "feishu"
-
+from bot.cli.platforms import (
+    PLATFORM_FORMATS,
+    TEXT,
+    AskFormatOption,
+    ReplyFormat,
+    console_session,
+    print_preview,
+)
 
 RepoOption = Annotated[
     str | None,
@@ -43,9 +39,6 @@ UserLanguageOption = Annotated[
 ]
 ReplyFormatOption = Annotated[ReplyFormat, typer.Option(
     "--format", "-f", help="text: as chat shows it; markdown: the same in Markdown.")]
-AskFormatOption = Annotated[AskFormat, typer.Option(
-    "--format", "-f", help="text: as chat shows it; markdown: the same in Markdown; slack, "
-    "telegram, feishu: the requests that platform receives, as JSON.")]
 
 
 
@@ -58,7 +51,7 @@ def ask(
     snapshot: SnapshotOption = None,
     config: ConfigOption = None,
     lang: UserLanguageOption = None,
-    fmt: AskFormatOption = AskFormat.text,
+    fmt: AskFormatOption = TEXT,
 ) -> None:
     """Answer one chat question, e.g. `prdigest ask "risks for #7035"`.
 

@@ -10,22 +10,25 @@ import msgspec
 import typer
 
 from bot.cli.app import (
-    PLATFORM_FORMATS,
     ConfigOption,
-    DigestFormatOption,
     LangOption,
     Language,
     NoLLMOption,
-    OutputFormat,
     SnapshotsOption,
     WeekOption,
     command,
     user_errors,
     week_for,
 )
-from bot.cli.github import LiveSource
-from bot.cli.platforms import print_preview
-from bot.config import load_config, secret
+from bot.cli.live import LiveSource
+from bot.cli.platforms import (
+    MARKDOWN,
+    PLATFORM_FORMATS,
+    DigestFormatOption,
+    load_settings,
+    print_preview,
+)
+from bot.config import secret
 from bot.errors import UserError
 from bot.models import ChatForm
 from bot.render import render_digest
@@ -57,7 +60,7 @@ def digest(
     week: WeekOption,
     snapshot: SnapshotsOption = None,
     config: ConfigOption = None,
-    fmt: DigestFormatOption = OutputFormat.markdown,
+    fmt: DigestFormatOption = MARKDOWN,
     lang: LangOption = Language.zh,
     topics: Annotated[
         str, typer.Option("--topics", help="Comma-separated topics to put first.")
@@ -72,11 +75,11 @@ def digest(
     import asyncio
 
     if style is Style.compact and fmt.value not in STYLED_FORMATS:
-        raise UserError("--style compact is a chat form: use it with --format text, "
-                        "slack, telegram or feishu (markdown is the full report)")
+        raise UserError("--style compact is a chat form: use it with --format text or "
+                        f"{' or '.join(PLATFORM_FORMATS)} (markdown is the full report)")
 
     from bot.wiring import ProcessDigests
-    settings = load_config(config)
+    settings = load_settings(config)
     source: Source
     now = None
     if snapshot:

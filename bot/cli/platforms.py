@@ -1,6 +1,7 @@
-"""What the CLI shows of the chat platforms: the console adapter that answers at the
-terminal, and previews of the requests a platform would receive. The only CLI module
-that imports adapters."""
+"""What the CLI knows of the chat platforms, all from the registry: the config file checked
+by each platform, the formats a preview can take (one per platform), the console adapter
+that answers at the terminal, and previews of the requests a platform would receive. The
+only CLI module that imports adapters."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
+import typer
+
+from adapters.registry import PLATFORMS
 from bot.cli.app import Language
-from bot.config import Config, load_config
+from bot.config import Config
 from bot.errors import UserError
 from bot.models import Digest, Reply
 from bot.snapshot import check_repository, data_time, read_snapshot
@@ -26,6 +30,45 @@ if TYPE_CHECKING:
 class ReplyFormat(StrEnum):
     text = "text"
     markdown = "markdown"
+
+
+# Formats that print the requests a chat platform would receive (`adapters.preview`):
+# one per platform of the registry, named as the platform is.
+PLATFORM_FORMATS: tuple[str, ...] = tuple(spec.name for spec in PLATFORMS)
+DIGEST_FORMATS = ("markdown", "text", "json", *PLATFORM_FORMATS)
+ASK_FORMATS = ("text", "markdown", *PLATFORM_FORMATS)
+
+if TYPE_CHECKING:
+    class DigestFormat(StrEnum):
+        """`--format` of `digest`: its members are `DIGEST_FORMATS`, made at run time."""
+
+    class AskFormat(StrEnum):
+        """`--format` of `ask`: its members are `ASK_FORMATS`, made at run time."""
+else:
+    DigestFormat = StrEnum("DigestFormat", [(name, name) for name in DIGEST_FORMATS])
+    AskFormat = StrEnum("AskFormat", [(name, name) for name in ASK_FORMATS])
+MARKDOWN = DigestFormat("markdown")
+# Each platform and what its channel ids look like, for the config `init` writes.
+CHANNEL_ID_HINTS: tuple[tuple[str, str], ...] = tuple(
+    (spec.name, spec.channel_id_hint) for spec in PLATFORMS)
+TEXT = AskFormat("text")
+
+_REQUESTS = f"{', '.join(PLATFORM_FORMATS)}: the requests that platform receives, as JSON"
+DigestFormatOption = Annotated[DigestFormat, typer.Option(
+    "--format", "-f",
+    help="markdown: the full report; text: the plain chat text; json: the Digest JSON; "
+         f"{_REQUESTS}.")]
+AskFormatOption = Annotated[AskFormat, typer.Option(
+    "--format", "-f", help=f"text: as chat shows it; markdown: the same in Markdown; "
+                           f"{_REQUESTS}.")]
+
+
+def load_settings(path: Path | None) -> Config:
+    """The config file every command reads: each platform's channels and settings
+    checked by the platform (`adapters.registry`)."""
+    from adapters.registry import load_settings as load
+
+    return load(path)
 
 
 def preview_target(settings: Config, platform: str, repos: Sequence[str],
@@ -76,7 +119,7 @@ def console_session(
     # Why a reply says "data unavailable" (a missing token, a refused request) goes to
     # stderr: at a terminal the operator is the user.
     logging.basicConfig(level=logging.WARNING, format="prdigest: %(message)s")
-    settings = load_config(config_path)
+    settings = load_settings(config_path)
     now: Callable[[], datetime] = utc_now
     source: Source
     if snapshot_path is not None:
@@ -97,7 +140,7 @@ def console_session(
             repo = candidates[0]
         if repo is None:
             raise UserError("name the repository with --repo owner/name")
-        from bot.cli.github import LiveSource
+        from bot.cli.live import LiveSource
 
         source = LiveSource(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")

@@ -18,7 +18,8 @@ from bot.cli.app import (
     fail,
     user_errors,
 )
-from bot.config import Config, load_config
+from bot.cli.platforms import load_settings
+from bot.config import Config
 from bot.errors import UserError
 from bot.models import Snapshot
 from bot.snapshot import data_time, read_snapshot, read_snapshots
@@ -63,7 +64,7 @@ def serve(
     from bot.web.app import create_app
     from bot.web.connections import uvicorn_limits, uvicorn_log_config
 
-    settings = load_config(config)
+    settings = load_settings(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
     if snapshot:
         from bot.source import SnapshotSource
@@ -107,7 +108,8 @@ def post(
     week: WeekOption,
     channel: Annotated[str, typer.Option(
         "--channel", metavar="PLATFORM:ID",
-        help="The configured channel, platform:id (slack:C0123456).")],
+        help="The configured channel as platform:id, its `platform` and `id` in the "
+             "config's [[channels]].")],
     force: Annotated[bool, typer.Option(
         "--force", help="Send again even if the ledger says it was posted.")] = False,
     dry_run: Annotated[bool, typer.Option(
@@ -123,11 +125,11 @@ def post(
     import asyncio
     import logging
 
-    from bot.cli.github import LiveSource
+    from bot.cli.live import LiveSource
     from bot.delivery.post import describe, dry_run_post, post_now
     from bot.store.client import REDIS_ERRORS
 
-    settings = load_config(config)
+    settings = load_settings(config)
     live = None if snapshot else LiveSource(settings)
     if dry_run:
         found = asyncio.run(dry_run_post(settings, repo, week, channel,

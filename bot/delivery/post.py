@@ -37,7 +37,8 @@ def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
     """The configured channel `platform:id` that follows `repo` (alone or among others)."""
     platform, _, channel_id = key.partition(":")
     if not platform or not channel_id:
-        raise UserError(f"--channel {key!r}: expected platform:id, such as slack:C0123456")
+        raise UserError(f"--channel {key!r}: expected platform:id, a channel's `platform` "
+                        "and `id` in the config's [[channels]]")
     matches = [c for c in config.channels if c.key == key]
     for channel in matches:
         if channel.follows(repo):

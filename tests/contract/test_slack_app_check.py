@@ -30,9 +30,8 @@ OURS = SlackPayloads(team_id="T0TEAM01", api_app_id="A0FAKE01")
 
 def checking(config: Config, *, teams: tuple[str, ...] = ("T0TEAM01",),
              app: str | None = "A0FAKE01") -> Config:
-    slack = msgspec.structs.replace(config.platforms.slack, team_ids=teams, app_id=app)
-    platforms = msgspec.structs.replace(config.platforms, slack=slack)
-    return msgspec.structs.replace(config, platforms=platforms)
+    slack = {**config.platforms.get("slack", {}), "team_ids": list(teams), "app_id": app}
+    return msgspec.structs.replace(config, platforms={**config.platforms, "slack": slack})
 
 
 @pytest.mark.parametrize("stranger", [
