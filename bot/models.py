@@ -8,6 +8,7 @@ recorded" - the engine reports it as unknown and never guesses.
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Literal
 
 import msgspec
@@ -148,16 +149,78 @@ class Theme(Record, frozen=True, kw_only=True):
     others: tuple[int, ...] = ()
 
 
+class RiskKind(StrEnum):
+    """The rule that found a risk (`bot.engine.risks`): a review thread, a
+    conversation comment, a review bot's marked finding, a request for changes, the
+    approvals or the checks at merge."""
+
+    THREAD = "thread"
+    THREAD_MARKED = "thread-marked"
+    COMMENT = "comment"
+    COMMENT_MARKED = "comment-marked"
+    REVIEW_MARKED = "review-marked"
+    CHANGES_REQUESTED = "changes-requested"
+    UNAPPROVED = "unapproved"
+    CHECKS_FAILED = "checks-failed"
+    CHECKS_PENDING = "checks-pending"
+
+    @property
+    def from_review(self) -> bool:
+        """A concern a reviewer wrote (a thread or a comment), not a fact of the merge."""
+        return self in {RiskKind.THREAD, RiskKind.THREAD_MARKED, RiskKind.COMMENT,
+                        RiskKind.COMMENT_MARKED}
+
+
+class Concern(StrEnum):
+    """What a review concern says may go wrong (an outcome, most severe first), or what
+    it asks for: a scope, an answer, another design, or a remark on naming, placement,
+    style or unused code (`REMARKS`, never more than a low risk)."""
+
+    SECURITY = "security"
+    DATA_LOSS = "data-loss"
+    CRASH = "crash"
+    OOM = "oom"
+    HANG = "hang"
+    WRONG_RESULT = "wrong-result"
+    FAILURE = "failure"
+    BREAKS = "breaks"
+    RACE = "race"
+    LEAK = "leak"
+    COMPATIBILITY = "compatibility"
+    PERFORMANCE = "performance"
+    SCOPE = "scope"
+    QUESTION = "question"
+    DESIGN = "design"
+    UNUSED = "unused"
+    NAMING = "naming"
+    PLACEMENT = "placement"
+    STYLE = "style"
+
+
+REMARKS = frozenset({Concern.UNUSED, Concern.NAMING, Concern.PLACEMENT, Concern.STYLE})
+OUTCOMES = (Concern.SECURITY, Concern.DATA_LOSS, Concern.CRASH, Concern.OOM, Concern.HANG,
+            Concern.WRONG_RESULT, Concern.FAILURE, Concern.BREAKS, Concern.RACE, Concern.LEAK,
+            Concern.COMPATIBILITY, Concern.PERFORMANCE)
+
+
 class Risk(Record, frozen=True, kw_only=True):
+    """A risk of a merged PR and its evidence. `concerns`: what the reviewer says may go
+    wrong or asks for, the lead of `summary`; `subjects`: the code it names."""
+
     pull: int
     severity: Severity
     summary: str
     evidence_url: str
-    kind: str = ""
+    # A risk made by hand (tests, fixtures) is a review thread's.
+    kind: RiskKind = RiskKind.THREAD
     resolution: Literal["unresolved", "unknown", "not-applicable"] = "not-applicable"
     path: str | None = None
     author: str | None = None
     quote: str | None = None
+    concerns: tuple[Concern, ...] = ()
+    subjects: tuple[str, ...] = ()
+    # What the change may be limited to, where the concern says so ("only affects NPU").
+    scope: str | None = None
 
 
 class KeyPull(Record, frozen=True, kw_only=True):
@@ -172,6 +235,11 @@ class KeyPull(Record, frozen=True, kw_only=True):
     figures: tuple[str, ...] = ()
     score: float = 0.0
     line: str = ""
+    # The title said in Chinese (`bot.engine.headline`), in a zh digest; "" in en.
+    headline: str = ""
+    # Why it matters, said in the digest's language ("实测 ~54 GiB → ~150 MiB",
+    # "新增配置 `save_lora_only`"): what the zh chat says after the headline.
+    facts: tuple[str, ...] = ()
 
 
 class PullEntry(Record, frozen=True, kw_only=True):
@@ -187,6 +255,8 @@ class PullEntry(Record, frozen=True, kw_only=True):
     short_title: str = ""
     line: str = ""
     security: bool = False
+    # As KeyPull.headline: set for the PRs a zh digest names (key PRs, security fixes).
+    headline: str = ""
 
 
 class Fallback(Record, frozen=True, kw_only=True):
@@ -309,6 +379,13 @@ class PullAnswer(Record, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     type: str = ""
     notes: tuple[str, ...] = ()
+    # The title said in Chinese, in a zh answer; "" in en.
+    headline: str = ""
+    # What the PR's change touched: files, lines and the figures its body measured (as
+    # the answer's language writes them).
+    files: int = 0
+    lines: int = 0
+    figures: tuple[str, ...] = ()
 
 
 ReplyKind = Literal[

@@ -92,4 +92,4 @@ def test_only_key_prs_are_summarised_the_rest_listed_by_title() -> None:
         if entry.number in keys:
             assert entry.line == keys[entry.number].line
         else:
-            assert entry.line.rstrip("…").lower() in entry.short_title.lower()
+            assert entry.line.rstrip("….").lower() in entry.short_title.lower()

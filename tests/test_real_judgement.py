@@ -40,9 +40,29 @@ def test_vllm_approvals_praise_and_done_replies_are_not_risks(shared_data: Path)
 
 
 def test_vllm_review_doubts_on_the_security_fix_stay_and_say_so(shared_data: Path) -> None:
+    """The lock asked for on #48583 is a doubt about the race the fix is for: raised, as
+    a security fix's doubt is; the rename asked beside it is a naming nit: low."""
     risks = _risks(_pulls(shared_data, "vllm-2026-W29.json")[48583])
     assert len(risks) == 2
-    assert all(r.severity == "medium" and "security fix" in r.summary for r in risks)
+    assert all("security fix" in r.summary for r in risks)
+    by_quote = {r.quote: r for r in risks}
+    lock = next(r for q, r in by_quote.items() if q and q.startswith("Let's wrap"))
+    rename = next(r for q, r in by_quote.items() if q and q.startswith("Rename"))
+    assert lock.severity == "medium" and lock.summary.startswith("May race under concurrency")
+    assert rename.severity == "low" and rename.summary.startswith("A naming remark")
+
+
+def test_verl_conversation_comment_on_6932_is_read(shared_data: Path) -> None:
+    """tardis-key asked in #6932's conversation whether the issue exists only on NPU;
+    wuxibin89's "Better move it to ..." beside it is a placement remark."""
+    risks = _risks(_pulls(shared_data, "verl-2026-07.json")[6932])
+    authors = {r.author: r for r in risks}
+    assert set(authors) == {"tardis-key", "wuxibin89"}
+    assert authors["tardis-key"].summary.startswith("The change may cover NPU only")
+    assert authors["wuxibin89"].severity == "low"
+    assert authors["wuxibin89"].summary.startswith("A remark on where the code belongs")
+    # wuxibin89's explanation of the CUDA streams on #7083 asks nothing: no risk.
+    assert _risks(_pulls(shared_data, "verl-2026-07.json")[7083]) == []
 
 
 def test_vllm_praise_is_cut_from_a_real_concern(shared_data: Path) -> None:

@@ -6,7 +6,15 @@ from datetime import UTC, datetime
 
 from bot.engine.risks import find_risks
 from bot.i18n import translator
-from bot.models import Comment, PullRequest, Review, ReviewThread, ThreadComment
+from bot.models import (
+    Comment,
+    Concern,
+    PullRequest,
+    Review,
+    ReviewThread,
+    RiskKind,
+    ThreadComment,
+)
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 
@@ -186,10 +194,51 @@ def test_the_quote_keeps_the_consequence_in_whole_sentences() -> None:
 
 def test_a_concern_on_a_security_fix_is_raised_and_says_so() -> None:
     pull = _pull(title="[Security] Replace diskcache to eliminate pickle deserialization",
-                 review_threads=(_thread(None, "Please move it."),))
+                 review_threads=(_thread(None, "Is the cache still read without a lock?"),))
     [risk] = find_risks(pull, T)
     assert risk.severity == "medium"
     assert "security fix" in risk.summary
+
+
+def test_a_naming_placement_or_style_remark_is_low_even_on_a_security_fix() -> None:
+    for remark in ("Please move it.", "Rename to `check_invariants_threadsafe`", "nit: typo",
+                   "Better move it to `vllm/utils/other.py`"):
+        pull = _pull(title="[Security] Replace diskcache to eliminate pickle deserialization",
+                     review_threads=(_thread(False, remark),))
+        [risk] = find_risks(pull, T)
+        assert risk.severity == "low", remark
+
+
+def test_a_risk_leads_with_what_may_go_wrong_then_who_where_and_whether_addressed() -> None:
+    grave = ("In `_reissue`, `put` is called without `fields`. It overwrites the prompt "
+             "fields, so the next resume loads empty prompt data, causing a failure.")
+    [risk] = find_risks(_pull(review_threads=(_bot_thread(grave),)), T)
+    assert risk.summary.startswith("May lose or overwrite data or cause a failure "
+                                   "(in `_reissue`, `put`): raised by gemini-code-assist[bot] "
+                                   "on trainer.py; whether it was resolved")
+    assert risk.kind is RiskKind.THREAD and Concern.DATA_LOSS in risk.concerns
+    [zh] = find_risks(_pull(review_threads=(_bot_thread(grave),)), translator("zh"))
+    assert zh.summary == ("可能丢失或覆盖数据、导致运行失败（涉及 `_reissue`、`put`）："
+                          "gemini-code-assist[bot] 在 trainer.py 提出，合并前是否解决未记录")
+
+
+def test_a_conversation_comment_that_asks_is_a_risk_and_an_explanation_is_not() -> None:
+    asked = Comment(author="tardis-key", body=(
+        "Now the change only affects NPU. Can you confirm this issue only exists on NPU?"))
+    explained = Comment(author="wuxibin89", body=(
+        "There's multiple cuda streams cooperating in the engine; the default stream "
+        "implicitly synchronizes with all other blocking streams."))
+    [risk] = find_risks(_pull(comments=(asked, explained)), T)
+    assert (risk.kind, risk.author, risk.resolution) == (RiskKind.COMMENT, "tardis-key",
+                                                         "unknown")
+    assert risk.summary.startswith("The change may cover NPU only: raised by tardis-key in "
+                                   "the conversation")
+    # The PR's author answering that it was done closes it; the author's own remarks
+    # are no concern.
+    done = Comment(author="author", body="Done, it now checks every platform.")
+    own = Comment(author="author", body="Should we also cover XPU?")
+    assert find_risks(_pull(author="author", comments=(asked, done)), T) == []
+    assert find_risks(_pull(author="author", comments=(own,)), T) == []
 
 
 def test_an_open_pull_has_no_merge_risks_and_says_still_unresolved() -> None:

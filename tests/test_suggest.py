@@ -17,7 +17,7 @@ from bot.config import RepoConfig, TopicRule
 from bot.engine import build_digest
 from bot.engine.suggest import Lead, settings_in, suggest
 from bot.i18n import translator
-from bot.models import NameCount, Risk
+from bot.models import Concern, NameCount, Risk, RiskKind
 from bot.snapshot import read_snapshot
 
 NPU = RepoConfig(topics={"npu": TopicRule(keywords=("npu", "ascend"), label="NPU")})
@@ -46,16 +46,30 @@ def test_share_advice_names_the_key_prs_behind_it_and_is_generic_only_without_th
     assert "#" not in generic and "where the bugs came from" in generic
 
 
-def test_an_unrecorded_review_concern_is_named_by_pr_file_and_what_was_asked() -> None:
-    risks = tuple(Risk(pull=n, severity="low", summary="s", evidence_url="https://x/1",
-                       kind="thread", resolution="unknown", path=path, quote=quote)
-                  for n, path, quote in ((7, "a/b.py", "Is this locked? … It races."),
-                                         (7, "a/c.py", "Second thread on the same PR."),
-                                         (8, None, "No path recorded.")))
+def test_an_unrecorded_review_concern_is_a_verb_its_object_and_why_without_quotes() -> None:
+    def risk(n: int, path: str | None, concerns: tuple[Concern, ...],
+             subjects: tuple[str, ...] = ()) -> Risk:
+        return Risk(pull=n, severity="low", summary="s", evidence_url="https://x/1",
+                    kind=RiskKind.THREAD, resolution="unknown", path=path,
+                    quote="Is this locked? … It races.", concerns=concerns, subjects=subjects)
+
+    risks = (risk(7, "a/b.py", (Concern.RACE,), ("free_blocks",)),
+             risk(7, "a/c.py", (Concern.QUESTION,)),
+             risk(8, None, (Concern.QUESTION,)),
+             risk(9, "a/d.py", (Concern.NAMING,)),
+             risk(10, "a/e.py", (Concern.DESIGN,)))
     out = suggest(risks, (), (), (), [], translator("en"))
-    assert out[0].startswith("Check that the review concern on a/b.py in #7 (“Is this locked?”)")
+    assert out[0] == ("Re-check `free_blocks` in #7: the review says it may race under "
+                      "concurrency; whether it was resolved before merge is not recorded.")
+    assert out[1] == ("Answer the open question on #8 (the conversation): whether it was "
+                      "resolved before merge is not recorded.")
     assert "a/c.py" not in " ".join(out)  # one line per PR
-    assert out[1].startswith("Confirm that the review concerns on #8 ")
+    assert "#9" not in " ".join(out)  # a naming remark calls for nothing
+    assert out[2].startswith("Confirm that the review concerns on #10 ")
+    assert not any("“" in line or "Is this locked" in line for line in out)
+    zh = suggest(risks, (), (), (), [], translator("zh"))
+    assert zh[0] == ("复查 #7 中的 `free_blocks`：review 指出可能在并发下出现竞态，"
+                     "合并前是否解决未记录。")
 
 
 @pytest.mark.realdata
@@ -69,7 +83,8 @@ def test_the_verl_week_suggestions_name_prs_files_and_settings(shared_data: Path
     for line in suggestions:
         assert re.search(r"#\d{4}", line), line  # every one names a PR
     text = "\n".join(suggestions)
-    assert "verl/trainer/ppo/v1/trainer_base.py" in text and "#7037" in text
+    # The concern left open on #7037 is named by the code it is about.
+    assert "`_reissue_inflight_prompts`" in text and "#7037" in text
     assert "save_lora_only" in text and "#7061" in text
     assert "data.gen_batch_size" in text
     assert "vllm_async_server.py" in text

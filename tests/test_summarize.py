@@ -110,5 +110,5 @@ def test_a_line_that_only_points_at_a_link_gives_way_to_the_title() -> None:
              "6951, it changed the default value used by the bridge to megatron-bridge.",
     )
     summary, line = summary_and_line(pull, classify(pull, RepoConfig()), translator("en"))
-    assert line == "Add megatron-bridge in sglang docker env"
+    assert line == "Add megatron-bridge in sglang docker env."
     assert "6951" in summary

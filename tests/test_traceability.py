@@ -43,7 +43,8 @@ def _check(output: str, snapshot: Snapshot, fmt: str, lang: Lang) -> None:
     corpus = _corpus(snapshot)
     plain = output.replace("\\", "")
     for ref in PR_REF.findall(plain):
-        assert int(ref) in numbers or f"#{ref}" in corpus, f"#{ref} not in the input"
+        assert int(ref) in numbers or f"#{ref}" in corpus or f"/pull/{ref}" in corpus, (
+            f"#{ref} not in the input")
     for path in PATH.findall(plain):
         if path.startswith(("github.com/", "www.")) or "github.com" in path:
             continue

@@ -9,9 +9,10 @@ consequence ("..., causing a failure.") in whole sentences.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from bot.engine.text import clip, ends_sentence, one_line, plain, sentences
-from bot.models import Severity
+from bot.models import OUTCOMES, Concern, Severity
 
 QUOTE_LIMIT = 320
 
@@ -105,6 +106,16 @@ def is_concern(body: str | None) -> bool:
         is_approval(body) or is_praise(body) or says_done(body))
 
 
+def asks_or_warns(body: str | None) -> bool:
+    """A conversation comment worth a risk: a concern that asks something or names
+    what may go wrong (a comment explaining the code, "There are multiple streams ...",
+    is neither)."""
+    if not is_concern(body):
+        return False
+    text = one_line(plain(_CODE.sub(" ", body or "")))
+    return bool(_ASK.search(text) or _SEVERE.search(text))
+
+
 def quote(body: str | None, limit: int = QUOTE_LIMIT) -> str | None:
     """The concern in whole sentences: praise dropped, the consequence sentence kept
     (joined with an ellipsis when sentences between were left out)."""
@@ -125,3 +136,81 @@ def quote(body: str | None, limit: int = QUOTE_LIMIT) -> str | None:
         return together
     joined = f"{first} … {consequence}"
     return joined if len(joined) <= limit else clip(consequence, limit)
+
+
+# What may go wrong, by the words a reviewer uses for it (code spans left out: a name
+# such as `..._threadsafe` says nothing about the concern).
+_OUTCOME_WORDS: dict[Concern, re.Pattern[str]] = {
+    Concern.SECURITY: re.compile(r"\b(?:security|vulnerab\w*|injection|exploit\w*|CVE)\b", re.I),
+    Concern.DATA_LOSS: re.compile(
+        r"\b(?:data loss|lose|loses|lost|overwrit\w*|clears|cleared|clear (?:the|all|out)|"
+        r"empty|wipe[sd]?|corrupt\w*)\b", re.I),
+    Concern.CRASH: re.compile(r"\b(?:crash\w*|segfault\w*|panic\w*)\b", re.I),
+    Concern.OOM: re.compile(r"\b(?:oom|out of memory)\b", re.I),
+    Concern.HANG: re.compile(r"\b(?:hang|hangs|hanging|deadlock\w*|stuck)\b", re.I),
+    Concern.WRONG_RESULT: re.compile(r"\b(?:incorrect\w*|wrong|bias\w*|mismatch\w*|nan)\b",
+                                     re.I),
+    Concern.FAILURE: re.compile(r"\b(?:fail\w*|errors?|exceptions?)\b", re.I),
+    Concern.BREAKS: re.compile(r"\b(?:break|breaks|breaking|broken)\b", re.I),
+    Concern.RACE: re.compile(r"\b(?:race\w*|thread.?safe\w*|concurren\w*|lock)\b", re.I),
+    Concern.LEAK: re.compile(r"\bleak\w*", re.I),
+    Concern.COMPATIBILITY: re.compile(r"\b(?:backward\w*|compatib\w*)\b", re.I),
+    Concern.PERFORMANCE: re.compile(r"\b(?:slow\w*|latency|overhead|regress\w*|performance)\b",
+                                    re.I),
+}
+# "Now the change only affects NPU": what the change may leave out.
+_SCOPE = re.compile(r"\bonly (?:affects|applies to|exists on|works on|runs on|covers)\s+"
+                    r"([A-Za-z][\w+-]*)", re.I)
+_DESIGN = re.compile(r"^(?:better|consider|suggest\w*|maybe|perhaps|let's|how about|why not|"
+                     r"we (?:could|should)|you (?:could|should|can)|i think)\b", re.I)
+_REMARK_WORDS: dict[Concern, re.Pattern[str]] = {
+    Concern.UNUSED: re.compile(r"\bunused\b|\bdead code\b|\bnever used\b", re.I),
+    Concern.NAMING: re.compile(r"\brenam\w*|\bnaming\b|\bname (?:it|this)\b|"
+                               r"\bcall (?:it|this)\b", re.I),
+    Concern.PLACEMENT: re.compile(
+        r"\bmove (?:it|this|these|them|that)\b|\bmove\b[^.]*\b(?:to|into)\b|\bbelongs? (?:in|to)\b|"
+        r"\bshould (?:live|be done|go) in\b|\brather than inlin\w*|\bbetter (?:place|put)\b", re.I),
+    Concern.STYLE: re.compile(r"\bnit\b|\btypo\w*|\bstyle\b|\bformatt?\w*\b|\bindent\w*|"
+                              r"\bdocstring\w*", re.I),
+}
+_CODE = re.compile(r"(`+)([^`\n]+?)\1")
+SUBJECTS = 2
+SUBJECT_LIMIT = 48
+
+
+@lru_cache(maxsize=4096)
+def concerns_of(body: str | None) -> tuple[Concern, ...]:
+    """What a review comment says may go wrong (its outcomes, most severe first), or
+    else asks for: the scope of the change, an answer, another design, a remark."""
+    if not body:
+        return ()
+    text = one_line(plain(_CODE.sub(" ", _MARKER.sub("", body))))
+    found = [c for c in OUTCOMES if _OUTCOME_WORDS[c].search(text)]
+    if _SCOPE.search(text):
+        found.append(Concern.SCOPE)
+    if "?" in text:
+        found.append(Concern.QUESTION)
+    if _DESIGN.match(text):
+        found.append(Concern.DESIGN)
+    found.extend(c for c, words in _REMARK_WORDS.items() if words.search(text))
+    return tuple(found)
+
+
+@lru_cache(maxsize=4096)
+def scope_of(body: str | None) -> str | None:
+    """What a comment says the change is limited to ("only affects NPU" -> "NPU")."""
+    match = _SCOPE.search(one_line(plain(body))) if body else None
+    return match.group(1) if match else None
+
+
+@lru_cache(maxsize=4096)
+def subjects_of(body: str | None) -> tuple[str, ...]:
+    """The code a comment names (its first code spans), for the risk line's lead."""
+    found: list[str] = []
+    for match in _CODE.finditer(body or ""):
+        name = match.group(2).strip()
+        if name and len(name) <= SUBJECT_LIMIT and name not in found:
+            found.append(name)
+        if len(found) == SUBJECTS:
+            break
+    return tuple(found)

@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from bot.config import RepoConfig
 from bot.engine.classify import Classification, classify
+from bot.engine.headline import said_in
 from bot.engine.people import people_of
 from bot.engine.risks import find_risks, severity_rank
-from bot.engine.score import Score, score_pull
-from bot.engine.suggest import Lead, settings_in, suggest
-from bot.engine.summarize import plain_figures, summarize, summary_and_line, title_line
+from bot.engine.score import Score, key_facts, score_pull
+from bot.engine.suggest import Lead, settings_of, suggest
+from bot.engine.summarize import (
+    figure_text,
+    figures,
+    plain_figures,
+    summarize,
+    summary_and_line,
+    title_line,
+)
 from bot.engine.text import plain, sentence_case
 from bot.engine.themes import Member, build_themes
 from bot.engine.trends import count_names, hot_files
@@ -118,6 +126,10 @@ def build_digest(
             figures=figures_by_pull[p.number],
             score=scores[p.number].value,
             line=said[p.number][1],
+            headline=said_in(classes[p.number], lang),
+            facts=key_facts(p, classes[p.number], risks_by_pull[p.number],
+                            figures_by_pull[p.number], settings_of(p, classes[p.number]), t,
+                            headline=said_in(classes[p.number], lang)),
         )
         for p in ranked
     )
@@ -134,7 +146,9 @@ def build_digest(
                   key=p.number in key_numbers, url=p.url,
                   short_title=sentence_case(classes[p.number].short_title),
                   line=said[p.number][1] if p.number in said else title_line(classes[p.number]),
-                  security=classes[p.number].security)
+                  security=classes[p.number].security,
+                  headline=said_in(classes[p.number], lang)
+                  if p.number in key_numbers or classes[p.number].security else "")
         for p in pulls
     )
     previous_topics: dict[str, int] | None = None
@@ -170,8 +184,7 @@ def build_digest(
         key_pulls=key_pulls,
         suggestions=suggest(risks, topics, types, hot, breaking, t, leads=tuple(
             Lead(number=k.number, type=k.type, topics=k.topics,
-                 settings=settings_in(by_number[k.number].body) if k.type in {"feat", "perf"}
-                 else ())
+                 settings=settings_of(by_number[k.number], classes[k.number]))
             for k in key_pulls)),
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
@@ -209,4 +222,8 @@ def answer_pull(
         topics=cls.topics,
         type=cls.type,
         notes=tuple(notes),
+        headline=said_in(cls, lang),
+        files=len(pull.files) or pull.changed_files or 0,
+        lines=pull.lines_changed,
+        figures=tuple(figure_text(f, lang) for f in figures(pull.body)),
     )

@@ -8,8 +8,10 @@ import re
 import msgspec
 
 from bot.engine.classify import Classification
+from bot.engine.lexicon import lexicon
+from bot.engine.summarize import figure_text
 from bot.i18n import Translator
-from bot.models import PullRequest, Risk
+from bot.models import Lang, PullRequest, Risk
 
 ROUTINE_TYPES = frozenset({"chore", "docs", "style", "ci", "test", "build"})
 ROUTINE_MAX_LINES = 10
@@ -20,6 +22,48 @@ _SEVERE = re.compile(
     r"\b(crash\w*|oom|out of memory|blow-?up|explod\w*|leak\w*|race|corrupt\w*|deadlock\w*|"
     r"hang\w*|nan|segfault\w*|data loss|security|vulnerab\w*)\b", re.I,
 )
+
+
+def _severe(pull: PullRequest, cls: Classification) -> str | None:
+    """The severe symptom a PR names (in its title, or in a fix's body), lowercased."""
+    found = _SEVERE.search(pull.title) or (cls.type == "fix" and _SEVERE.search(pull.body or ""))
+    return found.group(0).lower() if found else None
+
+
+def symptom(word: str, lang: Lang) -> str:
+    """A symptom word in the digest's language (`crash` -> 崩溃), as written when the
+    lexicon has no word for it."""
+    return lexicon().symptoms.get(word, word) if lang == "zh" else word
+
+
+LARGE_LINES = 300
+MAX_FACTS = 3
+
+
+def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
+              figures: tuple[str, ...], settings: tuple[str, ...], t: Translator,
+              headline: str = "") -> tuple[str, ...]:
+    """Why a key PR matters, in a few words each: what it measured, the settings it
+    adds, the severe symptom it fixes (unless its `headline` says it), how large it
+    is, its risks; at most three. The zh chat says them after the PR's Chinese title,
+    where its English body is left out."""
+    facts: list[str] = []
+    if figures:
+        facts.append(t("measured %(figures)s",
+                       figures=t.sep.join(figure_text(f, t.lang) for f in figures)))
+    if settings:
+        facts.append(t("adds the setting %(settings)s",
+                       settings=t.sep.join(f"`{name}`" for name in settings)))
+    severe = _severe(pull, cls) if cls.type == "fix" else None
+    if severe and symptom(severe, t.lang) not in headline:
+        facts.append(t("fixes a %(symptom)s", symptom=symptom(severe, t.lang)))
+    if pull.lines_changed >= LARGE_LINES:
+        facts.append(t("%(files)d files, %(lines)d lines changed",
+                       files=len(pull.files) or pull.changed_files or 0,
+                       lines=pull.lines_changed))
+    if risks:
+        facts.append(t.n("%(num)d risk", "%(num)d risks", len(risks)))
+    return tuple(facts[:MAX_FACTS])
 
 
 class Score(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,17 +103,18 @@ def score_pull(
         reasons.append(type_reason[cls.type])
     lines = pull.lines_changed
     value += min(3.0, math.log10(lines + 1))
-    if lines >= 300:
+    if lines >= LARGE_LINES:
         files = len(pull.files) or pull.changed_files or 0
         reasons.append(t("large change (%(lines)d lines in %(files)d files)", lines=lines,
                          files=files))
-    severe = _SEVERE.search(pull.title) or (cls.type == "fix" and _SEVERE.search(pull.body or ""))
+    severe = _severe(pull, cls)
     if severe:
         value += 1.5
-        reasons.append(t("severe symptom (%(word)s)", word=severe.group(0).lower()))
+        reasons.append(t("severe symptom (%(word)s)", word=symptom(severe, t.lang)))
     if figures:
         value += 1.0
-        reasons.append(t("measured effect (%(figures)s)", figures=t.sep.join(figures)))
+        reasons.append(t("measured effect (%(figures)s)",
+                         figures=t.sep.join(figure_text(f, t.lang) for f in figures)))
     discussion = len(pull.review_threads or ()) + len(pull.comments or ()) + len(
         [r for r in pull.reviews or () if r.body]
     )

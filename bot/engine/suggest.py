@@ -10,9 +10,10 @@ import re
 
 import msgspec
 
-from bot.engine.text import cut_words
+from bot.engine.classify import Classification
+from bot.engine.risk_words import LEAD_OUTCOMES, either, is_remark, outcome_words
 from bot.i18n import Translator, percent
-from bot.models import HotFile, NameCount, Risk
+from bot.models import OUTCOMES, Concern, HotFile, NameCount, PullRequest, Risk, RiskKind
 
 MAX_SUGGESTIONS = 6
 MAX_FOLLOW_UPS = 3
@@ -21,7 +22,6 @@ FIX_SHARE = 0.35
 HOT_FILE_PULLS = 3
 NAMED_PULLS = 3
 NAMED_THREADS = 2
-QUOTE_LIMIT = 60
 NAMED_SETTINGS = 2
 # A setting a PR adds, as its body writes it: a snake_case name or a `--flag` in code,
 # with a word nearby that calls it one.
@@ -55,6 +55,11 @@ def settings_in(body: str | None, limit: int = 2) -> tuple[str, ...]:
     return tuple(found)
 
 
+def settings_of(pull: PullRequest, cls: Classification) -> tuple[str, ...]:
+    """The settings a new feature or a performance change adds (`settings_in` its body)."""
+    return settings_in(pull.body) if cls.type in {"feat", "perf"} else ()
+
+
 def _refs(numbers: list[int], t: Translator) -> str:
     return t.sep.join(f"#{n}" for n in dict.fromkeys(numbers))
 
@@ -68,15 +73,17 @@ def suggest(
     t: Translator,
     leads: tuple[Lead, ...] = (),
 ) -> tuple[str, ...]:
-    """Most urgent first: known risks, unknown resolutions, approvals, settings, then
-    trends, each naming its PRs."""
+    """Most urgent first: review concerns left open or unrecorded, other known risks,
+    approvals, settings, then trends. Each is a verb, its object (the PR, the file, the
+    setting) and its reason, with no words quoted from the review."""
     out: list[str] = []
-    known = [r for r in risks if r.resolution != "unknown" and r.severity != "low"]
+    out.extend(_review_follow_ups(risks, t))
+    known = [r for r in risks if not r.kind.from_review and r.resolution != "unknown"
+             and r.severity != "low"]
     for risk in known[:MAX_FOLLOW_UPS]:
         out.append(t("Follow up on #%(pull)d: %(summary)s.", pull=risk.pull,
                      summary=risk.summary))
-    out.extend(_unknown_threads(risks, t))
-    unapproved = [r.pull for r in risks if r.kind == "unapproved"]
+    unapproved = [r.pull for r in risks if r.kind == RiskKind.UNAPPROVED]
     if len(unapproved) > 1:
         out.append(t("Require an approving review before merge: %(count)d PRs were merged "
                      "without one (%(pulls)s).", count=len(unapproved), pulls=_refs(unapproved, t)))
@@ -86,61 +93,80 @@ def suggest(
     for lead in [k for k in leads if k.settings][:NAMED_SETTINGS]:
         out.append(t("Document %(settings)s, added by #%(pull)d, in the configuration "
                      "reference and check its default.",
-                     settings=t.sep.join(lead.settings),
+                     settings=t.sep.join(f"`{name}`" for name in lead.settings),
                      pull=lead.number))
     busy = next((h for h in hot if h.pulls >= HOT_FILE_PULLS), None)
     if busy:
-        out.append(t("%(path)s was changed by %(count)d PRs (%(pulls)s): add tests around it "
-                     "and watch for conflicting changes.", path=busy.path, count=busy.pulls,
-                     pulls=_refs(list(busy.numbers[:NAMED_PULLS + 2]), t)))
+        out.append(t("Add tests around %(path)s and watch for conflicting changes: %(count)d "
+                     "PRs changed it this week (%(pulls)s).", path=f"`{busy.path}`",
+                     count=busy.pulls, pulls=_refs(list(busy.numbers[:NAMED_PULLS + 2]), t)))
     dominant = next((c for c in topics if c.share >= DOMINANT_SHARE and c.count >= 3), None)
     if dominant:
         backing = [k.number for k in leads if dominant.name in k.topics][:NAMED_PULLS]
         share = percent(dominant.share, t.lang)
-        out.append(t("%(topic)s makes up %(share)s of the week (%(count)d PRs): run a "
-                     "focused %(topic)s regression covering %(pulls)s.", topic=dominant.name,
+        out.append(t("Run a focused %(topic)s regression covering %(pulls)s: %(topic)s makes "
+                     "up %(share)s of the week (%(count)d PRs).", topic=dominant.name,
                      share=share, count=dominant.count, pulls=_refs(backing, t))
                    if backing else
-                   t("%(topic)s makes up %(share)s of the week (%(count)d PRs): plan a focused "
-                     "regression run for it.", topic=dominant.name, share=share,
+                   t("Plan a focused %(topic)s regression run: %(topic)s makes up %(share)s "
+                     "of the week (%(count)d PRs).", topic=dominant.name, share=share,
                      count=dominant.count))
     for topic in topics:
         if topic.previous is not None and topic.count >= 2 * max(topic.previous, 1) + 1:
-            out.append(t("%(topic)s activity rose from %(previous)d to %(count)d PRs: check "
-                         "that its owners can keep up with reviews.", topic=topic.name,
+            out.append(t("Check that the %(topic)s owners can keep up with reviews: its "
+                         "activity rose from %(previous)d to %(count)d PRs.", topic=topic.name,
                          previous=topic.previous, count=topic.count))
             break
     fixes = next((c for c in types if c.name == "fix"), None)
     if fixes and fixes.share >= FIX_SHARE and fixes.count >= 3:
         backing = [k.number for k in leads if k.type == "fix"][:NAMED_PULLS]
         share = percent(fixes.share, t.lang)
-        out.append(t("Bug fixes are %(share)s of the week (%(count)d PRs): make sure %(pulls)s "
-                     "each come with a regression test.", share=share, count=fixes.count,
+        out.append(t("Make sure %(pulls)s each come with a regression test: bug fixes are "
+                     "%(share)s of the week (%(count)d PRs).", share=share, count=fixes.count,
                      pulls=_refs(backing, t))
                    if backing else
-                   t("Bug fixes are %(share)s of the week (%(count)d PRs): look at where the "
-                     "bugs came from and add regression tests.", share=share,
+                   t("Look at where the bugs came from and add regression tests: bug fixes "
+                     "are %(share)s of the week (%(count)d PRs).", share=share,
                      count=fixes.count))
     return tuple(out[:MAX_SUGGESTIONS])
 
 
-def _unknown_threads(risks: tuple[Risk, ...], t: Translator) -> list[str]:
-    """Review concerns whose resolution is not recorded: the first few by PR, file and
-    what was asked; the rest together."""
-    unknown = [r for r in risks if r.resolution == "unknown" and r.kind.startswith("thread")]
-    first_by_pull = {r.pull: r for r in reversed(unknown) if r.path}
-    named = [r for r in unknown if first_by_pull.get(r.pull) is r][:NAMED_THREADS]
-    out = []
-    for risk in named:
-        asked = cut_words(risk.quote.rsplit(" … ", 1)[0], QUOTE_LIMIT) if risk.quote else ""
-        out.append(t("Check that the review concern on %(path)s in #%(pull)d (“%(asked)s”) "
-                     "was addressed; its resolution is not recorded.", path=risk.path,
-                     pull=risk.pull, asked=asked)
-                   if asked else
-                   t("Check that the review concern on %(path)s in #%(pull)d was addressed; "
-                     "its resolution is not recorded.", path=risk.path, pull=risk.pull))
-    rest = [r.pull for r in unknown if r.pull not in {n.pull for n in named}]
+def _review_follow_ups(risks: tuple[Risk, ...], t: Translator) -> list[str]:
+    """Review concerns left open or whose resolution is not recorded, remarks on naming,
+    placement and style left out: the first few each as what to do about it, on which
+    PR and file, and why; the rest of them together."""
+    concerns = [r for r in risks if r.kind.from_review and not is_remark(r.concerns)
+                and r.resolution in {"unknown", "unresolved"}]
+    first_by_pull = {r.pull: r for r in reversed(concerns)}
+    named = [r for r in concerns if first_by_pull.get(r.pull) is r][:NAMED_THREADS]
+    out = [_follow_up(risk, t) for risk in named]
+    rest = [r.pull for r in concerns if r.pull not in {n.pull for n in named}]
     if rest:
         out.append(t("Confirm that the review concerns on %(pulls)s were addressed; whether "
                      "they were resolved before merge is not recorded.", pulls=_refs(rest, t)))
     return out
+
+
+def _follow_up(risk: Risk, t: Translator) -> str:
+    """What to do about one review concern, by what it says may go wrong."""
+    state = (t("it was left unresolved at merge") if risk.resolution == "unresolved" else
+             t("whether it was resolved before merge is not recorded"))
+    where = f"`{risk.path}`" if risk.path else t("the conversation")
+    outcomes = [c for c in risk.concerns if c in OUTCOMES][:LEAD_OUTCOMES]
+    if outcomes:
+        # The code the concern names says where to look; else the file it is on.
+        what = (t.sep.join(f"`{name}`" for name in risk.subjects) if risk.subjects else
+                t("the change to %(where)s", where=where))
+        return t("Re-check %(what)s in #%(pull)d: the review says it may %(outcomes)s; "
+                 "%(state)s.", what=what, pull=risk.pull,
+                 outcomes=either([outcome_words(c, t) for c in outcomes], t), state=state)
+    if Concern.SCOPE in risk.concerns and risk.scope:
+        return t("Confirm whether what #%(pull)d fixes exists only on %(scope)s "
+                 "(%(where)s): the review says the change may cover %(scope)s only; "
+                 "%(state)s.",
+                 pull=risk.pull, scope=risk.scope, where=where, state=state)
+    if Concern.QUESTION in risk.concerns:
+        return t("Answer the open question on #%(pull)d (%(where)s): %(state)s.",
+                 pull=risk.pull, where=where, state=state)
+    return t("Weigh the review suggestion on #%(pull)d (%(where)s): %(state)s.",
+             pull=risk.pull, where=where, state=state)

@@ -10,19 +10,24 @@ import re
 from collections import Counter
 
 from bot.engine.classify import Classification
+from bot.engine.lexicon import lexicon
 from bot.engine.text import (
     ELLIPSIS,
+    clause_cut,
     clip,
+    end_sentence,
     ends_sentence,
     first_clause,
     is_complete,
     one_line,
+    own_refs,
     plain,
     sentence_case,
     sentences,
+    unquote_code,
 )
 from bot.i18n import Translator
-from bot.models import PullRequest
+from bot.models import Lang, PullRequest
 
 SUMMARY_LIMIT = 320
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*(.+?)\s*#*\s*$", re.M)
@@ -140,7 +145,7 @@ def _paragraphs(text: str) -> list[list[str]]:
     for block in re.split(r"\n\s*\n", text):
         kept = []
         for sentence in _paragraph_sentences(block):
-            sentence = sentence_case(_SELF_REFERENCE.sub("", sentence.replace("`", "")).strip())
+            sentence = sentence_case(_SELF_REFERENCE.sub("", unquote_code(sentence)).strip())
             if len(sentence) > 3 and not _FILLER.match(sentence) and not _BOILERPLATE.match(
                     sentence):
                 kept.append(sentence)
@@ -211,6 +216,14 @@ def plain_figures(flat: str, limit: int = 3) -> tuple[str, ...]:
     return tuple(found)
 
 
+def figure_text(figure: str, lang: Lang) -> str:
+    """A measured figure as the digest writes it: verbatim in en; in zh a before ->
+    after pair with an arrow ("~54 GiB to ~150 MiB" -> "~54 GiB → ~150 MiB")."""
+    if lang != "zh":
+        return figure
+    return re.sub(r"\s*(?:->|\bto\b)\s*", " → ", figure)
+
+
 def _main_dirs(pull: PullRequest) -> list[str]:
     dirs = Counter(f.path.rsplit("/", 1)[0] if "/" in f.path else "." for f in pull.files)
     return [d for d, _ in dirs.most_common(2)]
@@ -237,34 +250,100 @@ def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> s
 
 
 def summarize(pull: PullRequest, cls: Classification, t: Translator) -> str:
-    return body_summary(pull.body) or fallback_summary(pull, cls, t)
+    summary = body_summary(pull.body)
+    return own_refs(summary, pull.url) if summary else fallback_summary(pull, cls, t)
 
 
-LINE_LIMIT = 110
+LINE_LIMIT = 120
 # A mention of another PR ("introduced in #6853") in a one-line description: the line
 # sits next to its own PR number, where a second number would read as the same PR.
 _OTHER_PULL = re.compile(
     r"\s*\(?\b(?:(?:introduced|added|broken|caused|see)\s+)?(?:in|by)?\s*#\d+\)?")
+# A sentence that points elsewhere ("Seeing #6951, it changed ...") says what another
+# PR did, not this one.
+_POINTER = re.compile(r"^(?:seeing|see|following|per|as (?:in|per|discussed))\b", re.I)
+# "This reduces ...", "It adds ...": the PR as the subject of its own change.
+_SUBJECT = re.compile(r"^(?:this|it|we|now|here we)\s+(?=[a-z])", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_BACK_REFERENCES = frozenset({"those", "these", "this", "that", "them", "it", "both"})
+_MODAL_VERB = re.compile(r"\b(?:should|will|now|so that)\s+([a-z]+)(?:\s+([a-z]+))?", re.I)
+# Verbs that say a change in a body beyond those a title opens with.
+_MORE_CHANGE_VERBS = frozenset({
+    "makes", "make", "making", "changes", "change", "changed", "changing", "lets", "let",
+    "introduces", "introduced", "resolves", "resolve", "resolving", "reducing", "adding",
+    "allows", "enables", "integrates", "integrating", "saves", "stops", "reduces",
+})
 
 
-_URL = re.compile(r"https?://")
+def _change_verb(word: str) -> bool:
+    low = word.lower()
+    return low in _MORE_CHANGE_VERBS or low in lexicon().forms
+
+
+def change_score(sentence: str) -> int:
+    """How plainly a sentence says what the PR changes: a change verb opening it (3), a
+    modal one inside it ("should fall back", 1), a measured figure (2); a sentence that
+    points at another PR, or only describes, scores 0."""
+    if _POINTER.match(sentence):
+        return 0
+    words = _WORD.findall(_SUBJECT.sub("", sentence))
+    score = 3 if words and _change_verb(words[0]) else 0
+    if score and len(words) > 1 and words[1].lower() in _BACK_REFERENCES:
+        score = 1  # "Fixes those paths": the change is in the sentences before
+    if not score and any(_change_verb(" ".join(w for w in m.groups() if w)) or
+                         _change_verb(m.group(1)) for m in _MODAL_VERB.finditer(sentence)):
+        score = 1
+    if FIGURE.search(sentence) and (score or _EFFECT_WORDS.search(sentence)):
+        score += 2
+    return score
+
+
+def _candidates(flat: str) -> list[str]:
+    """Every sentence of the body's what/why section (or its first), in order."""
+    sections = _sections(flat)
+    wanted = [t for h, t in sections if h and _WANTED.search(h)]
+    chosen = wanted or [t for h, t in sections if not h] or [t for _, t in sections]
+    for section in chosen:
+        found = [s for paragraph in _paragraphs(section) for s in paragraph]
+        if found:
+            return found
+    return []
+
+
+def change_line(flat: str, limit: int = LINE_LIMIT) -> str | None:
+    """The one sentence that says what the PR changes: the best by `change_score`, the
+    earliest among equals, with its PR opening it as the subject dropped ("This reduces
+    ..." -> "Reduces ..."), cut only where a clause ends (marked with an ellipsis), and
+    ending with punctuation; None when every sentence only describes."""
+    ranked = sorted(enumerate(_candidates(flat)), key=lambda item: (-change_score(item[1]),
+                                                                      item[0]))
+    for _, sentence in ranked:
+        if change_score(sentence) == 0:
+            break
+        if not is_complete(sentence):
+            continue  # "Adds an opt-in setting:" leads into a dropped code block
+        text = sentence_case(_SUBJECT.sub("", sentence)) if _SUBJECT.match(sentence) else sentence
+        if "#" in text:
+            text = _OTHER_PULL.sub("", text)
+        fitted = clause_cut(text, limit)
+        if fitted:
+            return end_sentence(fitted)
+    return None
 
 
 def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
                      flat: str | None = None) -> tuple[str, str]:
-    """The summary, and the one line a theme says about the PR: the summary's first
-    clause, or the title's text where the body says nothing (a count of files is no
-    description of what a PR does). `flat` is the body made plain, when already done."""
-    body = plain_summary(flat) if flat is not None and flat.strip() else (
-        None if flat is not None else body_summary(pull.body))
+    """The summary, and the one line a theme says about the PR: the body's sentence that
+    says the change (`change_line`), or the title's text where none does (a count of
+    files is no description of what a PR does). `flat` is the body made plain, when
+    already done."""
+    flat = own_refs(plain(pull.body or "") if flat is None else flat, pull.url)
+    body = plain_summary(flat) if flat.strip() else None
     if body:
-        line = first_clause(_OTHER_PULL.sub("", body) if "#" in body else body, LINE_LIMIT)
-        # "Seeing https://github.com/.../pull/6951, it changed ..." is a pointer, not a
-        # description: the title says what the PR does.
-        return body, title_line(cls) if _URL.search(line) else line
+        return body, change_line(flat) or title_line(cls)
     return fallback_summary(pull, cls, t), title_line(cls)
 
 
 def title_line(cls: Classification) -> str:
-    """The one line about a PR whose body says nothing: its title's text."""
-    return first_clause(sentence_case(cls.short_title), LINE_LIMIT)
+    """The one line about a PR whose body says nothing: its title's text, as a sentence."""
+    return end_sentence(first_clause(sentence_case(cls.short_title), LINE_LIMIT))

@@ -10,6 +10,11 @@ _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^)(]|\([^)]*\))*\)")
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _INLINE_CODE = re.compile(r"(`[^`\n]+`)")
+_INLINE_CODE_TEXT = re.compile(r"`([^`\n]+)`")
+# A PR's address, written as GitHub writes a PR: `owner/repo#7061` (`#7061` in its own
+# repository's text, `own_refs`).
+_PULL_URL = re.compile(
+    r"https?://github\.com/([\w.-]+/[\w.-]+)/pull/(\d+)(?:[/#?][^\s)\]]*)?")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _CODE_FENCE = re.compile(r"```.*?(```|$)", re.S)
 _SPACE = re.compile(r"[ \t]+")
@@ -32,11 +37,39 @@ def plain(markdown: str) -> str:
     text = _CODE_FENCE.sub("", text)
     text = _IMAGE.sub("", text)
     text = _LINK.sub(r"\1", text)
-    # A tag inside a code span is text the PR quotes (`<script>`), not markup.
-    text = "".join(part if part.startswith("`") else _TAG.sub("", part)
+    text = _PULL_URL.sub(r"\1#\2", text)
+    # A tag inside a code span is text the PR quotes (`<script>`), not markup; a tag
+    # between two words parts them ("one<br>two"), it never glues them.
+    text = "".join(part if part.startswith("`") else _TAG.sub(_part_words, part)
                    for part in _INLINE_CODE.split(text))
     text = _EMPHASIS.sub(r"\2", text)
     return text
+
+
+def own_refs(text: str, pull_url: str) -> str:
+    """PRs of the repository `pull_url` is in written `#N` (the others keep their
+    `owner/repo#N`)."""
+    match = re.match(r"https?://github\.com/([\w.-]+/[\w.-]+)/pull/", pull_url)
+    return text.replace(f"{match.group(1)}#", "#") if match and "#" in text else text
+
+
+def _part_words(match: re.Match[str]) -> str:
+    text = match.string
+    before = text[match.start() - 1] if match.start() else " "
+    after = text[match.end()] if match.end() < len(text) else " "
+    return " " if before.isalnum() and after.isalnum() else ""
+
+
+def unquote_code(text: str) -> str:
+    """Code spans as their text (`drop` -> drop), a space kept where the span touched a
+    word ("modifying`drop`" -> "modifying drop"), never gluing words together."""
+    def spaced(match: re.Match[str]) -> str:
+        whole = match.string
+        before = " " if match.start() and whole[match.start() - 1].isalnum() else ""
+        after = " " if match.end() < len(whole) and whole[match.end()].isalnum() else ""
+        return f"{before}{match.group(1)}{after}"
+
+    return _INLINE_CODE_TEXT.sub(spaced, text).replace("`", "")
 
 
 def one_line(text: str) -> str:
@@ -76,16 +109,61 @@ def clip(text: str, limit: int) -> str:
     return cut_words(text, limit)
 
 
+# Where a clause ends, strongest first: English and Chinese.
+CLAUSE_MARKS = ("; ", "；", ": ", "：", " — ", " – ", ", ", "，")
+
+
+def _at_clause(window: str, past: int) -> str | None:
+    """`window` up to its last clause boundary (the strongest mark first) beyond `past`
+    characters, with an ellipsis; None where no clause ends there."""
+    for mark in CLAUSE_MARKS:
+        at = window.rfind(mark)
+        if at > past:
+            return window[:at].rstrip() + ELLIPSIS
+    return None
+
+
+def clause_cut(text: str, limit: int) -> str | None:
+    """`text` cut before `limit` at the last clause boundary past a quarter of it, with
+    an ellipsis; unchanged when it fits; None when no clause ends in time (a cut there
+    would fall inside a clause)."""
+    if len(text) <= limit:
+        return text
+    window = text[: limit - 1]
+    cut = _at_clause(window, limit // 4)
+    if cut is not None:
+        return cut
+    opening = max((window.rfind(word) for word in _CLAUSE_OPENERS), default=-1)
+    if opening > limit // 4:
+        return window[:opening].rstrip() + ELLIPSIS
+    return None
+
+
+# Words that open a clause or an adjunct of its own: a cut before one leaves the
+# clause before it whole ("Disable X for vLLM older than 0.22.0…", before "to avoid").
+_CLAUSE_OPENERS = (" to ", " so that ", " so ", " when ", " because ", " which ",
+                   " instead of ", " without ", " while ", " with ", " for ", " via ")
+_STOPPED = re.compile(r"[.!?。！？…][)\]\"'`”’]*$")
+
+
+def end_sentence(text: str) -> str:
+    """`text` ending with punctuation: a full stop added where it has none (a closing
+    parenthesis is no end)."""
+    text = text.rstrip()
+    if not text or _STOPPED.search(text):
+        return text
+    return text + ("。" if re.search(r"[\u3400-\u9fff]$", text) else ".")
+
+
 def cut_words(text: str, limit: int) -> str:
     """`text` cut before `limit`, at a clause boundary if one is past the middle, else
     at a space (never mid-word), with an ellipsis; unchanged when it fits."""
     if len(text) <= limit:
         return text
     window = text[: limit - 1]
-    for mark in ("; ", ": ", " — ", " – ", ", "):
-        at = window.rfind(mark)
-        if at > limit // 2:
-            return window[:at].rstrip() + ELLIPSIS
+    cut = _at_clause(window, limit // 2)
+    if cut is not None:
+        return cut
     space = window.rfind(" ")
     if space > limit // 2:
         window = window[:space]

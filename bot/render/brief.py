@@ -21,9 +21,11 @@ from bot.models import Digest, KeyPull, Risk
 # the full report says it, the compact line keeps the finding.
 _UNRECORDED = re.compile(r"; whether it was (?:resolved before merge|addressed) is not recorded"
                          r"|，(?:合并前)?是否(?:解决|已处理)未记录")
+# The code a risk's lead names ("(in `x`, `y`)"): the full report names it.
+_SUBJECTS = re.compile(r" \(in `[^)]*\)|（涉及 `[^）]*）")
 # A risk's finding is never cut shorter than this, whatever the view's line length: it
 # is what the risks line is for.
-RISK_LINE = 96
+RISK_LINE = 112
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,7 @@ class Brief:
 
     def risk_text(self, risk: Risk) -> str:
         """The finding of a risk, the file named by its name alone."""
-        text = _UNRECORDED.sub("", risk.summary).rstrip("。.")
+        text = _SUBJECTS.sub("", _UNRECORDED.sub("", risk.summary)).rstrip("。.")
         if risk.path and "/" in risk.path:
             text = text.replace(risk.path, risk.path.rsplit("/", 1)[-1])
         return cut_words(text, RISK_LINE)
@@ -85,7 +87,7 @@ class Brief:
         return list(self.d.key_pulls[: self._quick])
 
     def title(self, k: KeyPull) -> str:
-        return self._short(k.short_title or k.title)
+        return self._short(k.headline or k.short_title or k.title)
 
     @cached_property
     def security(self) -> list[int]:

@@ -23,13 +23,16 @@ CHAT_CEILING = BUDGET * 11 // 10
 TEXT_TEMPLATE = "text/digest.txt.j2"
 # (themes, PRs per theme, risks, key PRs, suggestions, characters per line, notable
 # features in the summary), most generous first.
+# A chat digest names four key PRs at least (six where there is room): the section a
+# reader looks for first is never cut to one or two; other sections give way first.
 _STEP_TABLE = (
-    (4, 3, 3, 4, 4, 110, 3),
-    (4, 3, 3, 3, 3, 90, 3),
-    (3, 3, 3, 3, 3, 80, 2),
-    (3, 2, 2, 2, 2, 70, 2),
-    (2, 2, 2, 2, 2, 60, 2),
-    (2, 2, 1, 1, 1, 50, 1),
+    (4, 3, 3, 6, 4, 110, 3),
+    (4, 3, 3, 5, 3, 90, 3),
+    (3, 3, 3, 4, 3, 80, 2),
+    (3, 2, 2, 4, 2, 70, 2),
+    (3, 2, 2, 4, 2, 60, 1),
+    (2, 2, 2, 4, 2, 60, 1),
+    (2, 2, 1, 4, 1, 50, 1),
 )
 # A digest of several repositories shows each step's items for each of them, so when
 # even the tightest step is too long it may go tighter still.
@@ -100,7 +103,7 @@ def visible_length(text: str) -> int:
 def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     """The chat view of `digest` and its plain text: the most generous of `STEPS` whose
     text fits `BUDGET` (of `COMPACT_STEPS` within `COMPACT_BUDGET` for a compact
-    channel), found by a binary search (at most three renders of six steps; a more
+    channel), found by a binary search (at most three renders of seven steps; a more
     generous step is never shorter), or the tightest step when none fits."""
     if digest.chat_form.style == "compact":
         return _fit(digest, COMBINED_COMPACT_STEPS if digest.parts else COMPACT_STEPS,

@@ -14,6 +14,8 @@ from datetime import timedelta
 from functools import cached_property
 from itertools import zip_longest
 
+from bot.engine.lexicon import lexicon
+from bot.engine.risk_words import says_what_may_go_wrong
 from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import sections as registry
@@ -32,6 +34,8 @@ CHAT_HOT_NUMBERS = 3
 
 # A quotation in parentheses inside a sentence: ` (“…”)` or `（“…”）`.
 _QUOTATION = re.compile(r" ?[（(]“[^”]*”[）)]")
+# A headline's type before its noun phrase ("新功能：", "修复："), from the lexicon.
+_TYPE_LEAD = re.compile("^(?:" + "|".join(map(re.escape, lexicon().types.values())) + ")：")
 # Where a suggestion's reason begins, after the action it asks for.
 _REASON = re.compile(r"[；：]|; ")
 
@@ -222,11 +226,23 @@ class DigestView:
 
     def risk_quote(self, risk: Risk) -> str:
         """The quote a risk line shows: in chat, its consequence (the part after the
-        ellipsis that joins it to the opening sentence) within the line length."""
+        ellipsis that joins it to the opening sentence) within the line length; none in
+        the zh chat, whose line leads with the consequence in Chinese."""
         text = risk.quote or ""
         if not self.chat:
             return text
+        if self.d.lang == "zh" or says_what_may_go_wrong(risk.concerns):
+            # The line leads with the consequence (in zh, in Chinese): the quote is in
+            # the full report and behind the evidence link.
+            return ""
         return self.short(text.rsplit(" … ", 1)[-1])
+
+    def risk_summary(self, risk: Risk) -> str:
+        """A risk's sentence; in chat the file by its name alone (the full report and
+        the evidence link give its path)."""
+        if self.chat and risk.path and "/" in risk.path:
+            return risk.summary.replace(risk.path, risk.path.rsplit("/", 1)[-1])
+        return risk.summary
 
     @cached_property
     def risks(self) -> list[Risk]:
@@ -371,7 +387,7 @@ class DigestView:
         shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
         return [
             ThemeView(theme, [
-                ThemeLine(k.number, k.url, self.short(k.line or k.short_title))
+                ThemeLine(k.number, k.url, self.pull_line(k))
                 for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
             ], self.limits.theme_items)
             for theme in shown
@@ -406,12 +422,50 @@ class DigestView:
         return list(self.named_types[after:after + 2])
 
     def quick_text(self, k: KeyPull) -> str:
-        """What the chat's quick view says after a key PR's title: its line, or nothing
-        where the line would only repeat the title (a PR without a description)."""
+        """What the chat's quick view says after a key PR's title: in zh the facts that
+        made it key (what it measured, what it adds, how large it is), in Chinese; in
+        en its line, or nothing where the line would only repeat the title (a PR
+        without a description)."""
+        if k.headline:
+            return "；".join(k.facts)
         text = k.line or k.summary
         if _same_words(text, k.short_title) or _same_words(text, k.title):
             return ""
         return self.short(text)
+
+    @staticmethod
+    def title_of(item: KeyPull | PullEntry) -> str:
+        """How the digest names a PR in its sentences: by its title said in Chinese in
+        zh (`bot.engine.headline`), by its title as written in en."""
+        return item.headline or item.short_title
+
+    @staticmethod
+    def mention(item: KeyPull | PullEntry) -> str:
+        """A PR named in a list of its own kind ("重要新功能：…"): its headline without
+        the type it opens with ("新功能：分片 delta 权重同步" -> "分片 delta 权重同步")."""
+        if not item.headline:
+            return item.short_title
+        return _TYPE_LEAD.sub("", item.headline, count=1) or item.headline
+
+    def bold_title(self, k: KeyPull) -> str:
+        """A key PR's reference and title for a bold span: code spans as plain words
+        (bold text takes no code span in every format)."""
+        return f"{self.ref(k.number)} {self.title_of(k).replace('`', '')}"
+
+    @staticmethod
+    def quick_join(k: KeyPull) -> str:
+        """What joins a key PR's title and what follows it: a colon, or a comma after a
+        title that already has one ("新功能：分片 delta 权重同步，...")."""
+        return "，" if "：" in k.headline else "："
+
+    def pull_line(self, k: KeyPull) -> str:
+        """One key PR in a theme: in zh its Chinese headline, followed in the full
+        report by the body's sentence that says the change; in en that sentence."""
+        if not k.headline:
+            return self.short(k.line or k.short_title)
+        if self.chat or not k.line or _same_words(k.line, k.short_title):
+            return self.short(k.headline)
+        return f"{k.headline}：{k.line}"
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:

@@ -172,11 +172,13 @@ def test_hostile_pr_text_stays_inert_text(lang: Lang) -> None:
     for card in cards:
         assert_valid(card)
     text = "\n".join(s for c in cards for s in markdown_of(c))
-    assert ESCAPED_AT in text  # shown as typed ...
+    if lang == "en":
+        # Shown as typed (the zh chat says a title in Chinese, its prose left out) ...
+        assert ESCAPED_AT in text
+        assert "&#42;&#42;bold&#42;&#42;" in text
     assert "<at" not in text and "<font color=red" not in text  # ... never a mention
     assert "](javascript" not in text and "**bold**" not in text
     assert "${var}" not in text and ":DONE:" not in text and "\u202e" not in text
-    assert "&#42;&#42;bold&#42;&#42;" in text
     # A line break in GitHub text never starts a heading or a list item of its own.
     assert not re.search(r"\n# heading|\n- list", text)
 

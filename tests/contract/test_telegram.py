@@ -56,7 +56,8 @@ async def test_a_question_in_the_group_gets_its_answer(tg: FakeTelegram, redis_u
     assert fields["text"].startswith(
         '<b><a href="https://github.com/acme/lumen/pull/1201">#1201</a> [rollout, npu] feat: '
         "paged KV cache for the Ascend rollout engine (merged)</b>\n")
-    assert "• [high] Critical finding by gemini-code-assist[bot]" in fields["text"]
+    assert ("• [high] Critical finding: may lose or overwrite data or race under concurrency"
+            in fields["text"])
     [(command, channel, user_id)] = spy.asked
     assert (command.kind, command.pull, command.lang) == ("risks", 1201, "en")
     assert channel is not None and channel.key == f"telegram:{GROUP}"

@@ -1,0 +1,126 @@
+"""A PR's title said in Chinese: its verb and type in Chinese, its names as written.
+
+Deterministic and never guessing. A title is parsed as a verb, its object and the
+adjuncts around them ("fix X in Y" -> "在 Y 中修复 X"), or as a noun phrase (said after
+its type: "新功能：分片 delta 权重同步"), from the words of `bot.engine.lexicon` alone.
+Identifiers and products stay as written, code in code spans. Where a word is not
+known, the line ends before the part that holds it when what is said still stands on
+its own (never inside a noun phrase, never short of the conditions of a verb such as
+"disable"); otherwise the title is said by its type and its names ("修复：
+`build_npu_attn_mask`"). English prose never reaches the line: the full title is in
+the full report's list.
+"""
+
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from bot.engine.classify import Classification
+from bot.engine.lexicon import Lexicon, Verb, lexicon
+from bot.engine.title_parse import FUNCTION, NUMBER, REASONS, TitleParser, Token
+from bot.engine.title_parse import tokens as read_tokens
+from bot.engine.zh_text import HAN, join_words, starts_in_chinese
+from bot.models import Lang
+
+How = Literal["whole", "head", "type"]
+_LETTER = re.compile("[A-Za-z]")
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    """The title in Chinese; `how` says how much of it: every word (`whole`), its head
+    with the rest left to the full title (`head`), or only its type and names (`type`)."""
+
+    text: str
+    how: How
+
+
+def _may_end_before(parser: TitleParser, verb: Verb | None) -> bool:
+    """Whether the line may end where the parse stopped: before another part of the
+    title (a preposition, a join, a parenthesis), never before a word; for a verb whose
+    conditions decide what it means, only before a reason or a purpose."""
+    if parser.at_end and not parser.dropped:
+        return True
+    if parser.at_end:
+        return verb is None or not verb.narrows
+    token = parser.tokens[parser.pos]
+    boundary = token.kind in {"sym", "paren"} or token.low in FUNCTION
+    if not boundary or token.low in {"to", "into"} or (
+            verb is not None and token.low in verb.frames):
+        return False  # inside a noun phrase, or short of what the verb needs ("point X to")
+    if verb is not None and verb.narrows:
+        return token.low in REASONS and not parser.dropped
+    return True
+
+
+def _names(tokens: list[Token], lx: Lexicon) -> list[str]:
+    parser = TitleParser(tokens, lx)
+    found: list[str] = []
+    for at, token in enumerate(tokens):
+        said = parser.nominal(at) if token.kind in {"word", "code"} else None
+        if token.kind == "word" and (token.low in lx.forms or not _LETTER.search(said or "")):
+            continue  # a verb, a figure: no name
+        if said and not HAN.search(said) and not NUMBER.match(said) and said not in found:
+            found.append(said)
+    return found[:3]
+
+
+def said_in(cls: Classification, lang: Lang) -> str:
+    """A PR's headline in a digest of `lang`: its title in Chinese in zh; "" in en,
+    where the title is shown as written."""
+    return headline(cls.short_title, cls.type).text if lang == "zh" else ""
+
+
+@lru_cache(maxsize=4096)
+def headline(text: str, kind: str) -> Headline:
+    """The title `text` (its tags and type prefix removed) of a PR of type `kind`, said
+    in Chinese and opening with a Chinese word."""
+    lx = lexicon()
+    label = lx.type_label(kind)
+    tokens = read_tokens(text)
+    parser = TitleParser(tokens, lx)
+    said: str | None = None
+    verb: Verb | None = None
+    opening = parser.verb_at(1 if tokens and tokens[0].low in lx.adverbs else 0)
+    if opening is not None:
+        verb = opening[1]
+        said = parser.verb_phrase()
+    if said is None:
+        parser.pos = 0
+        subject = parser.noun()
+        following = parser.verb_at(parser.pos) if subject else None
+        if subject and following:
+            verb = following[1]
+            rest = parser.verb_phrase()
+            said = join_words([subject, rest]) if rest else None
+    if said is None and opening is None:
+        # A title opening with a verb is a verb phrase, never a noun phrase ("Build ...").
+        parser.pos, verb = 0, None
+        noun = parser.nouns()
+        if noun is not None and (parser.pos > 1 or parser.at_end):
+            # One word and more after it: a verb the lexicon does not know ("Port in X").
+            said = _noun_title(noun, label) + parser.tail()
+    if said is None or not _may_end_before(parser, verb) or (
+            verb is None and parser.low() == "to"):
+        # A noun phrase followed by "to ..." was a verb not known as one ("size X to Y").
+        names = _names(tokens, lx)
+        return Headline(f"{label}：{'、'.join(names)}" if names else label, "type")
+    if not starts_in_chinese(said):
+        said = f"{label}：{said}"
+    whole = parser.at_end and not parser.dropped
+    return Headline(said, "whole" if whole else "head")
+
+
+def _noun_title(noun: str, label: str) -> str:
+    """A title that is a noun phrase, said after its type; "X support" says 支持 X and
+    "X bug fix" 修复：X."""
+    if noun.endswith("支持") and len(noun) > 2:
+        return join_words(["支持", noun[:-2]])
+    for ending in ("bug 修复", "修复"):
+        if noun.endswith(ending) and len(noun) > len(ending):
+            return f"修复：{noun[: -len(ending)].strip()}"
+    return f"{label}：{noun}"
