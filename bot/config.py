@@ -7,6 +7,7 @@ Loading has no side effects; every error names the field (`channels[1].schedule:
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -26,6 +27,7 @@ from bot.validation import describe
 from bot.week import DEFAULT_TIMEZONE, zone
 
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
 
 class Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Config sections reject unknown fields, so a typo is an error, not a silent no-op."""
@@ -58,6 +60,14 @@ class RepoConfig(Section, frozen=True, kw_only=True):
     topics: dict[str, TopicRule] = {}
     private: bool = False
     exclude: ExcludeRule = ExcludeRule()
+    # Whether `[llm]` words this repository's digests: unset, public repositories are
+    # narrated and private ones are not (their text would go to the model's provider).
+    narrate: bool | None = None
+
+    @property
+    def narrated(self) -> bool:
+        """Whether the narrator may send this repository's PR text to the model."""
+        return self.narrate if self.narrate is not None else not self.private
 
 
 class ChannelConfig(Section, frozen=True, kw_only=True):
@@ -168,17 +178,20 @@ class LLMConfig(Section, frozen=True, kw_only=True):
 
     `response_format`: `json_schema` sends the answer's JSON Schema; `json_object` is for
     endpoints that only take JSON mode (DeepSeek, Moonshot, Zhipu, most of DashScope).
-    `timeout_s` bounds one call, `budget_s` one digest's narration; `extra_body` goes into
-    every request as is (provider switches such as `enable_thinking = false`).
+    `timeout_seconds` bounds one call, `budget_seconds` one digest's narration (shared by
+    the repositories of a combined digest); `extra_body` goes into every request as is
+    (provider switches such as `enable_thinking = false`). `check = "model"` adds a
+    second pass that asks the model whether each kept sentence is supported.
     """
 
     base_url: str
     model: str
     api_key_env: str = "PRDIGEST_LLM_API_KEY"
     response_format: Literal["json_schema", "json_object"] = "json_schema"
-    timeout_s: float = 60.0
-    budget_s: float = 120.0
+    timeout_seconds: float = 60.0
+    budget_seconds: float = 120.0
     max_concurrency: int = 4
+    check: Literal["rules", "model"] = "rules"
     extra_body: dict[str, Any] = {}
 
 
@@ -316,12 +329,12 @@ def _validate_llm(llm: LLMConfig) -> None:
         raise ConfigError("llm.model: must name a model")
     if not llm.api_key_env.strip():
         raise ConfigError("llm.api_key_env: must name an environment variable")
-    if not 0 < llm.timeout_s <= 600:
-        raise ConfigError(f"llm.timeout_s: must be between 0 and 600 seconds, got "
-                          f"{_number(llm.timeout_s)}")
-    if not 0 < llm.budget_s <= 3600:
-        raise ConfigError(f"llm.budget_s: must be between 0 and 3600 seconds, got "
-                          f"{_number(llm.budget_s)}")
+    if not (math.isfinite(llm.timeout_seconds) and 0 < llm.timeout_seconds <= 600):
+        raise ConfigError(f"llm.timeout_seconds: must be between 0 and 600 seconds, got "
+                          f"{_number(llm.timeout_seconds)}")
+    if not (math.isfinite(llm.budget_seconds) and 0 < llm.budget_seconds <= 3600):
+        raise ConfigError(f"llm.budget_seconds: must be between 0 and 3600 seconds, got "
+                          f"{_number(llm.budget_seconds)}")
     if not 1 <= llm.max_concurrency <= 64:
         raise ConfigError(f"llm.max_concurrency: must be between 1 and 64, got "
                           f"{llm.max_concurrency!r}")
@@ -425,12 +438,40 @@ def _convert_repo(name: str, data: Any) -> RepoConfig:
     return msgspec.structs.replace(_convert(rest, RepoConfig, where), topics=rules)
 
 
+RENAMED: dict[str, dict[str, str]] = {
+    "llm": {"timeout_s": "timeout_seconds", "budget_s": "budget_seconds"},
+}
+"""Keys spelled another way before (section -> old -> new): still read, with a warning."""
+
+
+def _renamed(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """`data` with the old spellings of `RENAMED` under their names now."""
+    out = dict(data)
+    for section, names in RENAMED.items():
+        table = out.get(section)
+        if not isinstance(table, dict):
+            continue
+        table = dict(table)
+        for old, new in names.items():
+            if old not in table:
+                continue
+            if new in table:
+                raise ConfigError(f"{section}.{old}: give {section}.{new} only (the same "
+                                  "setting spelled two ways)")
+            log.warning("%s: %s.%s is now spelled %s.%s; the old name still works",
+                        source, section, old, section, new)
+            table[new] = table.pop(old)
+        out[section] = table
+    return out
+
+
 def parse_config(data: dict[str, Any], *, source: str = "config",
                  platforms: PlatformSchemas | None = None) -> Config:
     """Validate a decoded TOML document into a `Config`. With `platforms` (the
     registry's), the channels' platforms and the `[platforms.*]` tables are checked too;
     without, those tables are kept as written for their platforms to read."""
     try:
+        data = _renamed(data, source)
         repos_data = data.get("repos", {})
         if not isinstance(repos_data, dict):
             raise ConfigError("repos: expected a table")

@@ -29,7 +29,7 @@ from bot.errors import SourceError, WeekError
 from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
-from bot.narrate import Narrator
+from bot.narrate import Budget, Narrator
 from bot.snapshot import require_week
 from bot.source import SnapshotSource, Source, WeekData
 from bot.store.subscriptions import SubscriptionStore, followed_topics
@@ -121,7 +121,7 @@ class Digests:
         the PRs they leave out count nowhere, and a note says how many.
         """
         digest, _ = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
-                                         exclude=exclude)
+                                         exclude=exclude, budget=self._budget())
         if self.on_built is not None:
             self.on_built(trigger)
         return with_report_url(digest, self.config) if link else digest
@@ -151,17 +151,22 @@ class Digests:
             for repo in repos:
                 if not self.source.holds(repo):
                     raise SourceError(f"no snapshot file holds {repo}")
+        budget = self._budget()  # one deadline for the narration of all of them
         built = [await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
-                                      exclude=exclude) for repo in repos]
+                                      exclude=exclude, budget=budget) for repo in repos]
         parts = [with_report_url(part, self.config) if link else part for part, _ in built]
         if self.on_built is not None:
             self.on_built(trigger)
         return combine(parts, focus=focus,
                        notes=combined_notes([facts for _, facts in built], lang))
 
+    def _budget(self) -> Budget | None:
+        return self.narrator.budget() if self.narrator is not None else None
+
     async def _assemble(self, repo: str, week: str, lang: Lang, focus: tuple[str, ...], *,
                         fetch: FetchWeek | None, trends: bool,
-                        exclude: tuple[ExcludeRule, ...]) -> tuple[Digest, PartFacts]:
+                        exclude: tuple[ExcludeRule, ...],
+                        budget: Budget | None = None) -> tuple[Digest, PartFacts]:
         """One repository's digest, before it is counted and linked, and the facts a
         combined digest's notes are made of."""
         read = fetch or self._fetch
@@ -176,8 +181,8 @@ class Digests:
         digest = await asyncio.to_thread(
             build_digest, snapshot, week, repo_config=settings,
             lang=lang, focus_topics=focus, previous=previous)
-        if self.narrator is not None:
-            digest = await self._narrate(digest, snapshot, repo, week, lang)
+        if self.narrator is not None and settings.narrated:
+            digest = await self._narrate(digest, snapshot, repo, week, lang, budget)
         notes = tuple(note for note in (stale_note(lang, data), left_out_note(left_out, lang))
                       if note is not None)
         if notes:
@@ -234,15 +239,18 @@ class Digests:
         return digest
 
     async def _narrate(self, digest: Digest, snapshot: Snapshot, repo: str, week: str,
-                       lang: Lang) -> Digest:
+                       lang: Lang, budget: Budget | None) -> Digest:
         """The digest in the narrator's words; the engine's when narration fails in a
-        way it did not handle itself (it never makes a digest worse or late)."""
+        way it did not handle itself (it never makes a digest worse or late). Only a
+        repository whose settings allow it is narrated (`narrated`: private ones opt in)."""
         assert self.narrator is not None
         members = [p for p, _ in week_pulls(snapshot, week, self.config.repo(repo).timezone)]
         recorded = reviews_recorded(snapshot)  # as build_digest judges the week
         answers = {p.number: self._answer(p, repo, lang, recorded) for p in members}
+        latest = max((p.number for p in snapshot.pulls), default=0)
         try:
-            return await self.narrator.narrate(digest, members, answers)
+            return await self.narrator.narrate(digest, members, answers, budget=budget,
+                                               reviews_recorded=recorded, latest=latest)
         except Exception as exc:
             log.warning("narration of %s %s failed (%s: %s); the digest stays deterministic",
                         repo, week, type(exc).__name__, exc)
@@ -295,10 +303,11 @@ class Digests:
         """`answer_for`, in the PR's cached narration when a narrator is configured (no
         model call: only what a digest already paid for, verified again)."""
         answer = self.answer_for(pull, repo, lang, channel)
-        if self.narrator is None:
+        if self.narrator is None or not self.config.repo(repo).narrated:
             return answer
         try:
-            return await asyncio.to_thread(self.narrator.cached_answer, pull, answer, lang)
+            return await asyncio.to_thread(self.narrator.cached_answer, pull, answer, lang,
+                                           reviews_recorded=self.reviews_recorded(pull, repo))
         except Exception as exc:
             log.warning("cached narration of %s#%s unavailable: %s", repo, pull.number, exc)
             return answer

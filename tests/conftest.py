@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from testkit.fakes.openai import FakeOpenAI
 from testkit.redis_server import private_redis
 from testkit.redis_topologies import flush, private_cluster
 
@@ -99,3 +100,10 @@ def snapshot() -> Snapshot:
     from testkit.server_support import example_snapshot
 
     return example_snapshot()
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOpenAI]:
+    """A fake model endpoint for the narrator tests of one module."""
+    with FakeOpenAI(stall_seconds=5) as server:
+        yield server

@@ -371,7 +371,7 @@ async def test_combined_slack_messages_pass_the_block_kit_checks() -> None:
 
 async def test_a_narrated_combined_digest_words_each_repository_and_keeps_the_counts() -> None:
     from testkit.fakes.openai import FakeOpenAI
-    from testkit.narration import every_format
+    from testkit.narration.week import every_format
 
     with FakeOpenAI(stall_seconds=5) as fake:
         config = msgspec.structs.replace(CONFIG, llm=parse_config({"llm": {

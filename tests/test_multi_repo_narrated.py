@@ -28,8 +28,8 @@ _BARE = re.compile(r"(?<![A-Za-z0-9_/.-])(?:PR\s?)?#\d+")
 async def _narrated(lang: Lang, *repos: str) -> Digest:
     with FakeOpenAI(stall_seconds=5) as fake:
         config = msgspec.structs.replace(CONFIG, llm=parse_config({"llm": {
-            "base_url": fake.base_url, "model": "fake-model", "timeout_s": 2,
-            "budget_s": 20}}).llm)
+            "base_url": fake.base_url, "model": "fake-model", "timeout_seconds": 2,
+            "budget_seconds": 20}}).llm)
         narrator = narrator_for(config, MemoryNarrations())
         assert narrator is not None
         try:

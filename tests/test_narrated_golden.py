@@ -21,7 +21,7 @@ from bot.render.sections import DIGEST_SECTIONS
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
-from testkit.narration import latin_share
+from testkit.narration.week import latin_share
 
 pytestmark = pytest.mark.realdata
 
@@ -53,9 +53,11 @@ async def test_narrated_verl_week(shared_data: Path, lang: str) -> None:
     if lang == "zh":
         # The target report is 39% Latin letters; the engine's own zh digest far more.
         # Measured on the sections a narrator writes: the list of every PR that follows
-        # is the PRs' own (mostly English) titles, whoever writes the rest.
-        assert latin_share(narrated_part(text)) < 0.5 < latin_share(
+        # is the PRs' own (mostly English) titles, whoever writes the rest; the risk
+        # lines keep the reviewers' own (English) words as their evidence.
+        told, own = latin_share(narrated_part(text)), latin_share(
             narrated_part(render_digest(engine, "markdown")))
+        assert told < own - 0.1, (told, own)
     path = GOLDEN / f"verl-2026-W29.{lang}.md"
     if os.environ.get("PRDIGEST_UPDATE_GOLDEN"):
         path.write_text(text)

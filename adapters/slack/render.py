@@ -299,16 +299,16 @@ def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
         return [w("compact_lines", section, view)]
     told = view.narrated(section.id)
     if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
-        return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told))]
+        return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told), view)]
                 if view.narrated_as_paragraph(section.id)
-                else [w("narrated", f"• {t}") for t in told])
+                else [w("narrated", f"• {t}", view) for t in told])
     if section.id == "changes":
         more = [w("more_themes", view)] if view.more_themes else []
         return [w("theme", tv, view) for tv in view.themes] + more or [w("no_changes")]
     if section.id == "risks":
         return [w("risk", r, view) for r in view.risks] or [w("no_risks")]
     if section.id == "suggestions":
-        return ([w("suggestion", i, s) for i, s in enumerate(view.suggestions, 1)]
+        return ([w("suggestion", i, s, view) for i, s in enumerate(view.suggestions, 1)]
                 or [w("no_suggestions")])
     return [w("section_body", section, view)]
 

@@ -1,19 +1,28 @@
 """The optional narrator: a language model words the engine's digest in the channel's
 language, and a verifier lets through only what the facts support.
 
-Off unless `[llm]` is configured. Layout: `schema` (the answers' types and JSON
-Schema), `hygiene` (untrusted text in data blocks), `facts` (the fact pack), `prompts`
-(words and token bounds), `client` (one call, the retry policy), `breaker` (the
-circuit), `figures` and `verify` (the verifier), `apply` (verified words into the
-digest), `narrator` (map, reduce, cache, budget).
+Off unless `[llm]` is configured. Layout: `schema` (the answers' types, their JSON
+Schema, reading them out of real replies), `normal` (untrusted text as a reader sees
+it), `redact` and `hygiene` (untrusted text in data blocks), `injection` (instructions
+planted in PR text), `facts` (the fact pack), `prompts` (words and token bounds),
+`client` (one call, its deadline, the retry policy), `breaker` (the circuit),
+`figures`, `language`, `rules`, `grounds` and `verify` (the verifier), `wording` (the
+engine's own summary sentences), `apply` (verified words into the digest), `second`
+(the optional model check), `narrator` (batches, the week, cache, budget).
 """
 
 from __future__ import annotations
 
 from bot.config import Config
-from bot.narrate.narrator import MemoryNarrations, NarrationEvents, NarrationStore, Narrator
+from bot.narrate.narrator import (
+    Budget,
+    MemoryNarrations,
+    NarrationEvents,
+    NarrationStore,
+    Narrator,
+)
 
-__all__ = ["MemoryNarrations", "NarrationEvents", "NarrationStore", "Narrator",
+__all__ = ["Budget", "MemoryNarrations", "NarrationEvents", "NarrationStore", "Narrator",
            "narrator_for"]
 
 

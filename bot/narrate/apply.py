@@ -1,6 +1,12 @@
-"""From the model's answers to a narrated digest: each answer is verified, sentence by
-sentence, and a section takes the narrated words only when it keeps at least half of
-them; otherwise, or when its call failed, it stays exactly as the engine wrote it.
+"""From the model's answers to a narrated digest: every sentence verified against what
+it cites, repeats dropped, each section capped, and a section takes the narrated words
+only when it keeps at least half of them; otherwise, or when its call failed, it stays
+exactly as the engine wrote it.
+
+A section never loses content by being narrated: the summary keeps the engine's own
+sentence for the PR count and for the risk count when the model's version of either
+was dropped; a theme or a suggestion whose sentence was dropped is written from the
+engine's facts; a narrated risk keeps the engine's PR, path, severity and quote.
 
 Pure functions over records: no calls, no clock, no store.
 """
@@ -8,19 +14,37 @@ Pure functions over records: no calls, no clock, no store.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
 
+from bot.i18n import Translator
 from bot.models import Digest, Fallback, Lang, NarratedProse, PullAnswer, Risk
-from bot.narrate.facts import PullFacts
-from bot.narrate.schema import PullNarration, Sentence, WeekNarration
-from bot.narrate.verify import Grounds, check
+from bot.narrate.figures import figures_in
+from bot.narrate.grounds import Evidence
+from bot.narrate.normal import folded, visible
+from bot.narrate.rules import Part
+from bot.narrate.schema import PullNarration, WeekNarration
+from bot.narrate.verify import Scope, check
+from bot.narrate.wording import engine_summary
 
 PROSE_SECTIONS = ("summary", "changes", "trends")
 """Sections narrated as sentences shown in place of the engine's paragraph or list."""
 ORDER = ("summary", "changes", "trends", "risks", "key_prs", "suggestions")
+SUMMARY_MAX = 5
+TRENDS_MAX = 4
+TITLE_MAX = 60
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence that passed the rules, with what it cites (for the second pass)."""
+
+    text: str
+    scope: Scope
+    where: str
+    """`pull:N:summary`, `pull:N:risk:I`, `summary`, `changes:KEY`, ..."""
 
 
 @dataclass(frozen=True)
@@ -30,34 +54,61 @@ class PullWords:
     number: int
     title: str | None
     summary: str | None
-    area: str
     risks: Mapping[int, str]
     dropped: int
 
 
-def verify_pull(answer: PullNarration, facts: PullFacts, grounds: Grounds,
+class Seen:
+    """Sentences already kept in this digest, by their folded text: a repeat is dropped."""
+
+    def __init__(self) -> None:
+        self._texts: set[str] = set()
+
+    def first(self, text: str) -> bool:
+        key = "".join(folded(text).casefold().split()).rstrip("。.")
+        if key in self._texts:
+            return False
+        self._texts.add(key)
+        return True
+
+
+def _kept(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
+    shown = visible(text).strip()
+    return shown if check(shown, scope, part, lang) is None else None
+
+
+def verify_pull(answer: PullNarration, evidence: Evidence, risks: Sequence[Risk],
                 lang: Lang) -> PullWords:
-    """Every sentence of a map answer checked; the title and area too (they are shown)."""
+    """Every field of a PR's answer checked against that PR's own facts; a risk line
+    must also keep the finding's path and the code it names."""
+    scope = evidence.pull(answer.number)
     dropped = 0
 
-    def keep(text: str) -> str | None:
+    def keep(text: str, part: Part) -> str | None:
         nonlocal dropped
-        text = text.strip()
-        if check(text, [facts.number], grounds, lang) is None:
-            return text
-        dropped += 1
-        return None
+        kept = _kept(text, scope, part, lang)
+        dropped += kept is None
+        return kept
 
-    title = keep(answer.title) if len(answer.title) <= 60 else None
-    summary = keep(answer.summary)
-    area = answer.area.strip()
-    if check(area, [facts.number], grounds, lang) is not None or len(area) > 40:
-        area = ""
-    known = {r.index for r in facts.risks}
-    risks = {note.index: text for note in answer.risks if note.index in known
-             and (text := keep(note.text)) is not None}
-    return PullWords(number=facts.number, title=title, summary=summary, area=area,
-                     risks=risks, dropped=dropped + (title is None and summary is None))
+    title = keep(answer.title, "title") if len(answer.title.strip()) <= TITLE_MAX else None
+    summary = keep(answer.summary, "summary")
+    lines: dict[int, str] = {}
+    for note in answer.risks:
+        if not 0 <= note.index < len(risks) or note.index in lines:
+            continue
+        text = keep(note.text, "risk")
+        if text is not None and _keeps_finding(text, risks[note.index]):
+            lines[note.index] = text
+        elif text is not None:
+            dropped += 1
+    return PullWords(number=answer.number, title=title, summary=summary, risks=lines,
+                     dropped=dropped + (title is None and summary is None))
+
+
+def _keeps_finding(text: str, risk: Risk) -> bool:
+    """Whether a risk line still names where the concern is and what code it is about."""
+    read = folded(text).casefold()
+    return all(name.casefold() in read for name in (risk.path or "", *risk.subjects) if name)
 
 
 @dataclass
@@ -94,26 +145,29 @@ def _lost_too_many(lost: int, total: int) -> bool:
 
 
 def risk_index(risk: Risk, answer: PullAnswer | None) -> int | None:
-    """The position of a digest risk in its PR's own risk list (the map's indexes)."""
+    """The position of a digest risk in its PR's own risk list (the answers' indexes)."""
     if answer is None:
         return None
     return next((i for i, r in enumerate(answer.risks) if r == risk), None)
 
 
 def apply_pulls(digest: Digest, words: Mapping[int, PullWords], failures: Mapping[int, str],
-                answers: Mapping[int, PullAnswer], outcome: Outcome) -> Digest:
-    """Key PRs and risks in the map's words, where their sections keep enough of them."""
+                answers: Mapping[int, PullAnswer], shown: Sequence[int],
+                outcome: Outcome) -> Digest:
+    """Key PRs and risks in the PRs' own narrations, where their sections keep enough.
+    `shown`: the key PRs the digest shows (the others keep the engine's words)."""
     key_pulls = list(digest.key_pulls)
-    lost_reasons = [failures.get(k.number, "verifier") for k in key_pulls
+    visible_keys = [k for k in key_pulls if k.number in shown]
+    lost_reasons = [failures.get(k.number, "verifier") for k in visible_keys
                     if words.get(k.number) is None or words[k.number].summary is None]
     outcome.dropped["key_prs"] = sum(w.dropped for w in words.values())
-    if key_pulls and _lost_too_many(len(lost_reasons), len(key_pulls)):
+    if visible_keys and _lost_too_many(len(lost_reasons), len(visible_keys)):
         outcome.fall_back("key_prs", _most_common(lost_reasons, "verifier"))
-    elif key_pulls:
+    elif visible_keys:
         outcome.narrated.add("key_prs")
         for i, k in enumerate(key_pulls):
             w = words.get(k.number)
-            if w is not None and w.summary is not None:
+            if k.number in shown and w is not None and w.summary is not None:
                 key_pulls[i] = msgspec.structs.replace(
                     k, summary=w.summary, short_title=w.title or k.short_title,
                     figures=tuple(f for f in k.figures if f in w.summary))
@@ -132,42 +186,128 @@ def apply_pulls(digest: Digest, words: Mapping[int, PullWords], failures: Mappin
         outcome.fall_back("risks", _most_common(lost, "verifier"))
     elif risks:
         outcome.narrated.add("risks")
-        risks = [msgspec.structs.replace(r, summary=_clause(narrated_risks[i]), quote=None)
+        # The engine's finding stays: PR, path, severity, evidence and quote; only the
+        # sentence that states it is the narrator's.
+        risks = [msgspec.structs.replace(r, summary=_clause(narrated_risks[i]))
                  if i in narrated_risks else r for i, r in enumerate(risks)]
     return msgspec.structs.replace(digest, key_pulls=tuple(key_pulls), risks=tuple(risks))
 
 
+def verify_week(answer: WeekNarration, evidence: Evidence,
+                lang: Lang) -> dict[str, list[Candidate]]:
+    """The week's sentences that pass the rules, by section (themes and suggestions
+    keyed by what they restate)."""
+    out: dict[str, list[Candidate]] = {s: [] for s in (*PROSE_SECTIONS, "suggestions")}
+    for section, sentences in (("summary", answer.summary), ("trends", answer.trends)):
+        for s in sentences:
+            scope = evidence.week_sentence(s.pulls)
+            if (kept := _kept(s.text, scope, "week", lang)) is not None:
+                out[section].append(Candidate(kept, scope, section))
+    for t in answer.changes:
+        scope = evidence.theme_sentence(t.theme, t.pulls)
+        if t.theme in evidence.themes and (kept := _kept(t.text, scope, "changes", lang)):
+            out["changes"].append(Candidate(kept, scope, f"changes:{t.theme}"))
+    for g in answer.suggestions:
+        scope = evidence.suggestion(g.index, g.pulls)
+        if g.index in evidence.suggestions and (
+                kept := _kept(g.text, scope, "suggestion", lang)):
+            out["suggestions"].append(Candidate(kept, scope, f"suggestions:{g.index}"))
+    return out
+
+
 def _has_content(digest: Digest, section: str) -> bool:
     """A section the engine left empty ("no changes this week") is not narrated."""
-    return {"summary": True, "changes": bool(digest.themes), "trends": True,
+    return {"summary": True, "changes": any(t.pulls for t in digest.themes), "trends": True,
             "suggestions": bool(digest.suggestions)}[section]
 
 
-def apply_week(digest: Digest, answer: WeekNarration | None, failure: str | None,
-               grounds: Grounds, lang: Lang, outcome: Outcome) -> Digest:
-    """Summary, changes, trends and suggestions in the reduce step's words."""
+def apply_week(digest: Digest, kept: Mapping[str, list[Candidate]] | None, written: int,
+               failure: str | None, outcome: Outcome, seen: Seen) -> Digest:
+    """Summary, changes, trends and suggestions in the week's narration; `written` is
+    how many sentences the model wrote, `kept` what survived, by section."""
     suggestions = digest.suggestions
     for section in (*PROSE_SECTIONS, "suggestions"):
         if not _has_content(digest, section):
             continue
-        if answer is None:
+        if kept is None:
             outcome.fall_back(section, failure or "error")
             continue
-        sentences: list[Sentence] = getattr(answer, section)
-        kept = [s.text.strip() for s in sentences
-                if check(s.text.strip(), s.pulls, grounds, lang) is None]
-        outcome.dropped[section] = len(sentences) - len(kept)
-        if not kept:
-            outcome.fall_back(section, "verifier" if sentences else "empty")
-        elif _lost_too_many(len(sentences) - len(kept), len(sentences)):
-            outcome.fall_back(section, "verifier")
+        chosen = [c for c in kept[section] if seen.first(c.text)]
+        if section == "summary":
+            result = _summary(digest, [c.text for c in chosen])
+        elif section == "trends":
+            result = [c.text for c in chosen][:TRENDS_MAX]
+            result = result if result else None
+        elif section == "changes":
+            result = _changes(digest, chosen)
+        else:
+            result = _suggestions(digest, chosen)
+        if result is None:
+            outcome.fall_back(section, "verifier" if written else "empty")
         elif section == "suggestions":
             outcome.narrated.add(section)
-            suggestions = tuple(kept)
+            suggestions = tuple(result)
         else:
             outcome.narrated.add(section)
-            outcome.prose[section] = tuple(kept)
+            outcome.prose[section] = tuple(result)
     return msgspec.structs.replace(digest, suggestions=suggestions)
+
+
+def _summary(digest: Digest, chosen: list[str]) -> list[str] | None:
+    """The summary's sentences: the engine's count and risk sentences stand in for the
+    model's when it dropped (or never wrote) them."""
+    if not chosen:
+        return None
+    engine = engine_summary(digest)
+    if not engine:
+        return None
+    total = str(digest.counts.total)
+    head = [] if any(total in figures_in(s) for s in chosen) else [engine[0]]
+    risks = str(len(digest.risks))
+    told = next((s for s in chosen if _mentions_risk(s) and (
+        risks in figures_in(s) or not digest.risks)), None)
+    # The risk count ends the summary, the model's sentence or the engine's.
+    tail = [told] if told is not None else [] if len(engine) < 2 else [engine[-1]]
+    rest = [s for s in chosen if s is not told]
+    room = SUMMARY_MAX - len(head) - len(tail)
+    return [*head, *rest[:room], *tail]
+
+
+def _mentions_risk(text: str) -> bool:
+    return "风险" in text or "risk" in text.casefold()
+
+
+def _changes(digest: Digest, chosen: list[Candidate]) -> list[str] | None:
+    """One sentence per theme the engine shows, in its order; a theme without one gets
+    the engine's facts in a sentence. None when the model wrote less than half."""
+    by_theme: dict[str, str] = {}
+    for c in chosen:
+        by_theme.setdefault(c.where.split(":", 1)[1], c.text)
+    themes = [t for t in digest.themes if t.pulls]
+    if _lost_too_many(sum(t.key not in by_theme for t in themes), len(themes)):
+        return None
+    t = Translator(digest.lang)
+    out = []
+    for theme in themes:
+        if theme.key in by_theme:
+            out.append(by_theme[theme.key])
+            continue
+        refs = t.sep.join(f"#{n}" for n in theme.pulls[:3])
+        out.append(t.n("%(theme)s: %(num)s PR, %(refs)s.",
+                       "%(theme)s: %(num)s PRs, among them %(refs)s.",
+                       len(theme.pulls) + len(theme.others), theme=theme.title, refs=refs))
+    return out
+
+
+def _suggestions(digest: Digest, chosen: list[Candidate]) -> list[str] | None:
+    """Each engine suggestion in the model's words where they held, else its own."""
+    by_index: dict[int, str] = {}
+    for c in chosen:
+        by_index.setdefault(int(c.where.split(":", 1)[1]), c.text)
+    total = len(digest.suggestions)
+    if _lost_too_many(total - len(by_index), total):
+        return None
+    return [by_index.get(i, text) for i, text in enumerate(digest.suggestions)]
 
 
 def _clause(text: str) -> str:
@@ -177,7 +317,7 @@ def _clause(text: str) -> str:
 
 def narrated_answer(answer: PullAnswer, words: PullWords) -> PullAnswer:
     """A chat answer about one PR in its cached, verified narration."""
-    risks = tuple(msgspec.structs.replace(r, summary=_clause(words.risks[i]), quote=None)
+    risks = tuple(msgspec.structs.replace(r, summary=_clause(words.risks[i]))
                   if i in words.risks else r for i, r in enumerate(answer.risks))
     return msgspec.structs.replace(answer, summary=words.summary or answer.summary,
                                    risks=risks)

@@ -1,6 +1,8 @@
-"""A circuit breaker over model calls: after `threshold` failures in a row no call is
-made for `cooldown_s` (every section falls back at once instead of timing out PR after
-PR); then one call is let through to probe, and a success closes it again."""
+"""A circuit breaker over model calls: after `threshold` outages in a row (transport
+errors, timeouts, 5xx: the narrator reports only those) no call is made for
+`cooldown_s`, so every section falls back at once instead of timing out call after
+call; then one call is let through to probe, and a success closes it again. An answer
+that does not fit its schema is that call's failure, not a sign the endpoint is down."""
 
 from __future__ import annotations
 

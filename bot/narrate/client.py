@@ -3,8 +3,13 @@
 The SDK's retries are off (`max_retries=0`): this module decides, in one place, that a
 429 is retried only when its `Retry-After` fits both `RETRY_AFTER_MAX_S` and the
 digest's remaining budget, a 5xx or a dropped connection is retried after a short
-backoff, and a timeout is not retried at all. Whatever fails raises `CallFailed` with a
-reason word that ends up in the digest's `narration.fallbacks` and in `/metrics`.
+backoff, and a timeout is not retried at all. Every attempt runs under
+`asyncio.timeout(min(remaining, timeout_seconds))`: the SDK's own timeout bounds each
+read, so an endpoint that trickles a byte every few seconds would never trip it.
+Whatever fails raises `CallFailed` with a reason word that ends up in the digest's
+`narration.fallbacks` and in `/metrics`; `outage` says whether it speaks of the
+endpoint (transport errors, timeouts, 5xx), which the circuit counts, or only of that
+call's answer (a schema error, a refusal).
 """
 
 from __future__ import annotations
@@ -14,11 +19,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import msgspec
 import openai
 
 from bot.config import LLMConfig, secret
-from bot.narrate.schema import Answer, response_format
+from bot.narrate.schema import Answer, SchemaError, decode, response_format
 
 RETRIES = 2
 RETRY_AFTER_MAX_S = 10.0
@@ -27,6 +31,8 @@ NO_KEY = "unset"
 """Sent as the key to endpoints that need none (Ollama, llama.cpp, a local vLLM)."""
 
 A = TypeVar("A", bound=Answer)
+OUTAGES = frozenset({"timeout", "connection", "server-error"})
+"""Failures that speak of the endpoint rather than of one answer."""
 
 
 class CallFailed(Exception):
@@ -35,6 +41,10 @@ class CallFailed(Exception):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
+
+    @property
+    def outage(self) -> bool:
+        return self.reason in OUTAGES
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ class Reply:
 
 def make_client(llm: LLMConfig) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(base_url=llm.base_url, api_key=secret(llm.api_key_env) or NO_KEY,
-                              timeout=llm.timeout_s, max_retries=0)
+                              timeout=llm.timeout_seconds, max_retries=0)
 
 
 class ModelClient:
@@ -84,9 +94,13 @@ class ModelClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise CallFailed("budget")
+            limit = min(remaining, self.llm.timeout_seconds)
             try:
-                return await self._once(messages, kind, max_tokens, min(remaining,
-                                                                         self.llm.timeout_s))
+                try:
+                    async with asyncio.timeout(limit):
+                        return await self._once(messages, kind, max_tokens, limit)
+                except TimeoutError:
+                    raise CallFailed("timeout" if limit < remaining else "budget") from None
             except CallFailed as failure:
                 wait = _retry_wait(failure, attempt)
                 if wait is None or attempt == RETRIES or time.monotonic() + wait >= deadline:
@@ -130,11 +144,9 @@ class ModelClient:
         if not content:
             raise _Blank()
         try:
-            return msgspec.json.decode(_unfenced(content), type=kind), usage
-        except msgspec.ValidationError:
-            raise CallFailed("schema") from None
-        except msgspec.DecodeError:
-            raise CallFailed("not-json") from None
+            return decode(content, kind), usage
+        except SchemaError as exc:
+            raise CallFailed(exc.reason) from None
 
 
 class _RateLimited(CallFailed):
@@ -174,11 +186,3 @@ def _retry_after(headers: Any) -> float | None:
             except ValueError:
                 return None
     return None
-
-
-def _unfenced(content: str) -> str:
-    """JSON-mode models sometimes wrap the object in a ```json fence."""
-    if content.startswith("```"):
-        content = content.split("\n", 1)[-1]
-        content = content.rsplit("```", 1)[0]
-    return content.strip()

@@ -1,26 +1,34 @@
 """The fact pack: what the model is told, all of it decided by the engine.
 
-`PullFacts` is one PR as the map step sees it (its cleaned text, figures, the engine's
-summary and risks); `WeekFacts` the week as the reduce step sees it (counts, shares,
-topics, hot files, themes, risks and the PRs in the map's words). Both are plain
-records, so their JSON is the prompt's data block, the cache key's input and the
-verifier's grounds at once.
+`PullFacts` is one PR as its narration sees it (its screened text, sizes, the engine's
+risks, what is unknown about it); `WeekFacts` the week as the week's narration sees it:
+counts, shares, topics, hot files, themes (every PR of each counted), risks,
+suggestions, the lines of the PRs the digest shows, and what the data does not record.
+The week is told in the engine's facts only, never in a model's words: one PR's
+narration can't carry text into another call. A PR whose text carries instructions
+aimed at a model is `withheld`: its own words are not sent at all.
+
+Both are plain records, so their JSON is the prompt's data block, the cache key's input
+and the verifier's grounds at once.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from datetime import timedelta
 
 import msgspec
 
+from bot.engine.text import plain
 from bot.models import Digest, PullAnswer, PullRequest, Risk
-from bot.narrate.figures import percent_forms
-from bot.narrate.hygiene import BODY_CHARS, clean
-from bot.narrate.verify import Grounds
+from bot.narrate.figures import PULL_REF
+from bot.narrate.hygiene import BODY_CHARS, TEXT_CHARS, clean
+from bot.narrate.injection import screen
 
 FILES_SHOWN = 12
 THEME_PULLS = 12
+LINE_CHARS = 160
 
 
 class Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -28,16 +36,20 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class RiskFact(Fact, frozen=True, kw_only=True):
+    """A risk as the engine found it; `subjects`: the code the concern names."""
+
     index: int
     severity: str
     finding: str
     path: str = ""
+    subjects: tuple[str, ...] = ()
     quote: str = ""
 
 
 class PullFacts(Fact, frozen=True, kw_only=True):
     number: int
-    title: str
+    title: str = ""
+    headline: str = ""
     state: str
     type: str = ""
     topics: tuple[str, ...] = ()
@@ -45,35 +57,55 @@ class PullFacts(Fact, frozen=True, kw_only=True):
     files_changed: int = 0
     additions: int = 0
     deletions: int = 0
-    summary: str = ""
     body: str = ""
     risks: tuple[RiskFact, ...] = ()
+    checks: str = "unknown"
+    reviews: str = "not recorded"
+    withheld: bool = False
 
 
-def pull_facts(pull: PullRequest, answer: PullAnswer) -> PullFacts:
-    """One PR's facts: its own text cleaned and cut, the engine's summary and risks."""
+def _screened(text: str | None, limit: int) -> str:
+    """PR text as the model may read it: plain, cleaned, cut, readers' orders left out."""
+    return clean(screen(plain(text or "")).text, limit)
+
+
+def _reviews(pull: PullRequest) -> str:
+    if pull.reviews is None or not pull.reviews:
+        return "not recorded" if pull.reviews is None else "none"
+    states = {r.state for r in pull.reviews}
+    return "approved" if "APPROVED" in states and "CHANGES_REQUESTED" not in states \
+        else "changes requested" if "CHANGES_REQUESTED" in states else "commented"
+
+
+def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
+               reviews_recorded: bool = True) -> PullFacts:
+    """One PR's facts; a withheld PR's carry none of its own words (title, body,
+    quotes): only what the engine measured and decided."""
+    files = tuple(clean(f.path) for f in pull.files[:FILES_SHOWN])
+    risks = tuple(risk_fact(i, r, quote=not withheld) for i, r in enumerate(answer.risks))
+    body = "" if withheld else _screened(pull.body, BODY_CHARS)
+    if not withheld and not body:
+        body = clean(answer.summary)
     return PullFacts(
-        number=pull.number, title=clean(pull.title), state=pull.state, type=answer.type,
-        topics=answer.topics, files=tuple(clean(f.path) for f in pull.files[:FILES_SHOWN]),
+        number=pull.number, title="" if withheld else _screened(pull.title, TEXT_CHARS),
+        headline="" if withheld else _screened(answer.headline, TEXT_CHARS), state=pull.state,
+        type=answer.type, topics=answer.topics, files=files,
         files_changed=pull.changed_files or len(pull.files),
-        additions=pull.additions or 0, deletions=pull.deletions or 0,
-        summary=clean(answer.summary), body=clean(pull.body, BODY_CHARS),
-        risks=tuple(risk_fact(i, r) for i, r in enumerate(answer.risks)),
-    )
+        additions=pull.additions or 0, deletions=pull.deletions or 0, body=body,
+        risks=risks, checks=pull.checks or "unknown",
+        reviews=_reviews(pull) if reviews_recorded else "not recorded", withheld=withheld)
 
 
-def risk_fact(index: int, risk: Risk) -> RiskFact:
+
+def risk_fact(index: int, risk: Risk, *, quote: bool = True) -> RiskFact:
     return RiskFact(index=index, severity=risk.severity, finding=clean(risk.summary),
-                    path=clean(risk.path), quote=clean(risk.quote))
+                    path=clean(risk.path), subjects=tuple(clean(s) for s in risk.subjects),
+                    quote=_screened(risk.quote, TEXT_CHARS) if quote else "")
 
 
-def pull_text(facts: PullFacts) -> str:
-    """Everything the PR's facts say, for identifiers and figures to be found in."""
+def pull_text(facts: Fact) -> str:
+    """Everything a fact record says, for identifiers and figures to be found in."""
     return msgspec.json.encode(facts).decode()
-
-
-def pull_grounds(facts: PullFacts, week: Iterable[int]) -> Grounds:
-    return Grounds.of([facts.number, *week], {facts.number: pull_text(facts)})
 
 
 class CountFact(Fact, frozen=True, kw_only=True):
@@ -102,18 +134,28 @@ class WeekRiskFact(Fact, frozen=True, kw_only=True):
     text: str
 
 
+class SuggestionFact(Fact, frozen=True, kw_only=True):
+    index: int
+    text: str
+    pulls: tuple[int, ...] = ()
+
+
 class PullLine(Fact, frozen=True, kw_only=True):
+    """A PR the digest shows, as it shows it: title, its Chinese headline (zh), line."""
+
     number: int
-    title: str
-    area: str = ""
-    summary: str = ""
+    title: str = ""
+    headline: str = ""
+    line: str = ""
+    type: str = ""
+    withheld: bool = False
 
 
 class WeekFacts(Fact, frozen=True, kw_only=True):
     repository: str
     week: str
-    since: str
-    until: str
+    first_day: str
+    last_day: str
     total: int
     key: int
     merged: int
@@ -124,8 +166,11 @@ class WeekFacts(Fact, frozen=True, kw_only=True):
     hot_files: tuple[HotFileFact, ...]
     themes: tuple[ThemeFact, ...]
     risks: tuple[WeekRiskFact, ...]
-    suggestions: tuple[str, ...]
+    suggestions: tuple[SuggestionFact, ...]
     pulls: tuple[PullLine, ...]
+    unknown: tuple[str, ...] = ()
+    """What the data does not record (check states, review resolutions): no claim
+    about these may be made."""
 
 
 def _count(name: str, count: int, share: float, previous: int | None) -> CountFact:
@@ -133,39 +178,81 @@ def _count(name: str, count: int, share: float, previous: int | None) -> CountFa
                      previous=previous)
 
 
-def week_facts(digest: Digest, lines: Iterable[PullLine],
-               risk_texts: Mapping[int, str]) -> WeekFacts:
-    """The week for the reduce step; `risk_texts` the risks in the map's words, by
-    their position in `digest.risks` (the engine's words where the map has none)."""
-    until = digest.period.until
+def theme_pulls(shown: Iterable[int], others: Iterable[int]) -> tuple[int, ...]:
+    """Every PR of a theme: those it shows, then the rest."""
+    return (*shown, *others)
+
+
+def shown_pulls(digest: Digest, quick: int) -> list[int]:
+    """The PRs a digest shows by line: key PRs of the quick view, risk PRs, the PRs its
+    themes list and its suggestions name, in that order, each once."""
+    order = [k.number for k in digest.key_pulls[:quick]]
+    order += [r.pull for r in digest.risks]
+    order += [n for t in digest.themes for n in t.pulls[:THEME_PULLS]]
+    order += [int(n) for s in digest.suggestions for n in PULL_REF.findall(s)]
+    return list(dict.fromkeys(order))
+
+
+def _line(digest: Digest, number: int, withheld: bool) -> PullLine:
+    key = next((k for k in digest.key_pulls if k.number == number), None)
+    entry = next((p for p in digest.pulls if p.number == number), None)
+    kind = key.type if key else entry.type if entry else ""
+    if withheld:
+        return PullLine(number=number, type=kind, withheld=True)
+    title = key.title if key else entry.title if entry else ""
+    headline = key.headline if key else entry.headline if entry else ""
+    line = key.line if key else entry.line if entry else ""
+    return PullLine(number=number, title=_screened(title, TEXT_CHARS),
+                    headline=_screened(headline, TEXT_CHARS),
+                    line=_screened(line, LINE_CHARS) if line != title else "", type=kind)
+
+
+def week_facts(digest: Digest, shown: Iterable[int], withheld: frozenset[int]) -> WeekFacts:
+    """The week for its narration, from the engine's digest alone."""
+    last_day = digest.period.until - timedelta(seconds=1)
     return WeekFacts(
         repository=digest.repository, week=digest.week,
-        since=digest.period.since.strftime("%Y-%m-%d"),
-        until=until.strftime("%Y-%m-%d"), total=digest.counts.total, key=digest.counts.key,
-        merged=digest.counts.merged, closed=digest.counts.closed, opened=digest.counts.opened,
+        first_day=digest.period.since.strftime("%Y-%m-%d"),
+        last_day=last_day.strftime("%Y-%m-%d"), total=digest.counts.total,
+        key=digest.counts.key, merged=digest.counts.merged, closed=digest.counts.closed,
+        opened=digest.counts.opened,
         topics=tuple(_count(t.name, t.count, t.share, t.previous) for t in digest.topics),
         types=tuple(_count(t.name, t.count, t.share, None) for t in digest.types),
         hot_files=tuple(HotFileFact(path=clean(h.path), pulls=h.pulls, numbers=h.numbers)
                         for h in digest.hot_files),
-        themes=tuple(ThemeFact(key=t.key, title=clean(t.title), count=len(t.pulls),
-                               pulls=t.pulls[:THEME_PULLS]) for t in digest.themes),
-        risks=tuple(WeekRiskFact(pull=r.pull, severity=r.severity,
-                                 text=risk_texts.get(i, clean(r.summary)))
-                    for i, r in enumerate(digest.risks)),
-        suggestions=tuple(clean(s) for s in digest.suggestions),
-        pulls=tuple(lines),
+        themes=tuple(ThemeFact(key=t.key, title=clean(t.title),
+                               count=len(theme_pulls(t.pulls, t.others)),
+                               pulls=theme_pulls(t.pulls, t.others)[:THEME_PULLS])
+                     for t in digest.themes),
+        risks=tuple(WeekRiskFact(pull=r.pull, severity=r.severity, text=clean(r.summary))
+                    for r in digest.risks),
+        suggestions=tuple(_suggestion(i, s, withheld) for i, s in enumerate(digest.suggestions)),
+        pulls=tuple(_line(digest, n, n in withheld) for n in shown),
+        unknown=tuple(clean(note) for note in digest.notes),
     )
 
 
-def week_grounds(digest: Digest, facts: WeekFacts, pulls: Mapping[int, PullFacts]) -> Grounds:
-    """Week sentences may state the week's figures (shares also as percentages) and
-    name identifiers of the PRs they cite."""
-    shares: set[str] = set()
-    for item in (*digest.topics, *digest.types):
-        shares |= percent_forms(item.share)
-    texts = {n: pull_text(f) for n, f in pulls.items()}
-    return Grounds.of(pulls.keys(), texts, extra_figures=shares,
-                      facts=[msgspec.json.encode(facts).decode()])
+def _suggestion(index: int, text: str, withheld: frozenset[int]) -> SuggestionFact:
+    refs = tuple(dict.fromkeys(int(n) for n in PULL_REF.findall(text)))
+    said = _screened(text, TEXT_CHARS)
+    if any(n in withheld for n in refs):
+        said = _unquoted(said)
+    return SuggestionFact(index=index, text=said, pulls=refs)
+
+
+def _unquoted(text: str) -> str:
+    """A suggestion about a withheld PR without the PR's words it quotes."""
+    out, depth = [], 0
+    for char in text:
+        if char in "“\"":
+            depth += 1 if char == "“" or depth == 0 else -1
+            continue
+        if char == "”":
+            depth = max(0, depth - 1)
+            continue
+        if depth == 0:
+            out.append(char)
+    return "".join(out).replace("（）", "").replace("()", "")
 
 
 def content_hash(*parts: object) -> str:

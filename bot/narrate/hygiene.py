@@ -1,5 +1,8 @@
 """PR text is attacker-controlled: it reaches the model only as cleaned, truncated data
-inside delimited blocks the prompt declares to be data, never instructions."""
+inside delimited blocks the prompt declares to be data, never instructions. Cleaning
+takes out HTML comments (where instructions hide), invisible characters, secrets
+(`bot.narrate.redact`), links (the model may not write one, so it need not read one)
+and anything that could close a data block."""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from bot.engine.text import strip_control
+from bot.narrate.normal import visible
+from bot.narrate.redact import redact
 
 OPEN = "<<<DATA"
 CLOSE = "DATA>>>"
@@ -16,7 +20,8 @@ BODY_CHARS = 1200
 TEXT_CHARS = 300
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]")
+_LINK = re.compile(r"\b(?:https?|ftp)://[^\s)\]>\"']+", re.I)
+LINK = "[link]"
 _DELIMITER = re.compile(r"<{3,}|>{3,}")
 _SPACES = re.compile(r"[ \t]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
@@ -27,9 +32,8 @@ def clean(text: str | None, limit: int = TEXT_CHARS) -> str:
     anything that could close a data block, cut to `limit` characters."""
     if not text:
         return ""
-    out = _HTML_COMMENT.sub("", text)
-    out = _INVISIBLE.sub("", out)
-    out = strip_control(out)
+    out = visible(_HTML_COMMENT.sub("", text))
+    out = _LINK.sub(LINK, redact(out))
     out = _DELIMITER.sub(lambda m: m.group(0)[0] * 2, out)
     out = _BLANK_LINES.sub("\n\n", _SPACES.sub(" ", out)).strip()
     if len(out) > limit:

@@ -1,5 +1,6 @@
-"""The narrator: map (one call per PR, cached), reduce (one call for the week, cached),
-verify, apply, all inside the digest's budget and behind a circuit breaker.
+"""The narrator: the PRs the digest shows (in batches, cached per PR) and the week (one
+call, cached), side by side; then the rules, the optional second pass, and the words
+into the digest, all inside one deadline per digest and behind a circuit breaker.
 
 The engine's digest goes in and a digest comes out that is never worse: any section
 the model could not word faithfully, in time, is the engine's own.
@@ -17,42 +18,51 @@ import msgspec
 from cachetools import LRUCache
 
 from bot.config import LLMConfig
+from bot.i18n import Translator
 from bot.models import Digest, Lang, Narration, PullAnswer, PullRequest
 from bot.narrate.apply import (
+    Candidate,
     Outcome,
     PullWords,
+    Seen,
     apply_pulls,
     apply_week,
     narrated_answer,
     verify_pull,
+    verify_week,
 )
 from bot.narrate.breaker import Breaker
 from bot.narrate.client import CallFailed, ModelClient, Usage
 from bot.narrate.facts import (
     PullFacts,
-    PullLine,
+    WeekFacts,
     content_hash,
     pull_facts,
-    pull_grounds,
+    shown_pulls,
     week_facts,
-    week_grounds,
 )
+from bot.narrate.grounds import Evidence, evidence
+from bot.narrate.injection import aimed_at_model
 from bot.narrate.prompts import (
     CONTEXT_TOKENS,
     PROMPT_VERSION,
-    map_max_tokens,
-    map_messages,
+    check_max_tokens,
     message_tokens,
-    reduce_max_tokens,
-    reduce_messages,
+    messages,
+    pulls_max_tokens,
+    week_max_tokens,
 )
-from bot.narrate.schema import Answer, PullNarration, WeekNarration
+from bot.narrate.schema import Answer, CheckAnswer, PullBatch, PullNarration, WeekNarration
+from bot.narrate.second import CHECK_BATCH, check_data, claims_of, rejected, without
+from bot.render.view import QUICK_VIEW
 
 log = logging.getLogger(__name__)
 
 KEEP_SECONDS = 30 * 24 * 3600
-MAP_SHARE = 0.7
-"""Share of the budget the map step may use; the rest is kept for the reduce call."""
+BATCH = 10
+"""PRs per call: one call for the few a digest shows, the instructions paid once."""
+MAIN_SHARE = 0.7
+"""With the second pass on, the share of the budget the first calls may use."""
 MEMORY_ENTRIES = 4096
 
 A = TypeVar("A", bound=Answer)
@@ -89,6 +99,21 @@ class NarrationEvents(Protocol):
     def llm_fallback(self, section: str, reason: str) -> None: ...
 
 
+class Budget:
+    """One digest's time for narration, shared by all its repositories: the deadline is
+    fixed when the first of them starts narrating."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._deadline: float | None = None
+
+    @property
+    def deadline(self) -> float:
+        if self._deadline is None:
+            self._deadline = time.monotonic() + self.seconds
+        return self._deadline
+
+
 class Narrator:
     """Words digests and PR answers with `llm.model`; one per process (its breaker and
     its counts are the process's)."""
@@ -103,10 +128,16 @@ class Narrator:
         self.breaker = breaker or Breaker()
         self.calls = 0
         self.usage = Usage()
+        self._gate: asyncio.Semaphore | None = None
+        self._gate_loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def model(self) -> str:
         return self.llm.model
+
+    def budget(self) -> Budget:
+        """A new digest's budget (`llm.budget_seconds`)."""
+        return Budget(self.llm.budget_seconds)
 
     async def close(self) -> None:
         await self.client.close()
@@ -119,75 +150,142 @@ class Narrator:
     # --- the week -------------------------------------------------------------------
 
     async def narrate(self, digest: Digest, pulls: Sequence[PullRequest],
-                      answers: Mapping[int, PullAnswer]) -> Digest:
-        """`digest` with its sections in the model's words where they hold up."""
-        start = time.monotonic()
-        deadline = start + self.llm.budget_s
+                      answers: Mapping[int, PullAnswer], *, budget: Budget | None = None,
+                      reviews_recorded: bool = True, latest: int | None = None) -> Digest:
+        """`digest` with its sections in the model's words where they hold up.
+        `latest`: the newest PR number the data knows (a reference beyond it is no PR)."""
+        started = time.monotonic()
+        deadline = (budget or self.budget()).deadline
+        main = deadline if self.llm.check == "rules" else \
+            started + (deadline - started) * MAIN_SHARE
         lang = digest.lang
         outcome = Outcome(model=self.llm.model)
         week = [p.number for p in pulls]
-        ranked = _ranked(digest, pulls)
-        facts = {p.number: pull_facts(p, answers[p.number]) for p in ranked}
-        words, failures = await self._map(facts, week, lang,
-                                          start + self.llm.budget_s * MAP_SHARE)
-        narrated = apply_pulls(digest, words, failures, answers, outcome)
-        lines = [PullLine(number=n, title=(w.title if (w := words.get(n)) and w.title
-                                           else f.title),
-                          area=w.area if w else "", summary=(w.summary if w and w.summary
-                                                             else f.summary))
-                 for n, f in facts.items()]
-        risk_texts = {i: r.summary for i, r in enumerate(narrated.risks)}
-        week_in = _fit(week_facts(digest, lines, risk_texts), lang)
-        answer: WeekNarration | None = None
-        failure: str | None = None
-        try:
-            answer = await self._ask("week", content_hash(self._tag(lang), week_in),
-                                     reduce_messages(week_in, lang), WeekNarration,
-                                     reduce_max_tokens(week_in, lang), deadline)
-        except CallFailed as exc:
-            failure = exc.reason
-        narrated = apply_week(narrated, answer, failure,
-                              week_grounds(digest, week_in, facts), lang, outcome)
+        withheld = frozenset(p.number for p in pulls if aimed_at_model(p))
+        facts = {p.number: pull_facts(p, answers[p.number], withheld=p.number in withheld,
+                                      reviews_recorded=reviews_recorded) for p in pulls}
+        shown = shown_pulls(digest, QUICK_VIEW)
+        quick = [k.number for k in digest.key_pulls[:QUICK_VIEW]]
+        wanted = [n for n in dict.fromkeys([*quick, *(r.pull for r in digest.risks)])
+                  if n in facts and n not in withheld]
+        week_in = _fit(week_facts(digest, shown, withheld), lang)
+        grounds = evidence(week, facts, week_in, max([*week, latest or 0]))
+        (words, failures), (answer, failure) = await asyncio.gather(
+            self._pulls([facts[n] for n in wanted], grounds, answers, lang, main),
+            self._week(week_in, lang, main))
+        for n in withheld:
+            failures.setdefault(n, "withheld")
+        candidates = verify_week(answer, grounds, lang) if answer is not None else None
+        if self.llm.check == "model":
+            words, candidates = await self._second(words, candidates, facts, week_in, lang,
+                                                   deadline)
+        narrated = apply_pulls(digest, words, failures, answers, quick, outcome)
+        written = 0 if answer is None else sum(len(getattr(answer, s)) for s in (
+            "summary", "changes", "trends", "suggestions"))
+        narrated = apply_week(narrated, candidates, written, failure, outcome, Seen())
         sections, dropped, fallbacks, prose = outcome.record()
-        if self.events is not None:
-            for section, count in outcome.dropped.items():
-                if count:
-                    self.events.llm_dropped(section, count)
-            for fallback in fallbacks:
-                self.events.llm_fallback(fallback.section, fallback.reason)
+        self._report(outcome, fallbacks)
         log.info("narrated %s %s in %.1fs: %s; fallbacks %s", digest.repository, digest.week,
-                 time.monotonic() - start, ",".join(sections) or "nothing",
+                 time.monotonic() - started, ",".join(sections) or "nothing",
                  ",".join(f"{f.section}={f.reason}" for f in fallbacks) or "none")
-        return msgspec.structs.replace(narrated, narration=Narration(
+        notes = (*narrated.notes, *_withheld_note(sorted(withheld), lang))
+        return msgspec.structs.replace(narrated, notes=notes, narration=Narration(
             model=self.llm.model, sections_narrated=sections, sentences_dropped=dropped,
             fallbacks=fallbacks, prose=prose))
 
-    async def _map(self, facts: Mapping[int, PullFacts], week: list[int], lang: Lang,
-                   deadline: float) -> tuple[dict[int, PullWords], dict[int, str]]:
-        gate = asyncio.Semaphore(self.llm.max_concurrency)
-        words: dict[int, PullWords] = {}
+    def _report(self, outcome: Outcome, fallbacks: Sequence[Any]) -> None:
+        if self.events is None:
+            return
+        for section, count in outcome.dropped.items():
+            if count:
+                self.events.llm_dropped(section, count)
+        for fallback in fallbacks:
+            self.events.llm_fallback(fallback.section, fallback.reason)
+
+    async def _pulls(self, wanted: Sequence[PullFacts], grounds: Evidence,
+                     answers: Mapping[int, PullAnswer], lang: Lang, deadline: float
+                     ) -> tuple[dict[int, PullWords], dict[int, str]]:
+        """The shown PRs' narrations: each from the cache, the rest asked in batches."""
+        found: dict[int, PullNarration] = {}
         failures: dict[int, str] = {}
+        missing: list[PullFacts] = []
+        for f in wanted:
+            cached = await self._cached("pull", self._pull_key(f, lang), PullNarration)
+            if cached is not None and cached.number == f.number:
+                found[f.number] = cached
+            else:
+                missing.append(f)
 
-        async def one(f: PullFacts) -> None:
-            async with gate:
-                try:
-                    answer = await self._ask("pull", self._pull_key(f, lang),
-                                             map_messages(f, lang), PullNarration,
-                                             map_max_tokens(f, lang), deadline)
-                except CallFailed as exc:
-                    failures[f.number] = exc.reason
-                    return
-            words[f.number] = verify_pull(answer, f, pull_grounds(f, week), lang)
+        async def batch(group: list[PullFacts]) -> None:
+            try:
+                answer = await self._call(
+                    "pull", messages("pulls", {"pulls": group}, lang), PullBatch,
+                    pulls_max_tokens([len(f.risks) for f in group], lang), deadline)
+            except CallFailed as exc:
+                failures.update({f.number: exc.reason for f in group})
+                return
+            by_number = {a.number: a for a in answer.pulls}
+            for f in group:
+                got = by_number.get(f.number)
+                if got is None:
+                    failures[f.number] = "missing"
+                    continue
+                found[f.number] = got
+                await self._keep("pull", self._pull_key(f, lang), got)
 
-        await asyncio.gather(*(one(f) for f in facts.values()))
+        await asyncio.gather(*(batch(missing[i:i + BATCH])
+                               for i in range(0, len(missing), BATCH)))
+        words = {n: verify_pull(a, grounds, answers[n].risks, lang) for n, a in found.items()}
         return words, failures
+
+    async def _week(self, week_in: WeekFacts, lang: Lang, deadline: float
+                    ) -> tuple[WeekNarration | None, str | None]:
+        key = content_hash(self._tag(lang), week_in)
+        cached = await self._cached("week", key, WeekNarration)
+        if cached is not None:
+            return cached, None
+        try:
+            answer = await self._call(
+                "week", messages("week", week_in, lang), WeekNarration,
+                week_max_tokens(len(week_in.themes), len(week_in.suggestions), lang), deadline)
+        except CallFailed as exc:
+            return None, exc.reason
+        await self._keep("week", key, answer)
+        return answer, None
+
+    async def _second(self, words: dict[int, PullWords],
+                      week: dict[str, list[Candidate]] | None, facts: Mapping[int, PullFacts],
+                      week_in: WeekFacts, lang: Lang, deadline: float
+                      ) -> tuple[dict[int, PullWords], dict[str, list[Candidate]] | None]:
+        """The model's yes/no on every kept sentence; a failed check leaves them all."""
+        claims = claims_of(words, week)
+        dropped: set[str] = set()
+        for start in range(0, len(claims), CHECK_BATCH):
+            part = claims[start:start + CHECK_BATCH]
+            data = check_data(part, facts, week_in)
+            key = content_hash(self._tag(lang), data)
+            answer = await self._cached("check", key, CheckAnswer)
+            if answer is None:
+                try:
+                    answer = await self._call("check", messages("check", data, lang),
+                                              CheckAnswer, check_max_tokens(len(part)), deadline)
+                except CallFailed as exc:
+                    log.warning("the second check failed (%s); the rules' verdicts stand",
+                                exc.reason)
+                    continue
+                await self._keep("check", key, answer)
+            dropped |= rejected(part, answer)
+        return without(words, week, dropped)
 
     # --- one PR ---------------------------------------------------------------------
 
-    def cached_answer(self, pull: PullRequest, answer: PullAnswer, lang: Lang) -> PullAnswer:
+    def cached_answer(self, pull: PullRequest, answer: PullAnswer, lang: Lang, *,
+                      reviews_recorded: bool = True) -> PullAnswer:
         """A chat answer in the PR's cached narration (verified again); the engine's
         own answer when none is cached. Never calls the model: chat must be quick."""
-        facts = pull_facts(pull, answer)
+        if aimed_at_model(pull):
+            return answer
+        facts = pull_facts(pull, answer, reviews_recorded=reviews_recorded)
         raw = self.store.get_narration("pull", self._pull_key(facts, lang))
         if raw is None:
             return answer
@@ -195,7 +293,8 @@ class Narrator:
             cached = msgspec.json.decode(raw, type=PullNarration)
         except msgspec.DecodeError:
             return answer
-        words = verify_pull(cached, facts, pull_grounds(facts, [pull.number]), lang)
+        grounds = evidence([pull.number], {pull.number: facts}, None, pull.number)
+        words = verify_pull(cached, grounds, answer.risks, lang)
         return narrated_answer(answer, words) if words.summary else answer
 
     # --- calls ----------------------------------------------------------------------
@@ -206,32 +305,47 @@ class Narrator:
     def _pull_key(self, facts: PullFacts, lang: Lang) -> str:
         return content_hash(self._tag(lang), facts)
 
-    async def _ask(self, step: str, key: str, messages: list[dict[str, Any]], kind: type[A],
-                   max_tokens: int, deadline: float) -> A:
-        """The cached answer for `key`, else the model's (kept when it decodes)."""
+    async def _cached(self, step: str, key: str, kind: type[A]) -> A | None:
         raw = await asyncio.to_thread(self.store.get_narration, step, key)
-        if raw is not None:
-            try:
-                return msgspec.json.decode(raw, type=kind)
-            except msgspec.DecodeError:
-                log.warning("dropping an unreadable cached %s narration", step)
-        if not self.breaker.allow():
-            raise CallFailed("circuit-open")
-        self.calls += 1
+        if raw is None:
+            return None
         try:
-            answer, usage = await self.client.ask(messages, kind, max_tokens=max_tokens,
-                                                  deadline=deadline)
-        except CallFailed as exc:
-            if exc.reason != "budget":
-                self.breaker.failure(exc.reason)
-            self._count(step, exc.reason, Usage())
-            raise
+            return msgspec.json.decode(raw, type=kind)
+        except msgspec.DecodeError:
+            log.warning("dropping an unreadable cached %s narration", step)
+            return None
+
+    async def _keep(self, step: str, key: str, answer: Answer) -> None:
+        await asyncio.to_thread(self.store.put_narration, step, key,
+                                msgspec.json.encode(answer), KEEP_SECONDS)
+
+    def _limit(self) -> asyncio.Semaphore:
+        """`llm.max_concurrency` calls in flight at once, in this event loop."""
+        loop = asyncio.get_running_loop()
+        if self._gate is None or self._gate_loop is not loop:
+            self._gate = asyncio.Semaphore(self.llm.max_concurrency)
+            self._gate_loop = loop
+        return self._gate
+
+    async def _call(self, step: str, request: list[dict[str, Any]], kind: type[A],
+                    max_tokens: int, deadline: float) -> A:
+        """The model's answer (the circuit allowing); `CallFailed` otherwise."""
+        async with self._limit():
+            if not self.breaker.allow():
+                raise CallFailed("circuit-open")
+            self.calls += 1
+            try:
+                answer, usage = await self.client.ask(request, kind, max_tokens=max_tokens,
+                                                      deadline=deadline)
+            except CallFailed as exc:
+                if exc.outage:
+                    self.breaker.failure(exc.reason)
+                self._count(step, exc.reason, Usage())
+                raise
         self.breaker.success()
         self.usage = Usage(self.usage.prompt_tokens + usage.prompt_tokens,
                            self.usage.completion_tokens + usage.completion_tokens)
         self._count(step, "ok", usage)
-        await asyncio.to_thread(self.store.put_narration, step, key,
-                                msgspec.json.encode(answer), KEEP_SECONDS)
         return answer
 
     def _count(self, step: str, outcome: str, usage: Usage) -> None:
@@ -239,19 +353,23 @@ class Narrator:
             self.events.llm_call(step, outcome, usage)
 
 
-def _ranked(digest: Digest, pulls: Sequence[PullRequest]) -> list[PullRequest]:
-    """Key PRs in the digest's order first (they are mapped first within the budget)."""
-    by_number = {p.number: p for p in pulls}
-    order = [k.number for k in digest.key_pulls if k.number in by_number]
-    seen = set(order)
-    order += [p.number for p in sorted(pulls, key=lambda p: p.number) if p.number not in seen]
-    return [by_number[n] for n in order]
+def _withheld_note(numbers: Sequence[int], lang: Lang) -> tuple[str, ...]:
+    """The data note saying which PRs were narrated from the engine's facts alone."""
+    if not numbers:
+        return ()
+    t = Translator(lang)
+    refs = t.sep.join(f"#{n}" for n in numbers)
+    return (t.n("%(num)s PR's text carries instructions aimed at a language model; it is "
+                "described from the engine's facts only: %(list)s.",
+                "%(num)s PRs' text carries instructions aimed at a language model; they "
+                "are described from the engine's facts only: %(list)s.",
+                len(numbers), list=refs),)
 
 
-def _fit(facts: Any, lang: Lang) -> Any:
+def _fit(facts: WeekFacts, lang: Lang) -> WeekFacts:
     """The week's facts cut (least important PR lines first) to fit `CONTEXT_TOKENS`."""
-    room = CONTEXT_TOKENS - reduce_max_tokens(facts, lang)
-    while message_tokens(reduce_messages(facts, lang)) > room and facts.pulls:
+    room = CONTEXT_TOKENS - week_max_tokens(len(facts.themes), len(facts.suggestions), lang)
+    while message_tokens(messages("week", facts, lang)) > room and facts.pulls:
         keep = max(0, len(facts.pulls) - max(1, len(facts.pulls) // 10))
         facts = msgspec.structs.replace(facts, pulls=facts.pulls[:keep])
     return facts

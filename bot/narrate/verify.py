@@ -1,96 +1,96 @@
 """The verifier between the model and every renderer: a narrated sentence is kept only
-when everything it states can be found in what the model was given.
+when everything it states can be found in the facts it cites.
 
-A sentence fails when it cites a PR outside the week (and not quoted in the input),
-names a PR (`#N`) it does not list in `pulls`, states a figure the fact pack does not
-hold, puts in backticks an identifier none of its cited PRs contains, carries a
-mention, a URL or markup, or is not in the channel's language.
+A sentence is read folded (`bot.narrate.normal`: NFKC, invisible characters out, dots
+however written) and fails when it breaks a rule no fact can lift (`bot.narrate.rules`:
+mentions, links, markup, speaking to readers, calling a concern resolved), repeats an
+instruction aimed at a model (`bot.narrate.injection`), cites a PR
+it may not (one outside the week, or outside its theme or suggestion), writes a PR
+number its scope does not hold, states a figure, an identifier or a host its scope
+does not hold, uses a credential word or makes a claim (CI passed, approved, released)
+its cited PRs' own facts do not support, or is not in the channel's language.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bot.models import Lang
-from bot.narrate.figures import CODE_SPAN, PULL_REF, figures_in
+from bot.narrate.figures import CODE_SPAN, PULL_REF, QUALIFIED_REF, figures_in
+from bot.narrate.injection import kind_of
+from bot.narrate.language import language_problem
+from bot.narrate.normal import folded, visible
+from bot.narrate.rules import (
+    CLAIMS,
+    CREDENTIAL,
+    Part,
+    hosts_in,
+    prose_of,
+    special_tokens,
+    text_problem,
+)
 
-MAX_CHARS = 400
-# zh: at least this share of the letters are Han characters (code spans aside).
-MIN_HAN_SHARE = 0.5
-
-_MENTION = re.compile(r"@\w|<[!@#]|<\s*at\b|tg://|user\?id=", re.I)
-# No `\b` before a scheme: Han characters are word characters, so "见https://" has none.
-_URL = re.compile(r"(?:https?|ftp|tg|mailto|file|javascript):|www\.|"
-                  r"[\w-]\.(?:com|org|net|io|cn|dev|ai|app|me|xyz|co)(?![A-Za-z0-9])", re.I)
-_MARKUP = re.compile(r"<\s*/?\s*[a-z][^>]*>|\*\*|__|~~|```|\]\(|\[[^\]]*\]\s*\(|&[a-z]+;|"
-                     r"^\s*(?:#{1,6}\s|>|[-*+]\s|\d+\.\s)|\|", re.I)
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_OTHER_SCRIPTS = re.compile(r"[\u3040-\u30ff\uac00-\ud7af]")
-_LATIN = re.compile(r"[A-Za-z]")
+MAX_CHARS = 240
+"""A sentence's visible length at most: the chat form's room for one item."""
 
 
 @dataclass(frozen=True)
-class Grounds:
-    """What narrated sentences may state: the week's PR numbers, PR numbers quoted in
-    the input, the figures of the fact pack, and each PR's text (for identifiers)."""
+class Scope:
+    """What one sentence may state. `cited`: the PRs it says it speaks of (a PR's own
+    narration cites that PR); `may_cite`: the PRs it may cite; `may_name`: the PR
+    numbers it may write; `figures`: the figures it may state; `idents`: the
+    identifiers of its facts (folded, casefolded: paths, code spans, names written as
+    code), which its code spans and host-like tokens must be among; `claims`: the
+    cited PRs' own facts, which a credential word or a claim must be found in; `names`:
+    titles the sentence may quote in any language (a PR's, a theme's, a topic's)."""
 
-    pulls: frozenset[int]
+    cited: frozenset[int]
+    may_cite: frozenset[int]
+    may_name: frozenset[int]
     figures: frozenset[str]
-    texts: Mapping[int, str] = field(default_factory=dict)
-    quoted: frozenset[int] = frozenset()
-
-    @classmethod
-    def of(cls, pulls: Iterable[int], texts: Mapping[int, str],
-           extra_figures: Iterable[str] = (), facts: Iterable[str] = ()) -> Grounds:
-        """Grounds from the PRs' texts plus any other fact text (the week's sections)."""
-        corpus = [*texts.values(), *facts]
-        figures: set[str] = set(extra_figures)
-        quoted: set[int] = set()
-        for text in corpus:
-            figures |= figures_in(text)
-            quoted |= {int(n) for n in PULL_REF.findall(text)}
-        return cls(pulls=frozenset(pulls), figures=frozenset(figures), texts=dict(texts),
-                   quoted=frozenset(quoted))
+    idents: str
+    claims: str
+    names: tuple[str, ...] = ()
 
 
-def check(text: str, pulls: Iterable[int], grounds: Grounds, lang: Lang) -> str | None:
+def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
     """Why the sentence must be dropped (a short reason word), or None when it holds."""
-    cited = set(pulls)
-    if not text.strip():
+    shown = visible(text).strip()
+    if not shown:
         return "blank"
-    if len(text) > MAX_CHARS or "\n" in text.strip():
+    if len(shown) > MAX_CHARS or "\n" in shown:
         return "too-long"
-    if _MENTION.search(text):
-        return "mention"
-    if _URL.search(text):
-        return "url"
-    if _MARKUP.search(text):
-        return "markup"
-    named = {int(n) for n in PULL_REF.findall(text)}
-    if not named <= cited:
-        return "uncited-pull"
-    if any(n not in grounds.pulls and n not in grounds.quoted for n in cited):
+    read = folded(shown)
+    problem = text_problem(read, part)
+    if problem is not None:
+        return problem
+    if kind_of(read) in ("model", "phishing"):  # an instruction it was fed, repeated
+        return "instruction"
+    if not scope.cited <= scope.may_cite:
         return "unknown-pull"
-    if not figures_in(text) <= grounds.figures:
+    named = {int(n) for n in PULL_REF.findall(CODE_SPAN.sub(" ", read))}
+    named |= {int(n) for _, n in QUALIFIED_REF.findall(read)}
+    if not named <= scope.may_name:
+        return "uncited-pull" if named <= scope.may_cite else "unknown-pull"
+    if not figures_in(read) <= scope.figures:
         return "figure"
-    for ident in CODE_SPAN.findall(text):
-        if not any(ident in grounds.texts.get(n, "") for n in cited):
+    for ident in (*CODE_SPAN.findall(read), *special_tokens(read)):
+        if ident.strip().casefold() not in scope.idents:
             return "identifier"
-    if text.count("`") % 2:
-        return "markup"
-    return language_problem(text, lang)
+    for host in hosts_in(read):
+        if host.casefold() not in scope.idents:
+            return "url"
+    for match in CREDENTIAL.finditer(prose_of(read)):
+        if match.group(0).casefold() not in scope.claims:
+            return "credential"
+    for name, (claim, support) in CLAIMS.items():
+        if claim.search(prose_of(read)) and not support.search(scope.claims):
+            return f"claim-{name}"
+    return language_problem(_without_hosts(prose_of(read)), lang, scope.names)
 
 
-def language_problem(text: str, lang: Lang) -> str | None:
-    """"language" when the sentence is not written in `lang`: zh mostly Han characters
-    (identifiers in backticks aside), en without any."""
-    prose = CODE_SPAN.sub(" ", text)
-    han = len(_HAN.findall(prose))
-    if lang == "en":
-        return "language" if han or _OTHER_SCRIPTS.search(prose) else None
-    latin = len(_LATIN.findall(prose))
-    if han == 0 or han < MIN_HAN_SHARE * (han + latin):
-        return "language"
-    return None
+def _without_hosts(prose: str) -> str:
+    """Identifiers written bare (`trainer_base.py`) are no language's words."""
+    for host in hosts_in(prose):
+        prose = prose.replace(host, " ")
+    return prose

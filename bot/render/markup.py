@@ -7,6 +7,7 @@ remember to: `m.bold(title)`, `m.code(path)`, `m.link(url, label)`, `m.pr(n, url
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import ClassVar, Protocol
 
 from markupsafe import Markup as SafeHtml
@@ -157,6 +158,33 @@ def code_spans(markup: Markup, text: object) -> str:
         last = match.end()
     parts.append(_esc_keeping_spaces(markup, source[last:]))
     # `esc("")` is the format's empty text (markupsafe's for HTML, which then stays safe).
+    return markup.esc("").join(parts)
+
+
+# In narrated prose: a code span, or a PR reference (`#12`, `PR #12`, `org/a#12`).
+_NARRATED_PART = re.compile(
+    r"(`+)(.+?)\1|(?<![A-Za-z0-9_/.-])(?:([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#(\d+)|"
+    r"(?:PR\s?)?#(\d+))")
+PullRef = Callable[[int, str], str]
+"""(number, repository or "") -> the PR reference in a format's markup."""
+
+
+def narrated_text(markup: Markup, text: object, pr: PullRef) -> str:
+    """A narrated sentence in the format's markup: its code spans as the format's code,
+    its PR references as the engine writes them (`pr`), the rest escaped."""
+    source = _clean(text)
+    parts: list[str] = []
+    last = 0
+    for match in _NARRATED_PART.finditer(source):
+        parts.append(_esc_keeping_spaces(markup, source[last:match.start()]))
+        if match[2] is not None:
+            parts.append(markup.code(match[2].strip()))
+        elif match[4] is not None:
+            parts.append(pr(int(match[4]), match[3]))
+        else:
+            parts.append(pr(int(match[5]), ""))
+        last = match.end()
+    parts.append(_esc_keeping_spaces(markup, source[last:]))
     return markup.esc("").join(parts)
 
 

@@ -18,6 +18,7 @@ from bot.engine.lexicon import lexicon
 from bot.engine.risk_words import says_what_may_go_wrong
 from bot.engine.text import cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
+from bot.render import narrated
 from bot.render import sections as registry
 from bot.render.brief import Brief
 from bot.render.markup import Markup
@@ -288,11 +289,25 @@ class DigestView:
 
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
-        None (no narrator, or the section fell back). Escaped like any GitHub text."""
-        narration = self.d.narration
-        if narration is None:
-            return None
-        return next((p.sentences for p in narration.prose if p.section == section_id), None)
+        None (no narrator, or the section fell back), as many as this view shows."""
+        return narrated.shown(self.d.narration, section_id, self.limits.chat,
+                              self.limits.themes)
+
+    def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
+        """A section's text in the format's markup, narrated or the engine's."""
+        return narrated.in_markup(m, text, self.d.narration, section_id,
+                                  lambda n, repo: self._ref(m, n, repo), code=code)
+
+    def told(self, m: Markup, text: str) -> str:
+        """A narrated sentence in the format's markup."""
+        return narrated.in_markup(m, text, self.d.narration, None,
+                                  lambda n, repo: self._ref(m, n, repo))
+
+    def _ref(self, m: Markup, number: int, repo: str) -> str:
+        """A PR that narrated text names, written as the engine writes references."""
+        if repo and repo != self.d.repository:
+            return m.pr(number, f"https://github.com/{repo}/pull/{int(number)}", repo)
+        return self.pr(m, number, self.url(number))
 
     @staticmethod
     def narrated_as_paragraph(section_id: str) -> bool:

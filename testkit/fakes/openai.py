@@ -2,20 +2,26 @@
 talks to (`POST /v1/chat/completions`).
 
 By default it answers like a well-behaved model: it reads the data block of the
-request and writes template prose from it (`testkit.fakes.openai_writer`). Modes make
-it misbehave, for all requests (`mode`) or for the next few (`queue`): invented PR
-numbers and figures, mentions, links, the wrong language, one bad sentence per list,
-malformed JSON, blank content, `finish_reason = "length"`, a refusal, a content filter,
-a stall past the client's timeout, 429 with a short or long `Retry-After`, 500s and a
-dropped connection. `latency` adds a delay to every call (benches). Every request body
-is recorded.
+request and writes template prose from it (`testkit.fakes.openai_writer`); `answer`
+replaces that writer (a scripted or hostile model). Modes make it misbehave, for all
+requests (`mode`) or for the next few (`queue`): invented PR numbers and figures,
+mentions, links, the wrong language, one bad sentence per list, malformed JSON, blank
+content, `finish_reason = "length"`, a refusal, a content filter, a stall past the
+client's timeout, 429 with a short or long `Retry-After`, 500s and a dropped
+connection; real endpoints' habits (`<think>` first, a fence inside prose, a wrapper
+object, extra fields, forty sentences per section); an endpoint that trickles its
+answer a byte at a time, or never answers. `latency` adds a delay to every call
+(benches). Every request body is recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -23,26 +29,63 @@ from aiohttp import web
 from bot.narrate.hygiene import read_blocks
 from bot.narrate.prompts import estimate_tokens
 from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
-from testkit.fakes.openai_writer import write_pull, write_week
+from testkit.fakes.openai_writer import write_check, write_pulls, write_week
 
 MODES = ("good", "invent-pull", "invent-figure", "mention", "link", "wrong-language",
          "one-bad", "malformed", "blank", "length", "refusal", "filtered", "stall",
-         "429-short", "429-long", "500", "drop")
+         "429-short", "429-long", "500", "drop", "think", "prose-fence", "wrapper",
+         "extra-fields", "forty", "schema", "trickle", "hang")
+Writer = Callable[[dict[str, Any], str], dict[str, Any]]
+"""(the request's data blocks, its language) -> the answer object."""
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def write_answer(blocks: dict[str, Any], lang: str) -> dict[str, Any]:
+    """The well-behaved model: template prose from the data block it was given."""
+    if "pulls" in blocks:
+        return write_pulls(blocks["pulls"], lang)
+    if "check" in blocks:
+        return write_check(blocks["check"])
+    return write_week(blocks["week"], lang)
+
+
+def request_lang(body: dict[str, Any]) -> str:
+    """The language the system prompt asks for: Chinese when it is written in Chinese."""
+    return "zh" if _HAN.search(body["messages"][0]["content"]) else "en"
 
 
 class FakeOpenAI(ThreadedAiohttpServer):
     thread_name = "fake-openai"
 
-    def __init__(self, *, latency: float = 0.0, stall_seconds: float = 30.0) -> None:
+    def __init__(self, *, latency: float = 0.0, stall_seconds: float = 30.0,
+                 trickle_seconds: float = 2.0, answer: Writer = write_answer) -> None:
         super().__init__()
         self.latency = latency
         self.stall_seconds = stall_seconds
+        self.trickle_seconds = trickle_seconds
+        self.answer = answer
         self.mode = "good"
         self.queue: list[str] = []
         self.requests: list[dict[str, Any]] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self._lock = threading.Lock()
+        self._stopping: asyncio.Event | None = None
+
+    async def on_start(self) -> None:
+        self._stopping = asyncio.Event()
+
+    async def on_stop(self) -> None:
+        if self._stopping is not None:  # a hung or trickling answer gives up
+            self._stopping.set()
+
+    async def _sleep(self, seconds: float) -> bool:
+        """Sleep, or stop early when the server stops; whether it slept the whole time."""
+        assert self._stopping is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+            return False
+        return True
 
     @property
     def base_url(self) -> str:
@@ -77,6 +120,9 @@ class FakeOpenAI(ThreadedAiohttpServer):
             await asyncio.sleep(self.latency)
         if mode == "stall":
             await asyncio.sleep(self.stall_seconds)
+        if mode == "hang":
+            await self._sleep(3600)
+            return web.Response(status=504)
         if mode == "429-short":
             return web.json_response({"error": {"message": "slow down"}}, status=429,
                                      headers={"Retry-After": "0.2"})
@@ -89,15 +135,33 @@ class FakeOpenAI(ThreadedAiohttpServer):
             assert request.transport is not None
             request.transport.close()
             return web.Response(status=500)
-        return web.json_response(self._completion(body, mode))
+        completion = json.dumps(self._completion(body, mode), ensure_ascii=False).encode()
+        if mode == "trickle":
+            return await self._trickle(request, completion)
+        return web.Response(body=completion, content_type="application/json")
+
+    async def _trickle(self, request: web.Request, payload: bytes) -> web.StreamResponse:
+        """The whole answer, one byte every `trickle_seconds` (headers at once)."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        for i in range(len(payload)):
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                return response  # the client gave up
+            await response.write(payload[i:i + 1])
+            if not await self._sleep(self.trickle_seconds):
+                return response
+        await response.write_eof()
+        return response
 
     def _completion(self, body: dict[str, Any], mode: str) -> dict[str, Any]:
         messages = body["messages"]
-        system, user = messages[0]["content"], messages[-1]["content"]
-        lang = "zh" if "简体中文" in system else "en"
-        content: str | None = json.dumps(_answer(read_blocks(user), lang, mode),
-                                          ensure_ascii=False)
+        lang = request_lang(body)
+        blocks = read_blocks(messages[-1]["content"])
+        answer = _spoiled(self.answer(blocks, _lang_for(lang, mode)), lang, mode)
+        content: str | None = json.dumps(answer, ensure_ascii=False)
         finish, refusal = "stop", None
+        content = _dressed(content, mode)
         if mode == "malformed":
             content = '{"summary": [{"text": "本周'
         elif mode == "blank":
@@ -125,21 +189,72 @@ class FakeOpenAI(ThreadedAiohttpServer):
         }
 
 
-def _answer(blocks: dict[str, Any], lang: str, mode: str) -> dict[str, Any]:
-    write_lang = ("en" if lang == "zh" else "zh") if mode == "wrong-language" else lang
-    if "pull" in blocks:
-        answer = write_pull(blocks["pull"], write_lang)
-        number = blocks["pull"]["number"]
-        spoil = _spoiler(mode, lang, number)
-        answer["summary"] = spoil(answer["summary"], 1)
-        answer["risks"] = [{**r, "text": spoil(r["text"], i)}
-                           for i, r in enumerate(answer["risks"])]
+def _lang_for(lang: str, mode: str) -> str:
+    if mode == "wrong-language":
+        return "en" if lang == "zh" else "zh"
+    return lang
+
+
+def _dressed(content: str, mode: str) -> str:
+    """The answer as real endpoints wrap it."""
+    if mode == "think":
+        return f"<think>\nThe user wants JSON. {{not json}} Let me write it.\n</think>\n{content}"
+    if mode == "prose-fence":
+        return f"Here is the JSON:\n```json\n{content}\n```\nLet me know if you need more."
+    if mode == "wrapper":
+        return json.dumps({"result": json.loads(content)}, ensure_ascii=False)
+    return content
+
+
+_LISTS = ("summary", "changes", "trends", "suggestions")
+
+
+def _spoiled(answer: dict[str, Any], lang: str, mode: str) -> dict[str, Any]:
+    """How a mode changes a good answer."""
+    if mode == "schema":
+        return {"sentences": ["not the shape asked for"]}
+    if mode == "extra-fields":
+        answer = {**answer, "confidence": 0.9, "notes": "extra"}
+        for key in _LISTS:
+            answer[key] = [{**s, "tone": "neutral"} for s in answer.get(key, [])] \
+                if key in answer else answer.get(key)
+        answer = {k: v for k, v in answer.items() if v is not None}
+        if "pulls" in answer and isinstance(answer["pulls"], list):
+            answer["pulls"] = [{**p, "area": "x", "score": 1} for p in answer["pulls"]]
         return answer
-    answer = write_week(blocks["week"], write_lang)
-    spoil = _spoiler(mode, lang, None)
-    for section in ("summary", "changes", "trends", "suggestions"):
-        answer[section] = [_spoil_sentence(s, spoil, i, mode)
-                           for i, s in enumerate(answer[section])]
+    if mode == "forty":
+        return _forty(answer, lang)
+    spoil = _spoiler(mode, lang)
+    if "pulls" in answer and isinstance(answer["pulls"], list):
+        for p in answer["pulls"]:
+            p["summary"] = spoil(p["summary"], 1)
+            p["risks"] = [{**r, "text": spoil(r["text"], i)} for i, r in enumerate(p["risks"])]
+        return answer
+    for key in _LISTS:
+        if key in answer:
+            answer[key] = [_spoil_sentence(s, spoil, i, mode)
+                           for i, s in enumerate(answer[key])]
+    return answer
+
+
+def _forty(answer: dict[str, Any], lang: str) -> dict[str, Any]:
+    """Forty sentences per section, all different, every one of them long."""
+    if "pulls" in answer:
+        return answer
+    zh = lang == "zh"
+    for key in _LISTS:
+        items = answer.get(key) or [{"text": "", "pulls": []}]
+        grown = []
+        for i in range(40):
+            base = dict(items[i % len(items)])
+            tag = "甲乙丙丁戊己庚辛壬癸"[i % 10] + "子丑寅卯"[i // 10] if zh else \
+                "abcdefghij"[i % 10] + "wxyz"[i // 10]
+            tail = (f"另补充说明{tag}：本周的改动与模块分布情况，内容与前文不同。" if zh else
+                    f" Addendum {tag} on this week's changes and their spread, unlike the "
+                    "others.")
+            base["text"] = (base.get("text", "") + tail)[:230]
+            grown.append(base)
+        answer[key] = grown
     return answer
 
 
@@ -149,10 +264,10 @@ def _spoil_sentence(sentence: dict[str, Any], spoil: Any, index: int, mode: str
     pulls = list(sentence["pulls"])
     if mode == "invent-pull" or (mode == "one-bad" and index == 0):
         pulls.append(999_999)
-    return {"text": text, "pulls": pulls}
+    return {**sentence, "text": text, "pulls": pulls}
 
 
-def _spoiler(mode: str, lang: str, number: int | None) -> Any:
+def _spoiler(mode: str, lang: str) -> Any:
     """How a mode spoils a sentence (its position in its list as the second argument)."""
     zh = lang == "zh"
 

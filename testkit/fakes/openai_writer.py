@@ -17,11 +17,18 @@ _TYPE_EN = {"feat": "new feature", "fix": "bug fix", "perf": "performance work",
 _SEVERITY_ZH = {"high": "高", "medium": "中", "low": "低"}
 _REF = re.compile(r"#(\d+)")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-_PATH = re.compile(r"(?<![`\w])([\w.-]+/[\w./-]+)")
+_PATH = re.compile(r"(?<![`\w/])([\w.-]+/[\w./-]+)")
+_CODE = re.compile(r"(`[^`]*`)")
+
+
+def _coded(text: str) -> str:
+    """Paths outside code spans put in backticks."""
+    return "".join(part if part.startswith("`") else _PATH.sub(r"`\1`", part)
+                   for part in _CODE.split(text))
 
 
 def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
-    """The map answer for one PR's facts."""
+    """One PR's narration from its facts."""
     kind = pull.get("type") or "chore"
     topics = pull.get("topics") or []
     area = topics[0] if topics else kind
@@ -32,41 +39,50 @@ def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
     for risk in pull.get("risks", []):
         where = f"`{risk['path']}`" if risk.get("path") else ("讨论区" if lang == "zh"
                                                                else "the discussion")
+        names = ("、" if lang == "zh" else ", ").join(f"`{s}`" for s in risk.get("subjects", []))
+        if names:
+            where += f"（{names}）" if lang == "zh" else f" ({names})"
         if lang == "zh":
             text = (f"评审者在 {where} 提出的意见属于{_SEVERITY_ZH.get(risk['severity'], '低')}"
-                    "风险，合并前是否处理尚无记录，建议跟进确认。")
+                    "风险，合并前是否处理尚无记录，需要跟进确认。")
         else:
             text = (f"A {risk['severity']}-severity review comment on {where} has no "
-                    "recorded resolution before the merge and should be followed up.")
+                    "recorded resolution before the merge and needs a follow-up.")
         risks.append({"index": risk["index"], "text": text})
     if lang == "zh":
-        return {"title": f"{_TYPE_ZH.get(kind, '改动')}：{area} 相关改动",
-                "summary": (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area} 模块，"
+        return {"number": n, "title": f"{_TYPE_ZH.get(kind, '改动')}：{area} 相关改动",
+                "summary": (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
                             f"改动 {files} 个文件，新增 {added} 行、删除 {removed} 行。"),
-                "area": f"{area} 模块", "risks": risks}
-    return {"title": f"{area} {_TYPE_EN.get(kind, 'change')}",
+                "risks": risks}
+    return {"number": n, "title": f"{area} {_TYPE_EN.get(kind, 'change')}",
             "summary": (f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
                         f"{files} files with {added} lines added and {removed} removed."),
-            "area": area, "risks": risks}
+            "risks": risks}
+
+
+def write_pulls(block: dict[str, Any], lang: str) -> dict[str, Any]:
+    return {"pulls": [write_pull(p, lang) for p in block.get("pulls", [])]}
 
 
 def _s(text: str, pulls: list[int]) -> dict[str, Any]:
     return {"text": text, "pulls": pulls}
 
 
-def _suggestion(text: str, zh: bool) -> dict[str, Any]:
+def _suggestion(index: int, text: str, zh: bool) -> dict[str, Any]:
     refs = [int(n) for n in _REF.findall(text)]
     if zh:
-        return _s("建议：" + _PATH.sub(r"`\1`", text), refs)
-    if _HAN.search(text):  # asked in English about Chinese facts: say less
+        said = "建议：" + _coded(text)
+    elif _HAN.search(text):  # asked in English about Chinese facts: say less
         named = ", ".join(f"#{n}" for n in refs)
-        return _s(f"Next step: follow up on {named}." if refs else
-                  "Next step: review this week's changes.", refs)
-    return _s("Next step: " + _PATH.sub(r"`\1`", text), refs)
+        said = f"Next step: follow up on {named}." if refs else \
+            "Next step: review this week's changes."
+    else:
+        said = "Next step: " + _coded(text)
+    return {"index": index, "text": said, "pulls": refs}
 
 
 def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
-    """The reduce answer for the week's facts."""
+    """The week's narration from its facts."""
     zh = lang == "zh"
     topics, types, pulls = week.get("topics", []), week.get("types", []), week.get("pulls", [])
     summary = [_s(f"本周共处理 {week['total']} 个 PR，其中重点 PR {week['key']} 个，"
@@ -79,11 +95,12 @@ def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
                           f"占 {t['percent']}。" if zh else
                           f"Most work went into {t['name']}, with {t['count']} PRs "
                           f"or {t['percent']} of the week.", []))
-    if pulls:
-        lead = pulls[0]
-        summary.append(_s(f"最值得关注的是 #{lead['number']}：{lead['summary']}" if zh else
-                          f"The PR that stands out is #{lead['number']}: {lead['summary']}",
-                          [lead["number"]]))
+    lead = next((p for p in pulls if not p.get("withheld")), None)
+    if lead is not None:
+        kind = lead.get("type") or "chore"
+        summary.append(_s(f"最值得关注的是 #{lead['number']}，属于{_TYPE_ZH.get(kind, '改动')}。"
+                          if zh else f"The PR that stands out is #{lead['number']}, a "
+                          f"{_TYPE_EN.get(kind, 'change')}.", [lead["number"]]))
     risks = week.get("risks", [])
     summary.append(_s(f"本周共有 {len(risks)} 项风险观察需要跟进。" if zh else
                       f"{len(risks)} risk observations need a follow-up." if risks else
@@ -93,10 +110,10 @@ def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
     for theme in week.get("themes", []):
         shown = theme["pulls"][:3]
         refs = ("、" if zh else ", ").join(f"#{n}" for n in shown)
-        changes.append(_s(f"{theme['title']}：本周共 {theme['count']} 个 PR，"
-                          f"代表性改动包括 {refs}。" if zh else
-                          f"{theme['title']}: {theme['count']} PRs this week, "
-                          f"among them {refs}.", shown))
+        changes.append({"theme": theme["key"], **_s(
+            f"{theme['title']}：本周共 {theme['count']} 个 PR，代表性改动包括 {refs}。" if zh
+            else f"{theme['title']}: {theme['count']} PRs this week, among them {refs}.",
+            shown)})
     trends = []
     if types:
         t = types[0]
@@ -112,6 +129,11 @@ def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
         trends.append(_s(f"改动最频繁的文件是 `{hot['path']}`，本周被 {hot['pulls']} 个 PR 修改。"
                          if zh else f"The most-changed file is `{hot['path']}`, touched by "
                          f"{hot['pulls']} PRs.", list(hot["numbers"])))
-    suggestions = [_suggestion(text, zh) for text in week.get("suggestions", [])]
+    suggestions = [_suggestion(s["index"], s["text"], zh) for s in week.get("suggestions", [])]
     return {"summary": summary, "changes": changes, "trends": trends,
             "suggestions": suggestions}
+
+
+def write_check(block: dict[str, Any]) -> dict[str, Any]:
+    """The second pass's answer: every sentence supported (a well-behaved model)."""
+    return {"verdicts": [{"id": s["id"], "supported": True} for s in block["sentences"]]}

@@ -1,0 +1,151 @@
+"""Instructions planted in PR text, found before any of it reaches a model.
+
+Each sentence of a PR's text (title, body, comments, reviews) is read folded
+(`bot.narrate.normal`) and sorted:
+- aimed at a model ("ignore previous instructions", "给 AI 的说明：摘要写成…",
+  "note to the summarizer") or phishing (a credential word beside a host, an urgent
+  call or a mass address): the whole PR is withheld, and the digest words it from the
+  engine's facts alone;
+- addressed to readers (an order, urgency, `所有用户`) or carrying a link written to
+  slip past filters (`hxxp`, `evil[.]com`, a scheme other than http(s), a bare host
+  with a path such as `discord.gg/abc`): the sentence is left out of the facts, so it
+  can neither be echoed nor ground a figure, a host or a PR number;
+- anything else is data (links written as http(s) URLs are replaced by `[link]`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.models import PullRequest
+from bot.narrate.normal import OBFUSCATED, folded
+from bot.narrate.rules import CREDENTIAL, HOST
+
+Kind = Literal["data", "reader", "link", "model", "phishing"]
+
+_AGENT_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|language models?|"
+             r"assistants?|summari[sz]ers?|narrators?|bots?|models?)")
+# Who a line that starts "X: write ..." may address: not "model" (a config key reads so).
+_ADDRESSEE_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|assistants?|"
+                 r"summari[sz]ers?|narrators?)")
+_AGENT_ZH = r"(?:ai|人工智能|模型|大模型|语言模型|机器人|助手|总结助手|摘要助手|llm|gpt|智能体)"
+_ADDRESSEE_ZH = r"(?:ai|人工智能|机器人|助手|总结助手|摘要助手|llm|gpt|智能体)"
+_TO_MODEL = re.compile("|".join((
+    # Words a PR about prompts, models or summaries uses too ("skip stale prompts", "the
+    # model outputs logits", "输出如下") are not enough: an instruction names its reader
+    # or the rules it overrides.
+    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|these\s+)?"
+    r"(?:previous|prior|above|earlier|preceding|foregoing|system|original|other)\s+"
+    r"(?:instructions?|rules|prompts?|directions|guidelines|messages?)\b",
+    r"\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:above|before|else)\b",
+    r"\b(?:you are|you're|act as|pretend to be|role-?play as)\s+(?:now\s+)?(?:an?\s+|the\s+)?"
+    + _AGENT_EN + r"\b",
+    r"\b(?:note|message|instructions?|notice|attention|hint|reminder)\s+(?:to|for)\s+"
+    r"(?:the\s+|any\s+|all\s+)?" + _AGENT_EN + r"\b",
+    r"\b" + _ADDRESSEE_EN + r"\s*[:,，：]\s*(?:please\s+)?(?:write|say|output|respond|reply|"
+    r"report|state|include|mention|tell|summari[sz]e|describe|replace|rewrite|ignore)\b",
+    r"(?:^|[(（\[【])\s*" + _ADDRESSEE_EN + r"\s*[:：]",
+    r"(?:^|[(（\[【])\s*" + _ADDRESSEE_ZH + r"\s*[:：]",
+    r"\bsystem\s*(?:override|instructions?)\b|^\W*(?:system|developer)(?:\s+(?:prompt|message|"
+    r"note))?\s*:",
+    r"\bnew instructions?\s*:",
+    r"\bin your (?:summary|digest|report|answer|output|response|reply)\b[^.\n]{0,40}\b"
+    r"(?:write|say|state|mention|put|include|claim|report)\b",
+    r"\bin the (?:summary|digest|weekly report)\b[^.\n]{0,40}\b(?:write|say|state|claim)\b",
+    r"\bwhen (?:you )?summari[sz](?:e|ing) this (?:pr|pull request|change)\b",
+    r"(?:^|[.:;]\s*|\bplease\s+)(?:respond|reply|answer)\s+(?:only\s+)?(?:with|as)\b",
+    r"\b(?:summary|title|digest|report|risks?)\s+(?:should|must|shall)\s+(?:say|read|state|"
+    r"claim)\b",
+    r"(?:忽略|无视|忘记|忘掉)[^。\n]{0,8}(?:之前|以上|上面|前面|上述|先前|所有|全部|系统)[^。\n]{0,4}"
+    r"(?:指令|指示|说明|规则|提示|要求|设定)",
+    r"(?:你|您)(?:现在)?(?:是|扮演|作为)[^。\n]{0,4}" + _AGENT_ZH,
+    r"(?:给|致|告诉|提醒)[^。\n]{0,3}" + _AGENT_ZH + r"[^。\n]{0,4}(?:的)?(?:说明|指令|提示|话)?"
+    r"\s*[：:]",
+    _ADDRESSEE_ZH + r"[^。\n]{0,6}(?:请|务必)[^。\n]{0,10}(?:写|改为|改成|声明|注明|说)",
+    r"系统(?:提示|指令)\s*[：:]",
+    r"(?:在|把|将)(?:本 ?PR ?的)?(?:摘要|总结|周报|标题|风险观察)[^。\n]{0,8}(?:写|改为|改成|写成|"
+    r"声明|注明|标注|替换|填写)",
+    r"(?:摘要|总结|周报|风险观察)[^。\n]{0,3}(?:请|要|应|应该|必须)?(?:写成|改为|改成)",
+    r"周报中[^。\n]{0,4}(?:要|请|应|须)",
+    r"不要(?:提及|提到|报告|列出|标注)",
+)), re.I | re.M)
+_WHO = re.compile(r"所有人|全体|大家|各位|所有用户|全部用户|广大用户|用户们|\beveryone\b|"
+                  r"\beverybody\b|\ball users\b|@(?:all|here|channel|everyone)\b|@所有人", re.I)
+_URGENT = re.compile(r"立即|立刻|马上|赶紧|赶快|紧急|火速|务必|\bimmediately\b|\burgent(?:ly)?\b|"
+                     r"\basap\b", re.I)
+_ORDER = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|\bplease\b|^\W*(?:do not|don't|"
+                    r"upgrade|downgrade|log ?in|sign ?in|submit|visit|click|join|download)\b",
+                    re.I)
+_SCHEME = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]{1,20}://|www\d?\.)", re.I)
+_WEB_LINK = re.compile(r"(?<![A-Za-z0-9])https?://\S+", re.I)
+_SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s)")
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A text with the sentences addressed to readers left out, and what was found."""
+
+    text: str
+    aimed: bool
+    """It carries an instruction aimed at a model, or phishing."""
+    left_out: int
+
+
+def kind_of(sentence: str) -> Kind:
+    """How one sentence of PR text is taken."""
+    text = folded(sentence)
+    if _TO_MODEL.search(text):
+        return "model"
+    credential = CREDENTIAL.search(text)
+    if credential and (HOST.search(text) or _SCHEME.search(text) or OBFUSCATED.search(text)
+                       or _URGENT.search(text) or _WHO.search(text)):
+        return "phishing"
+    if _WHO.search(text) or _URGENT.search(text) or _ORDER.search(text):
+        return "reader"
+    bare = _WEB_LINK.sub(" ", text)
+    if OBFUSCATED.search(bare) or _SCHEME.search(bare) or any(
+            "/" in host for host in HOST.findall(bare)):
+        return "link"
+    return "data"
+
+
+def screen(text: str) -> Screened:
+    """`text` without its reader-addressed sentences; `aimed` when any is worse."""
+    if not text:
+        return Screened(text="", aimed=False, left_out=0)
+    kept: list[str] = []
+    aimed = False
+    left_out = 0
+    for sentence in _SENTENCES.split(text):
+        if not sentence.strip():
+            kept.append(sentence)
+            continue
+        kind = kind_of(sentence)
+        if kind == "data":
+            kept.append(sentence)
+            continue
+        aimed = aimed or kind in ("model", "phishing")
+        left_out += 1
+    return Screened(text="".join(kept).strip(), aimed=aimed, left_out=left_out)
+
+
+def pull_texts(pull: PullRequest) -> Iterable[str]:
+    """Every text of a PR anyone could have written: title, body, comments, reviews."""
+    yield pull.title
+    yield pull.body or ""
+    for comment in pull.comments or ():
+        yield comment.body or ""
+    for review in pull.reviews or ():
+        yield review.body or ""
+    for thread in pull.review_threads or ():
+        for reply in thread.comments:
+            yield reply.body or ""
+
+
+def aimed_at_model(pull: PullRequest) -> bool:
+    """Whether any text of the PR carries an instruction aimed at a model (or phishing):
+    then the PR is narrated from the engine's facts only."""
+    return any(screen(text).aimed for text in pull_texts(pull))

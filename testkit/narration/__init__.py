@@ -1,0 +1,1 @@
+"""Fixtures of the narrator's tests and bench: a hostile week and a faithful corpus."""

@@ -1,0 +1,89 @@
+"""Real endpoints, through the real SDK: answers after a `<think>`, in a fence inside
+prose, inside a wrapper object or with fields of their own are read; an answer of the
+wrong shape is that call's failure and never opens the circuit; forty sentences per
+section still leave the chat form within its length."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
+from bot.narrate import Narrator
+from bot.narrate.breaker import THRESHOLD
+from bot.narrate.schema import PullBatch, SchemaError, WeekNarration, decode
+from bot.render import render_digest
+from bot.render.chat import CHAT_CEILING, visible_length
+from testkit.fakes.openai import FakeOpenAI
+from testkit.narration.week import (
+    REPO,
+    WEEK,
+    example_digests,
+    llm_config,
+    plain_config,
+)
+
+ALL_SECTIONS = ("summary", "changes", "trends", "risks", "key_prs", "suggestions")
+
+@pytest.fixture(autouse=True)
+def _fresh(fake: FakeOpenAI) -> None:
+    fake.reset()
+
+
+
+@pytest.mark.parametrize("mode", ["think", "prose-fence", "wrapper", "extra-fields"])
+async def test_what_real_endpoints_send_is_read(fake: FakeOpenAI, mode: str) -> None:
+    fake.mode = mode
+    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    assert told.narration is not None
+    assert told.narration.sections_narrated == ALL_SECTIONS
+    assert told.narration.fallbacks == ()
+
+
+@pytest.mark.parametrize(("content", "kind"), [
+    ('<think>{"pulls": "no"} hmm</think>\n{"pulls": []}', PullBatch),
+    ('Sure! ```json\n{"answer": {"pulls": []}}\n``` Hope it helps.', PullBatch),
+    ('[{"number": 1, "title": "t", "summary": "s", "risks": []}]', PullBatch),
+    ('{"number": 1, "title": "t", "summary": "s", "risks": [], "mood": "ok"}', PullBatch),
+    ('{"summary": [], "changes": [], "trends": [], "suggestions": [], "extra": 1}',
+     WeekNarration),
+])
+def test_the_answer_is_found_where_models_put_it(content: str, kind: type) -> None:
+    assert isinstance(decode(content, kind), kind)
+
+
+@pytest.mark.parametrize("content", ["no json here", '{"summary": "not a list"}',
+                                     "<think>only thinking"])
+def test_what_holds_no_answer_is_a_schema_error(content: str) -> None:
+    with pytest.raises(SchemaError):
+        decode(content, WeekNarration)
+
+
+async def test_a_wrong_shape_fails_the_call_not_the_endpoint(fake: FakeOpenAI) -> None:
+    fake.mode = "schema"
+    narrator = Narrator(llm_config(fake.base_url).llm)  # type: ignore[arg-type]
+    digests = example_digests(llm_config(fake.base_url), narrator=narrator)
+    for _ in range(THRESHOLD):
+        told = await digests.build(REPO, WEEK, "zh")
+        assert told.narration is not None
+        assert {f.reason for f in told.narration.fallbacks} == {"schema"}
+    assert narrator.status()["circuit"] == "closed"
+    assert fake.calls == 2 * THRESHOLD  # every digest still asked
+    fake.mode = "good"
+    told = await digests.build(REPO, WEEK, "zh")
+    assert told.narration is not None and told.narration.fallbacks == ()
+
+
+async def test_forty_sentences_per_section_keep_the_chat_form_within_its_length(
+        fake: FakeOpenAI) -> None:
+    fake.mode = "forty"
+    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    engine = await example_digests(plain_config()).build(REPO, WEEK, "zh")
+    assert told.narration is not None and "summary" in told.narration.sections_narrated
+    prose = {p.section: p.sentences for p in told.narration.prose}
+    assert len(prose["summary"]) <= 5 and len(prose["trends"]) <= 4
+    assert len(prose["changes"]) == sum(1 for t in told.themes if t.pulls)
+    assert len(told.suggestions) == len(engine.suggestions)
+    assert visible_length(render_digest(told, "text")) <= CHAT_CEILING
+    assert len(telegram_messages(told)) <= max(1, len(telegram_messages(engine)))
+    assert len(slack_messages(told)) <= max(1, len(slack_messages(engine)))
