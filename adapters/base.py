@@ -9,6 +9,7 @@ declared here as attributes and methods every adapter has - the core never probe
 from __future__ import annotations
 
 import urllib.request
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Protocol
 
@@ -30,8 +31,10 @@ class ChatAdapter(Protocol):
     # `uuid`: one hour); None where a key does not stop a second post.
     dedupe_window: ClassVar[timedelta | None]
     # The largest request body its webhook routes take; the server refuses bigger ones
-    # before reading them (`bot.web.body_limit`).
+    # before reading them (`bot.web.body_limit`), adding these headers to the refusal
+    # (a platform that re-sends a refused delivery may be told not to).
     max_inbound_bytes: ClassVar[int]
+    refusal_headers: ClassVar[Mapping[str, str]]
 
     async def start(self) -> None:
         """Connect what needs connecting (socket mode, long polling); idempotent."""
@@ -92,7 +95,10 @@ class PayloadBuilder(Protocol):
 
     METHOD: str
 
-    def digest_payloads(self, channel_id: str, digest: Digest) -> list[dict[str, Any]]: ...
+    def digest_payloads(self, channel_id: str, digest: Digest, *, key: str | None = None
+                        ) -> list[dict[str, Any]]:
+        """The requests of a digest delivered with the delivery key `key`."""
+        ...
 
     def reply_payloads(self, channel_id: str, reply: Reply) -> list[dict[str, Any]]: ...
 

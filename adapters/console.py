@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, TextIO
 
@@ -49,6 +49,7 @@ class ConsoleAdapter:
     # Nothing is posted twice at a terminal, and nothing is deduplicated.
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = 0
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
 
     def __init__(
         self,

@@ -15,16 +15,18 @@ PREVIEW_PLATFORMS: tuple[str, ...] = tuple(spec.name for spec in PLATFORMS)
 PLACEHOLDER_CHANNEL = "CHANNEL_ID"
 
 
-def preview(platform: str, channel_id: str, content: Digest | Reply) -> list[dict[str, Any]]:
+def preview(platform: str, channel_id: str, content: Digest | Reply, *,
+            key: str | None = None) -> list[dict[str, Any]]:
     """Each request the platform would get, in order: `{"method", "payload"}`, and a
     `viewer` link where the platform has a page that lays a payload out (Slack's Block
-    Kit Builder)."""
+    Kit Builder). A digest is shown as delivered with the delivery key `key` (Slack's
+    metadata, Feishu's `uuid` are made from it)."""
     spec = platform_spec(platform)
     if spec is None:
         raise UserError(f"{platform} is not a chat platform prdigest posts to")
     builder = spec.payloads()
-    payloads = (builder.digest_payloads(channel_id, content) if isinstance(content, Digest)
-                else builder.reply_payloads(channel_id, content))
+    payloads = (builder.digest_payloads(channel_id, content, key=key)
+                if isinstance(content, Digest) else builder.reply_payloads(channel_id, content))
     parts: list[dict[str, Any]] = []
     for payload in payloads:
         part: dict[str, Any] = {"method": builder.METHOD, "payload": payload}
@@ -35,7 +37,8 @@ def preview(platform: str, channel_id: str, content: Digest | Reply) -> list[dic
     return parts
 
 
-def preview_json(platform: str, channel_id: str, content: Digest | Reply) -> str:
+def preview_json(platform: str, channel_id: str, content: Digest | Reply, *,
+                 key: str | None = None) -> str:
     """The preview as indented JSON, non-ASCII text kept readable."""
-    return json.dumps(preview(platform, channel_id, content), ensure_ascii=False,
+    return json.dumps(preview(platform, channel_id, content, key=key), ensure_ascii=False,
                       indent=2) + "\n"

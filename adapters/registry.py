@@ -10,15 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import adapters.feishu as feishu_package
+import adapters.slack as slack_package
+import adapters.telegram as telegram_package
 from adapters.base import AdapterFactory, PayloadBuilder
 from adapters.feishu import settings as feishu_settings
 from adapters.slack import settings as slack_settings
 from adapters.telegram import settings as telegram_settings
-from bot.config import Config
+from bot.config import Config, PlatformSettings, load_config
+from bot.render.markup import Markup, markup_for
 
-__all__ = ["LOCAL_PLATFORMS", "PLATFORMS", "PlatformSpec", "platform_spec"]
+__all__ = ["LOCAL_PLATFORMS", "PLATFORMS", "PLATFORM_SCHEMAS", "PlatformSpec", "load_settings",
+           "markup_of", "platform_spec"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,6 +32,8 @@ class PlatformSpec:
     """One chat platform, as the core knows it before its SDK is imported."""
 
     name: str
+    # Its `[platforms.<name>]` table, read by `load_config` through `PLATFORM_SCHEMAS`.
+    settings: type[PlatformSettings]
     # Whether the secrets are set that make building the adapter worth trying.
     has_credentials: Callable[[Config], bool]
     # /healthz for the platform without an adapter: names of missing variables only.
@@ -36,6 +44,12 @@ class PlatformSpec:
     load: Callable[[], AdapterFactory]
     # Imports the module building the payloads the platform receives (previews).
     payloads: Callable[[], PayloadBuilder]
+    # Imports the platform's markup: how GitHub text is escaped in its messages.
+    markup: Callable[[], Markup]
+    # Its templates and their catalogs, searched after the core's `templates/`.
+    templates: Path
+    # What a channel id of this platform looks like (the config `init` writes says).
+    channel_id_hint: str
 
 
 def _slack() -> AdapterFactory:
@@ -56,16 +70,34 @@ def _feishu() -> AdapterFactory:
     return FeishuAdapter
 
 
+def _slack_markup() -> Markup:
+    from adapters.slack.markup import SlackMarkup
+
+    return SlackMarkup()
+
+
 def _slack_payloads() -> PayloadBuilder:
     from adapters.slack import payloads
 
     return payloads
 
 
+def _telegram_markup() -> Markup:
+    from adapters.telegram.markup import TelegramMarkup
+
+    return TelegramMarkup()
+
+
 def _telegram_payloads() -> PayloadBuilder:
     from adapters.telegram import payloads
 
     return payloads
+
+
+def _feishu_markup() -> Markup:
+    from adapters.feishu.markup import FeishuMarkup
+
+    return FeishuMarkup()
 
 
 def _feishu_payloads() -> PayloadBuilder:
@@ -75,18 +107,27 @@ def _feishu_payloads() -> PayloadBuilder:
 
 
 PLATFORMS: tuple[PlatformSpec, ...] = (
-    PlatformSpec(name="slack", has_credentials=slack_settings.has_credentials,
+    PlatformSpec(name="slack", settings=slack_settings.SlackSettings,
+                 has_credentials=slack_settings.has_credentials,
                  unconfigured_status=slack_settings.unconfigured_status, load=_slack,
                  missing_post_env=slack_settings.missing_post_env,
-                 payloads=_slack_payloads),
-    PlatformSpec(name="telegram", has_credentials=telegram_settings.has_credentials,
+                 payloads=_slack_payloads, markup=_slack_markup,
+                 templates=slack_package.TEMPLATES,
+                 channel_id_hint="a channel id such as C0123456"),
+    PlatformSpec(name="telegram", settings=telegram_settings.TelegramSettings,
+                 has_credentials=telegram_settings.has_credentials,
                  unconfigured_status=telegram_settings.unconfigured_status, load=_telegram,
                  missing_post_env=telegram_settings.missing_post_env,
-                 payloads=_telegram_payloads),
-    PlatformSpec(name="feishu", has_credentials=feishu_settings.has_credentials,
+                 payloads=_telegram_payloads, markup=_telegram_markup,
+                 templates=telegram_package.TEMPLATES,
+                 channel_id_hint="a chat id such as -1001234567890"),
+    PlatformSpec(name="feishu", settings=feishu_settings.FeishuSettings,
+                 has_credentials=feishu_settings.has_credentials,
                  unconfigured_status=feishu_settings.unconfigured_status, load=_feishu,
                  missing_post_env=feishu_settings.missing_post_env,
-                 payloads=_feishu_payloads),
+                 payloads=_feishu_payloads, markup=_feishu_markup,
+                 templates=feishu_package.TEMPLATES,
+                 channel_id_hint="a chat id such as oc_0123456789abcdef"),
 )
 
 # Platforms a channel may name that the bot does not connect to: the console answers
@@ -94,6 +135,24 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
 LOCAL_PLATFORMS: frozenset[str] = frozenset({"console"})
 
 
+# Every platform a channel may name, with its settings (None: a local one has none).
+PLATFORM_SCHEMAS: dict[str, type[PlatformSettings] | None] = {
+    **{spec.name: spec.settings for spec in PLATFORMS}, **dict.fromkeys(LOCAL_PLATFORMS)}
+
+
+def load_settings(path: Path | None) -> Config:
+    """The config at `path`, every platform's channels and `[platforms.*]` table checked
+    against the platform's own settings: what the composition roots load."""
+    return load_config(path, platforms=PLATFORM_SCHEMAS)
+
+
 def platform_spec(name: str) -> PlatformSpec | None:
     """The spec of a connected platform, or None for a local or unknown one."""
     return next((spec for spec in PLATFORMS if spec.name == name), None)
+
+
+def markup_of(fmt: str) -> Markup:
+    """The markup of a format: a platform's (`adapters/<platform>/markup.py`), else the
+    core's (markdown, text, html)."""
+    spec = platform_spec(fmt)
+    return spec.markup() if spec is not None else markup_for(fmt)

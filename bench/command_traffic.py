@@ -20,8 +20,9 @@ from aiohttp import web
 
 from testkit.fakes.feishu import FakeFeishu, bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_signed_headers
-from testkit.fakes.slack import FakeSlack, SlackPayloads
-from testkit.fakes.slack import signed_headers as slack_signed_headers
+from testkit.fakes.slack import FakeSlack
+from testkit.fakes.slack_payloads import SlackPayloads
+from testkit.fakes.slack_payloads import signed_headers as slack_signed_headers
 from testkit.fakes.telegram import FakeTelegram, RecordedRequest, group_chat, message_update
 
 ECHO_PATH = "/bench/echo"

@@ -38,10 +38,7 @@ import itertools
 import json
 import math
 import os
-import re
 import select
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,13 +48,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
+from bench.command_report import _server_stack, report, scrape
+from bench.command_server import READY, serve
 from bench.command_traffic import (
-    ECHO_PATH,
     Arrivals,
     BenchFeishu,
     BenchSlack,
@@ -77,13 +73,9 @@ from testkit.redis_server import private_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-READY = "bench-server-ready"
 PLATFORMS = ("slack", "telegram", "feishu")
 DEFAULT_LEVELS = "1:300,10:1000,100:2000"
 REPLY_TIMEOUT_SECONDS = 20.0
-P99_TARGET_MS = 50.0
-P99_TARGET_CONCURRENCY = 10
-THROUGHPUT_TARGET_RATIO = 0.5
 # Settings of the host that must not reach the child: proxies, real platform secrets.
 _DROPPED_ENV = (
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
@@ -95,108 +87,6 @@ _DROPPED_ENV = (
 
 
 # --- the server under test (child process) -------------------------------------------------
-
-
-class SnapshotUpstream:
-    """The example snapshot as `CachedSource`'s upstream, standing where GitHub would."""
-
-    def __init__(self, path: Path) -> None:
-        from bot.snapshot import read_snapshot
-
-        self.snapshot = read_snapshot(path)
-        self.by_number = {pull.number: pull for pull in self.snapshot.pulls}
-
-    def fetch_week(self, repo: str, week: str) -> Any:
-        return self.snapshot
-
-    def fetch_pull(self, repo: str, number: int) -> Any:
-        return self.by_number.get(number)
-
-
-def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
-          profile: str | None = None) -> None:
-    """Child process: the app of `bot.web.app` plus the echo route, under uvicorn on a
-    free loopback port; prints READY and the port once the lifespan has started. With
-    `profile`, the event loop's thread runs under cProfile, written there at exit."""
-    import redis
-    import uvicorn
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
-
-    from bot.config import load_config
-    from bot.store.cache import CachedSource
-    from bot.web.app import create_app
-    from bot.web.connections import uvicorn_limits
-    from bot.web.metered import MeteredCache
-    from bot.web.metrics import Metrics
-
-    config = load_config(EXAMPLES / "prdigest.toml")
-    metrics = Metrics()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
-    source = CachedSource(SnapshotUpstream(EXAMPLES / "snapshot.json"), cache, config,
-                          on_held_lookup=metrics.held_pull_lookup)
-    app = create_app(
-        config, freeze_heap=True, redis_url=redis_url, source=source, metrics=metrics,
-        background=False,
-        adapter_overrides={"slack": {"api_url": slack_api},
-                           "telegram": {"api_url": telegram_api},
-                           "feishu": {"domain": feishu_domain}},
-    )
-
-    async def echo(request: Request) -> Response:
-        return Response(await request.body(),
-                        media_type=request.headers.get("content-type", "text/plain"))
-
-    app.router.routes.append(Route(ECHO_PATH, echo, methods=["POST"]))
-    # proto IPPROTO_TCP, as asyncio's own listeners have it: asyncio only sets
-    # TCP_NODELAY on sockets that say so, and without it a response's headers and body
-    # (two writes) wait out the client's delayed ACK, some 40 ms.
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    # The protocol and limits of `prdigest serve` (bot.web.connections), with one
-    # change: connections are kept as the platforms' senders and proxies keep them, so
-    # there are no reconnects between levels.
-    limits = {**uvicorn_limits(config.server), "timeout_keep_alive": 75}
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning",
-                                           access_log=False, backlog=4096, **limits))
-
-    async def run() -> None:
-        task = asyncio.create_task(server.serve(sockets=[listener]))
-        while not server.started:
-            if task.done():
-                await task
-                raise SystemExit("the server stopped during startup")
-            await asyncio.sleep(0.01)
-        loop = type(asyncio.get_running_loop())
-        print(f"{READY} {listener.getsockname()[1]} {loop.__module__}.{loop.__qualname__}",
-              flush=True)
-        await task
-
-    # uvicorn shuts down gracefully on SIGTERM, then raises it again for the previous
-    # handler: this one ends the process quietly (and lets the profile be written).
-    signal.signal(signal.SIGTERM, _exit_quietly)
-    # The loop `uvicorn.run` (and so `prdigest serve`) would pick: uvloop when installed.
-    loop_factory = server.config.get_loop_factory()
-    if profile is None:
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(run())
-        return
-    import cProfile
-
-    profiler = cProfile.Profile()
-    profiler.enable()
-    try:
-        with asyncio.Runner(loop_factory=loop_factory) as runner:
-            runner.run(run())
-    finally:
-        profiler.disable()
-        profiler.dump_stats(profile)
-
-
-def _exit_quietly(signum: int, frame: object) -> None:
-    raise SystemExit(0)
 
 
 # --- measuring -----------------------------------------------------------------------------
@@ -373,20 +263,6 @@ def _wait_ready(child: subprocess.Popen[str], log: Path, timeout: float = 60.0
     raise RuntimeError(f"the server did not start; its log:\n{log.read_text()[-3000:]}")
 
 
-def scrape(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Prometheus samples by (name, sorted labels)."""
-    values: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            values[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return values
-
-
-def metric(values: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str,
-           **labels: str) -> float:
-    return values.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
 def pull_numbers() -> list[int]:
     data = json.loads((EXAMPLES / "snapshot.json").read_text())
     return sorted(int(pull["number"]) for pull in data["pulls"])
@@ -488,92 +364,6 @@ async def warm_up(runner: Runner, traffic: Sequence[Traffic], numbers: Sequence[
                                    2 * len(runner.clients))
         if burst.errors:
             raise RuntimeError(f"warm-up: {each.name}: {dict(burst.errors)}")
-
-
-def report(results: list[Level], platforms: list[str],
-           before: dict[tuple[str, tuple[tuple[str, str], ...]], float],
-           after: dict[tuple[str, tuple[tuple[str, str], ...]], float],
-           arrivals: Arrivals, log: Path, replies: dict[str, tuple[int, str]]) -> int:
-    """Print the table, the checks and the target lines; 0 when the figures are sound."""
-    echo = {r.concurrency: r for r in results if r.platform == "echo"}
-    print()
-    print("round trip = webhook request sent -> reply received by the fake platform "
-          "(echo: -> response received)")
-    print(f"{'route':<9}{'conc':>5}{'reqs':>6}{'err':>5}{'p50 ms':>9}{'p99 ms':>9}"
-          f"{'max ms':>9}{'req/s':>9}{'x echo':>8}{'ack p50':>9}{'app CPU':>9}{'loop':>6}"
-          f"{'ms/req':>8}{'bench CPU':>10}")
-    for r in results:
-        ratio = r.throughput / echo[r.concurrency].throughput if r.concurrency in echo else 0
-        print(f"{r.platform:<9}{r.concurrency:>5}{r.ok:>6}{sum(r.errors.values()):>5}"
-              f"{r.percentile(0.5):>9.1f}{r.percentile(0.99):>9.1f}{r.percentile(1.0):>9.1f}"
-              f"{r.throughput:>9.0f}{ratio:>8.2f}{r.percentile(0.5, ack=True):>9.1f}"
-              f"{r.app_cpu / r.wall:>9.0%}{r.loop_cpu / r.wall:>6.0%}"
-              f"{1000 * r.app_cpu / max(r.ok, 1):>8.2f}{r.bench_cpu / r.wall:>10.0%}")
-    print("ack p50: until the webhook's own HTTP response. CPU over wall time: app = the "
-          "server process,\nloop = its event-loop thread alone, bench = this process "
-          "(client and fakes);\nms/req = server CPU per request.")
-
-    sound = True
-    print()
-    for r in results:
-        if r.errors:
-            sound = False
-            print(f"ERRORS {r.platform} c={r.concurrency}: {dict(r.errors)}")
-    for kind in ("held-pull", "pull", "pointer"):
-        misses = (metric(after, "prdigest_cache_lookups_total", kind=kind, result="miss")
-                  - metric(before, "prdigest_cache_lookups_total", kind=kind, result="miss"))
-        hits = (metric(after, "prdigest_cache_lookups_total", kind=kind, result="hit")
-                - metric(before, "prdigest_cache_lookups_total", kind=kind, result="hit"))
-        print(f"cache during the runs, {kind} entries: {hits:.0f} hits, {misses:.0f} misses")
-        sound = sound and misses == 0
-    for platform in platforms:
-        asked = sum(r.ok + sum(r.errors.values()) for r in results if r.platform == platform)
-        answered = (metric(after, "prdigest_commands_total", platform=platform,
-                           command="risks", outcome="ok")
-                    - metric(before, "prdigest_commands_total", platform=platform,
-                             command="risks", outcome="ok"))
-        size, text = replies.get(platform, (0, ""))
-        excerpt = " ".join(text.split())[:90]
-        print(f"{platform}: {asked} asked, {answered:.0f} answered `risks ... ok` by the "
-              f"handler; last reply {size} bytes: {excerpt}")
-        sound = sound and answered == asked
-    if arrivals.unexpected:
-        print(f"replies nobody waited for (late or duplicate): {arrivals.unexpected}")
-        sound = False
-    problems = [line for line in log.read_text().splitlines()
-                if re.search(r"\b(ERROR|Traceback|CRITICAL)\b", line)]
-    print(f"server log: {len(problems)} error lines" + (f", e.g. {problems[0][:160]}"
-                                                       if problems else ""))
-    sound = sound and not problems
-
-    print()
-    peak_echo = max((r.throughput for r in echo.values()), default=0.0)
-    for platform in platforms:
-        mine = {r.concurrency: r for r in results if r.platform == platform}
-        target = mine.get(P99_TARGET_CONCURRENCY)
-        if target is not None:
-            p99 = target.percentile(0.99)
-            verdict = "PASS" if p99 < P99_TARGET_MS else "MISS"
-            print(f"{verdict} {platform}: p99 at {P99_TARGET_CONCURRENCY} concurrent "
-                  f"{p99:.1f} ms (target < {P99_TARGET_MS:.0f} ms)")
-        peak = max(mine.values(), key=lambda r: r.throughput)
-        ratio = peak.throughput / peak_echo if peak_echo else 0.0
-        verdict = "PASS" if ratio >= THROUGHPUT_TARGET_RATIO else "MISS"
-        print(f"{verdict} {platform}: peak throughput {peak.throughput:.0f} req/s "
-              f"(at {peak.concurrency} concurrent) = {ratio:.2f} x the echo's peak "
-              f"{peak_echo:.0f} req/s (target >= {THROUGHPUT_TARGET_RATIO})")
-    if not sound:
-        print("\nThe run had errors or cache misses (above): the figures are not trustworthy.")
-    return 0 if sound else 1
-
-
-def _server_stack() -> str:
-    """The protocol and loop `prdigest serve` runs: guarded h11 (bot.web.connections),
-    uvloop when installed."""
-    import importlib.util
-
-    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio loop"
-    return f"h11 with read deadline, {loop}"
 
 
 def main() -> None:

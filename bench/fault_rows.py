@@ -14,9 +14,11 @@ import msgspec
 from bot.errors import ConfigError
 from testkit.reliability.crash_after_ack import PER_PLATFORM, crash_after_ack
 from testkit.reliability.harness import service_in_process
+from testkit.reliability.names import TELEGRAM_CHAT
+from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.slow_clients import slow_clients
-from testkit.reliability.support import TELEGRAM_CHAT, ServeProcess, world, write_config
 from testkit.reliability.uploads import hostile_uploads
+from testkit.reliability.world import world, write_config
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due
 NEVER = "0 9 30 2 *"

@@ -55,16 +55,18 @@ from bench.fault_rows import (
 from bot.store.cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
-from testkit.fakes.slack import SlackPayloads
-from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.slack_payloads import SlackPayloads
+from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.fakes.telegram import group_chat, message_update
 from testkit.redis_server import private_redis
 from testkit.reliability.harness import Service, capturing_logs, service_in_process
+from testkit.reliability.holding_proxy import HoldingProxy
+from testkit.reliability.hostile import HOSTILE_NUMBER, HOSTILE_PIECES, hostile_pull
 from testkit.reliability.kill import kill_mid_post
-from testkit.reliability.support import (
+from testkit.reliability.killable_redis import KillableRedis
+from testkit.reliability.live import html_live
+from testkit.reliability.names import (
     FEISHU_CHAT,
-    HOSTILE_NUMBER,
-    HOSTILE_PIECES,
     REPO,
     SECRETS,
     SLACK_ADMIN,
@@ -73,16 +75,14 @@ from testkit.reliability.support import (
     TELEGRAM_CHAT,
     TZ,
     WEEK,
-    HoldingProxy,
-    KillableRedis,
+)
+from testkit.reliability.posts import (
     count_posts,
     feishu_visible,
-    hostile_pull,
-    html_live,
     slack_channel_texts,
     telegram_chat_texts,
-    world,
 )
+from testkit.reliability.world import world
 from testkit.server_support import merged_event, sign, snapshot_pull
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due

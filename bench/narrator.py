@@ -30,6 +30,9 @@ from typing import Any
 
 import msgspec
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_html
 from bot.config import Config, parse_config
 from bot.digests import Digests
 from bot.engine import reviews_recorded
@@ -40,16 +43,13 @@ from bot.narrate.facts import pull_facts, shown_pulls, week_facts
 from bot.narrate.hygiene import data_block
 from bot.narrate.prompts import estimate_tokens, system_prompt
 from bot.render import render_digest
-from bot.render.feishu import digest_cards
 from bot.render.html import PageLinks, render_report_page
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_html
 from bot.render.view import QUICK_VIEW
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
 from testkit.fakes.openai_hostile import hostile_answer
-from testkit.narration import faithful, hostile
+from testkit.narration.week import faithful, hostile
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 WEEKS = (("verl-project/verl", "verl-2026-07.json"), ("vllm-project/vllm", "vllm-2026-W29.json"))

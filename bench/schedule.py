@@ -109,6 +109,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.delivery.due import due_runs
     from bot.delivery.post import adapter_for
     from bot.delivery.schedule import Scheduler
+    from bot.digests import Digests
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
@@ -128,9 +129,10 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     config = load_config(config_path)
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
-    adapters = {p: adapter_for(config, source, p) for p in PLATFORMS}
+    digests = Digests(config, source)
+    adapters = {p: adapter_for(digests, p) for p in PLATFORMS}
     client = async_client(redis_url)
-    scheduler = Scheduler(config, source, client, AdapterPoster(adapters), clock=bench_clock(),
+    scheduler = Scheduler(digests, client, AdapterPoster(adapters), clock=bench_clock(),
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
                           concurrency=options["concurrency"],

@@ -1,4 +1,5 @@
-"""One TOML file describes repositories, topics, channels and platforms.
+"""One TOML file describes repositories, topics, channels and platforms (each platform's
+settings are its adapter's: `PlatformSettings`).
 
 Secrets never live in the file: it names the environment variables that hold them.
 Loading has no side effects; every error names the field (`channels[1].schedule: ...`).
@@ -11,9 +12,10 @@ import math
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
@@ -26,9 +28,6 @@ from bot.week import DEFAULT_TIMEZONE, zone
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
-
-Platform = Literal["slack", "telegram", "feishu", "console"]
-
 
 class Section(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Config sections reject unknown fields, so a typo is an error, not a silent no-op."""
@@ -72,7 +71,7 @@ class RepoConfig(Section, frozen=True, kw_only=True):
 
 
 class ChannelConfig(Section, frozen=True, kw_only=True):
-    platform: Platform
+    platform: str
     id: str
     # One repository (`repo`) or several (`repos`), never both: several get one digest.
     repo: str = ""
@@ -154,37 +153,24 @@ class ServerConfig(Section, frozen=True, kw_only=True):
     prefetch_hours: float = 6.0
 
 
-class SlackConfig(Section, frozen=True, kw_only=True):
-    bot_token_env: str = "SLACK_BOT_TOKEN"
-    signing_secret_env: str = "SLACK_SIGNING_SECRET"
-    app_token_env: str = "SLACK_APP_TOKEN"
-    api_url: str = "https://slack.com/api/"
-    socket_mode: bool = False
-    # When set, events from any other workspace or Slack app are not answered.
-    team_ids: tuple[str, ...] = ()
-    app_id: str | None = None
+class PlatformSettings(Section, frozen=True, kw_only=True):
+    """A chat platform's `[platforms.<name>]` table. Each platform declares its own, with
+    its adapter (`adapters/<platform>/settings.py`), and the registry hands them to
+    `load_config`; the core knows them only as this. `URLS`: the fields that hold an
+    address the service calls, each with an example for the error."""
+
+    URLS: ClassVar[dict[str, str]] = {}
+
+    def check(self, where: str) -> None:
+        """Raise a `ConfigError` naming the field under `where` for a value the type
+        allows but the platform does not."""
 
 
-class TelegramConfig(Section, frozen=True, kw_only=True):
-    bot_token_env: str = "TELEGRAM_BOT_TOKEN"
-    secret_token_env: str = "TELEGRAM_WEBHOOK_SECRET"
-    api_url: str = "https://api.telegram.org/bot"
-    polling: bool = False
+PlatformSchemas = Mapping[str, type[PlatformSettings] | None]
+"""The platforms a config may name: each one's settings table, or None for a platform
+without settings (one that answers at the terminal)."""
 
-
-class FeishuConfig(Section, frozen=True, kw_only=True):
-    app_id_env: str = "FEISHU_APP_ID"
-    app_secret_env: str = "FEISHU_APP_SECRET"
-    verification_token_env: str = "FEISHU_VERIFICATION_TOKEN"
-    encrypt_key_env: str = "FEISHU_ENCRYPT_KEY"
-    domain: str = "https://open.feishu.cn"
-    long_connection: bool = False
-
-
-class PlatformsConfig(Section, frozen=True, kw_only=True):
-    slack: SlackConfig = SlackConfig()
-    telegram: TelegramConfig = TelegramConfig()
-    feishu: FeishuConfig = FeishuConfig()
+_S = TypeVar("_S", bound=PlatformSettings)
 
 
 class LLMConfig(Section, frozen=True, kw_only=True):
@@ -215,7 +201,8 @@ class Config(Section, frozen=True, kw_only=True):
     github: GitHubConfig = GitHubConfig()
     cache: CacheConfig = CacheConfig()
     server: ServerConfig = ServerConfig()
-    platforms: PlatformsConfig = PlatformsConfig()
+    # Each platform's table as written: `platform_settings` reads it as its settings.
+    platforms: dict[str, dict[str, Any]] = {}
     llm: LLMConfig | None = None
 
     def repo(self, name: str) -> RepoConfig:
@@ -288,7 +275,7 @@ def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> 
         seen.add(name.lower())
 
 
-def _validate(config: Config) -> None:
+def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
     for name, repo in config.repos.items():
         where = f"repos.{name!r}"
         _check_repo_name(name, where)
@@ -329,7 +316,8 @@ def _validate(config: Config) -> None:
             seen.add(pair)
     _check_numbers(config)
     _check_web_urls(config)
-    _check_slack_app(config.platforms.slack)
+    if platforms is not None:
+        _check_platforms(config, platforms)
     if config.llm is not None:
         _validate_llm(config.llm)
 
@@ -354,33 +342,47 @@ def _validate_llm(llm: LLMConfig) -> None:
 
 def _check_web_urls(config: Config) -> None:
     """Every address the service calls or links to is an http(s) URL with a host,
-    checked at load: a typo found at the first GitHub fetch or Slack post would stop the
-    service hours after it started. Chat digests link to report pages under
-    `server.public_url`, and Telegram registers its webhook there."""
-    platforms = config.platforms
+    checked at load: a typo found at the first GitHub fetch would stop the service hours
+    after it started. Chat digests link to report pages under `server.public_url`, and
+    a platform may register its webhook there. A platform's own addresses are its
+    settings' `URLS`."""
     for field, value, example in (
         ("server.public_url", config.server.public_url, "https://bot.example.com"),
         ("github.api_url", config.github.api_url, "https://api.github.com"),
-        ("platforms.slack.api_url", platforms.slack.api_url, "https://slack.com/api/"),
-        ("platforms.telegram.api_url", platforms.telegram.api_url,
-         "https://api.telegram.org/bot"),
-        ("platforms.feishu.domain", platforms.feishu.domain, "https://open.feishu.cn"),
     ):
-        parts = urlsplit(value)
-        if parts.scheme not in {"http", "https"} or not parts.hostname:
-            raise ConfigError(f"{field}: expected an http(s) URL such as {example}, "
-                              f"got {value!r}")
+        _check_web_url(field, value, example)
 
 
-def _check_slack_app(slack: SlackConfig) -> None:
-    for index, team in enumerate(slack.team_ids):
-        if not team.strip() or team.strip() != team:
-            raise ConfigError(f"platforms.slack.team_ids[{index}]: expected a workspace id "
-                              f"such as T0123ABCD, got {team!r}")
-    if slack.app_id is not None and (not slack.app_id.strip()
-                                     or slack.app_id.strip() != slack.app_id):
-        raise ConfigError(f"platforms.slack.app_id: expected an app id such as A0123ABCD, "
-                          f"got {slack.app_id!r}")
+def _check_web_url(field: str, value: str, example: str) -> None:
+    parts = urlsplit(value)
+    if parts.scheme not in {"http", "https"} or not parts.hostname:
+        raise ConfigError(f"{field}: expected an http(s) URL such as {example}, got {value!r}")
+
+
+def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:
+    """Each channel names a known platform; each `[platforms.<name>]` table is a known
+    platform's settings, read as its settings say (types, addresses, its own checks)."""
+    names = ", ".join(sorted(platforms))
+    for index, channel in enumerate(config.channels):
+        if channel.platform not in platforms:
+            raise ConfigError(f"channels[{index}].platform: unknown platform "
+                              f"{channel.platform!r} (one of {names})")
+    for name, table in config.platforms.items():
+        schema = platforms.get(name)
+        if schema is None:
+            known = ", ".join(sorted(n for n, s in platforms.items() if s is not None))
+            raise ConfigError(f"platforms.{name}: no such platform (one of {known})")
+        where = f"platforms.{name}"
+        settings = _convert(table, schema, where)
+        for field, example in schema.URLS.items():
+            _check_web_url(f"{where}.{field}", getattr(settings, field), example)
+        settings.check(where)
+
+
+def platform_settings(config: Config, name: str, schema: type[_S]) -> _S:
+    """The `[platforms.<name>]` table of `config` as `schema` (its defaults where the
+    table is absent); a bad value is a `ConfigError` naming its field."""
+    return _convert(config.platforms.get(name, {}), schema, f"platforms.{name}")
 
 
 def fires_every_year(schedule: str) -> bool:
@@ -463,8 +465,11 @@ def _renamed(data: dict[str, Any], source: str) -> dict[str, Any]:
     return out
 
 
-def parse_config(data: dict[str, Any], *, source: str = "config") -> Config:
-    """Validate a decoded TOML document into a `Config`."""
+def parse_config(data: dict[str, Any], *, source: str = "config",
+                 platforms: PlatformSchemas | None = None) -> Config:
+    """Validate a decoded TOML document into a `Config`. With `platforms` (the
+    registry's), the channels' platforms and the `[platforms.*]` tables are checked too;
+    without, those tables are kept as written for their platforms to read."""
     try:
         data = _renamed(data, source)
         repos_data = data.get("repos", {})
@@ -473,14 +478,15 @@ def parse_config(data: dict[str, Any], *, source: str = "config") -> Config:
         repos = {name: _convert_repo(name, entry) for name, entry in repos_data.items()}
         rest = {k: v for k, v in data.items() if k != "repos"}
         config = msgspec.structs.replace(_convert(rest, Config, ""), repos=repos)
-        _validate(config)
+        _validate(config, platforms)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     return config
 
 
-def load_config(path: Path | None) -> Config:
-    """The config at `path`, or an empty one when no file is given."""
+def load_config(path: Path | None, *, platforms: PlatformSchemas | None = None) -> Config:
+    """The config at `path`, or an empty one when no file is given (`platforms`: see
+    `parse_config`)."""
     if path is None:
         return Config()
     try:
@@ -491,4 +497,4 @@ def load_config(path: Path | None) -> Config:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-    return parse_config(data, source=str(path))
+    return parse_config(data, source=str(path), platforms=platforms)

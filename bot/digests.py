@@ -32,7 +32,7 @@ from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.narrate import Budget, Narrator
 from bot.snapshot import require_week
 from bot.source import SnapshotSource, Source, WeekData
-from bot.store.subscriptions import TopicStore, followed_topics
+from bot.store.subscriptions import SubscriptionStore, followed_topics
 from bot.week import current_week, shift_week, week_period
 
 log = logging.getLogger(__name__)
@@ -64,8 +64,11 @@ def stale_note(lang: Lang, data: WeekData) -> str | None:
 class Digests:
     """Builds digests and PR answers for one config from one source of PR data.
 
-    `source` may be None where only PR answers are asked for (notices without a
-    source). `subscriptions`: topics added from chat, which come after a channel's
+    One per process, built by its composition root (`bot.web.services`, the CLI
+    commands, `prdigest post`) and handed to chat, the schedule, notices and report
+    pages, so each gives a channel the same digest. `source` may be None where only
+    PR answers are asked for (notices without a source). `subscriptions`: topics
+    subscribed from chat (read here, written by chat), which come after a channel's
     configured ones in its digest. `reports`: where report-page digests are kept, with the
     cache's TTLs. `on_built(trigger)` counts each digest built (`/metrics`).
     `narrator`: the optional model that words digests and PR answers (`[llm]`); None
@@ -77,7 +80,7 @@ class Digests:
         config: Config,
         source: Source | None,
         *,
-        subscriptions: TopicStore | None = None,
+        subscriptions: SubscriptionStore | None = None,
         reports: DigestStore | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_built: Callable[[str], None] | None = None,
@@ -189,11 +192,13 @@ class Digests:
                           reviews_recorded=reviews_recorded(snapshot))
         return digest, facts
 
-    async def for_channel(self, channel: ChannelConfig, week: str, *,
+    async def for_channel(self, channel: ChannelConfig, week: str, *, lang: Lang | None = None,
                           fetch: FetchWeek | None = None, trigger: str = "command") -> Digest:
-        """The digest a channel gets: its repositories, its language, its followed
-        topics first, linked, in the channel's chat form (`style`, `people`)."""
-        digest = await self.build_many(channel.repositories, week, channel.lang,
+        """The digest a channel gets: its repositories, its language (or `lang`, the
+        language a chat question was asked in), its followed topics first, linked, in
+        the channel's chat form (`style`, `people`). Chat, the schedule, `post` and its
+        preview all come here."""
+        digest = await self.build_many(channel.repositories, week, lang or channel.lang,
                                        await self.focus(channel), fetch=fetch,
                                        trigger=trigger, link=True, exclude=(channel.exclude,))
         return msgspec.structs.replace(digest, chat_form=channel.chat_form)

@@ -1,7 +1,9 @@
 """Message catalogs: English message ids, Chinese from `templates/i18n/zh/LC_MESSAGES/*.po`.
 
 Catalogs are read from .po files at first use (no compile step to forget); every .po
-file of a language is merged, so each part of the product keeps its own file.
+file of a language is merged, so each part of the product keeps its own file. A chat
+platform keeps its words with its adapter, under a templates folder of its own
+(`<root>/i18n/<lang>/LC_MESSAGES/*.po`); `roots` adds those folders to the core's.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import gettext
 import io
 from functools import cache
+from pathlib import Path
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -21,11 +24,12 @@ LANGUAGES: tuple[Lang, ...] = ("zh", "en")
 
 
 @cache
-def translations(lang: Lang) -> gettext.NullTranslations:
-    """The merged catalog for `lang`; English is the identity."""
-    folder = template_dir() / "i18n" / lang / "LC_MESSAGES"
+def translations(lang: Lang, roots: tuple[Path, ...] = ()) -> gettext.NullTranslations:
+    """The merged catalog for `lang` of the core's templates and of each of `roots`;
+    English is the identity."""
     merged: gettext.NullTranslations = gettext.NullTranslations()
-    for path in sorted(folder.glob("*.po")) if folder.is_dir() else []:
+    folders = [root / "i18n" / lang / "LC_MESSAGES" for root in (template_dir(), *roots)]
+    for path in (p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.po"))):
         with path.open("rb") as handle:
             catalog = read_po(handle, locale=lang)
         buffer = io.BytesIO()
@@ -40,11 +44,12 @@ def translations(lang: Lang) -> gettext.NullTranslations:
 
 
 class Translator:
-    """`t("%(n)d PRs", n=3)` in one language; `t.n(singular, plural, count)` for plurals."""
+    """`t("%(n)d PRs", n=3)` in one language; `t.n(singular, plural, count)` for plurals.
+    `roots`: the template folders of the platforms whose words it also speaks."""
 
-    def __init__(self, lang: Lang) -> None:
+    def __init__(self, lang: Lang, roots: tuple[Path, ...] = ()) -> None:
         self.lang = lang
-        self._catalog = translations(lang)
+        self._catalog = translations(lang, roots)
 
     def __call__(self, message: str, **params: object) -> str:
         text = self._catalog.gettext(message)
@@ -70,8 +75,8 @@ class Translator:
 
 
 @cache
-def translator(lang: Lang) -> Translator:
-    return Translator(lang)
+def translator(lang: Lang, roots: tuple[Path, ...] = ()) -> Translator:
+    return Translator(lang, roots)
 
 
 def percent(share: float, lang: Lang) -> str:

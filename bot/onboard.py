@@ -26,8 +26,10 @@ def _value(value: str | Sequence[str]) -> str:
 
 
 def render_config(repo: str, pulls: Sequence[PullRequest], *, timezone: str, lang: str,
-                  read_from: str) -> str:
-    """The commented config for `repo`, from `pulls` (read from `read_from`)."""
+                  read_from: str, platforms: Sequence[tuple[str, str]]) -> str:
+    """The commented config for `repo`, from `pulls` (read from `read_from`): its sample
+    channel on the first of `platforms` (each a platform's name and what its channel
+    ids look like)."""
     topics = suggest_topics(repo, pulls)
     key = _value(repo)
     lines = [
@@ -52,13 +54,14 @@ def render_config(repo: str, pulls: Sequence[PullRequest], *, timezone: str, lan
             ("aliases", topic.aliases)) if value]
         lines += [f"# {topic.origin}", f"{topic.name} = {{ {', '.join(fields)} }}"]
     followed = [t.name for t in topics[:3]]
+    hints = "; ".join(f"{name}: {hint}" for name, hint in platforms)
     lines += [
         "",
-        "# Where the weekly digest goes. Replace the id with your channel's (Slack `C...`,",
-        "# a Telegram chat id such as -1001234567890, a Feishu `oc_...` chat id) and set",
-        "# platform to slack, telegram or feishu.",
+        "# Where the weekly digest goes. Set platform to one of "
+        f"{', '.join(name for name, _ in platforms)}",
+        f"# and replace the id with your channel's ({hints}).",
         "[[channels]]",
-        'platform = "slack"',
+        f"platform = {_value(platforms[0][0])}",
         f"id = {_value(SAMPLE_CHANNEL)}",
         f"repo = {key}",
         f"lang = {_value(lang)}                 # zh | en",
@@ -85,17 +88,18 @@ def check_config(text: str) -> None:
     parse_config(tomllib.loads(text), source="prdigest init")
 
 
-def next_commands(repo: str, output: str, *, week: str = "last", snapshot: str | None = None
-                  ) -> str:
-    """What to run after `init`, with this repository, week and file filled in."""
+def next_commands(repo: str, output: str, *, platform: str, week: str = "last",
+                  snapshot: str | None = None) -> str:
+    """What to run after `init`, with this repository, week, file and the sample
+    channel's `platform` filled in."""
     source = f" --snapshot {snapshot}" if snapshot else ""
     week = f"--week {week}"
     return "\n".join([
         f"wrote {output}. Next:",
         f"  prdigest digest {repo} {week} --config {output}{source} --format text",
-        f"  prdigest digest {repo} {week} --config {output}{source} --format slack"
-        "   # what Slack receives",
-        f"  prdigest post {repo} {week} --channel slack:{SAMPLE_CHANNEL} --config {output}"
+        f"  prdigest digest {repo} {week} --config {output}{source} --format {platform}"
+        f"   # what {platform} receives",
+        f"  prdigest post {repo} {week} --channel {platform}:{SAMPLE_CHANNEL} --config {output}"
         f"{source} --dry-run",
         f"  prdigest serve --config {output}{source}",
         "",

@@ -77,17 +77,26 @@ def snapshots_for(repos: Sequence[str], paths: Sequence[Path]) -> list[Snapshot]
     if len(paths) != len(repos):
         raise SnapshotError(f"give one --snapshot per repository: {len(repos)} repositories, "
                         f"{len(paths)} files")
-    held: dict[str, Snapshot] = {}
-    for path in paths:
-        data = read_snapshot(path)
-        if data.repository.lower() in held:
-            raise SnapshotError(f"{path}: holds {data.repository}, as another --snapshot does")
-        held[data.repository.lower()] = data
+    held = {data.repository.lower(): data for data in read_snapshots(paths)}
     missing = [repo for repo in repos if repo.lower() not in held]
     if missing:
         names = ", ".join(sorted(s.repository for s in held.values()))
         raise SnapshotError(f"no --snapshot holds {missing[0]} (the files hold {names})")
     return [held[repo.lower()] for repo in repos]
+
+
+def read_snapshots(paths: Sequence[Path]) -> list[Snapshot]:
+    """Several snapshot files, in the order given, each holding a repository of its own
+    (two files of one repository would leave it unclear which one speaks)."""
+    found: list[Snapshot] = []
+    seen: set[str] = set()
+    for path in paths:
+        data = read_snapshot(path)
+        if data.repository.lower() in seen:
+            raise SnapshotError(f"{path}: holds {data.repository}, as another --snapshot does")
+        seen.add(data.repository.lower())
+        found.append(data)
+    return found
 
 
 def check_repository(snapshot: Snapshot, repo: str, path: Path) -> Snapshot:

@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import json
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from adapters.base import DeliveryError
-from bot.config import Config, load_config
+from bot.config import ChannelConfig, Config, load_config
 from bot.models import Digest, PullRequest, Reply, Snapshot
 from bot.snapshot import read_snapshot
 from bot.web.services import Services
@@ -35,6 +35,10 @@ REPO = "acme/lumen"
 # Wednesday of 2026-W30 in Shanghai: W29 (the example snapshot's week) is last week.
 NOW = datetime(2026, 7, 22, 4, 0, tzinfo=UTC)
 WEBHOOK_SECRET = "It's a Secret to Everybody"
+# The example config's channels of acme/lumen, and the topics each follows.
+SLACK = "slack:C0123456"          # configured topics: npu, rollout
+TELEGRAM = "telegram:-1001234567890"  # trainer
+FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
 
 PLATFORM_ENV = (
     "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN",
@@ -50,6 +54,13 @@ def example_config() -> Config:
 
 def example_snapshot() -> Snapshot:
     return read_snapshot(SNAPSHOT_PATH)
+
+
+def example_channel(key: str) -> ChannelConfig:
+    """A channel of the example config, by its key (`slack:C0123456`)."""
+    found = example_config().channel(key)
+    assert found is not None
+    return found
 
 
 def clear_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -77,6 +88,7 @@ class RecordingAdapter:
     max_message_chars: ClassVar[int] = 0
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = 0
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
 
     async def start(self) -> None:
         self.started += 1
@@ -280,3 +292,8 @@ def snapshot_pull(number: int) -> PullRequest:
 def path_of(url: str) -> str:
     return urlsplit(url).path
 
+
+def notices(adapters: dict[str, RecordingAdapter]) -> list[tuple[str, str, int]]:
+    return sorted((platform, channel_id, reply.pull.number)
+                  for platform, adapter in adapters.items()
+                  for channel_id, reply in adapter.replies if reply.pull is not None)

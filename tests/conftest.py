@@ -1,16 +1,21 @@
-"""Shared fixtures: a private Redis, the example files, the real-data snapshots."""
+"""Shared fixtures: a private Redis, the example files, the real-data snapshots, the
+service with its GitHub webhook on."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from testkit.fakes.openai import FakeOpenAI
 from testkit.redis_server import private_redis
 from testkit.redis_topologies import flush, private_cluster
+
+if TYPE_CHECKING:
+    from bot.models import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -67,24 +72,34 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def service_variables() -> set[str]:
-    """Every environment variable `prdigest serve` reads a secret or setting from: the
-    config's `*_env` defaults, the GitHub App's, the report and metrics secrets."""
-    import msgspec
+@pytest.fixture
+def webhook_app(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> tuple[Any, dict[str, Any]]:
+    """The service on the example files with the GitHub webhook on and recording
+    adapters: (the app, its adapters by platform)."""
+    from bot.source import SnapshotSource
+    from bot.web.app import create_app
+    from testkit.server_support import (
+        WEBHOOK_SECRET,
+        example_config,
+        example_snapshot,
+        now,
+        recording_adapters,
+    )
 
-    from bot.config import Config, LLMConfig
-    from bot.github import app
-    from bot.links import REPORT_SECRET_ENV
-    from bot.web.health import METRICS_TOKEN_ENV
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
+    adapters = recording_adapters()
+    app = create_app(example_config(), redis_url=redis_url,
+                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     adapters=adapters)
+    return app, adapters
 
-    config = Config()
-    sections = (config.github, config.cache, config.platforms.slack,
-                config.platforms.telegram, config.platforms.feishu,
-                LLMConfig(base_url="http://x", model="m"))
-    named = {getattr(s, f.name) for s in sections for f in msgspec.structs.fields(s)
-             if f.name.endswith("_env")}
-    return named | {app.APP_ID_ENV, app.PRIVATE_KEY_ENV, app.PRIVATE_KEY_FILE_ENV,
-                    app.INSTALLATION_ID_ENV, REPORT_SECRET_ENV, METRICS_TOKEN_ENV}
+
+@pytest.fixture(scope="module")
+def snapshot() -> Snapshot:
+    """The example snapshot (acme/lumen, its weeks 2026-W28 and W29)."""
+    from testkit.server_support import example_snapshot
+
+    return example_snapshot()
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Scope
 
+from adapters.slack.adapter import EVENTS_PATH, MAX_BODY_BYTES
+from bot.source import SnapshotSource
+from bot.web.app import create_app
 from bot.web.body_limit import BodyLimit
+from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET
+from testkit.server_support import clear_env, example_config, example_snapshot, now
 
 CAP = 1000
 
@@ -90,3 +95,34 @@ async def _raw(headers: list[tuple[bytes, bytes]], pieces: list[bytes],
 
     await _app()(scope, receive, send)
     return out
+
+
+async def test_a_refusal_carries_the_headers_its_route_declares() -> None:
+    app = Starlette(routes=[Route("/in", _echo, methods=["POST"]),
+                            Route("/other", _echo, methods=["POST"])],
+                    middleware=[Middleware(BodyLimit, limits={"/in": CAP, "/other": CAP},
+                                           refusal_headers={"/in": {"X-No-Retry": "1"}})])
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        mine = await client.post("/in", content=b"x" * (CAP + 1))
+        other = await client.post("/other", content=b"x" * (CAP + 1))
+    assert (mine.status_code, mine.headers.get("x-no-retry")) == (413, "1")
+    assert (other.status_code, other.headers.get("x-no-retry")) == (413, None)
+
+
+async def test_the_slack_route_tells_slack_not_to_send_a_refused_body_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slack re-sends a delivery it got no 200 for, unless told `X-Slack-No-Retry`; the
+    adapter declares it (`refusal_headers`), the other routes say nothing of it."""
+    clear_env(monkeypatch)
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+    app = create_app(example_config(), source=SnapshotSource(example_snapshot()), now=now,
+                     background=False)
+    too_big = b"x" * (MAX_BODY_BYTES + 1)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        slack = await client.post(EVENTS_PATH, content=too_big)
+        page = await client.post("/reports/acme/lumen", content=too_big)
+    assert (slack.status_code, slack.headers.get("x-slack-no-retry")) == (413, "1")
+    assert (page.status_code, page.headers.get("x-slack-no-retry")) == (413, None)

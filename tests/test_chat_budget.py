@@ -17,7 +17,7 @@ from bot.render import chat as chat_module
 from bot.render import render_digest
 from bot.render.chat import BUDGET, STEPS, chat_fit, visible_length
 from bot.snapshot import read_snapshot
-from tests.conftest import EXAMPLES
+from testkit import EXAMPLES
 
 WEEK = "2026-W29"
 

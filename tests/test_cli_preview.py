@@ -6,36 +6,19 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from bot.cli import app
 from bot.cli.app import week_for
 from bot.config import load_config
 from testkit import EXAMPLES
-
-SNAPSHOT = str(EXAMPLES / "snapshot.json")
-CONFIG = str(EXAMPLES / "prdigest.toml")
-
-
-def _run(*args: str) -> Any:
-    return CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
-
-
-def preview_of(*args: str) -> list[dict[str, Any]]:
-    """The parts a `--format <platform>` command printed, from the example files."""
-    result = _run(*args, "--snapshot", SNAPSHOT, "--config", CONFIG)
-    assert result.exit_code == 0, result.stderr
-    parts: list[dict[str, Any]] = json.loads(result.stdout)
-    return parts
+from testkit.cli import CONFIG, SNAPSHOT, preview_of, run_cli
 
 
 def test_version_prints_the_installed_version() -> None:
     from importlib.metadata import version
 
-    result = _run("--version")
+    result = run_cli("--version")
     assert result.exit_code == 0
     assert result.stdout.strip() == f"prdigest {version('prdigest')}"
 
@@ -50,18 +33,18 @@ def test_last_and_this_week_are_the_repository_time_zones() -> None:
 
 
 def test_week_last_of_a_snapshot_is_the_week_before_its_data() -> None:
-    last = _run("digest", "acme/lumen", "--week", "last", "--snapshot", SNAPSHOT, "--config",
+    last = run_cli("digest", "acme/lumen", "--week", "last", "--snapshot", SNAPSHOT, "--config",
                 CONFIG, "--format", "json")
     assert last.exit_code == 0, last.stderr
     assert json.loads(last.stdout)["week"] == "2026-W28"
-    this = _run("digest", "acme/lumen", "--week", "this", "--snapshot", SNAPSHOT, "--config",
+    this = run_cli("digest", "acme/lumen", "--week", "this", "--snapshot", SNAPSHOT, "--config",
                 CONFIG, "--format", "json")
     assert json.loads(this.stdout)["week"] == "2026-W29"
 
 
 @pytest.mark.parametrize("command", ["digest", "ask", "post", "chat", "serve", "snapshot"])
 def test_help_shows_no_bool_type_and_describes_format_and_lang(command: str) -> None:
-    result = _run(command, "--help")
+    result = run_cli(command, "--help")
     assert result.exit_code == 0
     assert "<bool>" not in result.stdout
     if command in ("digest", "ask"):
@@ -73,7 +56,7 @@ def test_help_shows_no_bool_type_and_describes_format_and_lang(command: str) -> 
 
 def test_help_reflows_docstring_paragraphs() -> None:
     # The docstring breaks "an / error reply" across source lines; help joins them.
-    result = _run("ask", "--help")
+    result = run_cli("ask", "--help")
     assert "an error reply" in " ".join(result.stdout.split())
 
 
@@ -90,7 +73,7 @@ def test_the_ask_preview_is_one_request_per_part_for_each_platform() -> None:
 
 
 def test_an_unknown_log_level_is_a_usage_error_naming_the_levels() -> None:
-    result = _run("serve", "--config", CONFIG, "--log-level", "bogus")
+    result = run_cli("serve", "--config", CONFIG, "--log-level", "bogus")
     assert result.exit_code == 2
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
@@ -99,6 +82,6 @@ def test_an_unknown_log_level_is_a_usage_error_naming_the_levels() -> None:
 
 def test_the_snapshot_option_reads_as_a_file_in_help() -> None:
     for command in ("digest", "post"):
-        result = _run(command, "--help")
+        result = run_cli(command, "--help")
         assert "list[Path]" not in result.stdout
         assert "<file>" in result.stdout

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from adapters.registry import load_settings
+from adapters.slack.settings import slack_settings
 from bot.config import load_config
 from bot.errors import ConfigError
 from testkit import EXAMPLES
@@ -35,7 +37,7 @@ def test_unconfigured_repository_gets_defaults() -> None:
         ('[repos."a/b".topics]\nnpu = {}\n', "repos.'a/b'.topics.npu: give keywords"),
         ('[repos."ab"]\n', "repository must be written owner/name"),
         ('[repos."a/b"]\n[[channels]]\nplatform = "irc"\nid = "x"\nrepo = "a/b"\n',
-         "channels[0].platform: invalid value 'irc'"),
+         "channels[0].platform: unknown platform 'irc'"),
         ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "c/d"\n',
          "channels[0].repo: 'c/d' is not under [repos]"),
         ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
@@ -50,7 +52,7 @@ def test_bad_config_names_the_field(tmp_path: Path, toml: str, message: str) -> 
     path = tmp_path / "bad.toml"
     path.write_text(toml)
     with pytest.raises(ConfigError) as caught:
-        load_config(path)
+        load_settings(path)
     assert message in str(caught.value)
 
 
@@ -128,7 +130,7 @@ def test_a_bad_slack_app_check_is_refused_by_name(tmp_path: Path, toml: str, fie
     path = tmp_path / "bad.toml"
     path.write_text(f"[platforms.slack]\n{toml}\n")
     with pytest.raises(ConfigError) as caught:
-        load_config(path)
+        load_settings(path)
     assert field in str(caught.value)
 
 
@@ -137,10 +139,10 @@ def test_the_connection_limits_have_defaults_and_are_read(tmp_path: Path) -> Non
     path = tmp_path / "limits.toml"
     path.write_text("[server]\nmax_connections = 64\nread_timeout_seconds = 2.5\n"
                     "[platforms.slack]\nteam_ids = [\"T0TEAM01\"]\napp_id = \"A0APP\"\n")
-    config = load_config(path)
+    config = load_settings(path)
     assert (config.server.max_connections, config.server.read_timeout_seconds) == (64, 2.5)
-    assert config.platforms.slack.team_ids == ("T0TEAM01",)
-    assert config.platforms.slack.app_id == "A0APP"
+    assert slack_settings(config).team_ids == ("T0TEAM01",)
+    assert slack_settings(config).app_id == "A0APP"
 
 
 def test_a_range_of_whole_numbers_is_written_in_whole_numbers(tmp_path: Path) -> None:
@@ -175,7 +177,7 @@ def test_an_api_address_that_is_not_http_is_refused_at_load(
     path = tmp_path / "bad.toml"
     path.write_text(f'[{section}]\n{key} = "api.example.com"\n')
     with pytest.raises(ConfigError) as caught:
-        load_config(path)
+        load_settings(path)
     assert f"{section}.{key}: expected an http(s) URL such as " in str(caught.value)
     assert "got 'api.example.com'" in str(caught.value)
 
@@ -193,7 +195,7 @@ def test_a_public_url_over_http_is_taken(tmp_path: Path, url: str) -> None:
     ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
      'notices = "dm"\n', "channels[0].notices: invalid value 'dm' (expected channel or thread)"),
     ('[repos."a/b"]\n[[channels]]\nplatform = "irc"\nid = "C1"\nrepo = "a/b"\n',
-     "channels[0].platform: invalid value 'irc' (expected slack, telegram, feishu or console)"),
+     "channels[0].platform: unknown platform 'irc' (one of console, feishu, slack, telegram)"),
     ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
      '[[channels]]\nplatform = "slack"\nid = "C2"\nrepo = "a/b"\nlang = "fr"\n',
      "channels[1].lang: invalid value 'fr' (expected zh or en)"),
@@ -205,5 +207,28 @@ def test_an_invalid_choice_says_which_values_are_allowed(tmp_path: Path, toml: s
     path = tmp_path / "bad.toml"
     path.write_text(toml)
     with pytest.raises(ConfigError) as caught:
-        load_config(path)
+        load_settings(path)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('[platforms.discord]\ntoken_env = "X"\n',
+     "platforms.discord: no such platform (one of feishu, slack, telegram)"),
+    ('[platforms.slack]\nsocket_mod = true\n', "platforms.slack"),
+])
+def test_a_platform_the_registry_does_not_know_is_refused_by_name(
+        tmp_path: Path, toml: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert message in str(caught.value)
+
+
+def test_without_the_registry_a_platform_table_is_kept_for_its_platform_to_read(
+        tmp_path: Path) -> None:
+    path = tmp_path / "later.toml"
+    path.write_text('[platforms.slack]\napi_url = "http://127.0.0.1:9/api/"\n')
+    config = load_config(path)
+    assert config.platforms == {"slack": {"api_url": "http://127.0.0.1:9/api/"}}
+    assert slack_settings(config).api_url == "http://127.0.0.1:9/api/"

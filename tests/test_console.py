@@ -15,10 +15,11 @@ from adapters.console import ConsoleAdapter, console_channel
 from bot.chat.handler import CommandHandler
 from bot.cli import app
 from bot.config import ChannelConfig, Config, RepoConfig
+from bot.digests import Digests
 from bot.models import Snapshot
 from bot.snapshot import data_time, write_snapshot
+from testkit.chat_week import CONFIG, NOW, OPEN_CHANNEL, REPO, SNAPSHOT
 from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
-from tests.test_commands import CONFIG, NOW, OPEN_CHANNEL, REPO, SNAPSHOT
 
 CONFIG_TOML = f"""
 [repos."{REPO}"]
@@ -38,8 +39,8 @@ topics = ["npu"]
 @pytest.fixture
 def console() -> tuple[ConsoleAdapter, io.StringIO]:
     output = io.StringIO()
-    handler = CommandHandler(CONFIG, RecordingSource(SNAPSHOT), InMemorySubscriptionStore(),
-                             now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT),
+                                     subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
     return ConsoleAdapter(handler, OPEN_CHANNEL, output=output, user="U_ALICE"), output
 
 
@@ -69,7 +70,7 @@ async def test_a_digest_posted_to_the_console_is_the_text_digest(
 
 async def test_the_platform_language_overrides_detection() -> None:
     output = io.StringIO()
-    handler = CommandHandler(CONFIG, RecordingSource(SNAPSHOT), now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT), now=lambda: NOW))
     adapter = ConsoleAdapter(handler, OPEN_CHANNEL, output=output, lang="en")
     await adapter.ask("帮助")
     assert "I answer questions" in output.getvalue()

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import ROOT, service_variables
+from testkit import ROOT
+from testkit.environment import service_variables
 
 
 def _service(compose: str, name: str) -> str:

@@ -134,7 +134,7 @@ async def test_a_channels_rules_add_to_the_repositorys() -> None:
 
 async def test_asking_about_a_left_out_pr_still_answers_and_says_so() -> None:
     settings = config(None, {"labels": ["skip-digest"]})
-    handler = CommandHandler(settings, SnapshotSource(hostile_snapshot()), now=lambda: NOW)
+    handler = CommandHandler(Digests(settings, SnapshotSource(hostile_snapshot()), now=lambda: NOW))
     channel = settings.channels[0]
     asked = await handler.handle(parse_command(f"summary #{LABELLED_PR}"), channel=channel)
     assert asked.kind == "pull" and asked.pull is not None
@@ -167,6 +167,6 @@ async def test_a_left_out_pr_gets_no_merge_notice() -> None:
     snapshot = hostile_snapshot()
     pull = next(p for p in snapshot.pulls if p.number == BOT_PR)
     sent = Sent()
-    notifier = MergeNotifier(settings, SnapshotSource(snapshot), None, Claims(None), sent)
+    notifier = MergeNotifier(Digests(settings, SnapshotSource(snapshot)), Claims(None), sent)
     await notifier.announce(REPO, msgspec.structs.replace(pull, state="merged"))
     assert [key for key, _ in sent.replies] == ["slack:C2"]

@@ -164,7 +164,28 @@ def test_source_errors_are_one_line_with_exit_code_2(
         ["snapshot", repo, "--week", WEEK, "-o", str(tmp_path / "out.json")]
     code, out, err = run(*args, "--config", config,
                          env={"TEST_GH_TOKEN": token, "TEST_REDIS_URL": None})
-    assert code == 2
-    assert err.startswith(f"prdigest: error: {message}")
-    assert err.count("\n") == 1 and out == ""
+    assert code == 2 and out == ""
+    *before, last = err.splitlines()
+    assert last.startswith(f"prdigest: error: {message}")
+    # A network failure is retried, and says so once when the retries begin.
+    assert before == ([f"prdigest: GitHub at {api_url} did not answer (connection refused); "
+                       "retrying in 1 s"] if case == "no-network" else [])
     assert not (tmp_path / "out.json").exists()
+
+
+@pytest.mark.parametrize("command", ["snapshot", "digest"])
+def test_a_host_that_does_not_resolve_fails_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    # `.invalid` never resolves (RFC 6761).
+    config = write_config(tmp_path, "https://api.github.invalid")
+    args = ["digest", REPO, "--week", WEEK] if command == "digest" else \
+        ["snapshot", REPO, "--week", WEEK, "-o", str(tmp_path / "out.json")]
+    code, out, err = run(*args, "--config", config,
+                         env={"TEST_GH_TOKEN": TOKEN, "TEST_REDIS_URL": None})
+    assert code == 2 and out == ""
+    assert err == ("prdigest: error: cannot reach GitHub at https://api.github.invalid "
+                   "(host not found)\n")
+    assert slept == []

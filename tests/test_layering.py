@@ -1,6 +1,9 @@
 """The dependency order of the packages, read from the source (every import, those inside
 functions included): a module imports only its own layer and the layers below it, no
-import cycle exists, and only the composition roots import the chat adapters.
+import cycle exists, and only the composition roots import the chat adapters. The core
+names no chat platform and imports no platform's SDK: a platform's settings, renderer,
+templates and format name are its adapter's, and come in through `adapters.registry`,
+so adding one edits nothing under `bot/`.
 
 Layers, lowest first: foundation (records, config, weeks, words, sources, links) <-
 engine <- render <- data (github, store, narrate: the optional model) <- digests <- chat
@@ -12,10 +15,13 @@ delivery or web layers.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
+
+from testkit.code_words import code_words
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "adapters")
@@ -26,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
-    ("bot.digests", "bot.onboard"),
+    ("bot.digests", "bot.onboard", "bot.wiring"),
     ("bot.chat",),
     ("bot.delivery",),
     ("bot.web", "bot.cli"),
@@ -154,7 +160,7 @@ def test_at_most_the_composition_roots_import_adapters() -> None:
 @pytest.mark.parametrize(("importer", "imported"), [
     ("bot.engine.risks", "bot.web.app"),
     ("bot.store.cache", "bot.digests"),
-    ("bot.render.slack", "bot.chat.handler"),
+    ("bot.render.view", "bot.chat.handler"),
     ("bot.delivery.schedule", "adapters.slack.adapter"),
     ("adapters.telegram.adapter", "bot.store.claims"),
 ])
@@ -172,3 +178,46 @@ def test_a_cycle_is_reported_even_through_a_function_level_import(tmp_path: Path
     (tmp_path / "bot" / "second.py").write_text("def b() -> None:\n    import bot.first\n")
     graph = import_graph(tmp_path)
     assert cycles(graph) == [["bot.first", "bot.second", "bot.first"]]
+
+
+# The chat platforms' SDKs: only their adapters import them.
+PLATFORM_SDKS = ("slack_sdk", "slack_bolt", "telegram", "lark_oapi")
+CORE = sorted(m for m in GRAPH if m == "bot" or m.startswith("bot."))
+
+
+def _source(module: str) -> str:
+    path = ROOT / Path(*module.split("."))
+    return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text()
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_names_no_platform(module: str) -> None:
+    """No name, string or attribute of the core's code (docstrings and comments aside,
+    which may give a platform as an example) is a platform's: each comes from the
+    registry (`adapters.registry.PLATFORMS`)."""
+    from adapters.registry import PLATFORMS
+
+    words = code_words(_source(module))
+    for spec in PLATFORMS:
+        assert not re.search(rf"(?<![a-z]){spec.name}(?![a-z])", words, re.I), (module, spec.name)
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_the_core_imports_no_platform_sdk(module: str) -> None:
+    tree = ast.parse(_source(module))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    assert imported.isdisjoint(PLATFORM_SDKS), module
+
+
+def test_the_core_imports_no_platform_package() -> None:
+    """The composition roots reach a platform through the registry (and the contract),
+    never a platform's own package."""
+    from adapters.registry import PLATFORMS
+
+    packages = tuple(f"adapters.{spec.name}" for spec in PLATFORMS)
+    reaching = sorted(f"{module} -> {imported}" for module in CORE
+                      for imported in GRAPH[module] if _within(imported, packages))
+    assert reaching == []

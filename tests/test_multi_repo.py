@@ -13,6 +13,9 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
+from adapters.feishu.render import card_content, digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.cli import app
@@ -22,13 +25,9 @@ from bot.engine import build_digest
 from bot.errors import ConfigError, SourceError
 from bot.models import Digest, Lang, Reply
 from bot.render import render_digest, render_reply
-from bot.render.feishu import card_content, digest_cards
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_messages as telegram_messages
 from bot.snapshot import encode_snapshot
 from bot.source import SnapshotSource
-from testkit.server_support import example_snapshot
-from tests.multi_repo_support import (
+from testkit.multi_repo import (
     LUMEN,
     PRISM,
     PRISM_ONLY,
@@ -37,6 +36,7 @@ from tests.multi_repo_support import (
     prism_snapshot,
     two_repo_config,
 )
+from testkit.server_support import example_snapshot
 
 CONFIG = two_repo_config()
 CHANNEL = CONFIG.channels[0]
@@ -317,7 +317,7 @@ def test_the_cli_says_which_snapshot_is_missing(tmp_path: Path, which: str, mess
 
 
 async def _ask(text: str, lang: Lang = "en") -> Reply:
-    handler = CommandHandler(CONFIG, _source(), now=lambda: example_snapshot().fetched_at)
+    handler = CommandHandler(Digests(CONFIG, _source(), now=lambda: example_snapshot().fetched_at))
     channel = msgspec.structs.replace(CHANNEL, lang=lang)
     return await handler.handle(parse_command(text), channel=channel, user="U1")
 
@@ -371,7 +371,7 @@ async def test_an_answer_in_a_chat_of_several_names_the_repository() -> None:
     reply = await _ask(f"summary {PRISM}#1201")
     assert render_reply(reply, "text").startswith(f"{PRISM}#1201 ")
     single = two_repo_config({"platform": "slack", "id": "C2", "repo": PRISM})
-    handler = CommandHandler(single, _source(), now=lambda: example_snapshot().fetched_at)
+    handler = CommandHandler(Digests(single, _source(), now=lambda: example_snapshot().fetched_at))
     alone = await handler.handle(parse_command("summary #1201"), channel=single.channels[0],
                                  user="U1")
     assert render_reply(alone, "text").startswith("#1201 ")
@@ -379,8 +379,8 @@ async def test_an_answer_in_a_chat_of_several_names_the_repository() -> None:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_notice_in_a_chat_of_several_names_the_repository(lang: Lang) -> None:
-    from bot.render.slack import render_reply_messages as slack_reply
-    from bot.render.telegram import render_reply_messages as telegram_reply
+    from adapters.slack.render import render_reply_messages as slack_reply
+    from adapters.telegram.render import render_reply_messages as telegram_reply
 
     answer = Digests(CONFIG, _source()).answer_for(prism_snapshot().pulls[0], PRISM, lang)
     reply = Reply(kind="pull", lang=lang, mode="merged", pull=answer, topics=("npu",),
@@ -394,7 +394,7 @@ def test_a_notice_in_a_chat_of_several_names_the_repository(lang: Lang) -> None:
 
 
 async def test_combined_slack_messages_pass_the_block_kit_checks() -> None:
-    from tests.contract.test_slack_render import assert_valid
+    from testkit.slack_checks import assert_valid
 
     for lang in ("en", "zh"):
         for message in slack_messages(await _combined(lang, link=True)):  # type: ignore[arg-type]
@@ -403,7 +403,7 @@ async def test_combined_slack_messages_pass_the_block_kit_checks() -> None:
 
 async def test_a_narrated_combined_digest_words_each_repository_and_keeps_the_counts() -> None:
     from testkit.fakes.openai import FakeOpenAI
-    from tests.test_narrator import every_format
+    from testkit.narration.week import every_format
 
     with FakeOpenAI(stall_seconds=5) as fake:
         config = msgspec.structs.replace(CONFIG, llm=parse_config({"llm": {

@@ -15,15 +15,16 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.config import ChannelConfig
 from bot.delivery.notices import MergeNotifier
+from bot.digests import Digests
 from bot.models import Reply
 from bot.source import SnapshotSource
 from bot.store.cache import Cache, CachedSource
 from bot.store.claims import Claims
 from bot.store.client import async_client
+from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
+from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, scheduler
+from testkit.schedule import WeekOnly as _WeekOnly
 from testkit.server_support import example_snapshot
-from tests.multi_repo_support import LUMEN, PRISM, prism_snapshot, two_repo_config
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at
-from tests.test_schedule import _WeekOnly, scheduler
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai; the week owed is 2026-W29
@@ -86,7 +87,7 @@ async def test_a_merge_in_any_listed_repository_is_noticed_once(redis_url: str) 
 
     source = SnapshotSource(example_snapshot(), prism_snapshot())
     clients = [async_client(redis_url) for _ in range(2)]
-    replicas = [MergeNotifier(config, source, None, Claims(c), Sender()) for c in clients]
+    replicas = [MergeNotifier(Digests(config, source), Claims(c), Sender()) for c in clients]
     lumen = next(p for p in example_snapshot().pulls if p.number == 1212)  # [trainer, npu]
     prism = next(p for p in prism_snapshot().pulls if p.number == 2002)   # [npu] perf
     await asyncio.gather(*(r.announce(repo, pull) for r in replicas

@@ -18,8 +18,8 @@ from bot.narrate import MemoryNarrations, narrator_for
 from bot.render import render_digest
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
+from testkit.multi_repo import LUMEN, PRISM, WEEK, prism_snapshot, two_repo_config
 from testkit.server_support import example_snapshot
-from tests.multi_repo_support import LUMEN, PRISM, WEEK, prism_snapshot, two_repo_config
 
 CONFIG = two_repo_config()
 # A PR reference not written after its repository: `#12`, `PR#12`, `PR #12`.

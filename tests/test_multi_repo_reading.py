@@ -12,14 +12,14 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.config import Config, parse_config
 from bot.digests import Digests
 from bot.models import ChatForm, Digest, Lang, Style
 from bot.render import render_digest
 from bot.render.chat import BUDGET, visible_length
-from bot.render.feishu import digest_cards
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_messages as telegram_messages
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.server_support import example_snapshot

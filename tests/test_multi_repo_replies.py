@@ -10,17 +10,17 @@ import re
 import msgspec
 import pytest
 
+from adapters.feishu.render import card_content, reply_cards
+from adapters.slack.render import render_reply_messages as slack_reply
+from adapters.telegram.render import render_reply_messages as telegram_reply
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.digests import Digests
 from bot.models import Lang, Reply
 from bot.render import render_reply
-from bot.render.feishu import card_content, reply_cards
-from bot.render.slack import render_reply_messages as slack_reply
-from bot.render.telegram import render_reply_messages as telegram_reply
 from bot.source import SnapshotSource
+from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
 from testkit.server_support import example_snapshot
-from tests.multi_repo_support import LUMEN, PRISM, prism_snapshot, two_repo_config
 
 CONFIG = two_repo_config()
 CHANNEL = CONFIG.channels[0]
@@ -33,7 +33,7 @@ def _source() -> SnapshotSource:
 
 
 def _handler() -> CommandHandler:
-    return CommandHandler(CONFIG, _source(), now=lambda: example_snapshot().fetched_at)
+    return CommandHandler(Digests(CONFIG, _source(), now=lambda: example_snapshot().fetched_at))
 
 
 async def _ask(text: str, lang: Lang) -> Reply:

@@ -16,9 +16,9 @@ from bot.models import Digest
 from bot.narrate import MemoryNarrations, narrator_for
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
+from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
+from testkit.narration.week import REPO, WEEK, example_digests, llm_config, plain_config
 from testkit.server_support import example_snapshot
-from tests.multi_repo_support import LUMEN, PRISM, prism_snapshot, two_repo_config
-from tests.narrator_support import REPO, WEEK, example_digests, llm_config, plain_config
 
 TIMEOUT = 3.0
 BUDGET = 4.0

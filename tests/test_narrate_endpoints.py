@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.narrate import Narrator
 from bot.narrate.breaker import THRESHOLD
 from bot.narrate.schema import PullBatch, SchemaError, WeekNarration, decode
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, visible_length
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_messages as telegram_messages
 from testkit.fakes.openai import FakeOpenAI
-from tests.narrator_support import (
+from testkit.narration.week import (
     REPO,
     WEEK,
     example_digests,

@@ -15,7 +15,7 @@ from bot.models import Lang
 from bot.snapshot import read_snapshot
 from testkit.fakes.openai import FakeOpenAI
 from testkit.narration.faithful import CORPUS, ROUNDS, VERL, VLLM, Line, corpus_answer, kept
-from tests.narrator_support import snapshot_digests, week_config
+from testkit.narration.week import snapshot_digests, week_config
 
 pytestmark = pytest.mark.realdata
 

@@ -31,7 +31,7 @@ from testkit.narration.hostile import (
     planted_count,
     verifier_alone,
 )
-from tests.narrator_support import FORMATS, formats, snapshot_digests, week_config
+from testkit.narration.week import FORMATS, formats, snapshot_digests, week_config
 
 pytestmark = pytest.mark.realdata
 

@@ -20,7 +20,7 @@ from bot.render.view import QUICK_VIEW
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI, write_answer
-from tests.narrator_support import (
+from testkit.narration.week import (
     REPO,
     WEEK,
     example_digests,

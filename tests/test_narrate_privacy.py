@@ -16,8 +16,8 @@ from bot.narrate import MemoryNarrations, narrator_for
 from bot.narrate.redact import redact
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
+from testkit.narration.week import EXAMPLE, REPO, WEEK
 from testkit.server_support import example_snapshot
-from tests.narrator_support import EXAMPLE, REPO, WEEK
 
 SECRETS = {
     "github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",

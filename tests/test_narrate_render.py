@@ -6,11 +6,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from adapters.telegram.render import render_digest_html
 from bot.models import Digest, NarratedProse, Narration
 from bot.render import render_digest
 from bot.render.html import PageLinks, render_report_page
-from bot.render.telegram import render_digest_html
-from tests.narrator_support import REPO, WEEK, example_digests, plain_config
+from testkit.narration.week import REPO, WEEK, example_digests, plain_config
 
 SENTENCE = "本周 #{n} 修复了 `<|image_pad|>` 与 `__init__.py` 的问题，<b>x</b> 不是标签。"
 

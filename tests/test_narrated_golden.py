@@ -21,7 +21,7 @@ from bot.render.sections import DIGEST_SECTIONS
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
-from tests.narrator_support import latin_share
+from testkit.narration.week import latin_share
 
 pytestmark = pytest.mark.realdata
 

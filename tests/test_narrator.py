@@ -17,7 +17,7 @@ from bot.render.view import QUICK_VIEW
 from bot.store.cache import Cache
 from bot.web.metrics import Metrics
 from testkit.fakes.openai import FakeOpenAI
-from tests.narrator_support import (
+from testkit.narration.week import (
     REPO,
     WEEK,
     every_format,

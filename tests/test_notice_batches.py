@@ -20,6 +20,7 @@ from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.threads import digest_week
+from bot.digests import Digests
 from bot.errors import ConfigError
 from bot.models import PullRequest, Reply
 from bot.source import SnapshotSource
@@ -86,7 +87,7 @@ def replica(config: Config, client: aioredis.Redis, prefix: str, clock: Clock,
             ) -> tuple[MergeNotifier, BatchFlusher, Sender]:
     claims = Claims(client, prefix=prefix, alive_seconds=options.pop("alive_seconds", 10.0))
     sender = Sender(sent, **options)
-    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), None, claims, sender,
+    notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims, sender,
                              now=clock)
     assert notifier.batches is not None
     return notifier, BatchFlusher(config, notifier, notifier.batches, claims, now=clock), sender

@@ -7,8 +7,8 @@ import msgspec
 import pytest
 
 from bot.config import parse_config
+from testkit.pages import Page, app_with
 from testkit.server_support import clear_env, example_config, serving
-from tests.test_report_pages import Page, app_with
 
 
 @pytest.fixture(autouse=True)

@@ -15,13 +15,14 @@ import pytest
 from bot.config import Config, GitHubConfig
 from bot.delivery.prefetch import prefetch_plan
 from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.store.cache import Cache, CachedSource
 from bot.store.client import async_client, sync_client
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
-from tests.schedule_support import Clock, FakePlatforms, FakePoster, at, make_config
+from testkit.schedule import Clock, FakePlatforms, FakePoster, at, make_config
 
 REPO = "acme/lumen"
 TOKEN = "ghp_fake_token"
@@ -99,7 +100,7 @@ async def test_the_week_is_fetched_before_the_post_which_reads_it_from_the_cache
     platforms = FakePlatforms(clock)
     client = async_client(redis_url)
     try:
-        one = Scheduler(config, source, client, FakePoster(platforms, "r1"), clock=clock,
+        one = Scheduler(Digests(config, source), client, FakePoster(platforms, "r1"), clock=clock,
                         replica="r1", budget=budget)
         assert await one.tick() == []
         await one.prefetcher.idle()
@@ -127,7 +128,7 @@ async def test_with_no_window_the_post_fetches_the_week_itself(
     clock = Clock(MONDAY_8)
     client = async_client(redis_url)
     try:
-        one = Scheduler(config, source, client, FakePoster(FakePlatforms(clock), "r1"),
+        one = Scheduler(Digests(config, source), client, FakePoster(FakePlatforms(clock), "r1"),
                         clock=clock, replica="r1", budget=budget)
         await one.tick()
         await one.prefetcher.idle()
@@ -150,7 +151,7 @@ async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
     platforms = FakePlatforms(clock)
     client = async_client(redis_url)
     try:
-        one = Scheduler(config, source, client, FakePoster(platforms, "r1"), clock=clock,
+        one = Scheduler(Digests(config, source), client, FakePoster(platforms, "r1"), clock=clock,
                         replica="r1", budget=budget)
         with caplog.at_level(logging.INFO):
             await one.tick()

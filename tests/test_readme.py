@@ -8,20 +8,19 @@ import re
 import msgspec
 import pytest
 
+from adapters.registry import PLATFORMS
 from bot.config import (
     CacheConfig,
     ChannelConfig,
     ExcludeRule,
-    FeishuConfig,
     GitHubConfig,
     LLMConfig,
     RepoConfig,
     ServerConfig,
-    SlackConfig,
-    TelegramConfig,
     TopicRule,
 )
-from tests.conftest import ROOT, service_variables
+from testkit import ROOT
+from testkit.environment import service_variables
 
 README = ROOT / "README.md"
 
@@ -34,9 +33,8 @@ SECTIONS: tuple[tuple[str, type[msgspec.Struct], str], ...] = (
     ("`[github]`", GitHubConfig, ""),
     ("`[cache]`", CacheConfig, ""),
     ("`[server]`", ServerConfig, ""),
-    ("`[platforms.slack]`", SlackConfig, "slack."),
-    ("`[platforms.slack]`", TelegramConfig, "telegram."),
-    ("`[platforms.slack]`", FeishuConfig, "feishu."),
+    # Every platform's settings, from the registry, in the one platforms table.
+    *(("`[platforms.slack]`", spec.settings, f"{spec.name}.") for spec in PLATFORMS),
     ("`[llm]`", LLMConfig, ""),
 )
 

@@ -16,6 +16,7 @@ import redis
 from typer.testing import CliRunner
 
 from bot.cli import app as cli
+from bot.digests import Digests
 from bot.errors import ConfigError
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
@@ -23,20 +24,20 @@ from bot.store.client import async_client, parse, sync_client
 from bot.store.ledger import Ledger
 from bot.web.app import create_app
 from testkit.redis_topologies import SentinelSet, all_keys, flush, private_sentinel
-from testkit.server_support import (
-    example_config,
-    example_snapshot,
-    now,
-    recording_adapters,
-    serving,
-)
-from tests.schedule_support import (
+from testkit.schedule import (
     Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
     at,
     make_config,
+)
+from testkit.server_support import (
+    example_config,
+    example_snapshot,
+    now,
+    recording_adapters,
+    serving,
 )
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -161,10 +162,9 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     url = sentinel.url + "?failover_seconds=20"
     clients = [async_client(url) for _ in range(3)]
-    replicas = [Scheduler(config, CountingSource(snapshot), client,
+    replicas = [Scheduler(Digests(config, CountingSource(snapshot)), client,
                           FakePoster(platforms, f"r{n}", latency=0.05), clock=clock,
-                          replica=f"r{n}", lock_seconds=2.0, build_lock_seconds=2.0,
-                          concurrency=2)
+                          replica=f"r{n}", lock_seconds=2.0, build_lock_seconds=2.0, concurrency=2)
                 for n, client in enumerate(clients)]
     slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from adapters.registry import markup_of
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.models import FileChange, PullRequest, ReviewThread, Snapshot, ThreadComment
@@ -56,7 +57,7 @@ def test_markdown_has_no_raw_tags_or_links(digest_md: str) -> None:
     ],
 )
 def test_every_markup_neutralises_hostile_text(fmt: str, forbidden: list[str]) -> None:
-    m = markup_for(fmt)
+    m = markup_of(fmt)
     for rendered in (m.esc(HOSTILE), m.bold(HOSTILE), m.code(HOSTILE), m.link("u", HOSTILE)):
         for token in forbidden:
             assert token not in str(rendered), (fmt, token, rendered)

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from adapters.feishu import render as feishu
+from adapters.slack import render as slack
+from adapters.telegram import render as telegram
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import Digest, Lang, PullAnswer, Reply, Risk
-from bot.render import feishu, slack, telegram
 from bot.render.memo import reply_memo
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES

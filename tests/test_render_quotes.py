@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from bot.render.markup import code_spans, markup_for
+from adapters.feishu.markup import FeishuMarkup
+from adapters.registry import markup_of
+from bot.render.markup import code_spans
+from testkit.pages import REPORT, app_with
 from testkit.server_support import clear_env, serving
-from tests.test_report_pages import REPORT, app_with
 
 QUOTE = "`free_blocks` is read <outside> the lock; ``a ` b`` too, and a lone ` stays"
 
@@ -23,11 +25,11 @@ QUOTE = "`free_blocks` is read <outside> the lock; ``a ` b`` too, and a lone ` s
     ("slack", "`free_blocks` is read &lt;outside&gt; the lock; `a ˋ b` too, and a lone ` stays"),
 ])
 def test_code_in_a_quote_is_the_formats_code(fmt: str, expected: str) -> None:
-    assert str(code_spans(markup_for(fmt), QUOTE)) == expected
+    assert str(code_spans(markup_of(fmt), QUOTE)) == expected
 
 
 def test_feishu_keeps_the_spaces_around_code() -> None:
-    out = code_spans(markup_for("feishu"), "the `x` and `y` here")
+    out = code_spans(FeishuMarkup(), "the `x` and `y` here")
     assert re.fullmatch(r"the `x` and `y` here", out), out
 
 

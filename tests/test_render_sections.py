@@ -8,20 +8,22 @@ sections itself would keep its own order and fail.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.i18n import translations
 from bot.models import Digest, LoginCount, People
-from bot.render import render_digest, sections
-from bot.render.feishu import digest_cards
+from bot.render import render_digest, sections, templating
 from bot.render.html import PageLinks, render_report_page
 from bot.render.sections import DIGEST_SECTIONS, Section
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_messages as telegram_messages
+from bot.resources import template_dir
 
 GOLDEN_INPUT = (Path(__file__).resolve().parent / "golden" / "telegram" / "example-digest-en"
                 / "input.json")
@@ -112,3 +114,51 @@ def test_a_section_left_out_of_the_registry_leaves_every_format(
                         tuple(s for s in DIGEST_SECTIONS if s != risks))
     assert _positions(fmt, (risks,)) == [-1]
     assert -1 not in _positions(fmt, tuple(s for s in DIGEST_SECTIONS if s != risks))
+
+
+# A contributor's new section: its registry entry, and its body in common/sections.j2.
+NEW_SECTION = Section("release_watch", "Release watch")
+NEW_MARK = "RELEASE-WATCH-MARK"
+NEW_BODY = f"""
+{{% macro release_watch(v, m, bullet) %}}
+{{{{ bullet }}}}{{{{ m.bold("{NEW_MARK}") }}}} {{{{ v.d.counts.merged }}}}
+{{% endmacro %}}
+"""
+
+
+@pytest.fixture
+def with_a_new_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry with `NEW_SECTION` after the summary and its macro added to a copy
+    of the templates: the two edits adding a section takes."""
+    copied = tmp_path / "templates"
+    shutil.copytree(template_dir(), copied)
+    shared = copied / "common" / "sections.j2"
+    shared.write_text(shared.read_text(encoding="utf-8") + NEW_BODY, encoding="utf-8")
+    at = [s.id for s in DIGEST_SECTIONS].index("summary") + 1
+    monkeypatch.setattr(sections, "DIGEST_SECTIONS",
+                        (*DIGEST_SECTIONS[:at], NEW_SECTION, *DIGEST_SECTIONS[at:]))
+    monkeypatch.setattr(templating, "template_dir", lambda: copied)
+    templating.environment.cache_clear()
+    yield
+    templating.environment.cache_clear()
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_section_added_to_the_registry_is_rendered_by_every_format(
+        fmt: str, with_a_new_section: None) -> None:
+    render, _ = FORMATS[fmt]
+    output = render(_digest())
+    assert NEW_MARK in output
+    positions = _positions(fmt, sections.DIGEST_SECTIONS)
+    assert -1 not in positions and positions == sorted(positions)
+    # Its body follows its own heading, before the next section's.
+    new = [s.id for s in sections.DIGEST_SECTIONS].index(NEW_SECTION.id)
+    assert positions[new] < output.find(NEW_MARK) < positions[new + 1]
+
+
+def test_every_section_has_a_body_macro_named_by_its_id() -> None:
+    shared = templating.environment("en").get_template("common/sections.j2").module
+    for section in DIGEST_SECTIONS:
+        if section.heading is not None:
+            body = getattr(shared, section.id)
+            assert body.arguments == ("v", "m", "bullet"), section.id

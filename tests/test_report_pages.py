@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 import time
-from html.parser import HTMLParser
-from typing import Any
 
 import msgspec
 import pytest
@@ -22,21 +20,18 @@ from bot.source import SnapshotSource, WeekData
 from bot.store.client import sync_client
 from bot.store.keys import Keys
 from bot.store.weeks_index import note_week
-from bot.web.app import create_app
+from testkit.pages import REPORT, Page, app_with
 from testkit.redis_topologies import all_keys
 from testkit.server_support import (
     REPO,
     clear_env,
     example_config,
     example_snapshot,
-    now,
-    recording_adapters,
     serving,
 )
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
-REPORT = "/reports/acme/lumen/2026-W29"
 SECTIONS_EN = ["Executive summary", "Key changes", "Module and topic trends",
                "Risk observations", "Key PRs at a glance", "Follow-up suggestions", "People",
                "Every PR of the week, by theme"]
@@ -50,48 +45,10 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
 
 
-class Page(HTMLParser):
-    """What a reader sees: headings, links, text; and whether anything executable is in."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__()
-        self.h1: list[str] = []
-        self.h2: list[str] = []
-        self.links: list[str] = []
-        self.tags: list[str] = []
-        self.handlers: list[str] = []
-        self.text: list[str] = []
-        self._open: list[str] = []
-        self.feed(html)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        self._open.append(tag)
-        self.handlers += [name for name, _ in attrs if name.startswith("on")]
-        if tag == "a":
-            self.links.append(dict(attrs).get("href") or "")
-
-    def handle_endtag(self, tag: str) -> None:
-        if self._open and self._open[-1] == tag:
-            self._open.pop()
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-        if self._open and self._open[-1] in ("h1", "h2"):
-            getattr(self, self._open[-1]).append(data.strip())
-
-
 def markdown_headings(lang: str) -> list[str]:
     digest = build_digest(example_snapshot(), "2026-W29", repo_config=example_config().repo(REPO),
                           lang=lang, previous=example_snapshot())  # type: ignore[arg-type]
     return re.findall(r"^## (.+)$", render_digest(digest, "markdown"), flags=re.M)
-
-
-def app_with(config: Config | None = None, *, source: Any = None, redis_url: str | None = None
-             ) -> Any:
-    return create_app(config or example_config(), redis_url=redis_url,
-                      source=source or SnapshotSource(example_snapshot()), now=now,
-                      background=False, adapters=recording_adapters())
 
 
 # --- the page ------------------------------------------------------------------------------
@@ -202,7 +159,21 @@ async def test_a_week_spelled_otherwise_redirects_to_its_canonical_address() -> 
     assert answer.headers["location"] == "/reports/acme/lumen/2026-W29?lang=zh"
 
 
-class Unreachable(SnapshotSource):
+class GitHubLike:
+    """A week's PRs as GitHub would serve them: from a snapshot, yet not a snapshot file
+    (a server reading files can serve only the weeks they hold; GitHub, any)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.file = SnapshotSource(snapshot)
+
+    def fetch_week(self, repo: str, week: str) -> WeekData:
+        return self.file.fetch_week(repo, week)
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        return self.file.fetch_pull(repo, number)
+
+
+class Unreachable(GitHubLike):
     def fetch_week(self, repo: str, week: str) -> WeekData:
         raise SourceError("cannot reach GitHub at https://api.github.com (timed out)")
 
@@ -256,7 +227,8 @@ async def test_the_index_lists_recent_weeks_and_every_cached_one(redis_url: str)
     client.zadd(keys.report_weeks("acme/lumen"), {"2022-W01": time.time() - 1})  # expired
     # A v1 key (before hash tags) is ignored, not misread.
     client.set("prdigest:v1:week:acme/lumen:2021-W07:Asia/Shanghai", b"{}")
-    async with serving(app_with(redis_url=redis_url)) as http:
+    async with serving(app_with(source=GitHubLike(example_snapshot()),
+                                redis_url=redis_url)) as http:
         answer = await http.get("/reports/acme/lumen?lang=en")
     assert answer.status_code == 200
     weeks = [re.search(r"/(\d{4}-W\d{2})\?", link)[1]  # type: ignore[index]
@@ -268,7 +240,7 @@ async def test_the_index_lists_recent_weeks_and_every_cached_one(redis_url: str)
 
 
 async def test_the_index_without_redis_lists_the_recent_weeks() -> None:
-    async with serving(app_with()) as http:
+    async with serving(app_with(source=GitHubLike(example_snapshot()))) as http:
         answer = await http.get("/reports/acme/lumen")
     page = Page(answer.text)
     assert page.h1 == ["acme/lumen 周报"]  # the repository's first channel speaks zh

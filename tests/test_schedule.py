@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,140 +12,30 @@ import redis.exceptions
 
 from adapters.base import DeliveryError
 from adapters.poster import AdapterPoster
-from bot.config import ChannelConfig, Config
-from bot.delivery.due import due_runs
-from bot.delivery.results import PostResult
-from bot.delivery.schedule import Scheduler
+from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
-from bot.snapshot import read_snapshot
 from bot.store.cache import Cache, CachedSource
-from bot.store.client import async_client
 from bot.store.ledger import Ledger, RedisLock, Slot, backoff
 from testkit.redis_server import free_port
-from tests.schedule_support import (
+from testkit.schedule import (
+    REPO,
+    SHANGHAI_MONDAY_9,
+    THREE_PLATFORMS,
     Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
-    KillableRedis,
-    KillSwitch,
+    WeekOnly,
     at,
+    channel,
     make_config,
+    redis_client,
+    scheduler,
+    statuses,
 )
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-REPO = "acme/lumen"
-# Monday 2026-07-20 09:00 in Shanghai; the week owed is 2026-W29.
-SHANGHAI_MONDAY_9 = at("2026-07-20T01:00")
-
-
-def channel(platform: str, id: str, *, tz: str = "Asia/Shanghai", schedule: str = "0 9 * * MON",
-            lang: str = "zh", topics: tuple[str, ...] = (), repo: str = REPO) -> dict[str, Any]:
-    return {"platform": platform, "id": id, "repo": repo, "timezone": tz, "schedule": schedule,
-            "lang": lang, "topics": list(topics)}
-
-
-THREE_PLATFORMS = [
-    channel("slack", "C1", topics=("npu",)),
-    channel("telegram", "-100", lang="en"),
-    channel("feishu", "oc_1", topics=("npu",)),
-]
-
-
-@pytest.fixture(scope="module")
-def snapshot() -> Snapshot:
-    return read_snapshot(EXAMPLES / "snapshot.json")
-
-
-@asynccontextmanager
-async def redis_client(url: str) -> AsyncIterator[aioredis.Redis]:
-    client = async_client(url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-
-
-def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,
-              **options: Any) -> Scheduler:
-    options.setdefault("lock_seconds", 0.3)
-    options.setdefault("build_lock_seconds", 2.0)
-    return Scheduler(config, source, client, poster, clock=clock,
-                     replica=options.pop("replica", "r1"), **options)
-
-
-def statuses(results: list[PostResult]) -> Counter[str]:
-    return Counter(r.status for r in results)
-
-
-# --- which runs are due ----------------------------------------------------------------
-
-
-def configured(*channels: dict[str, Any]) -> tuple[ChannelConfig, ...]:
-    return make_config(list(channels)).channels
-
-
-def test_a_run_is_due_from_its_fire_time_in_the_channels_zone() -> None:
-    channels = configured(channel("slack", "C1"))
-    before = due_runs(channels, SHANGHAI_MONDAY_9 - timedelta(seconds=1), timedelta(hours=12))
-    assert before == []
-    runs = due_runs(channels, SHANGHAI_MONDAY_9, timedelta(hours=12))
-    assert [(r.channel.key, r.week, r.fired_at) for r in runs] == [
-        ("slack:C1", "2026-W29", SHANGHAI_MONDAY_9)]
-
-
-def test_the_catch_up_window_bounds_what_is_still_due() -> None:
-    channels = configured(channel("slack", "C1"))
-    window = timedelta(hours=12)
-    assert len(due_runs(channels, SHANGHAI_MONDAY_9 + window, window)) == 1
-    assert due_runs(channels, SHANGHAI_MONDAY_9 + window + timedelta(seconds=1), window) == []
-
-
-def test_three_zones_fire_at_their_own_nine_oclock() -> None:
-    channels = configured(
-        channel("slack", "SH", tz="Asia/Shanghai"),
-        channel("slack", "BER", tz="Europe/Berlin"),
-        channel("slack", "NY", tz="America/New_York"),
-    )
-    window = timedelta(hours=12)
-
-    def due_at(moment: str) -> list[str]:
-        return [r.channel.id for r in due_runs(channels, at(moment), window)]
-
-    assert due_at("2026-07-20T01:00") == ["SH"]
-    assert due_at("2026-07-20T07:00") == ["SH", "BER"]  # 09:00 CEST
-    assert due_at("2026-07-20T13:01") == ["BER", "NY"]  # 09:00 EDT; Shanghai's 12 h are over
-    # In winter New York is UTC-5: 09:00 is 14:00 UTC.
-    assert "NY" not in due_at("2026-01-12T13:59")
-    assert "NY" in due_at("2026-01-12T14:00")
-
-
-def test_the_week_owed_is_the_previous_week_in_the_channels_zone() -> None:
-    # Monday 08:00 in Auckland is still Sunday in UTC: the week owed is Auckland's.
-    channels = configured(channel("telegram", "-1", tz="Pacific/Auckland",
-                                  schedule="0 8 * * MON"))
-    runs = due_runs(channels, at("2026-07-19T20:00"), timedelta(hours=1))
-    assert [r.week for r in runs] == ["2026-W29"]
-
-
-def test_daylight_saving_keeps_nine_oclock_local() -> None:
-    channels = configured(channel("slack", "NY", tz="America/New_York"))
-    window = timedelta(minutes=1)
-    assert [r.week for r in due_runs(channels, at("2026-03-02T14:00"), window)] == ["2026-W09"]
-    assert [r.week for r in due_runs(channels, at("2026-03-09T13:00"), window)] == ["2026-W10"]
-
-
-def test_a_cron_firing_daily_owes_each_week_once() -> None:
-    channels = configured(channel("slack", "C1", schedule="0 9 * * *"))
-    # Tuesday 09:05: Monday's and Tuesday's fires both owe W29.
-    tuesday = SHANGHAI_MONDAY_9 + timedelta(days=1, minutes=5)
-    assert [r.week for r in due_runs(channels, tuesday, timedelta(hours=48))] == ["2026-W29"]
-    # Monday 09:05: Sunday's fire owes W28, Monday's W29.
-    monday = SHANGHAI_MONDAY_9 + timedelta(minutes=5)
-    assert [r.week for r in due_runs(channels, monday, timedelta(hours=48))] == [
-        "2026-W28", "2026-W29"]
 
 
 # --- ledger and locks ----------------------------------------------------------------
@@ -260,7 +146,7 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
     async with redis_client(redis_url) as client:
         cache = Cache.from_url(redis_url)
         try:
-            source = CachedSource(_WeekOnly(github), cache, config)
+            source = CachedSource(WeekOnly(github), cache, config)
             replicas = [scheduler(config, source, client, FakePoster(platforms, f"r{n}",
                                                                       latency=0.01),
                                   clock, replica=f"r{n}") for n in range(3)]
@@ -274,19 +160,6 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
     assert sum(r.stats.digest_builds for r in replicas) == 2
     assert github.reads == {(repo, week): 1 for repo in ("acme/lumen", "acme/other")
                             for week in ("2026-W29", "2026-W28")}
-
-
-class _WeekOnly:
-    """The counting snapshot source as a raw week source (what `CachedSource` wraps)."""
-
-    def __init__(self, source: CountingSource) -> None:
-        self.source = source
-
-    def fetch_week(self, repo: str, week: str) -> Snapshot:
-        return self.source.fetch_week(repo, week).snapshot
-
-    def fetch_pull(self, repo: str, number: int) -> Any:
-        return self.source.fetch_pull(repo, number)
 
 
 @pytest.mark.parametrize("hours_down, posted", [(11.5, 1), (12.5, 0)])
@@ -351,130 +224,6 @@ async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None
     assert result.status == "failed" and "502" in result.detail
     assert entry is not None and entry.state == "failed" and entry.attempts == 0
     assert platforms.delivered == []
-
-
-# --- killed mid-post -----------------------------------------------------------------
-
-
-async def kill_after_accept(
-    config: Config, snapshot: Snapshot, client: aioredis.Redis, platforms: FakePlatforms,
-    clock: Clock,
-) -> KillSwitch:
-    """Replica r1 posts and dies before its ledger write (the hard case)."""
-    switch = KillSwitch()
-    switch.kill_in_post = "after-accept"
-    doomed = scheduler(config, CountingSource(snapshot), KillableRedis(client, switch),
-                       FakePoster(platforms, "r1", switch=switch), clock,
-                       record_wait_seconds=0.0)
-    await doomed.tick()
-    assert switch.dead and len(platforms.delivered) == 1
-    return switch
-
-
-@pytest.mark.parametrize("platform", ["slack", "telegram", "feishu"])
-async def test_a_post_left_in_doubt_is_resent_once(
-    redis_url: str, snapshot: Snapshot, platform: str
-) -> None:
-    config = make_config([channel(platform, "X1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
-    platforms = FakePlatforms(clock)
-    slot = Slot("2026-W29", f"{platform}:X1", REPO)
-    async with redis_client(redis_url) as client:
-        await kill_after_accept(config, snapshot, client, platforms, clock)
-        survivor = scheduler(config, CountingSource(snapshot), client,
-                             FakePoster(platforms, "r2"), clock, replica="r2")
-        clock.advance(timedelta(minutes=1))
-        [busy] = await survivor.tick()  # the dead replica's lock has not expired yet
-        assert busy.status == "busy"
-        await asyncio.sleep(0.35)
-        [result] = await survivor.tick()
-        assert result.status == "posted" and result.in_doubt
-        await survivor.tick(clock.now + timedelta(minutes=1))
-        entry = await survivor.ledger.get(slot)
-    assert entry is not None and entry.state == "posted" and entry.resent_in_doubt == 1
-    if platform == "feishu":
-        # Same uuid within the hour: Feishu drops the copy. Exactly once.
-        assert len(platforms.delivered) == 1 and len(platforms.dropped) == 1
-        assert entry.message_ids == (platforms.delivered[0].message_id,)
-    else:
-        # No idempotency key on Slack or Telegram: the documented duplicate.
-        assert len(platforms.delivered) == 2
-
-
-async def test_feishu_in_doubt_past_its_dedupe_window_follows_the_policy(
-    redis_url: str, snapshot: Snapshot
-) -> None:
-    config = make_config([channel("feishu", "oc_1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
-    platforms = FakePlatforms(clock)
-    async with redis_client(redis_url) as client:
-        await kill_after_accept(config, snapshot, client, platforms, clock)
-        await asyncio.sleep(0.35)
-        clock.advance(timedelta(hours=2))
-        holding = scheduler(config, CountingSource(snapshot), client,
-                            FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
-        [result] = await holding.tick()
-    assert result.status == "held"
-    assert len(platforms.delivered) == 1
-
-
-async def test_hold_never_sends_twice_and_force_sends_again(
-    redis_url: str, snapshot: Snapshot
-) -> None:
-    config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
-    platforms = FakePlatforms(clock)
-    slot = Slot("2026-W29", "slack:C1", REPO)
-    async with redis_client(redis_url) as client:
-        await kill_after_accept(config, snapshot, client, platforms, clock)
-        await asyncio.sleep(0.35)
-        holding = scheduler(config, CountingSource(snapshot), client,
-                            FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
-        [held] = await holding.tick()
-        assert held.status == "held" and "--force" in held.detail
-        [still] = await holding.tick(clock.now + timedelta(minutes=5))
-        assert still.status == "held"
-        assert len(platforms.delivered) == 1
-        unforced = await holding.post(config.channels[0], "2026-W29")
-        assert unforced.status == "held"
-        forced = await holding.post(config.channels[0], "2026-W29", force=True)
-        entry = await holding.ledger.get(slot)
-    assert forced.status == "posted"
-    assert entry is not None and entry.forced and entry.generation == 1
-    assert entry.delivery_key == slot.delivery_key(1)
-    assert len(platforms.delivered) == 2
-
-
-async def test_a_graceful_stop_mid_post_finishes_and_records_it(
-    redis_url: str, snapshot: Snapshot
-) -> None:
-    config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
-    platforms = FakePlatforms(clock)
-    in_post = asyncio.Event()
-    answer = asyncio.Event()
-
-    async def slow_platform(_: ChannelConfig) -> None:
-        in_post.set()
-        await answer.wait()
-
-    slot = Slot("2026-W29", "slack:C1", REPO)
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client,
-                        FakePoster(platforms, "r1", before_accept=slow_platform), clock,
-                        lock_seconds=5)
-        ticking = asyncio.create_task(one.tick())
-        await in_post.wait()
-        ticking.cancel()
-        await asyncio.sleep(0.05)
-        assert not ticking.done()  # waiting for the post in flight
-        answer.set()
-        with pytest.raises(asyncio.CancelledError):
-            await ticking
-        entry = await one.ledger.get(slot)
-        assert not await client.exists(one.ledger.lock(slot, 1).key)
-    assert entry is not None and entry.state == "posted"
-    assert len(platforms.delivered) == 1
 
 
 # --- on demand, subscriptions, the loop ---------------------------------------------

@@ -13,11 +13,12 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.config import load_config
 from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
 from bot.snapshot import read_snapshot
 from bot.store.ledger import Ledger, Slot
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at
+from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CHANNEL = "slack:C0123456"
@@ -112,8 +113,8 @@ async def test_the_schedule_skips_a_week_posted_on_demand(
     platforms = FakePlatforms(clock)
     client = aioredis.Redis.from_url(env)
     try:
-        scheduler = Scheduler(config, CountingSource(read_snapshot(Path(SNAPSHOT))), client,
-                              FakePoster(platforms, "r1"), clock=clock)
+        scheduler = Scheduler(Digests(config, CountingSource(read_snapshot(Path(SNAPSHOT)))),
+                              client, FakePoster(platforms, "r1"), clock=clock)
         [result] = await scheduler.tick()
     finally:
         await client.aclose()

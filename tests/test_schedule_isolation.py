@@ -14,8 +14,9 @@ import redis.asyncio as aioredis
 from bot.config import Config
 from bot.delivery.due import DueFailure, due_runs
 from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
 from bot.snapshot import read_snapshot
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, at, make_config
+from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, make_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai; 2026-W29 is owed
@@ -50,7 +51,8 @@ async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out(
     failures: list[str] = []
     client = aioredis.Redis.from_url(redis_url)
     try:
-        scheduler = Scheduler(_config(), CountingSource(read_snapshot(EXAMPLES / "snapshot.json")),
+        scheduler = Scheduler(Digests(_config(),
+                                      CountingSource(read_snapshot(EXAMPLES / "snapshot.json"))),
                               client, FakePoster(platforms, "r1"), clock=clock, replica="r1",
                               on_failure=failures.append)
         results = await scheduler.tick()
@@ -71,10 +73,10 @@ async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on(redis_url: str
     stop = asyncio.Event()
     passes = []
     try:
-        scheduler = Scheduler(make_config([]), CountingSource(
-            read_snapshot(EXAMPLES / "snapshot.json")), client,
-            FakePoster(FakePlatforms(clock), "r1"), clock=clock, poll_seconds=0.01,
-            on_failure=failures.append)
+        scheduler = Scheduler(Digests(make_config([]),
+                                      CountingSource( read_snapshot(EXAMPLES / "snapshot.json"))),
+                              client, FakePoster(FakePlatforms(clock), "r1"), clock=clock,
+                              poll_seconds=0.01, on_failure=failures.append)
 
         async def tick() -> list[object]:
             passes.append(1)

@@ -30,12 +30,13 @@ from croniter import croniter
 
 from bot.config import Config
 from bot.delivery.schedule import InDoubt, Scheduler
+from bot.digests import Digests
 from bot.models import Snapshot
 from bot.snapshot import read_snapshot
 from bot.store.client import async_client
 from bot.store.ledger import Ledger, LedgerEntry, Slot
 from bot.week import shift_week, week_of, zone
-from tests.schedule_support import (
+from testkit.schedule import (
     Clock,
     CountingSource,
     FakePlatforms,
@@ -104,16 +105,13 @@ class Race:
         switch = KillSwitch()
         self.switches.append(switch)
         replica_id = f"{name}.{generation}"
-        scheduler = Scheduler(
-            self.config, CountingSource(self.snapshot),
-            cast(aioredis.Redis, KillableRedis(self.client, switch)),
-            FakePoster(self.platforms, replica_id, switch=switch,
-                       latency=self.rng.uniform(0, 0.004)),
-            clock=self.clock, replica=replica_id, lock_seconds=LOCK_SECONDS,
-            build_lock_seconds=0.5, in_doubt=self.in_doubt, rng=random.Random(self.rng.random()),
-            # A killed replica does not retry its ledger write (its Redis is gone for good).
-            record_wait_seconds=0.0,
-        )
+        scheduler = Scheduler(Digests(self.config, CountingSource(self.snapshot)),
+                              cast(aioredis.Redis, KillableRedis(self.client, switch)),
+                              FakePoster(self.platforms, replica_id, switch=switch,
+                                         latency=self.rng.uniform(0, 0.004)),
+                              clock=self.clock, replica=replica_id, lock_seconds=LOCK_SECONDS,
+                              build_lock_seconds=0.5, in_doubt=self.in_doubt,
+                              rng=random.Random(self.rng.random()), record_wait_seconds=0.0)
         return Replica(name, generation, switch, scheduler)
 
     def arm_a_kill(self) -> None:

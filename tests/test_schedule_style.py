@@ -9,10 +9,17 @@ from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.render import render_digest
 from bot.render.chat import visible_length
-from tests.schedule_support import Clock, CountingSource, FakePlatforms, FakePoster, make_config
-from tests.test_schedule import SHANGHAI_MONDAY_9, channel, redis_client, scheduler, snapshot
-
-__all__ = ["snapshot"]  # the module's snapshot fixture, shared
+from testkit.schedule import (
+    SHANGHAI_MONDAY_9,
+    Clock,
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    channel,
+    make_config,
+    redis_client,
+    scheduler,
+)
 
 
 class RecordingPoster(FakePoster):

@@ -6,8 +6,9 @@ header names it expects, a freshness window on the signed timestamp, 401 instead
 500 for a forged or stale request - and hands the work to a task so Feishu gets its
 200 within 3 s. Each event is answered once (`header.event_id` through `Claims`).
 
-Outbound, cards are SDK requests (`im.v1.message.create`/`reply`) sent by
-`FeishuTransport` over one pooled connection, on the event loop; the SDK keeps the
+Outbound, cards are SDK requests (`im.v1.message.create`/`reply`, retried by
+`adapters.feishu.outbound`) sent by `FeishuTransport` over one pooled connection, on
+the event loop; the SDK keeps the
 tenant token (fetched in a worker thread, as its fetch blocks). The long connection
 (`lark.ws.Client`) is an option for a bot without a public URL; it runs in a thread
 with its own event loop.
@@ -31,19 +32,11 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 import lark_oapi as lark
-from lark_oapi.api.im.v1 import (
-    CreateMessageRequest,
-    CreateMessageRequestBody,
-    CreateMessageResponse,
-    ReplyMessageRequest,
-    ReplyMessageRequestBody,
-    ReplyMessageResponse,
-)
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
 from lark_oapi.core.log import logger as lark_logger
 from lark_oapi.core.model import RawRequest
@@ -51,17 +44,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.base import DeliveryError, ParentGone
+from adapters.base import DeliveryError
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
+from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
+from adapters.feishu.render import MAX_REQUEST_BYTES, reply_cards
+from adapters.feishu.settings import feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
-from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
+from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
-from bot.render.feishu import MAX_REQUEST_BYTES, Card, card_content, reply_cards
 
 logger = logging.getLogger(__name__)
 
@@ -69,14 +64,6 @@ logger = logging.getLogger(__name__)
 FRESHNESS_SECONDS = 300.0
 # Feishu events are a few KB; anything far larger is not one.
 MAX_EVENT_BYTES = 1024 * 1024
-# The tenant token was refused: invalid (99991663-99991668) or expired (99991677).
-_TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 99991668,
-                                  99991677})
-# The reply API's answer when the message replied to was recalled (230011) or is not
-# found, deleted (231003): nothing was posted.
-PARENT_GONE_CODES = frozenset({230011, 231003})
-# First wait before re-sending a card Feishu failed with a 5xx; doubled each time.
-_SERVER_ERROR_BACKOFF = 0.5
 # How long to wait for the bot's identity before answering without it.
 _IDENTITY_RETRY_SECONDS = 300.0
 
@@ -112,6 +99,7 @@ class FeishuAdapter:
     # "Requests holding the same uuid send at most one message within 1 hour."
     dedupe_window: ClassVar[timedelta | None] = timedelta(hours=1)
     max_inbound_bytes: ClassVar[int] = MAX_EVENT_BYTES
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
     # The language of `#7035` asked in a chat the config does not list.
     default_lang: ClassVar[Lang] = "zh"
 
@@ -148,14 +136,14 @@ class FeishuAdapter:
         self._outbound_only = outbound_only
         self._freshness = freshness_seconds
         self._clock = clock
-        self._max_attempts = max(1, max_send_attempts)
-        self._max_wait = max_rate_limit_wait
         self._client = (
             lark.Client.builder().app_id(app_id).app_secret(app_secret).domain(domain)
             .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING)
             .cache(TENANT_TOKENS).build()
         )
         self._transport = FeishuTransport(self._client.config, TENANT_TOKENS)
+        self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
+                                  max_wait=max_rate_limit_wait)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
@@ -179,7 +167,7 @@ class FeishuAdapter:
         credentials are not in the environment (Feishu is then simply off).
         `outbound_only=True` builds one that only posts (`prdigest post`): the app id
         and secret are all it needs."""
-        section = config.platforms.feishu
+        section = feishu_settings(config)
         outbound_only = bool(overrides.pop("outbound_only", False))
         app_id, app_secret = secret(section.app_id_env), secret(section.app_secret_env)
         if app_id is None or app_secret is None:
@@ -358,7 +346,7 @@ class FeishuAdapter:
         ids = []
         for index, card in enumerate(reply_cards(reply)):
             uuid = message_uuid("reply", question.delivery_key, index)
-            ids.append(await self._send(card, reply_to=question.reply_to, uuid=uuid))
+            ids.append(await self._sender.reply(card, reply_to=question.reply_to, uuid=uuid))
         return ids
 
     async def _ensure_identity(self) -> None:
@@ -396,13 +384,13 @@ class FeishuAdapter:
         made from `idempotency_key`, so a retry within the hour posts nothing twice. A
         parent recalled or deleted raises `ParentGone` (Feishu posted nothing)."""
         if thread is None:
-            return [await self._create(body)
+            return [await self._sender.create(body)
                     for body in reply_payloads(channel_id, reply, key=idempotency_key)]
         ids = []
         for index, card in enumerate(reply_cards(reply)):
             uuid = (message_uuid("thread", idempotency_key, index)
                     if idempotency_key is not None else None)
-            ids.append(await self._send(card, reply_to=thread, uuid=uuid, in_thread=True))
+            ids.append(await self._sender.reply(card, reply_to=thread, uuid=uuid, in_thread=True))
         return ids
 
     async def post_digest(self, channel_id: str, digest: Digest, *,
@@ -412,11 +400,10 @@ class FeishuAdapter:
 
         Each card carries a `uuid` (Feishu sends at most one message per uuid within an
         hour) made from `idempotency_key` - the scheduler's delivery key, the same for
-        every retry of one delivery - and the part number; without a key, from the
-        chat, repository, week and language. A replica re-sending after a crash within
-        the hour therefore posts nothing twice.
+        every retry of one delivery - and the part number. A replica re-sending after a
+        crash within the hour therefore posts nothing twice.
         """
-        return [await self._create(body)
+        return [await self._sender.create(body)
                 for body in digest_payloads(channel_id, digest, key=idempotency_key)]
 
     async def complete_delivery(self, channel_id: str, digest: Digest, *,
@@ -430,60 +417,6 @@ class FeishuAdapter:
         """Feishu cannot be asked which uuids it has seen; a re-sent notice carries the same
         `uuid`, which stops the second post within `dedupe_window`."""
         return None
-
-    async def _create(self, body: dict[str, Any]) -> str:
-        """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
-        builder = (CreateMessageRequestBody.builder().receive_id(body["receive_id"])
-                   .msg_type(body["msg_type"]).content(body["content"]))
-        if body.get("uuid"):
-            builder = builder.uuid(body["uuid"])
-        request = (CreateMessageRequest.builder().receive_id_type("chat_id")
-                   .request_body(builder.build()).build())
-        return await self._request(request, CreateMessageResponse, uuid=body.get("uuid"))
-
-    async def _send(self, card: Card, *, reply_to: str | None, uuid: str | None = None,
-                    in_thread: bool = False) -> str:
-        """Answer a message with one card (in its thread with `in_thread`)."""
-        reply_body = (ReplyMessageRequestBody.builder().msg_type("interactive")
-                      .content(card_content(card)))
-        if in_thread:
-            reply_body = reply_body.reply_in_thread(True)
-        if uuid:
-            reply_body = reply_body.uuid(uuid)
-        request = (ReplyMessageRequest.builder().message_id(reply_to)
-                   .request_body(reply_body.build()).build())
-        return await self._request(request, ReplyMessageResponse, uuid=uuid)
-
-    async def _request(self, request: CreateMessageRequest | ReplyMessageRequest,
-                       answer_type: type[Any], *, uuid: str | None) -> str:
-        for attempt in range(1, self._max_attempts + 1):
-            try:
-                response = await self._transport.send(request, answer_type)
-            except Exception as exc:
-                raise DeliveryError(f"feishu: request failed ({type(exc).__name__}: {exc})") \
-                    from None
-            if response.success() and response.data is not None and response.data.message_id:
-                return str(response.data.message_id)
-            if attempt < self._max_attempts:
-                if response.code in _TOKEN_REFUSED_CODES:
-                    # Expired or revoked: fetch a new tenant token and send again.
-                    logger.info("feishu: tenant token refused (code %s); renewing it",
-                                response.code)
-                    TENANT_TOKENS.forget(self._app_id)
-                    continue
-                wait = rate_limit_wait(response)
-                if wait is None and uuid and server_error(response):
-                    # The uuid makes a re-send safe: Feishu posts one message per uuid.
-                    wait = _SERVER_ERROR_BACKOFF * 2 ** (attempt - 1)
-                if wait is not None:
-                    await asyncio.sleep(min(wait, self._max_wait))
-                    continue
-            if answer_type is ReplyMessageResponse and response.code in PARENT_GONE_CODES:
-                raise ParentGone(f"feishu: the message to reply under is gone (code "
-                                 f"{response.code})")
-            raise DeliveryError(f"feishu refused the card: code {response.code}, "
-                                f"{response.msg or 'no message'}")
-        raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1
 
 def _plain(value: Any) -> Any:
     """An SDK event as the dict `lark.JSON.marshal` would write (attributes that are

@@ -7,8 +7,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from adapters.feishu.render import Card, card_content, digest_cards, reply_cards
 from bot.models import Digest, Reply
-from bot.render.feishu import Card, card_content, digest_cards, reply_cards
 
 # `im.v1.message.create`: the chat is named by its `oc_` id.
 METHOD = "POST /open-apis/im/v1/messages?receive_id_type=chat_id"
@@ -30,16 +30,13 @@ def message_uuid(*parts: object) -> str:
 
 def digest_payloads(channel_id: str, digest: Digest, *, key: str | None = None
                     ) -> list[dict[str, Any]]:
-    """Every card of a weekly digest, each with its `uuid`: from `key` (the scheduler's
-    delivery key, the same for every retry of one delivery) and the part number, or
-    without a key from the chat, repository, week and language."""
-    cards = digest_cards(digest)
-    base: tuple[object, ...] = (
-        (key,) if key is not None
-        else (channel_id, digest.repository, digest.week, digest.lang, len(cards))
-    )
-    return [create_body(channel_id, card, message_uuid("digest", *base, index))
-            for index, card in enumerate(cards)]
+    """Every card of a weekly digest; with `key` (the scheduler's delivery key, the same
+    for every retry of one delivery) each card's `uuid` is made from it and the part
+    number, so Feishu posts a re-sent delivery once. Without a key, no `uuid`: two
+    different digests must never share one."""
+    return [create_body(channel_id, card,
+                        message_uuid("digest", key, index) if key is not None else None)
+            for index, card in enumerate(digest_cards(digest))]
 
 
 def reply_payloads(channel_id: str, reply: Reply, *, key: str | None = None

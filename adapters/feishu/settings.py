@@ -6,23 +6,45 @@ server asks here first and imports the adapter only for a bot that has credentia
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bot.config import Config, secret
+from bot.config import Config, PlatformSettings, platform_settings, secret
 
-__all__ = ["credentials_present", "feishu_status", "has_credentials", "unconfigured_status"]
+__all__ = [
+    "FeishuSettings", "credentials_present", "feishu_settings", "feishu_status",
+    "has_credentials", "unconfigured_status"
+]
+
+
+class FeishuSettings(PlatformSettings, frozen=True, kw_only=True):
+    """`[platforms.feishu]`: the variables holding its secrets, its Open API domain, and
+    the long connection instead of the webhook."""
+
+    URLS: ClassVar[dict[str, str]] = {"domain": "https://open.feishu.cn"}
+
+    app_id_env: str = "FEISHU_APP_ID"
+    app_secret_env: str = "FEISHU_APP_SECRET"
+    verification_token_env: str = "FEISHU_VERIFICATION_TOKEN"
+    encrypt_key_env: str = "FEISHU_ENCRYPT_KEY"
+    domain: str = "https://open.feishu.cn"
+    long_connection: bool = False
+
+
+def feishu_settings(config: Config) -> FeishuSettings:
+    """The config's `[platforms.feishu]`, its defaults where absent."""
+    return platform_settings(config, "feishu", FeishuSettings)
 
 
 def credentials_present(config: Config) -> bool:
     """The app id and secret are in the environment (Feishu may then be on)."""
-    section = config.platforms.feishu
+    section = feishu_settings(config)
     return secret(section.app_id_env) is not None and secret(section.app_secret_env) is not None
 
 
 def feishu_status(config: Config) -> dict[str, Any]:
     """For /healthz before any adapter exists: which settings are present (names of
     the environment variables only, never their values)."""
-    section = config.platforms.feishu
+    section = feishu_settings(config)
     names = (section.app_id_env, section.app_secret_env, section.verification_token_env,
              section.encrypt_key_env)
     missing = sorted(env for env in names if secret(env) is None)
@@ -35,7 +57,7 @@ def feishu_status(config: Config) -> dict[str, Any]:
 
 def missing_post_env(config: Config) -> list[str]:
     """What posting a message needs and is not set: the app id and secret only."""
-    section = config.platforms.feishu
+    section = feishu_settings(config)
     return [name for name in (section.app_id_env, section.app_secret_env)
             if secret(name) is None]
 

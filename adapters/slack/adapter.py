@@ -13,8 +13,9 @@ Slack app settings this expects: the `/prdigest` slash command, Event Subscripti
 Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
 `message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`,
 and `channels:history` / `groups:history` so that a weekly post or a merged-PR notice
-left in doubt by a crash is looked up in the channel instead of sent twice. For Socket Mode instead:
-`platforms.slack.socket_mode = true` and an app-level token with `connections:write`.
+left in doubt by a crash is looked up in the channel instead of sent twice. For Socket
+Mode instead: `platforms.slack.socket_mode = true` and an app-level token with
+`connections:write`. What is sent, and how, is `adapters.slack.outbound`.
 """
 
 from __future__ import annotations
@@ -27,37 +28,28 @@ from collections.abc import Coroutine, Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-import aiohttp
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
-from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
+from slack_bolt.error import BoltUnhandledRequestError
+from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.webhook.async_client import AsyncWebhookClient
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.base import DeliveryError, ParentGone
-from adapters.slack.inbound import SLASH_COMMAND, foreign_app, read_question, response_url
-from adapters.slack.payloads import (
-    DELIVERY_EVENT,
-    NOTICE_EVENT,
-    delivery_metadata,
-    post_arguments,
+from adapters.base import DeliveryError
+from adapters.slack.inbound import (
+    SLASH_COMMAND,
+    foreign_app,
+    read_question,
+    response_url,
+    unheard,
 )
-from bot.chat.grammar import DEFAULT_BOT_NAMES
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
-from bot.config import Config, secret
-from bot.models import Digest, Lang, Reply
-from bot.redaction import URL_PATH, Redact
-from bot.render.slack import (
+from adapters.slack.outbound import SlackOutbound, retry_handlers
+from adapters.slack.payloads import NOTICE_EVENT
+from adapters.slack.render import (
     ACTION_PREFIX,
     MAX_BLOCKS,
     MAX_SECTION_CHARS,
@@ -65,12 +57,14 @@ from bot.render.slack import (
     render_digest_messages,
     render_reply_messages,
 )
+from adapters.slack.settings import slack_settings
+from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
+from bot.config import Config, secret
+from bot.models import Digest, Lang, Reply
+from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
-# slack_sdk's webhook client logs the response_url it posts to (at DEBUG, and at INFO
-# when it retries): a credential for answering, so only its host is written.
-RESPONSE_URL_LOG = logging.getLogger("adapters.slack.response_url")
-RESPONSE_URL_LOG.addFilter(Redact(URL_PATH))
 # Bolt quotes a request body it could not acknowledge in time: a slash command's holds it.
 BOLT_LOG = logging.getLogger("adapters.slack.bolt")
 BOLT_LOG.addFilter(Redact(URL_PATH))
@@ -83,19 +77,6 @@ MAX_BODY_BYTES = 1 << 20
 # Slack's signature headers as Slack writes them: Unix seconds, and `v0=` with hex.
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
-# chat.postMessage's answer when `thread_ts` names a message that is gone (deleted).
-THREAD_GONE = "thread_not_found"
-# How far before a delivery's first attempt its messages are looked for (clock skew).
-HISTORY_MARGIN_SECONDS = 300
-
-
-def retry_handlers(rate_limit_retries: int = 2) -> list[AsyncRetryHandler]:
-    """Connection errors as slack_sdk retries them by default, plus HTTP 429: the SDK
-    sleeps for `Retry-After` and tries again (its default handlers do not)."""
-    return [
-        AsyncConnectionErrorRetryHandler(),
-        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
-    ]
 
 
 class SlackAdapter:
@@ -107,6 +88,8 @@ class SlackAdapter:
     # Slack has no idempotency key: a re-send posts again (`complete_delivery` looks).
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = MAX_BODY_BYTES
+    # A refused delivery would come again: Slack honours this header.
+    refusal_headers: ClassVar[Mapping[str, str]] = {"X-Slack-No-Retry": "1"}
     # The language of `#7035` asked in a channel the config does not list.
     default_lang: ClassVar[Lang] = "en"
 
@@ -136,18 +119,21 @@ class SlackAdapter:
         self.bot_names = bot_names
         self._http_enabled = bool(signing_secret)
         self._app_token = app_token
-        self._retry_handlers = retry_handlers(rate_limit_retries)
+        handlers = retry_handlers(rate_limit_retries)
         self.client = AsyncWebClient(token=bot_token, base_url=api_url,
-                                     retry_handlers=self._retry_handlers)
+                                     retry_handlers=handlers)
+        self.outbound = SlackOutbound(self.client, handlers)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
         self._signing_secret = signing_secret or secrets.token_hex(32)
         # process_before_response: the listeners only acknowledge and hand the question
         # to a task of this adapter, so they are quick, and that task exists (for
         # `drain` and `close`) by the time Slack has its answer.
+        # A verified delivery no listener takes comes to `_on_error` (acknowledged there).
         self.app = AsyncApp(client=self.client, signing_secret=self._signing_secret,
                             name="prdigest", process_before_response=True,
-                            logger=BOLT_LOG)
+                            logger=BOLT_LOG, raise_error_for_unhandled_request=True)
+        self.app.error(self._on_error)
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_event)
@@ -156,7 +142,6 @@ class SlackAdapter:
         self._verifier = SignatureVerifier(self._signing_secret)
         self._socket: AsyncSocketModeHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._session: aiohttp.ClientSession | None = None
 
     @classmethod
     def from_config(
@@ -166,7 +151,7 @@ class SlackAdapter:
         not set. `overrides` replace constructor arguments (tests: `api_url`);
         `outbound_only=True` builds one that only posts (`prdigest post`), which needs
         the bot token alone."""
-        settings = config.platforms.slack
+        settings = slack_settings(config)
         if overrides.get("outbound_only"):
             overrides.setdefault("socket_mode", False)
         arguments: dict[str, Any] = {
@@ -231,19 +216,7 @@ class SlackAdapter:
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-            self.client.session = None
-
-    def _http_session(self) -> aiohttp.ClientSession:
-        """One connection pool for every outbound call: slack_sdk would otherwise open
-        (and close) a session, and a TCP connection, per request. Created on first use,
-        inside the running loop."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession()
-            self.client.session = self._session
-        return self._session
+        await self.outbound.close()
 
     # --- outbound -------------------------------------------------------------------
 
@@ -256,7 +229,7 @@ class SlackAdapter:
         part's message metadata instead: a delivery whose outcome is unknown can then
         be looked up in the channel (`complete_delivery`) rather than sent again.
         """
-        return await self._post_parts(channel_id, render_digest_messages(digest),
+        return await self.outbound.post_parts(channel_id, render_digest_messages(digest),
                                       idempotency_key, found={})
 
     async def complete_delivery(self, channel_id: str, digest: Digest, *,
@@ -265,12 +238,12 @@ class SlackAdapter:
         `ts` of its parts, after posting any part missing from the channel; None when
         no part is there, or the channel's history cannot be read (the bot needs the
         `channels:history` / `groups:history` scope) - then the caller decides."""
-        found = await self._delivered_parts(channel_id, idempotency_key, since)
+        found = await self.outbound.delivered_parts(channel_id, idempotency_key, since)
         if not found:
             return None
         logger.info("Slack %s already holds %d part(s) of delivery %s", channel_id,
                     len(found), idempotency_key)
-        return await self._post_parts(channel_id, render_digest_messages(digest),
+        return await self.outbound.post_parts(channel_id, render_digest_messages(digest),
                                       idempotency_key, found=found)
 
     async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
@@ -279,77 +252,15 @@ class SlackAdapter:
         for in the channel or in the thread of `thread`: the `ts` of its parts, after
         posting any part missing; None when no part is there or the history cannot be
         read."""
-        found = await self._delivered_parts(channel_id, idempotency_key, since,
+        found = await self.outbound.delivered_parts(channel_id, idempotency_key, since,
                                             event=NOTICE_EVENT, thread=thread)
         if not found:
             return None
         logger.info("Slack %s already holds %d part(s) of notice %s", channel_id,
                     len(found), idempotency_key)
-        return await self._post_parts(channel_id, render_reply_messages(reply),
+        return await self.outbound.post_parts(channel_id, render_reply_messages(reply),
                                       idempotency_key, found=found, thread_ts=thread,
                                       event=NOTICE_EVENT)
-
-    async def _post_parts(self, channel_id: str, messages: list[SlackMessage],
-                          key: str | None, *, found: Mapping[int, str] | None = None,
-                          thread_ts: str | None = None,
-                          event: str = DELIVERY_EVENT) -> list[str]:
-        posted: list[str] = []
-        found = found or {}
-        for part, message in enumerate(messages):
-            if part in found:
-                posted.append(found[part])
-                continue
-            metadata = delivery_metadata(key, part, len(messages), event=event)
-            try:
-                posted.append(await self._post(channel_id, message, thread_ts,
-                                               metadata=metadata))
-            except DeliveryError as exc:
-                if posted:
-                    raise DeliveryError(
-                        f"{exc} (after {len(posted)} of {len(messages)} parts were posted)"
-                    ) from None
-                raise
-        return posted
-
-    async def _delivered_parts(self, channel_id: str, key: str, since: datetime, *,
-                               event: str = DELIVERY_EVENT, thread: str | None = None
-                               ) -> dict[int, str]:
-        """{part: ts} of the messages in the channel (or the thread of `thread`) that
-        carry `key` in metadata of type `event`."""
-        self._http_session()
-        oldest = f"{since.timestamp() - HISTORY_MARGIN_SECONDS:.6f}"
-        try:
-            if thread is None:
-                response = await self.client.conversations_history(
-                    channel=channel_id, oldest=oldest, limit=200, include_all_metadata=True)
-            else:
-                response = await self.client.conversations_replies(
-                    channel=channel_id, ts=thread, oldest=oldest, limit=200,
-                    include_all_metadata=True)
-        except SlackApiError as exc:
-            data = exc.response.data
-            error = data.get("error") if isinstance(data, dict) else None
-            if thread is not None and error == "thread_not_found":
-                # The digest was deleted: the caller looks in the channel next.
-                logger.info("Slack thread %s in %s is gone", thread, channel_id)
-                return {}
-            logger.warning("cannot read the history of Slack %s (%s): a post in doubt "
-                           "there may be sent again", channel_id,
-                           error or exc.response.status_code)
-            return {}
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            logger.warning("cannot read the history of Slack %s (%s)", channel_id,
-                           type(exc).__name__)
-            return {}
-        parts: dict[int, str] = {}
-        for message in response.get("messages") or []:
-            metadata = message.get("metadata") or {}
-            payload = metadata.get("event_payload") or {}
-            part = payload.get("part")
-            if (metadata.get("event_type") == event and payload.get("delivery") == key
-                    and isinstance(part, int)):
-                parts[part] = str(message.get("ts", ""))
-        return parts
 
     async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
                          idempotency_key: str | None = None) -> list[str]:
@@ -357,50 +268,8 @@ class SlackAdapter:
         `thread` when given; returns the messages' `ts`. Slack takes no idempotency key,
         so a notice's key goes into each part's metadata (`complete_reply` looks for it).
         A thread whose parent is gone raises `ParentGone` (Slack posted nothing)."""
-        return await self._post_parts(channel_id, render_reply_messages(reply),
+        return await self.outbound.post_parts(channel_id, render_reply_messages(reply),
                                       idempotency_key, thread_ts=thread, event=NOTICE_EVENT)
-
-    async def _post(self, channel_id: str, message: SlackMessage,
-                    thread_ts: str | None = None, *,
-                    metadata: dict[str, Any] | None = None) -> str:
-        self._http_session()
-        try:
-            response = await self.client.chat_postMessage(
-                **post_arguments(channel_id, message, thread_ts, metadata=metadata))
-        except SlackApiError as exc:
-            # An error page instead of JSON leaves `data` a string.
-            data = exc.response.data
-            error = data.get("error") if isinstance(data, dict) else None
-            reason = error or f"HTTP {exc.response.status_code}"
-            if thread_ts and error == THREAD_GONE:
-                raise ParentGone(f"Slack {channel_id} has no message {thread_ts} to "
-                                 "reply under") from None
-            raise DeliveryError(
-                f"Slack refused chat.postMessage to {channel_id}: {reason}") from None
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise DeliveryError(
-                f"Slack could not be reached for chat.postMessage to {channel_id}: "
-                f"{type(exc).__name__}") from None
-        return str(response.get("ts", ""))
-
-    async def _respond(self, response_url: str, message: SlackMessage) -> None:
-        """One answer through a slash command's response_url (the URL is a credential of
-        sorts: it is never logged)."""
-        client = AsyncWebhookClient(url=response_url, retry_handlers=self._retry_handlers,
-                                    session=self._http_session(), logger=RESPONSE_URL_LOG)
-        try:
-            response = await client.send_dict({
-                **message.as_post(), "response_type": message.response_type,
-                "unfurl_links": False, "unfurl_media": False,
-            })
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise DeliveryError(
-                f"Slack could not be reached on the response_url: {type(exc).__name__}"
-            ) from None
-        if response.status_code != 200:
-            raise DeliveryError(
-                f"Slack refused the response_url answer: HTTP {response.status_code} "
-                f"{str(response.body)[:80]}")
 
     # --- inbound --------------------------------------------------------------------
 
@@ -456,7 +325,7 @@ class SlackAdapter:
     def _take(self, body: dict[str, Any]) -> None:
         """Answer the question in a payload, unless it comes from a workspace or app
         other than the configured ones (`platforms.slack.team_ids` / `app_id`)."""
-        settings = self.config.platforms.slack
+        settings = slack_settings(self.config)
         stranger = foreign_app(body, settings.team_ids, settings.app_id)
         if stranger is not None:
             logger.info("Slack payload from %s ignored: not the configured app", stranger)
@@ -464,6 +333,23 @@ class SlackAdapter:
         question = read_question(body)
         if question is not None:
             self._spawn(self._answer(question))
+
+    async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
+        """Bolt's one error hook. A verified delivery the bot has no listener for
+        (`reaction_added`, `tokens_revoked`, `app_rate_limited`...) is acknowledged with
+        a 200 and logged once: Slack disables an app's subscriptions when over 5% of an
+        hour's deliveries get anything else. Any other failure is logged in one line."""
+        if isinstance(error, BoltUnhandledRequestError):
+            kind, serious = unheard(body)
+            if serious:
+                logger.warning("Slack delivery %s: Slack is dropping this app's events for "
+                               "the rest of the minute", kind)
+            else:
+                logger.info("Slack delivery %s acknowledged; prdigest does not act on it",
+                            kind)
+            return BoltResponse(status=200, body="")
+        logger.warning("Slack request failed in Bolt: %s", type(error).__name__)
+        return None
 
     async def _on_link_click(self, ack: AsyncAck) -> None:
         """Link buttons still send a click to the app; acknowledging it is all to do."""
@@ -491,9 +377,10 @@ class SlackAdapter:
         url = response_url(question)
         if url and len(messages) <= RESPONSE_URL_POSTS:
             for message in messages:
-                await self._respond(url, message)
+                await self.outbound.respond(url, message)
             return
-        await self._post_parts(question.channel_id, messages, None, thread_ts=question.thread)
+        await self.outbound.post_parts(question.channel_id, messages, None,
+                                       thread_ts=question.thread)
 
 
 def _signature_headers_readable(request: Request) -> bool:

@@ -8,6 +8,7 @@ it; anything else is not a question and gets no answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +20,29 @@ SLASH_COMMAND = "/prdigest"
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+# A user mention as Slack writes it in message text: `<@U0123>` or `<@U0123|ann>`.
+_MENTION = r"<@{user}(?:\|[^>]*)?>"
+_ANY_USER = r"[UW][A-Z0-9]+"
+
+
+def _bot_user(body: Mapping[str, Any]) -> str | None:
+    """The bot's own user id, from the delivery's `authorizations` (Events API)."""
+    for grant in body.get("authorizations") or ():
+        if isinstance(grant, Mapping) and grant.get("is_bot") and _str(grant.get("user_id")):
+            return str(grant["user_id"])
+    return None
+
+
+def without_own_mention(text: str, body: Mapping[str, Any]) -> str:
+    """The text with the bot's own mentions taken out, so an answer never echoes
+    `<@UBOT>` back; without `authorizations`, the mention a text opens with (an
+    `app_mention` is addressed to the bot). Other people's mentions stay."""
+    bot = _bot_user(body)
+    if bot is not None:
+        return re.sub(r"\s*" + _MENTION.format(user=re.escape(bot)) + r"\s*", " ", text).strip()
+    return re.sub(r"^\s*" + _MENTION.format(user=_ANY_USER), " ", text).strip()
 
 
 def _slash_command(body: Mapping[str, Any]) -> Question | None:
@@ -42,7 +66,7 @@ def _app_mention(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question 
         return None
     return Question(
         platform=PLATFORM,
-        text=str(event.get("text") or ""),
+        text=without_own_mention(str(event.get("text") or ""), body),
         channel_id=channel,
         user_id=_str(event.get("user")),
         delivery_key=delivery_key(body),
@@ -70,7 +94,7 @@ def _message(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question | No
         return None
     return Question(
         platform=PLATFORM,
-        text=str(event.get("text") or ""),
+        text=without_own_mention(str(event.get("text") or ""), body),
         channel_id=channel,
         user_id=_str(event.get("user")),
         delivery_key=delivery_key(body),
@@ -98,6 +122,16 @@ def read_question(body: Mapping[str, Any]) -> Question | None:
             reader = _EVENT_READERS.get(str(event.get("type")))
             return reader(body, event) if reader else None
     return None
+
+
+def unheard(body: Mapping[str, Any]) -> tuple[str, bool]:
+    """What a verified delivery no listener takes is (`reaction_added`, `app_rate_limited`)
+    and whether it is worth a warning: `app_rate_limited` means Slack is dropping this
+    app's events for the rest of the minute."""
+    event = body.get("event")
+    kind = (event.get("type") if isinstance(event, Mapping) else None) or body.get("type")
+    name = str(kind)[:40] if kind else "untyped"
+    return name, name == "app_rate_limited"
 
 
 def delivery_key(body: Mapping[str, Any]) -> str | None:

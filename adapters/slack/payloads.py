@@ -7,8 +7,8 @@ import json
 import urllib.parse
 from typing import Any
 
+from adapters.slack.render import SlackMessage, render_digest_messages, render_reply_messages
 from bot.models import Digest, Reply
-from bot.render.slack import SlackMessage, render_digest_messages, render_reply_messages
 
 METHOD = "chat.postMessage"
 # The metadata event types that mark a part of a weekly digest with its delivery key,

@@ -2,17 +2,52 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bot.config import Config, secret
+from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.errors import ConfigError
 
-__all__ = ["has_credentials", "missing_env", "missing_post_env", "unconfigured_status"]
+__all__ = [
+    "SlackSettings", "has_credentials", "missing_env", "missing_post_env", "slack_settings",
+    "unconfigured_status"
+]
+
+
+class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
+    """`[platforms.slack]`: the variables holding its secrets, its API, Socket Mode, and
+    the workspaces and app it answers (unset: any that signs with the secret)."""
+
+    URLS: ClassVar[dict[str, str]] = {"api_url": "https://slack.com/api/"}
+
+    bot_token_env: str = "SLACK_BOT_TOKEN"
+    signing_secret_env: str = "SLACK_SIGNING_SECRET"
+    app_token_env: str = "SLACK_APP_TOKEN"
+    api_url: str = "https://slack.com/api/"
+    socket_mode: bool = False
+    # When set, events from any other workspace or Slack app are not answered.
+    team_ids: tuple[str, ...] = ()
+    app_id: str | None = None
+
+    def check(self, where: str) -> None:
+        for index, team in enumerate(self.team_ids):
+            if not team.strip() or team.strip() != team:
+                raise ConfigError(f"{where}.team_ids[{index}]: expected a workspace id such "
+                                  f"as T0123ABCD, got {team!r}")
+        if self.app_id is not None and (not self.app_id.strip()
+                                        or self.app_id.strip() != self.app_id):
+            raise ConfigError(f"{where}.app_id: expected an app id such as A0123ABCD, got "
+                              f"{self.app_id!r}")
+
+
+def slack_settings(config: Config) -> SlackSettings:
+    """The config's `[platforms.slack]`, its defaults where absent."""
+    return platform_settings(config, "slack", SlackSettings)
 
 
 def missing_env(config: Config) -> list[str]:
     """The environment variables (names only) Slack still needs: the bot token, and the
     app-level token in Socket Mode or the signing secret over HTTP."""
-    settings = config.platforms.slack
+    settings = slack_settings(config)
     needed = [settings.bot_token_env]
     needed.append(settings.app_token_env if settings.socket_mode
                   else settings.signing_secret_env)
@@ -21,7 +56,7 @@ def missing_env(config: Config) -> list[str]:
 
 def missing_post_env(config: Config) -> list[str]:
     """What posting a message needs and is not set: the bot token only."""
-    name = config.platforms.slack.bot_token_env
+    name = slack_settings(config).bot_token_env
     return [] if secret(name) else [name]
 
 

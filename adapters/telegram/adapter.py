@@ -5,7 +5,7 @@ Telegram sends in `X-Telegram-Bot-Api-Secret-Token`) that hands the update to th
 application's queue and answers at once, or long polling. Either way every update
 passes the `Claims` first, keyed on the bot and `update_id`, so a re-delivered update
 (Telegram retrying, another replica) is answered once. Outbound, HTML messages from
-`bot.render.telegram`; a 429 is retried after the `retry_after` Telegram asks for.
+`adapters.telegram.render`; a 429 is retried after the `retry_after` Telegram asks for.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -33,6 +33,7 @@ from telegram.ext import (
 )
 
 from adapters.base import DeliveryError
+from adapters.telegram import TEMPLATES
 from adapters.telegram.flood import RetryAfterLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
@@ -42,19 +43,20 @@ from adapters.telegram.inbound import (
 )
 from adapters.telegram.payloads import chat_id, send_arguments
 from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, RedactToken
+from adapters.telegram.render import (
+    MAX_MESSAGE_CHARS,
+    TelegramMessage,
+    render_digest_messages,
+    render_reply_messages,
+)
 from adapters.telegram.request import AiohttpRequest
+from adapters.telegram.settings import telegram_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, render_or_error
 from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
-from bot.render.telegram import (
-    MAX_MESSAGE_CHARS,
-    TelegramMessage,
-    render_digest_messages,
-    render_reply_messages,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ class TelegramAdapter:
     # The Bot API has no idempotency key: a re-send posts again.
     dedupe_window: ClassVar[timedelta | None] = None
     max_inbound_bytes: ClassVar[int] = MAX_UPDATE_BYTES
+    refusal_headers: ClassVar[Mapping[str, str]] = {}
     # The language of `#7035` from a chat the config does not list, when the user's
     # Telegram language does not say.
     default_lang: ClassVar[Lang] = "en"
@@ -143,7 +146,7 @@ class TelegramAdapter:
         `overrides` replace constructor arguments, e.g. `api_url` for a fake server;
         `outbound_only=True` builds one that only posts (`prdigest post`): the bot token
         is all it needs, and it neither polls nor registers a webhook."""
-        section = config.platforms.telegram
+        section = telegram_settings(config)
         token = secret(section.bot_token_env)
         outbound_only = bool(overrides.pop("outbound_only", False))
         polling = bool(overrides.pop("polling", section.polling)) and not outbound_only
@@ -236,7 +239,7 @@ class TelegramAdapter:
         """The command menu in both languages; a failure only costs the menu."""
         languages: tuple[tuple[Lang, str | None], ...] = (("en", None), ("zh", "zh"))
         for lang, code in languages:
-            t = translator(lang)
+            t = translator(lang, (TEMPLATES,))
             descriptions = {
                 "risks": t("risk observations of a PR"), "summary": t("what a PR does"),
                 "digest": t("this week's digest; also /digest last week or /digest 2026-W29"),

@@ -16,13 +16,13 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 
-from bot.models import Digest, Reply
-from bot.render.telegram import (
+from adapters.telegram.render import (
     LinkButton,
     TelegramMessage,
     render_digest_messages,
     render_reply_messages,
 )
+from bot.models import Digest, Reply
 
 METHOD = "sendMessage"
 # Links to PRs would each unfurl into a preview card; the message is the content.
@@ -69,8 +69,10 @@ def wire_form(arguments: dict[str, Any]) -> dict[str, Any]:
             for name, value in arguments.items()}
 
 
-def digest_payloads(channel_id: str, digest: Digest) -> list[dict[str, Any]]:
-    """Every message of a weekly digest, as sent."""
+def digest_payloads(channel_id: str, digest: Digest, *, key: str | None = None
+                    ) -> list[dict[str, Any]]:
+    """Every message of a weekly digest, as sent (Telegram takes no idempotency key, so
+    `key` changes nothing)."""
     return [wire_form(send_arguments(chat_id(channel_id), message))
             for message in render_digest_messages(digest)]
 

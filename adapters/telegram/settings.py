@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from bot.config import Config, secret
+from bot.config import Config, PlatformSettings, platform_settings, secret
 
-__all__ = ["has_credentials", "missing_env", "missing_post_env", "unconfigured_status"]
+__all__ = [
+    "TelegramSettings", "has_credentials", "missing_env", "missing_post_env", "telegram_settings",
+    "unconfigured_status"
+]
+
+
+class TelegramSettings(PlatformSettings, frozen=True, kw_only=True):
+    """`[platforms.telegram]`: the variables holding its secrets, its Bot API, and long
+    polling instead of the webhook."""
+
+    URLS: ClassVar[dict[str, str]] = {"api_url": "https://api.telegram.org/bot"}
+
+    bot_token_env: str = "TELEGRAM_BOT_TOKEN"
+    secret_token_env: str = "TELEGRAM_WEBHOOK_SECRET"
+    api_url: str = "https://api.telegram.org/bot"
+    polling: bool = False
+
+
+def telegram_settings(config: Config) -> TelegramSettings:
+    """The config's `[platforms.telegram]`, its defaults where absent."""
+    return platform_settings(config, "telegram", TelegramSettings)
 
 
 def missing_env(config: Config) -> list[str]:
     """The environment variables (names only) Telegram still needs: the bot token, and
     in webhook mode the secret token Telegram sends back."""
-    section = config.platforms.telegram
+    section = telegram_settings(config)
     needed = [section.bot_token_env] + ([] if section.polling else [section.secret_token_env])
     return [name for name in needed if secret(name) is None]
 
 
 def missing_post_env(config: Config) -> list[str]:
     """What posting a message needs and is not set: the bot token only."""
-    name = config.platforms.telegram.bot_token_env
+    name = telegram_settings(config).bot_token_env
     return [] if secret(name) else [name]
 
 

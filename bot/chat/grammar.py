@@ -33,8 +33,8 @@ _CJK_RUN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_GAP = re.compile(rf"(?<=[{_CJK_RUN}])\s+(?=[{_CJK_RUN}])")
 
 # Slack wraps mentions, channels and links in angle brackets: <@U1|ann>, <#C1|x>, <url|label>.
-_SLACK_REFERENCE = re.compile(r"<[@#!][^>]*>")
-_SLACK_LINK = re.compile(r"<((?:https?://|mailto:)[^>|]*)(?:\|[^>]*)?>")
+_ANGLE_REFERENCE = re.compile(r"<[@#!][^>]*>")
+_ANGLE_LINK = re.compile(r"<((?:https?://|mailto:)[^>|]*)(?:\|[^>]*)?>")
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 # `/risks@prdigest_bot 7035` (Telegram in groups): the command's bot suffix.
 _SLASH_COMMAND = re.compile(r"^/+([^\s@/]*)(?:@[A-Za-z0-9_]+)?")
@@ -165,8 +165,8 @@ def clean_text(text: str, bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> str:
     mentions, a leading slash, `@bot` suffixes and the bot's own name; one space apart."""
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text)
-    text = _SLACK_LINK.sub(r" \1 ", text)
-    text = _SLACK_REFERENCE.sub(" ", text)
+    text = _ANGLE_LINK.sub(r" \1 ", text)
+    text = _ANGLE_REFERENCE.sub(" ", text)
     text = " ".join(text.split())
     text = _SLASH_COMMAND.sub(r"\1", text)
     text = _MENTION_WORD.sub(" ", text)

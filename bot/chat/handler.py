@@ -17,9 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
-from typing import ParamSpec, Protocol, TypeVar
-
-import msgspec
+from typing import ParamSpec, TypeVar
 
 from bot.chat.grammar import MAX_PULL_NUMBER
 from bot.config import ChannelConfig, Config
@@ -28,7 +26,7 @@ from bot.engine.classify import parse_title
 from bot.errors import FutureWeekError, SourceError, WeekError
 from bot.models import Command, PullRequest, Reply, Snapshot
 from bot.source import HeldPulls, Source
-from bot.store.subscriptions import followed_topics
+from bot.store.subscriptions import SubscriptionStore, followed_topics
 from bot.week import FIRST_YEAR, current_week, past_week, resolve_week, shift_week
 
 logger = logging.getLogger(__name__)
@@ -62,26 +60,6 @@ ERROR_KEYS = (
 """Every `Reply.error` a handler can give; each has a sentence in the reply templates."""
 
 
-class SubscriptionStore(Protocol):
-    """Topics a channel subscribed to from chat, by channel key (`slack:C0123`).
-
-    A channel follows its configured topics (`channels[].topics`) plus what this store
-    holds; configured topics are not stored here and cannot be removed from chat.
-    """
-
-    def topics(self, channel_key: str) -> set[str]:
-        """The topics added from chat, empty for a channel that never subscribed."""
-        ...
-
-    def add(self, channel_key: str, topics: Iterable[str]) -> None:
-        """Subscribe; adding a topic twice is no change."""
-        ...
-
-    def remove(self, channel_key: str, topics: Iterable[str]) -> None:
-        """Unsubscribe; removing a topic that is not there is no change."""
-        ...
-
-
 def utc_now() -> datetime:
     """The clock handlers read by default; tests and offline runs pass their own."""
     return datetime.now(UTC)
@@ -101,24 +79,19 @@ class _Refusal(Exception):
 
 
 class CommandHandler:
-    """Answers commands for the channels of one config, from one source of PR data."""
+    """Answers commands for the channels of one config, through the process's one
+    `Digests`: its config, source of PR data, subscriptions and clock, so a digest asked
+    for in chat is the one the schedule posts."""
 
-    def __init__(
-        self,
-        config: Config,
-        source: Source,
-        subscriptions: SubscriptionStore | None = None,
-        *,
-        now: Callable[[], datetime] = utc_now,
-        recent_weeks: int = RECENT_WEEKS,
-        digests: Digests | None = None,
-    ) -> None:
-        self.config = config
-        self.source = source
-        self.subscriptions = subscriptions
-        self.now = now
+    def __init__(self, digests: Digests, *, recent_weeks: int = RECENT_WEEKS) -> None:
+        if digests.source is None:
+            raise ValueError("commands are answered from a source of PR data")
+        self.digests = digests
+        self.config: Config = digests.config
+        self.source: Source = digests.source
+        self.subscriptions: SubscriptionStore | None = digests.subscriptions
+        self.now: Callable[[], datetime] = digests.now
         self.recent_weeks = recent_weeks
-        self.digests = digests or Digests(config, source, subscriptions=subscriptions, now=now)
 
     async def handle(
         self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
@@ -232,14 +205,11 @@ class CommandHandler:
     async def _digest(self, command: Command, channel: ChannelConfig) -> Reply:
         week = self._week(command, channel)
         try:
-            digest = await self.digests.build_many(channel.repositories, week, command.lang,
-                                                   await self.digests.focus(channel),
-                                                   link=True, exclude=(channel.exclude,))
+            digest = await self.digests.for_channel(channel, week, lang=command.lang)
         except SourceError as exc:
             logger.warning("source unavailable for %r: %s", command.text, exc)
             return self._error(command, "source-unavailable")
-        return Reply(kind="digest", lang=command.lang,
-                     digest=msgspec.structs.replace(digest, chat_form=channel.chat_form))
+        return Reply(kind="digest", lang=command.lang, digest=digest)
 
     def _week(self, command: Command, channel: ChannelConfig) -> str:
         """The ISO week the command names, in the channel's time zone; `this` by default."""

@@ -80,19 +80,6 @@ def cli(
     """Weekly GitHub pull-request digests and PR answers for team chats."""
 
 
-class OutputFormat(StrEnum):
-    markdown = "markdown"
-    text = "text"
-    json = "json"
-    slack = "slack"
-    telegram = "telegram"
-    feishu = "feishu"
-
-
-# Formats that print the requests a chat platform would receive (`adapters.preview`).
-PLATFORM_FORMATS = frozenset({"slack", "telegram", "feishu"})
-
-
 class Language(StrEnum):
     zh = "zh"
     en = "en"
@@ -119,10 +106,6 @@ WeekOption = Annotated[str, typer.Option(
     help="ISO week such as 2026-W29, or `last` or `this` (in the repository's time zone).")]
 LangOption = Annotated[Language, typer.Option(
     "--lang", "-l", help="Language of the digest: zh (Chinese) or en (English).")]
-DigestFormatOption = Annotated[OutputFormat, typer.Option(
-    "--format", "-f",
-    help="markdown: the full report; text: the plain chat text; json: the Digest JSON; "
-         "slack, telegram, feishu: the requests that platform receives, as JSON.")]
 
 
 def fail(message: str) -> None:

@@ -6,30 +6,26 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from bot.cli.app import (
-    PLATFORM_FORMATS,
     ConfigOption,
     Language,
     SnapshotOption,
     command,
     user_errors,
 )
-from bot.cli.platforms import ReplyFormat, console_for, print_preview
-
-
-class AskFormat(StrEnum):
-    text = "text"
-    markdown = "markdown"
-    slack = "slack"
-    telegram = "telegram"
-    feishu = "feishu"
-
+from bot.cli.platforms import (
+    PLATFORM_FORMATS,
+    TEXT,
+    AskFormatOption,
+    ReplyFormat,
+    console_session,
+    print_preview,
+)
 
 RepoOption = Annotated[
     str | None,
@@ -43,9 +39,6 @@ UserLanguageOption = Annotated[
 ]
 ReplyFormatOption = Annotated[ReplyFormat, typer.Option(
     "--format", "-f", help="text: as chat shows it; markdown: the same in Markdown.")]
-AskFormatOption = Annotated[AskFormat, typer.Option(
-    "--format", "-f", help="text: as chat shows it; markdown: the same in Markdown; slack, "
-    "telegram, feishu: the requests that platform receives, as JSON.")]
 
 
 
@@ -58,7 +51,7 @@ def ask(
     snapshot: SnapshotOption = None,
     config: ConfigOption = None,
     lang: UserLanguageOption = None,
-    fmt: AskFormatOption = AskFormat.text,
+    fmt: AskFormatOption = TEXT,
 ) -> None:
     """Answer one chat question, e.g. `prdigest ask "risks for #7035"`.
 
@@ -68,13 +61,15 @@ def ask(
     import asyncio
 
     preview = fmt.value in PLATFORM_FORMATS
-    console = console_for(repo, snapshot, config,
-                          ReplyFormat.text if preview else ReplyFormat(fmt.value), lang)
-    if preview:
-        reply = asyncio.run(console.answer(" ".join(text)))
-        print_preview(fmt.value, console.handler.config, console.channel.repo, reply)
-    else:
-        reply = asyncio.run(console.ask(" ".join(text)))
+    with console_session(repo, snapshot, config,
+                         ReplyFormat.text if preview else ReplyFormat(fmt.value),
+                         lang) as console:
+        if preview:
+            reply = asyncio.run(console.answer(" ".join(text)))
+            print_preview(fmt.value, console.handler.config, (console.channel.repo,),
+                          reply)
+        else:
+            reply = asyncio.run(console.ask(" ".join(text)))
     if reply.kind == "error":
         raise typer.Exit(code=1)
 
@@ -93,13 +88,14 @@ def chat(
     Lines can be edited, and earlier questions come back with the arrow keys (kept
     between sessions in ~/.prdigest_history, or the file $PRDIGEST_HISTORY names).
     """
-    console = console_for(repo, snapshot, config, fmt, lang)
-    if not sys.stdin.isatty():
-        console.chat(read_line=_read_piped_line)
-        return
-    typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave", err=True)
-    with line_history():
-        console.chat(read_line=input)
+    with console_session(repo, snapshot, config, fmt, lang) as console:
+        if not sys.stdin.isatty():
+            console.chat(read_line=_read_piped_line)
+            return
+        typer.echo(f"prdigest: {console.channel.repo} - type help, or quit to leave",
+                   err=True)
+        with line_history():
+            console.chat(read_line=input)
 
 
 def _read_piped_line(prompt: str) -> str:

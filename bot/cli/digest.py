@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -12,22 +10,25 @@ import msgspec
 import typer
 
 from bot.cli.app import (
-    PLATFORM_FORMATS,
     ConfigOption,
-    DigestFormatOption,
     LangOption,
     Language,
     NoLLMOption,
-    OutputFormat,
     SnapshotsOption,
     WeekOption,
     command,
     user_errors,
     week_for,
 )
-from bot.cli.github import LiveSource
-from bot.cli.platforms import print_preview
-from bot.config import Config, load_config
+from bot.cli.live import LiveSource
+from bot.cli.platforms import (
+    MARKDOWN,
+    PLATFORM_FORMATS,
+    DigestFormatOption,
+    load_settings,
+    print_preview,
+)
+from bot.config import secret
 from bot.errors import UserError
 from bot.models import ChatForm
 from bot.render import render_digest
@@ -59,7 +60,7 @@ def digest(
     week: WeekOption,
     snapshot: SnapshotsOption = None,
     config: ConfigOption = None,
-    fmt: DigestFormatOption = OutputFormat.markdown,
+    fmt: DigestFormatOption = MARKDOWN,
     lang: LangOption = Language.zh,
     topics: Annotated[
         str, typer.Option("--topics", help="Comma-separated topics to put first.")
@@ -74,11 +75,11 @@ def digest(
     import asyncio
 
     if style is Style.compact and fmt.value not in STYLED_FORMATS:
-        raise UserError("--style compact is a chat form: use it with --format text, "
-                        "slack, telegram or feishu (markdown is the full report)")
+        raise UserError("--style compact is a chat form: use it with --format text or "
+                        f"{' or '.join(PLATFORM_FORMATS)} (markdown is the full report)")
 
-    from bot.digests import Digests
-    settings = load_config(config)
+    from bot.wiring import ProcessDigests
+    settings = load_settings(config)
     source: Source
     now = None
     if snapshot:
@@ -92,40 +93,17 @@ def digest(
     preview = fmt.value in PLATFORM_FORMATS
 
     async def build() -> Any:
-        with narrator_store(settings, enabled=not no_llm) as store:
-            narrator = narrator_for(settings, store, enabled=not no_llm)
-            try:
-                # A channel's digest links to its report page; the preview shows it too.
-                return await Digests(settings, source, narrator=narrator).build_many(
-                    repos, week, lang.value, focus, link=preview)
-            finally:
-                if narrator is not None:
-                    await narrator.close()
+        # The narrator's answers go to Redis when `REDIS_URL` is set (a rerun then costs
+        # no call), else they are kept in memory for this run.
+        url = secret(settings.cache.url_env) if settings.llm is not None and not no_llm \
+            else None
+        async with ProcessDigests(settings, source, redis_url=url, llm=not no_llm) as digests:
+            # A channel's digest links to its report page; the preview shows it too.
+            return await digests.build_many(repos, week, lang.value, focus, link=preview)
 
-    from bot.narrate import narrator_for
     result = msgspec.structs.replace(asyncio.run(build()),
                                      chat_form=ChatForm(style=style.value, people=people))
     if preview:
-        print_preview(fmt.value, settings, repos[0], result)
+        print_preview(fmt.value, settings, repos, result)
         return
     sys.stdout.write(render_digest(result, fmt.value))  # type: ignore[arg-type]
-
-
-@contextlib.contextmanager
-def narrator_store(settings: Config, *, enabled: bool) -> Iterator[Any]:
-    """Redis for the narrator's answers when `REDIS_URL` is set (a rerun then costs no
-    call), else None (kept in memory for this run)."""
-    if settings.llm is None or not enabled:
-        yield None
-        return
-    from bot.store.cache import cache_from_env
-
-    try:
-        cache = cache_from_env(settings)
-    except ValueError as exc:
-        raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
-    try:
-        yield cache
-    finally:
-        if cache is not None:
-            cache.close()

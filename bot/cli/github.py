@@ -1,13 +1,10 @@
-"""`prdigest snapshot` and `prdigest init`, and live data from GitHub with a progress
-bar."""
+"""`prdigest snapshot` and `prdigest init`."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,75 +18,16 @@ from bot.cli.app import (
     user_errors,
     week_for,
 )
-from bot.config import Config, load_config
+from bot.cli.live import LiveSource, command_github, progress_bar
+from bot.cli.platforms import CHANNEL_ID_HINTS, load_settings
 from bot.errors import UserError
-from bot.models import PullRequest
 from bot.snapshot import data_time, snapshot_for
-from bot.source import Source, WeekData
 from bot.week import DEFAULT_TIMEZONE
 
+if TYPE_CHECKING:
+    pass
+
 # --- live data from GitHub -------------------------------------------------------------
-
-
-def progress_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    """A progress bar on stderr (PRs fetched of PRs found) and the function ending it.
-
-    Only at a terminal: it appears with the first figures and leaves nothing behind;
-    logs and pipes get no bar at all.
-    """
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    console = Console(stderr=True)
-    bar = Progress(TextColumn("fetching PRs"), BarColumn(), MofNCompleteColumn(),
-                   console=console, transient=True)
-    task = bar.add_task("fetch", total=None)
-
-    def update(done: int, total: int) -> None:
-        if not console.is_terminal:
-            return
-        if not bar.live.is_started:
-            bar.start()
-        bar.update(task, completed=done, total=total)
-
-    def finish() -> None:
-        if bar.live.is_started:
-            bar.stop()
-
-    return update, finish
-
-
-class LiveSource:
-    """PRs from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
-    set, each read with a progress bar on stderr (a digest reads two weeks)."""
-
-    def __init__(self, config: Config) -> None:
-        self.config = config
-
-    def fetch_week(self, repo: str, week: str) -> WeekData:
-        with self._source() as source:
-            return source.fetch_week(repo, week)
-
-    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
-        with self._source() as source:
-            return source.fetch_pull(repo, number)
-
-    @contextlib.contextmanager
-    def _source(self) -> Iterator[Source]:
-        from bot.github.source import GitHubSource
-        from bot.store.cache import CachedSource, cache_from_env
-
-        update, finish = progress_bar()
-        github = GitHubSource(self.config, progress=update)
-        cache = cache_from_env(self.config)
-        try:
-            yield CachedSource(github, cache, self.config)
-        finally:
-            finish()
-            github.close()
-            if cache is not None:
-                cache.close()
-
 
 
 @command("snapshot")
@@ -106,13 +44,12 @@ def snapshot_command(
 
     Always asks GitHub (the cache is not used), so the file is as current as GitHub.
     """
-    from bot.github.source import GitHubSource
     from bot.snapshot import write_snapshot
 
-    settings = load_config(config)
+    settings = load_settings(config)
     week = week_for(week, settings, repo)
     update, finish = progress_bar()
-    github = GitHubSource(settings, progress=update)
+    github = command_github(settings, update)
     try:
         data = github.fetch_week(repo, week)
     finally:
@@ -168,13 +105,14 @@ def init(
     else:
         this = current_week(datetime.now(UTC), timezone)
         names = [shift_week(this, -back) for back in range(weeks)]
-        source = LiveSource(load_config(config))
+        source = LiveSource(load_settings(config))
         pulls = [pull for week in names for pull in source.fetch_week(repo, week).snapshot.pulls]
         read_from = f"GitHub, weeks {names[-1]} to {names[0]}"
-    text = render_config(repo, pulls, timezone=timezone, lang=lang.value, read_from=read_from)
+    text = render_config(repo, pulls, timezone=timezone, lang=lang.value, read_from=read_from,
+                         platforms=CHANNEL_ID_HINTS)
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
-    typer.echo(next_commands(repo, str(output), week=week,
+    typer.echo(next_commands(repo, str(output), platform=CHANNEL_ID_HINTS[0][0], week=week,
                              snapshot=None if snapshot is None else str(snapshot)), nl=False)

@@ -1,25 +1,30 @@
-"""What the CLI shows of the chat platforms: the console adapter that answers at the
-terminal, and previews of the requests a platform would receive. The only CLI module
-that imports adapters."""
+"""What the CLI knows of the chat platforms, all from the registry: the config file checked
+by each platform, the formats a preview can take (one per platform), the console adapter
+that answers at the terminal, and previews of the requests a platform would receive. The
+only CLI module that imports adapters."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated
 
+import typer
+
+from adapters.registry import PLATFORMS
 from bot.cli.app import Language
-from bot.config import Config, load_config
+from bot.config import Config
 from bot.errors import UserError
+from bot.models import Digest, Reply
 from bot.snapshot import check_repository, data_time, read_snapshot
 from bot.source import SnapshotSource, Source
 
 if TYPE_CHECKING:
     from adapters.console import ConsoleAdapter
-    from bot.chat.handler import SubscriptionStore
 
 
 class ReplyFormat(StrEnum):
@@ -27,35 +32,94 @@ class ReplyFormat(StrEnum):
     markdown = "markdown"
 
 
-def preview_channel(settings: Config, repo: str, platform: str) -> str:
-    """The id a preview addresses: the first configured channel of that platform that
-    follows `repo`, or a placeholder."""
+# Formats that print the requests a chat platform would receive (`adapters.preview`):
+# one per platform of the registry, named as the platform is.
+PLATFORM_FORMATS: tuple[str, ...] = tuple(spec.name for spec in PLATFORMS)
+DIGEST_FORMATS = ("markdown", "text", "json", *PLATFORM_FORMATS)
+ASK_FORMATS = ("text", "markdown", *PLATFORM_FORMATS)
+
+if TYPE_CHECKING:
+    class DigestFormat(StrEnum):
+        """`--format` of `digest`: its members are `DIGEST_FORMATS`, made at run time."""
+
+    class AskFormat(StrEnum):
+        """`--format` of `ask`: its members are `ASK_FORMATS`, made at run time."""
+else:
+    DigestFormat = StrEnum("DigestFormat", [(name, name) for name in DIGEST_FORMATS])
+    AskFormat = StrEnum("AskFormat", [(name, name) for name in ASK_FORMATS])
+MARKDOWN = DigestFormat("markdown")
+# Each platform and what its channel ids look like, for the config `init` writes.
+CHANNEL_ID_HINTS: tuple[tuple[str, str], ...] = tuple(
+    (spec.name, spec.channel_id_hint) for spec in PLATFORMS)
+TEXT = AskFormat("text")
+
+_REQUESTS = f"{', '.join(PLATFORM_FORMATS)}: the requests that platform receives, as JSON"
+DigestFormatOption = Annotated[DigestFormat, typer.Option(
+    "--format", "-f",
+    help="markdown: the full report; text: the plain chat text; json: the Digest JSON; "
+         f"{_REQUESTS}.")]
+AskFormatOption = Annotated[AskFormat, typer.Option(
+    "--format", "-f", help=f"text: as chat shows it; markdown: the same in Markdown; "
+                           f"{_REQUESTS}.")]
+
+
+def load_settings(path: Path | None) -> Config:
+    """The config file every command reads: each platform's channels and settings
+    checked by the platform (`adapters.registry`)."""
+    from adapters.registry import load_settings as load
+
+    return load(path)
+
+
+def preview_target(settings: Config, platform: str, repos: Sequence[str],
+                   payload: Digest | Reply) -> tuple[str, str | None]:
+    """Where a preview is addressed, and the delivery key a digest carries there.
+
+    A digest goes to the configured channel of `platform` that gets exactly this digest
+    (the same repositories in the same order, its language and chat form), with the
+    key the schedule's first delivery of that week to it would carry; a reply to the
+    first channel of `platform` following the repository. With no such channel, the
+    placeholder id (and a digest the key a channel of that id would get)."""
     from adapters.preview import PLACEHOLDER_CHANNEL
+    from bot.store.ledger import Slot
 
-    return next((c.id for c in settings.channels
-                 if c.platform == platform and c.follows(repo)),
-                PLACEHOLDER_CHANNEL)
+    wanted = tuple(name.lower() for name in repos)
+    if isinstance(payload, Reply):
+        channel = next((c for c in settings.channels
+                        if c.platform == platform and c.follows(repos[0])), None)
+        return (channel.id if channel else PLACEHOLDER_CHANNEL), None
+    channel = next((c for c in settings.channels if c.platform == platform
+                    and tuple(name.lower() for name in c.repositories) == wanted
+                    and c.lang == payload.lang and c.chat_form == payload.chat_form), None)
+    channel_id = channel.id if channel is not None else PLACEHOLDER_CHANNEL
+    scope = channel.scope if channel is not None else ", ".join(repos)
+    return channel_id, Slot(payload.week, f"{platform}:{channel_id}", scope).delivery_key(0)
 
 
-
-def console_for(
+@contextlib.contextmanager
+def console_session(
     repo: str | None,
     snapshot_path: Path | None,
     config_path: Path | None,
     fmt: ReplyFormat,
     lang: Language | None,
-) -> ConsoleAdapter:
+) -> Iterator[ConsoleAdapter]:
     """A console adapter on the snapshot file or live GitHub, for the repository asked
-    about; setup problems are `UserError`s (exit code 2)."""
+    about, answering through the process's one `Digests` (subscriptions in the server's
+    Redis when `REDIS_URL` names it, so the console subscribes like a chat does; the
+    narrator when `[llm]` is configured); setup problems are `UserError`s (exit code 2)."""
+    import asyncio
     import logging
 
     from adapters.console import ConsoleAdapter, console_channel
     from bot.chat.handler import CommandHandler, utc_now
+    from bot.config import secret
+    from bot.wiring import ProcessDigests
 
     # Why a reply says "data unavailable" (a missing token, a refused request) goes to
     # stderr: at a terminal the operator is the user.
     logging.basicConfig(level=logging.WARNING, format="prdigest: %(message)s")
-    settings = load_config(config_path)
+    settings = load_settings(config_path)
     now: Callable[[], datetime] = utc_now
     source: Source
     if snapshot_path is not None:
@@ -76,33 +140,25 @@ def console_for(
             repo = candidates[0]
         if repo is None:
             raise UserError("name the repository with --repo owner/name")
-        from bot.store.cache import live_source
+        from bot.cli.live import LiveSource
 
-        source = live_source(settings)
+        source = LiveSource(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
-    handler = CommandHandler(settings, source, console_subscriptions(settings), now=now)
-    return ConsoleAdapter(handler, channel, fmt=fmt.value, lang=lang.value if lang else None)
+    wiring = ProcessDigests(settings, source, redis_url=secret(settings.cache.url_env) or None,
+                            now=now)
+    try:
+        yield ConsoleAdapter(CommandHandler(wiring.digests), channel, fmt=fmt.value,
+                             lang=lang.value if lang else None)
+    finally:
+        asyncio.run(wiring.close())
 
 
-def console_subscriptions(settings: Config) -> SubscriptionStore | None:
-    """The server's subscription store when its Redis is named (`REDIS_URL`), so the
-    console subscribes like a chat does; without it, subscribing says it is unavailable."""
-    from bot.config import secret
-
-    url = secret(settings.cache.url_env)
-    if not url:
-        return None
-    from bot.store.client import sync_client
-    from bot.store.subscriptions import RedisSubscriptionStore
-
-    return RedisSubscriptionStore(sync_client(url, settings.cache.url_env))
-
-
-
-
-def print_preview(fmt: str, settings: Config, repo: str, payload: Any) -> None:
-    """The requests `fmt`'s platform would receive for `payload` (a digest or a reply),
-    as JSON on stdout."""
+def print_preview(fmt: str, settings: Config, repos: Sequence[str],
+                  payload: Digest | Reply) -> None:
+    """The requests `fmt`'s platform would receive for `payload` (a digest of `repos`, or
+    a reply about the first), as JSON on stdout: addressed and keyed as
+    `preview_target` says."""
     from adapters.preview import preview_json
 
-    sys.stdout.write(preview_json(fmt, preview_channel(settings, repo, fmt), payload))
+    channel_id, key = preview_target(settings, fmt, repos, payload)
+    sys.stdout.write(preview_json(fmt, channel_id, payload, key=key))

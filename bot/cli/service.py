@@ -18,9 +18,11 @@ from bot.cli.app import (
     fail,
     user_errors,
 )
-from bot.config import load_config
+from bot.cli.platforms import load_settings
+from bot.config import Config
 from bot.errors import UserError
-from bot.snapshot import data_time, read_snapshot
+from bot.models import Snapshot
+from bot.snapshot import data_time, read_snapshot, read_snapshots
 
 
 class LogLevel(StrEnum):
@@ -39,9 +41,11 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.",
                                       min=1, max=65535)] = 8080,
-    snapshot: Annotated[Path | None, typer.Option(
-        "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False,
-        help="Read PRs from this snapshot file instead of GitHub (an offline demo).")] = None,
+    snapshot: Annotated[list[Path] | None, typer.Option(
+        "--snapshot", "-s", envvar="PRDIGEST_SNAPSHOT", dir_okay=False, metavar="<file>",
+        help="Read PRs from this snapshot file instead of GitHub (an offline demo); one "
+             "file for every repository, or one per repository, each matched by the "
+             "repository it holds.")] = None,
     log_level: Annotated[LogLevel, typer.Option(
         "--log-level", help="How much the log says.")
                          ] = LogLevel.info,
@@ -50,7 +54,7 @@ def serve(
     """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
 
     Platforms whose secrets are not in the environment stay off; with --snapshot every
-    week and PR is read from the file instead of GitHub (a demo that runs offline).
+    week and PR is read from the files instead of GitHub (a demo that runs offline).
     """
     import logging
 
@@ -60,16 +64,16 @@ def serve(
     from bot.web.app import create_app
     from bot.web.connections import uvicorn_limits, uvicorn_log_config
 
-    settings = load_config(config)
+    settings = load_settings(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
-    if snapshot is not None:
+    if snapshot:
         from bot.source import SnapshotSource
 
-        data = read_snapshot(snapshot)
-        moment = data_time(data)
-        options["source"] = SnapshotSource(data)
+        held = served_snapshots(settings, snapshot)
+        moment = max((t for t in map(data_time, held) if t is not None), default=None)
+        options["source"] = SnapshotSource(*held)
         if moment is not None:
-            # "This week" means the snapshot's last week, as in `prdigest ask`.
+            # "This week" means the snapshots' last week, as in `prdigest ask`.
             options["now"] = lambda: moment
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -83,6 +87,20 @@ def serve(
                 **uvicorn_limits(settings.server))
 
 
+def served_snapshots(settings: Config, paths: list[Path]) -> list[Snapshot]:
+    """The files `serve` reads: one answers for every repository (a demo); several are
+    matched by the repository each holds, which must be one the config lists."""
+    if len(paths) == 1:
+        return [read_snapshot(paths[0])]
+    held = read_snapshots(paths)
+    listed = {name.lower() for name in settings.repos}
+    for path, data in zip(paths, held, strict=True):
+        if data.repository.lower() not in listed:
+            raise UserError(f"{path}: holds {data.repository}, which is not under [repos] "
+                            "in the config")
+    return held
+
+
 @command()
 @user_errors
 def post(
@@ -90,7 +108,8 @@ def post(
     week: WeekOption,
     channel: Annotated[str, typer.Option(
         "--channel", metavar="PLATFORM:ID",
-        help="The configured channel, platform:id (slack:C0123456).")],
+        help="The configured channel as platform:id, its `platform` and `id` in the "
+             "config's [[channels]].")],
     force: Annotated[bool, typer.Option(
         "--force", help="Send again even if the ledger says it was posted.")] = False,
     dry_run: Annotated[bool, typer.Option(
@@ -106,24 +125,28 @@ def post(
     import asyncio
     import logging
 
+    from bot.cli.live import LiveSource
     from bot.delivery.post import describe, dry_run_post, post_now
     from bot.store.client import REDIS_ERRORS
 
+    settings = load_settings(config)
+    live = None if snapshot else LiveSource(settings)
     if dry_run:
-        target, shown, parts = asyncio.run(dry_run_post(load_config(config), repo, week,
-                                                        channel, snapshots=snapshot or ()))
-        sys.stdout.write(parts)
-        typer.echo(f"prdigest: dry run: {shown} of {target.scope} to {target.key}; "
-                   "nothing was sent", err=True)
+        found = asyncio.run(dry_run_post(settings, repo, week, channel,
+                                         snapshots=snapshot or (), llm=not no_llm,
+                                         force=force, live=live))
+        sys.stdout.write(found.requests)
+        ledger = f"; {found.ledger}" if found.ledger else ""
+        typer.echo(f"prdigest: dry run: {found.week} of {found.channel.scope} to "
+                   f"{found.channel.key}; nothing was sent{ledger}", err=True)
         return
 
     # The outcome is the one line below; library chatter would only bury it.
     logging.basicConfig(level=logging.ERROR, format="prdigest: %(name)s: %(message)s")
 
-    settings = load_config(config)
     try:
         result = asyncio.run(post_now(settings, repo, week, channel, force=force,
-                                      snapshots=snapshot or (), llm=not no_llm))
+                                      snapshots=snapshot or (), llm=not no_llm, live=live))
     except REDIS_ERRORS as exc:
         fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
              "again once Redis answers (the ledger keeps a post from going out twice)")

@@ -77,33 +77,31 @@ def utc_now() -> datetime:
 class MergeNotifier:
     """Sends one notice per (merged PR, subscribed channel), ever.
 
-    The PR is read again through the source (files give path topics, reviews the
-    risks); when that fails, the event's own fields are used.
+    The PR is read again through the source of the process's one `digests` (files
+    give path topics, reviews the risks); when that fails, the event's own fields are
+    used. The channels' subscriptions are the ones chat writes (`digests.subscriptions`).
     """
 
     def __init__(
         self,
-        config: Config,
-        source: Source | None,
-        store: TopicStore | None,
+        digests: Digests,
         claims: Claims,
         sender: NoticeSender,
         *,
         on_sent: Callable[[str, bool], None] | None = None,
         notice_ttl_seconds: int = NOTICE_TTL_SECONDS,
-        digests: Digests | None = None,
         threads: ThreadParents | None = None,
         batches: NoticeBatches | None = None,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
-        self.config = config
-        self.source = source
-        self.store = store
+        self.config: Config = digests.config
+        self.source: Source | None = digests.source
+        self.store: TopicStore | None = digests.subscriptions
         self.claims = claims
         self.sender = sender
         self.on_sent = on_sent
         self.notice_ttl_seconds = notice_ttl_seconds
-        self.digests = digests or Digests(config, source)
+        self.digests = digests
         client = claims.client
         self.threads = threads or ThreadParents(client, prefix=claims.keys.prefix)
         self.batches = batches if batches is not None else (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.poster import AdapterPoster, DigestAdapter
@@ -17,13 +18,16 @@ from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler, utc_now
+from bot.digests import Digests
 from bot.errors import ConfigError, UserError
 from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
-from bot.store.client import async_client
+from bot.store.client import REDIS_ERRORS, async_client
 from bot.store.client import parse as parse_redis_url
+from bot.store.ledger import Ledger, LedgerEntry, Slot, next_delivery_key
 from bot.week import past_week, resolve_week
+from bot.wiring import ProcessDigests
 
 # Every platform a channel may be posted to: the registry, imported lazily per platform.
 ADAPTERS = {spec.name: spec for spec in PLATFORMS}
@@ -33,7 +37,8 @@ def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
     """The configured channel `platform:id` that follows `repo` (alone or among others)."""
     platform, _, channel_id = key.partition(":")
     if not platform or not channel_id:
-        raise UserError(f"--channel {key!r}: expected platform:id, such as slack:C0123456")
+        raise UserError(f"--channel {key!r}: expected platform:id, a channel's `platform` "
+                        "and `id` in the config's [[channels]]")
     matches = [c for c in config.channels if c.key == key]
     for channel in matches:
         if channel.follows(repo):
@@ -51,11 +56,12 @@ def checked_week(text: str, channel: ChannelConfig) -> str:
     return past_week(resolve_week(text, now, channel.timezone), now, channel.timezone)
 
 
-def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
+def adapter_for(digests: Digests, platform: str) -> DigestAdapter:
     """The platform's adapter as the server would build it, for posting only: it asks
     only for the secrets a post uses (no signing secret, webhook secret or app token)."""
     from bot.chat.handler import CommandHandler
 
+    config = digests.config
     if platform in LOCAL_PLATFORMS:
         raise UserError(f"{platform} channels print; they are not posted to")
     spec = ADAPTERS.get(platform)
@@ -70,7 +76,7 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
     if missing:
         raise ConfigError(f"{platform} is not configured in this environment: set "
                           f"{', '.join(missing)}")
-    adapter = factory.from_config(config, CommandHandler(config, source), Claims(None),
+    adapter = factory.from_config(config, CommandHandler(digests), Claims(None),
                                   outbound_only=True)
     if adapter is None:
         raise ConfigError(f"{platform} is not configured in this environment")
@@ -80,12 +86,15 @@ def adapter_for(config: Config, source: Source, platform: str) -> DigestAdapter:
 async def post_now(
     config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
     snapshots: Sequence[Path] = (), adapter: DigestAdapter | None = None,
-    redis_url: str | None = None, llm: bool = True,
+    redis_url: str | None = None, llm: bool = True, live: Source | None = None,
 ) -> PostResult:
     """Post `week` of `repo` to the channel through the ledger; what happened comes back.
 
-    `adapter` and `redis_url` replace what the config and environment name (tests);
-    `llm=False` keeps the narrator off (`--no-llm`).
+    The process's one `Digests` (its subscriptions and narrator in the same Redis as
+    the ledger) builds the digest, as the schedule's does. `adapter` and `redis_url`
+    replace what the config and environment name (tests); `llm=False` keeps the narrator
+    off (`--no-llm`); `live` is where PRs come from without `snapshots` (default: GitHub
+    behind the cache).
     """
     channel = find_channel(config, channel_key, repo)
     week = checked_week(week, channel)
@@ -94,54 +103,90 @@ async def post_now(
         raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
                           "ledger in Redis, shared with the weekly schedule")
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
+    source = post_source(config, channel, snapshots, live)
+    async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
+        target = adapter or adapter_for(digests, channel.platform)
+        client = async_client(url, config.cache.url_env)
+        try:
+            # A digest built from a local file is not shared with the schedule's replicas.
+            scheduler = Scheduler(digests, client, AdapterPoster({channel.platform: target}),
+                                  replica=f"cli-{socket.gethostname()}-{os.getpid()}",
+                                  share_digests=not snapshots)
+            return await scheduler.post(channel, week, force=force)
+        finally:
+            await client.aclose()
+            if adapter is None:
+                await target.close()
+
+
+def post_source(config: Config, channel: ChannelConfig, snapshots: Sequence[Path],
+                live: Source | None = None) -> Source:
+    """The channel's snapshot files, else `live`, else GitHub behind the cache the
+    environment names."""
+    if snapshots:
+        return SnapshotSource(*snapshots_for(channel.repositories, snapshots))
+    if live is not None:
+        return live
     from bot.store.cache import live_source
 
-    source: Source = (SnapshotSource(*snapshots_for(channel.repositories, snapshots))
-                      if snapshots else live_source(config))
-    target = adapter or adapter_for(config, source, channel.platform)
-    client = async_client(url, config.cache.url_env)
-    from bot.digests import Digests
-    from bot.narrate import narrator_for
-    from bot.store.cache import Cache
+    return live_source(config)
 
-    store = Cache.from_url(url) if config.llm is not None and llm else None
-    narrator = narrator_for(config, store, enabled=llm)
-    try:
-        # A digest built from a local file is not shared with the schedule's replicas.
-        scheduler = Scheduler(config, source, client, AdapterPoster({channel.platform: target}),
-                              replica=f"cli-{socket.gethostname()}-{os.getpid()}",
-                              share_digests=not snapshots,
-                              digests=Digests(config, source, narrator=narrator))
-        return await scheduler.post(channel, week, force=force)
-    finally:
-        await client.aclose()
-        if narrator is not None:
-            await narrator.close()
-        if store is not None:
-            store.close()
-        if adapter is None:
-            await target.close()
+
+@dataclass(frozen=True)
+class DryRun:
+    """What `post --dry-run` found: the channel and week, the platform's requests as
+    JSON, and what the ledger says of the slot (empty when it was not read)."""
+
+    channel: ChannelConfig
+    week: str
+    requests: str
+    ledger: str = ""
 
 
 async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
-                       snapshots: Sequence[Path] = ()) -> tuple[ChannelConfig, str, str]:
-    """What `post` would send, without sending: (channel, week, the platform's requests
-    as JSON). It needs neither Redis nor a platform secret: the digest is the one the
-    schedule builds, with the channel's configured topics first (topics subscribed in
-    chat live in Redis and are left out)."""
+                       snapshots: Sequence[Path] = (), llm: bool = True, force: bool = False,
+                       live: Source | None = None) -> DryRun:
+    """What `post` would send, without sending: the digest `post` builds - the channel's
+    configured topics first, then those subscribed in chat when `REDIS_URL` names the
+    Redis they live in - as the requests the platform would receive, with the delivery
+    key the send would carry (the ledger's, when it can be read). It needs no platform
+    secret."""
     from adapters.preview import preview_json
-    from bot.digests import Digests
-    from bot.github.source import GitHubSource
-    from bot.store.cache import CachedSource
 
     channel = find_channel(config, channel_key, repo)
     if channel.platform in LOCAL_PLATFORMS:
         raise UserError(f"{channel.platform} channels print; they are not posted to")
     week = checked_week(week, channel)
-    source: Source = (SnapshotSource(*snapshots_for(channel.repositories, snapshots))
-                      if snapshots else CachedSource(GitHubSource(config), None, config))
-    digest = await Digests(config, source).for_channel(channel, week)
-    return channel, week, preview_json(channel.platform, channel.id, digest)
+    url = secret(config.cache.url_env)
+    if url:
+        parse_redis_url(url, config.cache.url_env)
+    slot = Slot(week, channel.key, channel.scope)
+    entry, ledger = await _ledger_entry(slot, url, config.cache.url_env)
+    source = post_source(config, channel, snapshots, live)
+    async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
+        digest = await digests.for_channel(channel, week)
+    key = next_delivery_key(slot, entry, force=force)
+    if entry is not None and entry.state in ("posted", "held") and not force:
+        ledger = (f"the ledger has it {entry.state}: post would send nothing without "
+                  "--force")
+    return DryRun(channel, week, preview_json(channel.platform, channel.id, digest, key=key),
+                  ledger)
+
+
+async def _ledger_entry(slot: Slot, url: str | None, variable: str
+                        ) -> tuple[LedgerEntry | None, str]:
+    """The slot's ledger entry when Redis is named and answers, and a note when it does
+    not (the preview then shows a first delivery's key)."""
+    if not url:
+        return None, ""
+    client = async_client(url, variable)
+    try:
+        return await Ledger(client).get(slot), ""
+    except REDIS_ERRORS as exc:
+        return None, (f"the ledger could not be read ({type(exc).__name__}); shown as a "
+                      "first delivery")
+    finally:
+        await client.aclose()
 
 
 def describe(result: PostResult) -> str:

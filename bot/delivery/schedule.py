@@ -51,7 +51,7 @@ from typing import Literal, Protocol
 import msgspec
 import redis.asyncio as aioredis
 
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig
 from bot.delivery.due import DueFailure, DueRun, due_runs
 from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
@@ -63,8 +63,7 @@ from bot.models import Digest
 from bot.source import Source
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
-from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff
-from bot.store.subscriptions import TopicStore
+from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff, next_delivery_key
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +110,8 @@ class Scheduler:
 
     `tick(now)` is one pass; `run_forever(stop_event)` ticks just after every minute
     boundary (cron's resolution) until the event is set. `post()` is the on-demand
-    path of `prdigest post`, through the same lock and ledger.
+    path of `prdigest post`, through the same lock and ledger. `digests` is the
+    process's one (its config, source and subscriptions), the one chat answers from.
 
     Options: `clock` decides what is due (tests move it); `lock_seconds` is how long a
     dead replica's slot stays locked (renewed while alive, so a slow post keeps it),
@@ -127,13 +127,11 @@ class Scheduler:
 
     def __init__(
         self,
-        config: Config,
-        source: Source,
+        digests: Digests,
         redis_client: aioredis.Redis,
         poster: Poster,
         *,
         clock: Callable[[], datetime] = utc_now,
-        subscriptions: TopicStore | None = None,
         replica: str | None = None,
         lock_seconds: float = 60.0,
         build_lock_seconds: float = 30.0,
@@ -145,16 +143,17 @@ class Scheduler:
         prefix: str = KEY_PREFIX,
         rng: random.Random | None = None,
         record_wait_seconds: float = 600.0,
-        digests: Digests | None = None,
         on_failure: Callable[[str], None] | None = None,
         budget: Budget | None = None,
     ) -> None:
+        if digests.source is None:
+            raise ValueError("the schedule reads its weeks from a source of PR data")
+        config = digests.config
         self.config = config
-        self.source = source
+        self.source: Source = digests.source
         self.redis = redis_client
         self.poster = poster
         self.clock = clock
-        self.subscriptions = subscriptions
         self.replica = replica or default_replica_name()
         self.lock_seconds = lock_seconds
         self.build_lock_seconds = build_lock_seconds
@@ -168,11 +167,11 @@ class Scheduler:
         self.rng = rng or random.Random()
         self.record_wait_seconds = record_wait_seconds
         self.ledger = Ledger(redis_client, prefix=prefix)
-        self.digests = digests or Digests(config, source, subscriptions=subscriptions)
+        self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
         self.on_failure = on_failure or (lambda kind: None)
-        self.shared = SharedDigests(self.digests, source, redis_client, self.keys, self.stats,
+        self.shared = SharedDigests(self.digests, self.source, redis_client, self.keys, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
                                     trends=previous_week, budget=budget)
         self.prefetcher = Prefetcher(config, self.shared, budget=budget, trends=previous_week,
@@ -385,18 +384,18 @@ class Scheduler:
 
     def _intent(self, slot: Slot, entry: LedgerEntry | None, now: datetime, *,
                 force: bool, in_doubt: bool) -> LedgerEntry:
+        key = next_delivery_key(slot, entry, force=force)
         if entry is None:
             return LedgerEntry(state="sending", week=slot.week, channel=slot.channel,
-                               repo=slot.repo, delivery_key=slot.delivery_key(0),
+                               repo=slot.repo, delivery_key=key,
                                attempts=1, first_attempt_at=now, last_attempt_at=now,
                                replica=self.replica, forced=force)
         if force:
-            generation = entry.generation + 1
             return msgspec.structs.replace(
-                entry, state="sending", delivery_key=slot.delivery_key(generation),
-                generation=generation, attempts=entry.attempts + 1, failures=0,
-                first_attempt_at=now, last_attempt_at=now, retry_at=None, posted_at=None,
-                message_ids=(), replica=self.replica, error=None, forced=True)
+                entry, state="sending", delivery_key=key, generation=entry.generation + 1,
+                attempts=entry.attempts + 1, failures=0, first_attempt_at=now,
+                last_attempt_at=now, retry_at=None, posted_at=None, message_ids=(),
+                replica=self.replica, error=None, forced=True)
         # A retry keeps its key and first-attempt time: a platform that deduplicates by
         # key recognises it.
         return msgspec.structs.replace(

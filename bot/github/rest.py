@@ -17,6 +17,7 @@ whether it is outdated.
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -32,6 +33,7 @@ from github.GithubException import (
 from github.GithubObject import NonCompletableGithubObject
 from github.PaginatedList import PaginatedList
 from github.Requester import Requester
+from urllib3.exceptions import NameResolutionError
 
 from bot.errors import SourceError
 from bot.models import (
@@ -67,7 +69,10 @@ class RequestPolicy:
     """Retries, rate-limit waits and error wording around each PyGithub call.
 
     `max_wait_seconds`: a reset (or Retry-After) at most this far away is waited
-    for; a later one fails at once with the reset time in UTC.
+    for; a later one fails at once with the reset time in UTC. `on_retry(reason,
+    delay)` hears of each retry before its wait (a command line says it is retrying);
+    `retry_unresolved=False` fails at once when GitHub's host name does not resolve
+    (offline, or a mistyped `github.api_url`), where waiting rarely helps a command.
     """
 
     def __init__(
@@ -82,8 +87,12 @@ class RequestPolicy:
         backoff_seconds: float = 1.0,
         max_wait_seconds: float = 60.0,
         max_rate_waits: int = 3,
+        on_retry: Callable[[str, float], None] | None = None,
+        retry_unresolved: bool = True,
     ) -> None:
         self.requester = requester
+        self.on_retry = on_retry
+        self.retry_unresolved = retry_unresolved
         self.api_url = api_url
         self.token_source = token_source
         self.sleep = sleep
@@ -104,10 +113,10 @@ class RequestPolicy:
                 return fn()
             except RateLimited as exc:
                 delay = self._rate_delay(exc.headers, str(exc), waits)
-                waits += 1
+                waits, why = waits + 1, "rate limited"
             except RateLimitExceededException as exc:
                 delay = self._rate_delay(exc.headers or {}, exc.message or "", waits)
-                waits += 1
+                waits, why = waits + 1, "rate limited"
             except BadCredentialsException as exc:
                 raise SourceError(
                     f"GitHub rejected the token {self.token_source} "
@@ -116,7 +125,7 @@ class RequestPolicy:
             except GithubException as exc:
                 if exc.status == 429 or (exc.status == 403 and _looks_limited(exc)):
                     delay = self._rate_delay(exc.headers or {}, exc.message or "", waits)
-                    waits += 1
+                    waits, why = waits + 1, "rate limited"
                 elif exc.status == 401:
                     raise SourceError(
                         f"GitHub rejected the token {self.token_source} "
@@ -124,20 +133,23 @@ class RequestPolicy:
                     ) from None
                 elif exc.status >= 500:
                     failures += 1
+                    why = f"{exc.status} {exc.message or 'server error'}"
                     if failures > self.retries:
                         raise SourceError(
-                            f"GitHub keeps failing ({exc.status} {exc.message or 'server error'})"
-                            f" after {failures} attempts; try again later"
-                        ) from None
+                            f"GitHub keeps failing ({why}) after {failures} attempts; try "
+                            "again later") from None
                     delay = _retry_after(exc.headers or {}) or self._backoff(failures)
                 else:
                     raise
             except (requests.Timeout, requests.ConnectionError,
                     requests.exceptions.ChunkedEncodingError) as exc:
                 failures += 1
+                why = _network_reason(exc)
+                if why == HOST_NOT_FOUND and not self.retry_unresolved:
+                    raise SourceError(f"cannot reach GitHub at {self.api_url} ({why})") from None
                 if failures > self.retries:
                     raise SourceError(
-                        f"cannot reach GitHub at {self.api_url} ({_network_reason(exc)}) "
+                        f"cannot reach GitHub at {self.api_url} ({why}) "
                         f"after {failures} attempts"
                     ) from None
                 delay = self._backoff(failures)
@@ -145,7 +157,9 @@ class RequestPolicy:
                 raise SourceError(
                     f"cannot talk to GitHub at {self.api_url} ({type(exc).__name__})"
                 ) from None
-            log.info("GitHub request failed; retrying in %.1f s", delay)
+            log.info("GitHub request failed (%s); retrying in %.1f s", why, delay)
+            if self.on_retry is not None:
+                self.on_retry(why, delay)
             self.slept.append(delay)
             self.sleep(delay)
             if waits:
@@ -207,19 +221,39 @@ def _looks_limited(exc: GithubException) -> bool:
     )
 
 
+HOST_NOT_FOUND = "host not found"
+
+
 def _network_reason(exc: Exception) -> str:
     if isinstance(exc, requests.Timeout):
         return "timed out"
+    if _unresolved(exc):
+        return HOST_NOT_FOUND
     text = str(exc)
     for needle, reason in (
         ("Connection refused", "connection refused"),
-        ("Name or service not known", "host not found"),
-        ("Temporary failure in name resolution", "host not found"),
         ("Network is unreachable", "network unreachable"),
     ):
         if needle in text:
             return reason
     return type(exc).__name__
+
+
+def _unresolved(exc: BaseException) -> bool:
+    """Whether the failure is a host name that did not resolve: urllib3's
+    `NameResolutionError` (or the `socket.gaierror` under it) anywhere in the chain
+    requests wraps it in."""
+    seen: set[int] = set()
+    todo: list[object] = [exc]
+    while todo:
+        item = todo.pop()
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, NameResolutionError | socket.gaierror):
+            return True
+        todo += [*item.args, item.__cause__, item.__context__, getattr(item, "reason", None)]
+    return False
 
 
 def rollup(states: Sequence[str]) -> CheckState | None:

@@ -64,7 +64,8 @@ class GitHubSource:
     status or "error" when no answer came), for metrics; `budget` keeps the GraphQL
     points GitHub reports (one per identity; a new one when not given). Without a
     `token` given, a GitHub App in the environment (`bot.github.app`) is used when
-    set, else the token in `github.token_env`.
+    set, else the token in `github.token_env`. `on_retry` and `retry_unresolved` go to
+    the request policy (`bot.github.rest.RequestPolicy`).
     """
 
     def __init__(
@@ -82,6 +83,8 @@ class GitHubSource:
         page_size: int = PAGE_SIZE,
         on_request: Callable[[str, int | str], None] | None = None,
         budget: Budget | None = None,
+        on_retry: Callable[[str, float], None] | None = None,
+        retry_unresolved: bool = True,
     ) -> None:
         self.config = config
         self.budget = budget if budget is not None else Budget(clock=clock)
@@ -122,6 +125,8 @@ class GitHubSource:
             retries=retries,
             backoff_seconds=backoff_seconds,
             max_wait_seconds=max_wait_seconds,
+            on_retry=on_retry,
+            retry_unresolved=retry_unresolved,
         )
         self.mode = "graphql" if auth is not None else "rest"
         self.backend: _Backend

@@ -1,19 +1,21 @@
 """Digest and Reply to words: jinja2 templates per format, message catalogs per language.
 
 Structure comes from `DigestView`, wording from `templates/`, escaping from
-`bot.render.markup`. One jinja2 environment per language, built once.
+`bot.render.markup`. One jinja2 environment per language, built once. A chat platform's
+renderer lives with its adapter and builds on these.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Literal
 
 import msgspec
 
 from bot.models import Digest, Reply
-from bot.render.chat import CHAT_FORMATS, chat_fit, chat_view
-from bot.render.markup import markup_for
+from bot.render.chat import chat_fit
+from bot.render.markup import Markup, markup_for
 from bot.render.templating import environment, render_template
 from bot.render.view import DigestView
 
@@ -30,17 +32,20 @@ def render_digest(digest: Digest, fmt: DigestFormat) -> str:
         return msgspec.json.format(msgspec.json.encode(digest), indent=2).decode() + "\n"
     if fmt == "text":
         return chat_fit(digest)[1]
-    view = chat_view(digest) if fmt in CHAT_FORMATS else DigestView(digest)
+    view = DigestView(digest)
     return render_template(_TEMPLATE_OF[fmt], digest.lang, v=view, d=digest, m=markup_for(fmt))
 
 
-def render_reply(reply: Reply, fmt: str) -> str:
-    """A chat reply in a text format (`markdown` or `text`); a digest reply is the digest."""
+def render_reply(reply: Reply, fmt: str, *, markup: Markup | None = None,
+                 roots: tuple[Path, ...] = ()) -> str:
+    """A chat reply in a text format (`markdown` or `text`); a digest reply is the digest.
+    A chat platform with reply templates of its own (`<fmt>/reply_<kind>.<fmt>.j2` in
+    one of `roots`) renders them with its `markup`."""
     if reply.kind == "digest" and reply.digest is not None and fmt in _TEMPLATE_OF:
         return render_digest(reply.digest, fmt)  # type: ignore[arg-type]
     ext = _REPLY_EXT.get(fmt, f"{fmt}.j2")
-    return render_template(f"{fmt}/reply_{reply.kind}.{ext}", reply.lang, reply=reply,
-                           m=markup_for(fmt), params=dict(reply.params))
+    return render_template(f"{fmt}/reply_{reply.kind}.{ext}", reply.lang, roots=roots,
+                           reply=reply, m=markup or markup_for(fmt), params=dict(reply.params))
 
 
 def split_sections(

@@ -21,7 +21,6 @@ BUDGET = 2500
 # What a platform may show of the chat view: the plain text's budget plus its own
 # header facts (repository, period, counts), which the plain text leaves out.
 CHAT_CEILING = BUDGET * 11 // 10
-CHAT_FORMATS = frozenset({"text", "slack", "telegram", "feishu"})
 TEXT_TEMPLATE = "text/digest.txt.j2"
 # (themes, PRs per theme, risks, key PRs, suggestions, characters per line, notable
 # features in the summary), most generous first.

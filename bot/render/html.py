@@ -25,13 +25,17 @@ CHART_LABEL_CHARS = 22
 
 @dataclass(frozen=True)
 class ReportWeek:
-    """One line of the weeks index: the week, its dates, whether a digest is cached."""
+    """One line of the weeks index: the week, its dates, whether a digest is cached. A
+    server reading snapshot files can serve only the weeks they hold (`available`);
+    `data_until` is the day their data ends, on the week it ends in."""
 
     week: str
     since: str
     until: str
     cached: bool
     current: bool
+    available: bool = True
+    data_until: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,10 +166,12 @@ def render_report_page(digest: Digest, links: PageLinks, *, focus: Sequence[str]
 
 
 def render_index_page(repo: str, weeks: Sequence[tuple[ReportWeek, str]], lang: Lang,
-                      links: PageLinks) -> str:
-    """The list of a repository's weeks, each with the address of its report."""
+                      links: PageLinks, *, snapshots: bool = False) -> str:
+    """The list of a repository's weeks, each with the address of its report; with
+    `snapshots` (a server reading snapshot files) it says that weeks the files do not
+    hold have no report, and shows them unlinked."""
     return render_template("html/index.html", lang, repo=repo, weeks=weeks, links=links,
-                           m=markup_for("html"))
+                           snapshots=snapshots, m=markup_for("html"))
 
 
 def render_home_page(repos: Sequence[HomeEntry], lang: Lang, links: PageLinks) -> str:

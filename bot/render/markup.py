@@ -6,7 +6,6 @@ remember to: `m.bold(title)`, `m.code(path)`, `m.link(url, label)`, `m.pr(n, url
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable
 from typing import ClassVar, Protocol
@@ -19,18 +18,22 @@ from bot.engine.text import strip_control
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<]|~~)")
 _MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 _MD_LINE_START = re.compile(r"(\n\s*)([#>+\-=]|\d+\.)")
-_TG_MENTION = re.compile(r"@(?=\w)")
-_TG_LINK_TARGET = re.compile(r"https?://\S+", re.I)
+_WEB_URL = re.compile(r"https?://\S+", re.I)
 
 
 def is_web_url(url: str) -> bool:
     """Whether `url` is an http(s) address: the only links chat text and buttons carry
-    (`javascript:`, `slack://` or `tg://` from GitHub text must not become one)."""
-    return bool(_TG_LINK_TARGET.fullmatch(_clean(url).strip()))
+    (`javascript:` or an app's own scheme from GitHub text must not become one)."""
+    return bool(_WEB_URL.fullmatch(_clean(url).strip()))
 
 
 def _clean(text: object) -> str:
     return strip_control("" if text is None else str(text))
+
+
+def clean(text: object) -> str:
+    """Any value as the text every format escapes: a string without control characters."""
+    return _clean(text)
 
 
 def _fence(text: str) -> str:
@@ -100,122 +103,6 @@ class TextMarkup:
         return self.esc(f"{repo}#{int(number)}")
 
 
-class SlackMarkup:
-    """Slack mrkdwn: only `& < >` are escaped, so `<!channel>` in a title pings nobody."""
-
-    name: ClassVar[str] = "slack"
-
-    def esc(self, text: object) -> str:
-        return _clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-    def bold(self, text: object) -> str:
-        return f"*{self.esc(text).replace('*', '∗')}*"
-
-    def code(self, text: object) -> str:
-        return f"`{self.esc(text).replace('`', 'ˋ')}`"
-
-    def link(self, url: str, label: object) -> str:
-        if not is_web_url(url):
-            return self.esc(label)
-        target = self.esc(url.strip()).replace("|", "%7C")
-        return f"<{target}|{self.esc(label).replace('|', '¦')}>"
-
-    def pr(self, number: int, url: str = "", repo: str = "") -> str:
-        label = f"{repo}#{int(number)}"
-        return self.link(url, label) if url else self.esc(label)
-
-
-class TelegramMarkup:
-    """Telegram HTML parse mode: `& < >` escaped, only Telegram's tags used.
-
-    A word joiner after `@` keeps `@all` or `@someone` in a PR title from becoming a
-    mention that notifies; links go only to http(s), since `tg://user?id=` would mention
-    too. Text inside a tag stays on one line, so splitting at line ends never cuts a tag.
-    """
-
-    name: ClassVar[str] = "telegram"
-
-    def esc(self, text: object) -> str:
-        return _TG_MENTION.sub("@\u2060", html.escape(_clean(text), quote=False))
-
-    def _inline(self, text: object) -> str:
-        return " ".join(self.esc(text).splitlines())
-
-    def bold(self, text: object) -> str:
-        return f"<b>{self._inline(text)}</b>"
-
-    def code(self, text: object) -> str:
-        return f"<code>{self._inline(text)}</code>"
-
-    def link(self, url: str, label: object) -> str:
-        target = _clean(url).strip()
-        if not _TG_LINK_TARGET.fullmatch(target):
-            return self._inline(label)
-        return f'<a href="{html.escape(target, quote=True)}">{self._inline(label)}</a>'
-
-    def pr(self, number: int, url: str = "", repo: str = "") -> str:
-        label = f"{repo}#{int(number)}"
-        return self.link(url, label) if url else self.esc(label)
-
-
-class FeishuMarkup:
-    """Feishu card markdown: every markdown marker and tag opener becomes a numeric
-    character reference, the escape Feishu documents for its rich-text component
-    (`<` -> `&#60;`, `*` -> `&#42;`), so `<at id=all>` or `**x**` from GitHub shows as
-    typed. Backslash escapes are not part of Feishu's card markdown."""
-
-    name: ClassVar[str] = "feishu"
-
-    _SPECIAL: ClassVar[re.Pattern[str]] = re.compile(r"[&<>*_~`\\\[\]()#:$|!{}]")
-    _LINE_START: ClassVar[re.Pattern[str]] = re.compile(r"^(?:([-+=])|(\d+)\.)")
-    # Text shown in a code span as typed: no backtick and nothing a reader could mistake.
-    _CODE_SAFE: ClassVar[re.Pattern[str]] = re.compile(r"[A-Za-z0-9 ./_+,=@-]+")
-
-    def esc(self, text: object) -> str:
-        # One line: a line break could start a heading, list or quote inside a sentence.
-        flat = " ".join(_clean(text).split())
-        escaped = self._SPECIAL.sub(lambda match: f"&#{ord(match.group(0))};", flat)
-
-        def line_start(match: re.Match[str]) -> str:
-            if match.group(1):
-                return f"&#{ord(match.group(1))};"
-            return f"{match.group(2)}&#46;"
-
-        return self._LINE_START.sub(line_start, escaped, count=1)
-
-    def bold(self, text: object) -> str:
-        inner = self.esc(text).strip()
-        return f"**{inner}**" if inner else ""
-
-    def code(self, text: object) -> str:
-        flat = " ".join(_clean(text).split())
-        if flat and self._CODE_SAFE.fullmatch(flat):
-            return f"`{flat}`"
-        return self.esc(flat)
-
-    @staticmethod
-    def _target(url: str) -> str | None:
-        """An http(s) address safe inside `(...)`, or None for anything else."""
-        target = _clean(url).strip()
-        if not re.match(r"^https?://\S+$", target):
-            return None
-        for raw, encoded in ((" ", "%20"), ("(", "%28"), (")", "%29"), ("<", "%3C"),
-                             (">", "%3E"), ('"', "%22"), ("'", "%27")):
-            target = target.replace(raw, encoded)
-        return target
-
-    def link(self, url: str, label: object) -> str:
-        target = self._target(url)
-        return f"[{self.esc(label)}]({target})" if target else self.esc(label)
-
-    def pr(self, number: int, url: str = "", repo: str = "") -> str:
-        # The label is ours (`#`, digits and a repository's name), so it needs no
-        # escaping inside a link.
-        target = self._target(url)
-        label = f"{repo}#{int(number)}"
-        return f"[{label}]({target})" if target else f"{repo}&#35;{int(number)}"
-
-
 class HtmlMarkup:
     """HTML pages: markupsafe escaping; results are `Markup`, so autoescape keeps them."""
 
@@ -243,8 +130,7 @@ class HtmlMarkup:
 
 _MARKUPS: dict[str, Markup] = {
     m.name: m
-    for m in (MarkdownMarkup(), TextMarkup(), SlackMarkup(), TelegramMarkup(), FeishuMarkup(),
-              HtmlMarkup())
+    for m in (MarkdownMarkup(), TextMarkup(), HtmlMarkup())
 }
 
 
@@ -303,7 +189,8 @@ def narrated_text(markup: Markup, text: object, pr: PullRef) -> str:
 
 
 def markup_for(fmt: str) -> Markup:
-    """The markup of a format: markdown, text, slack, telegram, feishu or html."""
+    """The markup of a core format: markdown, text or html (a chat platform's markup lives
+    with its adapter, `adapters/<platform>/markup.py`)."""
     try:
         return _MARKUPS[fmt]
     except KeyError:

@@ -7,6 +7,7 @@ message has to remember where a half-width space may not go.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -19,10 +20,12 @@ from bot.resources import template_dir
 
 
 @cache
-def environment(lang: Lang) -> jinja2.Environment:
-    """Templates of `lang`, with `_()`/`ngettext()` from its catalog (newstyle: `%%` for %)."""
+def environment(lang: Lang, roots: tuple[Path, ...] = ()) -> jinja2.Environment:
+    """Templates of `lang`, with `_()`/`ngettext()` from its catalog (newstyle: `%%` for %).
+    `roots`: a chat platform's own template folders, searched after the core's (its
+    templates import the shared ones, `common/*.j2`), their catalogs merged in."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir())),
+        loader=jinja2.FileSystemLoader([str(template_dir()), *map(str, roots)]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html",),
                                             default_for_string=False),
         extensions=["jinja2.ext.i18n", "jinja2.ext.loopcontrols", "jinja2.ext.do"],
@@ -34,7 +37,8 @@ def environment(lang: Lang) -> jinja2.Environment:
         # put a blocking stat() on the event loop of each reply.
         auto_reload=False,
     )
-    env.install_gettext_translations(translations(lang), newstyle=True)  # type: ignore[attr-defined]
+    catalog = translations(lang, roots)
+    env.install_gettext_translations(catalog, newstyle=True)  # type: ignore[attr-defined]
     env.globals["lang"] = lang
     env.globals["code_spans"] = code_spans
     # Chinese runs sentences together; English separates them with a space.
@@ -43,11 +47,12 @@ def environment(lang: Lang) -> jinja2.Environment:
     # A message id held in data rather than written in a template (the headings of
     # `bot.render.sections`): `{{ s.heading|translated }}`. Templates keep `_()` for
     # literal ids, which the catalog checks extract.
-    env.filters["translated"] = translations(lang).gettext
+    env.filters["translated"] = catalog.gettext
     return env
 
 
-def render_template(name: str, lang: Lang, **context: Any) -> str:
-    return typeset(environment(lang).get_template(name).render(**context), lang)
+def render_template(name: str, lang: Lang, *, roots: tuple[Path, ...] = (),
+                    **context: Any) -> str:
+    return typeset(environment(lang, roots).get_template(name).render(**context), lang)
 
 

@@ -134,6 +134,17 @@ class LedgerEntry(msgspec.Struct, frozen=True, kw_only=True):
     resent_in_doubt: int = 0
 
 
+def next_delivery_key(slot: Slot, entry: LedgerEntry | None, *, force: bool = False) -> str:
+    """The key the next send of `slot` carries: the first delivery's; a retry keeps the
+    key it was first sent with (a platform that deduplicates by it then recognises the
+    retry); `--force` starts a new generation, with a key of its own."""
+    if entry is None:
+        return slot.delivery_key(0)
+    if force:
+        return slot.delivery_key(entry.generation + 1)
+    return entry.delivery_key
+
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(LedgerEntry)
 

@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 
 
 class RedisSubscriptionStore:
-    """`bot.chat.handler.SubscriptionStore` over Redis: one set of topic names per channel.
+    """`SubscriptionStore` over Redis: one set of topic names per channel.
 
     Synchronous (redis-py), as the protocol is: handlers call it in a worker thread.
     """
@@ -45,7 +45,29 @@ class RedisSubscriptionStore:
 
 
 class TopicStore(Protocol):
+    """What reading a channel's subscribed topics needs."""
+
     def topics(self, channel_key: str) -> set[str]: ...
+
+
+class SubscriptionStore(Protocol):
+    """Topics a channel subscribed to from chat, by channel key (`slack:C0123`).
+
+    A channel follows its configured topics (`channels[].topics`) plus what this store
+    holds; configured topics are not stored here and cannot be removed from chat.
+    """
+
+    def topics(self, channel_key: str) -> set[str]:
+        """The topics added from chat, empty for a channel that never subscribed."""
+        ...
+
+    def add(self, channel_key: str, topics: Iterable[str]) -> None:
+        """Subscribe; adding a topic twice is no change."""
+        ...
+
+    def remove(self, channel_key: str, topics: Iterable[str]) -> None:
+        """Unsubscribe; removing a topic that is not there is no change."""
+        ...
 
 
 def followed_topics(channel: ChannelConfig, store: TopicStore | None) -> list[str]:

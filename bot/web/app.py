@@ -52,11 +52,13 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
     """The Starlette app around ready services (the lifespan starts and stops them)."""
     routes: list[BaseRoute] = []
     limits = {"/github/webhook": MAX_WEBHOOK_BYTES}
+    refusals: dict[str, dict[str, str]] = {}
     for adapter in services.adapters.values():
         mounted = adapter.routes()
         routes += mounted
-        limits |= {route.path: adapter.max_inbound_bytes for route in mounted
-                   if isinstance(route, Route)}
+        paths = [route.path for route in mounted if isinstance(route, Route)]
+        limits |= dict.fromkeys(paths, adapter.max_inbound_bytes)
+        refusals |= {path: dict(adapter.refusal_headers) for path in paths}
     routes += [
         Route("/", home, methods=["GET"]),
         Route("/github/webhook", github_webhook, methods=["POST"]),
@@ -77,6 +79,7 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
             await services.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found},
-                    middleware=[Middleware(BodyLimit, limits=limits)])
+                    middleware=[Middleware(BodyLimit, limits=limits,
+                                           refusal_headers=refusals)])
     app.state.services = services
     return app

@@ -28,13 +28,19 @@ _MAX_LENGTH_DIGITS = 19
 
 class BodyLimit:
     """ASGI middleware: `limits` maps a path to its cap in bytes; other paths get
-    `default_bytes`."""
+    `default_bytes`. `refusal_headers[path]`: what a refusal there also says, for a
+    sender that would otherwise send the same bytes again (a platform declares them)."""
 
     def __init__(self, app: ASGIApp, limits: Mapping[str, int], *,
-                 default_bytes: int = DEFAULT_BODY_BYTES) -> None:
+                 default_bytes: int = DEFAULT_BODY_BYTES,
+                 refusal_headers: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.app = app
         self.limits = dict(limits)
         self.default_bytes = default_bytes
+        self.refusal_headers = {path: dict(h) for path, h in (refusal_headers or {}).items()}
+
+    def _refusal(self, path: str) -> Mapping[str, str]:
+        return self.refusal_headers.get(path, {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -45,10 +51,12 @@ class BodyLimit:
         try:
             declared = _content_length(scope)
         except ValueError:
-            await _refuse(scope, receive, send, 400, "bad Content-Length", path)
+            await _refuse(scope, receive, send, 400, "bad Content-Length", path,
+                          self._refusal(path))
             return
         if declared is not None and declared > cap:
-            await _refuse(scope, receive, send, 413, "payload too large", path)
+            await _refuse(scope, receive, send, 413, "payload too large", path,
+                          self._refusal(path))
             return
         body = bytearray()
         while True:
@@ -57,7 +65,8 @@ class BodyLimit:
                 return  # the caller is gone: nobody to answer
             body += message.get("body", b"")
             if len(body) > cap:
-                await _refuse(scope, receive, send, 413, "payload too large", path)
+                await _refuse(scope, receive, send, 413, "payload too large", path,
+                              self._refusal(path))
                 return
             if not message.get("more_body", False):
                 break
@@ -91,11 +100,11 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, reason: str,
-                  path: str) -> None:
+                  path: str, headers: Mapping[str, str]) -> None:
     """The error, with `Connection: close`: the server drops what is still coming
-    instead of reading it. `X-Slack-No-Retry`: Slack would send the same bytes again;
-    the other senders ignore the header."""
+    instead of reading it; `headers` are the route's platform's own (one that would
+    send the same bytes again is told not to)."""
     log.info("refused a request body on %s: %s", path[:100], reason)
     response = JSONResponse({"error": reason}, status_code=status,
-                            headers={"Connection": "close", "X-Slack-No-Retry": "1"})
+                            headers={"Connection": "close", **headers})
     await response(scope, receive, send)

@@ -8,16 +8,17 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import get_args
+from zoneinfo import ZoneInfo
 
 import redis
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.config import Config
-from bot.errors import SourceError, WeekError
+from bot.errors import SourceError, UncoveredWeekError, WeekError
 from bot.i18n import translator
 from bot.links import key_allows, report_path, report_query
-from bot.models import Lang
+from bot.models import Lang, Period, Snapshot
 from bot.render.html import (
     PageLinks,
     ReportWeek,
@@ -25,6 +26,8 @@ from bot.render.html import (
     render_index_page,
     render_report_page,
 )
+from bot.snapshot import data_time, require_week
+from bot.source import SnapshotSource
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
 from bot.store.weeks_index import weeks_held
@@ -61,25 +64,55 @@ def cached_weeks(client: redis.Redis | None, repo: str, *, prefix: str = KEY_PRE
 
 
 def report_weeks(config: Config, repo: str, client: redis.Redis | None, now: datetime, *,
-                 recent: int = RECENT_WEEKS) -> list[ReportWeek]:
+                 recent: int = RECENT_WEEKS, snapshot: Snapshot | None = None
+                 ) -> list[ReportWeek]:
     """The weeks the index lists, newest first: the last `recent` ISO weeks (in the
-    repository's time zone) and every older week the cache holds data for."""
+    repository's time zone) and every older week the cache holds data for. With the
+    `snapshot` a server reads instead of GitHub, each says whether the file holds it."""
     tz = config.repo(repo).timezone
     this_week = current_week(now, tz)
     weeks = {shift_week(this_week, -offset) for offset in range(recent)}
     held = cached_weeks(client, repo)
     weeks |= {w for w in held if _valid_past(w, now, tz)}
+    ends = snapshot_end(snapshot, tz) if snapshot is not None else None
     listed = []
     for week in sorted(weeks, key=parse_week, reverse=True):
         period = week_period(week, tz)
+        since = period.since.strftime("%Y-%m-%d")
+        until = (period.until - timedelta(days=1)).strftime("%Y-%m-%d")
         listed.append(ReportWeek(
-            week=week,
-            since=period.since.strftime("%Y-%m-%d"),
-            until=(period.until - timedelta(days=1)).strftime("%Y-%m-%d"),
-            cached=week in held,
+            week=week, since=since, until=until, cached=week in held,
             current=week == this_week,
+            available=snapshot is None or _covers(snapshot, week, period),
+            data_until=ends if ends is not None and since <= ends <= until else None,
         ))
     return listed
+
+
+def snapshot_end(snapshot: Snapshot, tz: str) -> str | None:
+    """The day (in `tz`) a snapshot's data ends: when it was fetched, else its last event."""
+    moment = snapshot.fetched_at or data_time(snapshot)
+    return None if moment is None else moment.astimezone(ZoneInfo(tz)).strftime("%Y-%m-%d")
+
+
+def _covers(snapshot: Snapshot, week: str, period: Period) -> bool:
+    try:
+        require_week(snapshot, week, period)
+    except UncoveredWeekError:
+        return False
+    return True
+
+
+def served_snapshot(services: Services, repo: str) -> Snapshot | None:
+    """The snapshot file the server reads `repo` from; None when it reads GitHub. A
+    repository no file holds is served from an empty one: no week is available."""
+    source = services.source
+    if not isinstance(source, SnapshotSource):
+        return None
+    try:
+        return source.snapshot_of(repo)
+    except SourceError:
+        return Snapshot(repository=repo, fetched_at=None, pulls=())
 
 
 def _valid_past(week: str, now: datetime, tz: str) -> bool:
@@ -188,13 +221,15 @@ async def report_index(request: Request) -> Response:
     asked = _page_request(request, services, "index")
     if isinstance(asked, Response):
         return asked
+    snapshot = served_snapshot(services, asked.repo)
     weeks = await asyncio.to_thread(report_weeks, services.config, asked.repo,
-                                    services.redis_sync, services.now())
+                                    services.redis_sync, services.now(), snapshot=snapshot)
     query = report_query(asked.lang, asked.key)
     rows = [(w, f"{report_path(asked.repo, w.week)}{query}") for w in weeks]
     links = PageLinks(languages=_language_links(asked, None),
                       github=f"https://github.com/{asked.repo}")
-    html = render_index_page(asked.repo, rows, asked.lang, links)
+    html = render_index_page(asked.repo, rows, asked.lang, links,
+                             snapshots=snapshot is not None)
     services.metrics.report_page("index", 200)
     return HTMLResponse(html, headers=dict(PAGE_HEADERS, **{
         "Cache-Control": _cache_control(services, asked.repo)}))
@@ -224,6 +259,13 @@ async def report_page(request: Request) -> Response:
             (asked.repo, week, asked.lang),
             lambda: services.digests.report(asked.repo, week, asked.lang))
     except SourceError as exc:
+        if isinstance(exc, UncoveredWeekError) or isinstance(services.source, SnapshotSource):
+            # Read from files, a week they do not hold will not come: not a 503.
+            log.info("report %s %s not in the snapshots: %s", asked.repo, week, exc)
+            index = f"{report_path(asked.repo)}{query}"
+            return _page_error(404, asked.lang, t("The snapshot files this server reads hold "
+                                                  "no data for this week."), services, "week",
+                               PageLinks(index=index))
         log.warning("report %s %s unavailable: %s", asked.repo, week, exc)
         response = _page_error(503, asked.lang, t("GitHub could not be reached and this week "
                                                   "is not cached yet; try again in a few "

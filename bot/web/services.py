@@ -223,7 +223,8 @@ def build_services(
     metrics: Metrics | None = None,
     llm: bool = True,
 ) -> Services:
-    """Wire the parts for one app.
+    """Wire the parts for one app: the one `Digests` (config, source, subscriptions,
+    narrator, clock) that chat, the schedule, notices and report pages all share.
 
     `source`: where PRs come from (default: GitHub behind the Redis cache).
     `adapters`: ready adapters by platform (default: each platform's `from_config`,
@@ -255,7 +256,7 @@ def build_services(
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
     digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
                       on_built=metrics.digest_built, narrator=narrator)
-    handler = CommandHandler(config, source, store, now=now, digests=digests)
+    handler = CommandHandler(digests)
     claims = Claims(redis_async)
     if adapters is None:
         adapters = build_adapters(
@@ -263,7 +264,7 @@ def build_services(
             claims, adapter_overrides)
     adapter_map = dict(adapters)
     notifier = MergeNotifier(
-        config, source, store, claims, AdapterNotices(adapter_map), digests=digests,
+        digests, claims, AdapterNotices(adapter_map),
         on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
         now=now,
     )
@@ -271,8 +272,7 @@ def build_services(
     scheduler = None
     if redis_async is not None:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
-        scheduler = Scheduler(config, source, redis_async, poster, subscriptions=store,
-                              digests=digests, on_failure=metrics.schedule_failure,
+        scheduler = Scheduler(digests, redis_async, poster, on_failure=metrics.schedule_failure,
                               budget=github.budget if github is not None else None)
     poller = None
     if webhook_secret is None and pull_lister is not None:

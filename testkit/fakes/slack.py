@@ -20,31 +20,26 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from aiohttp import WSMsgType, web
 
 from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.slack_blocks import (
+    MAX_CUMULATIVE_BLOCK_TEXT,
+    MAX_MESSAGE_TEXT,
+    block_errors,
+    block_texts,
+    slack_length,
+)
 
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-fake-app-token"
 SIGNING_SECRET = "fake-signing-secret-0123456789abcdef"
 
-# Slack's limits, from https://docs.slack.dev/reference/block-kit/blocks and the
-# observed cumulative limit behind `msg_blocks_too_long` (bolt-js #2509).
-MAX_BLOCKS = 50
-MAX_SECTION_TEXT = 3000
-MAX_FIELD_TEXT = 2000
-MAX_FIELDS = 10
-MAX_HEADER_TEXT = 150
-MAX_CONTEXT_ELEMENTS = 10
-MAX_ACTIONS_ELEMENTS = 25
-MAX_BUTTON_TEXT = 75
-MAX_MESSAGE_TEXT = 40_000
-MAX_CUMULATIVE_BLOCK_TEXT = 12_000
 RESPONSE_URL_USES = 5
 
 
@@ -108,74 +103,6 @@ def _shown(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[
         if not with_metadata or message["metadata"] is None:
             message.pop("metadata")
     return messages
-
-
-def _length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _texts(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "text" and isinstance(item, str):
-                yield item
-            else:
-                yield from _texts(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _texts(item)
-
-
-def block_errors(blocks: Any) -> list[str]:
-    """What Slack would reject in `blocks`, as readable reasons (empty when valid)."""
-    if not isinstance(blocks, list):
-        return ["blocks must be a list"]
-    errors: list[str] = []
-    if len(blocks) > MAX_BLOCKS:
-        errors.append(f"{len(blocks)} blocks, more than {MAX_BLOCKS}")
-    for index, block in enumerate(blocks):
-        where = f"blocks[{index}]"
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "section":
-            text = block.get("text", {}).get("text", "")
-            if _length(text) > MAX_SECTION_TEXT:
-                errors.append(f"{where}.text: {_length(text)} characters")
-            fields = block.get("fields", [])
-            if len(fields) > MAX_FIELDS:
-                errors.append(f"{where}.fields: {len(fields)} fields")
-            errors += [f"{where}.fields: {_length(f['text'])} characters"
-                       for f in fields if _length(f.get("text", "")) > MAX_FIELD_TEXT]
-            if not text and not fields:
-                errors.append(f"{where}: a section needs text or fields")
-        elif kind == "header":
-            text = block.get("text", {})
-            if text.get("type") != "plain_text" or _length(text.get("text", "")) > MAX_HEADER_TEXT:
-                errors.append(f"{where}: header must be plain_text of at most {MAX_HEADER_TEXT}")
-        elif kind == "context":
-            elements = block.get("elements", [])
-            if not 1 <= len(elements) <= MAX_CONTEXT_ELEMENTS:
-                errors.append(f"{where}: {len(elements)} context elements")
-            errors += [f"{where}: context text {_length(e.get('text', ''))} characters"
-                       for e in elements if _length(e.get("text", "")) > MAX_SECTION_TEXT]
-        elif kind == "actions":
-            elements = block.get("elements", [])
-            if not 1 <= len(elements) <= MAX_ACTIONS_ELEMENTS:
-                errors.append(f"{where}: {len(elements)} actions")
-        elif kind != "divider":
-            errors.append(f"{where}: unexpected block type {kind!r}")
-        for button in _buttons(block):
-            if _length(button.get("text", {}).get("text", "")) > MAX_BUTTON_TEXT:
-                errors.append(f"{where}: button text too long")
-    return errors
-
-
-def _buttons(block: Any) -> Iterator[dict[str, Any]]:
-    if not isinstance(block, dict):
-        return
-    candidates = [block.get("accessory"), *block.get("elements", [])]
-    for item in candidates:
-        if isinstance(item, dict) and item.get("type") == "button":
-            yield item
 
 
 class FakeSlack(ThreadedAiohttpServer):
@@ -405,12 +332,12 @@ class FakeSlack(ThreadedAiohttpServer):
             return "channel_not_found"
         if not params.get("text") and not blocks:
             return "no_text"
-        if _length(str(params.get("text") or "")) > MAX_MESSAGE_TEXT:
+        if slack_length(str(params.get("text") or "")) > MAX_MESSAGE_TEXT:
             return "msg_too_long"
         if blocks is not None:
             if block_errors(blocks):
                 return "invalid_blocks"
-            if sum(_length(t) for t in _texts(blocks)) > MAX_CUMULATIVE_BLOCK_TEXT:
+            if sum(slack_length(t) for t in block_texts(blocks)) > MAX_CUMULATIVE_BLOCK_TEXT:
                 return "msg_blocks_too_long"
         return None
 
@@ -459,108 +386,3 @@ class FakeSlack(ThreadedAiohttpServer):
         finally:
             self._sockets.remove(ws)
         return ws
-
-
-def envelope_for(payload: dict[str, Any], kind: str, *, envelope_id: str,
-                 retry_attempt: int = 0, retry_reason: str = "") -> dict[str, Any]:
-    """A Socket Mode envelope as Slack sends it (`events_api`, `slash_commands`,
-    `interactive`)."""
-    return {
-        "envelope_id": envelope_id,
-        "type": kind,
-        "payload": payload,
-        "accepts_response_payload": kind != "events_api",
-        "retry_attempt": retry_attempt,
-        "retry_reason": retry_reason,
-    }
-
-
-@dataclass
-class SlackPayloads:
-    """Factories for the payloads Slack sends, with the fake's ids filled in."""
-
-    team_id: str = "T0TEAM01"
-    api_app_id: str = "A0FAKE01"
-    counter: list[int] = field(default_factory=lambda: [0])
-
-    def _next(self) -> int:
-        self.counter[0] += 1
-        return self.counter[0]
-
-    def slash_command(self, text: str, *, channel_id: str = "C0123456",
-                      user_id: str = "U0USER01", response_url: str) -> dict[str, str]:
-        n = self._next()
-        return {
-            "token": "legacy-verification-token", "team_id": self.team_id,
-            "team_domain": "fake", "channel_id": channel_id, "channel_name": "general",
-            "user_id": user_id, "user_name": "ann", "command": "/prdigest", "text": text,
-            "api_app_id": self.api_app_id, "is_enterprise_install": "false",
-            "response_url": response_url, "trigger_id": f"{n}.{n}.trigger{n:04d}",
-        }
-
-    def event_callback(self, event: dict[str, Any], *, event_id: str | None = None
-                       ) -> dict[str, Any]:
-        n = self._next()
-        return {
-            "token": "legacy-verification-token", "team_id": self.team_id,
-            "api_app_id": self.api_app_id, "event": event, "type": "event_callback",
-            "event_id": event_id or f"Ev{n:08d}", "event_time": 1_700_000_000 + n,
-            "authorizations": [{"team_id": self.team_id, "user_id": "UBOT0001",
-                                "is_bot": True}],
-        }
-
-    def app_mention(self, text: str, *, channel: str = "C0123456", user: str = "U0USER01",
-                    ts: str = "1700000100.000100", thread_ts: str | None = None
-                    ) -> dict[str, Any]:
-        event = {"type": "app_mention", "user": user, "text": text, "ts": ts,
-                 "channel": channel, "event_ts": ts}
-        if thread_ts:
-            event["thread_ts"] = thread_ts
-        return event
-
-    def direct_message(self, text: str, *, channel: str = "D0DIRECT1", user: str = "U0USER01",
-                       ts: str = "1700000200.000200", **extra: Any) -> dict[str, Any]:
-        return {"type": "message", "channel_type": "im", "user": user, "text": text,
-                "ts": ts, "channel": channel, "event_ts": ts, **extra}
-
-    def direct_message_with_file(self, text: str, **extra: Any) -> dict[str, Any]:
-        """A DM with a file attached, as the Events API sends it (`subtype: file_share`)."""
-        file = {"id": "F0FILE001", "name": "trace.log", "title": "trace.log",
-                "mimetype": "text/plain", "filetype": "text", "size": 2048,
-                "user": extra.get("user", "U0USER01"), "mode": "hosted",
-                "url_private": "https://files.slack.com/files-pri/T0TEAM01-F0FILE001/trace.log"}
-        return self.direct_message(text, subtype="file_share", files=[file], upload=False,
-                                   display_as_bot=False, **extra)
-
-    def thread_broadcast(self, text: str, *, thread_ts: str = "1700000100.000100",
-                         **extra: Any) -> dict[str, Any]:
-        """A thread reply also sent to the conversation (`subtype: thread_broadcast`)."""
-        root = {"type": "message", "user": "U0USER01", "text": "earlier", "ts": thread_ts,
-                "thread_ts": thread_ts, "reply_count": 1}
-        return self.direct_message(text, subtype="thread_broadcast", thread_ts=thread_ts,
-                                   root=root, **extra)
-
-
-def signed_headers(body: bytes | str, *, secret: str = SIGNING_SECRET,
-                   timestamp: int | None = None,
-                   content_type: str = "application/x-www-form-urlencoded") -> dict[str, str]:
-    """The headers Slack sends with `body`: a v0 signature made by slack_sdk's own
-    `SignatureVerifier` over the exact bytes."""
-    from slack_sdk.signature import SignatureVerifier
-
-    stamp = str(int(time.time()) if timestamp is None else timestamp)
-    signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
-    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature,
-            "Content-Type": content_type}
-
-
-def message_problems(payload: dict[str, Any]) -> list[str]:
-    """Everything Slack would refuse in a message payload (`text` + `blocks`)."""
-    blocks = payload.get("blocks") or []
-    problems = block_errors(blocks)
-    total = sum(_length(t) for t in _texts(blocks))
-    if total > MAX_CUMULATIVE_BLOCK_TEXT:
-        problems.append(f"{total} characters of block text (msg_blocks_too_long)")
-    if _length(str(payload.get("text") or "")) > MAX_MESSAGE_TEXT:
-        problems.append("text longer than Slack keeps")
-    return problems

@@ -25,21 +25,14 @@ import redis
 
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
-from testkit.fakes.slack import SlackPayloads
-from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.slack_payloads import SlackPayloads
+from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.fakes.telegram import group_chat, message_update
 from testkit.fakes.telegram import user as telegram_user
-from testkit.reliability.support import (
-    REPO,
-    SECRETS,
-    SLACK_CHANNEL,
-    TELEGRAM_CHAT,
-    HoldingProxy,
-    ServeProcess,
-    World,
-    world,
-    write_config,
-)
+from testkit.reliability.holding_proxy import HoldingProxy
+from testkit.reliability.names import REPO, SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
+from testkit.reliability.serve_process import ServeProcess
+from testkit.reliability.world import World, world, write_config
 from testkit.server_support import merged_event, sign, snapshot_pull
 
 PER_PLATFORM = 10

@@ -23,19 +23,12 @@ from bot.web.app import create_app
 from bot.web.services import Services
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
-from testkit.fakes.slack import SlackPayloads
-from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.slack_payloads import SlackPayloads
+from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.fakes.telegram import group_chat, message_update
 from testkit.fakes.telegram import user as telegram_user
-from testkit.reliability.support import (
-    SECRETS,
-    SLACK_CHANNEL,
-    TELEGRAM_CHAT,
-    Urls,
-    World,
-    now,
-    write_config,
-)
+from testkit.reliability.names import SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
+from testkit.reliability.world import Urls, World, now, write_config
 from testkit.server_support import PLATFORM_ENV, serving, sign
 
 

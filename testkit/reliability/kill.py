@@ -23,7 +23,8 @@ import redis
 from bot.store.keys import Keys
 from bot.store.ledger import Slot, decode_entry
 from bot.week import shift_week
-from testkit.reliability.support import (
+from testkit.reliability.holding_proxy import HoldingProxy
+from testkit.reliability.names import (
     FEISHU_CHAT,
     PRIVATE_REPO,
     REPO,
@@ -31,18 +32,18 @@ from testkit.reliability.support import (
     SLACK_VAULT_CHANNEL,
     TELEGRAM_CHAT,
     TZ,
-    HoldingProxy,
+)
+from testkit.reliability.posts import (
     PostCount,
-    ServeProcess,
     count_posts,
     feishu_visible,
     previous_week,
     slack_channel_texts,
     telegram_chat_texts,
     week_pulls_for,
-    world,
-    write_config,
 )
+from testkit.reliability.serve_process import ServeProcess
+from testkit.reliability.world import world, write_config
 
 # The request that carries a digest message, by platform.
 POST_PATHS = {"slack": "chat.postMessage", "telegram": "sendMessage",

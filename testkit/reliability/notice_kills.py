@@ -41,18 +41,10 @@ from bot.store.keys import Keys
 from bot.store.ledger import Slot, decode_entry
 from testkit.fakes.feishu import SentCard
 from testkit.fakes.github_fixtures import github_complete
+from testkit.reliability.names import REPO, TZ
+from testkit.reliability.posts import count_posts, feishu_visible, previous_week, week_pulls_for
 from testkit.reliability.replicas import ALIVE_WAIT, Delivery, Replicas, merge_delivery
-from testkit.reliability.support import (
-    REPO,
-    TZ,
-    World,
-    config_text,
-    count_posts,
-    feishu_visible,
-    previous_week,
-    week_pulls_for,
-    world,
-)
+from testkit.reliability.world import World, config_text, world
 
 NEVER_DUE = "0 9 1 1 *"
 """The other channels' schedule: not due during a run (the full config's four)."""

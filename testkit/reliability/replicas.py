@@ -21,7 +21,10 @@ from pathlib import Path
 import httpx
 
 from bot.models import PullRequest
-from testkit.reliability.support import SECRETS, Hold, HoldingProxy, ServeProcess, Urls, World
+from testkit.reliability.holding_proxy import Hold, HoldingProxy
+from testkit.reliability.names import SECRETS
+from testkit.reliability.serve_process import ServeProcess
+from testkit.reliability.world import Urls, World
 from testkit.server_support import merged_event, webhook_request
 
 SERVICES = ("github", "slack", "telegram", "feishu")

@@ -10,24 +10,22 @@ import pytest
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
+from bot.digests import Digests
 from bot.render.chat import COMPACT_CEILING
 from bot.source import SnapshotSource
+from testkit import telegram_bot
+from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update, parse_html
-from tests.contract import test_telegram as telegram
-from tests.contract.test_telegram import (
+from testkit.telegram_bot import (
     CONFIG,
     GROUP,
     NOW,
     SNAPSHOT,
-    DictStore,
     SpyHandler,
     post_update,
     running,
-    tg,
     wait_sent,
 )
-
-__all__ = ["tg"]  # the fake Bot API fixture
 
 PEOPLE_EN = "people authored this week's PRs"
 
@@ -38,7 +36,9 @@ def _handler(**form: object) -> SpyHandler:
                      if c.key == f"telegram:{GROUP}" else c for c in CONFIG.channels)
     config = msgspec.structs.replace(CONFIG, channels=channels)
     spy = SpyHandler()
-    spy.inner = CommandHandler(config, SnapshotSource(SNAPSHOT), DictStore(), now=lambda: NOW)
+    spy.inner = CommandHandler(Digests(config, SnapshotSource(SNAPSHOT),
+                                       subscriptions=InMemorySubscriptionStore(),
+                                       now=lambda: NOW))
     return spy
 
 
@@ -48,7 +48,7 @@ async def _asked_digest(tg: FakeTelegram, redis_url: str, monkeypatch: pytest.Mo
     group: ChannelConfig = next(c for c in spy.inner.config.channels
                                 if c.key == f"telegram:{GROUP}")
     # The adapter looks the chat up in its own config: the same one the handler reads.
-    monkeypatch.setattr(telegram, "CONFIG", spy.inner.config)
+    monkeypatch.setattr(telegram_bot, "CONFIG", spy.inner.config)
     async with running(tg, redis_url, handler=spy) as (_, http):
         await post_update(http, message_update(30, "/digest@prdigest_bot 2026-W29",
                                                chat=group_chat(GROUP)))

@@ -17,18 +17,18 @@ from typing import Any
 import msgspec
 import pytest
 
+from adapters.feishu.render import MAX_REQUEST_BYTES, digest_cards, request_bytes
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.slack.render import slack_length
+from adapters.telegram.render import render_digest_messages as telegram_messages
+from adapters.telegram.render import visible_length as telegram_length
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import ChatForm, Digest, Lang, LoginCount, People
 from bot.render.chat import COMPACT_CEILING
-from bot.render.feishu import MAX_REQUEST_BYTES, digest_cards, request_bytes
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.slack import slack_length
-from bot.render.telegram import render_digest_messages as telegram_messages
-from bot.render.telegram import visible_length as telegram_length
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
-from testkit.fakes.slack import message_problems
+from testkit.fakes.slack_blocks import message_problems
 from testkit.fakes.telegram import parse_html
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

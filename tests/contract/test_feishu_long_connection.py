@@ -18,6 +18,7 @@ import pytest
 from adapters.feishu.adapter import FeishuAdapter
 from bot.chat.handler import CommandHandler
 from bot.config import load_config
+from bot.digests import Digests
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
@@ -34,8 +35,8 @@ def long_connection_threads() -> list[threading.Thread]:
 
 @pytest.mark.parametrize("run", [1, 2])
 async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
-    handler = CommandHandler(CONFIG, SnapshotSource(SNAPSHOT),
-                             now=lambda: datetime(2026, 7, 17, tzinfo=UTC))
+    handler = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
+                                     now=lambda: datetime(2026, 7, 17, tzinfo=UTC)))
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
                                 handler=handler, deduper=Claims(None), domain=fake.base_url,
@@ -69,7 +70,7 @@ async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
 async def test_an_event_the_bot_does_not_handle_is_refused_politely() -> None:
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
-                                handler=CommandHandler(CONFIG, SnapshotSource(SNAPSHOT)),
+                                handler=CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT))),
                                 deduper=Claims(None), domain=fake.base_url,
                                 long_connection=True, auto_reconnect=False,
                                 bot_open_id="ou_fake_bot")

@@ -19,6 +19,15 @@ import msgspec
 import pytest
 from jinja2.ext import babel_extract
 
+from adapters.feishu.markup import FeishuMarkup
+from adapters.feishu.render import (
+    SECTION_BREAK,
+    card_content,
+    digest_cards,
+    header_template,
+    reply_cards,
+    request_bytes,
+)
 from bot.config import RepoConfig, load_config
 from bot.engine import build_digest
 from bot.i18n import translations
@@ -36,26 +45,16 @@ from bot.models import (
     Theme,
 )
 from bot.render.chat import CHAT_CEILING, chat_view
-from bot.render.feishu import (
-    MAX_REQUEST_BYTES,
-    SECTION_BREAK,
-    card_content,
-    digest_cards,
-    header_template,
-    reply_cards,
-    request_bytes,
-)
 from bot.resources import template_dir
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
+from testkit.feishu_checks import OWN_TAGS, assert_valid
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "feishu"
 LANGS: tuple[Lang, ...] = ("zh", "en")
 HOSTILE_TITLE = ('<at user_id="all">all</at> <at id=all></at> <font color=red>x</font> '
                  "**bold** [click](javascript:alert(1)) `code` ~~s~~ :DONE: ${var} \u202eevil")
 ESCAPED_AT = "&#60;at user&#95;id=\"all\"&#62;all&#60;/at&#62;"
-# Tags the renderer itself writes; everything else with `<` is a leak.
-OWN_TAGS = re.compile(r"</?font(?: color='grey')?>")
 
 
 def example_digest(lang: Lang, **changes: Any) -> Digest:
@@ -87,32 +86,6 @@ def feishu_visible(card: dict[str, Any]) -> int:
     text = card["header"]["title"]["content"] + "".join(markdown_of(card))
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", OWN_TAGS.sub("", text)).replace("**", "")
     return len(text.replace("\n", ""))
-
-
-def assert_valid(card: dict[str, Any]) -> None:
-    """The shapes Feishu's card JSON 2.0 accepts, as this renderer uses them."""
-    assert set(card) == {"schema", "config", "header", "body"}
-    assert card["schema"] == "2.0"
-    assert card["config"] == {"update_multi": True,
-                              "summary": {"content": card["header"]["title"]["content"]}}
-    assert set(card["header"]) <= {"title", "subtitle", "template"}
-    assert card["header"]["title"]["tag"] == "plain_text"
-    assert card["header"]["template"] in {"red", "orange", "blue", "green", "grey"}
-    for element in card["body"]["elements"]:
-        assert element["tag"] in {"markdown", "hr", "column_set"}
-        if element["tag"] == "markdown":
-            assert set(element) == {"tag", "content"} and element["content"].strip()
-            assert OWN_TAGS.sub("", element["content"]).count("<") == 0, element["content"]
-        if element["tag"] == "column_set":
-            for column in element["columns"]:
-                (button,) = column["elements"]
-                assert button["tag"] == "button"
-                assert button["type"] in {"default", "primary"}
-                (behaviour,) = button["behaviors"]
-                assert behaviour["type"] == "open_url"
-                assert behaviour["default_url"].startswith("https://")
-    assert request_bytes(card) <= MAX_REQUEST_BYTES
-    assert "\x1e" not in card_content(card)
 
 
 # --- the example digest ------------------------------------------------------------
@@ -353,9 +326,8 @@ def test_every_feishu_message_has_chinese() -> None:
 
 
 def test_section_break_never_survives_escaping() -> None:
-    from bot.render.markup import markup_for
 
-    assert SECTION_BREAK not in markup_for("feishu").esc(f"a{SECTION_BREAK}b")
+    assert SECTION_BREAK not in FeishuMarkup().esc(f"a{SECTION_BREAK}b")
 
 
 @pytest.mark.realdata

@@ -25,25 +25,28 @@ from adapters.base import DeliveryError
 from adapters.feishu import payloads as feishu_payloads
 from adapters.feishu import settings as feishu_settings
 from adapters.feishu.adapter import FeishuAdapter
-from adapters.feishu.tokens import TENANT_TOKENS
-from adapters.feishu.transport import FeishuTransport
-from bot.config import load_config
-from bot.engine import build_digest
-from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
-from bot.render.feishu import (
+from adapters.feishu.render import (
     MAX_REQUEST_BYTES,
     Card,
     card_content,
     digest_cards,
     request_bytes,
 )
+from adapters.feishu.tokens import TENANT_TOKENS
+from adapters.feishu.transport import FeishuTransport
+from bot.config import load_config
+from bot.engine import build_digest
+from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
+from bot.store.ledger import Slot
 from testkit import EXAMPLES
 from testkit.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
 
 APP_SECRET = "app-secret-value"
 CHAT = "oc_0123456789abcdef"
+# The key the schedule gives the first delivery of W29 to CHAT.
+KEY = Slot("2026-W29", f"feishu:{CHAT}", "acme/lumen").delivery_key()
 CONFIG = load_config(EXAMPLES / "prdigest.toml")
 
 
@@ -97,7 +100,7 @@ def long_digest() -> Digest:
 
 async def test_a_digest_arrives_as_the_card_it_renders_to(fake: FakeFeishu) -> None:
     digest = example_digest()
-    ids = await adapter_for(fake).post_digest(CHAT, digest)
+    ids = await adapter_for(fake).post_digest(CHAT, digest, idempotency_key=KEY)
     (sent,) = fake.sent_cards()
     (card,) = digest_cards(digest)
     assert ids == ["om_fake_1"]
@@ -132,7 +135,7 @@ async def test_a_digest_in_several_cards_arrives_in_order(
         return digest_cards(weekly, limit=SMALL_CARDS)
 
     monkeypatch.setattr(feishu_payloads, "digest_cards", small)
-    ids = await adapter_for(fake).post_digest(CHAT, digest)
+    ids = await adapter_for(fake).post_digest(CHAT, digest, idempotency_key=KEY)
     sent = fake.sent_cards()
     assert len(ids) == len(sent) == len(small(digest)) > 1
     assert [s.card for s in sent] == small(digest)
@@ -142,13 +145,17 @@ async def test_a_digest_in_several_cards_arrives_in_order(
 
 async def test_posting_again_reuses_the_idempotency_keys(fake: FakeFeishu) -> None:
     """Feishu drops a message whose uuid it saw within the hour, so a replica that
-    retries a half-posted digest does not post it twice."""
+    retries a half-posted digest (the same delivery key) does not post it twice; another
+    delivery, or a digest posted without a key, shares no uuid with it."""
     adapter = adapter_for(fake)
+    other = Slot("2026-W29", "feishu:oc_other", "acme/lumen").delivery_key()
+    await adapter.post_digest(CHAT, example_digest(), idempotency_key=KEY)
+    await adapter.post_digest(CHAT, example_digest(), idempotency_key=KEY)
+    await adapter.post_digest("oc_other", example_digest(), idempotency_key=other)
     await adapter.post_digest(CHAT, example_digest())
-    await adapter.post_digest(CHAT, example_digest())
-    await adapter.post_digest("oc_other", example_digest())
-    first, again, elsewhere = (s.uuid for s in fake.sent_cards())
+    first, again, elsewhere, unkeyed = (s.uuid for s in fake.sent_cards())
     assert first == again != elsewhere
+    assert first is not None and elsewhere is not None and unkeyed is None
 
 
 async def test_a_rate_limit_is_waited_out_and_retried(fake: FakeFeishu) -> None:

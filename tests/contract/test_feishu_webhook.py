@@ -27,11 +27,12 @@ import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.feishu.adapter import FeishuAdapter
+from adapters.feishu.render import card_content, reply_cards
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config, load_config
+from bot.digests import Digests
 from bot.models import Command, Reply
-from bot.render.feishu import card_content, reply_cards
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
@@ -53,8 +54,8 @@ SNAPSHOT = read_snapshot(EXAMPLES / "snapshot.json")
 
 
 def example_handler() -> CommandHandler:
-    return CommandHandler(CONFIG, SnapshotSource(SNAPSHOT),
-                          now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC))
+    return CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
+                                  now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC)))
 
 
 class RecordingHandler:
@@ -372,8 +373,8 @@ async def test_a_hostile_pr_title_reaches_feishu_as_inert_text(fake: FakeFeishu)
     hostile = msgspec.structs.replace(SNAPSHOT.pulls[0], number=4242, title=title,
                                       url="https://github.com/acme/lumen/pull/4242")
     snapshot = msgspec.structs.replace(SNAPSHOT, pulls=(*SNAPSHOT.pulls, hostile))
-    handler = CommandHandler(CONFIG, SnapshotSource(snapshot),
-                             now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC))
+    handler = CommandHandler(Digests(CONFIG, SnapshotSource(snapshot),
+                                     now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC)))
     async with feishu_bot(fake, handler=handler) as bot:
         await bot.deliver(asked("summary #4242"))
         await bot.adapter.wait_idle()

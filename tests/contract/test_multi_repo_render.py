@@ -13,15 +13,15 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages
 from bot.digests import Digests
 from bot.models import Digest, Lang
-from bot.render.feishu import digest_cards
-from bot.render.slack import render_digest_messages
 from bot.source import SnapshotSource
+from testkit.feishu_checks import assert_valid as assert_valid_card
+from testkit.multi_repo import LUMEN, PRISM, WEEK, prism_snapshot, two_repo_config
 from testkit.server_support import example_snapshot
-from tests.contract.test_feishu_render import assert_valid as assert_valid_card
-from tests.contract.test_slack_render import assert_valid, payloads
-from tests.multi_repo_support import LUMEN, PRISM, WEEK, prism_snapshot, two_repo_config
+from testkit.slack_checks import assert_valid, payloads
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 LANGS: tuple[Lang, ...] = ("en", "zh")

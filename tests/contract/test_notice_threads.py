@@ -28,6 +28,7 @@ from adapters.slack.adapter import SlackAdapter
 from adapters.telegram.adapter import TelegramAdapter
 from bot.config import Config, load_config
 from bot.delivery.notices import MergeNotifier
+from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import PullAnswer, Reply
 from bot.snapshot import read_snapshot
@@ -177,7 +178,7 @@ def _notifier(platform: Platform, parent: str | None) -> tuple[MergeNotifier, An
     channel = msgspec.structs.replace(channel, id=platform.channel, notices="thread")
     config = msgspec.structs.replace(CONFIG, channels=(channel,))
     sender = AdapterNotices({platform.name: platform.adapter})
-    notifier = MergeNotifier(config, None, None, Claims(None), sender,
+    notifier = MergeNotifier(Digests(config, None), Claims(None), sender,
                              threads=FixedParent(parent))  # type: ignore[arg-type]
     return notifier, channel
 

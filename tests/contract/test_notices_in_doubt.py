@@ -20,6 +20,7 @@ from adapters.slack.payloads import NOTICE_EVENT
 from bot.config import ChannelConfig, Config
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
+from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import PullRequest, Reply
 from bot.snapshot import read_snapshot
@@ -111,9 +112,8 @@ def replicas(world: tuple[FakeSlack, SlackAdapter, list[Any]], redis_url: str,
         sender: Any = AdapterNotices({"slack": adapter})
         if doomed:
             sender = Dies(sender, after_post=after_post)
-        notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), None, claims,
-                                 sender, now=lambda: NOW,
-                                 threads=FixedParent(parent))  # type: ignore[arg-type]
+        notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims,
+                                 sender, now=lambda: NOW, threads=FixedParent(parent))  # type: ignore[arg-type]
         assert notifier.batches is not None
         flusher = BatchFlusher(config, notifier, notifier.batches, claims,
                                now=lambda: NOW + timedelta(minutes=6))

@@ -9,9 +9,6 @@ from typing import Any
 
 from adapters.preview import preview
 from testkit.server_support import merged_event, serving, snapshot_pull, webhook_request
-from tests.test_subscriptions import webhook_app
-
-__all__ = ["webhook_app"]
 
 # #1212 "[trainer, npu] fix: HCCL timeout during long checkpoint saves" touches the topics
 # each example channel follows: Slack npu (and rollout), Telegram trainer, Feishu checkpoint.

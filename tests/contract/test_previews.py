@@ -7,27 +7,23 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from adapters.slack.adapter import SlackAdapter
-from adapters.telegram.adapter import TelegramAdapter
 from bot.cli import app
-from bot.config import Config, load_config
+from bot.config import Config
 from bot.delivery.post import adapter_for
 from bot.digests import Digests
 from bot.errors import ConfigError
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.cli import preview_of
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.fakes.telegram import FakeTelegram
-from tests.contract.test_slack_http import RecordingHandler
-from tests.test_cli_preview import preview_of
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CONFIG = str(EXAMPLES / "prdigest.toml")
@@ -42,89 +38,133 @@ def no_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def _digest(lang: str = "zh") -> Any:
-    settings = load_config(EXAMPLES / "prdigest.toml")
-    source = SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json"))
-    return asyncio.run(Digests(settings, source).build("acme/lumen", "2026-W29", lang,
-                                                       link=True))  # type: ignore[arg-type]
+PLATFORM_URLS = {"slack": "api_url", "telegram": "api_url", "feishu": "domain"}
+CHANNELS = {"slack": "slack:C0123456", "telegram": "telegram:-1001234567890",
+            "feishu": "feishu:oc_0123456789abcdef"}
 
 
-def _post_and_close(adapter: Any, channel_id: str, digest: Any) -> None:
-    async def post() -> None:
-        try:
-            await adapter.post_digest(channel_id, digest)
-        finally:
-            await adapter.close()
+def _config_pointing_at(tmp_path: Path, urls: dict[str, str]) -> str:
+    """The example config with each platform's API at its fake."""
+    text = (EXAMPLES / "prdigest.toml").read_text("utf-8")
+    for platform, url in urls.items():
+        header = f"[platforms.{platform}]\n"
+        text = text.replace(header, f'{header}{PLATFORM_URLS[platform]} = "{url}"\n')
+    path = tmp_path / "prdigest.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
 
-    asyncio.run(post())
+
+def _post(config: str, channel: str, *extra: str) -> Any:
+    return CliRunner().invoke(app, ["post", "acme/lumen", "--week", "2026-W29", "--channel",
+                                    channel, "--snapshot", SNAPSHOT, "--config", config,
+                                    *extra])
 
 
-def test_the_slack_preview_is_what_slack_receives_from_a_bot_token_alone(
-    fake_slack: FakeSlack, config: Config, no_secrets: None, monkeypatch: pytest.MonkeyPatch
+def _dry_run(config: str, platform: str) -> list[dict[str, Any]]:
+    result = _post(config, CHANNELS[platform], "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    parts: list[dict[str, Any]] = json.loads(result.stdout)
+    return parts
+
+
+def _posted(config: str, platform: str) -> None:
+    result = _post(config, CHANNELS[platform])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("posted 2026-W29 of acme/lumen")
+
+
+def test_the_slack_dry_run_is_byte_for_byte_what_slack_receives(
+    fake_slack: FakeSlack, tmp_path: Path, no_secrets: None, redis_url: str,
+    monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Only the bot token: an outbound post needs no signing secret and no app token.
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
-    slack = msgspec.structs.replace(config.platforms.slack, api_url=fake_slack.base_url)
-    config = msgspec.structs.replace(
-        config, platforms=msgspec.structs.replace(config.platforms, slack=slack))
-    adapter = adapter_for(config, SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json")),
-                          "slack")
-    assert isinstance(adapter, SlackAdapter) and adapter.routes() == []
-    preview = preview_of("digest", "acme/lumen", "--week", "2026-W29", "--format", "slack")
-    _post_and_close(adapter, "C0123456", _digest())
-    posted = fake_slack.posted()
-    assert [part["payload"] for part in preview] == posted
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    config = _config_pointing_at(tmp_path, {"slack": fake_slack.base_url})
+    preview = _dry_run(config, "slack")
+    # `digest --format slack` with the channel's topics previews the same delivery.
+    assert preview_of("digest", "acme/lumen", "--week", "2026-W29", "--format", "slack",
+                      "--topics", "npu,rollout", config=config) == preview
+    _posted(config, "slack")
+    bodies = [call.body for call in fake_slack.calls("chat.postMessage")]
+    # slack_sdk sends the arguments as JSON, written as json.dumps writes it.
+    assert [json.dumps(part["payload"]).encode() for part in preview] == bodies
+    assert all(part["payload"]["metadata"]["event_payload"]["delivery"].startswith("pd-")
+               for part in preview)
     # The Block Kit Builder link opens exactly the blocks sent.
     link = preview[0]["viewer"]
     assert link.startswith("https://app.slack.com/block-kit-builder#")
     opened = json.loads(urllib.parse.unquote(link.split("#", 1)[1]))
-    assert opened == {"blocks": posted[0]["blocks"]}
+    assert opened == {"blocks": json.loads(bodies[0])["blocks"]}
 
 
-def test_the_telegram_preview_is_what_telegram_receives(no_secrets: None) -> None:
-    preview = preview_of("digest", "acme/lumen", "--week", "2026-W29", "--format", "telegram",
-                         "--lang", "en")
-    digest = _digest("en")
-    with FakeTelegram() as fake:
-        adapter = TelegramAdapter(load_example(), RecordingHandler(), Claims(None),
-                                  token=fake.token, secret_token=None, api_url=fake.base_url,
-                                  outbound_only=True)
-        _post_and_close(adapter, "-1001234567890", digest)
-        sent = fake.sent()
-    assert len(sent) == len(preview) >= 1
-    for part, fields in zip(preview, sent, strict=True):
-        payload = part["payload"]
-        assert part["method"] == "sendMessage"
-        assert str(payload["chat_id"]) == fields["chat_id"]
-        assert payload["text"] == fields["text"]
-        assert payload["parse_mode"] == fields["parse_mode"]
-        assert payload["link_preview_options"] == json.loads(fields["link_preview_options"])
-        if "reply_markup" in payload:
-            assert payload["reply_markup"] == json.loads(fields["reply_markup"])
-
-
-def load_example() -> Config:
-    return load_config(EXAMPLES / "prdigest.toml")
-
-
-def test_the_feishu_preview_is_what_feishu_receives(no_secrets: None) -> None:
-    from adapters.feishu.adapter import FeishuAdapter
+def test_the_feishu_dry_run_is_byte_for_byte_what_feishu_receives(
+    tmp_path: Path, no_secrets: None, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from testkit.fakes.feishu import FakeFeishu
 
-    preview = preview_of("digest", "acme/lumen", "--week", "2026-W29", "--format", "feishu")
-    digest = _digest()
     with FakeFeishu(app_id="cli_preview0000001", app_secret="preview-secret") as fake:
-        adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret,
-                                config=load_example(), handler=RecordingHandler(),
-                                deduper=Claims(None), domain=fake.base_url,
-                                bot_open_id="ou_fake_bot", outbound_only=True)
-        _post_and_close(adapter, "oc_0123456789abcdef", digest)
+        monkeypatch.setenv("FEISHU_APP_ID", fake.app_id)
+        monkeypatch.setenv("FEISHU_APP_SECRET", fake.app_secret)
+        monkeypatch.setenv("REDIS_URL", redis_url)
+        config = _config_pointing_at(tmp_path, {"feishu": fake.base_url})
+        preview = _dry_run(config, "feishu")
+        _posted(config, "feishu")
         sent = fake.sent_cards()
     assert [(c.endpoint, c.receive_id_type) for c in sent] == [("create", "chat_id")] * len(
         preview)
-    assert [p["payload"] for p in preview] == [
-        {"receive_id": c.target, "msg_type": "interactive", "content": c.content,
-         "uuid": c.uuid} for c in sent]
+    # lark-oapi writes the body as JSON with the text unescaped.
+    assert [json.dumps(part["payload"], ensure_ascii=False).encode() for part in preview] == [
+        c.request.body for c in sent]
+    # Each card's uuid comes from the delivery key: one per card, none shared.
+    uuids = [part["payload"]["uuid"] for part in preview]
+    assert len(set(uuids)) == len(uuids)
+
+
+def test_the_telegram_dry_run_is_what_telegram_receives_field_for_field(
+    tmp_path: Path, no_secrets: None, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeTelegram() as fake:
+        monkeypatch.setenv("TELEGRAM_BOT_TOKEN", fake.token)
+        monkeypatch.setenv("REDIS_URL", redis_url)
+        config = _config_pointing_at(tmp_path, {"telegram": fake.base_url})
+        preview = _dry_run(config, "telegram")
+        _posted(config, "telegram")
+        bodies = [r.body for r in fake.calls("sendMessage") if r.accepted]
+    assert all(part["method"] == "sendMessage" for part in preview)
+    # python-telegram-bot orders the fields itself: each field's bytes are compared.
+    assert [_canonical(part["payload"]) for part in preview] == [
+        _canonical(json.loads(body)) for body in bodies]
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":")).encode()
+
+
+def test_a_preview_is_addressed_to_the_channel_that_gets_that_digest(
+    tmp_path: Path, no_secrets: None
+) -> None:
+    text = (EXAMPLES / "prdigest.toml").read_text("utf-8") + """
+[[channels]]
+platform = "slack"
+id = "C0COMPACT"
+repo = "acme/lumen"
+lang = "en"
+style = "compact"
+"""
+    config = tmp_path / "prdigest.toml"
+    config.write_text(text, encoding="utf-8")
+    week = ("digest", "acme/lumen", "--week", "2026-W29", "--format", "slack")
+    compact = preview_of(*week, "--lang", "en", "--style", "compact", config=str(config))
+    full = preview_of(*week, "--lang", "zh", config=str(config))
+    nobody = preview_of(*week, "--lang", "en", config=str(config))
+    assert {part["payload"]["channel"] for part in compact} == {"C0COMPACT"}
+    assert {part["payload"]["channel"] for part in full} == {"C0123456"}
+    assert {part["payload"]["channel"] for part in nobody} == {"CHANNEL_ID"}
+    keys = [parts[0]["payload"]["metadata"]["event_payload"]["delivery"]
+            for parts in (compact, full, nobody)]
+    assert len(set(keys)) == 3
 
 
 def test_post_names_only_the_secret_a_post_needs(no_secrets: None, config: Config) -> None:
@@ -132,7 +172,7 @@ def test_post_names_only_the_secret_a_post_needs(no_secrets: None, config: Confi
     for platform, needed in (("slack", "SLACK_BOT_TOKEN"), ("telegram", "TELEGRAM_BOT_TOKEN"),
                              ("feishu", "FEISHU_APP_ID, FEISHU_APP_SECRET")):
         with pytest.raises(ConfigError) as raised:
-            adapter_for(config, source, platform)
+            adapter_for(Digests(config, source), platform)
         assert str(raised.value).endswith(f"set {needed}")
 
 
@@ -142,7 +182,7 @@ def test_post_builds_each_platform_from_its_post_secrets_alone(
     for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "FEISHU_APP_ID", "FEISHU_APP_SECRET"):
         monkeypatch.setenv(name, "x123")
     for platform in ("slack", "telegram", "feishu"):
-        adapter = adapter_for(config, source, platform)
+        adapter = adapter_for(Digests(config, source), platform)
         assert adapter.routes() == []  # it posts; it receives nothing
         asyncio.run(adapter.close())
 

@@ -13,28 +13,25 @@ import pytest
 
 from bot.config import Config
 from bot.store.claims import Claims
-from testkit.fakes.slack import FakeSlack, SlackPayloads
-from tests.contract.test_slack_http import (
+from testkit.fakes.slack import FakeSlack
+from testkit.fakes.slack_payloads import SlackPayloads
+from testkit.slack_http import (
     FORM,
     JSON,
     http_client,
     make_adapter,
     post_signed,
     real_handler,
-    slack_env,
     slash,
 )
-
-__all__ = ["slack_env"]
 
 OURS = SlackPayloads(team_id="T0TEAM01", api_app_id="A0FAKE01")
 
 
 def checking(config: Config, *, teams: tuple[str, ...] = ("T0TEAM01",),
              app: str | None = "A0FAKE01") -> Config:
-    slack = msgspec.structs.replace(config.platforms.slack, team_ids=teams, app_id=app)
-    platforms = msgspec.structs.replace(config.platforms, slack=slack)
-    return msgspec.structs.replace(config, platforms=platforms)
+    slack = {**config.platforms.get("slack", {}), "team_ids": list(teams), "app_id": app}
+    return msgspec.structs.replace(config, platforms={**config.platforms, "slack": slack})
 
 
 @pytest.mark.parametrize("stranger", [

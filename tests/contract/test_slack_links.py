@@ -9,10 +9,11 @@ import json
 import msgspec
 import pytest
 
+from adapters.slack.markup import SlackMarkup
+from adapters.slack.render import render_digest_messages, render_reply_messages
 from bot.models import KeyPull, Reply, Risk
-from bot.render.markup import markup_for
-from bot.render.slack import render_digest_messages, render_reply_messages
-from tests.contract.test_slack_render import _answer, assert_valid, example_digest
+from testkit.slack_checks import assert_valid, example_digest
+from testkit.slack_checks import pull_answer as _answer
 
 HOSTILE_URLS = ("javascript:alert(1)", "JavaScript:alert(document.cookie)",
                 "slack://channel?team=T1&id=C1", "data:text/html,<script>x</script>",
@@ -22,13 +23,13 @@ HOSTILE_URLS = ("javascript:alert(1)", "JavaScript:alert(document.cookie)",
 
 @pytest.mark.parametrize("url", HOSTILE_URLS)
 def test_a_link_to_anything_but_http_is_its_label_as_text(url: str) -> None:
-    slack = markup_for("slack")
+    slack = SlackMarkup()
     assert slack.link(url, "open <it>") == "open &lt;it&gt;"
     assert slack.pr(1206, url) == "#1206"
 
 
 def test_an_http_link_is_still_a_link() -> None:
-    slack = markup_for("slack")
+    slack = SlackMarkup()
     assert slack.link("https://github.com/a/b/pull/1", "#1") == "<https://github.com/a/b/pull/1|#1>"
     assert slack.link("http://example.com/x|y", "z") == "<http://example.com/x%7Cy|z>"
 

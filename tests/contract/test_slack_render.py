@@ -8,7 +8,6 @@ through slack_sdk's own block models, and for markup left whole (no `<url|label>
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
@@ -22,34 +21,35 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jinja2.ext import babel_extract
-from slack_sdk.models.blocks import Block
 
-from bot.chat.handler import ERROR_KEYS
-from bot.config import load_config
-from bot.engine import build_digest
-from bot.i18n import translations
-from bot.models import Digest, KeyPull, Lang, Period, PullAnswer, Reply, Risk, Theme
-from bot.render import render_digest
-from bot.render.chat import CHAT_CEILING, chat_view
-from bot.render.slack import (
-    MAX_BLOCKS,
+from adapters.slack.render import (
     MAX_SECTION_CHARS,
-    SlackMessage,
+    TEMPLATES,
     render_digest_messages,
     render_reply_messages,
     slack_length,
     split_text,
 )
-from bot.resources import template_dir
+from bot.chat.handler import ERROR_KEYS
+from bot.engine import build_digest
+from bot.i18n import translations
+from bot.models import KeyPull, Lang, Period, Reply, Theme
+from bot.render.chat import chat_view
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
-from testkit.fakes.slack import message_problems
+from testkit.slack_checks import (
+    assert_chat_form,
+    assert_valid,
+    example_digest,
+    huge_digest,
+    markup_problems,
+    payloads,
+    pull_answer,
+    texts_of,
+)
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "slack"
 LANGS: tuple[Lang, ...] = ("zh", "en")
-# The only angle-bracket markup the bot writes: links to GitHub.
-LINK = re.compile(r"<(https?://[^\s<>|]+)\|([^<>|]+)>")
-ENTITY = re.compile(r"&(?:amp|lt|gt);")
 HOSTILE_TITLES = (
     "<!channel> deploy now",
     "<!here|here> <!everyone> <@U0ADMIN1> <#C0123456>",
@@ -58,67 +58,6 @@ HOSTILE_TITLES = (
     "[click me](javascript:alert(1)) <https://evil.example|github.com>",
     "ctrl\x00chars\x1b[31m\u202e\u200b here",
 )
-
-
-def example_digest(lang: Lang) -> Digest:
-    config = load_config(EXAMPLES / "prdigest.toml")
-    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    return build_digest(snapshot, "2026-W29", repo_config=config.repo("acme/lumen"), lang=lang)
-
-
-def texts_of(value: Any) -> Iterator[str]:
-    """Every text Slack would show from a payload (block texts, fields, buttons)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "text" and isinstance(item, str):
-                yield item
-            else:
-                yield from texts_of(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from texts_of(item)
-
-
-def urls_of(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "url" and isinstance(item, str):
-                yield item
-            else:
-                yield from urls_of(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from urls_of(item)
-
-
-def markup_problems(text: str) -> list[str]:
-    """Angle brackets or ampersands that are not whole links or entities."""
-    rest = ENTITY.sub("", LINK.sub("", text))
-    return [f"stray {c!r} in {text[:80]!r}" for c in "<>&" if c in rest]
-
-
-def assert_valid(message: SlackMessage | dict[str, Any]) -> None:
-    payload = message.as_post() if isinstance(message, SlackMessage) else message
-    assert message_problems(payload) == []
-    assert len(payload["blocks"]) <= MAX_BLOCKS
-    for block in payload["blocks"]:
-        Block.parse(block).to_dict()  # slack_sdk's own checks raise on a bad block
-    for text in [payload["text"], *texts_of(payload["blocks"])]:
-        assert markup_problems(text) == []
-
-
-def payloads(messages: list[SlackMessage]) -> list[dict[str, Any]]:
-    return [m.as_post() for m in messages]
-
-
-def pull_numbers(messages: list[SlackMessage]) -> set[int]:
-    numbers: set[int] = set()
-    for payload in payloads(messages):
-        for text in texts_of(payload):
-            numbers.update(int(n) for n in re.findall(r"#(\d+)", text))
-        for url in urls_of(payload):
-            numbers.update(int(n) for n in re.findall(r"/pull/(\d+)", url))
-    return numbers
 
 
 # --- the example digest ------------------------------------------------------------
@@ -136,43 +75,6 @@ def test_the_example_digest_matches_its_golden_payload(lang: Lang) -> None:
     for message in golden:
         assert_valid(message)
     assert rendered == golden
-
-
-def _escaped(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def slack_visible(text: str) -> int:
-    """The characters a reader sees of mrkdwn: a link's label, no bold marks, entities
-    as one character."""
-    shown = re.sub(r"<[^|>]*\|([^>]*)>", r"\1", text).replace("*", "")
-    return len(html.unescape(shown).replace("\n", ""))
-
-
-def assert_chat_form(messages: list[SlackMessage], digest: Digest, pulls: set[int]) -> str:
-    """The chat form arrives whole: one message within Slack's limits and the chat
-    budget, holding the chat view's risks, themes, key PRs and suggestions, naming only
-    PRs of the week that the full report names too. Returns the text shown."""
-    assert len(messages) == 1
-    assert_valid(messages[0])
-    numbers = pull_numbers(messages)
-    assert numbers <= pulls
-    assert numbers <= {int(n) for n in re.findall(r"#(\d+)", render_digest(digest, "markdown"))}
-    blocks = messages[0].as_post()["blocks"]
-    assert sum(slack_visible(t) for t in texts_of(blocks)) <= CHAT_CEILING
-    shown = "\n".join(texts_of(blocks))
-    view = chat_view(digest)
-    for risk in view.risks:
-        assert f"*PR#{risk.pull}*" in shown
-    assert view.themes
-    for theme in view.themes:
-        for item in theme.items:
-            assert f"|#{item.number}>" in shown
-    quick_buttons = [b for b in blocks if b.get("accessory", {}).get("type") == "button"]
-    assert [b["accessory"]["url"] for b in quick_buttons] == [k.url for k in view.quick]
-    for suggestion in view.suggestions:
-        assert _escaped(suggestion) in shown
-    return shown
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -226,31 +128,10 @@ def test_a_report_link_becomes_a_button() -> None:
 # --- splitting -----------------------------------------------------------------------
 
 
-def _huge_digest(lang: Lang, risks: int = 120) -> Digest:
-    """A week far beyond one message: many risks, long summaries and quotes."""
-    base = example_digest(lang)
-    url = "https://github.com/acme/lumen/pull/{n}"
-    long_text = ("Tokens & <caches> with a link-like <https://x|y> " * 40).strip()
-    return msgspec.structs.replace(
-        base,
-        risks=tuple(Risk(pull=2000 + i, severity=("high", "medium", "low")[i % 3],
-                         summary=f"Concern {i}: {long_text[: 150 + (i * 37) % 600]}",
-                         evidence_url=url.format(n=2000 + i) + f"#discussion_r{i}",
-                         quote="“" * (i % 2) + long_text[: 300])
-                    for i in range(risks)),
-        key_pulls=tuple(KeyPull(number=3000 + i, title=f"[rollout] feat: feature {i}",
-                                short_title=f"feature {i} <!here>", summary=long_text[:1400],
-                                url=url.format(n=3000 + i), type="feat")
-                        for i in range(6)),
-        themes=(Theme(title="All of it", pulls=tuple(3000 + i for i in range(6))),),
-        suggestions=tuple(f"Suggestion {i} & more" for i in range(30)),
-    )
-
-
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_huge_digest_is_one_chat_message_or_split_where_slack_allows_less(
         lang: Lang) -> None:
-    digest = _huge_digest(lang)
+    digest = huge_digest(lang)
     view = chat_view(digest)
     whole = render_digest_messages(digest)
     assert len(whole) == 1
@@ -308,22 +189,10 @@ def test_splitting_never_cuts_markup_and_respects_the_limit(words: list[str], li
 # --- replies --------------------------------------------------------------------------
 
 
-def _answer(title: str = "[rollout] fix: tool parser", risks: int = 2) -> PullAnswer:
-    return PullAnswer(
-        repository="acme/lumen", number=1206, title=title,
-        url="https://github.com/acme/lumen/pull/1206", state="merged",
-        summary="Handles <unterminated> XML & keeps going.", type="fix", topics=("rollout",),
-        risks=tuple(Risk(pull=1206, severity="medium", summary=f"Concern {i} <!here>",
-                         evidence_url=f"https://github.com/acme/lumen/pull/1206#r{i}",
-                         quote="<@U0ADMIN1> look")
-                    for i in range(risks)),
-    )
-
-
 def _replies(lang: Lang) -> list[Reply]:
     replies = [
-        Reply(kind="pull", lang=lang, pull=_answer(), mode="risks"),
-        Reply(kind="pull", lang=lang, pull=_answer(risks=0), mode="summary"),
+        Reply(kind="pull", lang=lang, pull=pull_answer(), mode="risks"),
+        Reply(kind="pull", lang=lang, pull=pull_answer(risks=0), mode="summary"),
         Reply(kind="topics", lang=lang, topics=("npu",), available_topics=("npu", "rollout"),
               params=(("repository", "acme/lumen"),)),
         Reply(kind="subscribed", lang=lang, topics=("npu", "rollout")),
@@ -358,7 +227,7 @@ def test_every_reply_kind_renders_to_valid_blocks(lang: Lang) -> None:
 def test_a_pull_reply_has_a_button_to_the_pull_and_escapes_its_title() -> None:
     for title in HOSTILE_TITLES:
         [message] = render_reply_messages(
-            Reply(kind="pull", lang="en", pull=_answer(title), mode="summary"))
+            Reply(kind="pull", lang="en", pull=pull_answer(title), mode="summary"))
         assert_valid(message)
         first = message.as_post()["blocks"][0]
         assert first["accessory"]["url"] == "https://github.com/acme/lumen/pull/1206"
@@ -407,7 +276,7 @@ def _slack_messages() -> list[tuple[str | None, str, str | None]]:
     options = {"extensions": "jinja2.ext.do,jinja2.ext.loopcontrols",
                "trim_blocks": "true", "lstrip_blocks": "true"}
     found: set[tuple[str | None, str, str | None]] = set()
-    for path in sorted((template_dir() / "slack").glob("*.j2")):
+    for path in sorted((TEMPLATES / "slack").glob("*.j2")):
         with path.open("rb") as handle:
             for _, function, message, _ in babel_extract(
                     handle, ["_", "gettext", "ngettext", "pgettext"], [], options):
@@ -430,7 +299,7 @@ SLACK_MESSAGES = _slack_messages()
 def test_every_slack_message_has_a_chinese_translation(
     context: str | None, msgid: str, plural: str | None
 ) -> None:
-    catalog = translations("zh")
+    catalog = translations("zh", (TEMPLATES,))
     if context is not None:
         text = catalog.pgettext(context, msgid)
     elif plural is not None:

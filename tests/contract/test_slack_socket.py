@@ -11,9 +11,10 @@ import pytest
 from adapters.slack.adapter import SlackAdapter
 from bot.config import Config
 from bot.store.claims import Claims
-from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack, SlackPayloads, envelope_for
-from tests.contract.test_slack_http import RecordingHandler, real_handler, shown
-from tests.contract.test_slack_render import assert_valid
+from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
+from testkit.fakes.slack_payloads import SlackPayloads, envelope_for
+from testkit.slack_checks import assert_valid
+from testkit.slack_http import RecordingHandler, real_handler, shown
 
 
 @pytest.fixture

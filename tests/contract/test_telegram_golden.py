@@ -17,13 +17,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from bot.models import Digest, Reply
-from bot.render.telegram import (
+from adapters.telegram.render import (
     MAX_MESSAGE_CHARS,
     TelegramMessage,
     render_digest_messages,
     render_reply_messages,
 )
+from bot.models import Digest, Reply
 from testkit.fakes.telegram import parse_html, utf16_length
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "telegram"

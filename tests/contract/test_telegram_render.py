@@ -13,10 +13,10 @@ from telegram import Bot, Update
 
 from adapters.telegram.flood import retry_after_seconds
 from adapters.telegram.inbound import question_from_update
+from adapters.telegram.markup import TelegramMarkup
+from adapters.telegram.render import split_html, visible_length
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import read_command
-from bot.render.markup import markup_for
-from bot.render.telegram import split_html, visible_length
 from testkit.fakes.telegram import (
     TOKEN,
     group_chat,
@@ -27,7 +27,7 @@ from testkit.fakes.telegram import (
     utf16_length,
 )
 
-m = markup_for("telegram")
+m = TelegramMarkup()
 
 
 @pytest.mark.parametrize(

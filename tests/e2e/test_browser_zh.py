@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, base_url, pytestmark
+from testkit.browser import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 
-__all__ = ["base_url", "pytestmark"]  # the fixture and the skip, shared with test_browser
+pytestmark = NEEDS_CHROMIUM
 
 CJK_FAMILY = ("CJK", "Han", "PingFang", "YaHei", "Hiragino", "WenQuanYi", "Noto Sans SC")
 

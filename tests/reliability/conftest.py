@@ -9,7 +9,7 @@ import pytest
 import pytest_asyncio
 
 from testkit.reliability.harness import LogCapture, Service, capturing_logs, service_in_process
-from testkit.reliability.support import World, world
+from testkit.reliability.world import World, world
 from testkit.server_support import clear_env
 
 __all__ = ["LogCapture", "Service", "apply_env"]

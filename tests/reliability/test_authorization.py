@@ -14,9 +14,9 @@ import json
 from bot.links import report_key
 from testkit.fakes.telegram import private_chat
 from testkit.reliability.harness import Service
-from testkit.reliability.support import (
+from testkit.reliability.hostile import PRIVATE_TITLE
+from testkit.reliability.names import (
     PRIVATE_REPO,
-    PRIVATE_TITLE,
     REPO,
     SECRETS,
     SLACK_ADMIN,

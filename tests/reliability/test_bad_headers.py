@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.reliability.harness import LogCapture, Service
-from testkit.reliability.support import PRIVATE_REPO
+from testkit.reliability.names import PRIVATE_REPO
 
 SLACK_BODY = b"token=x&command=%2Fprdigest&text=help"
 BAD_TIMESTAMPS = ["abc", "", "1.7e9", "9" * 5000, "-0", " 1 ", "\u0661\u0662"]

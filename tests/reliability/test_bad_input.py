@@ -28,20 +28,11 @@ from bot.chat.grammar import parse_command
 from bot.web.app import create_app
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
-from testkit.fakes.slack import SlackPayloads
-from testkit.fakes.slack import signed_headers as slack_headers
+from testkit.fakes.slack_payloads import SlackPayloads
+from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.fakes.telegram import group_chat, message_update
-from testkit.reliability.support import (
-    REPO,
-    SECRETS,
-    SLACK_CHANNEL,
-    TELEGRAM_CHAT,
-    WEEK,
-    World,
-    now,
-    world,
-    write_config,
-)
+from testkit.reliability.names import REPO, SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT, WEEK
+from testkit.reliability.world import World, now, world, write_config
 from testkit.server_support import PLATFORM_ENV, merged_event, sign, snapshot_pull
 
 FUZZ = settings(max_examples=100, deadline=None,

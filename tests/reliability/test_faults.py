@@ -16,7 +16,7 @@ import msgspec
 from bot.store.cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
-from testkit.reliability.support import (
+from testkit.reliability.names import (
     FEISHU_CHAT,
     REPO,
     SLACK_CHANNEL,
@@ -24,6 +24,8 @@ from testkit.reliability.support import (
     TELEGRAM_CHAT,
     TZ,
     WEEK,
+)
+from testkit.reliability.posts import (
     count_posts,
     feishu_visible,
     slack_channel_texts,

@@ -10,15 +10,9 @@ import json
 from datetime import UTC, datetime
 
 from testkit.reliability.harness import LogCapture, Service
-from testkit.reliability.support import (
-    HOSTILE_NUMBER,
-    REPO,
-    SECRETS,
-    SLACK_ADMIN,
-    WEEK,
-    hostile_pull,
-    html_live,
-)
+from testkit.reliability.hostile import HOSTILE_NUMBER, hostile_pull
+from testkit.reliability.live import html_live
+from testkit.reliability.names import REPO, SECRETS, SLACK_ADMIN, WEEK
 from testkit.server_support import merged_event
 
 QUESTIONS = (

@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from testkit.reliability.harness import Service
-from testkit.reliability.support import ServeProcess, World, write_config
+from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.uploads import POST_ROUTES, hostile_uploads
+from testkit.reliability.world import World, write_config
 
 GROWTH_LIMIT_MIB = 40
 """Eight bodies read up to their caps (1 MiB; 5 MiB for GitHub) and no further."""

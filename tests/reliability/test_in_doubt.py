@@ -17,14 +17,8 @@ from bot.models import Digest
 from bot.store.ledger import LedgerEntry, Slot
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.reliability.harness import Service
-from testkit.reliability.support import (
-    REPO,
-    SLACK_CHANNEL,
-    TZ,
-    WEEK,
-    count_posts,
-    slack_channel_texts,
-)
+from testkit.reliability.names import REPO, SLACK_CHANNEL, TZ, WEEK
+from testkit.reliability.posts import count_posts, slack_channel_texts
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from testkit.reliability.kill import describe, kill_mid_post
-from testkit.reliability.support import SECRETS
+from testkit.reliability.names import SECRETS
 
 
 def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(

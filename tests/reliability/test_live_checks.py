@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from testkit.reliability.support import feishu_live, html_live, slack_live, telegram_live
+from testkit.reliability.live import feishu_live, html_live, slack_live, telegram_live
 
 
 @pytest.mark.parametrize("text", [

@@ -23,21 +23,22 @@ from redis.exceptions import RedisError
 
 from bot.delivery.schedule import Scheduler
 from testkit.reliability.harness import Service, service_in_process
-from testkit.reliability.support import (
+from testkit.reliability.holding_proxy import HoldingProxy
+from testkit.reliability.killable_redis import KillableRedis
+from testkit.reliability.names import (
     FEISHU_CHAT,
     SLACK_ADMIN,
     SLACK_CHANNEL,
     SLACK_VAULT_CHANNEL,
     TELEGRAM_CHAT,
-    HoldingProxy,
-    KillableRedis,
-    Urls,
-    World,
+)
+from testkit.reliability.posts import (
     count_posts,
     feishu_visible,
     slack_channel_texts,
     telegram_chat_texts,
 )
+from testkit.reliability.world import Urls, World
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
 TRY_AGAIN = "could not be read or changed just now"

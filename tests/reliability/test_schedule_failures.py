@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from testkit.reliability.harness import Service
-from testkit.reliability.support import TELEGRAM_CHAT
+from testkit.reliability.names import TELEGRAM_CHAT
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.slow_clients import head_answer, slow_clients
-from testkit.reliability.support import ServeProcess
 
 MAX_CONNECTIONS = 40
 READ_TIMEOUT = 2.0

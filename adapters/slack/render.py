@@ -1,6 +1,7 @@
 """Digest and Reply -> Slack Block Kit messages.
 
-Layout lives here, wording in `templates/slack/*.j2`, escaping in `SlackMarkup`. Blocks
+Layout lives here, wording in `adapters/slack/templates/slack/*.j2`, escaping in
+`SlackMarkup` (`adapters.slack.markup`). Blocks
 are built with `slack_sdk.models.blocks`, whose `to_dict()` enforces the per-field
 limits (section text 3000, header 150, button text 75, ...), so an oversized block
 fails here rather than at Slack. What the models do not check - 50 blocks per message
@@ -28,6 +29,8 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from adapters.slack import TEMPLATES
+from adapters.slack.markup import SlackMarkup
 from bot.models import Digest, Lang, Reply
 from bot.render import environment, split_sections
 from bot.render.chat import chat_view
@@ -52,7 +55,7 @@ MAX_FALLBACK_CHARS = 3000
 
 ACTION_PREFIX = "prdigest."
 
-_MRKDWN = markup_for("slack")
+_MRKDWN = SlackMarkup()
 _PLAIN = markup_for("text")
 # An opening `<` or `&` without its closing `>` or `;` at the end of a piece of text.
 _OPEN_ENTITY = re.compile(r"<[^>]*$|&[#a-zA-Z0-9]*$")
@@ -184,7 +187,7 @@ class _Words:
     `w("risk", r)` is the text of macro `risk(r)`, stripped."""
 
     def __init__(self, name: str, lang: Lang, **context: Any) -> None:
-        template = environment(lang).get_template(name)
+        template = environment(lang, (TEMPLATES,)).get_template(name)
         self._lang = lang
         self._module = template.make_module({"m": _MRKDWN, "plain": _PLAIN, **context})
 
@@ -293,9 +296,11 @@ def _caveats(w: _Words, digest: Digest) -> list[ContextBlock]:
 
 
 def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
-    """A section's texts, one per item, or what it says when it has none; a section
-    without items is one paragraph, the macro named by its id. A digest of several
-    repositories lists a per-repository section's items under each one's name."""
+    """A section's texts: the sections that list items, one text per item (Slack then
+    packs and splits them between items), or what they say when they have none; any
+    other section one text, its shared body (`common/sections.j2`, the macro named by
+    its id). A digest of several repositories lists a per-repository section's items
+    under each one's name."""
     if view.per_repository(section):
         return [text for part in view.parts
                 for text in (w("repository_heading", part), *_section_texts(section, w, part))]
@@ -314,7 +319,7 @@ def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
     if section.id == "suggestions":
         return ([w("suggestion", i, s, view) for i, s in enumerate(view.suggestions, 1)]
                 or [w("no_suggestions")])
-    return [w(section.id)]
+    return [w("section_body", section, view)]
 
 
 def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,8 +25,12 @@ import redis.asyncio as aioredis
 import redis.exceptions
 
 from bot.config import ChannelConfig, Config, parse_config
+from bot.delivery.results import PostResult
+from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
 from bot.models import Digest, Snapshot
 from bot.source import SnapshotSource, WeekData
+from bot.store.client import async_client
 
 FEISHU_WINDOW = timedelta(hours=1)
 
@@ -218,3 +223,58 @@ def make_config(channels: Sequence[dict[str, Any]], *, repos: Sequence[str] = ("
 def at(text: str) -> datetime:
     """An aware UTC moment from `2026-07-20T01:00`."""
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+REPO = "acme/lumen"
+
+
+# Monday 2026-07-20 09:00 in Shanghai; the week owed is 2026-W29.
+SHANGHAI_MONDAY_9 = at("2026-07-20T01:00")
+
+
+def channel(platform: str, id: str, *, tz: str = "Asia/Shanghai", schedule: str = "0 9 * * MON",
+            lang: str = "zh", topics: tuple[str, ...] = (), repo: str = REPO) -> dict[str, Any]:
+    return {"platform": platform, "id": id, "repo": repo, "timezone": tz, "schedule": schedule,
+            "lang": lang, "topics": list(topics)}
+
+
+@asynccontextmanager
+async def redis_client(url: str) -> AsyncIterator[aioredis.Redis]:
+    client = async_client(url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,
+              **options: Any) -> Scheduler:
+    options.setdefault("lock_seconds", 0.3)
+    options.setdefault("build_lock_seconds", 2.0)
+    digests = Digests(config, source, subscriptions=options.pop("subscriptions", None))
+    return Scheduler(digests, client, poster, clock=clock, replica=options.pop("replica", "r1"),
+                     **options)
+
+
+class WeekOnly:
+    """The counting snapshot source as a raw week source (what `CachedSource` wraps)."""
+
+    def __init__(self, source: CountingSource) -> None:
+        self.source = source
+
+    def fetch_week(self, repo: str, week: str) -> Snapshot:
+        return self.source.fetch_week(repo, week).snapshot
+
+    def fetch_pull(self, repo: str, number: int) -> Any:
+        return self.source.fetch_pull(repo, number)
+
+
+THREE_PLATFORMS = [
+    channel("slack", "C1", topics=("npu",)),
+    channel("telegram", "-100", lang="en"),
+    channel("feishu", "oc_1", topics=("npu",)),
+]
+
+
+def statuses(results: list[PostResult]) -> Counter[str]:
+    return Counter(r.status for r in results)

@@ -1,7 +1,7 @@
 """Digest and Reply to Telegram messages: HTML parse mode text plus inline URL buttons.
 
-The words come from `templates/telegram/`; this module only cuts them into messages
-Telegram accepts. Telegram counts a message's length after parsing its HTML (tags
+The words come from `adapters/telegram/templates/telegram/`; this module only cuts them
+into messages Telegram accepts. Telegram counts a message's length after parsing its HTML (tags
 don't count, an entity counts as one character), at most 4096; we count UTF-16 code
 units, which is never less than what Telegram counts. Sections are separated by a
 blank line and split with the shared `split_sections`; a tag never spans a line, so a
@@ -14,11 +14,12 @@ import html
 import re
 from dataclasses import dataclass
 
+from adapters.telegram import TEMPLATES
+from adapters.telegram.markup import TelegramMarkup
 from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
 from bot.render import render_reply, render_template, split_sections
 from bot.render.chat import chat_view
-from bot.render.markup import markup_for
 from bot.render.memo import reply_memo
 
 MAX_MESSAGE_CHARS = 4096
@@ -150,7 +151,7 @@ def render_digest_html(digest: Digest) -> str:
     """The whole chat digest as one HTML text, before splitting."""
     view = chat_view(digest)
     return render_template(DIGEST_TEMPLATE, digest.lang, v=view, d=digest,
-                           m=markup_for("telegram"))
+                           m=TelegramMarkup(), roots=(TEMPLATES,))
 
 
 def render_digest_messages(
@@ -160,7 +161,7 @@ def render_digest_messages(
     full report, when there is one) as buttons under the last message."""
     view = chat_view(digest)
     buttons = [_safe_button(label, url) for label, url in view.pull_buttons]
-    t = translator(digest.lang)
+    t = translator(digest.lang, (TEMPLATES,))
     if digest.report_url and not view.parts:
         buttons.append(_safe_button(t("Full report"), digest.report_url))
     buttons += [_safe_button(t("Full report (%(repository)s)", repository=name), url)
@@ -180,11 +181,12 @@ def _render_reply_messages(
     if reply.kind == "pull" and reply.pull is not None:
         label = _open_label(reply.lang, reply.pull.number)
         buttons.append(_safe_button(label, reply.pull.url))
-    return _messages(render_reply(reply, "telegram"), buttons, limit)
+    text = render_reply(reply, "telegram", markup=TelegramMarkup(), roots=(TEMPLATES,))
+    return _messages(text, buttons, limit)
 
 
 render_reply_messages = reply_memo(_render_reply_messages)
 
 
 def _open_label(lang: Lang, number: int) -> str:
-    return translator(lang)("Open #%(number)s on GitHub", number=number)
+    return translator(lang, (TEMPLATES,))("Open #%(number)s on GitHub", number=number)

@@ -1,27 +1,21 @@
-"""Subscriptions in Redis and merged-PR notices: from the GitHub webhook (signed,
-deduplicated) and from the poller (conditional requests), one notice per channel."""
+"""Merged-PR notices from the GitHub webhook (signed, deduplicated), one per subscribed
+channel; topics subscribed in chat count; the PR is read again after its merge."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-from datetime import timedelta
 from typing import Any
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
-from github import Github
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
 from bot.delivery.notices import MergeNotifier
-from bot.delivery.poller import MergePoller
-from bot.github.closed import PullLister
+from bot.digests import Digests
 from bot.github.events import PayloadError, merged_pull, pull_from_api, signature_valid
 from bot.models import Command, PullRequest, Reply
-from bot.render import render_reply
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from bot.store.client import async_client, sync_client
@@ -29,97 +23,34 @@ from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.fakes.telegram import FakeTelegram
 from testkit.server_support import (
-    NOW,
+    FEISHU,
     REPO,
+    SLACK,
+    TELEGRAM,
     WEBHOOK_SECRET,
-    ConditionalGitHub,
     RecordingAdapter,
     clear_env,
     example_config,
     example_snapshot,
     merged_event,
+    notices,
     now,
     recording_adapters,
-    services_of,
     serving,
     snapshot_pull,
     webhook_request,
 )
+from testkit.server_support import (
+    example_channel as channel,
+)
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
-SLACK = "slack:C0123456"          # configured topics: npu, rollout
-TELEGRAM = "telegram:-1001234567890"  # trainer
-FEISHU = "feishu:oc_0123456789abcdef"  # checkpoint
 
 
 @pytest.fixture(autouse=True)
 def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
-
-
-def channel(key: str) -> ChannelConfig:
-    found = example_config().channel(key)
-    assert found is not None
-    return found
-
-
-# --- the store ----------------------------------------------------------------------------
-
-
-def test_store_adds_removes_and_lists_topics(redis_url: str) -> None:
-    store = RedisSubscriptionStore(sync_client(redis_url))
-    assert store.topics(SLACK) == set()
-    store.add(SLACK, ["ckpt", "trainer"])
-    store.add(SLACK, ["ckpt"])
-    store.remove(SLACK, ["trainer", "never-there"])
-    store.add(SLACK, [])
-    assert store.topics(SLACK) == {"ckpt"}
-    assert store.topics(TELEGRAM) == set()
-
-
-async def ask(app: Any, key: str, kind: str, *topics: str, user: str = "U0ADMIN1",
-              week: str | None = None) -> Reply:
-    services = services_of(app)
-    command = Command(kind=kind, lang="en", topics=topics, week=week,  # type: ignore[arg-type]
-                      text=f"{kind} {' '.join(topics)}".strip())
-    return await services.handler.handle(command, channel=channel(key), user=user)
-
-
-async def test_subscriptions_survive_a_restart(redis_url: str) -> None:
-    """Subscribe through one app, stop it; a new app on the same Redis still knows."""
-    first = create_app(example_config(), redis_url=redis_url,
-                       source=SnapshotSource(example_snapshot()), now=now, background=False,
-                       adapters=recording_adapters())
-    async with serving(first):
-        reply = await ask(first, SLACK, "subscribe", "ckpt")
-    assert reply.kind == "subscribed", reply
-    second = create_app(example_config(), redis_url=redis_url,
-                        source=SnapshotSource(example_snapshot()), now=now, background=False,
-                        adapters=recording_adapters())
-    async with serving(second):
-        topics = await ask(second, SLACK, "topics")
-        digest = await ask(second, SLACK, "digest", week="last")
-    assert topics.topics == ("npu", "rollout", "ckpt")
-    assert "ckpt" in render_reply(topics, "text")
-    # The channel's topics, the subscribed one included, come first in its digest:
-    # `ckpt` is counted as checkpoint there, one topic however its PRs spell it.
-    assert digest.digest is not None
-    assert [t.name for t in digest.digest.topics[:3]] == ["npu", "rollout", "checkpoint"]
-
-
-async def test_only_admins_change_a_channels_topics(redis_url: str) -> None:
-    app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
-                     adapters=recording_adapters())
-    async with serving(app):
-        refused = await ask(app, SLACK, "subscribe", "ckpt", user="U_SOMEONE")
-        allowed = await ask(app, TELEGRAM, "subscribe", "ckpt", user="anyone")
-    assert refused.kind == "error" and refused.error == "not-admin"
-    assert allowed.kind == "subscribed"  # the Telegram channel names no admins
-    store = RedisSubscriptionStore(sync_client(redis_url))
-    assert store.topics(SLACK) == set()
-    assert store.topics(TELEGRAM) == {"ckpt"}
 
 
 # --- the webhook --------------------------------------------------------------------------
@@ -132,22 +63,6 @@ def test_signature_matches_githubs_documented_example() -> None:
     assert not signature_valid("another secret", b"Hello, World!", header)
     assert not signature_valid("It's a Secret to Everybody", b"Hello, World!", None)
     assert not signature_valid("It's a Secret to Everybody", b"Hello, World!", header[7:])
-
-
-@pytest.fixture
-def webhook_app(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> tuple[Any, dict[str, Any]]:
-    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
-    adapters = recording_adapters()
-    app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
-                     adapters=adapters)
-    return app, adapters
-
-
-def notices(adapters: dict[str, RecordingAdapter]) -> list[tuple[str, str, int]]:
-    return sorted((platform, channel_id, reply.pull.number)
-                  for platform, adapter in adapters.items()
-                  for channel_id, reply in adapter.replies if reply.pull is not None)
 
 
 async def test_a_merge_notifies_each_subscribed_channel_once(
@@ -346,7 +261,7 @@ async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
             return ["m"]
 
     clients = [async_client(redis_url) for _ in range(4)]
-    replicas = [MergeNotifier(config, SnapshotSource(example_snapshot()), None, Claims(c),
+    replicas = [MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), Claims(c),
                               Sender()) for c in clients]
     pull = snapshot_pull(1212)
     await asyncio.gather(*(r.announce(REPO, pull) for r in replicas for _ in range(3)))
@@ -368,152 +283,11 @@ def test_payload_parsing_is_strict_where_it_matters() -> None:
         merged_pull({**event, "pull_request": {**event["pull_request"], "merged_at": None}})
 
 
-# --- the poller ---------------------------------------------------------------------------
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> Any:
-        return self.now
-
-
-@pytest.fixture
-def github() -> Any:
-    with ConditionalGitHub() as fake:
-        yield fake
-
-
-def merged_later(number: int, clock: Clock, minutes: int) -> PullRequest:
-    """A snapshot PR merged `minutes` after the clock's time."""
-    moment = clock.now + timedelta(minutes=minutes)
-    return msgspec.structs.replace(snapshot_pull(number), merged_at=moment, closed_at=moment,
-                                   updated_at=moment)
-
-
-def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, Any],
-               clock: Clock) -> tuple[MergePoller, aioredis.Redis, Github]:
-    config = example_config()
-    client = async_client(redis_url)
-    claims = Claims(client)
-    sync = sync_client(redis_url)
-    from bot.web.services import AdapterNotices
-
-    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()),
-                             RedisSubscriptionStore(sync), claims, AdapterNotices(adapters))
-    hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
-                 seconds_between_writes=None)
-    lister = PullLister(hub.requester)
-    return MergePoller(config, lister, claims, notifier, interval_seconds=0.01, now=clock), \
-        client, hub
-
-
-async def test_the_poller_announces_new_merges_and_asks_conditionally(
-    github: ConditionalGitHub, redis_url: str
-) -> None:
-    clock = Clock()
-    adapters = recording_adapters()
-    github.put(snapshot_pull(1202))  # merged before the poller started: history, not news
-    poller, client, hub = poller_for(github, redis_url, adapters, clock)
-    first = await poller.poll_once()
-    assert first.notified == []
-    github.put(merged_later(1212, clock, 1))
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)  # the per-interval lock
-    second = await poller.poll_once()
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)
-    third = await poller.poll_once()  # nothing changed: 304
-    await client.aclose()
-    hub.close()
-    assert sorted(second.notified) == sorted([SLACK, TELEGRAM, FEISHU])
-    assert third.notified == []
-    statuses = [(r.headers.get("if-none-match") is not None, r.status) for r in github.requests]
-    assert statuses == [(False, 200), (True, 200), (True, 304)]
-    query = github.requests[0].query
-    assert (query["state"], query["sort"], query["direction"]) == (["closed"], ["updated"],
-                                                                   ["desc"])
-    assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1212),
-                                 ("slack", "C0123456", 1212),
-                                 ("telegram", "-1001234567890", 1212)]
-
-
-async def test_a_restarted_poller_keeps_its_etag_and_sends_nothing_twice(
-    github: ConditionalGitHub, redis_url: str
-) -> None:
-    clock = Clock()
-    adapters = recording_adapters()
-    poller, client, hub = poller_for(github, redis_url, adapters, clock)
-    await poller.poll_once()
-    github.put(merged_later(1201, clock, 1))
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)
-    await poller.poll_once()
-    await client.aclose()
-    hub.close()
-    restarted, client, hub = poller_for(github, redis_url, adapters, clock)
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)
-    await restarted.poll_once()
-    await client.aclose()
-    hub.close()
-    assert github.requests[-1].status == 304
-    assert notices(adapters) == [("slack", "C0123456", 1201)]
-
-
-async def test_replicas_share_one_poll_per_interval(
-    github: ConditionalGitHub, redis_url: str
-) -> None:
-    clock = Clock()
-    made = [poller_for(github, redis_url, recording_adapters(), clock) for _ in range(3)]
-    for poller, _, _ in made:
-        poller.interval_seconds = 60
-    await asyncio.gather(*(poller.poll_once() for poller, _, _ in made))
-    for _, client, hub in made:
-        await client.aclose()
-        hub.close()
-    assert len(github.requests) == 1
-
-
-async def test_the_server_polls_when_no_webhook_secret_is_set(
-    github: ConditionalGitHub, redis_url: str
-) -> None:
-    clock = Clock()
-    adapters = recording_adapters()
-    hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
-                 seconds_between_writes=None)
-    app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), adapters=adapters, now=clock,
-                     pull_lister=PullLister(hub.requester))
-    services = services_of(app)
-    assert services.poller is not None
-    services.poller.interval_seconds = 0.05
-    services.scheduler = None  # this test is about notices only
-    async with serving(app) as http:
-        for _ in range(100):
-            if services.poller.polls:
-                break
-            await asyncio.sleep(0.02)
-        github.put(merged_later(1209, clock, 1))
-        clock.now += timedelta(minutes=5)
-        for _ in range(200):
-            if notices(adapters):
-                break
-            await asyncio.sleep(0.02)
-        health = (await http.get("/healthz")).json()
-    hub.close()
-    assert health["merge_notices"]["mode"] == "poller"
-    # #1209 is trainer and checkpoint: Telegram and Feishu follow those.
-    assert notices(adapters) == [("feishu", "oc_0123456789abcdef", 1209),
-                                 ("telegram", "-1001234567890", 1209)]
-    assert re.search(r"checkpoint", str(adapters["feishu"].replies[0][1].pull))
-
-
 async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> None:
     config = example_config()
     store = RedisSubscriptionStore(sync_client(redis_url))
-    handler = CommandHandler(config, SnapshotSource(example_snapshot()), store, now=now)
+    handler = CommandHandler(Digests(config, SnapshotSource(example_snapshot()),
+                                     subscriptions=store, now=now))
     reply = await handler.handle(Command(kind="subscribe", lang="en", topics=("config",),
                                          text="subscribe config"),
                                  channel=channel(TELEGRAM), user="someone")
@@ -522,8 +296,8 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     client = async_client(redis_url)
     from bot.web.services import AdapterNotices
 
-    notifier = MergeNotifier(config, SnapshotSource(example_snapshot()), store, Claims(client),
-                             AdapterNotices(adapters))
+    notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot()),
+                                     subscriptions=store), Claims(client), AdapterNotices(adapters))
     result = await notifier.announce(REPO, snapshot_pull(1205))  # [config]
     await client.aclose()
     assert result.notified == [TELEGRAM]
@@ -553,7 +327,7 @@ async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
             return ["m"]
 
     client = async_client(redis_url)
-    notifier = MergeNotifier(config, CachingSource(example_snapshot()), None, Claims(client),
+    notifier = MergeNotifier(Digests(config, CachingSource(example_snapshot())), Claims(client),
                              Sender())
     result = await notifier.announce(REPO, snapshot_pull(1212))
     await client.aclose()

@@ -1,6 +1,7 @@
 """Digest and Reply to Feishu interactive cards (card JSON 2.0).
 
-Structure lives here, wording in `templates/feishu/*.j2`, escaping in `FeishuMarkup`.
+Structure lives here, wording in `adapters/feishu/templates/feishu/*.j2`, escaping in
+`FeishuMarkup` (`adapters.feishu.markup`).
 Feishu refuses a card message whose request body exceeds 30 KB (error 230025), so the
 size measured is the byte length of the body the SDK sends - the card serialised into
 a JSON string field of a JSON object - and a long digest becomes several cards, split
@@ -14,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from adapters.feishu import TEMPLATES
+from adapters.feishu.markup import FeishuMarkup
 from bot.models import Digest, Lang, Reply, Risk
 from bot.render import environment, split_sections
 from bot.render.chat import chat_view
@@ -124,7 +127,7 @@ def _card(frame: CardFrame, title: str, sections: Sequence[str], *, buttons: boo
 
 
 def _macro(lang: Lang, template: str, name: str, *args: Any) -> str:
-    module = environment(lang).get_template(template).module
+    module = environment(lang, (TEMPLATES,)).get_template(template).module
     return typeset(str(getattr(module, name)(*args)).strip(), lang)
 
 
@@ -158,7 +161,7 @@ def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card
     one markdown element per section, buttons to the key PRs and the full report."""
     lang = digest.lang
     view = chat_view(digest)
-    markup, plain = markup_for("feishu"), markup_for("text")
+    markup, plain = FeishuMarkup(), markup_for("text")
     name = "feishu/digest.j2"
     buttons = [
         Button(label=part.ref(k.number), url=k.url)
@@ -214,7 +217,7 @@ def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
         subtitle = _macro(lang, name, "subtitle", scope.split(", ")) if scope else ""
     frame = CardFrame(title=_macro(lang, name, "title", reply), subtitle=subtitle,
                       template=template, buttons=buttons)
-    body = _macro(lang, name, "body", reply, params, markup_for("feishu"))
+    body = _macro(lang, name, "body", reply, params, FeishuMarkup())
     # One section: an answer too long for a card splits at its line ends.
     return build_cards(frame, [body], lang, limit=limit)
 

@@ -1,9 +1,5 @@
-"""Command handlers: the data each command answers with, and every refusal as a table.
-
-The snapshot is built here by hand so each expected figure can be counted by eye:
-week 2026-W29 (Asia/Shanghai) holds #7035 and #6974 merged and #7100 opened; #7001 was
-merged in W28 and #7120 in W30, the week "now" falls in.
-"""
+"""The command handler (`bot.chat.handler`): the data each command answers with, and every
+refusal as a table, over the hand-built week of `testkit.chat_week`."""
 
 from __future__ import annotations
 
@@ -11,77 +7,29 @@ import logging
 import threading
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import ERROR_KEYS, CommandHandler
-from bot.config import ChannelConfig, Config, RepoConfig, TopicRule
+from bot.config import ChannelConfig
+from bot.digests import Digests
 from bot.errors import SourceError
-from bot.models import (
-    FileChange,
-    PullRequest,
-    Reply,
-    Review,
-    ReviewThread,
-    Snapshot,
-    ThreadComment,
+from bot.models import PullRequest, Reply, Snapshot
+from testkit.chat_week import (
+    ADMIN_CHANNEL,
+    CONFIG,
+    NOW,
+    OPEN_CHANNEL,
+    REPO,
+    SHANGHAI,
+    SNAPSHOT,
+    THREAD_URL,
+    at,
+    pull,
 )
 from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
-
-SHANGHAI = ZoneInfo("Asia/Shanghai")
-REPO = "verl-project/verl"
-NOW = datetime(2026, 7, 22, 10, 0, tzinfo=SHANGHAI)  # Wednesday of 2026-W30
-THREAD_URL = f"https://github.com/{REPO}/pull/7035#discussion_r1"
-
-
-def _at(day: int, hour: int = 12, month: int = 7) -> datetime:
-    return datetime(2026, month, day, hour, tzinfo=SHANGHAI)
-
-
-def _pull(number: int, title: str, **values: Any) -> PullRequest:
-    return PullRequest(number=number, title=title,
-                       url=f"https://github.com/{REPO}/pull/{number}", author="dev",
-                       **values)
-
-
-SNAPSHOT = Snapshot(repository=REPO, pulls=(
-    _pull(7035, "[ci, npu] chore: update the NPU docker image", state="merged",
-          merged_at=_at(15), closed_at=_at(15),
-          files=(FileChange(path="docker/ascend/Dockerfile"),),
-          reviews=(Review(author="lead", state="APPROVED", submitted_at=_at(14)),),
-          review_threads=(ReviewThread(
-              path="scripts/run_npu.sh", line=12, resolved=False, outdated=False,
-              comments=(ThreadComment(author="reviewer",
-                                      body="enforce_eager=False breaks vLLM on Ascend NPU.",
-                                      url=THREAD_URL),),
-          ),)),
-    _pull(6974, "[ckpt, rollout] feat: sharded delta weight sync", state="merged",
-          merged_at=_at(16), closed_at=_at(16),
-          body="### What does this PR do?\n\nAdds a sharded delta weight sync engine that "
-               "makes weight sync 2-3x faster.",
-          files=(FileChange(path="verl/workers/rollout/sync.py", additions=400),),
-          reviews=(Review(author="lead", state="APPROVED", submitted_at=_at(16)),)),
-    _pull(7100, "[trainer] feat: streaming data loader", state="open", created_at=_at(17)),
-    _pull(7001, "[trainer] fix: loss scale", state="merged", merged_at=_at(8),
-          closed_at=_at(8),
-          reviews=(Review(author="lead", state="APPROVED", submitted_at=_at(8)),)),
-    _pull(7120, "[doc] chore: fix typos", state="merged", merged_at=_at(21), closed_at=_at(21),
-          reviews=(Review(author="lead", state="APPROVED", submitted_at=_at(21)),)),
-))
-
-CONFIG = Config(
-    repos={REPO: RepoConfig(topics={"npu": TopicRule(keywords=("npu", "ascend"))})},
-    channels=(
-        ChannelConfig(platform="slack", id="C1", repo=REPO, lang="zh", topics=("npu",)),
-        ChannelConfig(platform="telegram", id="42", repo=REPO, lang="en",
-                      admins=("U_ADMIN",)),
-    ),
-)
-OPEN_CHANNEL = CONFIG.channels[0]
-ADMIN_CHANNEL = CONFIG.channels[1]
 
 
 @pytest.fixture
@@ -96,7 +44,7 @@ def store() -> InMemorySubscriptionStore:
 
 @pytest.fixture
 def handler(source: RecordingSource, store: InMemorySubscriptionStore) -> CommandHandler:
-    return CommandHandler(CONFIG, source, store, now=lambda: NOW)
+    return CommandHandler(Digests(CONFIG, source, subscriptions=store, now=lambda: NOW))
 
 
 async def ask(
@@ -169,7 +117,7 @@ class HoldingSource(RecordingSource):
 
 async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
     source = HoldingSource(SNAPSHOT, held={7035})
-    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     reply = await ask(handler, "risks 7035")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
     # held_pull ran on the event loop's thread; the one fetch_pull is its own lookup
@@ -196,7 +144,7 @@ async def test_the_same_pr_version_is_answered_once_per_language(
 
     monkeypatch.setattr(bot.digests, "answer_pull", counting)
     source = RecordingSource(SNAPSHOT)
-    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     first = await ask(handler, "risks 7035")
     assert await ask(handler, "summary 7035") == Reply(
         kind="pull", lang="en", pull=first.pull, mode="summary")
@@ -215,7 +163,7 @@ async def test_a_failing_memory_lookup_falls_back_to_the_source(
 ) -> None:
     source = HoldingSource(SNAPSHOT, held={7035})
     source.held_error = RuntimeError("corrupt entry")
-    handler = CommandHandler(CONFIG, source, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     with caplog.at_level(logging.ERROR):
         reply = await ask(handler, "risks 7035")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
@@ -225,8 +173,8 @@ async def test_a_failing_memory_lookup_falls_back_to_the_source(
 
 async def test_reviews_are_judged_only_where_the_snapshot_recorded_them() -> None:
     unrecorded = Snapshot(repository=REPO, pulls=(
-        _pull(5, "[ci] fix: flaky test", state="merged", merged_at=_at(15)),))
-    handler = CommandHandler(CONFIG, RecordingSource(unrecorded), now=lambda: NOW)
+        pull(5, "[ci] fix: flaky test", state="merged", merged_at=at(15)),))
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(unrecorded), now=lambda: NOW))
     reply = await ask(handler, "risks 5")
     assert reply.pull is not None
     assert [r.kind for r in reply.pull.risks] == []
@@ -271,7 +219,7 @@ async def test_digest_counts_of_a_week(handler: CommandHandler) -> None:
 async def test_the_week_is_read_in_the_channels_time_zone(source: RecordingSource) -> None:
     # Monday 01:00 in Shanghai is still Sunday in UTC: "this week" differs.
     monday = datetime(2026, 7, 20, 1, 0, tzinfo=SHANGHAI)
-    handler = CommandHandler(CONFIG, source, now=lambda: monday)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: monday))
     utc_channel = ChannelConfig(platform="slack", id="C9", repo=REPO, timezone="UTC")
     in_shanghai = await ask(handler, "digest", channel=OPEN_CHANNEL)
     in_utc = await ask(handler, "digest", channel=utc_channel)
@@ -494,7 +442,7 @@ async def test_a_refused_change_changes_nothing(
 async def test_without_a_store_subscriptions_are_refused_but_topics_answer(
     source: RecordingSource,
 ) -> None:
-    handler = CommandHandler(CONFIG, source, None, now=lambda: NOW)
+    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
     assert (await ask(handler, "subscribe npu")).error == "subscriptions-unavailable"
     topics = await ask(handler, "topics")
     assert (topics.kind, topics.topics) == ("topics", ("npu",))

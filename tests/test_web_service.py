@@ -123,7 +123,7 @@ async def test_metrics_count_commands_by_platform_and_outcome() -> None:
     metrics = Metrics()
     source = SnapshotSource(example_snapshot())
     digests = Digests(config, source, now=now, on_built=metrics.digest_built)
-    handler = CommandHandler(config, source, now=now, digests=digests)
+    handler = CommandHandler(digests)
     slack = MeteredHandler(handler, metrics, "slack", config)
     channel = config.channel("slack:C0123456")
     await slack.handle(Command(kind="help", lang="en", text="help"), channel=channel)

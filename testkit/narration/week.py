@@ -8,19 +8,19 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from adapters.feishu.render import digest_cards
+from adapters.slack.render import render_digest_messages as slack_messages
+from adapters.telegram.render import render_digest_html
 from bot.config import Config, load_config, parse_config
 from bot.digests import Digests
 from bot.models import Digest
 from bot.narrate import NarrationStore, Narrator, narrator_for
 from bot.render import render_digest
-from bot.render.feishu import digest_cards
 from bot.render.html import PageLinks, render_report_page
-from bot.render.slack import render_digest_messages as slack_messages
-from bot.render.telegram import render_digest_html
 from bot.snapshot import Snapshot, read_snapshot
 from bot.source import SnapshotSource
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples"
 REPO = "acme/lumen"
 WEEK = "2026-W29"

@@ -1,0 +1,100 @@
+"""Feishu outbound: cards created in a chat or sent as replies, each request retried
+where that is safe - a refused tenant token renewed, a rate limit waited out, a 5xx
+re-sent when the card's `uuid` makes a second copy impossible."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from lark_oapi.api.im.v1 import (
+    CreateMessageRequest,
+    CreateMessageRequestBody,
+    CreateMessageResponse,
+    ReplyMessageRequest,
+    ReplyMessageRequestBody,
+    ReplyMessageResponse,
+)
+
+from adapters.base import DeliveryError, ParentGone
+from adapters.feishu.render import Card, card_content
+from adapters.feishu.tokens import TENANT_TOKENS
+from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
+
+logger = logging.getLogger(__name__)
+
+# The tenant token was refused: invalid (99991663-99991668) or expired (99991677).
+_TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 99991668,
+                                  99991677})
+# The reply API's answer when the message replied to was recalled (230011) or is not
+# found, deleted (231003): nothing was posted.
+PARENT_GONE_CODES = frozenset({230011, 231003})
+# First wait before re-sending a card Feishu failed with a 5xx; doubled each time.
+_SERVER_ERROR_BACKOFF = 0.5
+
+
+class CardSender:
+    """Sends the cards of one app (`app_id`) over `transport`: at most `max_attempts`
+    tries a card, a rate limit waited out for at most `max_wait` seconds."""
+
+    def __init__(self, transport: FeishuTransport, app_id: str, *, max_attempts: int,
+                 max_wait: float) -> None:
+        self.transport = transport
+        self.app_id = app_id
+        self.max_attempts = max(1, max_attempts)
+        self.max_wait = max_wait
+
+    async def create(self, body: dict[str, Any]) -> str:
+        """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
+        builder = (CreateMessageRequestBody.builder().receive_id(body["receive_id"])
+                   .msg_type(body["msg_type"]).content(body["content"]))
+        if body.get("uuid"):
+            builder = builder.uuid(body["uuid"])
+        request = (CreateMessageRequest.builder().receive_id_type("chat_id")
+                   .request_body(builder.build()).build())
+        return await self.request(request, CreateMessageResponse, uuid=body.get("uuid"))
+
+    async def reply(self, card: Card, *, reply_to: str | None, uuid: str | None = None,
+                    in_thread: bool = False) -> str:
+        """Answer a message with one card (in its thread with `in_thread`)."""
+        reply_body = (ReplyMessageRequestBody.builder().msg_type("interactive")
+                      .content(card_content(card)))
+        if in_thread:
+            reply_body = reply_body.reply_in_thread(True)
+        if uuid:
+            reply_body = reply_body.uuid(uuid)
+        request = (ReplyMessageRequest.builder().message_id(reply_to)
+                   .request_body(reply_body.build()).build())
+        return await self.request(request, ReplyMessageResponse, uuid=uuid)
+
+    async def request(self, request: CreateMessageRequest | ReplyMessageRequest,
+                       answer_type: type[Any], *, uuid: str | None) -> str:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                response = await self.transport.send(request, answer_type)
+            except Exception as exc:
+                raise DeliveryError(f"feishu: request failed ({type(exc).__name__}: {exc})") \
+                    from None
+            if response.success() and response.data is not None and response.data.message_id:
+                return str(response.data.message_id)
+            if attempt < self.max_attempts:
+                if response.code in _TOKEN_REFUSED_CODES:
+                    # Expired or revoked: fetch a new tenant token and send again.
+                    logger.info("feishu: tenant token refused (code %s); renewing it",
+                                response.code)
+                    TENANT_TOKENS.forget(self.app_id)
+                    continue
+                wait = rate_limit_wait(response)
+                if wait is None and uuid and server_error(response):
+                    # The uuid makes a re-send safe: Feishu posts one message per uuid.
+                    wait = _SERVER_ERROR_BACKOFF * 2 ** (attempt - 1)
+                if wait is not None:
+                    await asyncio.sleep(min(wait, self.max_wait))
+                    continue
+            if answer_type is ReplyMessageResponse and response.code in PARENT_GONE_CODES:
+                raise ParentGone(f"feishu: the message to reply under is gone (code "
+                                 f"{response.code})")
+            raise DeliveryError(f"feishu refused the card: code {response.code}, "
+                                f"{response.msg or 'no message'}")
+        raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1

@@ -1,0 +1,56 @@
+"""The one `Digests` of a command-line process (`prdigest post`, `digest`, `ask`,
+`chat`), with what it holds open; the server's is wired in `bot.web.services`.
+
+Every part of a process that gives a digest - chat, the schedule's `post`, a preview -
+takes this one object, so a channel's subscribed topics, the narrator and the clock are
+the same wherever its digest is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import redis
+
+from bot.config import Config
+from bot.digests import Digests
+from bot.narrate import Narrator, narrator_for
+from bot.source import Source
+from bot.store.cache import Cache
+from bot.store.client import sync_client
+from bot.store.subscriptions import RedisSubscriptionStore
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ProcessDigests:
+    """Builds the process's `Digests`: subscriptions and the narrator's answers in the
+    Redis at `redis_url` (None: no subscriptions, answers kept in memory), the
+    narrator when `[llm]` is configured and `llm` is on (`--no-llm` turns it off).
+    `close()` (or `async with`) lets go of the model client and Redis."""
+
+    def __init__(self, config: Config, source: Source, *, redis_url: str | None = None,
+                 llm: bool = True, now: Callable[[], datetime] = utc_now) -> None:
+        self.redis: redis.Redis | None = (sync_client(redis_url, config.cache.url_env)
+                                          if redis_url else None)
+        store = (Cache(self.redis) if self.redis is not None and config.llm is not None
+                 and llm else None)
+        self.narrator: Narrator | None = narrator_for(config, store, enabled=llm)
+        subscriptions = RedisSubscriptionStore(self.redis) if self.redis is not None else None
+        self.digests = Digests(config, source, subscriptions=subscriptions,
+                               narrator=self.narrator, now=now)
+
+    async def close(self) -> None:
+        if self.narrator is not None:
+            await self.narrator.close()
+        if self.redis is not None:
+            self.redis.close()
+
+    async def __aenter__(self) -> Digests:
+        return self.digests
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
