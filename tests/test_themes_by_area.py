@@ -120,3 +120,15 @@ def test_the_data_caveats_follow_the_summary_or_close_the_report(
     else:
         last = text.rstrip().splitlines()[-len(digest.notes):]
         assert [line.lstrip("- ") for line in last] == list(digest.notes)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_theme_line_names_kinds_of_change_not_unclassified(shared_data: Path,
+                                                             lang: Lang) -> None:
+    """vllm's 23 untagged titles have no known kind: where a theme's line names kinds
+    (fixes, features ...), they are among "N more", never "8 unclassified changes"."""
+    unclassified = "未分类" if lang == "zh" else "unclassified"
+    for theme in _vllm(shared_data, lang).themes:
+        named = theme.kinds.split("、" if lang == "zh" else ", ")
+        if len(named) > 1:
+            assert not any(unclassified in kind for kind in named), theme.kinds
