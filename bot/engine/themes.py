@@ -155,6 +155,12 @@ def _about(members: Sequence[Member], area: str, areas: Areas) -> tuple[NameCoun
 
 def _theme(area: str, title: str, kind_of_theme: str, group: list[Member], areas: Areas,
            t: Translator) -> Theme:
+    if areas.configured(area):
+        # A configured topic matches bodies too: the PRs whose title names it first (best
+        # first among them), so an NPU theme opens with "fix build_npu_attn_mask oom", not
+        # with a vision-token fix whose body mentions a crash on NPU.
+        group = sorted(group, key=lambda m: not (area in areas.keys(m.cls.modules) or
+                                                 areas.named_in(area, m.cls.short_title)))
     return Theme(title=title, pulls=tuple(m.number for m in group if m.key),
                  others=tuple(m.number for m in group if not m.key),
                  key=f"{kind_of_theme}:{area}" if area else kind_of_theme,
