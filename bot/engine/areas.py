@@ -99,6 +99,7 @@ BUILTIN: dict[str, Builtin] = {
     "hardware": Builtin(_("Hardware")),
     "compilation": Builtin(_("Compilation"), ("compile", "torchcompile")),
     "worker": Builtin(_("Workers"), ("workers",)),
+    "engine": Builtin(_("Engines"), ("engines",)),
     "core": Builtin(_("Core")),
 }
 
