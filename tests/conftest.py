@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# The real snapshots: ../shared/data beside the checkout, or where PRDIGEST_SHARED_DATA says
+# (a checkout elsewhere, e.g. a git worktree, reads them in place).
+SHARED_DATA = Path(os.environ.get("PRDIGEST_SHARED_DATA") or ROOT.parent / "shared" / "data")
 
 # Clients must never reach a real proxy or host from the tests.
 for _name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
@@ -66,7 +68,8 @@ def redis_url(redis_topology: str, request: pytest.FixtureRequest) -> Iterator[s
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """`../shared/data`; tests marked `realdata` skip with a reason where it is absent."""
+    """`../shared/data` (or $PRDIGEST_SHARED_DATA); tests marked `realdata` skip with a
+    reason where it is absent."""
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real PR snapshots not found at {SHARED_DATA}")
     return SHARED_DATA

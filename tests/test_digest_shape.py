@@ -72,7 +72,7 @@ def test_themes_are_areas_and_security_is_its_own(shared_data: Path) -> None:
     npu = verl.themes[0]
     assert npu.title == "NPU" and npu.key == "area:npu"
     assert {7055, 7076, 7042, 7024} <= {*npu.pulls, *npu.others}
-    assert npu.kinds.startswith("5 个修复、5 个 CI 维护") and "1 个文档改动" in npu.kinds
+    assert npu.kinds.startswith("5 个修复、5 个维护改动") and "1 个文档改动" in npu.kinds
     assert "重构" not in npu.kinds
 
 
@@ -88,7 +88,7 @@ def test_a_theme_line_counts_every_pr_of_it_by_kind(shared_data: Path, lang: Lan
     counts = [int(n) for n in re.findall(r"\d+", ci.kinds)]
     assert sum(counts) == 8 and counts[0] == 6
     text = render_digest(digest, "markdown")
-    assert ("**CI**：6 个 CI 维护" if lang == "zh" else "**CI**: 6 CI and maintenance changes") \
+    assert ("**CI**：6 个维护改动" if lang == "zh" else "**CI**: 6 CI and maintenance changes") \
         in text
 
 

@@ -14,8 +14,9 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.engine.classify import classify
-from bot.engine.headline import headline
+from bot.engine.headline import headline, said_in
 from bot.engine.lexicon import lexicon
+from bot.models import PullRequest
 from bot.snapshot import read_snapshot
 
 # (title text, type, the Chinese line, how much of the title it says)
@@ -136,3 +137,13 @@ def test_most_real_titles_are_said_not_only_typed(shared_data: Path) -> None:
     assert said(verl) >= 0.9
     assert said(vllm) >= 0.7
     assert said(verl + vllm) >= 0.75
+
+
+def test_a_title_whose_subject_is_the_repository_is_said_without_it() -> None:
+    """verl #6680 "verl add rl insight": in verl's own digest, "新增 rl insight"."""
+    pull = PullRequest(number=6680, title="[tool] feat: verl add rl insight", state="merged",
+                       url="https://github.com/verl-project/verl/pull/6680")
+    cls = classify(pull, RepoConfig())
+    assert said_in(cls, "zh", "verl-project/verl") == "新增 rl insight"
+    assert said_in(cls, "zh", "acme/lumen") == headline(cls.short_title, cls.type).text
+    assert said_in(cls, "en", "verl-project/verl") == ""

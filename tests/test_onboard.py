@@ -162,3 +162,15 @@ def test_init_of_verl_knows_its_npu_work(shared_data: Path, tmp_path: Path) -> N
 def test_init_lang_can_be_english(shared_data: Path, tmp_path: Path) -> None:
     out, _ = _verl_init(shared_data, tmp_path, "--lang", "en")
     assert [c.lang for c in load_config(out).channels] == ["en"]
+
+
+@pytest.mark.realdata
+def test_init_of_verl_folds_a_tags_folder_into_its_topic(shared_data: Path,
+                                                         tmp_path: Path) -> None:
+    """verl tags fully-async PRs `[fully_async]` and keeps their code in
+    verl/experimental/fully_async_policy: one topic, the tag's."""
+    out, _ = _verl_init(shared_data, tmp_path)
+    topics = load_config(out).repo("verl-project/verl").topics
+    assert "fully_async" in topics and "fully_async_policy" not in topics
+    globs = {glob for rule in topics.values() for glob in rule.paths}
+    assert not any("fully_async_policy" in glob for glob in globs)

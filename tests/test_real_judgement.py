@@ -16,7 +16,7 @@ import pytest
 from bot.engine.risks import find_risks
 from bot.engine.summarize import body_summary, figures
 from bot.i18n import translator
-from bot.models import PullRequest, Risk
+from bot.models import Concern, PullRequest, Risk
 from bot.snapshot import read_snapshot
 
 pytestmark = pytest.mark.realdata
@@ -66,9 +66,15 @@ def test_verl_conversation_comment_on_6932_is_read(shared_data: Path) -> None:
 
 
 def test_vllm_praise_is_cut_from_a_real_concern(shared_data: Path) -> None:
+    """ivanium on #47782 asks how the change works with chunked prefill; the sentence
+    saying what breaks is about the code before the PR ("I found the previous handling
+    ... silently breaks the marconi-style caching", which the PR's title preserves):
+    the concern is the question, not that the PR may break what works."""
     [risk] = _risks(_pulls(shared_data, "vllm-2026-W29.json")[47782])
     assert risk.quote is not None and not risk.quote.startswith("Great idea")
-    assert risk.quote.endswith("silently breaks the marconi-style caching.")
+    assert "how does this work with chunked prefill?" in risk.quote
+    assert risk.concerns == (Concern.QUESTION,)
+    assert "breaks" not in risk.quote
 
 
 def test_verl_done_in_sha_is_addressed_and_the_bot_finding_keeps_its_consequence(

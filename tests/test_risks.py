@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from bot.engine.concerns import concerns_of
 from bot.engine.risks import find_risks
 from bot.i18n import translator
 from bot.models import (
@@ -247,3 +248,12 @@ def test_an_open_pull_has_no_merge_risks_and_says_still_unresolved() -> None:
     [risk] = find_risks(pull, T)
     assert risk.kind == "thread"
     assert "still unresolved" in risk.summary
+
+
+def test_what_breaks_in_the_code_before_the_change_is_no_outcome_of_it() -> None:
+    """A reviewer who says the old code breaks something asks about the change, and
+    warns of nothing it does; "marconi-style" is no style remark."""
+    body = ("How does this work with chunked prefill? I found the previous handling "
+            "silently breaks the marconi-style caching.")
+    assert concerns_of(body) == (Concern.QUESTION,)
+    assert concerns_of("This silently breaks the marconi-style caching.") == (Concern.BREAKS,)

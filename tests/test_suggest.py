@@ -48,28 +48,40 @@ def test_share_advice_names_the_key_prs_behind_it_and_is_generic_only_without_th
 
 def test_an_unrecorded_review_concern_is_a_verb_its_object_and_why_without_quotes() -> None:
     def risk(n: int, path: str | None, concerns: tuple[Concern, ...],
-             subjects: tuple[str, ...] = ()) -> Risk:
+             subjects: tuple[str, ...] = (), author: str | None = None) -> Risk:
         return Risk(pull=n, severity="low", summary="s", evidence_url="https://x/1",
-                    kind=RiskKind.THREAD, resolution="unknown", path=path,
+                    kind=RiskKind.THREAD, resolution="unknown", path=path, author=author,
                     quote="Is this locked? … It races.", concerns=concerns, subjects=subjects)
 
-    risks = (risk(7, "a/b.py", (Concern.RACE,), ("free_blocks",)),
+    risks = (risk(7, "a/b.py", (Concern.RACE,), ("free_blocks",), author="kenji-o"),
              risk(7, "a/c.py", (Concern.QUESTION,)),
              risk(8, None, (Concern.QUESTION,)),
              risk(9, "a/d.py", (Concern.NAMING,)),
              risk(10, "a/e.py", (Concern.DESIGN,)))
     out = suggest(risks, (), (), (), [], translator("en"))
-    assert out[0] == ("Re-check `free_blocks` in #7: the review says it may race under "
-                      "concurrency; whether it was resolved before merge is not recorded.")
-    assert out[1] == ("Answer the open question on #8 (the conversation): whether it was "
-                      "resolved before merge is not recorded.")
+    # Who says what may go wrong; the unrecorded resolution is the data's caveat, said
+    # once for the digest, not again in every suggestion.
+    assert out[0] == "Re-check `free_blocks` in #7: kenji-o says it may race under concurrency."
+    assert out[1] == "Answer the review's open question on #8 (the conversation)."
+    assert not any("not recorded" in line for line in out)
     assert "a/c.py" not in " ".join(out)  # one line per PR
     assert "#9" not in " ".join(out)  # a naming remark calls for nothing
-    assert out[2].startswith("Confirm that the review concerns on #10 ")
+    assert out[2] == "Confirm that the review concerns on #10 were addressed."
     assert not any("“" in line or "Is this locked" in line for line in out)
     zh = suggest(risks, (), (), (), [], translator("zh"))
-    assert zh[0] == ("复查 #7 中的 `free_blocks`：review 指出可能在并发下出现竞态，"
-                     "合并前是否解决未记录。")
+    assert zh[0] == "复查 #7 中的 `free_blocks`：kenji-o 指出可能在并发下出现竞态。"
+    assert not any("未记录" in line for line in zh)
+
+
+def test_a_concern_left_open_at_merge_says_so() -> None:
+    open_at_merge = Risk(pull=7, severity="medium", summary="s", evidence_url="https://x/1",
+                         kind=RiskKind.THREAD, resolution="unresolved", path="a/b.py",
+                         author="kenji-o", concerns=(Concern.CRASH,))
+    assert suggest((open_at_merge,), (), (), (), [], translator("en"))[0] == (
+        "Re-check the change to `a/b.py` in #7: kenji-o says it may crash. It was left "
+        "unresolved at merge.")
+    assert suggest((open_at_merge,), (), (), (), [], translator("zh"))[0] == (
+        "复查 #7 中的 `a/b.py` 的改动：kenji-o 指出可能崩溃。合并时仍未解决。")
 
 
 @pytest.mark.realdata

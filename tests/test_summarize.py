@@ -112,3 +112,27 @@ def test_a_line_that_only_points_at_a_link_gives_way_to_the_title() -> None:
     summary, line = summary_and_line(pull, classify(pull, RepoConfig()), translator("en"))
     assert line == "Add megatron-bridge in sglang docker env."
     assert "6951" in summary
+
+
+def test_a_sentence_opening_with_what_led_to_the_change_is_said_by_its_result() -> None:
+    """A body whose only change sentence opens with its cause ("The new loader adds it
+    so ...") and refers back with "it": the line is the result clause, which stands alone."""
+    pull = PullRequest(
+        number=1, title="[data] fix: chunk_size falls back to batch_size", url="u",
+        state="merged",
+        body="### What does this PR do?\n\nThe old loader assumes `chunk_size` is unset. "
+             "The new loader adds it so the old `chunk_size` should fall back to "
+             "`batch_size` again.",
+    )
+    _, line = summary_and_line(pull, classify(pull, RepoConfig()), translator("en"))
+    assert line == "The old chunk_size should fall back to batch_size again."
+
+
+def test_a_sentence_that_opens_with_a_change_verb_keeps_its_so_clause() -> None:
+    pull = PullRequest(
+        number=2, title="[data] feat: cache shards", url="u", state="merged",
+        body="### What does this PR do?\n\nCaches the decoded shards so the second epoch "
+             "should start at once.",
+    )
+    _, line = summary_and_line(pull, classify(pull, RepoConfig()), translator("en"))
+    assert line == "Caches the decoded shards so the second epoch should start at once."

@@ -120,3 +120,25 @@ def test_the_data_caveats_follow_the_summary_or_close_the_report(
     else:
         last = text.rstrip().splitlines()[-len(digest.notes):]
         assert [line.lstrip("- ") for line in last] == list(digest.notes)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_theme_line_names_kinds_of_change_not_unclassified(shared_data: Path,
+                                                             lang: Lang) -> None:
+    """vllm's 23 untagged titles have no known kind: where a theme's line names kinds
+    (fixes, features ...), they are among "N more", never "8 unclassified changes"."""
+    unclassified = "未分类" if lang == "zh" else "unclassified"
+    for theme in _vllm(shared_data, lang).themes:
+        named = theme.kinds.split("、" if lang == "zh" else ", ")
+        if len(named) > 1:
+            assert not any(unclassified in kind for kind in named), theme.kinds
+
+
+def test_a_configured_topic_lists_first_the_prs_whose_title_names_it(shared_data: Path) -> None:
+    """verl's NPU topic matches bodies too: #7038 (vision placeholder tokens) is NPU by a
+    crash its body reports on NPU, and is the week's best-ranked NPU PR. The NPU theme
+    opens with the PRs titled for NPU or Ascend (#6973, #7055, #7024 ...)."""
+    npu = _verl(shared_data, "zh").themes[0]
+    assert npu.area == "npu" and 7038 in npu.pulls
+    first = npu.pulls[:3]
+    assert 7038 not in first and {6973, 7055} <= set(first)

@@ -75,18 +75,14 @@ def _without_code(text: str, fmt: str) -> str:
 
 
 def _items(text: str) -> list[str]:
-    """The item lines of the chat digest (bullets and numbered suggestions) but the
-    themes' own titles (named in Chinese by the themes, not by these lines)."""
-    lines = text.splitlines()
-    items = []
-    for index, line in enumerate(lines):
-        if not _ITEM.match(line):
-            continue
-        member_follows = index + 1 < len(lines) and lines[index + 1].startswith("  - ")
-        if not line.startswith(" ") and member_follows:
-            continue  # a theme's title, its PR lines below it
-        items.append(line)
-    return items
+    """The item lines of the chat digest: bullets (themes' headings, their PR lines,
+    risks, key PRs) and numbered suggestions."""
+    return [line for line in text.splitlines() if _ITEM.match(line)]
+
+
+def _theme_titles(shared_data: Path) -> list[str]:
+    """The themes' names as the digest gives them ("CI", "Rollout 推理", "检查点")."""
+    return [theme["title"] for theme in json.loads(_render(shared_data, "json"))["themes"]]
 
 
 def _opening(line: str) -> str:
@@ -100,11 +96,21 @@ def _opening(line: str) -> str:
 
 @pytest.mark.parametrize("fmt", ["text", "slack", "telegram", "feishu"])
 def test_every_item_line_opens_in_chinese(shared_data: Path, fmt: str) -> None:
+    """Every item line opens with a Chinese character after its bullet, PR number and
+    severity; a theme's heading opens with the area's name ("CI：6 个维护改动…", as the
+    target opens "NPU兼容性提升："), and says its kinds in Chinese right after it."""
     text = _visible(shared_data, fmt)
     items = _items(text)
     assert len(items) >= 10
+    titles = sorted(_theme_titles(shared_data), key=len, reverse=True)
     for line in items:
         opening = _opening(line)
+        named = next((t for t in titles if opening.startswith(t)), None)
+        if named and not re.match(r"[\u4e00-\u9fff]", opening):
+            # "CI：6 个维护改动": the name, then its PRs counted in Chinese.
+            kinds = re.sub(r"^[*]*[：:]\s*", "", opening[len(named):])
+            assert re.match(r"\d+ 个[\u4e00-\u9fff]", kinds), (fmt, line)
+            continue
         assert re.match(r"[\u4e00-\u9fff]", opening), (fmt, line)
 
 

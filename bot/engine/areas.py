@@ -99,6 +99,7 @@ BUILTIN: dict[str, Builtin] = {
     "hardware": Builtin(_("Hardware")),
     "compilation": Builtin(_("Compilation"), ("compile", "torchcompile")),
     "worker": Builtin(_("Workers"), ("workers",)),
+    "engine": Builtin(_("Engines"), ("engines",)),
     "core": Builtin(_("Core")),
 }
 
@@ -131,6 +132,7 @@ class Areas:
 
     def __post_init__(self) -> None:
         self._keys: dict[str, str] = {}
+        self._spelled: dict[str, frozenset[str]] = {}
         self._configured: dict[str, str] = {}
         for name, rule in self.repo_config.topics.items():
             for spelling in (name, *rule.aliases):
@@ -158,6 +160,23 @@ class Areas:
         for name in names:
             if name:
                 self.spellings.setdefault(self.key(name), Counter())[name] += 1
+
+    def named_in(self, area: str, title: str) -> bool:
+        """Whether a title names the area in one of its words, identifiers split
+        (`build_npu_attn_mask` names npu): by its key, a configured topic's aliases,
+        keywords and title words, or a common area's aliases."""
+        words = {fold(w) for w in re.split(r"[^A-Za-z0-9.]+", title) if w}
+        return not words.isdisjoint(self._spellings(area))
+
+    def _spellings(self, area: str) -> frozenset[str]:
+        found = self._spelled.get(area)
+        if found is None:
+            rule = self.repo_config.topics.get(area)
+            names = [area, *(BUILTIN[area].aliases if area in BUILTIN else ())]
+            if rule is not None:
+                names += [*rule.aliases, *rule.keywords, *rule.title]
+            found = self._spelled[area] = frozenset(fold(n) for n in names)
+        return found
 
     def configured(self, area: str) -> bool:
         return area in self.repo_config.topics

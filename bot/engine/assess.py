@@ -93,7 +93,13 @@ def assess(
     return Assessment(pull=pull, counted=counted, cls=cls, risks=tuple(risks),
                       figures=figures, score=score, plain_body=flat,
                       # Said for the PRs the digest names by it: key ones and security fixes.
-                      headline=said_in(cls, t.lang) if cls.security else "")
+                      headline=said_in(cls, t.lang, _repository(pull)) if cls.security else "")
+
+
+def _repository(pull: PullRequest) -> str:
+    """The repository a PR is in, from its address (`owner/name`), or ""."""
+    parts = pull.url.split("/")
+    return f"{parts[3]}/{parts[4]}" if len(parts) > 4 and "/pull/" in pull.url else ""
 
 
 def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
@@ -107,7 +113,7 @@ def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
 
 def _summarised(a: Assessment, t: Translator) -> Assessment:
     summary, line = summary_and_line(a.pull, a.cls, t, a.plain_body)
-    headline = a.headline or said_in(a.cls, t.lang)
+    headline = a.headline or said_in(a.cls, t.lang, _repository(a.pull))
     facts = key_facts(a.pull, a.cls, list(a.risks), a.figures, settings_of(a.pull, a.cls), t,
                       headline=headline)
     return replace(a, key=True, summary=summary, line=line, headline=headline, facts=facts)

@@ -42,6 +42,17 @@ _SEVERE = re.compile(
 )
 
 
+# A sentence about the code as it was before the PR ("I found the previous handling ...
+# silently breaks the marconi-style caching"): what breaks there is not the PR's doing.
+_BEFORE_THE_CHANGE = re.compile(
+    r"\b(?:previous(?:ly)?|the old (?:code|handling|path|behaviou?r|implementation)|"
+    r"before this (?:pr|change))\b", re.I)
+
+
+def _about_the_change(sentence: str) -> bool:
+    return not _BEFORE_THE_CHANGE.search(sentence)
+
+
 _BULLET = re.compile(r"(?m)^\s*(?:[*+-]|\d+[.)])\s+")
 
 
@@ -127,7 +138,8 @@ def quote(body: str | None, limit: int = QUOTE_LIMIT) -> str | None:
         return clip(text, limit) if text else None
     first = kept[0]
     # The last sentence naming what breaks is where the concern arrives.
-    consequence = next((s for s in reversed(kept[1:]) if _SEVERE.search(s)), None)
+    consequence = next((s for s in reversed(kept[1:])
+                        if _SEVERE.search(s) and _about_the_change(s)), None)
     if consequence is None or _SEVERE.search(first):
         return clip(" ".join(kept), limit)
     following = kept[1:kept.index(consequence) + 1]
@@ -170,7 +182,7 @@ _REMARK_WORDS: dict[Concern, re.Pattern[str]] = {
     Concern.PLACEMENT: re.compile(
         r"\bmove (?:it|this|these|them|that)\b|\bmove\b[^.]*\b(?:to|into)\b|\bbelongs? (?:in|to)\b|"
         r"\bshould (?:live|be done|go) in\b|\brather than inlin\w*|\bbetter (?:place|put)\b", re.I),
-    Concern.STYLE: re.compile(r"\bnit\b|\btypo\w*|\bstyle\b|\bformatt?\w*\b|\bindent\w*|"
+    Concern.STYLE: re.compile(r"\bnit\b|\btypo\w*|(?<![-\w])style\b|\bformatt?\w*\b|\bindent\w*|"
                               r"\bdocstring\w*", re.I),
 }
 _CODE = re.compile(r"(`+)([^`\n]+?)\1")
@@ -184,15 +196,18 @@ def concerns_of(body: str | None) -> tuple[Concern, ...]:
     else asks for: the scope of the change, an answer, another design, a remark."""
     if not body:
         return ()
-    text = one_line(plain(_CODE.sub(" ", _MARKER.sub("", body))))
-    found = [c for c in OUTCOMES if _OUTCOME_WORDS[c].search(text)]
+    text = _items_as_sentences(plain(_CODE.sub(" ", _MARKER.sub("", body))))
+    # What may go wrong is read from the sentences about the change, not about the code
+    # as it was before it.
+    about = " ".join(s for s in sentences(text) if _about_the_change(s))
+    found = [c for c in OUTCOMES if _OUTCOME_WORDS[c].search(about)]
     if _SCOPE.search(text):
         found.append(Concern.SCOPE)
     if "?" in text:
         found.append(Concern.QUESTION)
     if _DESIGN.match(text):
         found.append(Concern.DESIGN)
-    found.extend(c for c, words in _REMARK_WORDS.items() if words.search(text))
+    found.extend(c for c, words in _REMARK_WORDS.items() if words.search(about))
     return tuple(found)
 
 

@@ -187,7 +187,7 @@ def answer_pull(
         topics=cls.topics,
         type=cls.type,
         notes=tuple(notes),
-        headline=said_in(cls, lang),
+        headline=said_in(cls, lang, repository),
         files=len(pull.files) or pull.changed_files or 0,
         lines=pull.lines_changed,
         figures=tuple(figure_text(f, lang) for f in figures(pull.body)),

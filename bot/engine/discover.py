@@ -82,9 +82,10 @@ def suggest_topics(repo: str, pulls: Sequence[PullRequest]) -> list[TopicSuggest
     folders = directory_topics(pulls, areas, package=name)
     by_word = {areas.key(t.name): i for i, t in enumerate(words)}
     rest: list[TopicSuggestion] = []
+    tagged = {spelling for t in tags for spelling in (t.name, *t.title)}
     for folder in folders:
         area = areas.key(folder.name)
-        if area in taken:
+        if area in taken or _extends(folder.name, tagged):
             continue  # a tag's topic: counted by its tag, not by every PR in its folder
         if area in by_word:  # a word's topic: its folder too (`docker/ascend/**` for npu)
             words[by_word[area]] = _with_paths(words[by_word[area]], folder.paths)
@@ -92,6 +93,12 @@ def suggest_topics(repo: str, pulls: Sequence[PullRequest]) -> list[TopicSuggest
             rest.append(folder)
         taken.add(area)
     return tags + words + rest
+
+
+def _extends(name: str, tags: set[str]) -> bool:
+    """Whether a folder's name is a tag's with more after it (`fully_async_policy` of
+    `[fully_async]`): the tag's area, however its folder is spelled."""
+    return any(name.startswith(f"{tag}{sep}") for tag in tags for sep in "_-")
 
 
 def _with_paths(topic: TopicSuggestion, paths: tuple[str, ...]) -> TopicSuggestion:

@@ -69,10 +69,19 @@ def _names(tokens: list[Token], lx: Lexicon) -> list[str]:
     return found[:3]
 
 
-def said_in(cls: Classification, lang: Lang) -> str:
+def said_in(cls: Classification, lang: Lang, repository: str = "") -> str:
     """A PR's headline in a digest of `lang`: its title in Chinese in zh; "" in en,
-    where the title is shown as written."""
-    return headline(cls.short_title, cls.type).text if lang == "zh" else ""
+    where the title is shown as written. A title whose subject is the repository itself
+    ("verl add rl insight" in verl-project/verl) is said without it ("新增 rl insight")."""
+    if lang != "zh":
+        return ""
+    own = repository.rsplit("/", 1)[-1].lower()
+    words = cls.short_title.split(" ", 1)
+    if own and len(words) == 2 and words[0].lower() == own:
+        said = headline(words[1], cls.type)
+        if said.how != "type":
+            return said.text
+    return headline(cls.short_title, cls.type).text
 
 
 @lru_cache(maxsize=4096)

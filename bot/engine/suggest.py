@@ -97,8 +97,10 @@ def suggest(
                      pull=lead.number))
     busy = next((h for h in hot if h.pulls >= HOT_FILE_PULLS), None)
     if busy:
+        # The file by its name: the trends, just before, give its path.
         out.append(t("Add tests around %(path)s and watch for conflicting changes: %(count)d "
-                     "PRs changed it this week (%(pulls)s).", path=f"`{busy.path}`",
+                     "PRs changed it this week (%(pulls)s).",
+                     path=f"`{busy.path.rsplit('/', 1)[-1]}`",
                      count=busy.pulls, pulls=_refs(list(busy.numbers[:NAMED_PULLS + 2]), t)))
     dominant = next((c for c in topics if c.share >= DOMINANT_SHARE and c.count >= 3), None)
     if dominant:
@@ -142,31 +144,35 @@ def _review_follow_ups(risks: tuple[Risk, ...], t: Translator) -> list[str]:
     out = [_follow_up(risk, t) for risk in named]
     rest = [r.pull for r in concerns if r.pull not in {n.pull for n in named}]
     if rest:
-        out.append(t("Confirm that the review concerns on %(pulls)s were addressed; whether "
-                     "they were resolved before merge is not recorded.", pulls=_refs(rest, t)))
+        out.append(t("Confirm that the review concerns on %(pulls)s were addressed.",
+                     pulls=_refs(rest, t)))
     return out
 
 
 def _follow_up(risk: Risk, t: Translator) -> str:
-    """What to do about one review concern, by what it says may go wrong."""
-    state = (t("it was left unresolved at merge") if risk.resolution == "unresolved" else
-             t("whether it was resolved before merge is not recorded"))
+    """What to do about one review concern, by what it says may go wrong, and who says
+    so; that it was left open at merge where the data shows it (an unrecorded
+    resolution is the data's caveat, said once for the digest, not per suggestion)."""
     where = f"`{risk.path}`" if risk.path else t("the conversation")
+    who = risk.author or t("the review")
     outcomes = [c for c in risk.concerns if c in OUTCOMES][:LEAD_OUTCOMES]
     if outcomes:
         # The code the concern names says where to look; else the file it is on.
         what = (t.sep.join(f"`{name}`" for name in risk.subjects) if risk.subjects else
                 t("the change to %(where)s", where=where))
-        return t("Re-check %(what)s in #%(pull)d: the review says it may %(outcomes)s; "
-                 "%(state)s.", what=what, pull=risk.pull,
-                 outcomes=either([outcome_words(c, t) for c in outcomes], t), state=state)
-    if Concern.SCOPE in risk.concerns and risk.scope:
-        return t("Confirm whether what #%(pull)d fixes exists only on %(scope)s "
-                 "(%(where)s): the review says the change may cover %(scope)s only; "
-                 "%(state)s.",
-                 pull=risk.pull, scope=risk.scope, where=where, state=state)
-    if Concern.QUESTION in risk.concerns:
-        return t("Answer the open question on #%(pull)d (%(where)s): %(state)s.",
-                 pull=risk.pull, where=where, state=state)
-    return t("Weigh the review suggestion on #%(pull)d (%(where)s): %(state)s.",
-             pull=risk.pull, where=where, state=state)
+        advice = t("Re-check %(what)s in #%(pull)d: %(who)s says it may %(outcomes)s.",
+                   what=what, pull=risk.pull, who=who,
+                   outcomes=either([outcome_words(c, t) for c in outcomes], t))
+    elif Concern.SCOPE in risk.concerns and risk.scope:
+        advice = t("Confirm whether what #%(pull)d fixes exists only on %(scope)s: %(who)s "
+                   "says the change may cover %(scope)s only.",
+                   pull=risk.pull, scope=risk.scope, who=who)
+    elif Concern.QUESTION in risk.concerns:
+        advice = t("Answer %(who)s's open question on #%(pull)d (%(where)s).",
+                   pull=risk.pull, where=where, who=who)
+    else:
+        advice = t("Weigh %(who)s's suggestion on #%(pull)d (%(where)s).",
+                   pull=risk.pull, where=where, who=who)
+    if risk.resolution == "unresolved":
+        advice += t(" It was left unresolved at merge.")
+    return advice

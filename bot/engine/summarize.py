@@ -323,12 +323,30 @@ def change_line(flat: str, limit: int = LINE_LIMIT) -> str | None:
         if not is_complete(sentence):
             continue  # "Adds an opt-in setting:" leads into a dropped code block
         text = sentence_case(_SUBJECT.sub("", sentence)) if _SUBJECT.match(sentence) else sentence
+        text = _result_clause(text)
         if "#" in text:
             text = _OTHER_PULL.sub("", text)
         fitted = clause_cut(text, limit)
         if fitted:
             return end_sentence(fitted)
     return None
+
+
+# "..., so X should ...": what the sentence says follows from what it opens with.
+_SO = re.compile(r",?\s+so\s+(?!that\b)", re.I)
+
+
+def _result_clause(sentence: str) -> str:
+    """A sentence that opens with what led to the change and then says it ("V1 trainer
+    introduces it so legacy `gen_batch_size` should fall back to ..."): its result
+    clause, which stands alone; the sentence itself where it opens with a change verb."""
+    words = _WORD.findall(sentence)
+    if words and _change_verb(words[0]):
+        return sentence
+    parts = _SO.split(sentence, maxsplit=1)
+    if len(parts) == 2 and _MODAL_VERB.search(parts[1]):
+        return sentence_case(parts[1])
+    return sentence
 
 
 def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,

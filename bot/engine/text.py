@@ -196,3 +196,36 @@ def first_clause(text: str, limit: int) -> str:
     mention of the PR says, cut (and marked so) at a clause boundary when too long."""
     parts = sentences(text)
     return cut_words(parts[0] if parts else text.strip(), limit)
+
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9.+]*[a-z0-9+]|[a-z0-9]")
+# Words that say nothing of a change on their own.
+_SMALL_WORDS = frozenset({
+    "a", "an", "the", "to", "for", "of", "and", "or", "with", "in", "on", "at", "by",
+    "from", "when", "is", "are", "be", "this", "that", "it", "its", "as", "so", "into",
+    "new", "pr", "also",
+})
+
+
+def _singular(word: str) -> str:
+    """A word without its plural or third-person "s" ("falls" and "fall" are one)."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") \
+        else word
+
+
+# A sentence whose words are this much the title's says the title again.
+RESTATED_SHARE = 0.6
+
+
+def restates(sentence: str, title: str) -> bool:
+    """Whether `sentence` says little more than `title`, small words aside: at most one
+    of its words is not the title's ("Enable vllm patch." under "restore vllm patch"),
+    or most of them are ("Add a new nightly CI workflow for GRPO Qwen3.5-35B Megatron
+    training on Ascend ..." under "add GRPO Qwen3.5-35B Megatron vLLM nightly test for
+    Ascend")."""
+    def words(text: str) -> set[str]:
+        found = _WORD.findall(text.lower().replace("_", " ").replace("-", " "))
+        return {_singular(w) for w in found} - _SMALL_WORDS
+    said, titled = words(sentence), words(title)
+    new = said - titled
+    return len(new) <= 1 or len(said & titled) >= RESTATED_SHARE * len(said)

@@ -77,10 +77,20 @@ def _kind_words(t: Translator) -> dict[str, Callable[[int], str]]:
 
 
 def kinds_line(members: Sequence[Member], t: Translator) -> str:
-    """The theme's PRs by kind, most first: "5 fixes, 4 CI and maintenance changes"."""
+    """The theme's PRs by kind, most first: "5 fixes, 4 CI and maintenance changes".
+    PRs of no known kind are named only when nothing else is ("8 unclassified changes"
+    says nothing of a theme of fixes and features): else they are among "N more"."""
     counts = Counter(kind(m) for m in members)
     words = _kind_words(t)
-    ordered = sorted(counts, key=lambda k: (-counts[k], KINDS.index(k)))
+    ordered = sorted(counts, key=lambda k: (k == OTHER and len(counts) > 1, -counts[k],
+                                            KINDS.index(k)))
+    if len(ordered) > 1 and ordered[-1] == OTHER:
+        # Counted as "more", never named after the others.
+        named_kinds = ordered[:-1][:LINE_KINDS]
+        rest = sum(counts[k] for k in ordered if k not in named_kinds)
+        named = [words[k](counts[k]) for k in named_kinds]
+        named.append(t.n("%(num)d more", "%(num)d more", rest))
+        return t.sep.join(named)
     # A single kind left over is named rather than counted as "1 more".
     shown = ordered if len(ordered) <= LINE_KINDS + 1 else ordered[:LINE_KINDS]
     named = [words[k](counts[k]) for k in shown]
@@ -145,6 +155,12 @@ def _about(members: Sequence[Member], area: str, areas: Areas) -> tuple[NameCoun
 
 def _theme(area: str, title: str, kind_of_theme: str, group: list[Member], areas: Areas,
            t: Translator) -> Theme:
+    if areas.configured(area):
+        # A configured topic matches bodies too: the PRs whose title names it first (best
+        # first among them), so an NPU theme opens with "fix build_npu_attn_mask oom", not
+        # with a vision-token fix whose body mentions a crash on NPU.
+        group = sorted(group, key=lambda m: not (area in areas.keys(m.cls.modules) or
+                                                 areas.named_in(area, m.cls.short_title)))
     return Theme(title=title, pulls=tuple(m.number for m in group if m.key),
                  others=tuple(m.number for m in group if not m.key),
                  key=f"{kind_of_theme}:{area}" if area else kind_of_theme,

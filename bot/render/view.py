@@ -13,11 +13,10 @@ from datetime import timedelta
 from functools import cached_property
 from itertools import zip_longest
 
-from bot.engine.lexicon import lexicon
 from bot.engine.risk_words import says_what_may_go_wrong
-from bot.engine.text import cut_words
+from bot.engine.text import clip, cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
-from bot.render import narrated
+from bot.render import naming, narrated
 from bot.render import sections as registry
 from bot.render.brief import Brief
 from bot.render.limits import FULL, Limits, ThemeLine, ThemeListing, ThemeView
@@ -29,12 +28,12 @@ TOP_TOPICS = 3
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
+# The longest English quote a zh full report's risk line shows (whole sentences).
+ZH_QUOTE = 120
 
 
 # A quotation in parentheses inside a sentence: ` (“…”)` or `（“…”）`.
 _QUOTATION = re.compile(r" ?[（(]“[^”]*”[）)]")
-# A headline's type before its noun phrase ("新功能：", "修复："), from the lexicon.
-_TYPE_LEAD = re.compile("^(?:" + "|".join(map(re.escape, lexicon().types.values())) + ")：")
 # Where a suggestion's reason begins, after the action it asks for.
 _REASON = re.compile(r"[；：]|; ")
 
@@ -182,6 +181,10 @@ class DigestView:
         the zh chat, whose line leads with the consequence in Chinese."""
         text = risk.quote or ""
         if not self.chat:
+            if self.d.lang == "zh" and says_what_may_go_wrong(risk.concerns):
+                # The Chinese lead says what may go wrong: the quote gives what the
+                # reviewer saw (its opening sentences), the evidence link the rest.
+                return clip(text.split(" … ", 1)[0], ZH_QUOTE)
             return text
         if self.d.lang == "zh" or says_what_may_go_wrong(risk.concerns):
             # The line leads with the consequence (in zh, in Chinese): the quote is in
@@ -335,7 +338,8 @@ class DigestView:
         combined digest, each repository's best in turn, so every repository is named
         before any is named twice."""
         ranked = [[k for k in view.d.key_pulls
-                   if k.type in types and k.url not in (leave_out or ())]
+                   if k.type in types and k.url not in (leave_out or ())
+                   and not naming.bare(k.headline)]  # "修复" alone names nothing
                   for view in self.each]
         return [k for row in zip_longest(*ranked) for k in row if k is not None][:limit]
 
@@ -399,55 +403,48 @@ class DigestView:
         en its line, or nothing where the line would only repeat the title (a PR
         without a description)."""
         if k.headline:
-            return "；".join(k.facts)
+            title = self.title_of(k)
+            return "；".join(f for f in k.facts if f != title)
         text = k.line or k.summary
-        if _same_words(text, k.short_title) or _same_words(text, k.title):
+        if naming.same_words(text, k.short_title) or naming.same_words(text, k.title):
             return ""
         return self.short(text)
 
-    @staticmethod
-    def title_of(item: KeyPull | PullEntry) -> str:
-        """How the digest names a PR in its sentences: by its title said in Chinese in
-        zh (`bot.engine.headline`), by its title as written in en."""
-        return item.headline or item.short_title
-
-    @staticmethod
-    def mention(item: KeyPull | PullEntry) -> str:
-        """A PR named in a list of its own kind ("重要新功能：…"): its headline without
-        the type it opens with ("新功能：分片 delta 权重同步" -> "分片 delta 权重同步")."""
-        if not item.headline:
-            return item.short_title
-        return _TYPE_LEAD.sub("", item.headline, count=1) or item.headline
+    # How a PR is named (`bot.render.naming`), for the templates.
+    title_of = staticmethod(naming.title_of)
+    mention = staticmethod(naming.mention)
+    quick_join = staticmethod(naming.quick_join)
 
     def bold_title(self, k: KeyPull) -> str:
         """A key PR's reference and title for a bold span: code spans as plain words
         (bold text takes no code span in every format)."""
         return f"{self.ref(k.number)} {self.title_of(k).replace('`', '')}"
 
-    @staticmethod
-    def quick_join(k: KeyPull) -> str:
-        """What joins a key PR's title and what follows it: a colon, or a comma after a
-        title that already has one ("新功能：分片 delta 权重同步，...")."""
-        return "，" if "：" in k.headline else "："
-
     def pull_line(self, k: KeyPull) -> str:
         """One key PR in a theme: in zh its Chinese headline, followed in the full
-        report by the body's sentence that says the change; in en that sentence."""
+        report by the body's sentence that says the change, where that sentence says
+        more than the title and the key PRs below do not give it; in en that sentence."""
         if not k.headline:
             return self.short(k.line or k.short_title)
-        if self.chat or not k.line or _same_words(k.line, k.short_title):
-            return self.short(k.headline)
-        return f"{k.headline}：{k.line}"
+        if self.chat or not naming.change_sentence(k) or k.number in self.quick_numbers:
+            return self.short(naming.title_of(k))
+        return naming.with_sentence(naming.title_of(k), k.line)
+
+    @cached_property
+    def quick_numbers(self) -> frozenset[int]:
+        return frozenset(k.number for k in self.quick)
+
+    def key_summary(self, k: KeyPull) -> str:
+        """What the full report's key PRs say after a key PR's title: in en its summary;
+        in zh, whose title is said in Chinese, the one sentence that says the change (the
+        description is a click away); the narrator's summary where it told the section."""
+        told = self.d.narration is not None and "key_prs" in self.d.narration.sections_narrated
+        if not k.headline or told:
+            return k.summary
+        return naming.change_sentence(k) or "；".join(k.facts)
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:
         """Topics whose count moved since the previous week, largest move first."""
         moved = [t for t in self.d.topics if t.previous is not None and t.previous != t.count]
         return sorted(moved, key=lambda t: (-abs(t.count - (t.previous or 0)), t.name))[:3]
-
-
-def _same_words(a: str, b: str) -> bool:
-    """Whether two texts say the same, ignoring case, spacing and a final full stop."""
-    def norm(text: str) -> str:
-        return " ".join(text.lower().rstrip(".。…").split())
-    return norm(a) == norm(b)

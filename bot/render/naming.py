@@ -1,0 +1,71 @@
+"""How the digest names a PR in its lines: by its title said in Chinese in zh
+(`bot.engine.headline`), as written in en; and which of its body's sentences a zh
+line may add without saying the title twice."""
+
+from __future__ import annotations
+
+import re
+
+from bot.engine.lexicon import lexicon
+from bot.engine.text import restates
+from bot.models import KeyPull, PullEntry
+
+# A headline's type before its noun phrase ("新功能：", "修复："), from the lexicon.
+_TYPE_LEAD = re.compile("^(?:" + "|".join(map(re.escape, lexicon().types.values())) + ")：")
+_TYPE_LABELS = frozenset(lexicon().types.values())
+# What opens a headline's purpose ("，以修复 …"), and the word of a purpose that fixes.
+_PURPOSE = "，以"
+_FIX_WORD = "修复"
+
+
+def bare(headline: str) -> bool:
+    """Whether a headline is its type alone ("修复"): the lexicon could say nothing more
+    of the title."""
+    return headline in _TYPE_LABELS
+
+
+def title_of(item: KeyPull | PullEntry) -> str:
+    """How the digest names a PR in its sentences: by its title said in Chinese in zh,
+    by its title as written in en. A title said only by its type ("修复") is said by
+    the fact that names what it fixes ("修复竞态问题") where there is one."""
+    if isinstance(item, KeyPull) and bare(item.headline):
+        return next((f for f in item.facts if f.startswith(item.headline)), item.headline)
+    return item.headline or item.short_title
+
+
+def mention(item: KeyPull | PullEntry) -> str:
+    """A PR named in a list of its own kind ("重要新功能：…"): its headline without the
+    type it opens with ("新功能：分片 delta 权重同步" -> "分片 delta 权重同步"); a fix
+    said as what it does and, after "，以", the fix it makes ("在 X 下返回 3-tuple，以在
+    CP>1 时修复 …梯度爆炸") by the fix."""
+    if not item.headline:
+        return item.short_title
+    _, _, purpose = item.headline.partition(_PURPOSE)
+    if purpose and item.type == "fix" and _FIX_WORD in purpose:
+        return purpose
+    return _TYPE_LEAD.sub("", item.headline, count=1) or item.headline
+
+
+def quick_join(k: KeyPull) -> str:
+    """What joins a key PR's title and what follows it: a colon, or a comma after a
+    title that already has one ("新功能：分片 delta 权重同步，...")."""
+    return "，" if "：" in title_of(k) else "："
+
+
+def change_sentence(k: KeyPull) -> str:
+    """The body's sentence that says a key PR's change, "" where it only says the title
+    again ("Enable vllm patch." under "Restore vllm patch")."""
+    return "" if not k.line or restates(k.line, k.title) else k.line
+
+
+def with_sentence(title: str, sentence: str) -> str:
+    """A zh headline and the English sentence after it: after a colon, or after a full
+    stop where the headline has a colon of its own ("修复：X：..." reads as a stutter)."""
+    return f"{title}{'。' if '：' in title else '：'}{sentence}"
+
+
+def same_words(a: str, b: str) -> bool:
+    """Whether two texts say the same, ignoring case, spacing and a final full stop."""
+    def norm(text: str) -> str:
+        return " ".join(text.lower().rstrip(".。…").split())
+    return norm(a) == norm(b)
