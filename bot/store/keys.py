@@ -75,6 +75,12 @@ class Keys:
         return f"poll-lock:{repo}"
 
     @staticmethod
+    def poll_pause() -> str:
+        """Set while GitHub rate-limits the merge poller's token: every replica's poller
+        stays quiet until it expires (the limit's window)."""
+        return "poll-pause"
+
+    @staticmethod
     def poll_state(repo: str, field: str) -> str:
         """What the merge poller remembers of `repo`: `since`, `checked`, `etag`."""
         return f"poll:{repo}:{field}"
