@@ -132,7 +132,9 @@ class MergePoller:
         if not await self.claims.claim(Keys.poll_lock(repo), self.interval_seconds * 0.8):
             return result  # another replica polled this interval
         now = self.now()
-        await self.claims.put(Keys.poll_state(repo, "since"), now.isoformat(), only_new=True)
+        # GitHub's times are whole seconds: a merge in the second polling began is news.
+        await self.claims.put(Keys.poll_state(repo, "since"),
+                              now.replace(microsecond=0).isoformat(), only_new=True)
         since = _parse_time(await self.claims.get(Keys.poll_state(repo, "since"))) or now
         checked = _parse_time(await self.claims.get(Keys.poll_state(repo, "checked"))) or since
         etag = await self.claims.get(Keys.poll_state(repo, "etag"))
@@ -197,7 +199,15 @@ class MergePoller:
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Poll until `stop` is set; errors are logged and the next round goes on."""
-        await run_every(self.interval_seconds, stop, self.poll_once, log, "merge poll failed")
+        await run_every(self.interval_seconds, stop, self._round, log, "merge poll failed")
+
+    async def _round(self) -> None:
+        """One round; Redis away is one line (the round is simply tried again later)."""
+        try:
+            await self.poll_once()
+        except REDIS_ERRORS as exc:
+            log.warning("merge poll skipped: Redis unavailable (%s); the next round, in "
+                        "%.0f s, tries again", type(exc).__name__, self.interval_seconds)
 
 
 def _parse_time(text: str | None) -> datetime | None:
