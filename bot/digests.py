@@ -31,7 +31,7 @@ from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.narrate import Budget, Narrator
 from bot.snapshot import require_week
-from bot.source import SnapshotSource, Source, WeekData
+from bot.source import ReadsTrends, SnapshotSource, Source, WeekData
 from bot.store.subscriptions import SubscriptionStore, followed_topics
 from bot.week import current_week, shift_week, week_period
 
@@ -266,13 +266,19 @@ class Digests:
             require_week(data.snapshot, week, week_period(week, self.config.repo(repo).timezone))
         return data
 
-    @staticmethod
-    async def _previous(read: FetchWeek, repo: str, week: str) -> Snapshot | None:
-        """Last week's data for the trends; a digest is still worth giving without it."""
+    async def _previous(self, read: FetchWeek, repo: str, week: str) -> Snapshot | None:
+        """The week before, for the trends: read for its counts only where the source
+        can (a first run would otherwise pay for two full weeks); a digest is still
+        worth giving without it."""
+        before = week
         try:
-            return (await read(repo, shift_week(week, -1))).snapshot
+            before = shift_week(week, -1)
+            if isinstance(self.source, ReadsTrends):
+                data = await asyncio.to_thread(self.source.fetch_trend_week, repo, before)
+                return data.snapshot
+            return (await read(repo, before)).snapshot
         except (SourceError, WeekError, OverflowError) as exc:
-            log.info("no previous week for %s %s: %s", repo, week, exc)
+            log.info("no week %s of %s for the trends: %s", before, repo, exc)
             return None
 
     def _report_ttl(self, repo: str, week: str) -> int:

@@ -113,6 +113,6 @@ async def poller_world(redis_url: str, *, repos: int, pulls_per_repo: int,
             yield PollerWorld(github=github, config=config, poller=poller, source=source,
                               adapters=adapters, claims=claims, waiting=waiting)
         finally:
-            poller.lister.close()
+            poller.close()
             source.close()
             await client.aclose()

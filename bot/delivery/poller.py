@@ -12,8 +12,10 @@ poll of this token, on every replica, until its window ends.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -81,6 +83,20 @@ class MergePoller:
         self.known = 0
         self.paused = 0
         self.paused_until: datetime | None = None
+        # The list requests' own threads: the loop's default pool (a few threads on a
+        # small machine) would bound the polls below `concurrency`.
+        self._threads = ThreadPoolExecutor(max_workers=self.concurrency,
+                                           thread_name_prefix="prdigest-poll")
+
+    def close(self) -> None:
+        """Release the lister's connections and the request threads."""
+        self.lister.close()
+        self._threads.shutdown(wait=False)
+
+    async def _list(self, repo: str, *, etag: str | None = None, page: int = 1
+                    ) -> ClosedPage:
+        call = functools.partial(self.lister.closed, repo, etag=etag, page=page)
+        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
 
     def repos(self) -> list[str]:
         """Repositories with at least one channel: the only ones whose merges matter."""
@@ -138,7 +154,7 @@ class MergePoller:
         since = _parse_time(await self.claims.get(Keys.poll_state(repo, "since"))) or now
         checked = _parse_time(await self.claims.get(Keys.poll_state(repo, "checked"))) or since
         etag = await self.claims.get(Keys.poll_state(repo, "etag"))
-        first = await asyncio.to_thread(self.lister.closed, repo, etag=etag, page=1)
+        first = await self._list(repo, etag=etag)
         if first.not_modified:
             await self.claims.put(Keys.poll_state(repo, "checked"), now.isoformat())
             return result
@@ -150,7 +166,7 @@ class MergePoller:
         while (page.full and number < self.max_pages and pulls
                and (pulls[-1].updated_at or now) >= horizon):
             number += 1
-            page = await asyncio.to_thread(self.lister.closed, repo, page=number)
+            page = await self._list(repo, page=number)
             pulls += page.pulls
             merges += page.merged
         # Older merges are history (before the repository was watched) or beyond what
@@ -186,10 +202,11 @@ class MergePoller:
         """Stop polling (here and, through Redis, on every replica) for the window."""
         seconds = max(limit.wait_seconds, 1.0)
         until = self.now() + timedelta(seconds=seconds)
-        if self.paused_until is None or until > self.paused_until:
-            self.paused_until = until
+        if not self._paused_here():  # one line per window, not one per request in flight
             log.warning("merge poller paused for %.0f s: polling %s met %s", seconds, repo,
                         limit)
+        if self.paused_until is None or until > self.paused_until:
+            self.paused_until = until
         self.paused += 1
         try:
             await self.claims.claim(Keys.poll_pause(), seconds)

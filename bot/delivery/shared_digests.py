@@ -23,7 +23,7 @@ from bot.config import ChannelConfig, ExcludeRule
 from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.models import Digest, Lang
-from bot.source import KeepsWeeks, Source, WeekData
+from bot.source import KeepsWeeks, ReadsTrends, Source, WeekData
 from bot.store.keys import Keys
 from bot.store.ledger import RedisLock
 from bot.store.weeks_index import note_week_async
@@ -144,9 +144,17 @@ class SharedDigests:
             self._weeks[(repo, week)] = task
         return await asyncio.shield(task)
 
-    async def prefetch(self, repo: str, week: str) -> bool:
+    async def prefetch(self, repo: str, week: str, *, counted: bool = False) -> bool:
         """Fetch the week into the cache ahead of its posts, unless the cache holds it
-        fresh already; whether it was fetched. Without a cache there is nothing to fill."""
+        fresh already; whether it was fetched. `counted`: for the trends only, so read
+        for its counts where the source can. Without a cache there is nothing to fill."""
+        if counted and isinstance(self.source, ReadsTrends):
+            if await asyncio.to_thread(self.source.holds_trends_fresh, repo, week) is not False:
+                return False
+            async with self._mutex(f"fetch-trends:{repo}:{week}"):
+                self.counts.source_reads += 1
+                await asyncio.to_thread(self.source.fetch_trend_week, repo, week)
+            return True
         if not isinstance(self.source, KeepsWeeks):
             return False
         if await asyncio.to_thread(self.source.holds_fresh, repo, week) is not False:

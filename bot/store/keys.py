@@ -138,6 +138,11 @@ class Keys:
         """The cached PR window of one week (in one time zone)."""
         return self.repo_name(repo, "week", week, tz)
 
+    def trend_week(self, repo: str, week: str, tz: str) -> str:
+        """One week read for the trends only (its PRs without reviews or threads),
+        kept apart from the full records."""
+        return self.repo_name(repo, "trend-week", week, tz)
+
     def pull_version(self, repo: str, number: int, stamp: str) -> str:
         """One version of a cached PR (by its `updated_at`)."""
         return self.repo_name(repo, "pr", number, stamp)

@@ -146,7 +146,7 @@ class Services:
         if self.github is not None:
             self.github.close()
         if self.poller is not None:
-            self.poller.lister.close()
+            self.poller.close()
         if self.narrator is not None:
             await self.narrator.close()
         if self.redis_async is not None:
