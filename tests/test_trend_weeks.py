@@ -5,16 +5,22 @@ never stands in for the week itself."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 
-from bot.config import Config, RepoConfig, TopicRule
+from bot.config import ChannelConfig, Config, RepoConfig, TopicRule
+from bot.delivery.prefetch import prefetch_plan
+from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.source import SnapshotSource
 from bot.store.cache import Cache, CachedSource
-from bot.store.client import sync_client
+from bot.store.client import async_client, sync_client
+from bot.store.keys import Keys
+from bot.week import week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
 
@@ -98,3 +104,35 @@ async def test_github_failing_serves_the_counts_read_before(
     source.source.policy.sleep = lambda seconds: None  # type: ignore[attr-defined]
     data = source.fetch_trend_week(REPO, BEFORE, now=later)
     assert data.stale and data.snapshot.pulls == first.pulls
+
+
+def test_the_plan_prefetches_the_week_before_for_its_counts() -> None:
+    config = Config(repos=CONFIG.repos, channels=(
+        ChannelConfig(platform="slack", id="C1", repo=REPO, timezone=TZ),))
+    fire = week_period(WEEK, TZ).until + timedelta(hours=9)  # Monday 09:00 after W29
+    plan = prefetch_plan(config, config.channels, fire - timedelta(hours=6),
+                         timedelta(hours=6))
+    assert {(p.week, p.counted) for p in plan} == {(WEEK, False), (BEFORE, True)}
+
+
+async def test_a_counted_prefetch_fills_what_the_post_then_reads_for_nothing(
+    github: FakeGitHub, redis_url: str
+) -> None:
+    source = cached(github, redis_url)
+    client = async_client(redis_url)
+    counts = SimpleNamespace(source_reads=0, digest_builds=0)
+    shared = SharedDigests(Digests(CONFIG, source), source, client, Keys(), counts,
+                           lock_seconds=5)
+    try:
+        start = github.points.spent()
+        assert await shared.prefetch(REPO, BEFORE, counted=True)
+        counted_points = spent(github, start)
+        assert not await shared.prefetch(REPO, BEFORE, counted=True)  # held fresh now
+        start = github.points.spent()
+        source.fetch_trend_week(REPO, BEFORE)
+        assert spent(github, start) == 0
+    finally:
+        await client.aclose()
+    start = github.points.spent()
+    GitHubSource(CONFIG, token=TOKEN, base_url=github.base_url).fetch_week(REPO, BEFORE)
+    assert 0 < counted_points * 2 < spent(github, start)
