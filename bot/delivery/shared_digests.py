@@ -81,10 +81,12 @@ class SharedDigests:
         self.budget = budget
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
         self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
+        self._trends: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
 
     def end_pass(self) -> None:
         """Forget the weeks read this pass: the next pass reads them afresh."""
         self._weeks.clear()
+        self._trends.clear()
 
     async def for_channel(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
                           ) -> Digest:
@@ -131,7 +133,8 @@ class SharedDigests:
                      topics: tuple[str, ...], exclude: ExcludeRule) -> bytes:
         digest = await self.digests.build_many(repos, week, lang, topics, fetch=self._week,
                                                trends=self.trends, link=True,
-                                               trigger="schedule", exclude=(exclude,))
+                                               trigger="schedule", exclude=(exclude,),
+                                               fetch_trends=self._trend_week)
         self.counts.digest_builds += 1
         return _encoder.encode(digest)
 
@@ -144,6 +147,24 @@ class SharedDigests:
             self._weeks[(repo, week)] = task
         return await asyncio.shield(task)
 
+    async def _trend_week(self, repo: str, week: str) -> WeekData:
+        """The week before a digest's, for its trends: read for its counts where the
+        source can, once per pass here and one replica at a time, as `_week` reads."""
+        if not isinstance(self.source, ReadsTrends):
+            return await self._week(repo, week)
+        task = self._trends.get((repo, week))
+        if task is None or (task.done() and (task.cancelled() or task.exception())):
+            task = asyncio.ensure_future(self._fetch_trends(repo, week))
+            self._trends[(repo, week)] = task
+        return await asyncio.shield(task)
+
+    async def _fetch_trends(self, repo: str, week: str) -> WeekData:
+        assert isinstance(self.source, ReadsTrends)
+        await self._await_points(repo, week, counted=True)
+        async with self._mutex(f"fetch-trends:{repo}:{week}"):
+            self.counts.source_reads += 1
+            return await asyncio.to_thread(self.source.fetch_trend_week, repo, week)
+
     async def prefetch(self, repo: str, week: str, *, counted: bool = False) -> bool:
         """Fetch the week into the cache ahead of its posts, unless the cache holds it
         fresh already; whether it was fetched. `counted`: for the trends only, so read
@@ -151,9 +172,7 @@ class SharedDigests:
         if counted and isinstance(self.source, ReadsTrends):
             if await asyncio.to_thread(self.source.holds_trends_fresh, repo, week) is not False:
                 return False
-            async with self._mutex(f"fetch-trends:{repo}:{week}"):
-                self.counts.source_reads += 1
-                await asyncio.to_thread(self.source.fetch_trend_week, repo, week)
+            await self._fetch_trends(repo, week)
             return True
         if not isinstance(self.source, KeepsWeeks):
             return False
@@ -162,15 +181,16 @@ class SharedDigests:
         await self._fetch(repo, week)
         return True
 
-    async def _await_points(self, repo: str, week: str) -> None:
+    async def _await_points(self, repo: str, week: str, *, counted: bool = False) -> None:
         """When GitHub's points left are below what the repository's week cost last
         time, wait until they refill rather than fail: the posts go out late, never
         skipped. A week the cache holds fresh costs nothing and never waits."""
         budget = self.budget
         if budget is None or not budget.short_of(need := budget.week_cost(repo)):
             return
-        if isinstance(self.source, KeepsWeeks) and \
-                await asyncio.to_thread(self.source.holds_fresh, repo, week) is True:
+        held = (self.source.holds_trends_fresh if counted and isinstance(self.source, ReadsTrends)
+                else self.source.holds_fresh if isinstance(self.source, KeepsWeeks) else None)
+        if held is not None and await asyncio.to_thread(held, repo, week) is True:
             return
         wait = budget.seconds_to_reset() + 1.0
         log.warning("%s: GitHub has %s point(s) left and %s %s needs about %d; waiting "
