@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import msgspec
@@ -141,22 +141,14 @@ class SharedDigests:
     async def _week(self, repo: str, week: str) -> WeekData:
         """A week's data, fetched once per pass in this replica and, across replicas, one
         at a time: the first fetch fills the cache the others then read."""
-        task = self._weeks.get((repo, week))
-        if task is None or (task.done() and (task.cancelled() or task.exception())):
-            task = asyncio.ensure_future(self._fetch(repo, week))
-            self._weeks[(repo, week)] = task
-        return await asyncio.shield(task)
+        return await _once(self._weeks, (repo, week), lambda: self._fetch(repo, week))
 
     async def _trend_week(self, repo: str, week: str) -> WeekData:
         """The week before a digest's, for its trends: read for its counts where the
         source can, once per pass here and one replica at a time, as `_week` reads."""
         if not isinstance(self.source, ReadsTrends):
             return await self._week(repo, week)
-        task = self._trends.get((repo, week))
-        if task is None or (task.done() and (task.cancelled() or task.exception())):
-            task = asyncio.ensure_future(self._fetch_trends(repo, week))
-            self._trends[(repo, week)] = task
-        return await asyncio.shield(task)
+        return await _once(self._trends, (repo, week), lambda: self._fetch_trends(repo, week))
 
     async def _fetch_trends(self, repo: str, week: str) -> WeekData:
         assert isinstance(self.source, ReadsTrends)
@@ -220,3 +212,13 @@ class SharedDigests:
                 yield
         finally:
             await lock.release()
+
+
+async def _once(tasks: dict[tuple[str, str], asyncio.Task[WeekData]], key: tuple[str, str],
+                read: Callable[[], Awaitable[WeekData]]) -> WeekData:
+    """`read()` once per key while it runs or has succeeded; again after it failed."""
+    task = tasks.get(key)
+    if task is None or (task.done() and (task.cancelled() or task.exception())):
+        task = asyncio.ensure_future(read())
+        tasks[key] = task
+    return await asyncio.shield(task)
