@@ -295,7 +295,7 @@ class GraphQLBackend:
               ) -> list[PullRequest]:
         """Full records of `numbers`, `page_size` PRs per request; unknown numbers are
         left out. `counted`: only title, body, labels and files (the `Counted`
-        fragment, an eighth of the price); what was not read is None (unknown)."""
+        fragment: 2 of GitHub's requests a PR against 16); what was not read is None."""
         fragment = "Counted" if counted else "Pull"
         owner, name = repo.split("/", 1)
         found: list[_Pull] = []

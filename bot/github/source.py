@@ -171,7 +171,7 @@ class GitHubSource:
     def fetch_counted_week(self, repo: str, week: str) -> Snapshot:
         """The week read for its counts only (the trends of the week after it): each PR's
         title, body, labels and files, its reviews, threads and checks left unknown.
-        With GraphQL about a fifth of a full week's points; REST has no lighter read."""
+        With GraphQL about a third of a full week's points; REST has no lighter read."""
         if not isinstance(self.backend, GraphQLBackend):
             return self.fetch_week(repo, week)
         self._check(repo)
