@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from bench.first_run import APP_LIMIT, ORG_REPOS, RepoPoints, first_run_rows
 from bot.config import Config, RepoConfig
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
@@ -82,17 +83,23 @@ def old_points(pulls: Sequence[PullRequest]) -> int:
     return points + rounds
 
 
-def _fetch_points(fake: FakeGitHub, config: Config, repo: str, week: str) -> int:
+def _fetch_points(fake: FakeGitHub, config: Config, repo: str, week: str, *,
+                  counted: bool = False) -> int:
     before = fake.points.spent()
     source = GitHubSource(config, token=TOKEN, base_url=fake.base_url, budget=Budget())
-    source.fetch_week(repo, week)
+    if counted:
+        source.fetch_counted_week(repo, week)
+    else:
+        source.fetch_week(repo, week)
     source.close()
     return fake.points.spent() - before
 
 
-def points_rows(repos: int, week: str, previous: str, tz: str) -> list[str]:
-    """The table: points per repository and repositories per token-hour, old and new."""
-    new_first, new_weekly, old_first, old_weekly = [], [], [], []
+def measure_points(repos: int, week: str, previous: str, tz: str
+                   ) -> tuple[list[RepoPoints], list[int], list[int]]:
+    """Each seeded repository's points now, and the previous query shape's (first run,
+    weekly run) by the same formula."""
+    measured, old_first, old_weekly = [], [], []
     with FakeGitHub(token=TOKEN) as fake:
         for seed in range(repos):
             repo = f"acme/repo{seed}"
@@ -100,27 +107,41 @@ def points_rows(repos: int, week: str, previous: str, tz: str) -> list[str]:
             last = realistic_week(repo, previous, tz, seed + 500, 5000)
             fake.add_repo(repo, [*this, *last])
             config = Config(repos={repo: RepoConfig(timezone=tz)})
-            weekly = _fetch_points(fake, config, repo, week)
-            first = weekly + _fetch_points(fake, config, repo, previous)
-            new_weekly.append(weekly)
-            new_first.append(first)
+            measured.append(RepoPoints(
+                weekly=_fetch_points(fake, config, repo, week),
+                before_full=_fetch_points(fake, config, repo, previous),
+                before_counted=_fetch_points(fake, config, repo, previous, counted=True)))
             old_weekly.append(old_points(this))
             old_first.append(old_points(this) + old_points(last))
+    return measured, old_first, old_weekly
+
+
+def points_rows(repos: int, week: str, previous: str, tz: str) -> list[str]:
+    """The table: points per repository and repositories per token-hour, old and new,
+    then the first run of an organisation against the prefetch window."""
+    measured, old_first, old_weekly = measure_points(repos, week, previous, tz)
+    weekly = [m.weekly for m in measured]
 
     def row(name: str, first: list[int], weekly: list[int]) -> str:
         mean_first, mean_weekly = statistics.mean(first), statistics.mean(weekly)
         return (f"{name:<44} {mean_first:>9.1f} {mean_weekly:>10.1f} "
-                f"{LIMIT / mean_first:>11.0f} {LIMIT / mean_weekly:>11.0f}")
+                f"{LIMIT / mean_first:>11.0f} {LIMIT / mean_weekly:>11.0f} "
+                f"{APP_LIMIT / mean_first:>11.0f}")
 
     return [
         f"GitHub points per repository ({repos} seeded repositories, 30 PRs a week, busy "
         f"PRs of {', '.join(f'{t}x{c}' for t, c in BUSY)} threads x comments and one of "
         "130 files), priced by GitHub's formula:",
         f"{'queries':<44} {'first run':>9} {'weekly run':>10} "
-        f"{'repos/h 1st':>11} {'repos/h wk':>11}",
-        row("now (numbers, then PRs with 10 threads)", new_first, new_weekly),
+        f"{'PAT/h 1st':>11} {'PAT/h wk':>11} {'App/h 1st':>11}",
+        row("now (week before read for its counts)",
+            [m.weekly + m.before_counted for m in measured], weekly),
+        row("week before read in full", [m.weekly + m.before_full for m in measured], weekly),
         row("previous (25 full PRs per search page)", old_first, old_weekly),
-        f"(max weekly now: {max(new_weekly)} points; repos/h = {LIMIT:,} points of a "
-        "personal token per hour / points per repository; the default 6-hour prefetch "
-        "window spreads a Monday 09:00 post's fetches over about 5 hourly refills)",
+        f"(max weekly now: {max(weekly)} points; the week before for its counts: mean "
+        f"{statistics.mean(m.before_counted for m in measured):.1f}, in full "
+        f"{statistics.mean(m.before_full for m in measured):.1f}; repositories per hour = "
+        f"points per hour / points per repository: a personal token (PAT) {LIMIT:,}, a "
+        f"GitHub App installation at most {APP_LIMIT:,})",
+        *first_run_rows(measured, ORG_REPOS, week, tz),
     ]

@@ -128,6 +128,11 @@ class GitHubConfig(Section, frozen=True, kw_only=True):
     api_url: str = "https://api.github.com"
     webhook_secret_env: str = "GITHUB_WEBHOOK_SECRET"
     poll_minutes: int = 5
+    # With a webhook secret set, the poller still runs this often to announce merges no
+    # delivery brought (0: never).
+    reconcile_minutes: int = 30
+    # Repositories the poller asks GitHub about at once.
+    poll_concurrency: int = 4
     timeout_seconds: float = 15.0
 
 
@@ -218,6 +223,8 @@ NOTICE_BATCH_MAX_MINUTES = 24 * 60
 """A batch of notices waits at most a day: longer, and a merge is no longer news."""
 NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("github", "poll_minutes", 1, 7 * 24 * 60),
+    ("github", "reconcile_minutes", 0, 7 * 24 * 60),
+    ("github", "poll_concurrency", 1, 10),
     ("github", "timeout_seconds", 0.1, 600),
     ("cache", "past_week_ttl_seconds", 1, 366 * DAY_SECONDS),
     ("cache", "current_week_ttl_seconds", 1, 7 * DAY_SECONDS),
@@ -233,7 +240,9 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
 polling, a year of caching, ten minutes for one GitHub request. Beyond them a value is a
 mistake (`inf`, `nan`, a negative catch-up that would post nothing, a TTL Redis
 refuses), reported by name. Connections: at most as many as a process may open files,
-a request head of 1 KiB to 1 MiB, up to ten minutes to send a request."""
+a request head of 1 KiB to 1 MiB, up to ten minutes to send a request. The poller asks
+about at most 10 repositories at once: the HTTP client keeps 10 connections, and GitHub
+asks for few concurrent requests (its secondary limits)."""
 
 
 def secret(env_name: str) -> str | None:

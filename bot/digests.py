@@ -31,7 +31,7 @@ from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
 from bot.narrate import Budget, Narrator
 from bot.snapshot import require_week
-from bot.source import SnapshotSource, Source, WeekData
+from bot.source import ReadsTrends, SnapshotSource, Source, WeekData
 from bot.store.subscriptions import SubscriptionStore, followed_topics
 from bot.week import current_week, shift_week, week_period
 
@@ -110,6 +110,7 @@ class Digests:
         link: bool = False,
         trends: bool = True,
         exclude: tuple[ExcludeRule, ...] = (),
+        fetch_trends: FetchWeek | None = None,
     ) -> Digest:
         """The digest of `repo`'s `week` in `lang`, `focus` topics first.
 
@@ -118,10 +119,13 @@ class Digests:
         before only adds trends and is left out when it cannot be read. `link` adds
         the report page's address, for digests that go to chat; `trends=False` skips
         the week before. `exclude`: a channel's own rules, on top of the repository's;
-        the PRs they leave out count nowhere, and a note says how many.
+        the PRs they leave out count nowhere, and a note says how many. `fetch_trends`
+        reads the week before (default: the source's read for its counts, where it has
+        one, else `fetch`).
         """
         digest, _ = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
-                                         exclude=exclude, budget=self._budget())
+                                         exclude=exclude, budget=self._budget(),
+                                         fetch_trends=fetch_trends)
         if self.on_built is not None:
             self.on_built(trigger)
         return with_report_url(digest, self.config) if link else digest
@@ -138,6 +142,7 @@ class Digests:
         link: bool = False,
         trends: bool = True,
         exclude: tuple[ExcludeRule, ...] = (),
+        fetch_trends: FetchWeek | None = None,
     ) -> Digest:
         """One digest of the same week of several repositories (`build` of each, then
         combined: summed counts, topics and types, each repository's sections its own);
@@ -145,7 +150,8 @@ class Digests:
         for one: a digest that silently left a repository out would read as complete."""
         if len(repos) == 1:
             return await self.build(repos[0], week, lang, focus, fetch=fetch,
-                                    trigger=trigger, link=link, trends=trends, exclude=exclude)
+                                    trigger=trigger, link=link, trends=trends, exclude=exclude,
+                                    fetch_trends=fetch_trends)
         if fetch is None and isinstance(self.source, SnapshotSource):
             # One file answers for any name when it is alone: not for several repositories.
             for repo in repos:
@@ -153,7 +159,8 @@ class Digests:
                     raise SourceError(f"no snapshot file holds {repo}")
         budget = self._budget()  # one deadline for the narration of all of them
         built = [await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
-                                      exclude=exclude, budget=budget) for repo in repos]
+                                      exclude=exclude, budget=budget, fetch_trends=fetch_trends)
+                 for repo in repos]
         parts = [with_report_url(part, self.config) if link else part for part, _ in built]
         if self.on_built is not None:
             self.on_built(trigger)
@@ -166,12 +173,14 @@ class Digests:
     async def _assemble(self, repo: str, week: str, lang: Lang, focus: tuple[str, ...], *,
                         fetch: FetchWeek | None, trends: bool,
                         exclude: tuple[ExcludeRule, ...],
-                        budget: Budget | None = None) -> tuple[Digest, PartFacts]:
+                        budget: Budget | None = None,
+                        fetch_trends: FetchWeek | None = None) -> tuple[Digest, PartFacts]:
         """One repository's digest, before it is counted and linked, and the facts a
         combined digest's notes are made of."""
         read = fetch or self._fetch
         data = await read(repo, week)
-        previous = await self._previous(read, repo, week) if trends else None
+        previous = await self._previous(fetch_trends or self._trends_read(read), repo, week) \
+            if trends else None
         settings = self.config.repo(repo)
         rules = (settings.exclude, *exclude)
         snapshot, left_out = leave_out_of_week(data.snapshot, rules, week, settings.timezone)
@@ -266,13 +275,27 @@ class Digests:
             require_week(data.snapshot, week, week_period(week, self.config.repo(repo).timezone))
         return data
 
+    def _trends_read(self, read: FetchWeek) -> FetchWeek:
+        """How the week before is read by default: for its counts only where the source
+        can (a first run would otherwise pay for two full weeks), else as `read`."""
+        source = self.source
+        if not isinstance(source, ReadsTrends):
+            return read
+
+        async def counted(repo: str, week: str) -> WeekData:
+            return await asyncio.to_thread(source.fetch_trend_week, repo, week)
+
+        return counted
+
     @staticmethod
     async def _previous(read: FetchWeek, repo: str, week: str) -> Snapshot | None:
-        """Last week's data for the trends; a digest is still worth giving without it."""
+        """The week before, for the trends; a digest is still worth giving without it."""
+        before = week
         try:
-            return (await read(repo, shift_week(week, -1))).snapshot
+            before = shift_week(week, -1)
+            return (await read(repo, before)).snapshot
         except (SourceError, WeekError, OverflowError) as exc:
-            log.info("no previous week for %s %s: %s", repo, week, exc)
+            log.info("no week %s of %s for the trends: %s", before, repo, exc)
             return None
 
     def _report_ttl(self, repo: str, week: str) -> int:

@@ -52,6 +52,20 @@ class KeepsWeeks(Protocol):
 
 
 @runtime_checkable
+class ReadsTrends(Protocol):
+    """A source that reads a week for the trends of the next for less than in full
+    (the cache over GitHub: only what topics are told from), and keeps it."""
+
+    def fetch_trend_week(self, repo: str, week: str) -> WeekData:
+        """The week's PRs with at least their titles, labels and files."""
+        ...
+
+    def holds_trends_fresh(self, repo: str, week: str) -> bool | None:
+        """Whether `fetch_trend_week` would ask GitHub nothing; None when it keeps nothing."""
+        ...
+
+
+@runtime_checkable
 class ForgetsPulls(Protocol):
     """A source that caches PRs: told when GitHub reports one changed."""
 

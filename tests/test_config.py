@@ -96,6 +96,8 @@ def test_a_cron_that_fires_every_year_is_taken(tmp_path: Path, schedule: str) ->
     ("server", "prefetch_hours", "-1"), ("server", "prefetch_hours", "nan"),
     ("server", "prefetch_hours", "200"),
     ("github", "poll_minutes", "0"), ("github", "poll_minutes", "10000000000000"),
+    ("github", "reconcile_minutes", "-1"), ("github", "reconcile_minutes", "20000"),
+    ("github", "poll_concurrency", "0"), ("github", "poll_concurrency", "11"),
     ("github", "timeout_seconds", "inf"), ("github", "timeout_seconds", "-nan"),
     ("github", "timeout_seconds", "0"),
     ("cache", "past_week_ttl_seconds", "-5"),

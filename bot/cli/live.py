@@ -11,10 +11,11 @@ import typer
 
 from bot.config import Config
 from bot.models import PullRequest
-from bot.source import Source, WeekData
+from bot.source import WeekData
 
 if TYPE_CHECKING:
     from bot.github.source import GitHubSource
+    from bot.store.cache import CachedSource
 
 
 def progress_bar() -> tuple[Callable[[int, int], None], Callable[[], None]]:
@@ -87,8 +88,17 @@ class LiveSource:
         with self._source() as source:
             return source.fetch_pull(repo, number)
 
+    def fetch_trend_week(self, repo: str, week: str) -> WeekData:
+        """The week before a digest's, read for its counts only (its trends)."""
+        with self._source() as source:
+            return source.fetch_trend_week(repo, week)
+
+    def holds_trends_fresh(self, repo: str, week: str) -> bool | None:
+        with self._source() as source:
+            return source.holds_trends_fresh(repo, week)
+
     @contextlib.contextmanager
-    def _source(self) -> Iterator[Source]:
+    def _source(self) -> Iterator[CachedSource]:
         from bot.store.cache import CachedSource, cache_from_env
 
         update, finish = progress_bar()

@@ -1,20 +1,33 @@
-"""Merged-PR notices where no GitHub webhook is set up: poll the closed PRs, announce
-the merges not announced yet."""
+"""Merged-PR notices from GitHub's closed-PR list: where no webhook is set up, the way
+merges are found; with a webhook, a slow reconciliation pass that announces the merges
+no delivery brought (GitHub does not redeliver a failed delivery by itself).
+
+What it costs GitHub: an unchanged list is one conditional request answered 304 (free
+of the rate limit); a changed one is a page or a few, and one fetch per merge that is
+new - a merge already announced, by a poll or a webhook delivery, is recognised by its
+claim (`bot.delivery.merges`) before anything is fetched. A rate limit stops every
+poll of this token, on every replica, until its window ends.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from bot.config import Config
+from bot.delivery.merges import MERGE_MEMORY, MergeAnnouncer
 from bot.delivery.notices import MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
 from bot.errors import SourceError
 from bot.github.closed import ClosedPage
+from bot.github.rest import RateLimitReached
 from bot.store.claims import Claims
+from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -23,6 +36,8 @@ log = logging.getLogger(__name__)
 class ClosedLister(Protocol):
     def closed(self, repo: str, *, etag: str | None = None, page: int = 1) -> ClosedPage: ...
 
+    def close(self) -> None: ...
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -30,12 +45,14 @@ def utc_now() -> datetime:
 
 class MergePoller:
     """Every `interval_seconds`, asks GitHub which closed PRs changed and announces the
-    merges it has not announced yet.
+    merges not announced yet, `concurrency` repositories at a time.
 
     Per repository, Redis keeps the ETag of the last answer (so an unchanged list
     costs one 304), the time the repository was first watched (merges before it are
     history, not news) and the time of the last check (how far back to page). A lock
     per repository and interval lets one replica poll while the others skip.
+    `announced` and `known` count the merges announced and those recognised as
+    announced before (no fetch); `paused` the repositories a rate limit left unpolled.
     """
 
     def __init__(
@@ -46,6 +63,7 @@ class MergePoller:
         notifier: MergeNotifier,
         *,
         interval_seconds: float | None = None,
+        concurrency: int | None = None,
         now: Callable[[], datetime] = utc_now,
         max_pages: int = 5,
         overlap: timedelta = timedelta(minutes=10),
@@ -53,13 +71,32 @@ class MergePoller:
         self.config = config
         self.lister = lister
         self.claims = claims
-        self.notifier = notifier
+        self.merges = MergeAnnouncer(claims, notifier)
         self.interval_seconds = (interval_seconds if interval_seconds is not None
                                  else config.github.poll_minutes * 60.0)
+        self.concurrency = max(concurrency or config.github.poll_concurrency, 1)
         self.now = now
         self.max_pages = max_pages
         self.overlap = overlap
         self.polls = 0
+        self.announced = 0
+        self.known = 0
+        self.paused = 0
+        self.paused_until: datetime | None = None
+        # The list requests' own threads: the loop's default pool (a few threads on a
+        # small machine) would bound the polls below `concurrency`.
+        self._threads = ThreadPoolExecutor(max_workers=self.concurrency,
+                                           thread_name_prefix="prdigest-poll")
+
+    def close(self) -> None:
+        """Release the lister's connections and the request threads."""
+        self.lister.close()
+        self._threads.shutdown(wait=False)
+
+    async def _list(self, repo: str, *, etag: str | None = None, page: int = 1
+                    ) -> ClosedPage:
+        call = functools.partial(self.lister.closed, repo, etag=etag, page=page)
+        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
 
     def repos(self) -> list[str]:
         """Repositories with at least one channel: the only ones whose merges matter."""
@@ -67,17 +104,43 @@ class MergePoller:
         return [name for name in self.config.repos if name in with_channels]
 
     async def poll_once(self) -> NoticeResult:
-        """One round over every repository; a failing repository does not stop the rest."""
+        """One round over every repository, `concurrency` at a time; a failing
+        repository does not stop the rest, a rate limit stops them all (until its
+        window ends), a Redis failure ends the round (raised once, at its end)."""
         total = NoticeResult()
-        for repo in self.repos():
-            try:
-                result = await self.poll_repo(repo)
-            except SourceError as exc:
-                log.warning("polling %s failed: %s", repo, exc)
-                continue
-            total.notified += result.notified
-            total.failed += result.failed
+        repos = self.repos()
+        if await self._is_paused():
+            self.paused += len(repos)
+            self.polls += 1
+            return total
+        gate = asyncio.Semaphore(self.concurrency)
+        broken: list[BaseException] = []
+
+        async def one(repo: str) -> None:
+            async with gate:
+                if broken:
+                    return
+                if self._paused_here():
+                    self.paused += 1
+                    return
+                try:
+                    result = await self.poll_repo(repo)
+                except RateLimitReached as exc:
+                    await self._pause(repo, exc)
+                    return
+                except SourceError as exc:
+                    log.warning("polling %s failed: %s", repo, exc)
+                    return
+                except REDIS_ERRORS as exc:
+                    broken.append(exc)
+                    return
+                total.notified += result.notified
+                total.failed += result.failed
+
+        await asyncio.gather(*(one(repo) for repo in repos))
         self.polls += 1
+        if broken:
+            raise broken[0]
         return total
 
     async def poll_repo(self, repo: str) -> NoticeResult:
@@ -85,27 +148,39 @@ class MergePoller:
         if not await self.claims.claim(Keys.poll_lock(repo), self.interval_seconds * 0.8):
             return result  # another replica polled this interval
         now = self.now()
-        await self.claims.put(Keys.poll_state(repo, "since"), now.isoformat(), only_new=True)
+        # GitHub's times are whole seconds: a merge in the second polling began is news.
+        await self.claims.put(Keys.poll_state(repo, "since"),
+                              now.replace(microsecond=0).isoformat(), only_new=True)
         since = _parse_time(await self.claims.get(Keys.poll_state(repo, "since"))) or now
         checked = _parse_time(await self.claims.get(Keys.poll_state(repo, "checked"))) or since
         etag = await self.claims.get(Keys.poll_state(repo, "etag"))
-        first = await asyncio.to_thread(self.lister.closed, repo, etag=etag, page=1)
+        first = await self._list(repo, etag=etag)
         if first.not_modified:
             await self.claims.put(Keys.poll_state(repo, "checked"), now.isoformat())
             return result
         pulls = list(first.pulls)
+        merges = list(first.merged)
         page = first
         number = 1
         horizon = checked - self.overlap
         while (page.full and number < self.max_pages and pulls
                and (pulls[-1].updated_at or now) >= horizon):
             number += 1
-            page = await asyncio.to_thread(self.lister.closed, repo, page=number)
+            page = await self._list(repo, page=number)
             pulls += page.pulls
-        merged = sorted((p for p in pulls if p.state == "merged" and p.merged_at is not None
-                         and p.merged_at >= since), key=lambda p: (p.merged_at, p.number))
-        for pull in merged:
-            done = await self.notifier.announce(repo, pull)
+            merges += page.merged
+        # Older merges are history (before the repository was watched) or beyond what
+        # the merge claims remember: never fetched again, whatever updates them.
+        oldest = max(since, now - MERGE_MEMORY)
+        news = sorted((m for m in merges if m.pull.merged_at is not None
+                       and m.pull.merged_at >= oldest),
+                      key=lambda m: (m.pull.merged_at, m.pull.number))
+        for merge in news:
+            done = await self.merges.announce(merge)
+            if done is None:
+                self.known += 1
+                continue
+            self.announced += 1
             result.notified += done.notified
             result.failed += done.failed
         if result.failed or first.etag is None:
@@ -116,9 +191,40 @@ class MergePoller:
         await self.claims.put(Keys.poll_state(repo, "checked"), now.isoformat())
         return result
 
+    async def _is_paused(self) -> bool:
+        """Whether a rate limit this process or another replica met is still on."""
+        return self._paused_here() or await self.claims.get(Keys.poll_pause()) is not None
+
+    def _paused_here(self) -> bool:
+        return self.paused_until is not None and self.now() < self.paused_until
+
+    async def _pause(self, repo: str, limit: RateLimitReached) -> None:
+        """Stop polling (here and, through Redis, on every replica) for the window."""
+        seconds = max(limit.wait_seconds, 1.0)
+        until = self.now() + timedelta(seconds=seconds)
+        if not self._paused_here():  # one line per window, not one per request in flight
+            log.warning("merge poller paused for %.0f s: polling %s met %s", seconds, repo,
+                        limit)
+        if self.paused_until is None or until > self.paused_until:
+            self.paused_until = until
+        self.paused += 1
+        try:
+            await self.claims.claim(Keys.poll_pause(), seconds)
+        except REDIS_ERRORS as exc:  # this replica stays paused all the same
+            log.warning("merge poller pause not shared with other replicas: %s",
+                        type(exc).__name__)
+
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Poll until `stop` is set; errors are logged and the next round goes on."""
-        await run_every(self.interval_seconds, stop, self.poll_once, log, "merge poll failed")
+        await run_every(self.interval_seconds, stop, self._round, log, "merge poll failed")
+
+    async def _round(self) -> None:
+        """One round; Redis away is one line (the round is simply tried again later)."""
+        try:
+            await self.poll_once()
+        except REDIS_ERRORS as exc:
+            log.warning("merge poll skipped: Redis unavailable (%s); the next round, in "
+                        "%.0f s, tries again", type(exc).__name__, self.interval_seconds)
 
 
 def _parse_time(text: str | None) -> datetime | None:

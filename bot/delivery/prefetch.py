@@ -42,12 +42,14 @@ _FAILURES: tuple[type[Exception], ...] = (SourceError, WeekError, *REDIS_ERRORS)
 
 @dataclass(frozen=True)
 class Prefetch:
-    """A week to fetch ahead (`at`), before the first post that needs it (`fire_at`)."""
+    """A week to fetch ahead (`at`), before the first post that needs it (`fire_at`);
+    `counted`: needed only for the trends of the week after it, so read for its counts."""
 
     repo: str
     week: str
     at: datetime
     fire_at: datetime
+    counted: bool = False
 
 
 def _share(repo: str, week: str) -> float:
@@ -70,8 +72,9 @@ def prefetch_plan(config: Config, channels: Iterable[ChannelConfig], now: dateti
     """Weeks to fetch ahead for the fires in (now, now + window], earliest moment first.
 
     A channel firing within the window owes the ISO week before its fire's (as
-    `due_runs` reckons); that week is fetched, with the week before it for the trends,
-    at a moment spread over [week end + settle, fire) trimmed to the window.
+    `due_runs` reckons); that week is fetched, with the week before it for the trends
+    (read for its counts only), at a moment spread over [week end + settle, fire)
+    trimmed to the window.
     """
     plan: dict[tuple[str, str], Prefetch] = {}
     fires: dict[tuple[str, str], datetime | None] = {}
@@ -87,18 +90,20 @@ def prefetch_plan(config: Config, channels: Iterable[ChannelConfig], now: dateti
         start = max(fire - window, week_period(week, tz).until + SETTLE)
         if start >= fire:
             continue  # the week settles too close to the post: the post fetches it
-        weeks = [week, shift_week(week, -1)] if trends else [week]
-        for wanted in weeks:
+        weeks = [(week, False), (shift_week(week, -1), True)] if trends else [(week, False)]
+        for wanted, counted in weeks:
             at = start + (fire - start) * SPREAD_SHARE * _share(channel.repo, wanted)
             known = plan.get((channel.repo, wanted))
-            if known is None or at < known.at:
-                plan[(channel.repo, wanted)] = Prefetch(channel.repo, wanted, at, fire)
+            if known is not None:  # the earliest moment; in full if any post needs it so
+                at, counted = min(at, known.at), counted and known.counted
+            plan[(channel.repo, wanted)] = Prefetch(channel.repo, wanted, at, fire, counted)
     return sorted(plan.values(), key=lambda p: (p.at, p.repo, p.week))
 
 
 class WeekFetcher(Protocol):
-    async def prefetch(self, repo: str, week: str) -> bool:
-        """Fetch the week into the cache unless it holds it fresh; whether GitHub was asked."""
+    async def prefetch(self, repo: str, week: str, *, counted: bool = False) -> bool:
+        """Fetch the week into the cache unless it holds it fresh (for its counts only
+        when `counted`); whether GitHub was asked."""
         ...
 
 
@@ -151,7 +156,7 @@ class Prefetcher:
                          item.week, len(due) - 1 - due.index(item))
                 return
             try:
-                if await self.fetcher.prefetch(item.repo, item.week):
+                if await self.fetcher.prefetch(item.repo, item.week, counted=item.counted):
                     self.fetched += 1
                     log.info("prefetch: %s %s fetched ahead of its post at %s", item.repo,
                              item.week, f"{item.fire_at:%Y-%m-%d %H:%M %Z}")

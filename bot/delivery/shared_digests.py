@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import msgspec
@@ -23,7 +23,7 @@ from bot.config import ChannelConfig, ExcludeRule
 from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.models import Digest, Lang
-from bot.source import KeepsWeeks, Source, WeekData
+from bot.source import KeepsWeeks, ReadsTrends, Source, WeekData
 from bot.store.keys import Keys
 from bot.store.ledger import RedisLock
 from bot.store.weeks_index import note_week_async
@@ -81,10 +81,12 @@ class SharedDigests:
         self.budget = budget
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
         self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
+        self._trends: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
 
     def end_pass(self) -> None:
         """Forget the weeks read this pass: the next pass reads them afresh."""
         self._weeks.clear()
+        self._trends.clear()
 
     async def for_channel(self, channel: ChannelConfig, week: str, *, rebuild: bool = False
                           ) -> Digest:
@@ -131,22 +133,39 @@ class SharedDigests:
                      topics: tuple[str, ...], exclude: ExcludeRule) -> bytes:
         digest = await self.digests.build_many(repos, week, lang, topics, fetch=self._week,
                                                trends=self.trends, link=True,
-                                               trigger="schedule", exclude=(exclude,))
+                                               trigger="schedule", exclude=(exclude,),
+                                               fetch_trends=self._trend_week)
         self.counts.digest_builds += 1
         return _encoder.encode(digest)
 
     async def _week(self, repo: str, week: str) -> WeekData:
         """A week's data, fetched once per pass in this replica and, across replicas, one
         at a time: the first fetch fills the cache the others then read."""
-        task = self._weeks.get((repo, week))
-        if task is None or (task.done() and (task.cancelled() or task.exception())):
-            task = asyncio.ensure_future(self._fetch(repo, week))
-            self._weeks[(repo, week)] = task
-        return await asyncio.shield(task)
+        return await _once(self._weeks, (repo, week), lambda: self._fetch(repo, week))
 
-    async def prefetch(self, repo: str, week: str) -> bool:
+    async def _trend_week(self, repo: str, week: str) -> WeekData:
+        """The week before a digest's, for its trends: read for its counts where the
+        source can, once per pass here and one replica at a time, as `_week` reads."""
+        if not isinstance(self.source, ReadsTrends):
+            return await self._week(repo, week)
+        return await _once(self._trends, (repo, week), lambda: self._fetch_trends(repo, week))
+
+    async def _fetch_trends(self, repo: str, week: str) -> WeekData:
+        assert isinstance(self.source, ReadsTrends)
+        await self._await_points(repo, week, counted=True)
+        async with self._mutex(f"fetch-trends:{repo}:{week}"):
+            self.counts.source_reads += 1
+            return await asyncio.to_thread(self.source.fetch_trend_week, repo, week)
+
+    async def prefetch(self, repo: str, week: str, *, counted: bool = False) -> bool:
         """Fetch the week into the cache ahead of its posts, unless the cache holds it
-        fresh already; whether it was fetched. Without a cache there is nothing to fill."""
+        fresh already; whether it was fetched. `counted`: for the trends only, so read
+        for its counts where the source can. Without a cache there is nothing to fill."""
+        if counted and isinstance(self.source, ReadsTrends):
+            if await asyncio.to_thread(self.source.holds_trends_fresh, repo, week) is not False:
+                return False
+            await self._fetch_trends(repo, week)
+            return True
         if not isinstance(self.source, KeepsWeeks):
             return False
         if await asyncio.to_thread(self.source.holds_fresh, repo, week) is not False:
@@ -154,15 +173,16 @@ class SharedDigests:
         await self._fetch(repo, week)
         return True
 
-    async def _await_points(self, repo: str, week: str) -> None:
+    async def _await_points(self, repo: str, week: str, *, counted: bool = False) -> None:
         """When GitHub's points left are below what the repository's week cost last
         time, wait until they refill rather than fail: the posts go out late, never
         skipped. A week the cache holds fresh costs nothing and never waits."""
         budget = self.budget
         if budget is None or not budget.short_of(need := budget.week_cost(repo)):
             return
-        if isinstance(self.source, KeepsWeeks) and \
-                await asyncio.to_thread(self.source.holds_fresh, repo, week) is True:
+        held = (self.source.holds_trends_fresh if counted and isinstance(self.source, ReadsTrends)
+                else self.source.holds_fresh if isinstance(self.source, KeepsWeeks) else None)
+        if held is not None and await asyncio.to_thread(held, repo, week) is True:
             return
         wait = budget.seconds_to_reset() + 1.0
         log.warning("%s: GitHub has %s point(s) left and %s %s needs about %d; waiting "
@@ -192,3 +212,13 @@ class SharedDigests:
                 yield
         finally:
             await lock.release()
+
+
+async def _once(tasks: dict[tuple[str, str], asyncio.Task[WeekData]], key: tuple[str, str],
+                read: Callable[[], Awaitable[WeekData]]) -> WeekData:
+    """`read()` once per key while it runs or has succeeded; again after it failed."""
+    task = tasks.get(key)
+    if task is None or (task.done() and (task.cancelled() or task.exception())):
+        task = asyncio.ensure_future(read())
+        tasks[key] = task
+    return await asyncio.shield(task)

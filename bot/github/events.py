@@ -123,6 +123,13 @@ def merged_pull(payload: Mapping[str, Any]) -> MergedPull | None:
     pull = pull_from_api(item)
     if pull.state != "merged" or pull.merged_at is None:
         raise PayloadError("merged_at: missing on a merged PR")
+    return MergedPull(repository=name, pull=pull, merge=merge_id(item, pull))
+
+
+def merge_id(item: Mapping[str, Any], pull: PullRequest) -> str:
+    """What names one merge of a PR, alike in a webhook's payload and the REST list:
+    its `merge_commit_sha`, or the merge time where the object lacks it."""
     sha = item.get("merge_commit_sha")
-    merge = sha if isinstance(sha, str) and sha else pull.merged_at.isoformat()
-    return MergedPull(repository=name, pull=pull, merge=merge[:100])
+    merge = sha if isinstance(sha, str) and sha else (
+        pull.merged_at.isoformat() if pull.merged_at is not None else "")
+    return merge[:100]

@@ -19,7 +19,6 @@ what GitHub answered.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +30,13 @@ from github.Requester import Requester
 
 from bot.errors import SourceError
 from bot.github.budget import Budget
+from bot.github.queries import (
+    FIRST,
+    FRAGMENT_OF,
+    NEXT_PAGE,
+    RATE_LIMIT,
+    document,
+)
 from bot.github.rest import (
     SEARCH_INVALID,
     SEARCH_LIMIT,
@@ -58,48 +64,6 @@ SEARCH_PAGE = 100
 FOLLOW_UP_SIZE = 100
 MAX_ALIASES = 40
 
-# First-page sizes of the nested lists, as written in the Pull fragment. Only a list
-# with lists inside (threads) multiplies the price: each thread's comments are one more
-# request, so threads come 10 at a time and the rest only for the PRs that have more.
-FIRST = {"labels": 20, "files": 100, "reviews": 50, "reviewThreads": 10, "comments": 50}
-THREAD_COMMENTS = 10
-
-_NEXT = "pageInfo { hasNextPage endCursor }"
-_PAGE_INFO = f"totalCount {_NEXT}"
-RATE_LIMIT = "rateLimit { cost remaining resetAt }"
-_ACTOR = "author { __typename login }"
-
-FRAGMENTS = {
-    "Pull": f"""fragment Pull on PullRequest {{
-  number title url {_ACTOR} authorAssociation state isDraft createdAt updatedAt mergedAt
-  closedAt
-  baseRefName body additions deletions changedFiles
-  labels(first: {FIRST["labels"]}) {{ ...Labels }}
-  files(first: {FIRST["files"]}) {{ ...Files }}
-  reviews(first: {FIRST["reviews"]}) {{ ...Reviews }}
-  reviewThreads(first: {FIRST["reviewThreads"]}) {{ ...Threads }}
-  comments(first: {FIRST["comments"]}) {{ ...Comments }}
-  commits(last: 1) {{ nodes {{ commit {{ statusCheckRollup {{ state }} }} }} }}
-}}""",
-    "Head": "fragment Head on PullRequest { number updatedAt state createdAt closedAt mergedAt }",
-    "Labels": f"fragment Labels on LabelConnection {{ {_PAGE_INFO} nodes {{ name }} }}",
-    "Files": f"""fragment Files on PullRequestChangedFileConnection {{
-  {_PAGE_INFO} nodes {{ path additions deletions changeType }} }}""",
-    "Reviews": f"""fragment Reviews on PullRequestReviewConnection {{
-  {_PAGE_INFO} nodes {{ {_ACTOR} state submittedAt body }} }}""",
-    "Threads": f"""fragment Threads on PullRequestReviewThreadConnection {{
-  {_PAGE_INFO}
-  nodes {{ id path line originalLine isResolved isOutdated
-    comments(first: {THREAD_COMMENTS}) {{ ...ThreadComments }} }} }}""",
-    "ThreadComments": f"""fragment ThreadComments on PullRequestReviewCommentConnection {{
-  {_PAGE_INFO} nodes {{ {_ACTOR} body createdAt url }} }}""",
-    "Comments": f"""fragment Comments on IssueCommentConnection {{
-  {_PAGE_INFO} nodes {{ {_ACTOR} body createdAt }} }}""",
-}
-_FRAGMENT_OF = {"labels": "Labels", "files": "Files", "reviews": "Reviews",
-                "reviewThreads": "Threads", "comments": "Comments"}
-_SPREAD = re.compile(r"\.\.\.(\w+)")
-
 CHANGE_STATUS = {"ADDED": "added", "DELETED": "removed", "MODIFIED": "modified",
                  "RENAMED": "renamed", "COPIED": "copied", "CHANGED": "changed"}
 CHECK_STATE: dict[str, CheckState] = {
@@ -107,18 +71,6 @@ CHECK_STATE: dict[str, CheckState] = {
     "PENDING": "pending", "EXPECTED": "pending",
 }
 PULL_STATE = {"MERGED": "merged", "CLOSED": "closed", "OPEN": "open"}
-
-
-def document(body: str) -> str:
-    """`body` followed by every fragment it spreads, directly or through another."""
-    needed: list[str] = []
-    pending = _SPREAD.findall(body)
-    while pending:
-        name = pending.pop()
-        if name not in needed:
-            needed.append(name)
-            pending.extend(_SPREAD.findall(FRAGMENTS[name]))
-    return "\n".join([body, *(FRAGMENTS[name] for name in sorted(needed))])
 
 
 def _time(value: str | None) -> datetime | None:
@@ -285,11 +237,13 @@ class GraphQLBackend:
         *,
         updated_since: datetime | None = None,
         recheck: Sequence[int] = (),
+        counted: bool = False,
     ) -> tuple[list[PullRequest], list[PullRequest]]:
         """Full PRs found by the week's searches, and state-only heads for `recheck`.
 
         The searches ask for numbers only; heads ride along in the first search request
-        (up to `MAX_ALIASES`); the PRs found are then fetched in full (`pulls`).
+        (up to `MAX_ALIASES`); the PRs found are then fetched in full (`pulls`), or
+        with only what their topics are told from when `counted`.
         """
         owner, name = repo.split("/", 1)
         queries = week_queries(repo, since, until, updated_since)
@@ -309,7 +263,7 @@ class GraphQLBackend:
                 variables[f"a{index}"] = cursor
                 fields.append(
                     f"s{index}: search(query: $q{index}, type: ISSUE, first: {SEARCH_PAGE},"
-                    f" after: $a{index}) {{ issueCount {_NEXT}"
+                    f" after: $a{index}) {{ issueCount {NEXT_PAGE}"
                     f" nodes {{ __typename ... on PullRequest {{ number }} }} }}"
                 )
             batch, recheck = recheck[:MAX_ALIASES], recheck[MAX_ALIASES:]
@@ -334,17 +288,22 @@ class GraphQLBackend:
             first = False
             if self.progress:
                 self.progress(0, max(total, len(numbers)))
-        return (self.pulls(repo, list(numbers)) if numbers else []), heads
+        found = self.pulls(repo, list(numbers), counted=counted) if numbers else []
+        return found, heads
 
-    def pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]:
+    def pulls(self, repo: str, numbers: Sequence[int], *, counted: bool = False
+              ) -> list[PullRequest]:
         """Full records of `numbers`, `page_size` PRs per request; unknown numbers are
-        left out."""
+        left out. `counted`: only title, body, labels and files (the `Counted`
+        fragment: 2 of GitHub's requests a PR against 16); what was not read is None."""
+        fragment = "Counted" if counted else "Pull"
         owner, name = repo.split("/", 1)
         found: list[_Pull] = []
         numbers = list(dict.fromkeys(numbers))
         for start in range(0, len(numbers), self.page_size):
             batch = numbers[start:start + self.page_size]
-            inner = " ".join(f"p{n}: pullRequest(number: {int(n)}) {{ ...Pull }}" for n in batch)
+            inner = " ".join(f"p{n}: pullRequest(number: {int(n)}) {{ ...{fragment} }}"
+                             for n in batch)
             data = self._run(
                 repo, "Pulls", ["$owner: String!", "$name: String!"],
                 [f"repository(owner: $owner, name: $name) {{ nameWithOwner {inner} }}"],
@@ -355,6 +314,9 @@ class GraphQLBackend:
             if self.progress:
                 self.progress(min(start + self.page_size, len(numbers)), len(numbers))
         self._follow_up(repo, found)
+        if counted:
+            return [msgspec.structs.replace(pull.build(), reviews=None, review_threads=None,
+                                            comments=None, checks=None) for pull in found]
         return [pull.build() for pull in found]
 
     # -- assembling --
@@ -404,7 +366,7 @@ class GraphQLBackend:
                     variables[var] = cursor
                     params.append(f"${var}: String")
                     parts.append(f"{key}(first: {int(size)}, after: ${var}) "
-                                 f"{{ ...{_FRAGMENT_OF[key]} }}")
+                                 f"{{ ...{FRAGMENT_OF[key]} }}")
                 inner.append(f"p{int(number)}: pullRequest(number: {int(number)}) "
                              f"{{ {' '.join(parts)} }}")
             if inner:

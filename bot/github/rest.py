@@ -65,6 +65,15 @@ class RateLimited(Exception):
         self.headers = headers
 
 
+class RateLimitReached(SourceError):
+    """GitHub's rate limit, not waited for: `wait_seconds` is how long until its window
+    ends (the reset time, or Retry-After), so a caller can stay quiet until then."""
+
+    def __init__(self, message: str, *, wait_seconds: float) -> None:
+        super().__init__(message)
+        self.wait_seconds = wait_seconds
+
+
 class RequestPolicy:
     """Retries, rate-limit waits and error wording around each PyGithub call.
 
@@ -184,7 +193,7 @@ class RequestPolicy:
         self.requester.rate_limiting = (-1, -1)
 
     def _rate_delay(self, headers: dict[str, Any], message: str, waits: int) -> float:
-        """Seconds to wait for a rate limit, or a `SourceError` naming its reset."""
+        """Seconds to wait for a rate limit, or `RateLimitReached` naming its reset."""
         now = self.clock()
         headers = {k.lower(): v for k, v in headers.items()}
         delay = _retry_after(headers)
@@ -196,10 +205,9 @@ class RequestPolicy:
         if delay > self.max_wait_seconds or waits >= self.max_rate_waits:
             reset = datetime.fromtimestamp(now + delay, UTC).replace(microsecond=0)
             minutes = max(round(delay / 60), 1)
-            raise SourceError(
+            raise RateLimitReached(
                 f"GitHub rate limit reached ({message.rstrip('.') or 'limited'}); it resets at "
-                f"{reset:%Y-%m-%d %H:%M:%S} UTC, in about {minutes} min"
-            )
+                f"{reset:%Y-%m-%d %H:%M:%S} UTC, in about {minutes} min", wait_seconds=delay)
         return delay
 
 

@@ -4,26 +4,25 @@ What is kept (keys versioned under `prdigest:v2:` and tagged `{repo}`, see
 `bot.store.keys`):
 - `pr:{number}:{updated_at}` - one PR as fetched. Keyed by `updated_at`, so a
   PR that changed on GitHub is simply a different entry.
-- `week:{week}:{tz}` - which PRs (number, updated_at) a week held when it was
-  last fetched, when that was, and until when it counts as fresh: the current week
-  briefly (`cache.current_week_ttl_seconds`), past weeks long
-  (`cache.past_week_ttl_seconds`).
+- `week:{week}:{tz}` - which PRs (number, updated_at) a week held when it was last
+  fetched, when that was, and until when it counts as fresh: the current week briefly
+  (`cache.current_week_ttl_seconds`), past weeks long (`cache.past_week_ttl_seconds`).
+- `trend-week:{week}:{tz}` - a week read for the trends only (`bot.store.trend_weeks`).
 - `pull:{number}` - the latest `updated_at` seen of a single PR.
 - `digest:report:{week}:{lang}` - finished report digests.
 - `weeks` - the index of weeks held (a sorted set scored by expiry), for the report
   index page: no SCAN, which on a cluster would see one node's keys.
 
 In front of Redis, each process keeps the PRs it served most recently while they are
-fresh, for at most a minute (`CachedSource.held_pull`): a chat question about a PR
-asked again is answered from memory, without a thread hop or a Redis round trip. A PR
-GitHub reports changed (`forget_pull`, on a merge event) is dropped here and its
-pointer in Redis, so other replicas fetch it again once their minute is up.
+fresh, for at most a minute (`CachedSource.held_pull`): a chat question about a PR asked
+again is answered from memory, without a thread hop or a Redis round trip. A PR GitHub
+reports changed (`forget_pull`, on a merge event) is dropped here and its pointer in
+Redis, so other replicas fetch it again once their minute is up.
 
-A fresh week is served without asking GitHub. A week that is no longer fresh is
-refreshed by asking only what changed since its last fetch (see
-`GitHubSource.fetch_changes`). Entries outlive their freshness, so that when GitHub
-fails a stale copy is served, flagged with its age. Redis failures are logged and
-treated as misses: the bot keeps working, uncached.
+A fresh week is served without asking GitHub; a stale one is refreshed by asking only
+what changed since its last fetch (`GitHubSource.fetch_changes`). Entries outlive their
+freshness: when GitHub fails, a stale copy is served, flagged with its age. A Redis
+failure is logged and taken as a miss: the bot keeps working, uncached.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
 from bot.store.client import REDIS_ERRORS, sync_client
 from bot.store.keys import KEY_PREFIX, Keys
+from bot.store.trend_weeks import CountsWeeks, TrendWeeks, read_trends
 from bot.store.weeks_index import note_week
 from bot.week import belongs_to_week, week_period
 
@@ -223,7 +223,6 @@ class Cache:
 
         self._safe("write", write, None)
 
-
     # -- narrations --
 
     def get_narration(self, kind: str, digest: str) -> bytes | None:
@@ -297,6 +296,7 @@ class CachedSource:
         self.on_held_lookup = on_held_lookup
         self.cache = cache
         self.config = config
+        self.trends = TrendWeeks(cache.client, cache.keys) if cache is not None else None
         self.last = ""
         # (repo, number) -> (PR, fresh until); read on the event loop, written from
         # worker threads, hence the lock.
@@ -408,6 +408,23 @@ class CachedSource:
         entry = WeekEntry(fetched_at=fetched_at, fresh_until=now + timedelta(seconds=fresh),
                           pulls=refs)
         self.cache.put_week(repo, week, tz, entry, keep)
+
+    def fetch_trend_week(self, repo: str, week: str, now: datetime | None = None) -> WeekData:
+        """The week for the trends of the next: in full when held fresh (or the source
+        reads nothing lighter), else its counts only (`bot.store.trend_weeks`)."""
+        now = _aware(now)
+        if not isinstance(self.source, CountsWeeks) or self.holds_fresh(repo, week, now):
+            return self.fetch_week(repo, week, now)
+        tz = self.config.repo(repo).timezone
+        ttls = self._ttls(week_period(week, tz).until, now)
+        return read_trends(self.source, self.trends, repo, week, tz, ttls=ttls, now=now)
+
+    def holds_trends_fresh(self, repo: str, week: str, now: datetime | None = None) -> bool | None:
+        """Whether `fetch_trend_week` would ask GitHub nothing; None without a cache."""
+        held = self.holds_fresh(repo, week, now)
+        if held is not False or self.trends is None:
+            return held
+        return self.trends.fresh(repo, week, self.config.repo(repo).timezone, _aware(now))
 
     def holds_fresh(self, repo: str, week: str, now: datetime | None = None) -> bool | None:
         """Whether the week's entry is fresh (a fetch would not ask GitHub for it);

@@ -75,6 +75,12 @@ class Keys:
         return f"poll-lock:{repo}"
 
     @staticmethod
+    def poll_pause() -> str:
+        """Set while GitHub rate-limits the merge poller's token: every replica's poller
+        stays quiet until it expires (the limit's window)."""
+        return "poll-pause"
+
+    @staticmethod
     def poll_state(repo: str, field: str) -> str:
         """What the merge poller remembers of `repo`: `since`, `checked`, `etag`."""
         return f"poll:{repo}:{field}"
@@ -131,6 +137,11 @@ class Keys:
     def week(self, repo: str, week: str, tz: str) -> str:
         """The cached PR window of one week (in one time zone)."""
         return self.repo_name(repo, "week", week, tz)
+
+    def trend_week(self, repo: str, week: str, tz: str) -> str:
+        """One week read for the trends only (its PRs without reviews or threads),
+        kept apart from the full records."""
+        return self.repo_name(repo, "trend-week", week, tz)
 
     def pull_version(self, repo: str, number: int, stamp: str) -> str:
         """One version of a cached PR (by its `updated_at`)."""

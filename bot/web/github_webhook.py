@@ -11,18 +11,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from bot.delivery.merges import MergeAnnouncer
 from bot.github.events import PayloadError, merged_pull, signature_valid
 from bot.store.client import REDIS_ERRORS
-from bot.store.keys import Keys
 from bot.web.services import services_of
 
 log = logging.getLogger(__name__)
 
 MAX_WEBHOOK_BYTES = 5 << 20
 WEBHOOK_ANSWER_SECONDS = 8.0
-DELIVERY_TTL_SECONDS = 7 * 24 * 3600
-"""GitHub lets a delivery be redelivered for three days; a merge is remembered for a
-week."""
 
 
 async def github_webhook(request: Request) -> Response:
@@ -66,12 +63,12 @@ async def github_webhook(request: Request) -> Response:
         metrics.webhook(label, "ignored")
         return JSONResponse({"ignored": "not a merge"}, status_code=202)
     # One claim per merge, checked before anything is fetched: a delivery replayed under
-    # a new id costs no GitHub request. Held by this process until the notices are
-    # recorded sent: a redelivery after a crash (the owner no longer alive) is handled
-    # again; one after success is not.
-    claim = Keys.merge(merged.repository, merged.pull.number, merged.merge)
+    # a new id, or a merge the poller announced, costs no GitHub request. Held by this
+    # process until the notices are recorded sent: a redelivery after a crash (the owner
+    # no longer alive) is handled again; one after success is not.
+    merges = MergeAnnouncer(services.claims, services.notifier)
     try:
-        first = await services.claims.begin(claim, DELIVERY_TTL_SECONDS)
+        first = await merges.claim(merged)
     except REDIS_ERRORS as exc:
         # Without the claim a redelivery could notify twice: let GitHub redeliver later.
         log.warning("github webhook: Redis unavailable (%s); asked for a redelivery",
@@ -84,16 +81,8 @@ async def github_webhook(request: Request) -> Response:
         return JSONResponse({"duplicate": True})
 
     async def announce() -> dict[str, Any]:
-        try:
-            result = await services.notifier.announce(merged.repository, merged.pull)
-        except BaseException:
-            # Forget the delivery, so GitHub's "redeliver" can try again.
-            await services.claims.release(claim)
-            raise
-        if result.failed:
-            await services.claims.release(claim)
-        else:
-            await services.claims.finish(claim, DELIVERY_TTL_SECONDS)
+        # A failure releases the claim, so a redelivery or the poller tries again.
+        result = await merges.announce_claimed(merged)
         return {"notified": result.notified, "failed": result.failed}
 
     task = asyncio.ensure_future(announce())

@@ -32,7 +32,7 @@ from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.github.budget import Budget
-from bot.github.closed import PullLister
+from bot.github.closed import poll_lister
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
 from bot.models import Digest, Reply
@@ -145,6 +145,8 @@ class Services:
                 log.exception("%s did not close cleanly", platform)
         if self.github is not None:
             self.github.close()
+        if self.poller is not None:
+            self.poller.close()
         if self.narrator is not None:
             await self.narrator.close()
         if self.redis_async is not None:
@@ -197,12 +199,16 @@ class Services:
                          **self.scheduler.status()}
             if self.redis_problem is not None:
                 scheduler["reason"] = self.redis_problem
+        poll: dict[str, Any] = {} if self.poller is None else {
+            "task": task_state("poller"), "every_minutes": self.poller.interval_seconds / 60,
+            "rounds": self.poller.polls, "announced": self.poller.announced,
+            "paused_by_rate_limit": self.poller.paused}
         if self.webhook_secret:
             notices: dict[str, Any] = {"mode": "webhook", "route": "/github/webhook"}
+            if poll:
+                notices["reconcile"] = poll
         elif self.poller is not None:
-            notices = {"mode": "poller", "task": task_state("poller"),
-                       "every_minutes": self.config.github.poll_minutes,
-                       "rounds": self.poller.polls}
+            notices = {"mode": "poller", **poll}
         else:
             notices = {"mode": "off",
                        "reason": f"no webhook secret in {self.config.github.webhook_secret_env}"
@@ -250,7 +256,7 @@ def build_services(
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:
-            pull_lister = PullLister(github.github.requester, on_request=on_github_request)
+            pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
     digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
@@ -275,8 +281,12 @@ def build_services(
         scheduler = Scheduler(digests, redis_async, poster, on_failure=metrics.schedule_failure,
                               budget=github.budget if github is not None else None)
     poller = None
-    if webhook_secret is None and pull_lister is not None:
-        poller = MergePoller(config, pull_lister, claims, notifier, now=now)
+    if pull_lister is not None and (webhook_secret is None or config.github.reconcile_minutes):
+        # With a webhook the poller reconciles: it announces what no delivery brought.
+        every = (config.github.poll_minutes if webhook_secret is None
+                 else config.github.reconcile_minutes)
+        poller = MergePoller(config, pull_lister, claims, notifier, now=now,
+                             interval_seconds=every * 60.0)
     flusher = None
     if notifier.batches is not None and any(c.notice_batch_minutes for c in config.channels):
         flusher = BatchFlusher(config, notifier, notifier.batches, claims, now=now)

@@ -318,7 +318,7 @@ class _Handler(BaseHTTPRequestHandler):
         answer = self.owner._intercept()
         status, headers, payload = answer if answer is not None else self.owner.handle(request)
         request.status = status
-        data = json.dumps(payload).encode()
+        data = b"" if status == 304 else json.dumps(payload).encode()  # a 304 has no body
         self.send_response(status)
         merged = {**self.owner._limit_headers(), **headers}
         for key, value in merged.items():

@@ -3,6 +3,7 @@ PyGithub's calls and the naive bench use."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ LEGACY_SEARCH_GONE = ("The legacy issue search is no longer available; search wi
 _ROUTES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^/search/issues$"), "search"),
     (re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)$"), "repository"),
+    (re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls$"), "pulls"),
     (re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)$"), "pull"),
     (re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/files$"), "files"),
     (re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/pulls/(?P<n>\d+)/reviews$"), "reviews"),
@@ -150,10 +152,31 @@ class RestApi:
         found = self._pull(repo, n)
         if found is None:
             return self._not_found()
-        _, p = found
+        return 200, {}, self._pull_object(repo, found[1])
+
+    def pulls(self, repo: str) -> tuple[int, dict[str, str], Any]:
+        """The PR list (`state`, `sort=updated`, `direction=desc`), paged, with an ETag
+        that changes with the page and `304 Not Modified` to a matching
+        `If-None-Match`, as the merge poller asks it."""
+        found = self.fake.visible(repo, authenticated=self.authenticated)
+        if found is None:
+            return self._not_found()
+        state = (self.request.query.get("state") or ["open"])[0]
+        with self.fake._lock:
+            pulls = list(found.pulls.values())
+        wanted = [p for p in pulls if state == "all"
+                  or (p.state == "open") == (state == "open")]
+        wanted.sort(key=lambda p: (iso(p.updated_at) or "", p.number), reverse=True)
+        status, headers, chunk = self._page([self._pull_object(repo, p) for p in wanted])
+        etag = 'W/"' + object_sha(json.dumps(chunk, sort_keys=True))[:16] + '"'
+        if self.request.headers.get("if-none-match") == etag:
+            return 304, {"ETag": etag}, None
+        return status, {**headers, "ETag": etag}, chunk
+
+    def _pull_object(self, repo: str, p: PullRequest) -> dict[str, Any]:
         api = f"{self.base}/repos/{repo}"
         sha = object_sha(repo, p.number)
-        return 200, {}, {
+        return {
             "url": f"{api}/pulls/{p.number}", "id": p.number, "html_url": p.url,
             "issue_url": f"{api}/issues/{p.number}", "number": p.number,
             "state": "open" if p.state == "open" else "closed", "title": p.title,
@@ -163,6 +186,7 @@ class RestApi:
             "created_at": iso(p.created_at), "updated_at": iso(p.updated_at),
             "closed_at": iso(p.closed_at), "merged_at": iso(p.merged_at),
             "merged": p.state == "merged", "draft": bool(p.draft),
+            "merge_commit_sha": object_sha(repo, p.number, "merge") if p.merged_at else None,
             "head": {"ref": f"topic-{p.number}", "sha": sha, "label": f"fork:topic-{p.number}"},
             "base": {"ref": p.base or "main", "sha": object_sha("base", repo), "label": "main"},
             "additions": p.additions or 0, "deletions": p.deletions or 0,

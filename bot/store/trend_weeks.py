@@ -1,0 +1,103 @@
+"""Weeks read only for the trends of the week after them, kept apart from full weeks.
+
+A digest compares its topic counts with the week before. On a weekly run that week
+is the cache's from a week ago; on the first run it is not there, and reading it in
+full would double the run's GitHub points. It is read instead at the price of its
+counts (`GitHubSource.fetch_trend_week`: title, body, labels and files of each PR) and
+kept under its own key, never among the full records the `pr:` keys hold: a digest or
+a question about that week itself still reads it in full. A full week held fresh
+serves the trends as well.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+import msgspec
+import redis
+
+from bot.errors import SourceError
+from bot.models import PullRequest, Snapshot
+from bot.source import WeekData
+from bot.store.client import REDIS_ERRORS
+from bot.store.keys import Keys
+
+log = logging.getLogger(__name__)
+
+
+class TrendEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """A week's PRs as read for the trends, when, and how long that counts as fresh."""
+
+    fetched_at: datetime
+    fresh_until: datetime
+    pulls: tuple[PullRequest, ...]
+
+
+class TrendWeeks:
+    """The `trend-week:` keys; a Redis error is a logged miss (the read costs a few
+    points, never a digest)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+        self._decoder = msgspec.json.Decoder(TrendEntry)
+
+    def get(self, repo: str, week: str, tz: str) -> TrendEntry | None:
+        try:
+            raw = self.client.get(self.keys.trend_week(repo, week, tz))
+        except REDIS_ERRORS as exc:
+            log.warning("trend week %s %s unreadable: %s", repo, week, type(exc).__name__)
+            return None
+        if raw is None:
+            return None
+        try:
+            return self._decoder.decode(raw)
+        except msgspec.DecodeError:
+            return None
+
+    def fresh(self, repo: str, week: str, tz: str, now: datetime) -> bool:
+        """Whether the week's counts are kept fresh (reading them costs GitHub nothing)."""
+        entry = self.get(repo, week, tz)
+        return entry is not None and now < entry.fresh_until
+
+    def put(self, repo: str, week: str, tz: str, entry: TrendEntry, ttl: int) -> None:
+        try:
+            self.client.set(self.keys.trend_week(repo, week, tz), msgspec.json.encode(entry),
+                            ex=ttl)
+        except REDIS_ERRORS as exc:
+            log.warning("trend week %s %s not kept: %s", repo, week, type(exc).__name__)
+
+
+@runtime_checkable
+class CountsWeeks(Protocol):
+    """A source that can read a week at the price of its counts (GitHubSource)."""
+
+    def fetch_counted_week(self, repo: str, week: str) -> Snapshot: ...
+
+
+def read_trends(source: CountsWeeks, kept: TrendWeeks | None, repo: str, week: str, tz: str,
+                *, ttls: tuple[int, int], now: datetime) -> WeekData:
+    """The week's counts: kept while fresh, else read from GitHub and kept (`ttls`: how
+    long fresh, how long in Redis); a kept copy when GitHub fails, flagged stale."""
+    entry = kept.get(repo, week, tz) if kept is not None else None
+    if entry is not None and now < entry.fresh_until:
+        return WeekData(snapshot=Snapshot(repository=repo, fetched_at=entry.fetched_at,
+                                          pulls=entry.pulls),
+                        age_seconds=(now - entry.fetched_at).total_seconds())
+    try:
+        snapshot = source.fetch_counted_week(repo, week)
+    except SourceError as exc:
+        if entry is None:
+            raise
+        log.warning("GitHub failed (%s); the trends use %s %s as read before", exc, repo, week)
+        return WeekData(snapshot=Snapshot(repository=repo, fetched_at=entry.fetched_at,
+                                          pulls=entry.pulls),
+                        stale=True, age_seconds=(now - entry.fetched_at).total_seconds())
+    if kept is not None:
+        fresh, keep = ttls
+        kept.put(repo, week, tz, TrendEntry(
+            fetched_at=snapshot.fetched_at or now, fresh_until=now + timedelta(seconds=fresh),
+            pulls=snapshot.pulls), keep)
+    return WeekData(snapshot=snapshot)
