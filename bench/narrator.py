@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -49,9 +48,10 @@ from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
 from testkit.fakes.openai_hostile import hostile_answer
-from testkit.narration.week import faithful, hostile
+from testkit.narration import faithful, hostile
+from testkit.shared_data import shared_data_dir
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = shared_data_dir()
 WEEKS = (("verl-project/verl", "verl-2026-07.json"), ("vllm-project/vllm", "vllm-2026-W29.json"))
 WEEK = "2026-W29"
 
