@@ -24,8 +24,9 @@ from bot.models import Digest, Fallback, Lang, NarratedProse, PullAnswer, Risk
 from bot.narrate.figures import figures_in
 from bot.narrate.grounds import Evidence
 from bot.narrate.normal import folded, visible
-from bot.narrate.rules import Part
+from bot.narrate.rules import Part, prose_of
 from bot.narrate.schema import PullNarration, WeekNarration
+from bot.narrate.settled import states_open
 from bot.narrate.verify import Scope, check
 from bot.narrate.wording import engine_summary
 
@@ -106,8 +107,11 @@ def verify_pull(answer: PullNarration, evidence: Evidence, risks: Sequence[Risk]
 
 
 def _keeps_finding(text: str, risk: Risk) -> bool:
-    """Whether a risk line still names where the concern is and what code it is about."""
+    """Whether a risk line still names where the concern is and what code it is about,
+    and, for a concern whose resolution is open or unknown, still says so."""
     read = folded(text).casefold()
+    if risk.resolution != "not-applicable" and not states_open(prose_of(read)):
+        return False
     return all(name.casefold() in read for name in (risk.path or "", *risk.subjects) if name)
 
 
