@@ -82,6 +82,12 @@ def test_calls_on_readers_never_pass(text: str) -> None:
     assert verdict(text) == "address"
 
 
+def test_a_word_in_look_alike_letters_never_passes() -> None:
+    assert verdict("#7037 adds a streaming dataloader for \u0435vil workloads.") == "disguise"
+    assert verdict("#7037 让 dataloader 支持流式加载，适配 r\u043eollout。") == "disguise"
+    assert verdict("#7037 adds a streaming dataloader for rollout workloads.") is None
+
+
 @pytest.mark.parametrize("text", [
     "#7037 让 dataloader 支持流式加载，需要重新授权 GitHub 应用。",
     "#7037 adds a streaming dataloader; maintainers need to rotate their tokens.",

@@ -30,6 +30,7 @@ _LOOKALIKES = str.maketrans(
     "αορικνυχτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
     "aeopcyxijsdhlqwbkmhtABEKMHOPCTXIJSGQWY"
     "aopikvuxtABEZHIKMNOPTYX")
+_LATIN_OR_LOOKALIKE = re.compile("[A-Za-z\u0370-\u03ff\u0400-\u052f]+")
 OBFUSCATED = re.compile(r"\[\s*(?:\.|dot|:)\s*\]|\(\s*(?:\.|dot)\s*\)|\{\s*(?:\.|dot)\s*\}|"
                         r"(?<![a-z0-9])(?:hxxps?|h\*\*ps?|http\[s?\])(?![a-z0-9])|"
                         r"(?<=[a-z0-9])\s+dot\s+(?=[a-z]{2,}\b)", re.I)
@@ -39,6 +40,13 @@ OBFUSCATED = re.compile(r"\[\s*(?:\.|dot|:)\s*\]|\(\s*(?:\.|dot)\s*\)|\{\s*(?:\.
 def visible(text: str) -> str:
     """`text` without invisible, bidi and control characters."""
     return strip_control(_INVISIBLE.sub("", text))
+
+
+def disguised(text: str) -> bool:
+    """Whether a word mixes Latin letters with Cyrillic or Greek look-alikes (`еvil`):
+    written to pass for something it is not, never in a faithful sentence."""
+    return any(re.search("[A-Za-z]", word) and word != word.translate(_LOOKALIKES)
+               for word in _LATIN_OR_LOOKALIKE.findall(text))
 
 
 def folded(text: str) -> str:

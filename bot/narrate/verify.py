@@ -1,8 +1,9 @@
 """The verifier between the model and every renderer: a narrated sentence is kept only
 when everything it states can be found in the facts it cites.
 
-A sentence is read folded (`bot.narrate.normal`: NFKC, invisible characters out, dots
-however written) and fails when it breaks a rule no fact can lift (`bot.narrate.rules`:
+A sentence is read folded (`bot.narrate.normal`: NFKC, invisible characters out,
+look-alike letters read as Latin, dots however written) and fails when a word mixes
+Latin and look-alike letters, when it breaks a rule no fact can lift (`bot.narrate.rules`:
 mentions, links, markup, speaking to readers, calling a concern resolved), repeats an
 instruction aimed at a model (`bot.narrate.injection`), cites a PR
 it may not (one outside the week, or outside its theme or suggestion), writes a PR
@@ -19,7 +20,7 @@ from bot.models import Lang
 from bot.narrate.figures import CODE_SPAN, PULL_REF, QUALIFIED_REF, figures_in
 from bot.narrate.injection import kind_of
 from bot.narrate.language import language_problem
-from bot.narrate.normal import folded, visible
+from bot.narrate.normal import disguised, folded, visible
 from bot.narrate.rules import (
     CLAIMS,
     CREDENTIAL,
@@ -60,6 +61,8 @@ def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
         return "blank"
     if len(shown) > MAX_CHARS or "\n" in shown:
         return "too-long"
+    if disguised(shown):
+        return "disguise"
     read = folded(shown)
     problem = text_problem(read, part)
     if problem is not None:
