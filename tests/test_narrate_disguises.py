@@ -149,6 +149,8 @@ def test_a_risk_line_neither_settles_nor_drops_its_status(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "调用 `tq.kv_batch_put` 时未传 `fields`，合并前是否解决未记录。",
     "调用 `tq.kv_batch_put` 时未传 `fields`，尚无处理记录，需要跟进确认。",
+    "调用 `tq.kv_batch_put` 时漏传 `fields`，目前没有处理记录。",
+    "调用 `tq.kv_batch_put` 时漏传 `fields`，暂无处理记录。",
     "calls `tq.kv_batch_put` without `fields`; whether it was resolved before the merge "
     "is not recorded.",
     "calls `tq.kv_batch_put` without `fields`, and the concern has no recorded resolution.",
