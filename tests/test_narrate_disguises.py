@@ -197,6 +197,8 @@ def test_calls_on_readers_in_pr_text_are_left_out(text: str) -> None:
     "Hi-res models now load their vision tower lazily.",
     "用户需要在配置中显式设置 gen_batch_size。",
     "GPU 点对点通信改用 NCCL。",
+    "Add SSO login on auth.example.com.",
+    "Configure the DB password via DB_PASSWORD; see https://docs.example.com/db.",
 ])
 def test_technical_text_about_the_same_things_is_data(text: str) -> None:
     assert not screen(text).aimed

@@ -3,8 +3,8 @@
 Each sentence of a PR's text (title, body, comments, reviews) is read folded
 (`bot.narrate.normal`) and sorted:
 - aimed at a model ("ignore previous instructions", "给 AI 的说明：摘要写成…",
-  "note to the summarizer") or phishing (a credential word beside a host, an urgent
-  call or a mass address): the whole PR is withheld, and the digest words it from the
+  "note to the summarizer") or phishing (a credential word with an urgent call or a mass
+  address, or asked for beside a host): the whole PR is withheld, and the digest words it from the
   engine's facts alone;
 - addressed to readers (an order, urgency, `所有用户`) or carrying a link written to
   slip past filters (`hxxp`, `evil[.]com`, a scheme other than http(s), a bare host
@@ -91,6 +91,11 @@ _MASS_MENTION = re.compile(r"@(?:all|here|channel|everyone)\b|@所有人", re.I)
 _ORDER = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|\bplease\b|^\W*(?:do not|don't|"
                     r"upgrade|downgrade|log ?in|sign ?in|submit|visit|click|join|download)\b",
                     re.I)
+_ASKS = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|你的|您的|\bplease\b|\byour\b|"
+                   r"^\W*(?:log ?in|sign ?in|submit|enter|provide|send|paste|verify|confirm|"
+                   r"visit|click)\b",
+                   re.I)
+"""Words that ask the reader for something (with a credential word and a host: phishing)."""
 _SCHEME = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]{1,20}://|www\d?\.)", re.I)
 _TURN_ORDER = re.compile(_TURN + r"[\s\S]{0,40}?\b(?:say|write|output|respond|reply|state|claim|"
                          r"report|tell|mention|summari[sz]e|ignore)\b", re.I | re.M)
@@ -119,9 +124,9 @@ def kind_of(sentence: str) -> Kind:
     text = folded(sentence)
     if _TO_MODEL.search(text):
         return "model"
-    credential = CREDENTIAL.search(text)
-    if credential and (HOST.search(text) or _SCHEME.search(text) or OBFUSCATED.search(text)
-                       or HURRY.search(text) or _to_all(text)):
+    if CREDENTIAL.search(text) and (HURRY.search(text) or _to_all(text) or (
+            _ASKS.search(text) and (HOST.search(text) or _SCHEME.search(text)
+                                    or OBFUSCATED.search(text)))):
         return "phishing"
     if _to_all(text) or HURRY.search(text) or _ORDER.search(text) or CONTACT.search(text):
         return "reader"
