@@ -222,7 +222,13 @@ def verify_week(answer: WeekNarration, evidence: Evidence,
 def _has_content(digest: Digest, section: str) -> bool:
     """A section the engine left empty ("no changes this week") is not narrated."""
     return {"summary": True, "changes": any(t.pulls for t in digest.themes), "trends": True,
-            "suggestions": bool(digest.suggestions)}[section]
+            "suggestions": bool(digest.suggestions), "risks": bool(digest.risks),
+            "key_prs": bool(digest.key_pulls)}[section]
+
+
+def fallbacks_for(digest: Digest, reason: str) -> tuple[Fallback, ...]:
+    """Every section with content, fallen back for `reason`."""
+    return tuple(Fallback(section=s, reason=reason) for s in ORDER if _has_content(digest, s))
 
 
 def apply_week(digest: Digest, kept: Mapping[str, list[Candidate]] | None, written: int,
