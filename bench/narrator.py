@@ -147,16 +147,7 @@ async def corpus() -> None:
         for mode in ("good", "think", "prose-fence"):
             row = []
             for lang in ("zh", "en"):
-                held = total = 0
-                for round_ in rounds:
-                    with FakeOpenAI(answer=faithful.corpus_answer(lines, round=round_)) as fake:
-                        fake.mode = mode
-                        for repo, name in WEEKS:
-                            built = digests(config(repo, fake.base_url),
-                                            read_snapshot(DATA / name))
-                            digest = await built.build(repo, WEEK, lang)
-                            yes, no = faithful.kept(digest, lines, round_)
-                            held, total = held + len(yes), total + len(yes) + len(no)
+                held, total, _ = await faithful.held(DATA, lines, lang, mode, rounds)
                 row.append(f"{lang} {held}/{total} ({held / total:.1%})")
             label = {"good": "bare", "think": "<think> first", "prose-fence": "fence in prose"}
             print(f"  {corpus_name:<7} {label[mode]:<16} " + "   ".join(row))

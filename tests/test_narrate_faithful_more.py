@@ -11,15 +11,11 @@ from pathlib import Path
 import pytest
 
 from bot.models import Lang
-from bot.snapshot import read_snapshot
-from testkit.fakes.openai import FakeOpenAI
-from testkit.narration.faithful import VERL, VLLM, corpus_answer, kept
+from testkit.narration.faithful import held
 from testkit.narration.faithful_more import MORE, ROUND
-from testkit.narration.week import snapshot_digests, week_config
 
 pytestmark = pytest.mark.realdata
 
-FILES = {VERL: "verl-2026-07.json", VLLM: "vllm-2026-W29.json"}
 KEPT_AT_LEAST = 0.95
 
 
@@ -36,16 +32,6 @@ def test_the_second_corpus_is_new_and_large() -> None:
 @pytest.mark.parametrize("lang", ["zh", "en"])
 async def test_faithful_sentences_in_other_words_are_kept(shared_data: Path, lang: Lang,
                                                          mode: str) -> None:
-    held = total = 0
-    lost: list[str] = []
-    with FakeOpenAI(answer=corpus_answer(MORE, round=ROUND)) as fake:
-        fake.mode = mode
-        for repo, name in FILES.items():
-            digests = snapshot_digests(week_config(repo, fake.base_url),
-                                       read_snapshot(shared_data / name))
-            digest = await digests.build(repo, "2026-W29", lang)
-            yes, no = kept(digest, MORE, ROUND)
-            held, total = held + len(yes), total + len(yes) + len(no)
-            lost += [c.text for c in no]
+    kept, total, lost = await held(shared_data, MORE, lang, mode, (ROUND,))
     assert total == sum(c.lang == lang for c in MORE)
-    assert held / total >= KEPT_AT_LEAST, lost
+    assert kept / total >= KEPT_AT_LEAST, lost
