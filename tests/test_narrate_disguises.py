@@ -55,7 +55,7 @@ def verdict(text: str, part: Part = "summary", number: int = 7037) -> str | None
     "раураl.com",  # Cyrillic р, а, у
     "ενil.com",  # Greek ε is no look-alike, but the rest is a host still
     "evil点com", "evil․com/x", "evil﹒com", "evil［.］com", "evil (dot) com", "evil 。com",
-    "hxxps://evil/x", "h**p://evil", "e\u200bvil.c\u200dom", "t.me/joinchat",
+    "hxxps://evil/x", "h**p://evil", "e\u200bvil.c\u200dom", "t.me/joinchat", "evil . com/x",
 ])
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_disguised_host_never_passes(host: str, lang: Lang) -> None:
@@ -77,9 +77,15 @@ def test_a_disguised_host_never_passes(host: str, lang: Lang) -> None:
     "#7037 让 dataloader 支持流式加载，详情加微信 evil_bot。",
     "#7037 adds a streaming dataloader; DM the author on Telegram for the patch.",
     "#7037 adds a streaming dataloader; join our Discord for the patch.",
+    "#7037 让 dataloader 支持流式加载；恭喜中奖，点击领取。",
+    "#7037 adds a streaming dataloader; claim your airdrop.",
 ])
 def test_calls_on_readers_never_pass(text: str) -> None:
     assert verdict(text) == "address"
+
+
+def test_an_emoji_is_markup() -> None:
+    assert verdict("#7037 adds a streaming dataloader with a \u26a0\ufe0f warning.") == "markup"
 
 
 def test_a_word_in_look_alike_letters_never_passes() -> None:
@@ -103,6 +109,7 @@ def test_credential_asks_never_pass(text: str) -> None:
     "All PRs were reviewed by two maintainers.",
     "本周没有发现安全漏洞。", "No security issues were found this week.",
     "verl 1.0 shipped this week.", "This week's work is production ready.",
+    "本周 verl 宣布该项目即将停止维护。", "The project is being abandoned.",
     "#7037 的评审意见已在后续提交中解决。", "本周的 review 意见都已落实。",
     "本周各项风险已全部闭环。",
     "The review concerns on #7037 were settled before the merge.",
@@ -116,12 +123,14 @@ def test_week_claims_the_data_cannot_support_are_dropped(text: str) -> None:
 SETTLING = [
     "问题已在后续提交中修复。", "问题已在合并前处理完毕。", "问题作者已跟进修改。",
     "问题经确认不影响使用。", "担忧属于误报。", "意见已被采纳。", "风险很低，可以放心。",
-    "问题已修正。",
+    "问题已修正。", "问题合并前是否解决未记录，实际上不存在。",
+    "问题合并前是否解决未记录，但作者已修复。",
     "问题已妥善解决。", "问题已搞定。",
     "concern was taken care of in a follow-up commit.", "concern is a false positive.",
     "concern does not apply after the refactor.", "concern has since been corrected.",
     "point was accepted and incorporated.", "call is safe; nothing to worry about.",
-    "call works as intended.",
+    "call works as intended.", "concern has no recorded resolution, though it is moot now.",
+    "concern has no recorded resolution but was reverted later.",
 ]
 DROPPING_THE_STATUS = [
     "调用 `tq.kv_batch_put` 时未传 `fields` 参数。",

@@ -5,7 +5,7 @@ variation selectors, control characters); `folded` is that text under NFKC (full
 `＠` and `ｅｖｉｌ．ｃｏｍ` become `@` and `evil.com`), with Cyrillic and Greek letters
 that look like Latin ones read as those (`еvіl` is `evil`, `іgnore` is `ignore`) and
 the ways of writing a dot that chat clients or readers still follow (`[.]`, `(.)`, `。`,
-`点` or ` dot ` between labels) written as dots. Rules read `folded`; what is shown
+`点`, ` . ` or ` dot ` between labels) written as dots. Rules read `folded`; what is shown
 stays `visible` (NFKC would turn Chinese full-width punctuation `，：（）` into ASCII).
 """
 
@@ -22,7 +22,8 @@ _INVISIBLE = re.compile(
 _DOT_WORDS = re.compile(r"\s*(?:\[\s*(?:\.|dot)\s*\]|\(\s*(?:\.|dot)\s*\)|\{\s*(?:\.|dot)\s*\}|"
                         r"<\s*(?:\.|dot)\s*>)\s*|(?<=[A-Za-z0-9])\s+dot\s+(?=[A-Za-z0-9])",
                         re.I)
-_WIDE_DOT = re.compile(r"(?<=[A-Za-z0-9])\s*[。｡点]\s*(?=[A-Za-z0-9])")
+_WIDE_DOT = re.compile(r"(?<=[A-Za-z0-9])\s*[。｡点]\s*(?=[A-Za-z0-9])|"
+                       r"(?<=[A-Za-z0-9])\s+\.\s+(?=[a-z][a-z0-9-]{1,23}(?![A-Za-z0-9]))")
 _LOOKALIKES = str.maketrans(
     # Cyrillic and Greek letters drawn like Latin ones: a reader sees `еvіl.com` as
     # evil.com, so the rules must too (folded text is read, never shown).

@@ -3,10 +3,12 @@ grounds. They read the folded text (`bot.narrate.normal`) with code spans taken 
 
 - mention: `@` anything, `<!channel>`, `<at ...>`, `tg://user?id=`;
 - url: a scheme, `www.`, or a link written to slip past filters (`hxxp`, `[.]`);
-- markup: tags, emphasis, fences, link syntax, entities, list or heading starts, `|`;
+- markup: tags, emphasis, fences, link syntax, entities, list or heading starts, `|`,
+  emoji;
 - address: a sentence that speaks to its readers: whom (`所有人`, `everyone`, `you`),
-  urgency (`立即`, `urgent`), or, outside suggestions, an order (`请…`, `Please`,
-  `Upgrade to…`); PR titles may be imperative (they are by convention);
+  urgency (`立即`, `urgent`), an invitation elsewhere (`加微信`), a prize (`中奖`), or,
+  outside suggestions, an order (`请…`, `Please`, `Upgrade to…`); PR titles may be
+  imperative (they are by convention);
 - resolved: a risk line that says its concern is settled, or any sentence saying the
   week's reviews, comments or risks were resolved (the data never says so).
 
@@ -60,10 +62,14 @@ CONTACT = re.compile(
     r"\bjoin\s+(?:our|the|my)\s+(?:discord|telegram|slack|wechat|whatsapp|group|channel|"
     r"server|community)\b", re.I)
 """A call to get in touch elsewhere: never the digest's to make."""
+SCAM = re.compile(r"中奖|领取|空投|红包|\b(?:airdrops?|giveaways?|prizes?)\b|"
+                  r"\bfree (?:tokens|crypto|coins|credits)\b", re.I)
+"""A prize or a giveaway: what no weekly report of PRs announces."""
+_EMOJI = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff]")
 _WHO_ZH = re.compile(r"你|您")
 _WHO_EN = re.compile(r"\b(?:you|your|yours|you're|folks)\b", re.I)
 _ORDER_ZH = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|一定要|千万|不要(?!求)|切勿|"
-                       r"别忘|(?:用户|开发者|使用者|团队|成员|维护者|贡献者)[^，。；]{0,4}(?:须|必须|"
+                       r"别忘|点击|点此|(?:用户|开发者|使用者|团队|成员|维护者|贡献者)[^，。；]{0,4}(?:须|必须|"
                        r"务必|应当|应该|需要|要)[^，。；]{0,6}(?:升级|降级|迁移|回滚|切换|更新|安装|卸载|"
                        r"登录|提交|完成)")
 _ORDER_EN = re.compile(
@@ -85,7 +91,7 @@ def text_problem(folded: str, part: Part) -> str | None:
         return "mention"
     if _SCHEME.search(prose) or OBFUSCATED.search(prose):
         return "url"
-    if _TAG.search(prose) or _MARKUP.search(prose):
+    if _TAG.search(prose) or _MARKUP.search(prose) or _EMOJI.search(prose):
         return "markup"
     if folded.count("`") % 2 or _BROKEN_CODE.search(folded):
         return "markup"
@@ -99,7 +105,7 @@ def text_problem(folded: str, part: Part) -> str | None:
 def _addresses(prose: str, part: Part) -> bool:
     if _WHO_ZH.search(prose) or _WHO_EN.search(prose) or GROUP.search(prose):
         return True
-    if HURRY.search(prose) or CONTACT.search(prose):
+    if HURRY.search(prose) or CONTACT.search(prose) or SCAM.search(prose):
         return True
     if part in ("suggestion", "title"):
         return False
@@ -145,6 +151,10 @@ CLAIMS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                            r"\bgeneral availability\b|\bship(?:ped|s)\b|\blaunch(?:ed|es)?\b|"
                            r"生产(?:环境)?可用|可(?:直接)?用于生产|\bproduction[- ]ready\b", re.I),
                 re.compile(r"发布|releas|ship|launch|production|生产", re.I)),
+    "status": (re.compile(r"停止维护|不再维护|弃用|废弃|停更|\bdeprecat\w*|\babandon\w*|"
+                          r"\bend[- ]of[- ]life\b|\bsunset(?:s|ting)?\b|\bunmaintained\b", re.I),
+               re.compile(r"停止维护|不再维护|弃用|废弃|deprecat|abandon|end[- ]of[- ]life|sunset|"
+                          r"unmaintained", re.I)),
     "absence": (re.compile(r"(?:没有|未|无|零)(?:发现|出现|引入|检测到|报告)?[^，。；]{0,6}"
                            r"(?:漏洞|安全问题|回归)|\bno\s+(?:known\s+|new\s+|security\s+|open\s+)*"
                            r"(?:vulnerabilit(?:y|ies)|regressions?|security (?:issues|problems|"

@@ -30,13 +30,15 @@ _SETTLED_ZH = re.compile(
     r"已(?:经)?(?:被)?(?:处理|跟进|回应|答复|澄清|修改|更新|调整)|已确认无|确认无误|"
     r"得到(?:了)?(?:解决|处理|修复)|得以解决|无需(?:担心|关注|处理|跟进)|不需要(?:担心|关注|处理|跟进)|"
     r"不再(?:是|有|存在)|没有(?:风险|问题)|没问题|无问题|不是问题|无风险|可以忽略|可忽略|"
-    r"不必(?:担心|关注)|放心|误报|不影响(?:使用|功能|结果)|没有影响|无影响|解决了|修复了|处理了")
+    r"不必(?:担心|关注)|放心|误报|不影响(?:使用|功能|结果)|没有影响|无影响|解决了|修复了|处理了|"
+    r"(?:问题|风险|担忧|隐患)(?:实际上|其实)?(?:并)?不存在|实际上(?:并)?不存在|不成立|已(?:被)?回滚")
 _SETTLED_EN = re.compile(
     r"\b(?:resolved|addressed|fixed|handled|mitigated|closed|settled|taken care of|dealt with|"
     r"no longer|not an? (?:real |actual )?(?:issue|concern|problem|risk)|"
     r"no (?:risks?|concerns?|issues?|impact)|safe to (?:ignore|merge)|can be ignored|"
     r"false (?:positive|alarm)|does(?:n't| not) apply|not applicable|nothing to worry|"
-    r"works as (?:intended|expected)|harmless|benign|(?:is|are|looks?|seems?)\s+(?:now\s+)?"
+    r"works as (?:intended|expected)|harmless|benign|moot|non-issue|no longer relevant|"
+    r"(?:was|were|has been|have been|got) reverted|(?:is|are|looks?|seems?)\s+(?:now\s+)?"
     r"(?:safe|fine)|(?:was|were|has been|have been|got)\s+(?:since\s+|already\s+)?(?:accepted|"
     r"adopted|incorporated)|(?:has|have)\s+(?:since|already)\s+(?:been\s+)?(?:updated|changed|"
     r"reworked|corrected|adjusted)|"
