@@ -139,7 +139,7 @@ class CacheConfig(Section, frozen=True, kw_only=True):
 
 class ServerConfig(Section, frozen=True, kw_only=True):
     """`[server]`. The connection limits bound what slow or idle clients can hold
-    (open sockets, half-sent requests); see README "Behind a reverse proxy"."""
+    (open sockets, half-sent requests); see docs/deployment.md, "Behind a reverse proxy"."""
 
     public_url: str = "http://localhost:8080"
     catch_up_hours: float = 12.0

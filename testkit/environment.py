@@ -1,5 +1,5 @@
-"""What `prdigest serve` reads from the environment, for the tests that check the README
-and the deployment files name every variable."""
+"""What `prdigest serve` reads from the environment, for the tests that check the
+configuration reference and the deployment files name every variable."""
 
 from __future__ import annotations
 

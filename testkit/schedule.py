@@ -247,9 +247,17 @@ async def redis_client(url: str) -> AsyncIterator[aioredis.Redis]:
         await client.aclose()
 
 
+LIVE_LOCK_SECONDS = 5.0
+"""A slot lock's TTL for replicas that stay alive: renewed every third of it, so a
+loaded machine (a renewal late by a second) never loses a lock a live replica holds."""
+
+DEAD_LOCK_SECONDS = 0.3
+"""A slot lock's TTL where a test kills its holder and waits for the lock to expire."""
+
+
 def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,
               **options: Any) -> Scheduler:
-    options.setdefault("lock_seconds", 0.3)
+    options.setdefault("lock_seconds", LIVE_LOCK_SECONDS)
     options.setdefault("build_lock_seconds", 2.0)
     digests = Digests(config, source, subscriptions=options.pop("subscriptions", None))
     return Scheduler(digests, client, poster, clock=clock, replica=options.pop("replica", "r1"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.registry import load_settings
+from adapters.registry import PLATFORM_SCHEMAS, PLATFORMS, load_settings
 from adapters.slack.settings import slack_settings
 from bot.config import load_config
 from bot.errors import ConfigError
@@ -195,7 +195,8 @@ def test_a_public_url_over_http_is_taken(tmp_path: Path, url: str) -> None:
     ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
      'notices = "dm"\n', "channels[0].notices: invalid value 'dm' (expected channel or thread)"),
     ('[repos."a/b"]\n[[channels]]\nplatform = "irc"\nid = "C1"\nrepo = "a/b"\n',
-     "channels[0].platform: unknown platform 'irc' (one of console, feishu, slack, telegram)"),
+     "channels[0].platform: unknown platform 'irc' (one of "
+     f"{', '.join(sorted(PLATFORM_SCHEMAS))})"),
     ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepo = "a/b"\n'
      '[[channels]]\nplatform = "slack"\nid = "C2"\nrepo = "a/b"\nlang = "fr"\n',
      "channels[1].lang: invalid value 'fr' (expected zh or en)"),
@@ -212,8 +213,8 @@ def test_an_invalid_choice_says_which_values_are_allowed(tmp_path: Path, toml: s
 
 
 @pytest.mark.parametrize(("toml", "message"), [
-    ('[platforms.discord]\ntoken_env = "X"\n',
-     "platforms.discord: no such platform (one of feishu, slack, telegram)"),
+    ('[platforms.irc]\ntoken_env = "X"\n',
+     f"platforms.irc: no such platform (one of {', '.join(sorted(s.name for s in PLATFORMS))})"),
     ('[platforms.slack]\nsocket_mod = true\n', "platforms.slack"),
 ])
 def test_a_platform_the_registry_does_not_know_is_refused_by_name(

@@ -1,5 +1,5 @@
-"""The deployment files say what the README says: the image builds from the hash-checked
-lock and ships the example snapshot; compose publishes the bot on this machine only,
+"""The deployment files say what docs/deployment.md says: the image builds from the
+hash-checked lock and ships the example snapshot; compose publishes the bot on this machine only,
 Redis nowhere, and TLS only through the proxy, which keeps /metrics inside."""
 
 from __future__ import annotations

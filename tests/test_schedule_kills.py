@@ -13,6 +13,7 @@ from bot.config import ChannelConfig, Config
 from bot.models import Snapshot
 from bot.store.ledger import Slot
 from testkit.schedule import (
+    DEAD_LOCK_SECONDS,
     REPO,
     SHANGHAI_MONDAY_9,
     Clock,
@@ -43,7 +44,7 @@ async def kill_after_accept(
     switch.kill_in_post = "after-accept"
     doomed = scheduler(config, CountingSource(snapshot), KillableRedis(client, switch),
                        FakePoster(platforms, "r1", switch=switch), clock,
-                       record_wait_seconds=0.0)
+                       record_wait_seconds=0.0, lock_seconds=DEAD_LOCK_SECONDS)
     await doomed.tick()
     assert switch.dead and len(platforms.delivered) == 1
     return switch
@@ -64,7 +65,7 @@ async def test_a_post_left_in_doubt_is_resent_once(
         clock.advance(timedelta(minutes=1))
         [busy] = await survivor.tick()  # the dead replica's lock has not expired yet
         assert busy.status == "busy"
-        await asyncio.sleep(0.35)
+        await asyncio.sleep(DEAD_LOCK_SECONDS + 0.05)
         [result] = await survivor.tick()
         assert result.status == "posted" and result.in_doubt
         await survivor.tick(clock.now + timedelta(minutes=1))
@@ -87,7 +88,7 @@ async def test_feishu_in_doubt_past_its_dedupe_window_follows_the_policy(
     platforms = FakePlatforms(clock)
     async with redis_client(redis_url) as client:
         await kill_after_accept(config, snapshot, client, platforms, clock)
-        await asyncio.sleep(0.35)
+        await asyncio.sleep(DEAD_LOCK_SECONDS + 0.05)
         clock.advance(timedelta(hours=2))
         holding = scheduler(config, CountingSource(snapshot), client,
                             FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
@@ -105,7 +106,7 @@ async def test_hold_never_sends_twice_and_force_sends_again(
     slot = Slot("2026-W29", "slack:C1", REPO)
     async with redis_client(redis_url) as client:
         await kill_after_accept(config, snapshot, client, platforms, clock)
-        await asyncio.sleep(0.35)
+        await asyncio.sleep(DEAD_LOCK_SECONDS + 0.05)
         holding = scheduler(config, CountingSource(snapshot), client,
                             FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
         [held] = await holding.tick()

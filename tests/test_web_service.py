@@ -19,6 +19,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from adapters.registry import PLATFORMS
 from bot.chat.handler import CommandHandler
 from bot.cli import app as cli_app
 from bot.digests import Digests
@@ -79,7 +80,7 @@ async def test_the_example_config_starts_without_any_credentials() -> None:
                              "note": "set REDIS_URL for the cache, subscriptions and the "
                                      "weekly schedule"}
     platforms = body["platforms"]
-    assert set(platforms) == {"slack", "telegram", "feishu"}
+    assert set(platforms) == {spec.name for spec in PLATFORMS}
     assert all(p["configured"] is False for p in platforms.values())
     assert platforms["slack"]["missing_env"] == ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
     assert platforms["telegram"]["missing_env"] == ["TELEGRAM_BOT_TOKEN",
@@ -401,7 +402,7 @@ def test_prdigest_serve_answers_healthz_and_metrics_on_a_free_port(
     body: dict[str, Any] = health.json()
     assert body["redis"]["ok"] is True
     assert {name: p["configured"] for name, p in body["platforms"].items()} == {
-        "slack": False, "telegram": False, "feishu": False}
+        spec.name: False for spec in PLATFORMS}
     assert body["scheduler"]["task"] == "running"
     assert body["merge_notices"]["mode"] == "poller"
     assert scraped.status_code == 200

@@ -1,5 +1,5 @@
-"""README.md's configuration reference names every key the config accepts, in the table
-of its section, once; and every environment variable the service reads."""
+"""docs/configuration.md's reference names every key the config accepts, in the table of
+its section, once; and every environment variable the service reads."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from bot.config import (
 from testkit import ROOT
 from testkit.environment import service_variables
 
-README = ROOT / "README.md"
+CONFIGURATION = ROOT / "docs" / "configuration.md"
 
 # The reference's heading for each section, and the prefix its table writes keys with.
 SECTIONS: tuple[tuple[str, type[msgspec.Struct], str], ...] = (
@@ -39,12 +39,17 @@ SECTIONS: tuple[tuple[str, type[msgspec.Struct], str], ...] = (
 )
 
 
+def chapter(text: str, heading: str) -> str:
+    """The text under a `## ` heading, up to the next one or the end."""
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
+
+
 def reference_tables(text: str) -> dict[str, list[str]]:
     """Each `### ` heading of the reference -> the keys in its table's first column."""
-    start = text.index("## Configuration reference")
-    end = text.index("\n## ", start + 1)
     tables: dict[str, list[str]] = {}
-    for block in re.split(r"^### ", text[start:end], flags=re.M)[1:]:
+    for block in re.split(r"^### ", chapter(text, "Reference"), flags=re.M)[1:]:
         heading = block.splitlines()[0]
         tables[heading] = re.findall(r"^\| `([a-z_.]+)` \|", block, flags=re.M)
     return tables
@@ -59,24 +64,29 @@ def documented(text: str, heading: str) -> list[str]:
                          ids=[f"{p}{s.__name__}" for _, s, p in SECTIONS])
 def test_every_config_key_has_one_row_in_its_section(
         heading: str, section: type[msgspec.Struct], prefix: str) -> None:
-    keys = documented(README.read_text(), heading)
+    keys = documented(CONFIGURATION.read_text(), heading)
     fields = [f"{prefix}{field.name}" for field in msgspec.structs.fields(section)]
     assert [f for f in fields if f not in keys] == []
     assert [f for f in fields if keys.count(f) > 1] == []
 
 
-def test_every_environment_variable_is_in_the_table() -> None:
+def undocumented_variables(text: str) -> list[str]:
+    """The variables the service reads that have no row in the environment's table."""
     named = service_variables() | {"PRDIGEST_SNAPSHOT", "PRDIGEST_HISTORY",
                                    "FORWARDED_ALLOW_IPS", "HTTPS_PROXY"}
-    text = README.read_text()
-    table = text[text.index("## Environment variables"):]
-    table = table[:table.index("\n## ")]
-    rows = "\n".join(line for line in table.splitlines() if line.startswith("| `"))
-    assert sorted(name for name in named if f"`{name}`" not in rows) == []
+    rows = "\n".join(line for line in chapter(text, "Environment variables").splitlines()
+                     if line.startswith("| `"))
+    return sorted(name for name in named if f"`{name}`" not in rows)
+
+
+def test_every_environment_variable_is_in_the_table() -> None:
+    assert undocumented_variables(CONFIGURATION.read_text()) == []
 
 
 def test_the_checks_read_the_reference_they_guard() -> None:
-    """A README without a key's row is caught (the tables are parsed, not skipped)."""
-    text = README.read_text().replace("| `prefetch_hours` |", "| prefetch |")
+    """A reference without a key's row is caught (the tables are parsed, not skipped)."""
+    text = CONFIGURATION.read_text().replace("| `prefetch_hours` |", "| prefetch |")
     assert "prefetch_hours" not in documented(text, "`[server]`")
     assert "max_connections" in documented(text, "`[server]`")
+    text = CONFIGURATION.read_text().replace("| `PRDIGEST_REPORT_SECRET` |", "| secret |")
+    assert undocumented_variables(text) == ["PRDIGEST_REPORT_SECRET"]
