@@ -84,6 +84,16 @@ def test_calls_on_readers_never_pass(text: str) -> None:
     assert verdict(text) == "address"
 
 
+@pytest.mark.parametrize("text", [
+    "#7037 对全体 token 做归一化，dataloader 改为流式加载。",
+    "#7037 fuses all operators of the dataloader's collate step.",
+    "#7037 让 dataloader 支持流式加载，回应了用户要求更新文档的反馈。",
+    "#7037 adds a streaming dataloader that all readers of the queue share.",
+])
+def test_whole_sets_of_things_are_no_audience(text: str) -> None:
+    assert verdict(text) is None
+
+
 def test_an_emoji_is_markup() -> None:
     assert verdict("#7037 adds a streaming dataloader with a \u26a0\ufe0f warning.") == "markup"
 

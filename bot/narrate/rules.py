@@ -44,11 +44,11 @@ HOST = re.compile(r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9
 
 GROUP = re.compile(
     # A whole audience named: whom an order or a call to act is for.
-    r"所有人|全体|大家|大伙|各位|诸位|所有用户|全部用户|广大用户|(?:用户|开发者|同学|朋友|成员)们|"
-    r"(?:所有|全部|全体|各位)的?(?:开发者|使用者|贡献者|维护者|成员|同学|同事|团队|用户)|"
+    # People only: "全体 token" and "all operators" are a kernel's, not an audience.
+    r"所有人|大家|大伙|各位|诸位|所有用户|全部用户|广大用户|(?:用户|开发者|同学|朋友|成员)们|"
+    r"(?:所有|全部|全体|各位)的?(?:开发者|使用者|贡献者|维护者|成员|同学|同事|团队|用户|人员)|"
     r"\b(?:everyone|everybody|all users)\b|\b(?:all|every|each)\s+(?:of\s+(?:the\s+|our\s+)?)?"
-    r"(?:users?|developers?|contributors?|maintainers?|teams?|members?|engineers?|readers?|"
-    r"subscribers?|operators?)\b", re.I)
+    r"(?:users?|developers?|contributors?|maintainers?|teams?|engineers?)\b", re.I)
 HURRY = re.compile(r"立即|立刻|马上|赶紧|赶快|紧急|火速|务必|速速|刻不容缓|尽快|尽早|抓紧|"
                    r"即刻|从速|第一时间|今天之内|今日之内|当天之内|限时|\b(?:immediately|urgent(?:ly)?|asap|"
                    r"right now|right away|at once|act now|as soon as possible|without delay|"
@@ -69,14 +69,14 @@ _EMOJI = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff]")
 _WHO_ZH = re.compile(r"你|您")
 _WHO_EN = re.compile(r"\b(?:you|your|yours|you're|folks)\b", re.I)
 _ORDER_ZH = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|一定要|千万|不要(?!求)|切勿|"
-                       r"别忘|点击|点此|(?:用户|开发者|使用者|团队|成员|维护者|贡献者)[^，。；]{0,4}(?:须|必须|"
-                       r"务必|应当|应该|需要|要)[^，。；]{0,6}(?:升级|降级|迁移|回滚|切换|更新|安装|卸载|"
+                       r"别忘|点击|点此|(?:用户|开发者|使用者|团队|维护者|贡献者)[^，。；]{0,4}(?:须|必须|"
+                       r"务必|应当|应该|需要|要(?!求))[^，。；]{0,6}(?:升级|降级|迁移|回滚|切换|更新|安装|卸载|"
                        r"登录|提交|完成)")
 _ORDER_EN = re.compile(
     r"(?:^|[;:.!?]\s+|;)\W*(?:please|do not|don't|make sure|be sure|upgrade|downgrade|"
     r"update to|install|uninstall|log ?in|sign ?in|submit|visit|click|go to|join|contact|"
     r"reply|download|roll ?back to|switch to|beware)\b|\bplease\b|"
-    r"\b(?:users?|developers?|maintainers?|contributors?|teams?|engineers?|operators?)\s+"
+    r"\b(?:users?|developers?|maintainers?|contributors?|teams?|engineers?)\s+"
     r"(?:should|must|need to|needs to|have to|has to|are required to)\b", re.I)
 
 def prose_of(folded: str) -> str:
