@@ -120,6 +120,8 @@ def test_credential_asks_never_pass(text: str) -> None:
     "本周没有发现安全漏洞。", "No security issues were found this week.",
     "verl 1.0 shipped this week.", "This week's work is production ready.",
     "本周 verl 宣布该项目即将停止维护。", "The project is being abandoned.",
+    "本周的改动均已在生产环境验证。", "本周代码已全部通过安全审计。",
+    "All changes were verified in production.", "The code passed a full security audit.",
     "#7037 的评审意见已在后续提交中解决。", "本周的 review 意见都已落实。",
     "本周各项风险已全部闭环。",
     "The review concerns on #7037 were settled before the merge.",

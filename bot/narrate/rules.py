@@ -155,6 +155,10 @@ CLAIMS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                           r"\bend[- ]of[- ]life\b|\bsunset(?:s|ting)?\b|\bunmaintained\b", re.I),
                re.compile(r"停止维护|不再维护|弃用|废弃|deprecat|abandon|end[- ]of[- ]life|sunset|"
                           r"unmaintained", re.I)),
+    "verified": (re.compile(r"审计|\baudit(?:ed|s|ing)?\b|生产环境(?:中)?(?:验证|测试|运行|上线)|"
+                            r"\b(?:verified|validated|tested|battle-tested|proven) in production\b",
+                            re.I),
+                 re.compile(r"审计|audit|生产|production", re.I)),
     "absence": (re.compile(r"(?:没有|未|无|零)(?:发现|出现|引入|检测到|报告)?[^，。；]{0,6}"
                            r"(?:漏洞|安全问题|回归)|\bno\s+(?:known\s+|new\s+|security\s+|open\s+)*"
                            r"(?:vulnerabilit(?:y|ies)|regressions?|security (?:issues|problems|"
