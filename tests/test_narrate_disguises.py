@@ -94,6 +94,16 @@ def test_whole_sets_of_things_are_no_audience(text: str) -> None:
     assert verdict(text) is None
 
 
+def test_a_sentence_moved_to_another_pull_loses_its_names() -> None:
+    """Another PR's snake_case names and file paths, written bare, are not this PR's."""
+    assert verdict("#7075 removes the bias, and grad_norm no longer explodes.",
+                   number=7075) == "identifier"
+    assert verdict("#7075 修复了 tests/trainer/test_reissue.py 中的问题。", number=7075) is not None
+    assert verdict("#7037 restarts pending prompts in _reissue_inflight_prompts.") is None
+    assert verdict("#7037 changes 12 files (+1044/-99) and restarts pending/running "
+                   "prompts.") is None
+
+
 def test_an_emoji_is_markup() -> None:
     assert verdict("#7037 adds a streaming dataloader with a \u26a0\ufe0f warning.") == "markup"
 

@@ -117,6 +117,23 @@ def hosts_in(folded: str) -> list[str]:
     return [m.group(0) for m in HOST.finditer(CODE_SPAN.sub(" ", folded))]
 
 
+_WORD_TOKEN = re.compile(r"(?<![A-Za-z0-9_./-])[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9_]")
+
+
+def bare_identifiers(folded: str) -> list[str]:
+    """Names written as code outside code spans: snake_case (`grad_norm`) and paths with
+    a file or module part (`tests/x/test_y.py`). Their PR's facts must hold them, so a
+    sentence moved to another PR (or made up) does not keep another PR's names."""
+    found = []
+    for token in _WORD_TOKEN.findall(prose_of(folded)):
+        token = token.rstrip(".")
+        if not re.search("[A-Za-z]", token):
+            continue
+        if "_" in token or ("/" in token and re.search(r"[._]", token)):
+            found.append(token)
+    return found
+
+
 def special_tokens(folded: str) -> list[str]:
     return SPECIAL_TOKEN.findall(CODE_SPAN.sub(" ", folded))
 
