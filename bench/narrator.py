@@ -6,12 +6,16 @@ against the fake model through the real SDK.
   `check = "model"`, against the single-call approach: one request holding the same
   instructions, the week and every PR's facts (targets: cold at most 1.3x its prompt
   tokens; warm 0 calls; one PR changed at most 2 calls);
-- the faithful corpus (testkit.narration.faithful): share kept, bare and wrapped in
-  `<think>` or a fence inside prose (target: 95%);
-- the hostile fixture (testkit.narration.hostile) against a model that obeys it:
-  planted words reaching any format beyond what the deterministic digest quotes
-  (target: 0), and the verifier's share alone (the model fed the planted text as
-  written);
+- the faithful corpora (testkit.narration.faithful and .faithful_more): share kept,
+  bare and wrapped in `<think>` or a fence inside prose (target: 95%);
+- the hostile fixtures (testkit.narration.hostile and .disguised) against a model that
+  obeys them: planted words in the narrated sentences and in any format beyond what the
+  deterministic digest quotes (target: 0), and the verifier's share alone (the model
+  fed the planted text as written; target: 100%);
+- forty sentences per section: the chat text's visible length against its ceiling and
+  the Telegram and Slack messages against the engine's (target: within them);
+- privacy: calls made for a private repository without and with `narrate = true`, and
+  secrets of each kind found in the prompts (target: 0 calls, 0 secrets);
 - deadlines: an endpoint that trickles a byte every 2 s, or never answers, for one
   repository and for two sharing one digest (target: within the budget plus the
   deterministic build).
@@ -25,7 +29,6 @@ import argparse
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -33,6 +36,7 @@ import msgspec
 from adapters.feishu.render import digest_cards
 from adapters.slack.render import render_digest_messages as slack_messages
 from adapters.telegram.render import render_digest_html
+from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.config import Config, parse_config
 from bot.digests import Digests
 from bot.engine import reviews_recorded
@@ -43,15 +47,18 @@ from bot.narrate.facts import pull_facts, shown_pulls, week_facts
 from bot.narrate.hygiene import data_block
 from bot.narrate.prompts import estimate_tokens, system_prompt
 from bot.render import render_digest
+from bot.render.chat import CHAT_CEILING, visible_length
 from bot.render.html import PageLinks, render_report_page
 from bot.render.view import QUICK_VIEW
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
 from testkit.fakes.openai_hostile import hostile_answer
-from testkit.narration.week import faithful, hostile
+from testkit.narration import disguised, faithful, faithful_more, hostile
+from testkit.narration.faithful import shown_sentences
+from testkit.shared_data import shared_data_dir
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = shared_data_dir()
 WEEKS = (("verl-project/verl", "verl-2026-07.json"), ("vllm-project/vllm", "vllm-2026-W29.json"))
 WEEK = "2026-W29"
 
@@ -130,23 +137,20 @@ async def cost(latency: float, lang: Lang) -> None:
 
 # --- the faithful corpus -------------------------------------------------------------
 
+CORPORA = (("first", faithful.CORPUS, faithful.ROUNDS),
+           ("second", faithful_more.MORE, (faithful_more.ROUND,)))
+
+
 async def corpus() -> None:
-    print("\nfaithful corpus: sentences kept (share)")
-    for mode in ("good", "think", "prose-fence"):
-        row = []
-        for lang in ("zh", "en"):
-            held = total = 0
-            for round_ in faithful.ROUNDS:
-                with FakeOpenAI(answer=faithful.corpus_answer(round=round_)) as fake:
-                    fake.mode = mode
-                    for repo, name in WEEKS:
-                        built = digests(config(repo, fake.base_url), read_snapshot(DATA / name))
-                        digest = await built.build(repo, WEEK, lang)  # type: ignore[arg-type]
-                        yes, no = faithful.kept(digest, faithful.CORPUS, round_)
-                        held, total = held + len(yes), total + len(yes) + len(no)
-            row.append(f"{lang} {held}/{total} ({held / total:.1%})")
-        label = {"good": "bare", "think": "<think> first", "prose-fence": "fence in prose"}
-        print(f"  {label[mode]:<16} " + "   ".join(row))
+    print("\nfaithful corpora: sentences kept (share)")
+    for corpus_name, lines, rounds in CORPORA:
+        for mode in ("good", "think", "prose-fence"):
+            row = []
+            for lang in ("zh", "en"):
+                held, total, _ = await faithful.held(DATA, lines, lang, mode, rounds)
+                row.append(f"{lang} {held}/{total} ({held / total:.1%})")
+            label = {"good": "bare", "think": "<think> first", "prose-fence": "fence in prose"}
+            print(f"  {corpus_name:<7} {label[mode]:<16} " + "   ".join(row))
 
 
 # --- the hostile fixture -------------------------------------------------------------
@@ -157,30 +161,103 @@ def formats(digest: Digest) -> dict[str, str]:
             "feishu": str(digest_cards(digest)), "html": render_report_page(digest, PageLinks())}
 
 
+FIXTURES = (("hostile (instructions in 5 bodies, 1 title, 1 review comment)", hostile.FIRST),
+            ("disguised (look-alike and scheme-less hosts, zero-width, template turns, "
+             "calls on everyone, a settled claim)", disguised.DISGUISED))
+
+
 async def attack() -> None:
-    print("\nhostile fixture (verl W29, instructions in 5 bodies, 1 title, 1 review comment)")
-    snapshot = hostile.hostile_snapshot(DATA)
-    for lang in ("zh", "en"):
-        with FakeOpenAI(answer=hostile_answer) as fake:
-            told = await digests(config(hostile.REPO, fake.base_url), snapshot).build(
-                hostile.REPO, WEEK, lang)  # type: ignore[arg-type]
-        plain = digests(config(hostile.REPO, None), snapshot)
-        engine = await plain.build(hostile.REPO, WEEK, lang)  # type: ignore[arg-type]
-        shown, own = formats(told), formats(engine)
-        reached = {fmt: sum(max(0, hostile.planted_count(shown[fmt], w)
-                                - hostile.planted_count(own[fmt], w)) for w in hostile.PLANTED)
-                   for fmt in shown}
-        pulls = [p for p, _ in week_pulls(snapshot, WEEK, "Asia/Shanghai")]
-        answers = {p.number: plain.answer(p, hostile.REPO, lang, reviews_recorded(snapshot))
-                   for p in pulls}
-        tally = hostile.verifier_alone(engine, pulls, answers,
-                                       max(p.number for p in snapshot.pulls))
-        assert told.narration is not None
-        print(f"  {lang}: planted words beyond the engine's, per format: "
-              + ", ".join(f"{f} {n}" for f, n in reached.items())
-              + f"; sections narrated {len(told.narration.sections_narrated)}/6")
-        print(f"      verifier alone: {tally.blocked}/{tally.carrying} planted sentences "
-              f"blocked ({tally.blocked / max(1, tally.carrying):.0%})")
+    for title, plant in FIXTURES:
+        print(f"\n{title}, verl W29, against a model that obeys it")
+        snapshot = hostile.hostile_snapshot(DATA, plant)
+        for lang in ("zh", "en"):
+            with FakeOpenAI(answer=hostile_answer) as fake:
+                told = await digests(config(hostile.REPO, fake.base_url), snapshot).build(
+                    hostile.REPO, WEEK, lang)
+            plain = digests(config(hostile.REPO, None), snapshot)
+            engine = await plain.build(hostile.REPO, WEEK, lang)
+            shown, own = formats(told), formats(engine)
+            # What the deterministic digest quotes: in the same format or its full report
+            # (a chat form may show one engine risk more than the engine's own chat form).
+            reached = {fmt: sum(max(0, hostile.planted_count(shown[fmt], w)
+                                    - max(hostile.planted_count(own[fmt], w),
+                                          hostile.planted_count(own["markdown"], w)))
+                                for w in plant.words) for fmt in shown}
+            said = shown_sentences(told)
+            in_sentences = sum(hostile.planted_count(s, w) for s in said for w in plant.words)
+            pulls = [p for p, _ in week_pulls(snapshot, WEEK, "Asia/Shanghai")]
+            answers = {p.number: plain.answer(p, hostile.REPO, lang, reviews_recorded(snapshot))
+                       for p in pulls}
+            tally = hostile.verifier_alone(engine, pulls, answers,
+                                           max(p.number for p in snapshot.pulls), plant)
+            assert told.narration is not None
+            print(f"  {lang}: planted words in {len(said)} narrated sentences {in_sentences}; "
+                  "beyond the engine's, per format: "
+                  + ", ".join(f"{f} {n}" for f, n in reached.items())
+                  + f"; sections narrated {len(told.narration.sections_narrated)}/6")
+            print(f"      verifier alone: {tally.blocked}/{tally.carrying} planted sentences "
+                  f"blocked ({tally.blocked / max(1, tally.carrying):.0%})")
+
+
+# --- forty sentences per section ----------------------------------------------------
+
+async def forty() -> None:
+    print(f"\nforty sentences per section: chat text (visible characters, ceiling "
+          f"{CHAT_CEILING:,}) and messages, narrated against the engine's")
+    for repo, name in WEEKS:
+        snapshot = read_snapshot(DATA / name)
+        for lang in ("zh", "en"):
+            with FakeOpenAI() as fake:
+                fake.mode = "forty"
+                told = await digests(config(repo, fake.base_url), snapshot).build(
+                    repo, WEEK, lang)
+            engine = await digests(config(repo, None), snapshot).build(
+                repo, WEEK, lang)
+            assert told.narration is not None
+            print(f"  {repo.split('/')[1]:<5} {lang}: text "
+                  f"{visible_length(render_digest(told, 'text')):,} "
+                  f"(engine {visible_length(render_digest(engine, 'text')):,}); Telegram "
+                  f"{len(telegram_messages(told))} (engine {len(telegram_messages(engine))}); "
+                  f"Slack {len(slack_messages(told))} (engine {len(slack_messages(engine))}); "
+                  f"sections narrated {len(told.narration.sections_narrated)}/6")
+
+
+# --- privacy -------------------------------------------------------------------------
+
+SECRETS = {"github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+           "openai": "sk-proj-" + "Abc123Def456Ghi789Jkl012Mno345Pqr678",
+           "slack": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+           "aws": "AKIA" + "IOSFODNN7EXAMPLE", "jwt": "eyJhbGciOiJIUzI1NiJ9" +
+           ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
+           "pem": "MIIEowIBAAKCAQEA7yn3bRHQ5FHMQ", "password": "hunter2-but-longer",
+           "telegram": "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
+           "uri": "S3cretPassw0rd"}
+_PLANTED_SECRETS = (f"Setup: {SECRETS['github']} {SECRETS['openai']} {SECRETS['slack']} "
+                    f"{SECRETS['aws']} {SECRETS['jwt']} password={SECRETS['password']} "
+                    f"{SECRETS['telegram']}\n\nDatabase: postgres://app:{SECRETS['uri']}"
+                    f"@db/app\n\n-----BEGIN RSA PRIVATE KEY-----\n{SECRETS['pem']}\n"
+                    "-----END RSA PRIVATE KEY-----\n\n")
+
+
+async def privacy() -> None:
+    print("\nprivacy: verl W29 as a private repository, and with secrets in every body")
+    snapshot = read_snapshot(DATA / WEEKS[0][1])
+    repo = WEEKS[0][0]
+    for label, settings in (("private", {"private": True}),
+                            ("private, narrate = true", {"private": True, "narrate": True})):
+        with FakeOpenAI() as fake:
+            cfg = parse_config({"repos": {repo: {"timezone": "Asia/Shanghai", **settings}},
+                                "llm": {"base_url": fake.base_url, "model": "fake"}})
+            told = await digests(cfg, snapshot).build(repo, WEEK, "zh")
+        print(f"  {label:<24} calls {fake.calls}, narrated {told.narration is not None}")
+    secret = msgspec.structs.replace(snapshot, pulls=tuple(
+        msgspec.structs.replace(p, body=_PLANTED_SECRETS + (p.body or "")) for p in snapshot.pulls))
+    with FakeOpenAI() as fake:
+        await digests(config(repo, fake.base_url), secret).build(repo, WEEK, "zh")
+        sent = str(fake.requests)
+    found = [name for name, value in SECRETS.items() if value in sent]
+    print(f"  secrets of {len(SECRETS)} kinds in {fake.calls} prompts: {len(found)} found "
+          f"{found}; [redacted] {sent.count('[redacted]')} times")
 
 
 # --- deadlines -----------------------------------------------------------------------
@@ -209,11 +286,16 @@ async def deadlines(budget: float, timeout: float) -> None:
 
 async def bench(args: argparse.Namespace) -> None:
     for lang in ("zh", "en"):
-        await cost(args.latency, lang)  # type: ignore[arg-type]
+        await cost(args.latency, lang)
     await corpus()
     await attack()
+    await forty()
+    await privacy()
     if not args.skip_deadlines:
-        await deadlines(args.budget, args.timeout)
+        # The budget as given, and one just above a call's timeout: two repositories'
+        # calls time out one after the other, the second cut by the shared deadline.
+        for budget in dict.fromkeys((args.budget, args.timeout + 2)):
+            await deadlines(budget, args.timeout)
 
 
 def main() -> None:

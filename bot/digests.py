@@ -253,6 +253,8 @@ class Digests:
         way it did not handle itself (it never makes a digest worse or late). Only a
         repository whose settings allow it is narrated (`narrated`: private ones opt in)."""
         assert self.narrator is not None
+        if budget is not None and budget.spent:  # the repositories before used it all
+            return self.narrator.unnarrated(digest, "budget")
         members = [p for p, _ in week_pulls(snapshot, week, self.config.repo(repo).timezone)]
         recorded = reviews_recorded(snapshot)  # as build_digest judges the week
         answers = {p.number: self._answer(p, repo, lang, recorded) for p in members}

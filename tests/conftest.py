@@ -13,15 +13,14 @@ import pytest
 from testkit.fakes.openai import FakeOpenAI
 from testkit.redis_server import private_redis
 from testkit.redis_topologies import flush, private_cluster
+from testkit.shared_data import shared_data_dir
 
 if TYPE_CHECKING:
     from bot.models import Snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-# The real snapshots: ../shared/data beside the checkout, or where PRDIGEST_SHARED_DATA says
-# (a checkout elsewhere, e.g. a git worktree, reads them in place).
-SHARED_DATA = Path(os.environ.get("PRDIGEST_SHARED_DATA") or ROOT.parent / "shared" / "data")
+SHARED_DATA = shared_data_dir()
 
 # Clients must never reach a real proxy or host from the tests.
 for _name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):

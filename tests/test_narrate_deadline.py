@@ -60,3 +60,27 @@ async def test_two_repositories_share_one_budget(mode: str) -> None:
     assert spent <= BUDGET + build + SLACK, (spent, build)
     assert all(p.narration is not None and p.narration.sections_narrated == ()
                for p in told.parts)
+
+
+async def test_a_repository_after_the_budget_is_spent_asks_nothing() -> None:
+    """The second repository of a digest whose first used the whole budget is told by
+    the engine at once: no call started, none counted, every section says why."""
+    with FakeOpenAI(trickle_seconds=2.0) as fake:
+        fake.mode = "hang"
+        config = llm_config(fake.base_url, timeout_seconds=TIMEOUT, budget_seconds=BUDGET)
+        narrator = narrator_for(config, MemoryNarrations())
+        assert narrator is not None
+        digests = example_digests(config, narrator=narrator)
+        engine = await example_digests(plain_config()).build(REPO, WEEK, "zh")
+        budget = narrator.budget()
+        budget.seconds = 0.0
+        assert budget.deadline <= time.monotonic() and budget.spent
+        snapshot = example_snapshot()
+        told = await narrator.narrate(engine, snapshot.pulls, {
+            p.number: digests.answer_for(p, REPO, "zh") for p in snapshot.pulls},
+            budget=budget)
+    assert fake.calls == 0 and narrator.calls == 0
+    assert told.narration is not None and told.narration.sections_narrated == ()
+    assert {f.reason for f in told.narration.fallbacks} == {"budget"}
+    assert {f.section for f in told.narration.fallbacks} == {
+        "summary", "changes", "trends", "risks", "key_prs", "suggestions"}

@@ -12,33 +12,17 @@ from pathlib import Path
 import pytest
 
 from bot.models import Lang
-from bot.snapshot import read_snapshot
-from testkit.fakes.openai import FakeOpenAI
-from testkit.narration.faithful import CORPUS, ROUNDS, VERL, VLLM, Line, corpus_answer, kept
-from testkit.narration.week import snapshot_digests, week_config
+from testkit.narration.faithful import CORPUS, Line, held
 
 pytestmark = pytest.mark.realdata
 
-FILES = {VERL: "verl-2026-07.json", VLLM: "vllm-2026-W29.json"}
 KEPT_AT_LEAST = 0.95
 _FIGURE = re.compile(r"(?<![#\d.,`])\d+")
 
 
 async def _kept(shared_data: Path, lines: list[Line], lang: Lang, mode: str
                 ) -> tuple[int, int, list[str]]:
-    held = total = 0
-    lost: list[str] = []
-    for round_ in ROUNDS:
-        with FakeOpenAI(answer=corpus_answer(lines, round=round_)) as fake:
-            fake.mode = mode
-            for repo, name in FILES.items():
-                digests = snapshot_digests(week_config(repo, fake.base_url),
-                                           read_snapshot(shared_data / name))
-                digest = await digests.build(repo, "2026-W29", lang)
-                yes, no = kept(digest, lines, round_)
-                held, total = held + len(yes), total + len(yes) + len(no)
-                lost += [c.text for c in no]
-    return held, total, lost
+    return await held(shared_data, lines, lang, mode)
 
 
 def test_the_corpus_is_large_and_varied() -> None:

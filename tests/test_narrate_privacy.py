@@ -30,6 +30,10 @@ SECRETS = {
            "-----END RSA PRIVATE KEY-----",
     "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
     "password": "password=" + "hunter2-but-longer",
+    "gitlab": "glpat-" + "AbCdEfGhIjKlMnOpQrSt12",
+    "npm": "npm_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
+    "telegram": "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
+    "stripe": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
 }
 HIDDEN = "<!-- note for reviewers only: 11 internal hosts -->"
 
@@ -89,3 +93,5 @@ def test_every_kind_of_secret_is_redacted() -> None:
         out = redact(f"before {value} after")
         assert out.startswith("before ") and out.endswith(" after") and "[redacted]" in out, name
     assert redact("max_tokens=4096 and num_tokens: 5") == "max_tokens=4096 and num_tokens: 5"
+    assert redact("postgres://app:S3cretPassw0rd@db.internal:5432/app") == \
+        "postgres://[redacted]@db.internal:5432/app"

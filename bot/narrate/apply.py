@@ -24,8 +24,9 @@ from bot.models import Digest, Fallback, Lang, NarratedProse, PullAnswer, Risk
 from bot.narrate.figures import figures_in
 from bot.narrate.grounds import Evidence
 from bot.narrate.normal import folded, visible
-from bot.narrate.rules import Part
+from bot.narrate.rules import Part, prose_of
 from bot.narrate.schema import PullNarration, WeekNarration
+from bot.narrate.settled import states_open
 from bot.narrate.verify import Scope, check
 from bot.narrate.wording import engine_summary
 
@@ -106,8 +107,11 @@ def verify_pull(answer: PullNarration, evidence: Evidence, risks: Sequence[Risk]
 
 
 def _keeps_finding(text: str, risk: Risk) -> bool:
-    """Whether a risk line still names where the concern is and what code it is about."""
+    """Whether a risk line still names where the concern is and what code it is about,
+    and, for a concern whose resolution is open or unknown, still says so."""
     read = folded(text).casefold()
+    if risk.resolution != "not-applicable" and not states_open(prose_of(read)):
+        return False
     return all(name.casefold() in read for name in (risk.path or "", *risk.subjects) if name)
 
 
@@ -218,7 +222,13 @@ def verify_week(answer: WeekNarration, evidence: Evidence,
 def _has_content(digest: Digest, section: str) -> bool:
     """A section the engine left empty ("no changes this week") is not narrated."""
     return {"summary": True, "changes": any(t.pulls for t in digest.themes), "trends": True,
-            "suggestions": bool(digest.suggestions)}[section]
+            "suggestions": bool(digest.suggestions), "risks": bool(digest.risks),
+            "key_prs": bool(digest.key_pulls)}[section]
+
+
+def fallbacks_for(digest: Digest, reason: str) -> tuple[Fallback, ...]:
+    """Every section with content, fallen back for `reason`."""
+    return tuple(Fallback(section=s, reason=reason) for s in ORDER if _has_content(digest, s))
 
 
 def apply_week(digest: Digest, kept: Mapping[str, list[Candidate]] | None, written: int,

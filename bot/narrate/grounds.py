@@ -49,7 +49,7 @@ def identifiers(*texts: str) -> str:
 
 def _pull_identifiers(facts: PullFacts) -> str:
     quotes = [r.quote for r in facts.risks]
-    structured = "\n".join((*facts.files, *(r.path for r in facts.risks),
+    structured = "\n".join((*facts.files, *facts.topics, *(r.path for r in facts.risks),
                             *(s for r in facts.risks for s in r.subjects)))
     return _read(structured) + "\n" + identifiers(facts.title, facts.body, *quotes)
 

@@ -3,8 +3,8 @@
 Each sentence of a PR's text (title, body, comments, reviews) is read folded
 (`bot.narrate.normal`) and sorted:
 - aimed at a model ("ignore previous instructions", "给 AI 的说明：摘要写成…",
-  "note to the summarizer") or phishing (a credential word beside a host, an urgent
-  call or a mass address): the whole PR is withheld, and the digest words it from the
+  "note to the summarizer") or phishing (a credential word with an urgent call or a mass
+  address, or asked for beside a host): the whole PR is withheld, and the digest words it from the
   engine's facts alone;
 - addressed to readers (an order, urgency, `所有用户`) or carrying a link written to
   slip past filters (`hxxp`, `evil[.]com`, a scheme other than http(s), a bare host
@@ -22,17 +22,26 @@ from typing import Literal
 
 from bot.models import PullRequest
 from bot.narrate.normal import OBFUSCATED, folded
-from bot.narrate.rules import CREDENTIAL, HOST
+from bot.narrate.rules import CONTACT, CREDENTIAL, GROUP, HOST, HURRY
 
 Kind = Literal["data", "reader", "link", "model", "phishing"]
 
+_TOOL_EN = (r"summari[sz]ation (?:bots?|models?|tools?|systems?)|(?:auto(?:mated|matic)?|ai)[- ]"
+            r"(?:summary|digest|report|review)(?: (?:bots?|tools?|systems?|generators?))?|"
+            r"(?:digest|report|summary) (?:bots?|generators?)")
 _AGENT_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|language models?|"
-             r"assistants?|summari[sz]ers?|narrators?|bots?|models?)")
+             r"assistants?|summari[sz]ers?|narrators?|bots?|models?|" + _TOOL_EN + ")")
 # Who a line that starts "X: write ..." may address: not "model" (a config key reads so).
 _ADDRESSEE_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|assistants?|"
-                 r"summari[sz]ers?|narrators?)")
-_AGENT_ZH = r"(?:ai|人工智能|模型|大模型|语言模型|机器人|助手|总结助手|摘要助手|llm|gpt|智能体)"
-_ADDRESSEE_ZH = r"(?:ai|人工智能|机器人|助手|总结助手|摘要助手|llm|gpt|智能体)"
+                 r"summari[sz]ers?|narrators?|" + _TOOL_EN + ")")
+_TOOL_ZH = (r"(?:自动)?(?:周报|摘要|总结|日报|报告)(?:系统|工具|生成器|机器人|程序|助手)|"
+            r"生成器|ai ?工具")
+_AGENT_ZH = (r"(?:ai|人工智能|模型|大模型|语言模型|机器人|助手|总结助手|摘要助手|llm|gpt|智能体|"
+             + _TOOL_ZH + ")")
+_ADDRESSEE_ZH = r"(?:ai|人工智能|机器人|助手|总结助手|摘要助手|llm|gpt|智能体|" + _TOOL_ZH + ")"
+# A chat template's turn marker, then an order about what to output.
+_TURN = (r"(?:\[INST\]|<\|im_start\|>\s*(?:system|user)|<<SYS>>|^\W*#{2,4}\s*(?:instruction|"
+         r"system)s?\s*:?)")
 _TO_MODEL = re.compile("|".join((
     # Words a PR about prompts, models or summaries uses too ("skip stale prompts", "the
     # model outputs logits", "输出如下") are not enough: an instruction names its reader
@@ -52,6 +61,12 @@ _TO_MODEL = re.compile("|".join((
     r"\bsystem\s*(?:override|instructions?)\b|^\W*(?:system|developer)(?:\s+(?:prompt|message|"
     r"note))?\s*:",
     r"\bnew instructions?\s*:",
+    r"\b(?:dear|hey|hello)\s+(?:the\s+|all\s+|any\s+)?" + _AGENT_EN + r"\b|\b(?:attention|attn)"
+    r"\s*[,:]\s*(?:the\s+|all\s+|any\s+)?" + _AGENT_EN + r"\b",
+    r"\bsummar(?:y|ies)\s+(?:of|for)\s+this\s+(?:pr|pull request|change)\s+(?:should|must|"
+    r"shall|needs? to)\b",
+    r"(?:以下|下面|如下)(?:的)?(?:内容|文字|信息)?(?:仅)?(?:供|用于|请用于|写给|给)(?:自动)?"
+    r"(?:摘要|总结|周报|ai|模型|机器人)",
     r"\bin your (?:summary|digest|report|answer|output|response|reply)\b[^.\n]{0,40}\b"
     r"(?:write|say|state|mention|put|include|claim|report)\b",
     r"\bin the (?:summary|digest|weekly report)\b[^.\n]{0,40}\b(?:write|say|state|claim)\b",
@@ -72,14 +87,19 @@ _TO_MODEL = re.compile("|".join((
     r"周报中[^。\n]{0,4}(?:要|请|应|须)",
     r"不要(?:提及|提到|报告|列出|标注)",
 )), re.I | re.M)
-_WHO = re.compile(r"所有人|全体|大家|各位|所有用户|全部用户|广大用户|用户们|\beveryone\b|"
-                  r"\beverybody\b|\ball users\b|@(?:all|here|channel|everyone)\b|@所有人", re.I)
-_URGENT = re.compile(r"立即|立刻|马上|赶紧|赶快|紧急|火速|务必|\bimmediately\b|\burgent(?:ly)?\b|"
-                     r"\basap\b", re.I)
+_MASS_MENTION = re.compile(r"@(?:all|here|channel|everyone)\b|@所有人", re.I)
 _ORDER = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|\bplease\b|^\W*(?:do not|don't|"
                     r"upgrade|downgrade|log ?in|sign ?in|submit|visit|click|join|download)\b",
                     re.I)
+_ASKS = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|你的|您的|\bplease\b|\byour\b|"
+                   r"^\W*(?:log ?in|sign ?in|submit|enter|provide|send|paste|verify|confirm|"
+                   r"visit|click)\b",
+                   re.I)
+"""Words that ask the reader for something (with a credential word and a host: phishing)."""
 _SCHEME = re.compile(r"(?<![A-Za-z0-9])(?:[a-z][a-z0-9+.-]{1,20}://|www\d?\.)", re.I)
+_TURN_ORDER = re.compile(_TURN + r"[\s\S]{0,40}?\b(?:say|write|output|respond|reply|state|claim|"
+                         r"report|tell|mention|summari[sz]e|ignore)\b", re.I | re.M)
+"""A chat template's turn, then an order: read across lines (the turn marker ends one)."""
 _WEB_LINK = re.compile(r"(?<![A-Za-z0-9])https?://\S+", re.I)
 _SENTENCES = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)(?=\s)")
 
@@ -94,16 +114,21 @@ class Screened:
     left_out: int
 
 
+def _to_all(text: str) -> bool:
+    """Whether the text calls on a whole audience (`所有用户`, `all developers`, `@all`)."""
+    return bool(GROUP.search(text) or _MASS_MENTION.search(text))
+
+
 def kind_of(sentence: str) -> Kind:
     """How one sentence of PR text is taken."""
     text = folded(sentence)
     if _TO_MODEL.search(text):
         return "model"
-    credential = CREDENTIAL.search(text)
-    if credential and (HOST.search(text) or _SCHEME.search(text) or OBFUSCATED.search(text)
-                       or _URGENT.search(text) or _WHO.search(text)):
+    if CREDENTIAL.search(text) and (HURRY.search(text) or _to_all(text) or (
+            _ASKS.search(text) and (HOST.search(text) or _SCHEME.search(text)
+                                    or OBFUSCATED.search(text)))):
         return "phishing"
-    if _WHO.search(text) or _URGENT.search(text) or _ORDER.search(text):
+    if _to_all(text) or HURRY.search(text) or _ORDER.search(text) or CONTACT.search(text):
         return "reader"
     bare = _WEB_LINK.sub(" ", text)
     if OBFUSCATED.search(bare) or _SCHEME.search(bare) or any(
@@ -117,7 +142,7 @@ def screen(text: str) -> Screened:
     if not text:
         return Screened(text="", aimed=False, left_out=0)
     kept: list[str] = []
-    aimed = False
+    aimed = bool(_TURN_ORDER.search(folded(text)))
     left_out = 0
     for sentence in _SENTENCES.split(text):
         if not sentence.strip():

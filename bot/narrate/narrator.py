@@ -27,6 +27,7 @@ from bot.narrate.apply import (
     Seen,
     apply_pulls,
     apply_week,
+    fallbacks_for,
     narrated_answer,
     verify_pull,
     verify_week,
@@ -113,6 +114,11 @@ class Budget:
             self._deadline = time.monotonic() + self.seconds
         return self._deadline
 
+    @property
+    def spent(self) -> bool:
+        """Whether the repositories narrated before have used all of it."""
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
 
 class Narrator:
     """Words digests and PR answers with `llm.model`; one per process (its breaker and
@@ -155,21 +161,17 @@ class Narrator:
         """`digest` with its sections in the model's words where they hold up.
         `latest`: the newest PR number the data knows (a reference beyond it is no PR)."""
         started = time.monotonic()
-        deadline = (budget or self.budget()).deadline
+        budget = budget or self.budget()
+        if budget.spent:
+            return self.unnarrated(digest, "budget")
+        deadline = budget.deadline
         main = deadline if self.llm.check == "rules" else \
             started + (deadline - started) * MAIN_SHARE
         lang = digest.lang
         outcome = Outcome(model=self.llm.model)
-        week = [p.number for p in pulls]
-        withheld = frozenset(p.number for p in pulls if aimed_at_model(p))
-        facts = {p.number: pull_facts(p, answers[p.number], withheld=p.number in withheld,
-                                      reviews_recorded=reviews_recorded) for p in pulls}
-        shown = shown_pulls(digest, QUICK_VIEW)
-        quick = [k.number for k in digest.key_pulls[:QUICK_VIEW]]
-        wanted = [n for n in dict.fromkeys([*quick, *(r.pull for r in digest.risks)])
-                  if n in facts and n not in withheld]
-        week_in = _fit(week_facts(digest, shown, withheld), lang)
-        grounds = evidence(week, facts, week_in, max([*week, latest or 0]))
+        # Screening and the fact pack read every PR of the week: off the event loop.
+        withheld, facts, quick, wanted, week_in, grounds = await asyncio.to_thread(
+            _prepare, digest, pulls, answers, reviews_recorded, latest)
         (words, failures), (answer, failure) = await asyncio.gather(
             self._pulls([facts[n] for n in wanted], grounds, answers, lang, main),
             self._week(week_in, lang, main))
@@ -192,6 +194,15 @@ class Narrator:
         return msgspec.structs.replace(narrated, notes=notes, narration=Narration(
             model=self.llm.model, sections_narrated=sections, sentences_dropped=dropped,
             fallbacks=fallbacks, prose=prose))
+
+    def unnarrated(self, digest: Digest, reason: str) -> Digest:
+        """`digest` as the engine wrote it, each of its sections recorded as fallen back
+        for `reason` (no call made: the budget was spent before it started)."""
+        fallbacks = fallbacks_for(digest, reason)
+        self._report(Outcome(model=self.llm.model), fallbacks)
+        return msgspec.structs.replace(digest, narration=Narration(
+            model=self.llm.model, sections_narrated=(), sentences_dropped=0,
+            fallbacks=fallbacks, prose=()))
 
     def _report(self, outcome: Outcome, fallbacks: Sequence[Any]) -> None:
         if self.events is None:
@@ -364,6 +375,24 @@ def _withheld_note(numbers: Sequence[int], lang: Lang) -> tuple[str, ...]:
                 "%(num)s PRs' text carries instructions aimed at a language model; they "
                 "are described from the engine's facts only: %(list)s.",
                 len(numbers), list=refs),)
+
+
+def _prepare(digest: Digest, pulls: Sequence[PullRequest], answers: Mapping[int, PullAnswer],
+             reviews_recorded: bool, latest: int | None
+             ) -> tuple[frozenset[int], dict[int, PullFacts], list[int], list[int], WeekFacts,
+                        Evidence]:
+    """What the calls need: the withheld PRs, every PR's facts, the key PRs shown first,
+    the PRs to narrate, the week's facts and the grounds the verifier reads."""
+    week = [p.number for p in pulls]
+    withheld = frozenset(p.number for p in pulls if aimed_at_model(p))
+    facts = {p.number: pull_facts(p, answers[p.number], withheld=p.number in withheld,
+                                  reviews_recorded=reviews_recorded) for p in pulls}
+    quick = [k.number for k in digest.key_pulls[:QUICK_VIEW]]
+    wanted = [n for n in dict.fromkeys([*quick, *(r.pull for r in digest.risks)])
+              if n in facts and n not in withheld]
+    week_in = _fit(week_facts(digest, shown_pulls(digest, QUICK_VIEW), withheld), digest.lang)
+    return (withheld, facts, quick, wanted, week_in,
+            evidence(week, facts, week_in, max([*week, latest or 0])))
 
 
 def _fit(facts: WeekFacts, lang: Lang) -> WeekFacts:

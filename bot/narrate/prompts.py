@@ -22,7 +22,7 @@ from typing import Any, Literal
 from bot.models import Lang
 from bot.narrate.hygiene import CLOSE, OPEN, data_block
 
-PROMPT_VERSION = "n3"
+PROMPT_VERSION = "n4"
 CONTEXT_TOKENS = 32_768
 """The smallest context the narrator is made for: every request fits it."""
 
@@ -88,7 +88,8 @@ TASKS (the user message names one)
    {{"number": N, "title": a short title of at most 30 characters, "summary": one
    sentence saying what it changes and why it matters, "risks": for each entry of its
    "risks", {{"index": its index, "text": one sentence restating the finding, keeping its
-   "path" and every code name in its "subjects"}}}}.
+   "path", every code name in its "subjects" and what it says of the resolution (left
+   unresolved, or not recorded)}}}}.
    Answer {{"pulls": [...]}} with one entry per PR, in the order given.
 2. "week": the data block "week" describes the week. Answer
    {{"summary": [3 to 5 sentences: how many PRs, where the work went, what stands out,
@@ -144,7 +145,8 @@ _ZH = f"""你为一个 GitHub 仓库撰写每周 PR 周报的部分段落，读�
 1. "pulls"：数据块 "pulls" 列出若干 PR。为每个 PR 写
    {{"number": N, "title": 不超过 30 个字符的短标题, "summary": 一句话说明它改了什么、为什么重要,
    "risks": 对其 "risks" 中的每一项写 {{"index": 该项的 index,
-   "text": 一句话重述该发现，保留其 "path" 和 "subjects" 中的每个代码名}}}}。
+   "text": 一句话重述该发现，保留其 "path"、"subjects" 中的每个代码名，以及其中关于是否解决的说法
+   （未解决，或是否解决未记录）}}}}。
    回答 {{"pulls": [...]}}，每个 PR 一项，按给出的顺序排列。
 2. "week"：数据块 "week" 描述本周。回答
    {{"summary": [3 到 5 句：多少个 PR、工作集中在哪里、有什么突出之处、有几项风险],

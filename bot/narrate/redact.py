@@ -19,6 +19,12 @@ _SECRETS = re.compile("|".join((
     r"\bAIza[0-9A-Za-z_-]{35}",  # Google API keys
     r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face tokens
     r"(?i:\bbearer\s+)[A-Za-z0-9._~+/-]{16,}=*",
+    r"\bglpat-[A-Za-z0-9_-]{20,}",  # GitLab
+    r"\bnpm_[A-Za-z0-9]{36}\b",  # npm
+    r"\bpypi-AgE[A-Za-z0-9_-]{40,}",  # PyPI
+    r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{20,}",  # Stripe
+    r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,40}",  # Telegram bot tokens
+    r"(?<=://)[^\s:/@]+:[^\s@/]+(?=@)",  # user:password in a connection URI
 )))
 # `password=...`, `api_key: ...`, `aws_secret_access_key = ...`: the name stays. A token
 # or key name needs a value of 12 characters or more (`max_tokens=4096` is no secret).

@@ -3,10 +3,12 @@ grounds. They read the folded text (`bot.narrate.normal`) with code spans taken 
 
 - mention: `@` anything, `<!channel>`, `<at ...>`, `tg://user?id=`;
 - url: a scheme, `www.`, or a link written to slip past filters (`hxxp`, `[.]`);
-- markup: tags, emphasis, fences, link syntax, entities, list or heading starts, `|`;
+- markup: tags, emphasis, fences, link syntax, entities, list or heading starts, `|`,
+  emoji;
 - address: a sentence that speaks to its readers: whom (`所有人`, `everyone`, `you`),
-  urgency (`立即`, `urgent`), or, outside suggestions, an order (`请…`, `Please`,
-  `Upgrade to…`); PR titles may be imperative (they are by convention);
+  urgency (`立即`, `urgent`), an invitation elsewhere (`加微信`), a prize (`中奖`), or,
+  outside suggestions, an order (`请…`, `Please`, `Upgrade to…`); PR titles may be
+  imperative (they are by convention);
 - resolved: a risk line that says its concern is settled, or any sentence saying the
   week's reviews, comments or risks were resolved (the data never says so).
 
@@ -21,6 +23,7 @@ from typing import Literal
 
 from bot.narrate.figures import CODE_SPAN
 from bot.narrate.normal import OBFUSCATED
+from bot.narrate.settled import settles
 
 Part = Literal["title", "summary", "risk", "week", "changes", "trends", "suggestion"]
 
@@ -39,51 +42,42 @@ HOST = re.compile(r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9
                   r"[A-Za-z][A-Za-z0-9-]{1,23}(?![A-Za-z0-9_-])(?:/[^\s，。；、）)]*)?")
 """Any `label.label` a chat client could turn into a link (no list of TLDs)."""
 
-_WHO_ZH = re.compile(r"所有人|全体|大家|各位|诸位|所有用户|全部用户|广大用户|用户们|你|您")
-_WHO_EN = re.compile(r"\b(?:everyone|everybody|all users|you|your|yours|you're|folks)\b", re.I)
-_URGENT_ZH = re.compile(r"立即|立刻|马上|赶紧|赶快|紧急|火速|务必|速速|刻不容缓")
-_URGENT_EN = re.compile(r"\b(?:immediately|urgent(?:ly)?|asap|right now|at once|"
-                        r"act now)\b", re.I)
+GROUP = re.compile(
+    # A whole audience named: whom an order or a call to act is for.
+    # People only: "全体 token" and "all operators" are a kernel's, not an audience.
+    r"所有人|大家|大伙|各位|诸位|所有用户|全部用户|广大用户|(?:用户|开发者|同学|朋友|成员)们|"
+    r"(?:所有|全部|全体|各位)的?(?:开发者|使用者|贡献者|维护者|成员|同学|同事|团队|用户|人员)|"
+    r"\b(?:everyone|everybody|all users)\b|\b(?:all|every|each)\s+(?:of\s+(?:the\s+|our\s+)?)?"
+    r"(?:users?|developers?|contributors?|maintainers?|teams?|engineers?)\b", re.I)
+HURRY = re.compile(r"立即|立刻|马上|赶紧|赶快|紧急|火速|务必|速速|刻不容缓|尽快|尽早|抓紧|"
+                   r"即刻|从速|第一时间|今天之内|今日之内|当天之内|限时|\b(?:immediately|urgent(?:ly)?|asap|"
+                   r"right now|right away|at once|act now|as soon as possible|without delay|"
+                   r"hurry|time-sensitive)\b", re.I)
+"""Urgency: a digest reports a week, it never hurries its readers."""
+CONTACT = re.compile(
+    r"(?:加|添加|扫)\s*(?:我|作者)?的?\s*(?:微信|vx|v信|qq|群|好友)|微信号|微信群|qq\s*群|电报群|"
+    r"飞书群|钉钉群|扫码|二维码|私信|私聊|进群|入群|"
+    r"\b(?:dm|pm|message|contact|ping|e-?mail|text|reach)\b[^.;]{0,30}\b(?:on|via|at|through)\s+"
+    r"(?:telegram|discord|whatsapp|wechat|signal|twitter|email|e-mail)\b|"
+    r"\bjoin\s+(?:our|the|my)\s+(?:discord|telegram|slack|wechat|whatsapp|group|channel|"
+    r"server|community)\b", re.I)
+"""A call to get in touch elsewhere: never the digest's to make."""
+SCAM = re.compile(r"中奖|领取|空投|红包|\b(?:airdrops?|giveaways?|prizes?)\b|"
+                  r"\bfree (?:tokens|crypto|coins|credits)\b", re.I)
+"""A prize or a giveaway: what no weekly report of PRs announces."""
+_EMOJI = re.compile("[\u2600-\u27bf\U0001f000-\U0001faff]")
+_WHO_ZH = re.compile(r"你|您")
+_WHO_EN = re.compile(r"\b(?:you|your|yours|you're|folks)\b", re.I)
 _ORDER_ZH = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|一定要|千万|不要(?!求)|切勿|"
-                       r"别忘")
+                       r"别忘|点击|点此|(?:用户|开发者|使用者|团队|维护者|贡献者)[^，。；]{0,4}(?:须|必须|"
+                       r"务必|应当|应该|需要|要(?!求))[^，。；]{0,6}(?:升级|降级|迁移|回滚|切换|更新|安装|卸载|"
+                       r"登录|提交|完成)")
 _ORDER_EN = re.compile(
-    r"^\W*(?:please|do not|don't|make sure|be sure|upgrade|downgrade|update to|install|"
-    r"uninstall|log ?in|sign ?in|submit|visit|click|go to|join|contact|reply|download|"
-    r"roll ?back to|switch to|beware)\b|\bplease\b", re.I)
-
-# Phrases that say a resolution is not known; taken out before resolution words are
-# looked for ("是否已解决未记录" states no resolution).
-_UNSURE_ZH = re.compile(r"是否(?:已经|已|被)?(?:得到)?(?:解决|处理|修复|关闭|回应)|"
-                        r"(?:解决|处理)(?:情况|状态|与否)?(?:均|都)?(?:未|尚未|没有|尚无)"
-                        r"(?:被)?(?:记录|知|确认|明确)")
-_UNSURE_EN = re.compile(r"\b(?:whether|if)\b[^.;]{0,60}?\b(?:resolved|addressed|fixed|"
-                        r"handled|closed)\b|\b(?:resolved|addressed|fixed|handled)\b[^.;]"
-                        r"{0,30}?\b(?:is|was|were|are)\s+(?:not recorded|unknown|unclear)",
-                        re.I)
-_SETTLED_ZH = re.compile(r"已解决|已处理|已修复|已被修复|已经修复|已经解决|得到解决|得以解决|"
-                         r"已关闭|已消除|已排除|已清除|已清零|已解除|已澄清|已回应|已答复|已确认无|"
-                         r"无需(?:担心|关注|"
-                         r"处理|跟进)|不再(?:是|有|存在)|没有(?:风险|问题)|无风险|可以忽略|"
-                         r"可忽略|不必(?:担心|关注)|解决了|修复了|处理了")
-_SETTLED_EN = re.compile(r"\b(?:resolved|addressed|fixed|handled|mitigated|closed|"
-                         r"no longer|not an? (?:issue|concern|problem|risk)|"
-                         r"no (?:risks?|concerns?|issues?)|safe to (?:ignore|merge)|"
-                         r"can be ignored)\b", re.I)
-_ALL_SETTLED_ZH = re.compile(r"(?:风险|意见|讨论|评审|审查|review|concern|comment|问题)"
-                             r"[^，。；]{0,12}(?:均|都|全部|全都)(?:已经|已)?(?:被)?(?:解决|"
-                             r"处理|关闭|修复|批准|通过|消除|清零|清除|解除)|(?:风险|意见|讨论|"
-                             r"评审|review)[^，。；]{0,6}(?:已经|已)(?:被)?(?:解决|处理|关闭|消除|"
-                             r"清零|清除|解除)|所有[^，。；]{0,10}(?:已经|已|均)(?:被)?(?:解决|处理|"
-                             r"关闭|消除|清零|清除|解除)|(?:没有|无|不存在)(?:任何)?(?:风险|隐患)",
-                             re.I)
-_ALL_SETTLED_EN = re.compile(
-    r"\b(?:all|every|each)\b[^.;]{0,20}\b(?:risks?|concerns?|reviews?|comments?|"
-    r"threads?|issues?|findings?)\b[^.;]{0,30}\b(?:resolved|addressed|fixed|approved|"
-    r"closed|cleared)\b|\b(?:risks?|concerns?|threads?|comments?|findings?)\s+(?:were|"
-    r"are|have been|has been|got)\s+(?:all\s+)?(?:resolved|addressed|fixed|closed|cleared)\b|"
-    r"\bno (?:open |outstanding |remaining )?(?:risks?|concerns?)\b|\brisk-free\b",
-    re.I)
-
+    r"(?:^|[;:.!?]\s+|;)\W*(?:please|do not|don't|make sure|be sure|upgrade|downgrade|"
+    r"update to|install|uninstall|log ?in|sign ?in|submit|visit|click|go to|join|contact|"
+    r"reply|download|roll ?back to|switch to|beware)\b|\bplease\b|"
+    r"\b(?:users?|developers?|maintainers?|contributors?|teams?|engineers?)\s+"
+    r"(?:should|must|need to|needs to|have to|has to|are required to)\b", re.I)
 
 def prose_of(folded: str) -> str:
     """The sentence without its code spans and special tokens (each a space)."""
@@ -97,37 +91,47 @@ def text_problem(folded: str, part: Part) -> str | None:
         return "mention"
     if _SCHEME.search(prose) or OBFUSCATED.search(prose):
         return "url"
-    if _TAG.search(prose) or _MARKUP.search(prose):
+    if _TAG.search(prose) or _MARKUP.search(prose) or _EMOJI.search(prose):
         return "markup"
     if folded.count("`") % 2 or _BROKEN_CODE.search(folded):
         return "markup"
     if _addresses(prose, part):
         return "address"
-    if _settles(prose, part):
+    if settles(prose, risk=part == "risk"):
         return "resolved"
     return None
 
 
 def _addresses(prose: str, part: Part) -> bool:
-    if _WHO_ZH.search(prose) or _WHO_EN.search(prose):
+    if _WHO_ZH.search(prose) or _WHO_EN.search(prose) or GROUP.search(prose):
         return True
-    if _URGENT_ZH.search(prose) or _URGENT_EN.search(prose):
+    if HURRY.search(prose) or CONTACT.search(prose) or SCAM.search(prose):
         return True
     if part in ("suggestion", "title"):
         return False
     return bool(_ORDER_ZH.search(prose) or _ORDER_EN.search(prose))
 
 
-def _settles(prose: str, part: Part) -> bool:
-    rest = _UNSURE_EN.sub(" ", _UNSURE_ZH.sub(" ", prose))
-    if part == "risk" and (_SETTLED_ZH.search(rest) or _SETTLED_EN.search(rest)):
-        return True
-    return bool(_ALL_SETTLED_ZH.search(rest) or _ALL_SETTLED_EN.search(rest))
-
-
 def hosts_in(folded: str) -> list[str]:
     """Host-like tokens outside code spans, in the order written."""
     return [m.group(0) for m in HOST.finditer(CODE_SPAN.sub(" ", folded))]
+
+
+_WORD_TOKEN = re.compile(r"(?<![A-Za-z0-9_./-])[A-Za-z0-9][A-Za-z0-9_./-]*[A-Za-z0-9_]")
+
+
+def bare_identifiers(folded: str) -> list[str]:
+    """Names written as code outside code spans: snake_case (`grad_norm`) and paths with
+    a file or module part (`tests/x/test_y.py`). Their PR's facts must hold them, so a
+    sentence moved to another PR (or made up) does not keep another PR's names."""
+    found = []
+    for token in _WORD_TOKEN.findall(prose_of(folded)):
+        token = token.rstrip(".")
+        if not re.search("[A-Za-z]", token):
+            continue
+        if "_" in token or ("/" in token and re.search(r"[._]", token)):
+            found.append(token)
+    return found
 
 
 def special_tokens(folded: str) -> list[str]:
@@ -139,20 +143,43 @@ CREDENTIAL = re.compile(
     r"\bpasswords?\b|\bpasswd\b|\bpassphrase\b|\bcredentials?\b|\bsecrets?\b|"
     r"\bapi[ _-]?keys?\b|\bprivate keys?\b|\baccess tokens?\b|\bauth(?:entication)? tokens?\b|"
     r"\bbearer\b|\b(?:personal|github|slack|openai|session) tokens?\b|\blog ?in\b|"
-    r"\bsign ?in\b|\bseed phrase\b|(?:提交|输入|发送|填写|粘贴|上传|提供|分享|泄露|交出)"
-    r"[^，。；]{0,10}(?:token|key)", re.I)
+    r"\bsign ?in\b|\bseed phrase\b|(?:提交|输入|发送|填写|粘贴|上传|提供|分享|泄露|交出|更换|重置)"
+    r"[^，。；]{0,10}(?:token|key)|授权|认证|验证身份|身份验证|\bre-?authori[sz]e|"
+    r"\bre-?authenticate|\bverify (?:your|their|the) (?:account|identity)\b|"
+    r"\b(?:rotate|revoke|reset|regenerate|re-?enter|paste|share|send|submit|provide)\s+"
+    r"(?:your\s+|their\s+|the\s+|our\s+)?(?:[a-z]+\s+)?(?:tokens?|keys?)\b", re.I)
 """Words about credentials: kept only where the cited facts use them too."""
 
 CLAIMS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     # A claim, and what the cited facts must hold for it to stand.
     "ci": (re.compile(r"(?:\bci\b|检查|测试|流水线|\bchecks?\b|\btests?\b|\bpipelines?\b)"
                       r"[^，。；.;]{0,12}(?:通过|全绿|\bpass(?:ed|es|ing)?\b|\bgreen\b|"
-                      r"\bsucceed(?:ed|s)?\b|\bsuccessful(?:ly)?\b)", re.I),
+                      r"\bsucceed(?:ed|s)?\b|\bsuccessful(?:ly)?\b)|(?:通过|\bpass(?:ed|es)?\b)"
+                      r"[^，。；.;]{0,8}(?:\bci\b|检查|测试|\bchecks\b|\btests\b)", re.I),
            re.compile(r"通过|pass|green|success", re.I)),
+    "reviewed": (re.compile(r"经过[^，。；]{0,8}(?:评审|审核|审查|review)|审核过|评审过|"
+                            r"\b(?:were|was|been|got)\s+(?:all\s+)?(?:code-)?reviewed\b|"
+                            r"\breviewed by\b", re.I),
+                 re.compile(r'"reviews":"(?:approved|commented|changes requested)"')),
     "approval": (re.compile(r"批准|审批通过|审核通过|\bapprov(?:ed|al|es|ing)\b|\blgtm\b|"
                             r"\bsigned off\b", re.I),
                  re.compile(r"批准|approv|lgtm", re.I)),
     "release": (re.compile(r"发布|发版|上线|正式版|\breleas(?:e|ed|es|ing)\b|"
-                           r"\bgeneral availability\b", re.I),
-                re.compile(r"发布|releas", re.I)),
+                           r"\bgeneral availability\b|\bship(?:ped|s)\b|\blaunch(?:ed|es)?\b|"
+                           r"生产(?:环境)?可用|可(?:直接)?用于生产|\bproduction[- ]ready\b", re.I),
+                re.compile(r"发布|releas|ship|launch|production|生产", re.I)),
+    "status": (re.compile(r"停止维护|不再维护|弃用|废弃|停更|\bdeprecat\w*|\babandon\w*|"
+                          r"\bend[- ]of[- ]life\b|\bsunset(?:s|ting)?\b|\bunmaintained\b", re.I),
+               re.compile(r"停止维护|不再维护|弃用|废弃|deprecat|abandon|end[- ]of[- ]life|sunset|"
+                          r"unmaintained", re.I)),
+    "verified": (re.compile(r"审计|\baudit(?:ed|s|ing)?\b|生产环境(?:中)?(?:验证|测试|运行|上线)|"
+                            r"\b(?:verified|validated|tested|battle-tested|proven) in production\b",
+                            re.I),
+                 re.compile(r"审计|audit|生产|production", re.I)),
+    "absence": (re.compile(r"(?:没有|未|无|零)(?:发现|出现|引入|检测到|报告)?[^，。；]{0,6}"
+                           r"(?:漏洞|安全问题|回归)|\bno\s+(?:known\s+|new\s+|security\s+|open\s+)*"
+                           r"(?:vulnerabilit(?:y|ies)|regressions?|security (?:issues|problems|"
+                           r"holes))\b", re.I),
+                re.compile(r"(?:no|without|没有|未|无)[^，。；.\n]{0,20}(?:漏洞|回归|vulnerab|"
+                           r"regression)", re.I)),
 }

@@ -1,14 +1,16 @@
 """The verifier between the model and every renderer: a narrated sentence is kept only
 when everything it states can be found in the facts it cites.
 
-A sentence is read folded (`bot.narrate.normal`: NFKC, invisible characters out, dots
-however written) and fails when it breaks a rule no fact can lift (`bot.narrate.rules`:
-mentions, links, markup, speaking to readers, calling a concern resolved), repeats an
-instruction aimed at a model (`bot.narrate.injection`), cites a PR
-it may not (one outside the week, or outside its theme or suggestion), writes a PR
-number its scope does not hold, states a figure, an identifier or a host its scope
-does not hold, uses a credential word or makes a claim (CI passed, approved, released)
-its cited PRs' own facts do not support, or is not in the channel's language.
+A sentence is read folded (`bot.narrate.normal`: NFKC, invisible characters out,
+look-alike letters read as Latin, dots however written) and fails when a word mixes
+Latin and look-alike letters, when it breaks a rule no fact can lift
+(`bot.narrate.rules`: mentions, links, markup, speaking to readers, calling a concern
+resolved), repeats an instruction aimed at a model (`bot.narrate.injection`), cites a
+PR it may not (one outside the week, or outside its theme or suggestion), writes a PR
+number its scope does not hold, states a figure, an identifier (in a code span, or
+written bare as snake_case or a file path) or a host its scope does not hold, uses a
+credential word or makes a claim (CI passed, approved, released) its cited PRs' own
+facts do not support, or is not in the channel's language.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from bot.models import Lang
 from bot.narrate.figures import CODE_SPAN, PULL_REF, QUALIFIED_REF, figures_in
 from bot.narrate.injection import kind_of
 from bot.narrate.language import language_problem
-from bot.narrate.normal import folded, visible
+from bot.narrate.normal import disguised, folded, visible
 from bot.narrate.rules import (
     CLAIMS,
     CREDENTIAL,
     Part,
+    bare_identifiers,
     hosts_in,
     prose_of,
     special_tokens,
@@ -60,6 +63,8 @@ def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
         return "blank"
     if len(shown) > MAX_CHARS or "\n" in shown:
         return "too-long"
+    if disguised(shown):
+        return "disguise"
     read = folded(shown)
     problem = text_problem(read, part)
     if problem is not None:
@@ -74,7 +79,7 @@ def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
         return "uncited-pull" if named <= scope.may_cite else "unknown-pull"
     if not figures_in(read) <= scope.figures:
         return "figure"
-    for ident in (*CODE_SPAN.findall(read), *special_tokens(read)):
+    for ident in (*CODE_SPAN.findall(read), *special_tokens(read), *bare_identifiers(read)):
         if ident.strip().casefold() not in scope.idents:
             return "identifier"
     for host in hosts_in(read):

@@ -20,7 +20,8 @@ from testkit.fakes.openai_writer import write_check, write_pull, write_week
 _CUES = re.compile(
     r"写成|改为|写明|注明|写“|请在|请把|请所有|立即|紧急|令牌|登录|降级|攻破|补偿|均已解决|"
     r"放心合并|说明：|注意：|\bai\b|summari[sz]|instruction|override|\bsystem\b|state in|"
-    r"report that|everyone|faster|\bcurl\b|hxxp|evil|discord|#99999", re.I)
+    r"report that|everyone|faster|\bcurl\b|hxxp|evil|discord|#99999|\bdear\b|say that|"
+    r"供摘要|微信|telegram|as soon as|尽快|误报|addressed|taken care|developers", re.I)
 _QUOTED = re.compile(r"“([^”]{4,})”|\"([^\"]{4,})\"")
 _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
 _SETTLED = re.compile(r"解决|resolved", re.I)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bot.models import Digest
@@ -457,3 +458,30 @@ def kept(digest: Digest, lines: Iterable[Line], round: int = 0
     held = [c for c in mine if visible(c.text).strip().rstrip("。.") in
             {s.rstrip("。.") for s in shown}]
     return held, [c for c in mine if c not in held]
+
+
+FILES = {VERL: "verl-2026-07.json", VLLM: "vllm-2026-W29.json"}
+
+
+async def held(shared_data: Path, lines: Iterable[Line], lang: str, mode: str,
+               rounds: Iterable[int] = ROUNDS) -> tuple[int, int, list[str]]:
+    """How many of `lines` in `lang` both weeks keep, of how many, and the lost ones,
+    answered by `corpus_answer` through the fake endpoint in `mode` (bare, `think`...)."""
+    from bot.snapshot import read_snapshot
+    from testkit.fakes.openai import FakeOpenAI
+    from testkit.narration.week import snapshot_digests, week_config
+
+    lines = list(lines)
+    kept_count = total = 0
+    lost: list[str] = []
+    for round_ in rounds:
+        with FakeOpenAI(answer=corpus_answer(lines, round=round_)) as fake:
+            fake.mode = mode
+            for repo, name in FILES.items():
+                digests = snapshot_digests(week_config(repo, fake.base_url),
+                                           read_snapshot(shared_data / name))
+                digest = await digests.build(repo, "2026-W29", lang)  # type: ignore[arg-type]
+                yes, no = kept(digest, lines, round_)
+                kept_count, total = kept_count + len(yes), total + len(yes) + len(no)
+                lost += [c.text for c in no]
+    return kept_count, total, lost
