@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
 
 from testkit.fakes.openai import FakeOpenAI
 from testkit.redis_server import private_redis
@@ -27,6 +28,11 @@ for _name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_pro
     os.environ.pop(_name, None)
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+# Property tests check behaviour, not speed: a loaded CI machine must not fail an example
+# for taking longer than Hypothesis's default 200 ms (speed is measured under bench/).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 
 @pytest.fixture(scope="session")
