@@ -50,10 +50,14 @@ class ThemeLine:
 
 
 class ThemeView:
+    """A theme's key PRs as lines, at most `limit`; `more` counts every PR of the theme
+    not shown (its key PRs beyond the limit and its other PRs), so "N more" adds up to
+    the theme's size."""
+
     def __init__(self, theme: Theme, items: list[ThemeLine], limit: int) -> None:
         self.theme = theme
         self.items = items[:limit]
-        self.more = max(0, len(items) - limit)
+        self.more = max(0, len(items) - limit) + len(theme.others)
 
 
 class ThemeListing:
