@@ -10,17 +10,21 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
-from urllib.parse import urlsplit
 
 import msgspec
 from croniter import croniter
 
+from bot.config_fields import (
+    check_channel_id,
+    check_repo_name,
+    check_title_patterns,
+    check_web_url,
+)
 from bot.errors import ConfigError
 from bot.models import ChatForm, Style
 from bot.validation import describe
@@ -242,21 +246,6 @@ def secret(env_name: str) -> str | None:
     return value or None
 
 
-def _check_repo_name(name: str, where: str) -> None:
-    owner, _, repo = name.partition("/")
-    if not owner or not repo or "/" in repo or name.strip() != name:
-        raise ConfigError(f"{where}: repository must be written owner/name, got {name!r}")
-
-
-def _check_exclude(rule: ExcludeRule, where: str) -> None:
-    for index, pattern in enumerate(rule.titles):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{where}.exclude.titles[{index}]: not a regular expression "
-                              f"({exc})") from None
-
-
 def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> None:
     """A channel names one repository (`repo`) or a list of them (`repos`), each
     configured under [repos] and listed once."""
@@ -267,7 +256,7 @@ def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> 
     seen: set[str] = set()
     for position, name in enumerate(channel.repositories):
         at = f"{where}.repos[{position}]" if channel.repos else f"{where}.repo"
-        _check_repo_name(name, at)
+        check_repo_name(name, at)
         if name.lower() in seen:  # GitHub's names ignore case: ACME/x is acme/x
             raise ConfigError(f"{at}: {name!r} is listed twice")
         if name not in config.repos:
@@ -278,8 +267,8 @@ def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> 
 def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
     for name, repo in config.repos.items():
         where = f"repos.{name!r}"
-        _check_repo_name(name, where)
-        _check_exclude(repo.exclude, where)
+        check_repo_name(name, where)
+        check_title_patterns(repo.exclude.titles, where)
         try:
             zone(repo.timezone)
         except Exception:
@@ -292,8 +281,9 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
     seen: set[str] = set()
     for index, channel in enumerate(config.channels):
         where = f"channels[{index}]"
+        check_channel_id(channel.id, where)
         _check_channel_repos(channel, config, where)
-        _check_exclude(channel.exclude, where)
+        check_title_patterns(channel.exclude.titles, where)
         try:
             zone(channel.timezone)
         except Exception:
@@ -323,8 +313,7 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
 
 
 def _validate_llm(llm: LLMConfig) -> None:
-    if not llm.base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"llm.base_url: expected an http(s) URL, got {llm.base_url!r}")
+    check_web_url("llm.base_url", llm.base_url, "https://api.openai.com/v1")
     if not llm.model.strip():
         raise ConfigError("llm.model: must name a model")
     if not llm.api_key_env.strip():
@@ -350,13 +339,7 @@ def _check_web_urls(config: Config) -> None:
         ("server.public_url", config.server.public_url, "https://bot.example.com"),
         ("github.api_url", config.github.api_url, "https://api.github.com"),
     ):
-        _check_web_url(field, value, example)
-
-
-def _check_web_url(field: str, value: str, example: str) -> None:
-    parts = urlsplit(value)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ConfigError(f"{field}: expected an http(s) URL such as {example}, got {value!r}")
+        check_web_url(field, value, example)
 
 
 def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:
@@ -375,7 +358,7 @@ def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:
         where = f"platforms.{name}"
         settings = _convert(table, schema, where)
         for field, example in schema.URLS.items():
-            _check_web_url(f"{where}.{field}", getattr(settings, field), example)
+            check_web_url(f"{where}.{field}", getattr(settings, field), example)
         settings.check(where)
 
 
