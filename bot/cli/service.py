@@ -61,6 +61,8 @@ def serve(
     import uvicorn
 
     from bot.config import secret
+    from bot.links import private_report_keys
+    from bot.redaction import redact_report_keys
     from bot.web.app import create_app
     from bot.web.connections import uvicorn_limits, uvicorn_log_config
 
@@ -77,13 +79,15 @@ def serve(
             options["now"] = lambda: moment
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    keys = private_report_keys(settings)
+    redact_report_keys(logging.getLogger().handlers, keys)
     try:
         server_app = create_app(settings, freeze_heap=True, **options)
     except ValueError as exc:
         # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
         raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
     uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
-                proxy_headers=True, log_config=uvicorn_log_config(),
+                proxy_headers=True, log_config=uvicorn_log_config(keys),
                 **uvicorn_limits(settings.server))
 
 

@@ -15,6 +15,7 @@ import asyncio
 import copy
 import logging
 import time
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import h11
@@ -22,7 +23,7 @@ from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from bot.config import ServerConfig
-from bot.redaction import REPORT_KEY, Redact
+from bot.redaction import Redact, report_key_filters
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +127,13 @@ def uvicorn_limits(server: ServerConfig) -> dict[str, Any]:
     }
 
 
-def uvicorn_log_config() -> dict[str, Any]:
-    """uvicorn's own logging setup, with a private report's `?key=` taken out of the
-    access log's request lines."""
+def uvicorn_log_config(keys: Iterable[str] = ()) -> dict[str, Any]:
+    """uvicorn's own logging setup, with a private report's key taken out of its
+    lines: `?key=` in the access log's request lines, and each of `keys` anywhere."""
     config = copy.deepcopy(LOGGING_CONFIG)
-    config["filters"] = {"report_key": {"()": Redact, "pattern": REPORT_KEY}}
-    config["handlers"]["access"]["filters"] = ["report_key"]
+    filters = report_key_filters(keys)
+    config["filters"] = {f"report_key_{n}": {"()": Redact, "pattern": one.pattern}
+                         for n, one in enumerate(filters)}
+    for handler in config["handlers"].values():
+        handler["filters"] = list(config["filters"])
     return config

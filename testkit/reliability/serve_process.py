@@ -57,6 +57,7 @@ class ServeProcess:
                 return self
             except httpx.TransportError:
                 if time.monotonic() > deadline:
+                    self.kill()  # never left running behind a failed start
                     raise
                 time.sleep(0.1)
 
