@@ -150,6 +150,8 @@ class ServerConfig(Section, frozen=True, kw_only=True):
     read_timeout_seconds: float = 15.0
     keep_alive_seconds: int = 5
     max_connections: int = 500
+    # Connections one address may hold (a trusted proxy's count toward max_connections).
+    max_connections_per_client: int = 50
     max_header_bytes: int = 16 * 1024
     report_requests_per_minute: int = 60
     # Hours before a channel's posting minute in which its finished week is fetched
@@ -229,6 +231,7 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("server", "read_timeout_seconds", 0.5, 600),
     ("server", "keep_alive_seconds", 1, 600),
     ("server", "max_connections", 1, 65_536),
+    ("server", "max_connections_per_client", 1, 65_536),
     ("server", "max_header_bytes", 1024, 1 << 20),
     ("server", "report_requests_per_minute", 1, 100_000),
     ("server", "prefetch_hours", 0, 7 * 24),
