@@ -154,6 +154,9 @@ class ServerConfig(Section, frozen=True, kw_only=True):
     max_connections_per_client: int = 50
     max_header_bytes: int = 16 * 1024
     report_requests_per_minute: int = 60
+    # GitHub points the report pages may spend an hour, all visitors together (0: pages
+    # are served from the cache only); cached pages cost nothing.
+    report_points_per_hour: int = 1000
     # Hours before a channel's posting minute in which its finished week is fetched
     # ahead, spread out (0: fetched at the posting minute).
     prefetch_hours: float = 6.0
@@ -234,6 +237,7 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("server", "max_connections_per_client", 1, 65_536),
     ("server", "max_header_bytes", 1024, 1 << 20),
     ("server", "report_requests_per_minute", 1, 100_000),
+    ("server", "report_points_per_hour", 0, 1_000_000),
     ("server", "prefetch_hours", 0, 7 * 24),
 )
 """(section, field, least, most) of every number in the file: a week of catch-up or
