@@ -40,7 +40,7 @@ class ServeProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> ServeProcess:
+    def start(self, timeout: float = 180.0) -> ServeProcess:
         handle = self.log.open("ab")
         command = ([sys.executable, "-m", "testkit.reliability.serve_runner"] if self.runner
                    else [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])
