@@ -28,6 +28,7 @@ PACKAGES = ("bot", "adapters")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources", "bot.config",
+     "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction"),
     ("bot.engine",),
     ("bot.render",),

@@ -82,6 +82,11 @@ class _RejectionsWithoutTraceback(logging.Filter):
 
 
 def _quiet_sdk_rejections() -> None:
+    """One line per refused request: lark-oapi's logger has a stdout handler of its own
+    and also passes its records up to the service's, which wrote each line twice;
+    without its handler, its lines are the service's (one format, one redaction)."""
+    for handler in list(lark_logger.handlers):
+        lark_logger.removeHandler(handler)
     if not any(isinstance(f, _RejectionsWithoutTraceback) for f in lark_logger.filters):
         lark_logger.addFilter(_RejectionsWithoutTraceback())
 

@@ -53,6 +53,7 @@ import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig
 from bot.delivery.due import DueFailure, DueRun, due_runs
+from bot.delivery.periodic import log_failed_pass
 from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
@@ -189,7 +190,7 @@ class Scheduler:
             try:
                 await self.tick()
             except Exception as exc:  # Redis down, a bug: log it and try again next minute
-                log.exception("schedule: tick failed")
+                log_failed_pass(log, "schedule: pass failed", exc)
                 self.stats.pass_done(f"{type(exc).__name__}: {exc}", self.clock())
                 self.on_failure("pass")
             now = self.clock()

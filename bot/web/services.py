@@ -45,7 +45,7 @@ from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
 from bot.web.metrics import Metrics
-from bot.web.throttle import ClientRate, SingleFlight
+from bot.web.throttle import Allowance, ClientRate, SingleFlight
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ class Services:
     report_builds: SingleFlight[tuple[str, str, str], Digest] = field(
         default_factory=SingleFlight)
     report_rate: ClientRate | None = None
+    report_points: Allowance | None = None
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -298,6 +299,7 @@ def build_services(
         report_secret=secret(REPORT_SECRET_ENV),
         now=now, background=background, github_health=github_health, narrator=narrator,
         report_rate=ClientRate(config.server.report_requests_per_minute),
+        report_points=Allowance(config.server.report_points_per_hour),
     )
 
 

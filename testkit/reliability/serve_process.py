@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -21,7 +22,8 @@ class ServeProcess:
     `runner=True` runs it through `testkit.reliability.serve_runner` (short slot locks)."""
 
     def __init__(self, config: Path, env: Mapping[str, str], log: Path,
-                 *, log_level: str = "info", runner: bool = False) -> None:
+                 *, log_level: str = "info", runner: bool = False,
+                 open_files: int | None = None) -> None:
         self.config = config
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("SLACK_", "TELEGRAM_", "FEISHU_", "GITHUB_",
@@ -30,6 +32,7 @@ class ServeProcess:
         self.log = log
         self.log_level = log_level
         self.runner = runner
+        self.open_files = open_files  # `ulimit -n` (soft and hard) of the process
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -37,7 +40,7 @@ class ServeProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> ServeProcess:
+    def start(self, timeout: float = 180.0) -> ServeProcess:
         handle = self.log.open("ab")
         command = ([sys.executable, "-m", "testkit.reliability.serve_runner"] if self.runner
                    else [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])
@@ -45,6 +48,7 @@ class ServeProcess:
             [*command, "--config", str(self.config), "--port", str(self.port),
              "--log-level", self.log_level],
             env=self.env, stdout=handle, stderr=subprocess.STDOUT, cwd=ROOT,
+            preexec_fn=None if self.open_files is None else self._limit_open_files,
         )
         handle.close()
         deadline = time.monotonic() + timeout
@@ -57,8 +61,13 @@ class ServeProcess:
                 return self
             except httpx.TransportError:
                 if time.monotonic() > deadline:
+                    self.kill()  # never left running behind a failed start
                     raise
                 time.sleep(0.1)
+
+    def _limit_open_files(self) -> None:
+        assert self.open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, nothing flushed."""
