@@ -84,7 +84,7 @@ class RecordingFetcher:
     def __init__(self) -> None:
         self.asked: list[tuple[str, str]] = []
 
-    async def prefetch(self, repo: str, week: str) -> bool:
+    async def prefetch(self, repo: str, week: str, *, counted: bool = False) -> bool:
         self.asked.append((repo, week))
         return True
 
