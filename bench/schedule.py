@@ -13,11 +13,17 @@ digest builds, and peak memory (RSS) per replica.
                              [--kill]  # SIGKILL one replica a third of the way in
                              [--redis single|cluster|sentinel]  # which Redis topology
                              [--failover]  # sentinel: SIGKILL the master a third of the way in
+                             [--platform-rate 5]  # the fakes refuse posts beyond 5/s each
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
 post that had already arrived is a duplicate - the window `bot.delivery.schedule` documents.
 The fake servers also print the killed replica's reset connections.
+
+With --platform-rate N each fake platform takes N posts a second across its chats and
+answers 429 (with its Retry-After) beyond: the bench then prints the 429 answers, the
+attempts marked failed, and the wall time against the least the rate allows (the
+messages of the busiest platform / N).
 """
 
 from __future__ import annotations
@@ -212,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="one redis-server, a 3-node Redis Cluster, or a Sentinel set")
     parser.add_argument("--failover", action="store_true",
                         help="with --redis sentinel: SIGKILL the master once a third are posted")
+    parser.add_argument("--platform-rate", type=float, default=None, metavar="N",
+                        help="each fake platform takes N posts a second, 429 beyond")
     args = parser.parse_args(argv)
     if args.failover and args.redis != "sentinel":
         parser.error("--failover needs --redis sentinel")
@@ -221,14 +229,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week
+    from testkit.fakes.rate_limit import FakeRateLimit
     from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
     from testkit.fakes.telegram import TOKEN as TELEGRAM_TOKEN
     from testkit.fakes.telegram import FakeTelegram
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
+    limits = {platform: FakeRateLimit(args.platform_rate) if args.platform_rate else None
+              for platform in PLATFORMS}
     with (redis_topology(args.redis) as (redis_url, sentinel),
           FakeGitHub(token=GITHUB_TOKEN) as github,
-          FakeSlack() as slack, FakeTelegram() as telegram,
-          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1]) as feishu,
+          FakeSlack(rate_limit=limits["slack"]) as slack,
+          FakeTelegram(rate_limit=limits["telegram"]) as telegram,
+          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1],
+                     rate_limit=limits["feishu"]) as feishu,
           tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir):
         for index, repo in enumerate(repos):
             pulls = build_week(repo, count=args.pulls, week=WEEK, seed=index, overflow=None)
@@ -349,7 +362,24 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"adapters {baseline[number]:.0f} MiB; posted {report['posted']}, "
               f"re-sent in doubt {report['resent_in_doubt']}, failed {report['failed']}, "
               f"built {report['builds']}, {report['cpu_seconds']:.1f} CPU s)")
+    if args.platform_rate:
+        print_pacing(args.platform_rate, limits, counts, elapsed,
+                     failed=sum(r["failed"] for r in done.values()))
     print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
+
+
+def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elapsed: float,
+                 *, failed: int) -> None:
+    """What a platform limit of `rate` posts a second cost: 429 answers, attempts marked
+    failed, and the wall time against the least the rate allows."""
+    messages = {p: sum(n for c, n in counts.items() if c.startswith(f"{p}:")) for p in PLATFORMS}
+    refused = {p: limit.refused for p, limit in limits.items()}
+    least = max(messages.values()) / rate
+    print(f"  platform limit        {rate:8g}/s each: answers of 429 {sum(refused.values())} ("
+          + ", ".join(f"{p} {refused[p]}" for p in PLATFORMS) + f"); failed attempts {failed}")
+    print(f"  wall time vs rate     {elapsed:8.2f} s against {least:.2f} s (messages per "
+          "platform: " + ", ".join(f"{p} {messages[p]}" for p in PLATFORMS)
+          + f" / {rate:g}/s): {elapsed / least:.2f}x")
 
 
 @contextlib.contextmanager
