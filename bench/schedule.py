@@ -21,9 +21,9 @@ post that had already arrived is a duplicate - the window `bot.delivery.schedule
 The fake servers also print the killed replica's reset connections.
 
 With --platform-rate N each fake platform takes N posts a second across its chats and
-answers 429 (with its Retry-After) beyond: the bench then prints the 429 answers, the
-attempts marked failed, and the wall time against the least the rate allows (the
-messages of the busiest platform / N).
+answers 429 (with its Retry-After) beyond, and each platform's `post_rate` is set to
+N/s: the bench then prints the 429 answers, the attempts marked failed, and the wall
+time against the least the rate allows (the messages of the busiest platform / N).
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def channel_id(platform: str, index: int) -> str:
     return f"CBENCH{index:05d}"
 
 
-def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str]) -> None:
+def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str],
+                 platform_rate: int | None = None) -> None:
     lines = []
     for r in range(repos):
         lines += [f'[repos."bench/repo{r:03d}"]', 'timezone = "Asia/Shanghai"',
@@ -83,10 +84,12 @@ def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str])
                   f'repo = "bench/repo{index % repos:03d}"',
                   f'lang = "{("zh", "en")[(index // 2) % 2]}"', f'schedule = "{cron}"',
                   f'timezone = "{tz}"', f"topics = {list(topics)!r}".replace("'", '"'), ""]
+    # With a platform rate the bots pace themselves at the fakes' rate.
+    rate = [f'post_rate = "{platform_rate}/s"'] if platform_rate else []
     lines += ["[github]", f'api_url = "{urls["github"]}"', "",
-              "[platforms.slack]", f'api_url = "{urls["slack"]}"', "",
-              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', "",
-              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', ""]
+              "[platforms.slack]", f'api_url = "{urls["slack"]}"', *rate, "",
+              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', *rate, "",
+              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', *rate, ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -119,6 +122,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
+    from bot.store.pacing import RedisPacer
 
     logging.basicConfig(level=logging.CRITICAL)
 
@@ -136,8 +140,10 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
     digests = Digests(config, source)
-    adapters = {p: adapter_for(digests, p) for p in PLATFORMS}
     client = async_client(redis_url)
+    # Posts take their turns in the lanes the replicas share, as the server's do.
+    pacer = RedisPacer(client)
+    adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
     scheduler = Scheduler(digests, client, AdapterPoster(adapters), clock=bench_clock(),
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
@@ -218,8 +224,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="one redis-server, a 3-node Redis Cluster, or a Sentinel set")
     parser.add_argument("--failover", action="store_true",
                         help="with --redis sentinel: SIGKILL the master once a third are posted")
-    parser.add_argument("--platform-rate", type=float, default=None, metavar="N",
-                        help="each fake platform takes N posts a second, 429 beyond")
+    parser.add_argument("--platform-rate", type=int, default=None, metavar="N",
+                        help="each fake platform takes N posts a second, 429 beyond; the "
+                             "bots are configured to post N a second")
     args = parser.parse_args(argv)
     if args.failover and args.redis != "sentinel":
         parser.error("--failover needs --redis sentinel")
@@ -251,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         config_path = Path(workdir) / "prdigest.toml"
         write_config(config_path, channels=args.channels, repos=args.repos, urls={
             "github": github.base_url, "slack": slack.base_url, "telegram": telegram.base_url,
-            "feishu": feishu.base_url})
+            "feishu": feishu.base_url}, platform_rate=args.platform_rate)
         env = {"GITHUB_TOKEN": GITHUB_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
                "SLACK_SIGNING_SECRET": SIGNING_SECRET, "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
                "TELEGRAM_WEBHOOK_SECRET": "bench-secret", "FEISHU_APP_ID": FEISHU_APP[0],
@@ -268,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             process.start()
         baseline: dict[int, float] = {}
         while len(baseline) < args.replicas:
-            kind, number, value = reports.get(timeout=120)
+            kind, number, value = reports.get(timeout=600)  # a loaded machine starts slowly
             baseline[number] = value
 
         os.environ.update(env)
