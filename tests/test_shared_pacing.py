@@ -1,7 +1,7 @@
-"""Pacing shared through Redis (one server and a real Cluster): replicas together never
-post faster than a lane's rate, a 429's hold seen by one replica keeps the others out,
-the lanes' keys share one slot and expire, and a replica whose Redis is away paces on
-its own."""
+"""Pacing shared through Redis (one server, a real Cluster, a Sentinel set): replicas
+together never post faster than a lane's rate, a 429's hold seen by one replica keeps
+the others out, the lanes' keys share one slot and expire, and a replica whose Redis
+is away paces on its own."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from bot.store.client import async_client
 from bot.store.keys import Keys
 from bot.store.pacing import RedisPacer
 from testkit.fakes.rate_limit import FakeRateLimit
+from testkit.redis_topologies import private_sentinel
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 RATE = Rate(10, "s")  # 100 ms a turn: far above timer noise, 30 turns in 3 s
@@ -127,3 +128,18 @@ async def test_without_redis_a_replica_paces_on_its_own(
     warnings = [r for r in caplog.records if "Redis is away" in r.getMessage()]
     assert len(warnings) == 1  # once, not once per message
     await away.aclose()
+
+
+async def test_through_sentinel_replicas_share_the_lanes_too() -> None:
+    with private_sentinel() as sentinel:
+        clients = [async_client(sentinel.url) for _ in range(2)]
+        try:
+            told, other = (RedisPacer(client) for client in clients)
+            await told.take_turn([BOT, Lane("bot:c1", RATE)], max_wait=5)
+            await told.hold_off([BOT, Lane("bot:c1", RATE)], 1.0)
+            started = time.monotonic()
+            await other.take_turn([BOT, Lane("bot:c2", RATE)], max_wait=5)
+            assert time.monotonic() - started >= 0.8
+        finally:
+            for client in clients:
+                await client.aclose()
