@@ -8,9 +8,10 @@ keeps within "N per period" however the platform counts it and makes the wall ti
 a big run `messages / rate`. Turns are booked ahead: the widest lane (the first of a
 send) is a queue in which each send books the next free moment; a narrower lane (a
 chat) that is not free by then books nothing, so a chat waiting for its own turn never
-holds the others up. A platform's 429 moves every lane of that send to after its
-Retry-After (`hold_off`), so every sender - every replica, with `RedisPacer` - holds off
-until then.
+holds the others up; a message that wakes well after its turn (its process stalled)
+books again rather than crowding the turns after it. A platform's 429 moves every lane
+of that send to after its Retry-After (`hold_off`), so every sender - every replica,
+with `RedisPacer` - holds off until then.
 
 Each adapter declares its lanes and their rates (its `[platforms.<name>]` settings);
 the core never names one. `LocalPacer` keeps the lanes in this process (one replica, no
@@ -36,6 +37,10 @@ MAX_RATE_COUNT = 1_000_000
 MAX_TURN_WAIT = 60.0
 """How long a message waits for its turn (behind a queue, or a platform's Retry-After)
 before its post fails and the caller's retries take over (the schedule's back-off)."""
+LATE_TOLERANCE = 0.25
+"""A message that wakes this many seconds after its turn (its process stalled) books a
+new turn instead of crowding the next ones, at most `MAX_LATE_TURNS` times."""
+MAX_LATE_TURNS = 2
 # Idle lanes a `LocalPacer` keeps before it forgets those whose turn has passed.
 _LOCAL_LANES_KEPT = 1024
 
@@ -142,15 +147,22 @@ class BookingPacer(abc.ABC):
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max_wait
+        late_turns = 0
         while True:
             left = deadline - loop.time()
             booking = await self.book(lanes, within=max(0.0, left))
             if booking.wait > left:
                 raise NoTurn(booking.wait)
+            due = loop.time() + booking.wait
             if booking.wait > 0:
                 await asyncio.sleep(booking.wait)
-            if booking.granted:
+            if not booking.granted:
+                continue
+            if loop.time() - due <= LATE_TOLERANCE or late_turns == MAX_LATE_TURNS:
                 return
+            # The process stalled past the turn (CPU starved, a long pause): going now
+            # would crowd the turns booked after it, so book again at the queue's end.
+            late_turns += 1
 
 
 class LocalPacer(BookingPacer):

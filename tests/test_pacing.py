@@ -5,6 +5,7 @@ keeping every sender out of its lanes, and each platform's lanes from its settin
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from pathlib import Path
 
@@ -130,6 +131,26 @@ async def test_a_hold_keeps_every_sender_out_of_its_lanes_and_a_short_wait_books
     await pacer.take_turn([bot, Lane("bot:c2", FAST)], max_wait=5)
     waited = time.monotonic() - started
     assert 0.3 <= waited < 0.5 + FAST.interval * 3  # the hold, and nothing booked before
+
+
+async def test_messages_that_wake_after_a_stall_take_new_turns_rather_than_crowd() -> None:
+    """Three messages sleep until their turns; the process stalls past all three. Going
+    as they wake would post them at once; they book again, spaced at the rate."""
+    pacer = LocalPacer()
+    lanes = [Lane("bot", Rate(10, "s"))]
+    await pacer.take_turn(lanes, max_wait=1)
+    sent: list[float] = []
+
+    async def send() -> None:
+        await pacer.take_turn(lanes, max_wait=5)
+        sent.append(time.monotonic())
+
+    waiting = [asyncio.create_task(send()) for _ in range(3)]
+    await asyncio.sleep(0.01)  # each has booked its turn and sleeps
+    time.sleep(0.8)  # the stall: the loop runs nothing
+    await asyncio.gather(*waiting)
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    assert min(gaps) >= 0.08
 
 
 async def test_a_pacer_forgets_lanes_whose_turn_has_passed() -> None:
