@@ -28,8 +28,12 @@ from testkit.pacing import PLATFORMS, LimitedPlatforms, limited_platforms
 from testkit.schedule import SHANGHAI_MONDAY_9, Clock, channel
 from testkit.server_support import example_snapshot
 
-RATE = 10  # posts a second per platform: the real limits scaled down
-CHANNELS_PER_PLATFORM = 8
+RATE = 4  # posts a second per platform: the real limits scaled down
+# The fakes take bursts of 6 (1.5 s of turns: this process's threads stall on a loaded
+# machine, and a fake counts its own stall as a burst); each platform has twice that
+# many channels, so posting them unpaced meets a 429 on every platform.
+BURST = 6
+CHANNELS_PER_PLATFORM = 12
 
 
 def chat_id(platform: str, index: int) -> str:
@@ -56,7 +60,7 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
     channels = [channel(p, chat_id(p, n), lang="en")
                 for n in range(CHANNELS_PER_PLATFORM) for p in PLATFORMS]
     clock = Clock(SHANGHAI_MONDAY_9)
-    with limited_platforms(RATE, burst=3) as fakes:
+    with limited_platforms(RATE, burst=BURST) as fakes:
         for name, value in fakes.env().items():
             monkeypatch.setenv(name, value)
         config = fakes.config(channels, rate=f"{RATE}/s")

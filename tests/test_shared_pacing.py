@@ -41,9 +41,9 @@ async def replicas(redis_url: str) -> AsyncIterator[list[RedisPacer]]:
 
 async def test_replicas_together_never_exceed_the_rate(replicas: list[RedisPacer]) -> None:
     """30 messages, 10 from each of three replicas, to different chats: they reach the
-    platform (a bucket at the rate, tolerating two turns of timer and network jitter)
-    without one refusal, and no faster than the rate allows."""
-    platform = FakeRateLimit(per_second=RATE.count, burst=3)
+    platform (a bucket at the rate, tolerating half a second of timer and network
+    jitter) without one refusal, and no faster than the rate allows."""
+    platform = FakeRateLimit(per_second=RATE.count, burst=5)
     started = time.monotonic()
 
     async def send(pacer: RedisPacer, chat: int) -> float:
@@ -59,9 +59,9 @@ async def test_replicas_together_never_exceed_the_rate(replicas: list[RedisPacer
 
 async def test_unpaced_replicas_are_refused_by_the_same_platform() -> None:
     """The measure above can fail: 30 messages sent at once are mostly refused."""
-    platform = FakeRateLimit(per_second=RATE.count, burst=3)
+    platform = FakeRateLimit(per_second=RATE.count, burst=5)
     refused = [platform.take() for _ in range(30)]
-    assert sum(wait is not None for wait in refused) == 27
+    assert sum(wait is not None for wait in refused) == 25
 
 
 async def test_a_429_seen_by_one_replica_holds_the_others_off(
