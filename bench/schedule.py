@@ -13,11 +13,17 @@ digest builds, and peak memory (RSS) per replica.
                              [--kill]  # SIGKILL one replica a third of the way in
                              [--redis single|cluster|sentinel]  # which Redis topology
                              [--failover]  # sentinel: SIGKILL the master a third of the way in
+                             [--platform-rate 5]  # the fakes refuse posts beyond 5/s each
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
 post that had already arrived is a duplicate - the window `bot.delivery.schedule` documents.
 The fake servers also print the killed replica's reset connections.
+
+With --platform-rate N each fake platform takes N posts a second across its chats and
+answers 429 (with its Retry-After) beyond, and each platform's `post_rate` is set to
+N/s: the bench then prints the 429 answers, the attempts marked failed, and the wall
+time against the least the rate allows (the messages of the busiest platform / N).
 """
 
 from __future__ import annotations
@@ -62,7 +68,8 @@ def channel_id(platform: str, index: int) -> str:
     return f"CBENCH{index:05d}"
 
 
-def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str]) -> None:
+def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str],
+                 platform_rate: int | None = None) -> None:
     lines = []
     for r in range(repos):
         lines += [f'[repos."bench/repo{r:03d}"]', 'timezone = "Asia/Shanghai"',
@@ -77,10 +84,12 @@ def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str])
                   f'repo = "bench/repo{index % repos:03d}"',
                   f'lang = "{("zh", "en")[(index // 2) % 2]}"', f'schedule = "{cron}"',
                   f'timezone = "{tz}"', f"topics = {list(topics)!r}".replace("'", '"'), ""]
+    # With a platform rate the bots pace themselves at the fakes' rate.
+    rate = [f'post_rate = "{platform_rate}/s"'] if platform_rate else []
     lines += ["[github]", f'api_url = "{urls["github"]}"', "",
-              "[platforms.slack]", f'api_url = "{urls["slack"]}"', "",
-              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', "",
-              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', ""]
+              "[platforms.slack]", f'api_url = "{urls["slack"]}"', *rate, "",
+              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', *rate, "",
+              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', *rate, ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -113,6 +122,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
+    from bot.store.pacing import RedisPacer
 
     logging.basicConfig(level=logging.CRITICAL)
 
@@ -130,8 +140,10 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
     digests = Digests(config, source)
-    adapters = {p: adapter_for(digests, p) for p in PLATFORMS}
     client = async_client(redis_url)
+    # Posts take their turns in the lanes the replicas share, as the server's do.
+    pacer = RedisPacer(client)
+    adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
     scheduler = Scheduler(digests, client, AdapterPoster(adapters), clock=bench_clock(),
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
@@ -212,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="one redis-server, a 3-node Redis Cluster, or a Sentinel set")
     parser.add_argument("--failover", action="store_true",
                         help="with --redis sentinel: SIGKILL the master once a third are posted")
+    parser.add_argument("--platform-rate", type=int, default=None, metavar="N",
+                        help="each fake platform takes N posts a second, 429 beyond; the "
+                             "bots are configured to post N a second")
     args = parser.parse_args(argv)
     if args.failover and args.redis != "sentinel":
         parser.error("--failover needs --redis sentinel")
@@ -221,14 +236,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week
+    from testkit.fakes.rate_limit import FakeRateLimit
     from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
     from testkit.fakes.telegram import TOKEN as TELEGRAM_TOKEN
     from testkit.fakes.telegram import FakeTelegram
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
+    limits = {platform: FakeRateLimit(args.platform_rate) if args.platform_rate else None
+              for platform in PLATFORMS}
     with (redis_topology(args.redis) as (redis_url, sentinel),
           FakeGitHub(token=GITHUB_TOKEN) as github,
-          FakeSlack() as slack, FakeTelegram() as telegram,
-          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1]) as feishu,
+          FakeSlack(rate_limit=limits["slack"]) as slack,
+          FakeTelegram(rate_limit=limits["telegram"]) as telegram,
+          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1],
+                     rate_limit=limits["feishu"]) as feishu,
           tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir):
         for index, repo in enumerate(repos):
             pulls = build_week(repo, count=args.pulls, week=WEEK, seed=index, overflow=None)
@@ -238,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         config_path = Path(workdir) / "prdigest.toml"
         write_config(config_path, channels=args.channels, repos=args.repos, urls={
             "github": github.base_url, "slack": slack.base_url, "telegram": telegram.base_url,
-            "feishu": feishu.base_url})
+            "feishu": feishu.base_url}, platform_rate=args.platform_rate)
         env = {"GITHUB_TOKEN": GITHUB_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
                "SLACK_SIGNING_SECRET": SIGNING_SECRET, "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
                "TELEGRAM_WEBHOOK_SECRET": "bench-secret", "FEISHU_APP_ID": FEISHU_APP[0],
@@ -255,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             process.start()
         baseline: dict[int, float] = {}
         while len(baseline) < args.replicas:
-            kind, number, value = reports.get(timeout=120)
+            kind, number, value = reports.get(timeout=600)  # a loaded machine starts slowly
             baseline[number] = value
 
         os.environ.update(env)
@@ -293,7 +313,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 failed_over = (old, new, time.perf_counter() - failing)
             if time.perf_counter() - started > 600:
                 raise SystemExit(f"only {posted} of {len(slots)} posted after 600 s")
-            time.sleep(0.05)
+            # The fakes share this process: reading every ledger entry 20 times a second
+            # would starve them, and a limited fake counts its own stalls as bursts.
+            time.sleep(0.5 if args.platform_rate else 0.05)
         elapsed = time.perf_counter() - started
         done: dict[int, dict[str, Any]] = {}
         alive = args.replicas - (1 if killed else 0)
@@ -349,7 +371,24 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"adapters {baseline[number]:.0f} MiB; posted {report['posted']}, "
               f"re-sent in doubt {report['resent_in_doubt']}, failed {report['failed']}, "
               f"built {report['builds']}, {report['cpu_seconds']:.1f} CPU s)")
+    if args.platform_rate:
+        print_pacing(args.platform_rate, limits, counts, elapsed,
+                     failed=sum(r["failed"] for r in done.values()))
     print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
+
+
+def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elapsed: float,
+                 *, failed: int) -> None:
+    """What a platform limit of `rate` posts a second cost: 429 answers, attempts marked
+    failed, and the wall time against the least the rate allows."""
+    messages = {p: sum(n for c, n in counts.items() if c.startswith(f"{p}:")) for p in PLATFORMS}
+    refused = {p: limit.refused for p, limit in limits.items()}
+    least = max(messages.values()) / rate
+    print(f"  platform limit        {rate:8g}/s each: answers of 429 {sum(refused.values())} ("
+          + ", ".join(f"{p} {refused[p]}" for p in PLATFORMS) + f"); failed attempts {failed}")
+    print(f"  wall time vs rate     {elapsed:8.2f} s against {least:.2f} s (messages per "
+          "platform: " + ", ".join(f"{p} {messages[p]}" for p in PLATFORMS)
+          + f" / {rate:g}/s): {elapsed / least:.2f}x")
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -50,13 +50,14 @@ from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
 from adapters.feishu.render import MAX_REQUEST_BYTES, reply_cards
-from adapters.feishu.settings import feishu_settings
+from adapters.feishu.settings import FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
+from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -125,9 +126,11 @@ class FeishuAdapter:
         bot_open_id: str | None = None,
         clock: Callable[[], float] = time.time,
         max_send_attempts: int = 3,
-        max_rate_limit_wait: float = 10.0,
+        max_rate_limit_wait: float = MAX_TURN_WAIT,
         timeout_seconds: float = 10.0,
         outbound_only: bool = False,
+        pacer: Pacer | None = None,
+        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
     ) -> None:
         if not long_connection and not verification_token and not outbound_only:
             # The SDK rejects every real event when its token is empty (it compares the
@@ -148,7 +151,8 @@ class FeishuAdapter:
         )
         self._transport = FeishuTransport(self._client.config, TENANT_TOKENS)
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
-                                  max_wait=max_rate_limit_wait)
+                                  max_wait=max_rate_limit_wait, pacer=pacer or LocalPacer(),
+                                  lanes=post_lanes or FeishuSettings().post_lanes)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
@@ -184,6 +188,7 @@ class FeishuAdapter:
             "encrypt_key": secret(section.encrypt_key_env),
             "domain": section.domain,
             "long_connection": section.long_connection,
+            "post_lanes": section.post_lanes,
         }
         options.update(overrides)
         if outbound_only:
@@ -351,7 +356,8 @@ class FeishuAdapter:
         ids = []
         for index, card in enumerate(reply_cards(reply)):
             uuid = message_uuid("reply", question.delivery_key, index)
-            ids.append(await self._sender.reply(card, reply_to=question.reply_to, uuid=uuid))
+            ids.append(await self._sender.reply(card, chat=question.channel_id,
+                                                reply_to=question.reply_to, uuid=uuid))
         return ids
 
     async def _ensure_identity(self) -> None:
@@ -395,7 +401,8 @@ class FeishuAdapter:
         for index, card in enumerate(reply_cards(reply)):
             uuid = (message_uuid("thread", idempotency_key, index)
                     if idempotency_key is not None else None)
-            ids.append(await self._sender.reply(card, reply_to=thread, uuid=uuid, in_thread=True))
+            ids.append(await self._sender.reply(card, chat=channel_id, reply_to=thread, uuid=uuid,
+                                                in_thread=True))
         return ids
 
     async def post_digest(self, channel_id: str, digest: Digest, *,

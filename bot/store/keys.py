@@ -8,8 +8,9 @@ one owns.
 Redis Cluster: keys read or written together carry one hash tag (`{...}`), so they live
 in one slot - a repository's cache entries and its weeks index share `{owner/repo}`
 (one MGET reads a week's PRs), a post's lock and ledger entry share `{slot}` (the
-fenced write is one script). Nothing lists keys with SCAN (it would see one node's
-keys): what must be listed has an index (`report_weeks`, `ledger_index`).
+fenced write is one script), a platform's pacing lanes share its bot's lane name (one
+booking is one script). Nothing lists keys with SCAN (it would see one node's keys):
+what must be listed has an index (`report_weeks`, `ledger_index`).
 
 v2 (hash tags, indexes): keys under `prdigest:v1:` are ignored - cached data is fetched
 again, and the v1 delivery ledger is not consulted (`prdigest post` without --force
@@ -156,6 +157,11 @@ class Keys:
         step) or `week` (the reduce step); the hash covers prompt version, model and
         language, so any of those changing is a different entry."""
         return self.name("narration", kind, digest)
+
+    def pace(self, widest: str, lane: str) -> str:
+        """When a pacing lane's next turn is (`bot.store.pacing`); tagged with the widest
+        lane of the send (the platform's bot), so one script books all of its lanes."""
+        return self.name("pace", f"{{{widest}}}", lane)
 
     def report_weeks(self, repo: str) -> str:
         """The weeks of `repo` the cache holds data for: a sorted set, each week scored

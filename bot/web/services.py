@@ -37,10 +37,12 @@ from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
 from bot.models import Digest, Reply
 from bot.narrate import Narrator, narrator_for
+from bot.pacing import LocalPacer, Pacer
 from bot.source import Source
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
 from bot.store.client import REDIS_ERRORS, async_client, scripting_problem, sync_client
+from bot.store.pacing import RedisPacer
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
@@ -266,9 +268,12 @@ def build_services(
     handler = CommandHandler(digests)
     claims = Claims(redis_async)
     if adapters is None:
+        # Posts take their turns in lanes every replica shares (in this process alone
+        # without Redis).
+        pacer = RedisPacer(redis_async) if redis_async is not None else LocalPacer()
         adapters = build_adapters(
             config, lambda platform: MeteredHandler(handler, metrics, platform, config),
-            claims, adapter_overrides)
+            claims, adapter_overrides, pacer=pacer)
     adapter_map = dict(adapters)
     notifier = MergeNotifier(
         digests, claims, AdapterNotices(adapter_map),
@@ -337,11 +342,12 @@ class AdapterNotices:
 
 def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],
                    deduper: FirstSeen,
-                   overrides: Mapping[str, Mapping[str, Any]] | None = None
-                   ) -> dict[str, ChatAdapter]:
+                   overrides: Mapping[str, Mapping[str, Any]] | None = None, *,
+                   pacer: Pacer | None = None) -> dict[str, ChatAdapter]:
     """Each registered platform's adapter whose secrets are set, answering through
-    `handler_for(platform)`; `overrides[platform]` go to its `from_config` (tests).
-    A platform without credentials is not even imported."""
+    `handler_for(platform)` and posting in its turns on `pacer`; `overrides[platform]`
+    go to its `from_config` (tests). A platform without credentials is not even
+    imported."""
     overrides = overrides or {}
     built: dict[str, ChatAdapter] = {}
     for spec in PLATFORMS:
@@ -350,7 +356,7 @@ def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
         adapter = spec.load().from_config(config, handler_for(spec.name), deduper,
-                                          **dict(overrides.get(spec.name, {})))
+                                          **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter
     return built
