@@ -20,10 +20,10 @@ The lock and the ledger key of a slot share a Redis Cluster hash tag, so the fen
 write is one script on one shard. Reading many slots is a pipeline of GETs (one round
 trip per node on a cluster), never a cross-slot MGET; the slots with an entry are
 kept in an index set (`entries`), never found by SCAN. On a Sentinel-managed master
-every ledger write and lock waits briefly for a replica to have it (`write_replicated`),
-so a
-failover does not lose an intent and let the slot be posted a second time; a
-`posted` record lost anyway leaves `sending`, the in-doubt path.
+and on a cluster master with replicas, every ledger write and lock waits briefly for a
+replica to have it (`write_replicated`), so a failover does not lose an intent and let
+the slot be posted a second time; a `posted` record lost anyway leaves `sending`, the
+in-doubt path.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ class RedisLock:
     async def acquire(self) -> bool:
         # A lock a failover forgets would let a second replica post the same slot.
         [taken] = await write_replicated(self.client, lambda pipe: pipe.set(
-            self.key, self.token, nx=True, px=self.ttl_ms))
+            self.key, self.token, nx=True, px=self.ttl_ms), [self.key])
         self.held = bool(taken)
         return self.held
 
@@ -299,7 +299,8 @@ class Ledger:
                       expected or b"", data, self.ttl_seconds)
             self._listed(pipe, slot)
 
-        result, _ = await write_replicated(self.client, commands)
+        result, *_ = await write_replicated(self.client, commands,
+                                            [lock.key, self.key(slot)])
         if int(result) == 0:
             lock.lost = True
         return int(result) == 1, data
@@ -311,7 +312,7 @@ class Ledger:
             pipe.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds, get=True)
             self._listed(pipe, slot)
 
-        old, _ = await write_replicated(self.client, commands)
+        old, *_ = await write_replicated(self.client, commands, [self.key(slot)])
         return decode_entry(as_bytes(old))
 
     async def entries(self) -> list[LedgerEntry]:
