@@ -143,3 +143,39 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
     assert set(per_slot) == {(s.week, s.channel, s.repo) for s in slots}
     assert max(per_slot.values()) == 1, per_slot  # 0 doubled, Telegram included
     assert sum(r.stats.resent_in_doubt for r in replicas) == 0
+
+
+async def test_healthz_names_the_master_that_fails_until_a_replica_takes_over(
+    cluster: ClusterSet
+) -> None:
+    from bot.source import SnapshotSource
+    from bot.web.app import create_app
+    from testkit.server_support import (
+        example_config,
+        example_snapshot,
+        now,
+        recording_adapters,
+        serving,
+        services_of,
+    )
+
+    app = create_app(example_config(), redis_url=cluster.url,
+                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     adapters=recording_adapters())
+    async with serving(app) as http:
+        before = await http.get("/healthz")
+        # Not the node a single PING would go to: that one alone would not show it.
+        default = services_of(app).redis_async.get_default_node().port  # type: ignore[attr-defined]
+        victim = cluster.kill_master(next(p for p in cluster.masters() if p != default))
+        during = await http.get("/healthz")
+        new = await asyncio.to_thread(cluster.wait_for_failover, victim)
+        after = await http.get("/healthz")  # learns the new layout from the failed check
+        healed = await http.get("/healthz")
+    assert during.status_code == 503, during.text
+    assert before.status_code == 200 and set(before.json()["redis"]["cluster"]["masters"]
+                                              .values()) == {"ok"}
+    assert during.json()["redis"]["cluster"]["masters"][f"127.0.0.1:{victim}"] != "ok"
+    assert during.json()["redis"]["error"] == "ClusterDown"
+    states = [after.json()["redis"], healed.json()["redis"]]
+    assert any(s["ok"] and f"127.0.0.1:{new}" in s["cluster"]["masters"] for s in states), states
+    assert healed.status_code == 200, healed.text

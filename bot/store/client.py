@@ -282,6 +282,14 @@ async def write_replicated(client: aioredis.Redis, commands: Callable[[Any], Non
     return results
 
 
+async def cluster_masters(client: aioredis.Redis, timeout: float) -> dict[str, str] | None:
+    """On a Redis Cluster, each master's `cluster_state` (or `unreachable`) by address;
+    None for one server or a Sentinel-managed master."""
+    if isinstance(client, FailoverCluster):
+        return await client.master_states(timeout)
+    return None
+
+
 SCRIPT_PROBE = "return 1"
 
 

@@ -48,6 +48,8 @@ FAILOVER_ERRORS: tuple[type[Exception], ...] = (
 """What a cluster command raises while a master is replaced: the node is gone, no
 master serves the slot yet (`CLUSTERDOWN`, `MASTERDOWN`), the slot is moving
 (`TRYAGAIN`), or redirections ran out (`MOVED` storms end in `ClusterError`)."""
+UNREACHABLE: tuple[type[Exception], ...] = (*FAILOVER_ERRORS, OSError, TimeoutError)
+"""What a health check of one node may meet when the node is away."""
 
 
 class FailoverConnection(redis.sentinel.SentinelManagedConnection):
@@ -117,6 +119,27 @@ class FailoverCluster(aiocluster.RedisCluster):
             return await super().execute_command(*args, **kwargs)
         run = super().execute_command
         return await through_failover(lambda: run(*args, **kwargs), self.failover_seconds)
+
+    async def master_states(self, timeout: float) -> dict[str, str]:
+        """Each master's own word on the cluster - its `cluster_state` (`ok`, `fail`)
+        or `unreachable` - by address. One node's PING would say "ok" while a third of
+        the slots have no master. A master that is not ok has the next command learn
+        the cluster's layout again, so the check after a failover asks the new one."""
+        await self.initialize()
+        masters = self.get_primaries()
+
+        async def state(node: aiocluster.ClusterNode) -> str:
+            try:
+                info = await asyncio.wait_for(self.cluster_info(target_nodes=node), timeout)
+            except UNREACHABLE:
+                return "unreachable"
+            return str(info.get("cluster_state", "unknown"))
+
+        states = dict(zip([m.name for m in masters],
+                          await asyncio.gather(*(state(m) for m in masters)), strict=True))
+        if any(value != "ok" for value in states.values()):
+            self._initialize = True
+        return states
 
     def pipeline(self, transaction: Any | None = None,
                  shard_hint: Any | None = None) -> aiocluster.ClusterPipeline:
