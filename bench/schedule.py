@@ -14,6 +14,7 @@ digest builds, and peak memory (RSS) per replica.
                              [--redis single|cluster|sentinel]  # which Redis topology
                              [--failover]  # SIGKILL a master a third of the way in
                              [--runs N]  # the whole bench N times, a summary line each
+                             [--log-dir DIR]  # each replica's warnings in a file
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
@@ -115,7 +116,12 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.store.cache import Cache, CachedSource
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
 
-    logging.basicConfig(level=logging.CRITICAL)
+    log_dir = options.get("log_dir")
+    if log_dir:  # what went wrong in this replica, for a run that shows something odd
+        logging.basicConfig(level=logging.WARNING, filename=f"{log_dir}/replica-{number}.log",
+                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    else:
+        logging.basicConfig(level=logging.CRITICAL)
 
     counter = sync_client(redis_url)
 
@@ -214,18 +220,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--failover", action="store_true",
                         help="with --redis sentinel or cluster: SIGKILL a master once a third "
                              "are posted (the cluster then runs 3 masters + 3 replicas)")
+    parser.add_argument("--log-dir", type=Path, default=None,
+                        help="write each replica's warnings to DIR/run-N/replica-M.log")
     parser.add_argument("--runs", type=int, default=1,
                         help="run the whole bench this many times, a new Redis each time")
     args = parser.parse_args(argv)
     if args.failover and args.redis == "single":
         parser.error("--failover needs --redis sentinel or --redis cluster")
-    summaries = [run_bench(args) for _ in range(args.runs)]
+    summaries = [run_bench(args, run) for run in range(args.runs)]
     if args.runs > 1:
         print(f"{args.runs} runs: " + "; ".join(summaries))
 
 
-def run_bench(args: argparse.Namespace) -> str:
+def run_bench(args: argparse.Namespace, run: int = 0) -> str:
     """One run of the bench; prints its figures, returns its summary line."""
+    log_dir = None
+    if args.log_dir is not None:
+        log_dir = args.log_dir / f"run-{run}"
+        log_dir.mkdir(parents=True, exist_ok=True)
 
     from bot.store.client import sync_client
     from bot.store.ledger import Slot, as_bytes, decode_entry
@@ -256,7 +268,8 @@ def run_bench(args: argparse.Namespace) -> str:
                "FEISHU_APP_SECRET": FEISHU_APP[1], "FEISHU_VERIFICATION_TOKEN": "bench-token",
                "REDIS_URL": redis_url, "NO_PROXY": "127.0.0.1,localhost"}
         options = {"lock_seconds": args.lock_seconds, "concurrency": args.concurrency,
-                   "previous_week": not args.no_previous_week}
+                   "previous_week": not args.no_previous_week,
+                   "log_dir": str(log_dir) if log_dir else None}
         context = multiprocessing.get_context("spawn")
         go, reports = context.Event(), context.Queue()
         processes = [context.Process(target=replica_main, name=f"replica-{n}", args=(

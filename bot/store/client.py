@@ -64,6 +64,10 @@ FAILOVER_SECONDS = 30.0
 cluster moves a slot): about Sentinel's default `down-after-milliseconds` plus the
 election. `?failover_seconds=` changes it."""
 
+CLUSTER_RETRIES = 2
+"""Immediate retries of the asyncio cluster client per round (`FailoverCluster` spaces
+the rounds out over `failover_seconds`): more only storm a dead node."""
+
 WAIT_REPLICAS_MS = 200
 """How long a ledger write waits for one replica to have it (Sentinel only), so a
 failover right after does not lose what was just recorded."""
@@ -240,6 +244,10 @@ def async_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> aioredi
     kwargs = {**target.options, **extra, "retry": target.async_retry()}
     if target.mode == "cluster":
         nodes = [aiocluster.ClusterNode(host, port) for host, port in target.nodes]
+        # The cluster client retries at once, each try relearning the layout: a few
+        # are enough, `FailoverCluster` waits between rounds of them.
+        kwargs["retry"] = AsyncRetry(ExponentialWithJitterBackoff(cap=1.0, base=0.05),
+                                     CLUSTER_RETRIES)
         cluster = FailoverCluster(startup_nodes=nodes, **kwargs)
         cluster.failover_seconds = target.failover_seconds
         use_cluster_connections(cluster, bool(target.options.get("ssl")))

@@ -162,6 +162,12 @@ class FailoverPipeline(aiocluster.ClusterPipeline):
         self._wait: tuple[tuple[str, ...], int] | None = None
         self.replica_acks: list[int] = []
 
+    async def initialize(self) -> aiocluster.ClusterPipeline:
+        """Learning the layout (entering `async with`) waits out a failover too."""
+        run = super().initialize
+        client: Any = self.cluster_client
+        return await through_failover(run, float(client.failover_seconds))
+
     def wait_for_replica(self, keys: tuple[str, ...], timeout_ms: int) -> None:
         self._wait = (keys, timeout_ms)
 
