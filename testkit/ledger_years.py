@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.snapshot import read_snapshot
 from bot.store.cache import Cache, CachedSource
-from bot.store.client import async_client, sync_client
+from bot.store.client import REDIS_ERRORS, async_client, sync_client
 from testkit.redis_topologies import all_keys
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
@@ -46,7 +46,14 @@ async def post_weeks(redis_url: str, *, weeks: int, channels: int,
         replica = scheduler(config, source, client, FakePoster(platforms, "r1"), clock,
                             lock_seconds=30.0, concurrency=concurrency)
         for _ in range(weeks):
-            counts.update(r.status for r in await replica.tick())
+            for attempt in range(5):  # a pass Redis failed is run again, as run_forever does
+                try:
+                    counts.update(r.status for r in await replica.tick())
+                    break
+                except REDIS_ERRORS:
+                    if attempt == 4:
+                        raise
+                    await asyncio.sleep(1.0)
             clock.advance(timedelta(weeks=1))
             platforms.delivered.clear()
     finally:

@@ -171,9 +171,10 @@ class FailoverPipeline(aiocluster.ClusterPipeline):
     def wait_for_replica(self, keys: tuple[str, ...], timeout_ms: int) -> None:
         self._wait = (keys, timeout_ms)
 
-    def _queue_waits(self) -> int:
+    def _queue_waits(self) -> list[Any]:
+        """Queue the WAITs; the pipeline commands that carry them."""
         if self._wait is None:
-            return 0
+            return []
         keys, timeout_ms = self._wait
         client = self.cluster_client
         masters: dict[str, Any] = {}
@@ -181,15 +182,20 @@ class FailoverPipeline(aiocluster.ClusterPipeline):
             serving = client.nodes_manager.slots_cache.get(client.keyslot(key), [])
             if len(serving) > 1:  # a master with a replica to wait for
                 masters[serving[0].name] = serving[0]
+        strategy: Any = self._execution_strategy
+        waits = []
         for master in masters.values():
             self.execute_command("WAIT", 1, timeout_ms, target_nodes=master)
-        return len(masters)
+            waits.append(strategy._command_queue[-1])
+        return waits
 
     async def execute(self, raise_on_error: bool = True,
                       allow_redirections: bool = True) -> list[Any]:
         strategy: Any = self._execution_strategy
         # `execute` empties the queue, even on failure, and takes each command's
-        # `target_nodes` out of it: both are put back before each try.
+        # `target_nodes` out of it: both are put back before each try. The results are
+        # read from the commands themselves, so the WAITs (added on each try, as the
+        # masters may have changed) never mix with them.
         queued = [(command, dict(command.kwargs)) for command in strategy._command_queue]
 
         async def once() -> list[Any]:
@@ -199,12 +205,9 @@ class FailoverPipeline(aiocluster.ClusterPipeline):
             if self.cluster_client._initialize:
                 await self.cluster_client.initialize()
             waits = self._queue_waits()
-            results = await super(FailoverPipeline, self).execute(raise_on_error,
-                                                                  allow_redirections)
-            if waits:
-                self.replica_acks = [int(ack) for ack in results[-waits:]]
-                results = results[:-waits]
-            return results
+            await super(FailoverPipeline, self).execute(raise_on_error, allow_redirections)
+            self.replica_acks = [w.result if isinstance(w.result, int) else 0 for w in waits]
+            return [command.result for command, _ in queued]
 
         client: Any = self.cluster_client
         return await through_failover(once, float(client.failover_seconds))
