@@ -89,6 +89,36 @@ async def test_a_post_whose_record_is_torn_down_is_recorded_once(
     assert statuses(again) == Counter({"already-posted": 6})
 
 
+async def test_a_record_whose_answer_is_lost_is_not_taken_for_a_second_post(
+    redis_cluster_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = aioconnection.AbstractConnection.send_packed_command
+    lost: list[bytes] = []
+
+    async def send(self: Any, command: Any, check_health: bool = True) -> None:
+        packed = b"".join(command) if isinstance(command, list) else bytes(command)
+        await original(self, command, check_health)
+        if b'"state":"posted"' in packed and packed not in lost:
+            lost.append(packed)  # the write went out; its answer is lost with the node
+            await self.disconnect(nowait=True)
+            raise AttributeError(WRITE_TORN_DOWN)
+
+    monkeypatch.setattr(aioconnection.AbstractConnection, "send_packed_command", send)
+    flush(redis_cluster_url)
+    config = make_config(channels(1))
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    client = async_client(redis_cluster_url)
+    try:
+        replica = scheduler(config, CountingSource(read_snapshot(EXAMPLES / "snapshot.json")),
+                            client, FakePoster(platforms, "r1"), clock, lock_seconds=5.0)
+        results = await replica.tick()
+    finally:
+        await client.aclose()
+    assert len(lost) == 3 and statuses(results) == Counter({"posted": 3})
+    assert replica.stats.duplicates_seen == 0 and len(platforms.delivered) == 3
+
+
 @pytest.fixture
 def cluster() -> Iterator[ClusterSet]:
     with private_cluster_set(masters=3, replicas=1) as started:
@@ -155,8 +185,8 @@ async def test_healthz_names_the_master_that_fails_until_a_replica_takes_over(
         example_snapshot,
         now,
         recording_adapters,
-        serving,
         services_of,
+        serving,
     )
 
     app = create_app(example_config(), redis_url=cluster.url,

@@ -54,7 +54,8 @@ from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
 config = load_config(Path("examples/prdigest.toml"))
-handler = CommandHandler(Digests(config, SnapshotSource(read_snapshot(Path("examples/snapshot.json")))))
+snapshot = read_snapshot(Path("examples/snapshot.json"))
+handler = CommandHandler(Digests(config, SnapshotSource(snapshot)))
 FeishuAdapter(app_id="cli_x", app_secret="s", config=config, handler=handler,
               deduper=Claims(None), verification_token="t", encrypt_key="k")
 def loaded():
