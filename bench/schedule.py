@@ -12,7 +12,9 @@ digest builds, and peak memory (RSS) per replica.
     python -m bench.schedule [--channels 1000] [--repos 50] [--replicas 3]
                              [--kill]  # SIGKILL one replica a third of the way in
                              [--redis single|cluster|sentinel]  # which Redis topology
-                             [--failover]  # sentinel: SIGKILL the master a third of the way in
+                             [--failover]  # SIGKILL a master a third of the way in
+                             [--runs N]  # the whole bench N times, a summary line each
+                             [--log-dir DIR]  # each replica's warnings in a file
                              [--platform-rate 5]  # the fakes refuse posts beyond 5/s each
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
@@ -124,7 +126,12 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
     from bot.store.pacing import RedisPacer
 
-    logging.basicConfig(level=logging.CRITICAL)
+    log_dir = options.get("log_dir")
+    if log_dir:  # what went wrong in this replica, for a run that shows something odd
+        logging.basicConfig(level=logging.WARNING, filename=f"{log_dir}/replica-{number}.log",
+                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    else:
+        logging.basicConfig(level=logging.CRITICAL)
 
     counter = sync_client(redis_url)
 
@@ -223,13 +230,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--redis", choices=("single", "cluster", "sentinel"), default="single",
                         help="one redis-server, a 3-node Redis Cluster, or a Sentinel set")
     parser.add_argument("--failover", action="store_true",
-                        help="with --redis sentinel: SIGKILL the master once a third are posted")
+                        help="with --redis sentinel or cluster: SIGKILL a master once a third "
+                             "are posted (the cluster then runs 3 masters + 3 replicas)")
+    parser.add_argument("--log-dir", type=Path, default=None,
+                        help="write each replica's warnings to DIR/run-N/replica-M.log")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="run the whole bench this many times, a new Redis each time")
     parser.add_argument("--platform-rate", type=int, default=None, metavar="N",
                         help="each fake platform takes N posts a second, 429 beyond; the "
                              "bots are configured to post N a second")
     args = parser.parse_args(argv)
-    if args.failover and args.redis != "sentinel":
-        parser.error("--failover needs --redis sentinel")
+    if args.failover and args.redis == "single":
+        parser.error("--failover needs --redis sentinel or --redis cluster")
+    summaries = [run_bench(args, run) for run in range(args.runs)]
+    if args.runs > 1:
+        print(f"{args.runs} runs: " + "; ".join(summaries))
+
+
+def run_bench(args: argparse.Namespace, run: int = 0) -> str:
+    """One run of the bench; prints its figures, returns its summary line."""
+    log_dir = None
+    if args.log_dir is not None:
+        log_dir = args.log_dir / f"run-{run}"
+        log_dir.mkdir(parents=True, exist_ok=True)
 
     from bot.store.client import sync_client
     from bot.store.ledger import Slot, as_bytes, decode_entry
@@ -243,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
     limits = {platform: FakeRateLimit(args.platform_rate) if args.platform_rate else None
               for platform in PLATFORMS}
-    with (redis_topology(args.redis) as (redis_url, sentinel),
+    with (redis_topology(args.redis, replicas=args.failover) as (redis_url, failing),
           FakeGitHub(token=GITHUB_TOKEN) as github,
           FakeSlack(rate_limit=limits["slack"]) as slack,
           FakeTelegram(rate_limit=limits["telegram"]) as telegram,
@@ -265,7 +288,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                "FEISHU_APP_SECRET": FEISHU_APP[1], "FEISHU_VERIFICATION_TOKEN": "bench-token",
                "REDIS_URL": redis_url, "NO_PROXY": "127.0.0.1,localhost"}
         options = {"lock_seconds": args.lock_seconds, "concurrency": args.concurrency,
-                   "previous_week": not args.no_previous_week}
+                   "previous_week": not args.no_previous_week,
+                   "log_dir": str(log_dir) if log_dir else None}
         context = multiprocessing.get_context("spawn")
         go, reports = context.Event(), context.Queue()
         processes = [context.Process(target=replica_main, name=f"replica-{n}", args=(
@@ -305,12 +329,12 @@ def main(argv: Sequence[str] | None = None) -> None:
                 killed = processes[0].pid
                 assert killed is not None
                 os.kill(killed, signal.SIGKILL)
-            if sentinel is not None and args.failover and failed_over is None \
+            if failing is not None and args.failover and failed_over is None \
                     and posted >= len(slots) // 3:
-                old = sentinel.kill_master()
-                failing = time.perf_counter()
-                new = sentinel.wait_for_failover(old)
-                failed_over = (old, new, time.perf_counter() - failing)
+                old = failing.kill_master()
+                killed_at = time.perf_counter()
+                new = failing.wait_for_failover(old)
+                failed_over = (old, new, time.perf_counter() - killed_at)
             if time.perf_counter() - started > 600:
                 raise SystemExit(f"only {posted} of {len(slots)} posted after 600 s")
             # The fakes share this process: reading every ledger entry 20 times a second
@@ -328,13 +352,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                 done[number] = value
         for process in processes:
             process.join(timeout=30)
+        exits = {n: p.exitcode for n, p in enumerate(processes)
+                 if p.exitcode != 0 and p.pid != killed}
 
         counts, repeated = received_per_channel(slack, telegram, feishu)
         recorded: Counter[str] = Counter()
         for entry in entries:
             assert entry is not None
             recorded[entry.channel] += len(entry.message_ids)
-        duplicates = sum(max(0, counts[c] - recorded[c]) for c in set(counts) | set(recorded))
+        extra = {c: max(0, counts[c] - recorded[c]) for c in set(counts) | set(recorded)}
+        duplicates = sum(extra.values())
+        by_platform = {p: sum(n for c, n in extra.items() if c.startswith(f"{p}:"))
+                       for p in PLATFORMS}
         missing = sum(max(0, recorded[c] - counts[c]) for c in recorded)
         fetches = {(k.decode() if isinstance(k, bytes) else str(k)): int(v)
                    for k, v in client.hgetall(FETCHES_KEY).items()}
@@ -357,6 +386,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"  duplicates            {duplicates:8d}  (messages no ledger entry accounts for; "
           f"target 0; of them Feishu cards with a uuid already sent, which Feishu drops: "
           f"{sum(repeated.values())}; missing: {missing})")
+    print("  duplicates by platform " + ", ".join(f"{p} {n}" for p, n in by_platform.items()))
+    week_fetches = fetches.get(WEEK, 0) + fetches.get(PREVIOUS, 0)
+    repository_weeks = args.repos * (1 if args.no_previous_week else 2)
+    print(f"  fetches per repository-week {week_fetches / repository_weeks:4.2f}  "
+          f"(target <= 1.1)")
+    print(f"  replica exits         {len(exits):8d}  (target 0"
+          + (f"; exit codes {exits}" if exits else "") + ")")
     print(f"  GitHub week fetches   {fetches.get(WEEK, 0):8d}  (target {args.repos}: one per "
           f"repository) + {fetches.get(PREVIOUS, 0)} of the week before for the trends; "
           f"{len(github.requests) - github_requests_before} HTTP requests")
@@ -375,6 +411,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print_pacing(args.platform_rate, limits, counts, elapsed,
                      failed=sum(r["failed"] for r in done.values()))
     print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
+    return (f"dup {duplicates} ({', '.join(f'{p} {n}' for p, n in by_platform.items())}) "
+            f"missing {missing} exits {len(exits)} "
+            f"fetches/repo-week {week_fetches / repository_weeks:.2f} {elapsed:.0f}s"
+            + (f" failover {failed_over[2]:.1f}s" if failed_over else ""))
 
 
 def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elapsed: float,
@@ -392,14 +432,15 @@ def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elap
 
 
 @contextlib.contextmanager
-def redis_topology(kind: str) -> Iterator[tuple[str, Any]]:
-    """(the REDIS_URL of a private Redis of that kind, its Sentinel set or None)."""
+def redis_topology(kind: str, *, replicas: bool = False) -> Iterator[tuple[str, Any]]:
+    """(the REDIS_URL of a private Redis of that kind, what can fail its master over -
+    a Sentinel set, a cluster with `replicas` - or None)."""
     from testkit.redis_server import private_redis
-    from testkit.redis_topologies import private_cluster, private_sentinel
+    from testkit.redis_topologies import private_cluster_set, private_sentinel
 
     if kind == "cluster":
-        with private_cluster() as url:
-            yield url, None
+        with private_cluster_set(masters=3, replicas=1 if replicas else 0) as cluster:
+            yield cluster.url, cluster if replicas else None
     elif kind == "sentinel":
         with private_sentinel() as sentinel:
             yield sentinel.url, sentinel

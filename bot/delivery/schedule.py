@@ -436,7 +436,10 @@ class Scheduler:
             intent, state="posted", posted_at=self.clock(), message_ids=tuple(ids),
             error=None, failures=0)
         previous = await self._record_posted(slot, posted)
-        if previous is not None and previous.state == "posted" and not force:
+        # `previous == posted`: this very record, written by a try whose answer a
+        # failover lost - not a second post.
+        if previous is not None and previous.state == "posted" and previous != posted \
+                and not force:
             self.stats.duplicates_seen += 1
             log.error("schedule: %s was posted twice (also by %s)", slot.name,
                       previous.replica)

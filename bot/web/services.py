@@ -41,7 +41,13 @@ from bot.pacing import LocalPacer, Pacer
 from bot.source import Source
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
-from bot.store.client import REDIS_ERRORS, async_client, scripting_problem, sync_client
+from bot.store.client import (
+    REDIS_ERRORS,
+    async_client,
+    cluster_masters,
+    scripting_problem,
+    sync_client,
+)
 from bot.store.pacing import RedisPacer
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
@@ -173,10 +179,16 @@ class Services:
             return {"configured": True, "ok": False, "error": "NoScripting",
                     "reason": self.redis_problem}
         try:
-            await asyncio.wait_for(self.redis_async.ping(), timeout=2)
+            masters = await cluster_masters(self.redis_async, timeout=2)
+            if masters is None:
+                await asyncio.wait_for(self.redis_async.ping(), timeout=2)
         except REDIS_ERRORS as exc:
             return {"configured": True, "ok": False, "error": type(exc).__name__}
-        return {"configured": True, "ok": True}
+        if masters is None:
+            return {"configured": True, "ok": True}
+        ok = all(state == "ok" for state in masters.values())
+        return {"configured": True, "ok": ok, **({} if ok else {"error": "ClusterDown"}),
+                "cluster": {"masters": masters}}
 
     def narrator_status(self) -> dict[str, Any]:
         """/healthz's view of the optional narrator: off, or its model and circuit."""

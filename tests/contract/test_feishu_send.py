@@ -345,7 +345,7 @@ async def test_cards_share_one_kept_alive_connection_and_one_token(fake: FakeFei
 
 async def test_a_message_id_is_one_path_segment_whatever_it_holds(fake: FakeFeishu) -> None:
     adapter = adapter_for(fake)
-    transport = FeishuTransport(adapter._client.config, TENANT_TOKENS)
+    transport = FeishuTransport(adapter.sdk_config, TENANT_TOKENS)
     body = (ReplyMessageRequestBody.builder().msg_type("text")
             .content(json.dumps({"text": "hi"})).build())
     request = (ReplyMessageRequest.builder().message_id("om_a/../b?x=1#y")
