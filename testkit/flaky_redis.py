@@ -2,9 +2,9 @@
 
 `FlakyRedis(inner)` passes every command to `inner` until it is down: then each one
 raises redis-py's `ConnectionError`, as a client does while the server is away. It goes
-down when told (`down = True`) or at the first command naming a key that holds
-`down_on`, so a test can stop Redis at an exact step of the work under test; it comes
-back when told (`down = False`).
+down when told (`down = True`) or at a command naming a key that holds `down_on` (the
+first such command after `passing` of them went through), so a test can stop Redis at
+an exact step of the work under test; it comes back when told (`down = False`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 class FlakyRedis:
     """Forwards to `inner`; while `down`, every command fails as on a lost server."""
 
-    def __init__(self, inner: aioredis.Redis, *, down_on: str | None = None) -> None:
+    def __init__(self, inner: aioredis.Redis, *, down_on: str | None = None,
+                 passing: int = 0) -> None:
         self.inner = inner
         self.down = False
         self.down_on = down_on
+        self.passing = passing
         self.refused: list[str] = []
 
     def __getattr__(self, name: str) -> Any:
@@ -36,7 +38,10 @@ class FlakyRedis:
         async def command(*args: Any, **kwargs: Any) -> Any:
             if self.down_on is not None and any(
                     self.down_on in _text(arg) for arg in args):
-                self.down, self.down_on = True, None
+                if self.passing > 0:
+                    self.passing -= 1
+                else:
+                    self.down, self.down_on = True, None
             if self.down:
                 self.refused.append(name)
                 raise RedisConnectionError("Redis is down (injected)")
