@@ -9,7 +9,8 @@ timeouts and a long outage; Slack and Telegram 429s; Feishu expired tenant token
 stale and replayed requests; PR text full of mentions and markup; large unsigned
 uploads (peak RSS), 3,000 slow connections (descriptors held), a never-firing cron,
 and acknowledged questions SIGKILLed in flight then re-delivered
-(`bench/fault_rows.py`).
+(`bench/fault_rows.py`); a Redis blip mid-notice, and retries at +1/+5/+12 s after a
+SIGKILL (`bench/claim_rows.py`).
 
 It prints one row per scenario - events sent, faults injected, weekly posts (or
 answers) expected / delivered / duplicated, data lost (posts or answers that never
@@ -45,6 +46,7 @@ from urllib.parse import urlencode
 import msgspec
 import redis
 
+from bench.claim_rows import early_retries_row, notice_blip_row
 from bench.fault_rows import (
     Row,
     crash_after_ack_row,
@@ -683,6 +685,7 @@ async def _in_process(redis_url: str, scratch: Path, only: set[str] | None, fuzz
                                              "Feishu 5xx", _feishu_5xx)),
         *[("redis", lambda: redis_restart(dir_for("redis"), mid_post=False))] * rounds,
         *[("redis", lambda: redis_restart(dir_for("redis-post"), mid_post=True))] * rounds,
+        *[("redis", lambda: notice_blip_row(redis_url))] * rounds,
         ("input", lambda: bad_input(redis_url, dir_for("input"), fuzz)),
         ("input", lambda: hostile_text(redis_url, dir_for("hostile"))),
         ("input", lambda: never_firing_cron_row(redis_url, dir_for("cron"))),
@@ -731,6 +734,8 @@ def main() -> None:
         if only is None or "kill" in only:
             for _ in range(args.rounds):
                 rows.append(crash_after_ack_row(redis_url, _workdir(scratch, "ack")))
+                print(f"  {rows[-1].scenario}: done", file=sys.stderr)
+                rows.append(early_retries_row(redis_url, _workdir(scratch, "early")))
                 print(f"  {rows[-1].scenario}: done", file=sys.stderr)
                 for platform in ("slack", "telegram", "feishu"):
                     for when in ("before", "after"):
