@@ -32,7 +32,6 @@ from testkit.fakes.telegram import group_chat, message_update
 from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.holding_proxy import HoldingProxy
 from testkit.reliability.names import REPO, SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
-from testkit.reliability.replicas import START_SECONDS
 from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.world import World, world, write_config
 from testkit.server_support import merged_event, sign, snapshot_pull
@@ -163,11 +162,11 @@ def killed_in_flight(redis_url: str, workdir: Path, *, timeout: float = 60.0,
         log = workdir / "serve.log"
         env = fakes.env(redis_url)
         replicas = [ServeProcess(config, env, workdir / f"replica-{n}.log",
-                                 runner=runner).start(START_SECONDS) for n in range(standby)]
+                                 runner=runner).start() for n in range(standby)]
         for replica in replicas:
             stack.callback(replica.stop)
 
-        first = ServeProcess(config, env, log, runner=runner).start(START_SECONDS)
+        first = ServeProcess(config, env, log, runner=runner).start()
         try:
             acknowledged = send_all(first.url, questions)
             if set(acknowledged) != {200}:
@@ -206,7 +205,7 @@ def crash_after_ack(redis_url: str, workdir: Path, *, timeout: float = 60.0) -> 
     with killed_in_flight(redis_url, workdir, timeout=timeout) as flight:
         restarted = time.monotonic()
         second = ServeProcess(flight.config, flight.fakes.env(redis_url), flight.log,
-                              runner=True).start(START_SECONDS)
+                              runner=True).start()
         try:
             # The dead process's alive mark (2 s under serve_runner) must have expired.
             time.sleep(max(0.0, flight.killed_at + ALIVE_WAIT - time.monotonic()))
