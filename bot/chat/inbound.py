@@ -9,8 +9,8 @@ The adapter then renders the reply and sends it.
 A delivery the platform re-sends when it is not acknowledged (a webhook) is admitted
 before it is acknowledged (`Inbox.admit`): one that another process began answering,
 and that process may have died, is answered "send it again later"
-(`RETRY_LATER`), never acknowledged as a repeat - or the platform would stop
-re-sending a question nobody answers. One nobody re-sends (long polling, a long
+(`RETRY_LATER`), never acknowledged as a repeat - or the platform would stop re-sending
+a question nobody answers. One nobody re-sends (long polling, a long
 connection) waits here instead (`LATER_WAITS`).
 """
 
@@ -33,7 +33,6 @@ _Message = TypeVar("_Message")
 # The language of a question from a chat the config does not list, when neither the
 # text nor the platform tells: the config's own default for a channel's `lang`.
 UNLISTED_CHAT_LANG: Lang = "zh"
-
 
 
 @dataclass(frozen=True)
