@@ -61,6 +61,7 @@ class ServeProcess:
                 return self
             except httpx.TransportError:
                 if time.monotonic() > deadline:
+                    self.kill()  # no process outlives a start that gave up on it
                     raise
                 time.sleep(0.1)
 
