@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import msgspec
@@ -139,10 +140,31 @@ async def never_firing_cron_row(redis_url: str, workdir: Path) -> Row:
     return row
 
 
+class InFlightOutcome(Protocol):
+    """What a run that SIGKILLs acknowledged work in flight measured."""
+
+    @property
+    def parked(self) -> int: ...
+
+    @property
+    def recover_seconds(self) -> float: ...
+
+    @property
+    def lost(self) -> int: ...
+
+    @property
+    def duplicated(self) -> int: ...
+
+
 def crash_after_ack_row(redis_url: str, workdir: Path) -> Row:
     """30 acknowledged questions and a notice SIGKILLed in flight, then re-delivered."""
-    row = Row("serve SIGKILL after ack: 30 questions + notice")
-    outcome = crash_after_ack(redis_url, workdir)
+    return in_flight_row("serve SIGKILL after ack: 30 questions + notice",
+                         crash_after_ack(redis_url, workdir))
+
+
+def in_flight_row(scenario: str, outcome: InFlightOutcome) -> Row:
+    """The row of 30 questions and a notice SIGKILLed in flight."""
+    row = Row(scenario)
     row.events = 3 * PER_PLATFORM + 1
     row.faults = 1 + outcome.parked
     row.expected = row.events

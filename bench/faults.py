@@ -11,7 +11,8 @@ uploads (peak RSS), 3,000 slow connections (descriptors held), a never-firing cr
 and acknowledged questions SIGKILLed in flight then re-delivered
 (`bench/fault_rows.py`); a backtracking title pattern while a webhook runs, and 600
 slow connections from one address while another asks for /healthz
-(`bench/edge_rows.py`).
+(`bench/edge_rows.py`); a Redis blip mid-notice, and retries at +1/+5/+12 s after a
+SIGKILL (`bench/claim_rows.py`).
 
 It prints one row per scenario - events sent, faults injected, weekly posts (or
 answers) expected / delivered / duplicated, data lost (posts or answers that never
@@ -47,6 +48,7 @@ from urllib.parse import urlencode
 import msgspec
 import redis
 
+from bench.claim_rows import early_retries_row, notice_blip_row
 from bench.edge_rows import edge_rows
 from bench.fault_rows import (
     Row,
@@ -686,6 +688,7 @@ async def _in_process(redis_url: str, scratch: Path, only: set[str] | None, fuzz
                                              "Feishu 5xx", _feishu_5xx)),
         *[("redis", lambda: redis_restart(dir_for("redis"), mid_post=False))] * rounds,
         *[("redis", lambda: redis_restart(dir_for("redis-post"), mid_post=True))] * rounds,
+        *[("redis", lambda: notice_blip_row(redis_url))] * rounds,
         ("input", lambda: bad_input(redis_url, dir_for("input"), fuzz)),
         ("input", lambda: hostile_text(redis_url, dir_for("hostile"))),
         ("input", lambda: never_firing_cron_row(redis_url, dir_for("cron"))),
@@ -735,6 +738,8 @@ def main() -> None:
         if only is None or "kill" in only:
             for _ in range(args.rounds):
                 rows.append(crash_after_ack_row(redis_url, _workdir(scratch, "ack")))
+                print(f"  {rows[-1].scenario}: done", file=sys.stderr)
+                rows.append(early_retries_row(redis_url, _workdir(scratch, "early")))
                 print(f"  {rows[-1].scenario}: done", file=sys.stderr)
                 for platform in ("slack", "telegram", "feishu"):
                     for when in ("before", "after"):

@@ -24,6 +24,10 @@ CheckState = Literal["success", "failure", "pending"]
 Severity = Literal["high", "medium", "low"]
 Lang = Literal["zh", "en"]
 Style = Literal["full", "compact"]
+Admission = Literal["answer", "repeat", "later"]
+"""What the dedupe store says of an inbound delivery: answer it (this process holds it
+now), a repeat (answered, or being answered here), or "later" - another process began
+it and may have died, so the platform should send it again."""
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=False):

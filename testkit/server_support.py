@@ -144,6 +144,21 @@ def services_of(app: Starlette) -> Services:
     return services
 
 
+@contextlib.contextmanager
+def webhook_service(redis_url: str) -> Iterator[tuple[Starlette, dict[str, RecordingAdapter]]]:
+    """The service on the example files with the GitHub webhook on (its secret in the
+    environment meanwhile) and recording adapters: (the app, its adapters by platform)."""
+    from bot.source import SnapshotSource
+    from bot.web.app import create_app
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
+        adapters = recording_adapters()
+        yield create_app(example_config(), redis_url=redis_url,
+                         source=SnapshotSource(example_snapshot()), now=now,
+                         background=False, adapters=adapters), adapters
+
+
 # --- GitHub webhooks ------------------------------------------------------------------------
 
 

@@ -81,25 +81,13 @@ def shared_data() -> Path:
 
 
 @pytest.fixture
-def webhook_app(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> tuple[Any, dict[str, Any]]:
+def webhook_app(redis_url: str) -> Iterator[tuple[Any, dict[str, Any]]]:
     """The service on the example files with the GitHub webhook on and recording
     adapters: (the app, its adapters by platform)."""
-    from bot.source import SnapshotSource
-    from bot.web.app import create_app
-    from testkit.server_support import (
-        WEBHOOK_SECRET,
-        example_config,
-        example_snapshot,
-        now,
-        recording_adapters,
-    )
+    from testkit.server_support import webhook_service
 
-    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
-    adapters = recording_adapters()
-    app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
-                     adapters=adapters)
-    return app, adapters
+    with webhook_service(redis_url) as built:
+        yield built
 
 
 @pytest.fixture(scope="module")

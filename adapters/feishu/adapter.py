@@ -5,7 +5,8 @@ and signature as the SDK's dispatcher does (with the SDK's cipher and models, wi
 the dispatcher's import of every service); this adapter adds the header names, a
 freshness window on the signed timestamp, 401 for a forged or stale request - and
 hands the work to a task so Feishu gets its 200 within 3 s. Each event is answered
-once (`header.event_id` through `Claims`).
+once (`header.event_id` through `Claims`); one another process began answering is
+refused with a 503, which Feishu re-sends.
 
 Outbound, cards are SDK requests (`im.v1.message.create`/`reply`, retried by
 `adapters.feishu.outbound`) sent by `FeishuTransport` over one pooled connection, on
@@ -30,6 +31,7 @@ The Feishu app this expects (developer console):
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import threading
@@ -62,7 +64,7 @@ from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.config import Config, secret
-from bot.models import Digest, Lang, Reply
+from bot.models import Admission, Digest, Lang, Reply
 from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
 
 logger = logging.getLogger(__name__)
@@ -73,6 +75,10 @@ FRESHNESS_SECONDS = 300.0
 MAX_EVENT_BYTES = 1024 * 1024
 # How long to wait for the bot's identity before answering without it.
 _IDENTITY_RETRY_SECONDS = 300.0
+# The events the SDK hands over while a webhook request is read: admitted before Feishu
+# hears back (the SDK calls `_on_message_event` synchronously, in that request's context).
+_WEBHOOK_EVENTS: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "feishu_webhook_events", default=None)
 
 
 def _quiet_sdk_rejections() -> None:
@@ -277,11 +283,21 @@ class FeishuAdapter:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         # Decryption, token and signature checks; a valid message event reaches
-        # `_on_message_event`, which only schedules the answer.
-        verdict = self._dispatcher.receive(body, headers)
+        # `_on_message_event`, which hands it back here through `_WEBHOOK_EVENTS`.
+        events: list[dict[str, Any]] = []
+        reset = _WEBHOOK_EVENTS.set(events)
+        try:
+            verdict = self._dispatcher.receive(body, headers)
+        finally:
+            _WEBHOOK_EVENTS.reset(reset)
         if verdict.outcome == "challenge":
             return Response(verdict.body, status_code=200, media_type="application/json")
         if verdict.outcome == "handled":
+            for payload in events:
+                if await self._admit(payload) == "later":
+                    later = self._inbox.retry_later
+                    return JSONResponse({"msg": "busy, retry later"},
+                                        status_code=later.status, headers=later.headers)
             return JSONResponse({"msg": "success"}, status_code=200)
         if verdict.outcome == "ignored":
             # Authentic, but an event this bot does not handle: acknowledge it so
@@ -297,6 +313,10 @@ class FeishuAdapter:
             payload = _plain(data)
             if not isinstance(payload, dict):
                 payload = {}
+            webhook = _WEBHOOK_EVENTS.get()
+            if webhook is not None:
+                webhook.append(payload)
+                return
             self._schedule(payload)
         except Exception:
             logger.exception("feishu: could not schedule an event")
@@ -322,21 +342,40 @@ class FeishuAdapter:
             self._scheduled -= 1
         self._track(payload)
 
-    def _track(self, payload: dict[str, Any]) -> None:
-        task = asyncio.get_running_loop().create_task(self._answer(payload))
+    async def _admit(self, payload: dict[str, Any]) -> Admission | None:
+        """Admit a webhook's event before Feishu hears back and answer it in the
+        background; the inbox's admission ("later": Feishu should send it again), None
+        when it holds no question. The bot's identity may not be known yet: then every
+        mention counts, and `_answer` looks again once it is."""
+        question = question_from_event(payload, self._bot_open_id)
+        if question is None:
+            return None
+        admission = await self._inbox.admit(question)
+        if admission == "answer":
+            self._track(payload, admitted=question)
+        elif admission == "later":
+            logger.info("feishu: event %s is held by another process; asked to send it "
+                        "again", question.delivery_key)
+        return admission
+
+    def _track(self, payload: dict[str, Any], admitted: Question | None = None) -> None:
+        task = asyncio.get_running_loop().create_task(self._answer(payload, admitted))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, payload: dict[str, Any]) -> None:
+    async def _answer(self, payload: dict[str, Any], admitted: Question | None = None) -> None:
         """Read the event, let the shared inbox answer (once per event, never raising),
-        reply; every failure is logged, none reaches Feishu as an error."""
+        reply; every failure is logged, none reaches Feishu as an error. `admitted`: the
+        question the webhook admitted before acknowledging."""
         try:
             await self._ensure_identity()
             question = question_from_event(payload, self._bot_open_id)
             if question is None:
+                if admitted is not None:  # the mention was another's, after all
+                    await self._inbox.dismiss(admitted)
                 return
             names = tuple(n for n in (*DEFAULT_BOT_NAMES, self._bot_name) if n)
-            await self._inbox.answer(question, names,
+            await self._inbox.answer(question, names, admitted=admitted is not None,
                                      send=lambda reply: self._reply(question, reply))
         except DeliveryError as exc:
             logger.warning("feishu: answer not delivered: %s", exc)

@@ -61,7 +61,7 @@ from adapters.slack.settings import SlackSettings, slack_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
-from bot.models import Digest, Lang, Reply
+from bot.models import Admission, Digest, Lang, Reply
 from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
 from bot.redaction import URL_PATH, Redact
 
@@ -299,9 +299,10 @@ class SlackAdapter:
             logger.warning("unreadable Slack request (%d bytes): %s", len(body),
                            type(exc).__name__)
             return self._refusal(body, request, 400, "bad request")
-        if response.status_code >= 500:
+        if response.status_code >= 500 and "retry-after" not in response.headers:
             # Bolt answers 500 when its own middleware trips over a payload's shape; the
-            # listeners here do nothing that could fail.
+            # listeners here do nothing that could fail (a listener asking Slack to send
+            # the delivery again says when: `_later`).
             logger.warning("Slack request Bolt could not process (%d bytes)", len(body))
             return self._refusal(body, request, 400, "bad request")
         return response
@@ -321,26 +322,44 @@ class SlackAdapter:
         except UnicodeDecodeError:  # Slack signs UTF-8 text; these bytes are not
             return False
 
-    async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def _on_command(self, ack: AsyncAck, body: dict[str, Any]) -> BoltResponse | None:
         """Acknowledge the slash command at once (Slack waits 3 s); answer afterwards."""
+        if await self._take(body) == "later":
+            return self._later()
         await ack()
-        self._take(body)
+        return None
 
-    async def _on_event(self, body: dict[str, Any]) -> None:
-        """Events are acknowledged by Bolt before this runs; questions get an answer."""
-        self._take(body)
+    async def _on_event(self, body: dict[str, Any]) -> BoltResponse | None:
+        """Events are acknowledged by Bolt once this returns; questions get an answer."""
+        admission = await self._take(body)
+        return self._later() if admission == "later" else None
 
-    def _take(self, body: dict[str, Any]) -> None:
-        """Answer the question in a payload, unless it comes from a workspace or app
-        other than the configured ones (`platforms.slack.team_ids` / `app_id`)."""
+    def _later(self) -> BoltResponse:
+        """"Send it again later": a delivery another process began answering and may
+        have died on. Slack re-sends any answer but a 2xx (without `X-Slack-No-Retry`)."""
+        later = self.inbox.retry_later
+        return BoltResponse(status=later.status, body='{"error": "busy, retry later"}',
+                            headers={"content-type": "application/json", **later.headers})
+
+    async def _take(self, body: dict[str, Any]) -> Admission | None:
+        """Admit the question in a payload and answer it in the background, unless it
+        comes from a workspace or app other than the configured ones
+        (`platforms.slack.team_ids` / `app_id`); None when it holds no question."""
         settings = slack_settings(self.config)
         stranger = foreign_app(body, settings.team_ids, settings.app_id)
         if stranger is not None:
             logger.info("Slack payload from %s ignored: not the configured app", stranger)
-            return
+            return None
         question = read_question(body)
-        if question is not None:
+        if question is None:
+            return None
+        admission = await self.inbox.admit(question)
+        if admission == "answer":
             self._spawn(self._answer(question))
+        elif admission == "later":
+            logger.info("Slack delivery %s is held by another process; asked to send it "
+                        "again", question.delivery_key)
+        return admission
 
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
         """Bolt's one error hook. A verified delivery the bot has no listener for
@@ -377,7 +396,7 @@ class SlackAdapter:
                                                           "slack"))
 
         try:
-            await self.inbox.answer(question, self.bot_names, send=send)
+            await self.inbox.answer(question, self.bot_names, send=send, admitted=True)
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 

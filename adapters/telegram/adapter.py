@@ -53,7 +53,7 @@ from adapters.telegram.render import (
 from adapters.telegram.request import AiohttpRequest
 from adapters.telegram.settings import TelegramSettings, telegram_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, render_or_error
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
@@ -119,6 +119,8 @@ class TelegramAdapter:
         self._webhook_registered = False
         self._started = False
         self._handlers_added = False
+        # Delivery keys the webhook admitted before acknowledging, until answered.
+        self._admitted: set[str] = set()
         self._lock = asyncio.Lock()
         self._init_lock = asyncio.Lock()
         self._redaction = RedactToken(token)
@@ -317,8 +319,29 @@ class TelegramAdapter:
         except Exception:  # a malformed field deep inside: not an update we can read
             logger.info("telegram: unreadable update %s", update_id)
             return JSONResponse({"ok": False, "error": "not an update"}, status_code=400)
+        question = self._question(update)
+        if question is not None and question.delivery_key is not None:
+            admission = await self._inbox.admit(question)
+            if admission == "later":
+                logger.info("telegram: update %s is held by another process; asked to "
+                            "send it again", update_id)
+                later = self._inbox.retry_later
+                return JSONResponse({"ok": False, "error": "busy, retry later"},
+                                    status_code=later.status, headers=later.headers)
+            if admission == "repeat":
+                return JSONResponse({"ok": True})
+            self._admitted.add(question.delivery_key)
         await self.application.update_queue.put(update)
         return JSONResponse({"ok": True})
+
+    def _question(self, update: Update) -> Question | None:
+        """The question an update asks the bot, when one of its handlers takes it."""
+        question = question_from_update(update, bot_id=self.application.bot.id)
+        if question is None or not any(handler.check_update(update)
+                                       for group in self.application.handlers.values()
+                                       for handler in group):
+            return None
+        return question
 
     async def _on_message(self, update: Update, context: Any) -> None:
         """A message for the bot: the shared inbox answers (once per update, never
@@ -335,8 +358,10 @@ class TelegramAdapter:
                              reply_to=None if question.reply_to is None else int(question.reply_to),
                              thread_id=None if question.thread is None else int(question.thread))
 
+        admitted = question.delivery_key in self._admitted
+        self._admitted.discard(question.delivery_key or "")
         try:
-            await self._inbox.answer(question, names, send=send)
+            await self._inbox.answer(question, names, send=send, admitted=admitted)
         except TelegramError as error:
             logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
                            self._redact(error))

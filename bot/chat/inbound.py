@@ -5,18 +5,26 @@ way for all of them: drop a delivery seen before, look the channel up in the con
 choose the language, parse with the shared grammar, ask the handler, and never raise -
 a failure becomes the `internal-error` reply, logged once, with no traceback in chat.
 The adapter then renders the reply and sends it.
+
+A delivery the platform re-sends when it is not acknowledged (a webhook) is admitted
+before it is acknowledged (`Inbox.admit`): one that another process began answering,
+and that process may have died, is answered "send it again later"
+(`RETRY_LATER`), never acknowledged as a repeat - or the platform would stop re-sending
+a question nobody answers. One nobody re-sends (long polling, a long
+connection) waits here instead (`LATER_WAITS`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
 from bot.config import ChannelConfig, Config
-from bot.models import Command, Lang, Reply
+from bot.models import Admission, Command, Lang, Reply
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +33,27 @@ _Message = TypeVar("_Message")
 # The language of a question from a chat the config does not list, when neither the
 # text nor the platform tells: the config's own default for a channel's `lang`.
 UNLISTED_CHAT_LANG: Lang = "zh"
+
+
+@dataclass(frozen=True)
+class RetryLater:
+    """What a webhook answers a delivery admitted "later": a status every platform
+    re-sends after (Slack, Telegram, Feishu; GitHub's "redeliver"), and a `Retry-After`
+    of about how long a dead process's alive mark outlives it
+    (`bot.store.claims.ALIVE_SECONDS`), after which its claim is taken over."""
+
+    status: int = 503
+    seconds: int = 10
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.seconds)}
+
+
+RETRY_LATER = RetryLater()
+LATER_WAITS: tuple[float, ...] = (2.5, 5.0, 5.0, 5.0, 5.0)
+"""Seconds between admissions of a delivery nobody re-sends while another process holds
+it: together well past the life of a dead process's alive mark."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,9 +88,10 @@ class Question:
 
 class FirstSeen(Protocol):
     """Dedupe across replicas (`bot.store.claims.Claims`): `first` begins answering a
-    delivery, `answered` records it done once sent, `unanswered` lets a retry answer."""
+    delivery (or says why not), `answered` records it done once sent, `unanswered` lets
+    a retry answer."""
 
-    async def first(self, platform: str, key: str) -> bool: ...
+    async def first(self, platform: str, key: str) -> Admission: ...
 
     async def answered(self, platform: str, key: str) -> None: ...
 
@@ -105,33 +135,41 @@ def read_command(question: Question, *, preferred: Lang,
 class Inbox:
     """Questions of one platform to replies; shared by every adapter."""
 
+    retry_later: ClassVar[RetryLater] = RETRY_LATER
+
     def __init__(self, config: Config, handler: CommandAnswering, deduper: FirstSeen, *,
-                 default_lang: Lang = UNLISTED_CHAT_LANG) -> None:
+                 default_lang: Lang = UNLISTED_CHAT_LANG,
+                 later_waits: tuple[float, ...] = LATER_WAITS) -> None:
         self.config = config
         self.handler = handler
         self.deduper = deduper
         self.default_lang = default_lang
+        self.later_waits = later_waits
 
-    async def is_first(self, question: Question) -> bool:
-        """False for a delivery seen before. When the dedupe store cannot be asked the
-        question is answered: a rare double answer beats silence."""
+    async def admit(self, question: Question) -> Admission:
+        """Whether to answer a delivery: "answer" (this process now holds it: pass
+        `admitted=True` to `answer`), "repeat", or "later" (ask the platform to send it
+        again). When the dedupe store cannot be asked the question is answered: a rare
+        double answer beats silence."""
         if question.delivery_key is None:
-            return True
+            return "answer"
         try:
             return await self.deduper.first(question.platform, question.delivery_key)
         except Exception as exc:
             log.warning("%s: dedupe unavailable (%s); answering %s anyway",
                         question.platform, type(exc).__name__, question.delivery_key)
-            return True
+            return "answer"
 
     async def answer(self, question: Question,
                      bot_names: Iterable[str] = DEFAULT_BOT_NAMES, *,
-                     send: SendReply | None = None) -> Reply | None:
+                     send: SendReply | None = None, admitted: bool = False) -> Reply | None:
         """The reply to `question`, or None when it is a repeat. With `send`, the reply
         is sent here and the delivery counts as answered only once `send` returned: if
         it raises (or the process dies first), a retry of the delivery is answered. The
-        error of `send` propagates; nothing else raises."""
-        if not await self.is_first(question):
+        error of `send` propagates; nothing else raises. `admitted`: `admit` said
+        "answer" before the delivery was acknowledged; otherwise it is admitted here,
+        waiting while another process holds it."""
+        if not admitted and await self._admit_patiently(question) != "answer":
             log.info("%s: skipping repeated delivery %s", question.platform,
                      question.delivery_key)
             return None
@@ -145,9 +183,28 @@ class Inbox:
         await self._record(question, sent=True)
         return reply
 
+    async def dismiss(self, question: Question) -> None:
+        """An admitted delivery that holds nothing to answer after all: its retries are
+        repeats."""
+        await self._record(question, sent=True)
+
+    async def _admit_patiently(self, question: Question) -> Admission:
+        """`admit` for a delivery nobody will send again: while another process holds
+        it, wait for that process to finish it or for its claim to be taken over."""
+        admission = await self.admit(question)
+        for wait in self.later_waits:
+            if admission != "later":
+                return admission
+            await asyncio.sleep(wait)
+            admission = await self.admit(question)
+        if admission == "later":
+            log.warning("%s: delivery %s is still held by another process; left to it",
+                        question.platform, question.delivery_key)
+        return admission
+
     async def _record(self, question: Question, *, sent: bool) -> None:
-        """Tell the dedupe store how the delivery ended; when it cannot be told, the
-        claim's owner mark expires and a retry is answered."""
+        """Tell the dedupe store how the delivery ended (`Claims` keeps an outcome it
+        cannot write yet and writes it once Redis is back)."""
         if question.delivery_key is None:
             return
         try:

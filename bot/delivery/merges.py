@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from bot.delivery.notices import MergeNotifier, NoticeResult
 from bot.github.events import MergedPull
-from bot.store.claims import Claims
+from bot.store.claims import Begun, Claims, Held
 from bot.store.keys import Keys
 
 MERGE_TTL_SECONDS = 7 * 24 * 3600
@@ -39,21 +39,23 @@ class MergeAnnouncer:
     def key(merge: MergedPull) -> str:
         return Keys.merge(merge.repository, merge.pull.number, merge.merge)
 
-    async def claim(self, merge: MergedPull) -> bool:
-        """True when this caller is the one to announce the merge: not announced yet,
-        nor being announced by a live process. Redis errors are the caller's."""
-        return await self.claims.begin(self.key(merge), self.ttl_seconds)
+    async def claim(self, merge: MergedPull) -> Begun | Held:
+        """A `Begun` when this caller is the one to announce the merge (not announced
+        yet, or its announcer died before finishing); otherwise why not - `Held.ELSEWHERE`
+        when another process holds it unfinished. Redis errors are the caller's."""
+        return await self.claims.try_begin(self.key(merge), self.ttl_seconds)
 
     async def announce_claimed(self, merge: MergedPull) -> NoticeResult:
         """Announce a merge `claim` gave this caller; remembered when every notice went
-        out, released (to be tried again) when one failed or the announcing raised."""
+        out, released (to be tried again) when one failed, a channel's notice is held by
+        another process (`waiting`: it may have died) or the announcing raised."""
         key = self.key(merge)
         try:
             result = await self.notifier.announce(merge.repository, merge.pull)
         except BaseException:
             await self.claims.release(key)
             raise
-        if result.failed:
+        if result.failed or result.waiting:
             await self.claims.release(key)
         else:
             await self.claims.finish(key, self.ttl_seconds)
@@ -62,6 +64,6 @@ class MergeAnnouncer:
     async def announce(self, merge: MergedPull) -> NoticeResult | None:
         """Announce the merge unless it was (or is being) announced; None when skipped,
         without any fetch."""
-        if not await self.claim(merge):
+        if not isinstance(await self.claim(merge), Begun):
             return None
         return await self.announce_claimed(merge)

@@ -32,7 +32,7 @@ from bot.digests import Digests
 from bot.errors import SourceError, ThreadGone
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
-from bot.store.claims import Claims
+from bot.store.claims import Begun, Claims, Held
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
 from bot.store.notice_batches import BatchItem, NoticeBatches
@@ -147,7 +147,8 @@ class MergeNotifier:
         """Notify every channel following a topic of the merged PR, once per channel.
 
         A failed post is reported in `failed` and its claim released, so the next
-        redelivery or poll retries it; the other channels are notified regardless.
+        redelivery or poll retries it; the other channels are notified regardless. A
+        notice another process holds unfinished is reported in `waiting`.
         """
         result = NoticeResult()
         name = self._repo_name(repo)
@@ -178,8 +179,8 @@ class MergeNotifier:
                 outcome = await self._batch(name, pull, channel, reply)
             else:
                 outcome = await self._send_once(name, pull, channel, reply)
-            {"sent": result.notified, "failed": result.failed,
-             "batched": result.batched}.get(outcome, []).append(channel.key)
+            {"sent": result.notified, "failed": result.failed, "batched": result.batched,
+             "waiting": result.waiting}.get(outcome, []).append(channel.key)
         return result
 
     async def post(self, channel: ChannelConfig, reply: Reply, *, key: str,
@@ -242,8 +243,10 @@ class MergeNotifier:
                          reply: Reply) -> str:
         number = pull.number
         claim = Keys.notice(repo, number, channel.key)
-        begun = await self.claims.begin_work(claim, self.notice_ttl_seconds)
-        if begun is None:
+        begun = await self.claims.try_begin(claim, self.notice_ttl_seconds)
+        if begun is Held.ELSEWHERE:
+            return "waiting"  # another process began it and may have died: not done
+        if not isinstance(begun, Begun):
             return "seen"
         try:
             await self.post(channel, reply, key=claim, in_doubt_since=begun.in_doubt_since)
@@ -261,9 +264,11 @@ class MergeNotifier:
 
 @dataclass
 class NoticeResult:
-    """Channel keys notified by one `announce`, those whose post failed, and those
-    whose notice waits in a batch."""
+    """Channel keys notified by one `announce`, those whose post failed, those whose
+    notice waits in a batch, and those whose notice another process began and may not
+    finish (it may have died): the merge is not done until that is known."""
 
     notified: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     batched: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)

@@ -26,7 +26,7 @@ from bot.delivery.periodic import run_every
 from bot.errors import SourceError
 from bot.github.closed import ClosedPage
 from bot.github.rest import RateLimitReached
-from bot.store.claims import Claims
+from bot.store.claims import Begun, Claims, Held
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
 
@@ -136,6 +136,7 @@ class MergePoller:
                     return
                 total.notified += result.notified
                 total.failed += result.failed
+                total.waiting += result.waiting
 
         await asyncio.gather(*(one(repo) for repo in repos))
         self.polls += 1
@@ -176,14 +177,19 @@ class MergePoller:
                        and m.pull.merged_at >= oldest),
                       key=lambda m: (m.pull.merged_at, m.pull.number))
         for merge in news:
-            done = await self.merges.announce(merge)
-            if done is None:
+            begun = await self.merges.claim(merge)
+            if begun is Held.ELSEWHERE:  # another process is at it, or died at it
+                result.waiting.append(self.merges.key(merge))
+                continue
+            if not isinstance(begun, Begun):
                 self.known += 1
                 continue
+            done = await self.merges.announce_claimed(merge)
             self.announced += 1
             result.notified += done.notified
             result.failed += done.failed
-        if result.failed or first.etag is None:
+            result.waiting += done.waiting
+        if result.failed or result.waiting or first.etag is None:
             # Keep asking in full until every notice went out.
             await self.claims.forget(Keys.poll_state(repo, "etag"))
         else:

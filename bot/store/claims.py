@@ -13,6 +13,14 @@ retry after a crash is answered once instead of never. A take-over keeps the cla
 expiry, so what is left of it tells when the work first began (across take-overs),
 and the taker can ask the platform whether the dead owner's post arrived after all
 (`Begun.in_doubt_since`).
+
+A claim another process holds unfinished while its alive mark stands is neither free
+nor done: that process may be at it, or may have died a moment ago with its mark not
+yet lapsed. `try_begin` says so (`Held.ELSEWHERE`), so a delivery that finds it is
+answered "send it again later" and never acknowledged as a repeat. The outcome of work
+(`finish`, `release`) that cannot be written while Redis is away is kept in this
+process and written by the next call that reaches Redis (the alive mark's refresh
+among them), so a failed piece of work does not stay claimed by a live process.
 """
 
 from __future__ import annotations
@@ -24,10 +32,13 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from enum import Enum
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from bot.models import Admission
+from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
 
 SEEN_TTL_SECONDS = 24 * 3600
@@ -53,8 +64,33 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# Delete the claim only while it still holds this owner's pending value: a claim taken
+# over meanwhile (this process's mark lapsed during an outage) is the taker's.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
 
 log = logging.getLogger(__name__)
+
+
+class Held(Enum):
+    """Why `try_begin` did not grant a claim."""
+
+    DONE = "done"
+    """The work was finished: a repeat."""
+    HERE = "here"
+    """This process is doing the work now: a repeat."""
+    ELSEWHERE = "elsewhere"
+    """Another process began it and is not known to have stopped: it may finish it or
+    may have died a moment ago, so ask again later (its mark lapses within
+    `ALIVE_SECONDS` of its death, and the claim is then taken over)."""
+
+
+_FREE = -1
+"""`Claims._unsettled` value of a release not yet written (else: a finish's ttl, ms)."""
 
 
 @dataclass(frozen=True)
@@ -82,13 +118,24 @@ class Claims:
         self._alive_until = 0.0
         self._local: dict[str, float] = {}
         self._values: dict[str, str] = {}
+        # Claims begun here and not yet finished or released: a repeat that reaches
+        # this process while it works is one (`Held.HERE`).
+        self._working: set[str] = set()
+        # Outcomes Redis could not be told yet, by claim name: `_FREE` for a release,
+        # else the milliseconds a finish keeps the claim.
+        self._unsettled: dict[str, int] = {}
+        self._settling = asyncio.Lock()
 
     # --- inbound deliveries (`bot.chat.inbound.FirstSeen`) -------------------------
 
-    async def first(self, platform: str, delivery: str) -> bool:
-        """Begin answering an inbound delivery; False when it was answered before or is
-        being answered by a live process."""
-        return await self.begin(Keys.seen(platform, delivery), self.seen_ttl_seconds)
+    async def first(self, platform: str, delivery: str) -> Admission:
+        """Begin answering an inbound delivery: "answer" when this process now holds it,
+        "repeat" when it was answered or is being answered here, "later" when another
+        process began it and may be gone (the platform should send it again)."""
+        got = await self.try_begin(Keys.seen(platform, delivery), self.seen_ttl_seconds)
+        if isinstance(got, Begun):
+            return "answer"
+        return "later" if got is Held.ELSEWHERE else "repeat"
 
     async def answered(self, platform: str, delivery: str) -> None:
         """The answer was sent: retries are repeats from now on."""
@@ -106,43 +153,124 @@ class Claims:
         return await self.begin_work(key, ttl_seconds) is not None
 
     async def begin_work(self, key: str, ttl_seconds: float) -> Begun | None:
-        """`begin`, telling a fresh claim from one taken over from a dead owner (whose
-        work may have been done); None when the claim is not this process's. When the
-        work began is told by the claim's expiry: every begin of `key` passes the same
-        `ttl_seconds`."""
-        if self.client is None:
-            return Begun() if await self.claim(key, ttl_seconds) else None
+        """`try_begin`, with every refusal as None."""
+        got = await self.try_begin(key, ttl_seconds)
+        return got if isinstance(got, Begun) else None
+
+    async def try_begin(self, key: str, ttl_seconds: float) -> Begun | Held:
+        """Claim work owned by this process: a `Begun` for the first caller and for a
+        later one when the claim's owner died before `finish` (its work may have been
+        done: `in_doubt_since`); otherwise why not. When the work began is told by the
+        claim's expiry: every begin of `key` passes the same `ttl_seconds`."""
         name = self.keys.claim(key)
-        mine = _PENDING + self.owner.encode()
+        if name in self._working:
+            return Held.HERE
+        if self.client is None:
+            return self._granted(name, Begun()) if await self.claim(key, ttl_seconds) \
+                else Held.DONE
+        if self._unsettled.get(name, _FREE) != _FREE:
+            await self._settle()
+            return Held.DONE  # finished here; Redis may not have been told yet
+        await self._settle()
         await self._keep_alive()
+        mine = _PENDING + self.owner.encode()
         px = max(int(ttl_seconds * 1000), 1)
-        if await self.client.set(name, mine, nx=True, px=px):
-            return Begun()
-        held = await self.client.get(name)
-        if not isinstance(held, bytes) or not held.startswith(_PENDING) or held == mine:
-            return None
+        for _ in range(2):  # a second go when the claim lapsed between SET and GET
+            if await self.client.set(name, mine, nx=True, px=px):
+                return self._granted(name, Begun())
+            held = await self.client.get(name)
+            if held is not None:
+                return await self._held_by(name, key, held, mine, px)
+        return Held.ELSEWHERE
+
+    async def _held_by(self, name: str, key: str, held: object, mine: bytes,
+                       px: int) -> Begun | Held:
+        """What a claim found taken means: done, this process's, another's at work, or
+        a dead owner's to take over."""
+        assert self.client is not None
+        if not isinstance(held, bytes) or not held.startswith(_PENDING):
+            return Held.DONE
+        if held == mine:
+            if name in self._working:
+                return Held.HERE
+            # Released here but Redis not told yet: not done, ask again later. Else
+            # neither at work nor released: only a repeat explains it (never twice).
+            return Held.ELSEWHERE if name in self._unsettled else Held.DONE
         owner = held[len(_PENDING):].decode(errors="replace")
         if await self.client.exists(self._alive_name(owner)):
-            return None
+            return Held.ELSEWHERE
         left = int(await self.client.eval(_TAKE_OVER, 1, name, held, mine, px))
         if left <= 0:
-            return None
+            return Held.ELSEWHERE  # another taker won; it may still fail
         log.info("claim %s taken over from %s, which stopped before finishing", key, owner)
         elapsed = timedelta(milliseconds=px - left)
-        return Begun(in_doubt_since=datetime.now(UTC) - elapsed)
+        return self._granted(name, Begun(in_doubt_since=datetime.now(UTC) - elapsed))
+
+    def _granted(self, name: str, begun: Begun) -> Begun:
+        self._working.add(name)
+        return begun
 
     async def finish(self, key: str, ttl_seconds: float) -> None:
-        """The work claimed by `begin` is done: the claim stays, ownerless, for ttl."""
+        """The work claimed by `begin` is done: the claim stays, ownerless, for ttl.
+        When Redis cannot be told now, it is told by the next call that reaches it."""
+        name = self.keys.claim(key)
+        self._working.discard(name)
         if self.client is None:
             return
-        await self.client.set(self.keys.claim(key), _DONE,
-                              px=max(int(ttl_seconds * 1000), 1))
+        self._unsettle(name, max(int(ttl_seconds * 1000), 1))
+        await self._settle()
+
+    async def release(self, key: str) -> None:
+        """Undo a claim whose work failed, so a later attempt may try again. When Redis
+        cannot be told now, it is told by the next call that reaches it; until then a
+        repeat reaching this process is not answered as one."""
+        name = self.keys.claim(key)
+        self._working.discard(name)
+        if self.client is None:
+            self._local.pop(name, None)
+            return
+        self._unsettle(name, _FREE)
+        await self._settle()
+
+    def _unsettle(self, name: str, outcome: int) -> None:
+        self._unsettled.pop(name, None)
+        self._unsettled[name] = outcome
+        if len(self._unsettled) > LOCAL_CLAIMS:
+            lost = next(iter(self._unsettled))
+            self._unsettled.pop(lost)
+            log.warning("claims: too many outcomes waiting for Redis; %s left to its "
+                        "expiry", lost)
+
+    async def _settle(self) -> None:
+        """Write the outcomes Redis could not be told before, oldest first; stop at the
+        first failure (Redis is still away) and keep the rest. One writer at a time, so
+        a release is never written after the claim was begun again."""
+        if not self._unsettled:
+            return
+        assert self.client is not None
+        mine = _PENDING + self.owner.encode()
+        async with self._settling:
+            for name, outcome in list(self._unsettled.items()):
+                if self._unsettled.get(name) != outcome:
+                    continue  # written meanwhile
+                try:
+                    if outcome == _FREE:
+                        await self.client.eval(_RELEASE, 1, name, mine)
+                    else:
+                        await self.client.set(name, _DONE, px=outcome)
+                except REDIS_ERRORS as exc:
+                    log.warning("claims: %d outcome(s) not written yet (%s); kept for "
+                                "the next call", len(self._unsettled), type(exc).__name__)
+                    return
+                if self._unsettled.get(name) == outcome:
+                    del self._unsettled[name]
 
     async def keep_alive(self, stop: asyncio.Event) -> None:
         """Refresh this process's alive mark until `stop` (the server runs it)."""
         while not stop.is_set():
             try:
                 await self._keep_alive(force=True)
+                await self._settle()
             except (RedisError, OSError) as exc:
                 log.warning("claims: alive mark not refreshed: %s", type(exc).__name__)
             with contextlib.suppress(TimeoutError):
@@ -175,13 +303,6 @@ class Claims:
             return True
         return bool(await self.client.set(name, b"1", nx=True,
                                           px=max(int(ttl_seconds * 1000), 1)))
-
-    async def release(self, key: str) -> None:
-        name = self.keys.claim(key)
-        if self.client is None:
-            self._local.pop(name, None)
-            return
-        await self.client.delete(name)
 
     async def get(self, key: str) -> str | None:
         name = self.keys.claim(key)

@@ -11,8 +11,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from bot.chat.inbound import RETRY_LATER
 from bot.delivery.merges import MergeAnnouncer
 from bot.github.events import PayloadError, merged_pull, signature_valid
+from bot.store.claims import Begun, Held
 from bot.store.client import REDIS_ERRORS
 from bot.web.services import services_of
 
@@ -65,25 +67,34 @@ async def github_webhook(request: Request) -> Response:
     # One claim per merge, checked before anything is fetched: a delivery replayed under
     # a new id, or a merge the poller announced, costs no GitHub request. Held by this
     # process until the notices are recorded sent: a redelivery after a crash (the owner
-    # no longer alive) is handled again; one after success is not.
+    # no longer alive) is handled again; one after success is not; one while another
+    # process holds it - at work, or dead with its alive mark not yet lapsed - is asked
+    # for again later.
     merges = MergeAnnouncer(services.claims, services.notifier)
+    claim = merges.key(merged)
     try:
-        first = await merges.claim(merged)
+        begun = await merges.claim(merged)
     except REDIS_ERRORS as exc:
         # Without the claim a redelivery could notify twice: let GitHub redeliver later.
         log.warning("github webhook: Redis unavailable (%s); asked for a redelivery",
                     type(exc).__name__)
         metrics.webhook(label, "unavailable")
-        return JSONResponse({"error": "storage unavailable, redeliver later"},
-                            status_code=503)
-    if not first:
+        return _redeliver_later("storage unavailable, redeliver later")
+    if begun is Held.ELSEWHERE:
+        log.info("github webhook: %s is being handled by another process; asked for a "
+                 "redelivery", claim)
+        metrics.webhook(label, "busy")
+        return _redeliver_later("being handled elsewhere, redeliver later")
+    if not isinstance(begun, Begun):
         metrics.webhook(label, "duplicate")
         return JSONResponse({"duplicate": True})
 
     async def announce() -> dict[str, Any]:
-        # A failure releases the claim, so a redelivery or the poller tries again.
+        # A failure, or a channel's notice another process holds, releases the claim,
+        # so a redelivery or the poller's reconciliation tries again.
         result = await merges.announce_claimed(merged)
-        return {"notified": result.notified, "failed": result.failed}
+        return {"notified": result.notified, "failed": result.failed,
+                **({"waiting": result.waiting} if result.waiting else {})}
 
     task = asyncio.ensure_future(announce())
     services.track(task)
@@ -95,11 +106,21 @@ async def github_webhook(request: Request) -> Response:
     except REDIS_ERRORS as exc:
         log.warning("merged-PR notice: Redis unavailable (%s)", type(exc).__name__)
         metrics.webhook(label, "unavailable")
-        return JSONResponse({"error": "storage unavailable, redeliver later"},
-                            status_code=503)
+        return _redeliver_later("storage unavailable, redeliver later")
     except Exception:
         log.exception("merged-PR notice failed")
         metrics.webhook(label, "failed")
         return JSONResponse({"error": "notice failed"}, status_code=500)
+    if "waiting" in answer:
+        # A channel's notice is held by another process that may have died: not done.
+        metrics.webhook(label, "busy")
+        return JSONResponse(answer, status_code=RETRY_LATER.status,
+                            headers=RETRY_LATER.headers)
     metrics.webhook(label, "ok")
     return JSONResponse(answer)
+
+
+def _redeliver_later(reason: str) -> Response:
+    """A 503: GitHub shows the delivery failed, and its "redeliver" sends it again."""
+    return JSONResponse({"error": reason}, status_code=RETRY_LATER.status,
+                        headers=RETRY_LATER.headers)

@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +71,7 @@ class CrashOutcome:
             max(self.notices - 1, 0)
 
 
-def _requests(fakes: World) -> tuple[list[Request], Request]:
+def requests_of(fakes: World) -> tuple[list[Request], Request]:
     """The 30 questions and the GitHub delivery, built once so they can be re-sent
     byte for byte."""
     payloads = SlackPayloads()
@@ -99,7 +100,7 @@ def _requests(fakes: World) -> tuple[list[Request], Request]:
     return questions, notice
 
 
-def _answers(fakes: World) -> dict[str, list[int]]:
+def answers_of(fakes: World) -> dict[str, list[int]]:
     """How often each question was answered, by platform, in question order."""
     slack = Counter(p.get("thread_ts") for p in fakes.slack.posted("chat.postMessage"))
     telegram = Counter(json.loads(m["reply_parameters"])["message_id"]
@@ -112,19 +113,38 @@ def _answers(fakes: World) -> dict[str, list[int]]:
     }
 
 
-def _notices(fakes: World) -> int:
+def notices_of(fakes: World) -> int:
     return sum(1 for p in fakes.slack.posted("chat.postMessage")
                if p.get("channel") == SLACK_CHANNEL and not p.get("thread_ts"))
 
 
-def _send(url: str, requests: list[Request]) -> list[int]:
+def send_all(url: str, requests: list[Request]) -> list[int]:
     with httpx.Client(base_url=url, timeout=30) as client:
         return [client.post(path, content=body, headers=headers).status_code
                 for path, body, headers in requests]
 
 
-def crash_after_ack(redis_url: str, workdir: Path, *, timeout: float = 60.0) -> CrashOutcome:
-    """Kill the service with every answer and the notice parked, restart, re-deliver."""
+@dataclass
+class InFlight:
+    """A service killed with every answer and the notice parked; the fakes still run.
+    `standby`: replicas on the same Redis, started before the kill."""
+
+    fakes: World
+    config: Path
+    log: Path
+    questions: list[Request]
+    notice: Request
+    parked: int
+    killed_at: float
+    standby: list[ServeProcess]
+
+
+@contextlib.contextmanager
+def killed_in_flight(redis_url: str, workdir: Path, *, timeout: float = 60.0,
+                     runner: bool = True, standby: int = 0) -> Iterator[InFlight]:
+    """`prdigest serve` (through `serve_runner` when `runner`) acknowledges the 30
+    questions and takes the notice; once every answer and the notice are parked before
+    their platform, it is SIGKILLed. Replicas started meanwhile are stopped on exit."""
     redis.Redis.from_url(redis_url).flushall()
     with contextlib.ExitStack() as stack:
         fakes = stack.enter_context(world())
@@ -138,16 +158,21 @@ def crash_after_ack(redis_url: str, workdir: Path, *, timeout: float = 60.0) -> 
         holds = [proxies[name].hold(path, "before",
                                     count=PER_PLATFORM + (name == "slack"))
                  for name, path in ANSWER_PATHS.items()]
-        questions, notice = _requests(fakes)
+        questions, notice = requests_of(fakes)
         log = workdir / "serve.log"
+        env = fakes.env(redis_url)
+        replicas = [ServeProcess(config, env, workdir / f"replica-{n}.log",
+                                 runner=runner).start() for n in range(standby)]
+        for replica in replicas:
+            stack.callback(replica.stop)
 
-        first = ServeProcess(config, fakes.env(redis_url), log, runner=True).start()
+        first = ServeProcess(config, env, log, runner=runner).start()
         try:
-            acknowledged = _send(first.url, questions)
+            acknowledged = send_all(first.url, questions)
             if set(acknowledged) != {200}:
                 raise RuntimeError(f"questions not acknowledged: {Counter(acknowledged)}")
             # GitHub waits for its answer; the notice is parked, so send it aside.
-            threading.Thread(target=lambda: _quiet_send(first.url, notice),
+            threading.Thread(target=lambda: quiet_send(first.url, notice),
                              daemon=True).start()
             deadline = time.monotonic() + timeout
             for hold in holds:
@@ -158,31 +183,43 @@ def crash_after_ack(redis_url: str, workdir: Path, *, timeout: float = 60.0) -> 
         finally:
             first.kill()
         killed = time.monotonic()
-        parked = sum(hold.taken for hold in holds)
         for proxy in proxies.values():
             proxy.release()
+        yield InFlight(fakes=fakes, config=config, log=log, questions=questions,
+                       notice=notice, parked=sum(hold.taken for hold in holds),
+                       killed_at=killed, standby=replicas)
 
+
+def wait_answered(fakes: World, timeout: float) -> None:
+    """Until every question is answered and the notice posted (or `timeout`), then a
+    second more: anything answered twice would arrive by then."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (
+            all(all(counts) for counts in answers_of(fakes).values()) and notices_of(fakes)):
+        time.sleep(0.1)
+    time.sleep(1.0)
+
+
+def crash_after_ack(redis_url: str, workdir: Path, *, timeout: float = 60.0) -> CrashOutcome:
+    """Kill the service with every answer and the notice parked, restart, re-deliver."""
+    with killed_in_flight(redis_url, workdir, timeout=timeout) as flight:
         restarted = time.monotonic()
-        second = ServeProcess(config, fakes.env(redis_url), log, runner=True).start()
+        second = ServeProcess(flight.config, flight.fakes.env(redis_url), flight.log,
+                              runner=True).start()
         try:
             # The dead process's alive mark (2 s under serve_runner) must have expired.
-            time.sleep(max(0.0, killed + ALIVE_WAIT - time.monotonic()))
-            statuses = _send(second.url, [*questions, notice])
+            time.sleep(max(0.0, flight.killed_at + ALIVE_WAIT - time.monotonic()))
+            statuses = send_all(second.url, [*flight.questions, flight.notice])
             if any(status >= 500 for status in statuses):
                 raise RuntimeError(f"re-delivery refused: {Counter(statuses)}")
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and not (
-                    all(all(counts) for counts in _answers(fakes).values())
-                    and _notices(fakes)):
-                time.sleep(0.1)
-            recovered = time.monotonic() - restarted
-            time.sleep(1.0)  # anything answered twice would arrive now
+            wait_answered(flight.fakes, timeout)
+            recovered = time.monotonic() - restarted - 1.0
         finally:
             second.stop()
-        return CrashOutcome(answers=_answers(fakes), notices=_notices(fakes), parked=parked,
-                            recover_seconds=recovered)
+        return CrashOutcome(answers=answers_of(flight.fakes), notices=notices_of(flight.fakes),
+                            parked=flight.parked, recover_seconds=recovered)
 
 
-def _quiet_send(url: str, request: Request) -> None:
+def quiet_send(url: str, request: Request) -> None:
     with contextlib.suppress(httpx.HTTPError):
-        _send(url, [request])
+        send_all(url, [request])

@@ -23,7 +23,7 @@ import httpx
 from bot.models import PullRequest
 from testkit.reliability.holding_proxy import Hold, HoldingProxy
 from testkit.reliability.names import SECRETS
-from testkit.reliability.serve_process import ServeProcess
+from testkit.reliability.serve_process import START_SECONDS, ServeProcess
 from testkit.reliability.world import Urls, World
 from testkit.server_support import merged_event, webhook_request
 
@@ -33,7 +33,6 @@ POST_PATHS = {"slack": "chat.postMessage", "telegram": "sendMessage",
               "feishu": "/open-apis/im/v1/messages"}
 ALIVE_WAIT = 2.5
 """Seconds after a kill by which the dead replica's alive mark (2 s) has lapsed."""
-START_SECONDS = 150.0
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ import httpx
 from testkit.redis_server import free_port
 from testkit.reliability.names import ROOT
 
+START_SECONDS = 150.0
+"""How long a start may take: imports and the platforms' first calls are slow on a
+machine whose cores are shared."""
+
 
 class ServeProcess:
     """`prdigest serve` as an operator runs it, on a free port, logging to a file;
@@ -40,7 +44,7 @@ class ServeProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 180.0) -> ServeProcess:
+    def start(self, timeout: float = START_SECONDS) -> ServeProcess:
         handle = self.log.open("ab")
         command = ([sys.executable, "-m", "testkit.reliability.serve_runner"] if self.runner
                    else [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])

@@ -24,7 +24,7 @@ from adapters.poster import AdapterPoster
 from adapters.registry import LOCAL_PLATFORMS, PLATFORM_SCHEMAS, PLATFORMS, platform_spec
 from bot.chat.inbound import Inbox, Question
 from bot.config import ChannelConfig, Config, parse_config
-from bot.models import Command, Digest, Reply
+from bot.models import Admission, Command, Digest, Reply
 from testkit.code_words import code_words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,14 +182,18 @@ class _Seen:
         self.broken = broken
         self.keys: set[tuple[str, str]] = set()
         self.done: set[tuple[str, str]] = set()
+        self.elsewhere_for = 0  # admissions that find it begun by another process
 
-    async def first(self, platform: str, key: str) -> bool:
+    async def first(self, platform: str, key: str) -> Admission:
         if self.broken:
             raise ConnectionError("redis is away")
+        if self.elsewhere_for > 0:
+            self.elsewhere_for -= 1
+            return "later"
         if (platform, key) in self.keys:
-            return False
+            return "repeat"
         self.keys.add((platform, key))
-        return True
+        return "answer"
 
     async def answered(self, platform: str, key: str) -> None:
         self.done.add((platform, key))
@@ -245,6 +249,36 @@ async def test_without_the_dedupe_store_the_question_is_answered_anyway(
         reply = await inbox.answer(question())
     assert reply is not None and reply.kind == "help" and len(handler.asked) == 1
     assert "dedupe unavailable" in caplog.text
+
+
+async def test_a_delivery_held_elsewhere_is_waited_for_when_nobody_resends_it() -> None:
+    handler, seen = _Handler(), _Seen()
+    inbox = Inbox(make_config(), handler, seen, default_lang="en", later_waits=(0, 0, 0))
+    seen.elsewhere_for = 2  # the other process's claim is taken over on the third try
+    assert await inbox.answer(question()) is not None
+    assert len(handler.asked) == 1 and seen.done == {("slack", "ev-1")}
+
+
+async def test_a_delivery_held_elsewhere_too_long_is_left_to_that_process(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler, seen = _Handler(), _Seen()
+    inbox = Inbox(make_config(), handler, seen, default_lang="en", later_waits=(0, 0))
+    seen.elsewhere_for = 3
+    with caplog.at_level(logging.WARNING):
+        assert await inbox.answer(question()) is None
+    assert handler.asked == [] and "still held by another process" in caplog.text
+
+
+async def test_an_admitted_delivery_is_not_admitted_twice() -> None:
+    handler, seen = _Handler(), _Seen()
+    inbox = Inbox(make_config(), handler, seen, default_lang="en")
+    seen.elsewhere_for = 1
+    assert await inbox.admit(question()) == "later"  # the webhook asks for it again
+    assert await inbox.admit(question()) == "answer"
+    assert await inbox.answer(question(), admitted=True) is not None
+    assert await inbox.admit(question()) == "repeat"
+    assert len(handler.asked) == 1
 
 
 @pytest.mark.parametrize(

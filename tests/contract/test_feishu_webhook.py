@@ -36,6 +36,7 @@ from bot.models import Command, Reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
+from bot.store.keys import Keys
 from testkit import EXAMPLES
 from testkit.fakes.feishu import (
     FakeFeishu,
@@ -172,13 +173,34 @@ async def test_a_redelivered_event_is_answered_once_across_replicas(
         event = asked("digest", event_id="ev-retried")
         async with feishu_bot(fake, handler=handler, deduper=Claims(client)) as one, \
                 feishu_bot(fake, handler=handler, deduper=Claims(client)) as two:
-            for bot in (one, two, one):
+            for bot in (one, two, one):  # Feishu re-sends after an answer it missed
                 assert (await bot.deliver(event)).status_code == 200
-            await one.adapter.wait_idle()
-            await two.adapter.wait_idle()
+                await bot.adapter.wait_idle()
         assert len(handler.asked) == 1
         assert len(fake.sent_cards()) == 1
         assert await client.exists("prdigest:v2:seen:feishu:ev-retried") == 1
+    finally:
+        await client.aclose()
+
+
+async def test_an_event_a_dead_replica_began_is_asked_for_again_then_answered_once(
+        fake: FakeFeishu, redis_url: str) -> None:
+    client = aioredis.from_url(redis_url)
+    try:
+        dead = Claims(client, alive_seconds=0.3)  # SIGKILLed while answering
+        assert await dead.begin(Keys.seen("feishu", "ev-crash"), dead.seen_ttl_seconds)
+        handler = RecordingHandler()
+        event = asked("digest", event_id="ev-crash")
+        async with feishu_bot(fake, handler=handler, deduper=Claims(client)) as bot:
+            early = await bot.deliver(event)  # its alive mark still stands
+            await asyncio.sleep(0.5)
+            statuses = []
+            for _ in range(2):
+                statuses.append((await bot.deliver(event)).status_code)
+                await bot.adapter.wait_idle()
+        assert early.status_code == 503 and int(early.headers["retry-after"]) > 0
+        assert statuses == [200, 200]
+        assert len(handler.asked) == 1 and len(fake.sent_cards()) == 1
     finally:
         await client.aclose()
 
