@@ -308,7 +308,16 @@ class DigestView:
 
     @cached_property
     def top_topics(self) -> list[NameCount]:
-        return list(self.d.topics[:TOP_TOPICS])
+        """The busiest topics the summary and the trends name: counted beside the themes
+        (`Digest.areas`), so a theme's heading never counts more PRs than its topic."""
+        return list((self.d.areas or self.d.topics)[:TOP_TOPICS])
+
+    @cached_property
+    def topics_overlap(self) -> bool:
+        """Whether a topic named in the trends counts more PRs than its theme shows: some
+        of its PRs sit in another theme, which the trends then say."""
+        sizes = {t.topic: len(t.pulls) + len(t.others) for t in self.d.themes if t.topic}
+        return any(c.count > sizes[c.name] for c in self.top_topics if c.name in sizes)
 
     @cached_property
     def hot_numbers(self) -> list[int]:
