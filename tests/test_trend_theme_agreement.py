@@ -11,9 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from bot.cli import app
+from testkit.cli import CONFIG, real_week
 
 pytestmark = pytest.mark.realdata
 
@@ -23,18 +22,14 @@ _TOPICS = {"zh": re.compile(r"改动最频繁的主题是 (?P<list>.+?)(?:；|�
 _TOPIC = {"zh": re.compile(r"(?:^|、|和)(?P<name>[^、（]+?)（(?P<count>\d+) 个，占"),
           "en": re.compile(r"(?:^|, | and )(?P<name>[^,(]+?) \((?P<count>\d+), [\d.]+%\)")}
 _WHY = {"zh": "涉及多个主题的 PR 各计一次", "en": "a PR on several topics counts in each"}
-WEEKS = [("verl-project/verl", "verl-2026-07.json", ["--config", "examples/prdigest.toml"]),
+WEEKS = [("verl-project/verl", "verl-2026-07.json", ["--config", CONFIG]),
          ("verl-project/verl", "verl-2026-07.json", []),
          ("vllm-project/vllm", "vllm-2026-W29.json", [])]
 
 
 def _digest(shared_data: Path, repo: str, file: str, extra: list[str], fmt: str,
             lang: str) -> str:
-    result = CliRunner().invoke(app, [
-        "digest", repo, "--week", "2026-W29", "--snapshot", str(shared_data / file),
-        "--format", fmt, "--lang", lang, *extra])
-    assert result.exit_code == 0, result.output
-    return result.stdout
+    return real_week(shared_data, repo, file, fmt, lang, *extra)
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
