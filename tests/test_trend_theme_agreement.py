@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import load_config
+from bot.engine import build_digest
+from bot.snapshot import read_snapshot
+from testkit import EXAMPLES
 from testkit.cli import CONFIG, real_week
-
-pytestmark = pytest.mark.realdata
 
 _HEADING = re.compile(r"^• (?P<area>[^：:]+)[：:](?P<kinds>.+)$", re.M)
 _TOPICS = {"zh": re.compile(r"改动最频繁的主题是 (?P<list>.+?)(?:；|。)"),
@@ -32,6 +34,7 @@ def _digest(shared_data: Path, repo: str, file: str, extra: list[str], fmt: str,
     return real_week(shared_data, repo, file, fmt, lang, *extra)
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("repo, file, extra", WEEKS)
 def test_a_topic_in_the_trends_counts_at_least_its_theme(
@@ -52,6 +55,7 @@ def test_a_topic_in_the_trends_counts_at_least_its_theme(
         assert _WHY[lang] in text
 
 
+@pytest.mark.realdata
 @pytest.mark.parametrize("repo, file, extra", WEEKS)
 def test_every_theme_is_counted_in_the_topics_it_is_named_by(
     shared_data: Path, repo: str, file: str, extra: list[str]
@@ -64,3 +68,22 @@ def test_every_theme_is_counted_in_the_topics_it_is_named_by(
             members = set(theme["pulls"]) | set(theme["others"])
             assert members <= areas[theme["topic"]], theme["title"]
             assert tagged.get(theme["topic"], set()) <= areas[theme["topic"]]
+
+
+@pytest.mark.parametrize("focus", [(), ("checkpoint",)])
+def test_the_counted_topics_hold_their_themes_and_keep_the_focus_first(
+        focus: tuple[str, ...]) -> None:
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    repo = load_config(EXAMPLES / "prdigest.toml").repo(snapshot.repository)
+    digest = build_digest(snapshot, "2026-W29", repo_config=repo, lang="en",
+                          focus_topics=focus)
+    areas = {a.name: a for a in digest.areas}
+    for topic in digest.topics:
+        assert set(topic.pulls) <= set(areas[topic.name].pulls)
+    for theme in digest.themes:
+        if theme.topic:
+            assert {*theme.pulls, *theme.others} <= set(areas[theme.topic].pulls)
+    counts = [a.count for a in digest.areas if a.name not in focus]
+    assert counts == sorted(counts, reverse=True)
+    if focus:
+        assert digest.areas[0].name == focus[0]
