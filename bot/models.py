@@ -147,7 +147,8 @@ class Theme(Record, frozen=True, kw_only=True):
     """A change area: `pulls` are its key PRs (best first), `others` the rest of the
     week's PRs in it; `kind` is `area` (a topic, module or folder: `area`), `security`
     (the week's security fixes) or `other` (PRs of no theme); `kinds` counts its PRs by
-    kind of change, `about` the other areas they touch."""
+    kind of change, `about` the other areas they touch, `topic` the name its area is
+    counted under in the topics."""
 
     title: str
     pulls: tuple[int, ...]
@@ -157,6 +158,8 @@ class Theme(Record, frozen=True, kw_only=True):
     others: tuple[int, ...] = ()
     kinds: str = ""
     about: tuple[NameCount, ...] = ()
+    # The name its area is counted under in the digest's `topics` ("" for none).
+    topic: str = ""
 
 
 class RiskKind(StrEnum):
@@ -349,6 +352,9 @@ class Digest(Record, frozen=True, kw_only=True):
     data_as_of: Time | None = None
     report_url: str | None = None
     pulls: tuple[PullEntry, ...] = ()
+    # The topics as the trends' prose counts them beside the themes
+    # (`bot.engine.trends.area_counts`); empty in a digest of several repositories.
+    areas: tuple[NameCount, ...] = ()
     narration: Narration | None = None
     people: People | None = None
     chat_form: ChatForm = ChatForm()

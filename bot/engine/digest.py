@@ -15,7 +15,7 @@ from bot.engine.risks import find_risks, severity_rank
 from bot.engine.suggest import Lead, settings_of, suggest
 from bot.engine.summarize import figure_text, figures, summarize
 from bot.engine.themes import Member, build_themes
-from bot.engine.trends import hot_files, topic_counts, type_counts
+from bot.engine.trends import area_counts, hot_files, topic_counts, type_counts
 from bot.i18n import Translator, translator
 from bot.models import (
     Counts,
@@ -111,6 +111,8 @@ def build_digest(
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         pulls=tuple(a.entry(theme_of[a.number]) for a in by_number),
+        areas=area_counts(topics, themes, len(by_number),
+                          first=(areas.canonical(a) for a in areas.keys(focus_topics))),
         people=people_of(pulls, reviews_recorded=recorded),
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )

@@ -36,6 +36,23 @@ def symptom(word: str, lang: Lang) -> str:
     return lexicon().symptoms.get(word, word) if lang == "zh" else word
 
 
+# A severe symptom's English noun phrase, by the start of the word found; those
+# without an article read "fixes NaNs".
+_EN_SYMPTOMS = (("crash", "a crash"), ("oom", "OOM"), ("out of memory", "OOM"),
+                ("blow", "a blowup"), ("explod", "a blowup"), ("leak", "a leak"),
+                ("race", "a race"), ("corrupt", "a corruption"), ("deadlock", "a deadlock"),
+                ("hang", "a hang"), ("nan", "NaNs"), ("segfault", "a segfault"),
+                ("data loss", "data loss"), ("security", "a security issue"),
+                ("vulnerab", "a vulnerability"))
+
+
+def _en_symptom_fact(word: str, t: Translator) -> str:
+    phrase = next((said for start, said in _EN_SYMPTOMS if word.startswith(start)), word)
+    if phrase.startswith("a "):
+        return t("fixes a %(symptom)s", symptom=phrase[2:])
+    return t("fixes %(symptom)s", symptom=phrase)
+
+
 LARGE_LINES = 300
 MAX_FACTS = 3
 
@@ -55,8 +72,12 @@ def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
         facts.append(t("adds the setting %(settings)s",
                        settings=t.sep.join(f"`{name}`" for name in settings)))
     severe = _severe(pull, cls) if cls.type == "fix" else None
-    if severe and symptom(severe, t.lang) not in headline:
+    if severe and t.lang == "zh" and symptom(severe, t.lang) not in headline:
         facts.append(t("fixes a %(symptom)s", symptom=symptom(severe, t.lang)))
+    elif severe and t.lang == "en" and severe not in pull.title.lower():
+        # In en the title is shown before the facts: the symptom only where it does
+        # not say it, as a noun that reads after "fixes" (`crashes` -> "a crash").
+        facts.append(_en_symptom_fact(severe, t))
     if pull.lines_changed >= LARGE_LINES:
         facts.append(t("%(files)d files, %(lines)d lines changed",
                        files=len(pull.files) or pull.changed_files or 0,

@@ -123,15 +123,16 @@ def _at_clause(window: str, past: int) -> str | None:
     return None
 
 
-def clause_cut(text: str, limit: int) -> str | None:
+def clause_cut(text: str, limit: int, *, openers: bool = True) -> str | None:
     """`text` cut before `limit` at the last clause boundary past a quarter of it, with
     an ellipsis; unchanged when it fits; None when no clause ends in time (a cut there
-    would fall inside a clause)."""
+    would fall inside a clause). Without `openers`, only a punctuation mark ends a
+    clause (a cut before " to " would split "from ~54 GiB to ~150 MiB")."""
     if len(text) <= limit:
         return text
     window = text[: limit - 1]
     cut = _at_clause(window, limit // 4)
-    if cut is not None:
+    if cut is not None or not openers:
         return cut
     opening = max((window.rfind(word) for word in _CLAUSE_OPENERS), default=-1)
     if opening > limit // 4:

@@ -165,7 +165,8 @@ def _theme(area: str, title: str, kind_of_theme: str, group: list[Member], areas
                  others=tuple(m.number for m in group if not m.key),
                  key=f"{kind_of_theme}:{area}" if area else kind_of_theme,
                  kind=kind_of_theme, area=area, kinds=kinds_line(group, t),
-                 about=_about(group, area, areas))
+                 about=_about(group, area, areas),
+                 topic=areas.canonical(area) if kind_of_theme == "area" else "")
 
 
 def build_themes(

@@ -9,7 +9,7 @@ import msgspec
 
 from bot.engine.areas import Areas
 from bot.i18n import Translator
-from bot.models import HotFile, NameCount, PullRequest
+from bot.models import HotFile, NameCount, PullRequest, Theme
 
 HOT_FILES = 5
 
@@ -94,3 +94,29 @@ def type_counts(typed: Iterable[tuple[int, str]], total: int, t: Translator
     counts = count_names(((number, (kind,)) for number, kind in typed), total)
     return tuple(msgspec.structs.replace(c, label=t(TYPE_NAMES.get(c.name, c.name)))
                  for c in counts)
+
+
+def area_counts(topics: Iterable[NameCount], themes: Iterable[Theme], total: int, *,
+                first: Iterable[str] = ()) -> tuple[NameCount, ...]:
+    """The topics as the trends' prose counts them, beside the themes: a topic's PRs are
+    those carrying it and those its area's theme holds (placed there by their folder),
+    so a theme's heading never counts more PRs than its topic ("Models: 28" under
+    "Models (11)" read as two answers to one question). A PR on several topics still
+    counts in each; the themes place it once. The `first` topics (a channel's focus)
+    first, then most PRs first, ties by name."""
+    pulls: dict[str, set[int]] = {}
+    labels: dict[str, str] = {}
+    for c in topics:
+        pulls[c.name] = set(c.pulls)
+        labels[c.name] = c.label
+    for theme in themes:
+        if theme.topic:
+            pulls.setdefault(theme.topic, set()).update(theme.pulls, theme.others)
+            labels.setdefault(theme.topic, theme.title)
+    pinned = set(first)
+    ranked = sorted(pulls.items(), key=lambda item: (item[0] not in pinned, -len(item[1]),
+                                                     item[0]))
+    return tuple(NameCount(name=name, count=len(numbers),
+                           share=round(len(numbers) / total, 4) if total else 0.0,
+                           pulls=tuple(sorted(numbers)), label=labels[name])
+                 for name, numbers in ranked if numbers)

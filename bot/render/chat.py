@@ -26,14 +26,21 @@ TEXT_TEMPLATE = "text/digest.txt.j2"
 # features in the summary), most generous first.
 # A chat digest names four key PRs at least (six where there is room): the section a
 # reader looks for first is never cut to one or two; other sections give way first.
+# A line is never cut inside a clause (`DigestView.short`), so a week that needs more
+# room gives up items, in this order: a third risk and follow-up, a third PR per theme
+# (the security theme lists every fix), the fourth theme, the second risk and
+# follow-up, and last the summary's names of features and fixes (the themes and key
+# PRs below name them too).
+# An English digest takes about twice the characters of the Chinese one for the same
+# items, so it reaches the later steps.
 _STEP_TABLE = (
     (4, 3, 3, 6, 4, 110, 3),
     (4, 3, 3, 5, 3, 90, 3),
-    (3, 3, 3, 4, 3, 80, 2),
-    (3, 2, 2, 4, 2, 70, 2),
+    (4, 3, 2, 4, 3, 80, 2),
+    (4, 2, 2, 4, 2, 70, 1),
     (3, 2, 2, 4, 2, 60, 1),
-    (2, 2, 2, 4, 2, 60, 1),
-    (2, 2, 1, 4, 1, 50, 1),
+    (3, 2, 1, 4, 1, 60, 1),
+    (3, 2, 1, 4, 1, 50, 0),
 )
 # A digest of several repositories shows each step's items for each of them, so when
 # even the tightest step is too long it may go tighter still.

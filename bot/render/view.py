@@ -14,12 +14,12 @@ from functools import cached_property
 from itertools import zip_longest
 
 from bot.engine.risk_words import says_what_may_go_wrong
-from bot.engine.text import clip, cut_words
+from bot.engine.text import clause_cut, clip, cut_words
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import naming, narrated
 from bot.render import sections as registry
 from bot.render.brief import Brief
-from bot.render.limits import FULL, Limits, ThemeLine, ThemeListing, ThemeView
+from bot.render.limits import FULL, THEME_ITEMS, Limits, ThemeLine, ThemeListing, ThemeView
 from bot.render.limits import QUICK_VIEW as QUICK_VIEW
 from bot.render.markup import Markup
 from bot.render.sections import Section
@@ -28,6 +28,9 @@ TOP_TOPICS = 3
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
+# How much longer than the line length a chat line with no clause boundary in reach may
+# stay whole (longer still, it is cut: a title of 250 characters is no line).
+WHOLE_LINE = 2
 # The longest English quote a zh full report's risk line shows (whole sentences).
 ZH_QUOTE = 120
 
@@ -172,8 +175,30 @@ class DigestView:
                      numbers=limits.theme_items, risks=limits.risks or 2, quick=limits.quick)
 
     def short(self, text: str) -> str:
-        """`text` within the view's line length (cut at a clause, marked with an ellipsis)."""
-        return cut_words(text, self.limits.line) if self.limits.line else text
+        """`text` within the view's line length, marked with an ellipsis where cut. The
+        compact form cuts at a clause, else at a word; the chat digest only after a
+        punctuation mark that ends a clause, a line with none in reach kept whole (a
+        title cut mid-phrase, "Guard lm-format-enforcer regex compile with…", says
+        less than none), up to `WHOLE_LINE` times the line length."""
+        line = self.limits.line
+        if not line or len(text) <= line:
+            return text
+        if self.compact:
+            return cut_words(text, line)
+        cut = clause_cut(text, line, openers=False)
+        if cut is not None:
+            return cut
+        longest = line * WHOLE_LINE
+        return text if len(text) <= longest else cut_words(text, longest)
+
+    def whole_line(self, sentence: str, title: str) -> str:
+        """A PR in one chat line: the sentence that says its change where it fits the
+        line length whole, else its title, whole as `short` keeps it."""
+        line = self.limits.line
+        if sentence and (not line or len(sentence) <= line or
+                         naming.same_words(sentence, title)):
+            return self.short(sentence)
+        return self.short(title or sentence)
 
     def risk_quote(self, risk: Risk) -> str:
         """The quote a risk line shows: in chat, its consequence (the part after the
@@ -308,7 +333,16 @@ class DigestView:
 
     @cached_property
     def top_topics(self) -> list[NameCount]:
-        return list(self.d.topics[:TOP_TOPICS])
+        """The busiest topics the summary and the trends name: counted beside the themes
+        (`Digest.areas`), so a theme's heading never counts more PRs than its topic."""
+        return list((self.d.areas or self.d.topics)[:TOP_TOPICS])
+
+    @cached_property
+    def topics_overlap(self) -> bool:
+        """Whether a topic named in the trends counts more PRs than its theme shows: some
+        of its PRs sit in another theme, which the trends then say."""
+        sizes = {t.topic: len(t.pulls) + len(t.others) for t in self.d.themes if t.topic}
+        return any(c.count > sizes[c.name] for c in self.top_topics if c.name in sizes)
 
     @cached_property
     def hot_numbers(self) -> list[int]:
@@ -329,7 +363,7 @@ class DigestView:
     @cached_property
     def fixes(self) -> list[KeyPull]:
         # A security fix has a sentence of its own in the summary: not named twice.
-        return self._notable({"fix", "revert"}, self.limits.notable - 1,
+        return self._notable({"fix", "revert"}, max(0, self.limits.notable - 1),
                              leave_out={p.url for p in self.security})
 
     def _notable(self, types: set[str], limit: int, *, leave_out: set[str] | None = None
@@ -353,13 +387,15 @@ class DigestView:
 
     @cached_property
     def themes(self) -> list[ThemeView]:
-        """Themes that hold key PRs, each PR as one line of what it does."""
+        """Themes that hold key PRs, each PR as one line of what it does. The security
+        theme lists every fix it holds (up to the full report's number): they are its
+        whole point, and a reader counts them."""
         shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
         return [
             ThemeView(theme, [
                 ThemeLine(k.number, k.url, self.pull_line(k))
                 for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
-            ], self.limits.theme_items)
+            ], max(self.limits.theme_items, THEME_ITEMS if theme.kind == "security" else 0))
             for theme in shown
         ]
 
@@ -400,15 +436,20 @@ class DigestView:
     def quick_text(self, k: KeyPull) -> str:
         """What the chat's quick view says after a key PR's title: in zh the facts that
         made it key (what it measured, what it adds, how large it is), in Chinese; in
-        en its line, or nothing where the line would only repeat the title (a PR
-        without a description)."""
+        en its line where it fits whole and says more than the title, else those
+        facts."""
         if k.headline:
             title = self.title_of(k)
             return "；".join(f for f in k.facts if f != title)
         text = k.line or k.summary
         if naming.same_words(text, k.short_title) or naming.same_words(text, k.title):
-            return ""
-        return self.short(text)
+            text = ""
+        line = self.limits.line
+        if text and (not line or len(text) <= line):
+            return text
+        # A sentence too long for the line: the facts that made the PR key, as in zh
+        # (its figure, the setting it adds, its size), rather than the sentence cut.
+        return "; ".join(k.facts)
 
     # How a PR is named (`bot.render.naming`), for the templates.
     title_of = staticmethod(naming.title_of)
@@ -425,7 +466,8 @@ class DigestView:
         report by the body's sentence that says the change, where that sentence says
         more than the title and the key PRs below do not give it; in en that sentence."""
         if not k.headline:
-            return self.short(k.line or k.short_title)
+            return self.whole_line(k.line, k.short_title) if self.chat else self.short(
+                k.line or k.short_title)
         if self.chat or not naming.change_sentence(k) or k.number in self.quick_numbers:
             return self.short(naming.title_of(k))
         return naming.with_sentence(naming.title_of(k), k.line)
