@@ -33,7 +33,6 @@ POST_PATHS = {"slack": "chat.postMessage", "telegram": "sendMessage",
               "feishu": "/open-apis/im/v1/messages"}
 ALIVE_WAIT = 2.5
 """Seconds after a kill by which the dead replica's alive mark (2 s) has lapsed."""
-START_SECONDS = 150.0
 
 
 @dataclass(frozen=True)
@@ -66,9 +65,7 @@ class Replica:
     kills: int = 0
 
     def start(self) -> Replica:
-        # Several Python processes starting at once on a busy machine take a while.
-        self.process = ServeProcess(self.config, self.env, self.log, runner=True).start(
-            timeout=START_SECONDS)
+        self.process = ServeProcess(self.config, self.env, self.log, runner=True).start()
         return self
 
     @property
