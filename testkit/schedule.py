@@ -258,13 +258,19 @@ enough to see it lapse by itself before the test checks the slot is still busy; 
 then lets it lapse with `lapse_lock`."""
 
 
-async def lapse_lock(client: aioredis.Redis, key: str, timeout: float = 30.0) -> None:
+async def lapse_lock(client: aioredis.Redis, key: str) -> None:
     """Let the lock at `key` expire now, as its TTL running out would (Redis drops it),
     and wait until it is gone."""
     await client.pexpire(key, 1)
+    await wait_expired(client, key)
+
+
+async def wait_expired(client: aioredis.Redis, key: str, timeout: float = 30.0) -> None:
+    """Wait until Redis has dropped `key` (its TTL ran out); a condition, not a fixed
+    sleep, so a slow machine only waits longer."""
     deadline = time.monotonic() + timeout
     while await client.exists(key):
-        assert time.monotonic() < deadline, f"{key} did not expire"
+        assert time.monotonic() < deadline, f"{key} did not expire within {timeout:.0f} s"
         await asyncio.sleep(0.01)
 
 
