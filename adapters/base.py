@@ -19,6 +19,7 @@ from bot.chat.inbound import CommandAnswering, FirstSeen
 from bot.config import Config
 from bot.errors import ThreadGone
 from bot.models import Digest, Reply
+from bot.pacing import Pacer
 
 
 class ChatAdapter(Protocol):
@@ -83,10 +84,16 @@ class ChatAdapter(Protocol):
 class AdapterFactory(Protocol):
     """A platform adapter's class: builds the adapter the config and environment
     describe, or None when its secrets are not set. `overrides` replace constructor
-    arguments (tests point the SDK at a fake server)."""
+    arguments (tests point the SDK at a fake server).
 
-    def from_config(self, config: Config, handler: CommandAnswering, deduper: FirstSeen,
-                    **overrides: Any) -> ChatAdapter | None: ...
+    Its limits are its own: each message it posts waits for a turn in the lanes its
+    `[platforms.<name>]` settings declare (`post_lanes`: the bot's, the chat's, at the
+    platform's documented rates) on `pacer` - the lanes every replica shares in Redis
+    (`bot.store.pacing.RedisPacer`), or this process's own when None - and a 429 holds
+    those lanes off for its Retry-After."""
+
+    def from_config(self, config: Config, handler: CommandAnswering, deduper: FirstSeen, *,
+                    pacer: Pacer | None = None, **overrides: Any) -> ChatAdapter | None: ...
 
 
 class PayloadBuilder(Protocol):

@@ -9,7 +9,9 @@ timeouts and a long outage; Slack and Telegram 429s; Feishu expired tenant token
 stale and replayed requests; PR text full of mentions and markup; large unsigned
 uploads (peak RSS), 3,000 slow connections (descriptors held), a never-firing cron,
 and acknowledged questions SIGKILLed in flight then re-delivered
-(`bench/fault_rows.py`).
+(`bench/fault_rows.py`); a backtracking title pattern while a webhook runs, and 600
+slow connections from one address while another asks for /healthz
+(`bench/edge_rows.py`).
 
 It prints one row per scenario - events sent, faults injected, weekly posts (or
 answers) expected / delivered / duplicated, data lost (posts or answers that never
@@ -45,6 +47,7 @@ from urllib.parse import urlencode
 import msgspec
 import redis
 
+from bench.edge_rows import edge_rows
 from bench.fault_rows import (
     Row,
     crash_after_ack_row,
@@ -728,6 +731,7 @@ def main() -> None:
             print(f"  {rows[-1].scenario}: done", file=sys.stderr)
             rows.append(slow_clients_row(_workdir(scratch, "slow")))
             print(f"  {rows[-1].scenario}: done", file=sys.stderr)
+            rows += edge_rows(redis_url, Path(scratch))
         if only is None or "kill" in only:
             for _ in range(args.rounds):
                 rows.append(crash_after_ack_row(redis_url, _workdir(scratch, "ack")))

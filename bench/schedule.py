@@ -12,12 +12,20 @@ digest builds, and peak memory (RSS) per replica.
     python -m bench.schedule [--channels 1000] [--repos 50] [--replicas 3]
                              [--kill]  # SIGKILL one replica a third of the way in
                              [--redis single|cluster|sentinel]  # which Redis topology
-                             [--failover]  # sentinel: SIGKILL the master a third of the way in
+                             [--failover]  # SIGKILL a master a third of the way in
+                             [--runs N]  # the whole bench N times, a summary line each
+                             [--log-dir DIR]  # each replica's warnings in a file
+                             [--platform-rate 5]  # the fakes refuse posts beyond 5/s each
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
 post that had already arrived is a duplicate - the window `bot.delivery.schedule` documents.
 The fake servers also print the killed replica's reset connections.
+
+With --platform-rate N each fake platform takes N posts a second across its chats and
+answers 429 (with its Retry-After) beyond, and each platform's `post_rate` is set to
+N/s: the bench then prints the 429 answers, the attempts marked failed, and the wall
+time against the least the rate allows (the messages of the busiest platform / N).
 """
 
 from __future__ import annotations
@@ -62,7 +70,8 @@ def channel_id(platform: str, index: int) -> str:
     return f"CBENCH{index:05d}"
 
 
-def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str]) -> None:
+def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str],
+                 platform_rate: int | None = None) -> None:
     lines = []
     for r in range(repos):
         lines += [f'[repos."bench/repo{r:03d}"]', 'timezone = "Asia/Shanghai"',
@@ -77,10 +86,12 @@ def write_config(path: Path, *, channels: int, repos: int, urls: dict[str, str])
                   f'repo = "bench/repo{index % repos:03d}"',
                   f'lang = "{("zh", "en")[(index // 2) % 2]}"', f'schedule = "{cron}"',
                   f'timezone = "{tz}"', f"topics = {list(topics)!r}".replace("'", '"'), ""]
+    # With a platform rate the bots pace themselves at the fakes' rate.
+    rate = [f'post_rate = "{platform_rate}/s"'] if platform_rate else []
     lines += ["[github]", f'api_url = "{urls["github"]}"', "",
-              "[platforms.slack]", f'api_url = "{urls["slack"]}"', "",
-              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', "",
-              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', ""]
+              "[platforms.slack]", f'api_url = "{urls["slack"]}"', *rate, "",
+              "[platforms.telegram]", f'api_url = "{urls["telegram"]}"', *rate, "",
+              "[platforms.feishu]", f'domain = "{urls["feishu"]}"', *rate, ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -113,8 +124,14 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.github.source import GitHubSource
     from bot.store.cache import Cache, CachedSource
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
+    from bot.store.pacing import RedisPacer
 
-    logging.basicConfig(level=logging.CRITICAL)
+    log_dir = options.get("log_dir")
+    if log_dir:  # what went wrong in this replica, for a run that shows something odd
+        logging.basicConfig(level=logging.WARNING, filename=f"{log_dir}/replica-{number}.log",
+                            format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    else:
+        logging.basicConfig(level=logging.CRITICAL)
 
     counter = sync_client(redis_url)
 
@@ -130,8 +147,10 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
     digests = Digests(config, source)
-    adapters = {p: adapter_for(digests, p) for p in PLATFORMS}
     client = async_client(redis_url)
+    # Posts take their turns in the lanes the replicas share, as the server's do.
+    pacer = RedisPacer(client)
+    adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
     scheduler = Scheduler(digests, client, AdapterPoster(adapters), clock=bench_clock(),
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
@@ -211,24 +230,48 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--redis", choices=("single", "cluster", "sentinel"), default="single",
                         help="one redis-server, a 3-node Redis Cluster, or a Sentinel set")
     parser.add_argument("--failover", action="store_true",
-                        help="with --redis sentinel: SIGKILL the master once a third are posted")
+                        help="with --redis sentinel or cluster: SIGKILL a master once a third "
+                             "are posted (the cluster then runs 3 masters + 3 replicas)")
+    parser.add_argument("--log-dir", type=Path, default=None,
+                        help="write each replica's warnings to DIR/run-N/replica-M.log")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="run the whole bench this many times, a new Redis each time")
+    parser.add_argument("--platform-rate", type=int, default=None, metavar="N",
+                        help="each fake platform takes N posts a second, 429 beyond; the "
+                             "bots are configured to post N a second")
     args = parser.parse_args(argv)
-    if args.failover and args.redis != "sentinel":
-        parser.error("--failover needs --redis sentinel")
+    if args.failover and args.redis == "single":
+        parser.error("--failover needs --redis sentinel or --redis cluster")
+    summaries = [run_bench(args, run) for run in range(args.runs)]
+    if args.runs > 1:
+        print(f"{args.runs} runs: " + "; ".join(summaries))
+
+
+def run_bench(args: argparse.Namespace, run: int = 0) -> str:
+    """One run of the bench; prints its figures, returns its summary line."""
+    log_dir = None
+    if args.log_dir is not None:
+        log_dir = args.log_dir / f"run-{run}"
+        log_dir.mkdir(parents=True, exist_ok=True)
 
     from bot.store.client import sync_client
     from bot.store.ledger import Slot, as_bytes, decode_entry
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week
+    from testkit.fakes.rate_limit import FakeRateLimit
     from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
     from testkit.fakes.telegram import TOKEN as TELEGRAM_TOKEN
     from testkit.fakes.telegram import FakeTelegram
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
-    with (redis_topology(args.redis) as (redis_url, sentinel),
+    limits = {platform: FakeRateLimit(args.platform_rate) if args.platform_rate else None
+              for platform in PLATFORMS}
+    with (redis_topology(args.redis, replicas=args.failover) as (redis_url, failing),
           FakeGitHub(token=GITHUB_TOKEN) as github,
-          FakeSlack() as slack, FakeTelegram() as telegram,
-          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1]) as feishu,
+          FakeSlack(rate_limit=limits["slack"]) as slack,
+          FakeTelegram(rate_limit=limits["telegram"]) as telegram,
+          FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1],
+                     rate_limit=limits["feishu"]) as feishu,
           tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir):
         for index, repo in enumerate(repos):
             pulls = build_week(repo, count=args.pulls, week=WEEK, seed=index, overflow=None)
@@ -238,14 +281,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         config_path = Path(workdir) / "prdigest.toml"
         write_config(config_path, channels=args.channels, repos=args.repos, urls={
             "github": github.base_url, "slack": slack.base_url, "telegram": telegram.base_url,
-            "feishu": feishu.base_url})
+            "feishu": feishu.base_url}, platform_rate=args.platform_rate)
         env = {"GITHUB_TOKEN": GITHUB_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
                "SLACK_SIGNING_SECRET": SIGNING_SECRET, "TELEGRAM_BOT_TOKEN": TELEGRAM_TOKEN,
                "TELEGRAM_WEBHOOK_SECRET": "bench-secret", "FEISHU_APP_ID": FEISHU_APP[0],
                "FEISHU_APP_SECRET": FEISHU_APP[1], "FEISHU_VERIFICATION_TOKEN": "bench-token",
                "REDIS_URL": redis_url, "NO_PROXY": "127.0.0.1,localhost"}
         options = {"lock_seconds": args.lock_seconds, "concurrency": args.concurrency,
-                   "previous_week": not args.no_previous_week}
+                   "previous_week": not args.no_previous_week,
+                   "log_dir": str(log_dir) if log_dir else None}
         context = multiprocessing.get_context("spawn")
         go, reports = context.Event(), context.Queue()
         processes = [context.Process(target=replica_main, name=f"replica-{n}", args=(
@@ -255,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             process.start()
         baseline: dict[int, float] = {}
         while len(baseline) < args.replicas:
-            kind, number, value = reports.get(timeout=120)
+            kind, number, value = reports.get(timeout=600)  # a loaded machine starts slowly
             baseline[number] = value
 
         os.environ.update(env)
@@ -285,15 +329,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 killed = processes[0].pid
                 assert killed is not None
                 os.kill(killed, signal.SIGKILL)
-            if sentinel is not None and args.failover and failed_over is None \
+            if failing is not None and args.failover and failed_over is None \
                     and posted >= len(slots) // 3:
-                old = sentinel.kill_master()
-                failing = time.perf_counter()
-                new = sentinel.wait_for_failover(old)
-                failed_over = (old, new, time.perf_counter() - failing)
+                old = failing.kill_master()
+                killed_at = time.perf_counter()
+                new = failing.wait_for_failover(old)
+                failed_over = (old, new, time.perf_counter() - killed_at)
             if time.perf_counter() - started > 600:
                 raise SystemExit(f"only {posted} of {len(slots)} posted after 600 s")
-            time.sleep(0.05)
+            # The fakes share this process: reading every ledger entry 20 times a second
+            # would starve them, and a limited fake counts its own stalls as bursts.
+            time.sleep(0.5 if args.platform_rate else 0.05)
         elapsed = time.perf_counter() - started
         done: dict[int, dict[str, Any]] = {}
         alive = args.replicas - (1 if killed else 0)
@@ -306,13 +352,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                 done[number] = value
         for process in processes:
             process.join(timeout=30)
+        exits = {n: p.exitcode for n, p in enumerate(processes)
+                 if p.exitcode != 0 and p.pid != killed}
 
         counts, repeated = received_per_channel(slack, telegram, feishu)
         recorded: Counter[str] = Counter()
         for entry in entries:
             assert entry is not None
             recorded[entry.channel] += len(entry.message_ids)
-        duplicates = sum(max(0, counts[c] - recorded[c]) for c in set(counts) | set(recorded))
+        extra = {c: max(0, counts[c] - recorded[c]) for c in set(counts) | set(recorded)}
+        duplicates = sum(extra.values())
+        by_platform = {p: sum(n for c, n in extra.items() if c.startswith(f"{p}:"))
+                       for p in PLATFORMS}
         missing = sum(max(0, recorded[c] - counts[c]) for c in recorded)
         fetches = {(k.decode() if isinstance(k, bytes) else str(k)): int(v)
                    for k, v in client.hgetall(FETCHES_KEY).items()}
@@ -335,6 +386,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"  duplicates            {duplicates:8d}  (messages no ledger entry accounts for; "
           f"target 0; of them Feishu cards with a uuid already sent, which Feishu drops: "
           f"{sum(repeated.values())}; missing: {missing})")
+    print("  duplicates by platform " + ", ".join(f"{p} {n}" for p, n in by_platform.items()))
+    week_fetches = fetches.get(WEEK, 0) + fetches.get(PREVIOUS, 0)
+    repository_weeks = args.repos * (1 if args.no_previous_week else 2)
+    print(f"  fetches per repository-week {week_fetches / repository_weeks:4.2f}  "
+          f"(target <= 1.1)")
+    print(f"  replica exits         {len(exits):8d}  (target 0"
+          + (f"; exit codes {exits}" if exits else "") + ")")
     print(f"  GitHub week fetches   {fetches.get(WEEK, 0):8d}  (target {args.repos}: one per "
           f"repository) + {fetches.get(PREVIOUS, 0)} of the week before for the trends; "
           f"{len(github.requests) - github_requests_before} HTTP requests")
@@ -349,18 +407,40 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"adapters {baseline[number]:.0f} MiB; posted {report['posted']}, "
               f"re-sent in doubt {report['resent_in_doubt']}, failed {report['failed']}, "
               f"built {report['builds']}, {report['cpu_seconds']:.1f} CPU s)")
+    if args.platform_rate:
+        print_pacing(args.platform_rate, limits, counts, elapsed,
+                     failed=sum(r["failed"] for r in done.values()))
     print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
+    return (f"dup {duplicates} ({', '.join(f'{p} {n}' for p, n in by_platform.items())}) "
+            f"missing {missing} exits {len(exits)} "
+            f"fetches/repo-week {week_fetches / repository_weeks:.2f} {elapsed:.0f}s"
+            + (f" failover {failed_over[2]:.1f}s" if failed_over else ""))
+
+
+def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elapsed: float,
+                 *, failed: int) -> None:
+    """What a platform limit of `rate` posts a second cost: 429 answers, attempts marked
+    failed, and the wall time against the least the rate allows."""
+    messages = {p: sum(n for c, n in counts.items() if c.startswith(f"{p}:")) for p in PLATFORMS}
+    refused = {p: limit.refused for p, limit in limits.items()}
+    least = max(messages.values()) / rate
+    print(f"  platform limit        {rate:8g}/s each: answers of 429 {sum(refused.values())} ("
+          + ", ".join(f"{p} {refused[p]}" for p in PLATFORMS) + f"); failed attempts {failed}")
+    print(f"  wall time vs rate     {elapsed:8.2f} s against {least:.2f} s (messages per "
+          "platform: " + ", ".join(f"{p} {messages[p]}" for p in PLATFORMS)
+          + f" / {rate:g}/s): {elapsed / least:.2f}x")
 
 
 @contextlib.contextmanager
-def redis_topology(kind: str) -> Iterator[tuple[str, Any]]:
-    """(the REDIS_URL of a private Redis of that kind, its Sentinel set or None)."""
+def redis_topology(kind: str, *, replicas: bool = False) -> Iterator[tuple[str, Any]]:
+    """(the REDIS_URL of a private Redis of that kind, what can fail its master over -
+    a Sentinel set, a cluster with `replicas` - or None)."""
     from testkit.redis_server import private_redis
-    from testkit.redis_topologies import private_cluster, private_sentinel
+    from testkit.redis_topologies import private_cluster_set, private_sentinel
 
     if kind == "cluster":
-        with private_cluster() as url:
-            yield url, None
+        with private_cluster_set(masters=3, replicas=1 if replicas else 0) as cluster:
+            yield cluster.url, cluster if replicas else None
     elif kind == "sentinel":
         with private_sentinel() as sentinel:
             yield sentinel.url, sentinel

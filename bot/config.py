@@ -10,17 +10,21 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
-from urllib.parse import urlsplit
 
 import msgspec
 from croniter import croniter
 
+from bot.config_fields import (
+    check_channel_id,
+    check_repo_name,
+    check_title_patterns,
+    check_web_url,
+)
 from bot.errors import ConfigError
 from bot.models import ChatForm, Style
 from bot.validation import describe
@@ -151,8 +155,13 @@ class ServerConfig(Section, frozen=True, kw_only=True):
     read_timeout_seconds: float = 15.0
     keep_alive_seconds: int = 5
     max_connections: int = 500
+    # Connections one address may hold (a trusted proxy's count toward max_connections).
+    max_connections_per_client: int = 50
     max_header_bytes: int = 16 * 1024
     report_requests_per_minute: int = 60
+    # GitHub points the report pages may spend an hour, all visitors together (0: pages
+    # are served from the cache only); cached pages cost nothing.
+    report_points_per_hour: int = 1000
     # Hours before a channel's posting minute in which its finished week is fetched
     # ahead, spread out (0: fetched at the posting minute).
     prefetch_hours: float = 6.0
@@ -232,8 +241,10 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("server", "read_timeout_seconds", 0.5, 600),
     ("server", "keep_alive_seconds", 1, 600),
     ("server", "max_connections", 1, 65_536),
+    ("server", "max_connections_per_client", 1, 65_536),
     ("server", "max_header_bytes", 1024, 1 << 20),
     ("server", "report_requests_per_minute", 1, 100_000),
+    ("server", "report_points_per_hour", 0, 1_000_000),
     ("server", "prefetch_hours", 0, 7 * 24),
 )
 """(section, field, least, most) of every number in the file: a week of catch-up or
@@ -251,21 +262,6 @@ def secret(env_name: str) -> str | None:
     return value or None
 
 
-def _check_repo_name(name: str, where: str) -> None:
-    owner, _, repo = name.partition("/")
-    if not owner or not repo or "/" in repo or name.strip() != name:
-        raise ConfigError(f"{where}: repository must be written owner/name, got {name!r}")
-
-
-def _check_exclude(rule: ExcludeRule, where: str) -> None:
-    for index, pattern in enumerate(rule.titles):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(f"{where}.exclude.titles[{index}]: not a regular expression "
-                              f"({exc})") from None
-
-
 def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> None:
     """A channel names one repository (`repo`) or a list of them (`repos`), each
     configured under [repos] and listed once."""
@@ -276,7 +272,7 @@ def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> 
     seen: set[str] = set()
     for position, name in enumerate(channel.repositories):
         at = f"{where}.repos[{position}]" if channel.repos else f"{where}.repo"
-        _check_repo_name(name, at)
+        check_repo_name(name, at)
         if name.lower() in seen:  # GitHub's names ignore case: ACME/x is acme/x
             raise ConfigError(f"{at}: {name!r} is listed twice")
         if name not in config.repos:
@@ -287,8 +283,8 @@ def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> 
 def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
     for name, repo in config.repos.items():
         where = f"repos.{name!r}"
-        _check_repo_name(name, where)
-        _check_exclude(repo.exclude, where)
+        check_repo_name(name, where)
+        check_title_patterns(repo.exclude.titles, where)
         try:
             zone(repo.timezone)
         except Exception:
@@ -301,8 +297,9 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
     seen: set[str] = set()
     for index, channel in enumerate(config.channels):
         where = f"channels[{index}]"
+        check_channel_id(channel.id, where)
         _check_channel_repos(channel, config, where)
-        _check_exclude(channel.exclude, where)
+        check_title_patterns(channel.exclude.titles, where)
         try:
             zone(channel.timezone)
         except Exception:
@@ -332,8 +329,7 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
 
 
 def _validate_llm(llm: LLMConfig) -> None:
-    if not llm.base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"llm.base_url: expected an http(s) URL, got {llm.base_url!r}")
+    check_web_url("llm.base_url", llm.base_url, "https://api.openai.com/v1")
     if not llm.model.strip():
         raise ConfigError("llm.model: must name a model")
     if not llm.api_key_env.strip():
@@ -359,13 +355,7 @@ def _check_web_urls(config: Config) -> None:
         ("server.public_url", config.server.public_url, "https://bot.example.com"),
         ("github.api_url", config.github.api_url, "https://api.github.com"),
     ):
-        _check_web_url(field, value, example)
-
-
-def _check_web_url(field: str, value: str, example: str) -> None:
-    parts = urlsplit(value)
-    if parts.scheme not in {"http", "https"} or not parts.hostname:
-        raise ConfigError(f"{field}: expected an http(s) URL such as {example}, got {value!r}")
+        check_web_url(field, value, example)
 
 
 def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:
@@ -384,7 +374,7 @@ def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:
         where = f"platforms.{name}"
         settings = _convert(table, schema, where)
         for field, example in schema.URLS.items():
-            _check_web_url(f"{where}.{field}", getattr(settings, field), example)
+            check_web_url(f"{where}.{field}", getattr(settings, field), example)
         settings.check(where)
 
 

@@ -31,6 +31,16 @@ def report_key(report_secret: str, repo: str) -> str:
     return mac.hexdigest()[:_KEY_CHARS]
 
 
+def private_report_keys(config: Config) -> list[str]:
+    """The keys of every private repository's reports (none without the signing
+    secret): what the logs must never show, however a line quotes them."""
+    report_secret = secret(REPORT_SECRET_ENV)
+    if report_secret is None:
+        return []
+    return [report_key(report_secret, name) for name, repo in config.repos.items()
+            if repo.private]
+
+
 def key_allows(report_secret: str | None, repo: str, key: str | None) -> bool:
     """Whether `key` opens `repo`'s reports; constant-time (as bytes: `compare_digest`
     raises on a str that is not ASCII), and never without a secret."""

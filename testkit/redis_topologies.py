@@ -124,30 +124,110 @@ def _processes(prefix: str) -> Iterator[_Processes]:
         started.stop()
 
 
+@dataclass
+class ClusterSet:
+    """A running Redis Cluster: its URL naming every node, and a way to fail a master
+    over to its replica (with replicas) the way a crashed host would."""
+
+    url: str
+    ports: list[int]
+    procs: _Processes
+
+    def _live(self) -> list[int]:
+        return [port for port, proc in self.procs.procs.items() if proc.poll() is None]
+
+    def masters(self) -> list[int]:
+        """The ports of the masters serving slots, as the first live node sees them
+        (a master marked failed is left out)."""
+        client = redis.Redis(port=self._live()[0], socket_connect_timeout=0.5)
+        try:
+            text = client.execute_command("CLUSTER", "NODES")
+        finally:
+            client.close()
+        lines = text.decode() if isinstance(text, bytes) else str(text)
+        found = []
+        for line in lines.splitlines():
+            fields = line.split()
+            flags = fields[2].split(",")
+            serving = len(fields) > 8
+            if "master" in flags and serving and "fail" not in flags and "fail?" not in flags:
+                found.append(int(fields[1].split("@")[0].rsplit(":", 1)[1]))
+        return sorted(found)
+
+    def kill_master(self, port: int | None = None) -> int:
+        """SIGKILL a master (the first one by default); returns its port."""
+        victim = port if port is not None else self.masters()[0]
+        self.procs.kill(victim)
+        return victim
+
+    def wait_for_failover(self, old_port: int, timeout: float = 30.0) -> int:
+        """Wait until a replica of the killed master took its slots and every live
+        node says `cluster_state:ok`; returns the new master's port."""
+        before = set(self.masters()) - {old_port}
+
+        def healed() -> bool:
+            live = self._live()
+            states = []
+            for port in live:
+                client = redis.Redis(port=port, socket_connect_timeout=0.5)
+                try:
+                    states.append(client.cluster("INFO").get("cluster_state"))
+                finally:
+                    client.close()
+            masters = set(self.masters())
+            return all(s == "ok" for s in states) and old_port not in masters \
+                and len(masters - before) == 1
+
+        _wait(healed, "a replica promoted in the cluster", timeout)
+        return (set(self.masters()) - before).pop()
+
+
 @contextmanager
-def private_cluster(masters: int = 3) -> Iterator[str]:
-    """A Redis Cluster of `masters` nodes (no replicas); yields its
-    `redis+cluster://` URL naming every node."""
+def private_cluster_set(masters: int = 3, replicas: int = 0) -> Iterator[ClusterSet]:
+    """A Redis Cluster of `masters` masters with `replicas` replicas each; a master
+    that dies is replaced by its replica after `--cluster-node-timeout` (2 s)."""
     with _processes("prdigest-cluster-") as procs:
         ports: list[int] = []
-        while len(ports) < masters:
+        while len(ports) < masters * (1 + replicas):
             port = cluster_port()
             if port not in ports:
                 ports.append(port)
         for port in ports:
             procs.server(port, "--cluster-enabled", "yes", "--cluster-config-file",
-                         f"nodes-{port}.conf", "--cluster-node-timeout", "2000")
+                         f"nodes-{port}.conf", "--cluster-node-timeout", "2000",
+                         "--repl-diskless-sync-delay", "0")
         subprocess.run(
             [_binary("redis-cli"), "--cluster", "create",
-             *(f"127.0.0.1:{port}" for port in ports), "--cluster-replicas", "0",
+             *(f"127.0.0.1:{port}" for port in ports), "--cluster-replicas", str(replicas),
              "--cluster-yes"],
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
         clients = [redis.Redis(port=port) for port in ports]
-        _wait(lambda: all(c.cluster("INFO").get("cluster_state") == "ok" for c in clients),
-              "cluster_state:ok on every node")
+
+        cluster = ClusterSet(url="redis+cluster://" + ",".join(f"127.0.0.1:{port}"
+                                                               for port in ports),
+                             ports=ports, procs=procs)
+
+        def settled() -> bool:
+            infos = [c.cluster("INFO") for c in clients]
+            roles = [c.info("replication") for c in clients]
+            replicated = sum(1 for r in roles if r.get("role") == "slave"
+                             and r.get("master_link_status") == "up") == masters * replicas
+            return all(i.get("cluster_state") == "ok"
+                       and int(i.get("cluster_known_nodes", 0)) == len(ports) for i in infos) \
+                and len(cluster.masters()) == masters and replicated
+
+        _wait(settled, "cluster_state:ok on every node", timeout=30)
         for client in clients:
             client.close()
-        yield "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in ports)
+        yield cluster
+
+
+@contextmanager
+def private_cluster(masters: int = 3) -> Iterator[str]:
+    """A Redis Cluster of `masters` nodes (no replicas); yields its
+    `redis+cluster://` URL naming every node."""
+    with private_cluster_set(masters) as cluster:
+        yield cluster.url
 
 
 @dataclass

@@ -378,6 +378,44 @@ def test_redis_down_degrades_to_uncached(fake: FakeGitHub,
     assert caplog.text.count("going on without it") == 1  # then left alone for a while
 
 
+class FlakyRedis:
+    """A Redis client whose next `failures` calls raise a connection error, as a
+    failover's moment does; the calls after reach Redis."""
+
+    def __init__(self, client: redis.Redis, failures: int) -> None:
+        self.client = client
+        self.failures = failures
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.failures > 0:
+                self.failures -= 1
+                raise redis.ConnectionError("Connection reset by peer")
+            return attribute(*args, **kwargs)
+
+        return call if callable(attribute) else attribute
+
+
+def test_one_failed_call_leaves_the_cache_on(redis_url: str) -> None:
+    flaky = FlakyRedis(sync_client(redis_url), failures=1)
+    store = Cache(flaky)  # type: ignore[arg-type]
+    store.put_report(REPO, WEEK, "en", b"first", 60)  # fails: a miss, not a cooldown
+    store.put_report(REPO, WEEK, "en", b"second", 60)
+    assert store.get_report(REPO, WEEK, "en") == b"second"
+
+
+def test_failures_in_a_row_leave_redis_alone_for_the_cooldown(redis_url: str) -> None:
+    flaky = FlakyRedis(sync_client(redis_url), failures=3)
+    store = Cache(flaky, failures_before_cooldown=3)  # type: ignore[arg-type]
+    for _ in range(3):
+        assert store.get_report(REPO, WEEK, "en") is None
+    store.put_report(REPO, WEEK, "en", b"kept?", 60)  # Redis answers again, but is not asked
+    assert store.get_report(REPO, WEEK, "en") is None
+    assert flaky.client.get(f"prdigest:v2:{{{REPO}}}:digest:report:{WEEK}:en") is None
+
+
 def test_cache_from_env(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None:
     monkeypatch.delenv("REDIS_URL", raising=False)
     assert cache_from_env(CONFIG) is None

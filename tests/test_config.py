@@ -46,6 +46,18 @@ def test_unconfigured_repository_gets_defaults() -> None:
          'lang = "fr"\n', "channels[0].lang: invalid value 'fr'"),
         ("[github]\ntoken = 'ghp_secret'\n", "github: unknown field 'token'"),
         ("not toml at all [", "not valid TOML"),
+        ('[repos."../x"]\n', "repos.'../x': repository must be written owner/name"),
+        ('[repos."x/.."]\n', "repos.'x/..': repository must be written owner/name"),
+        ('[repos."a/b c"]\n', "repos.'a/b c': repository must be written owner/name"),
+        ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = "C1"\nrepos = ["a/b", "./b"]\n',
+         "channels[0].repos[1]: repository must be written owner/name"),
+        ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = ""\nrepo = "a/b"\n',
+         "channels[0].id: must name the chat"),
+        ('[repos."a/b"]\n[[channels]]\nplatform = "slack"\nid = " C1"\nrepo = "a/b"\n',
+         "channels[0].id: must name the chat"),
+        ('[llm]\nbase_url = "http://"\nmodel = "m"\n', "llm.base_url: expected an http(s) URL"),
+        ('[llm]\nbase_url = "https:///v1"\nmodel = "m"\n',
+         "llm.base_url: expected an http(s) URL"),
     ],
 )
 def test_bad_config_names_the_field(tmp_path: Path, toml: str, message: str) -> None:

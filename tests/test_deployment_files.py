@@ -4,6 +4,7 @@ Redis nowhere, and TLS only through the proxy, which keeps /metrics inside."""
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from testkit import ROOT
@@ -44,3 +45,16 @@ def test_compose_passes_every_secret_the_service_reads() -> None:
         .split("environment:")[1]
     passed = set(re.findall(r"^      ([A-Z][A-Z0-9_]+):", environment, flags=re.M))
     assert named - passed == set()
+
+
+def test_compose_believes_forwarded_addresses_from_its_proxy_only() -> None:
+    """`*` would let any client that reaches the bot choose the address its report-page
+    rate and connection limits count (a rotating `X-Forwarded-For`)."""
+    compose = (ROOT / "docker-compose.yml").read_text()
+    trusted = re.search(r"FORWARDED_ALLOW_IPS: \$\{FORWARDED_ALLOW_IPS:-([^}]*)\}",
+                        _service(compose, "bot"))
+    assert trusted and trusted[1] != "*" and "*" not in trusted[1]
+    proxy_address = re.search(r"ipv4_address: ([0-9.]+)", _service(compose, "proxy"))
+    subnet = re.search(r"- subnet: ([0-9./]+)", compose)
+    assert proxy_address and subnet and trusted[1] == proxy_address[1]
+    assert ipaddress.ip_address(proxy_address[1]) in ipaddress.ip_network(subnet[1])

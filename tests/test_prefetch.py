@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from bot.config import Config, GitHubConfig
-from bot.delivery.prefetch import prefetch_plan
+from bot.delivery.prefetch import Prefetcher, prefetch_plan
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.github.budget import Budget
@@ -69,6 +69,39 @@ def test_nothing_is_planned_before_the_window_or_for_a_week_that_has_not_settled
     early = make_config([{**CHANNEL, "schedule": "30 0 * * MON"}])  # 00:30, week still settling
     assert prefetch_plan(early, early.channels, SUNDAY_20 + timedelta(hours=4),
                          timedelta(hours=6)) == []
+
+
+def test_a_channel_of_several_repositories_has_each_of_them_fetched_ahead() -> None:
+    repos = ["acme/lumen", "acme/vault", "acme/forge"]
+    config = make_config([{**CHANNEL, "repo": "", "repos": repos}], repos=repos)
+    plan = prefetch_plan(config, config.channels, MONDAY_8, timedelta(hours=6))
+    assert {(p.repo, p.week) for p in plan} == {
+        (r, w) for r in repos for w in ("2026-W29", "2026-W28")}
+    assert all(p.fire_at == MONDAY_9 for p in plan)
+
+
+class RecordingFetcher:
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def prefetch(self, repo: str, week: str, *, counted: bool = False) -> bool:
+        self.asked.append((repo, week))
+        return True
+
+
+async def test_the_prefetcher_asks_for_every_repository_of_a_combined_channel_and_warns_not(
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    repos = ["acme/lumen", "acme/vault"]
+    config = with_window(make_config([{**CHANNEL, "repo": "", "repos": repos}], repos=repos), 6)
+    fetcher = RecordingFetcher()
+    prefetcher = Prefetcher(config, fetcher, window=timedelta(hours=6))
+    with caplog.at_level(logging.INFO):
+        prefetcher.start(MONDAY_8)
+        await prefetcher.idle()
+    assert sorted(fetcher.asked) == sorted((r, w) for r in repos
+                                           for w in ("2026-W29", "2026-W28"))
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 # --- against the fake GitHub, through the cache -----------------------------------------------

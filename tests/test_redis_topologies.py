@@ -114,7 +114,11 @@ async def test_healthz_is_ok_on_a_cluster(redis_cluster_url: str) -> None:
     async with serving(app_with(redis_url=redis_cluster_url)) as http:
         health = await http.get("/healthz")
     assert health.status_code == 200, health.text
-    assert health.json()["redis"] == {"configured": True, "ok": True}
+    redis_state = health.json()["redis"]
+    assert redis_state["ok"] is True
+    masters = redis_state["cluster"]["masters"]
+    assert sorted(masters) == sorted(redis_cluster_url.removeprefix("redis+cluster://").split(","))
+    assert set(masters.values()) == {"ok"}
 
 
 # --- a Redis user without scripting ---------------------------------------------------

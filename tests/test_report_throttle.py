@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from bot.config import Config
 from bot.source import SnapshotSource, WeekData
 from bot.web.app import create_app
-from bot.web.throttle import ClientRate
+from bot.web.throttle import Allowance, ClientRate
 from testkit.server_support import clear_env, example_config, example_snapshot, now, serving
 
 PAGE = "/reports/acme/lumen/2026-W29?lang=en"
@@ -104,3 +104,17 @@ def test_a_bucket_refills_at_the_configured_rate() -> None:
     assert rate.wait_seconds("a") == 0
     clock[0] = 1000.0  # long idle: forgotten, and full again
     assert [rate.wait_seconds("a") for _ in range(7)] == [0] * 6 + [10]
+
+
+def test_the_shared_allowance_refills_by_the_hour_and_lets_a_large_cost_through_when_full(
+) -> None:
+    clock = [0.0]
+    allowance = Allowance(60, clock=lambda: clock[0])
+    assert allowance.take(40) == 0
+    assert allowance.take(30) == 10 * 60  # 30 needed, 20 left: 10 more at one a minute
+    clock[0] += 10 * 60
+    assert allowance.take(30) == 0
+    clock[0] += 3600
+    assert allowance.take(500) == 0  # larger than the bucket: only when it is full
+    assert allowance.take(1) > 0
+    assert Allowance(0, clock=lambda: clock[0]).take(1) == 3600

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -342,6 +343,29 @@ async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None
     await asyncio.wait_for(running, STOP_LIMIT)
     await client.aclose()
     assert platforms.delivered == []
+
+
+async def test_while_redis_is_down_each_failed_pass_is_one_line_without_a_traceback(
+        snapshot: Snapshot, caplog: pytest.LogCaptureFixture) -> None:
+    config = make_config([channel("slack", "C1")])
+    clock = Clock(SHANGHAI_MONDAY_9)
+    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
+                                     socket_connect_timeout=0.2)
+    one = scheduler(config, CountingSource(snapshot), client,
+                    FakePoster(FakePlatforms(clock), "r1"), clock, poll_seconds=0.01)
+    stop = asyncio.Event()
+    with caplog.at_level(logging.INFO, logger="bot.delivery.schedule"):
+        running = asyncio.create_task(one.run_forever(stop))
+        while one.stats.failed_passes < 3:
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(running, 5)
+    await client.aclose()
+    failed = [r for r in caplog.records if "pass failed" in r.getMessage()]
+    assert len(failed) == one.stats.failed_passes
+    assert all(r.exc_info is None and r.levelno == logging.WARNING for r in failed)
+    assert all("Redis unavailable" in r.getMessage() for r in failed)
+    assert "Traceback" not in caplog.text
 
 
 # --- the production poster -----------------------------------------------------------

@@ -1,11 +1,17 @@
 """Feishu (Lark): events to questions (`inbound`), the adapter (`adapter`), what it sends
 (`outbound`, `payloads`), the HTTP exchange (`transport`), tenant tokens (`tokens`), its
 cards (`render`, `markup`, `templates/`), its settings (`settings`). Nothing here imports
-lark-oapi, whose import costs seconds: only `adapter` and `transport` do."""
+lark-oapi, whose import costs seconds: only `adapter`, `events`, `outbound`, `tokens` and
+`transport` do, and only the SDK modules they name (`sdk.load()`, run here, keeps the
+SDK's packages from importing all of it first)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from adapters.feishu import sdk
+
+sdk.load()
 
 # The platform's templates and their catalogs (`i18n/<lang>/LC_MESSAGES`), searched
 # after the core's `templates/`.

@@ -1,16 +1,18 @@
 """Feishu (Lark): answers @mentions and direct messages, posts digests as cards.
 
-Inbound, the SDK's `EventDispatcherHandler` decrypts events and checks the
-verification token and signature; this adapter adds what the SDK leaves out - the
-header names it expects, a freshness window on the signed timestamp, 401 instead of
-500 for a forged or stale request - and hands the work to a task so Feishu gets its
-200 within 3 s. Each event is answered once (`header.event_id` through `Claims`).
+Inbound, `adapters.feishu.events` decrypts events and checks the verification token
+and signature as the SDK's dispatcher does (with the SDK's cipher and models, without
+the dispatcher's import of every service); this adapter adds the header names, a
+freshness window on the signed timestamp, 401 for a forged or stale request - and
+hands the work to a task so Feishu gets its 200 within 3 s. Each event is answered
+once (`header.event_id` through `Claims`).
 
 Outbound, cards are SDK requests (`im.v1.message.create`/`reply`, retried by
 `adapters.feishu.outbound`) sent by `FeishuTransport` over one pooled connection, on
 the event loop; the SDK keeps the
-tenant token (fetched in a worker thread, as its fetch blocks). The long connection
-(`lark.ws.Client`) is an option for a bot without a public URL; it runs in a thread
+tenant token (fetched in a worker thread, as its fetch blocks). Only the SDK modules
+these use are loaded (`adapters.feishu.sdk`). The long connection
+(`lark_oapi.ws.Client`) is an option for a bot without a public URL; it runs in a thread
 with its own event loop.
 
 The Feishu app this expects (developer console):
@@ -32,31 +34,36 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-import lark_oapi as lark
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
+from lark_oapi.core.const import FEISHU_DOMAIN
+from lark_oapi.core.enum import LogLevel
+from lark_oapi.core.json import JSON
 from lark_oapi.core.log import logger as lark_logger
-from lark_oapi.core.model import RawRequest
+from lark_oapi.core.model import Config as SdkConfig
+from lark_oapi.core.token import TokenManager
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
+from adapters.feishu.events import FeishuEvents
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
 from adapters.feishu.render import MAX_REQUEST_BYTES, reply_cards
-from adapters.feishu.settings import feishu_settings
+from adapters.feishu.settings import FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
+from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -68,24 +75,27 @@ MAX_EVENT_BYTES = 1024 * 1024
 _IDENTITY_RETRY_SECONDS = 300.0
 
 
-class _RejectionsWithoutTraceback(logging.Filter):
-    """lark-oapi logs every refused webhook request at ERROR with a traceback; a forged
-    or stale request is not a bug, so it becomes one warning line (the SDK's message
-    names the reason, never a secret)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.getMessage().startswith("handle event failed"):
-            record.exc_info = None
-            record.exc_text = None
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
-        return True
-
-
 def _quiet_sdk_rejections() -> None:
-    if not any(isinstance(f, _RejectionsWithoutTraceback) for f in lark_logger.filters):
-        lark_logger.addFilter(_RejectionsWithoutTraceback())
+    """One line per log record: lark-oapi's logger has a stdout handler of its own and
+    also passes its records up to the service's, which wrote each line twice; without
+    its handler, its lines are the service's (one format, one redaction). Refused
+    webhook events are logged by `FeishuEvents`, once, without a traceback."""
+    for handler in list(lark_logger.handlers):
+        lark_logger.removeHandler(handler)
 
 
+def sdk_config(app_id: str, app_secret: str, domain: str, timeout_seconds: float
+               ) -> SdkConfig:
+    """The SDK's settings for one app, as its `Client` builder would make them (without
+    the `Client`, whose module imports every service): tenant tokens kept in
+    `TENANT_TOKENS`, the SDK's log at WARNING."""
+    config = SdkConfig()
+    config.app_id, config.app_secret = app_id, app_secret
+    config.domain, config.timeout = domain, timeout_seconds
+    config.cache, config.log_level = TENANT_TOKENS, LogLevel.WARNING
+    TokenManager.cache = TENANT_TOKENS
+    lark_logger.setLevel(int(LogLevel.WARNING.value))
+    return config
 
 
 class FeishuAdapter:
@@ -113,16 +123,18 @@ class FeishuAdapter:
         deduper: FirstSeen,
         verification_token: str | None = None,
         encrypt_key: str | None = None,
-        domain: str = lark.FEISHU_DOMAIN,
+        domain: str = FEISHU_DOMAIN,
         long_connection: bool = False,
         auto_reconnect: bool = True,
         freshness_seconds: float = FRESHNESS_SECONDS,
         bot_open_id: str | None = None,
         clock: Callable[[], float] = time.time,
         max_send_attempts: int = 3,
-        max_rate_limit_wait: float = 10.0,
+        max_rate_limit_wait: float = MAX_TURN_WAIT,
         timeout_seconds: float = 10.0,
         outbound_only: bool = False,
+        pacer: Pacer | None = None,
+        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
     ) -> None:
         if not long_connection and not verification_token and not outbound_only:
             # The SDK rejects every real event when its token is empty (it compares the
@@ -136,14 +148,11 @@ class FeishuAdapter:
         self._outbound_only = outbound_only
         self._freshness = freshness_seconds
         self._clock = clock
-        self._client = (
-            lark.Client.builder().app_id(app_id).app_secret(app_secret).domain(domain)
-            .timeout(timeout_seconds).log_level(lark.LogLevel.WARNING)
-            .cache(TENANT_TOKENS).build()
-        )
-        self._transport = FeishuTransport(self._client.config, TENANT_TOKENS)
+        self.sdk_config = sdk_config(app_id, app_secret, domain, timeout_seconds)
+        self._transport = FeishuTransport(self.sdk_config, TENANT_TOKENS)
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
-                                  max_wait=max_rate_limit_wait)
+                                  max_wait=max_rate_limit_wait, pacer=pacer or LocalPacer(),
+                                  lanes=post_lanes or FeishuSettings().post_lanes)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
@@ -179,6 +188,7 @@ class FeishuAdapter:
             "encrypt_key": secret(section.encrypt_key_env),
             "domain": section.domain,
             "long_connection": section.long_connection,
+            "post_lanes": section.post_lanes,
         }
         options.update(overrides)
         if outbound_only:
@@ -206,13 +216,8 @@ class FeishuAdapter:
             "answers_in_flight": len(self._tasks) + self._scheduled,
         }
 
-    def _event_dispatcher(self, encrypt_key: str,
-                          verification_token: str) -> lark.EventDispatcherHandler:
-        return (
-            lark.EventDispatcherHandler.builder(encrypt_key, verification_token)
-            .register_p2_im_message_receive_v1(self._on_message_event)
-            .build()
-        )
+    def _event_dispatcher(self, encrypt_key: str, verification_token: str) -> FeishuEvents:
+        return FeishuEvents(encrypt_key, verification_token, self._on_message_event)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -271,21 +276,18 @@ class FeishuAdapter:
             return JSONResponse({"msg": "unauthorized"}, status_code=401)
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
-        raw = RawRequest()
-        raw.uri = request.url.path
-        raw.headers = headers
-        raw.body = body
         # Decryption, token and signature checks; a valid message event reaches
         # `_on_message_event`, which only schedules the answer.
-        answer = self._dispatcher.do(raw)
-        if answer.status_code == 200:
-            return Response(answer.content, status_code=200, media_type="application/json")
-        if _sdk_error(answer.content).startswith("processor not found"):
+        verdict = self._dispatcher.receive(body, headers)
+        if verdict.outcome == "challenge":
+            return Response(verdict.body, status_code=200, media_type="application/json")
+        if verdict.outcome == "handled":
+            return JSONResponse({"msg": "success"}, status_code=200)
+        if verdict.outcome == "ignored":
             # Authentic, but an event this bot does not handle: acknowledge it so
             # Feishu does not re-deliver it.
             return JSONResponse({"msg": "ignored"}, status_code=200)
-        # The SDK answers 500 for a bad token, signature or encryption: that is the
-        # caller's fault, and nothing was done.
+        # A bad token, signature or encryption: the caller's fault, and nothing was done.
         return JSONResponse({"msg": "unauthorized"}, status_code=401)
 
     def _on_message_event(self, data: P2ImMessageReceiveV1) -> None:
@@ -346,7 +348,8 @@ class FeishuAdapter:
         ids = []
         for index, card in enumerate(reply_cards(reply)):
             uuid = message_uuid("reply", question.delivery_key, index)
-            ids.append(await self._sender.reply(card, reply_to=question.reply_to, uuid=uuid))
+            ids.append(await self._sender.reply(card, chat=question.channel_id,
+                                                reply_to=question.reply_to, uuid=uuid))
         return ids
 
     async def _ensure_identity(self) -> None:
@@ -364,7 +367,7 @@ class FeishuAdapter:
             self._identity_checked_at = now
             from lark_oapi.channel.bot_identity import fetch_bot_identity
 
-            config = self._client.config
+            config = self.sdk_config
             try:
                 # The SDK helper fetches the tenant token synchronously: own thread, own loop.
                 identity = await asyncio.to_thread(asyncio.run, fetch_bot_identity(config))
@@ -390,7 +393,8 @@ class FeishuAdapter:
         for index, card in enumerate(reply_cards(reply)):
             uuid = (message_uuid("thread", idempotency_key, index)
                     if idempotency_key is not None else None)
-            ids.append(await self._sender.reply(card, reply_to=thread, uuid=uuid, in_thread=True))
+            ids.append(await self._sender.reply(card, chat=channel_id, reply_to=thread, uuid=uuid,
+                                                in_thread=True))
         return ids
 
     async def post_digest(self, channel_id: str, digest: Digest, *,
@@ -419,7 +423,7 @@ class FeishuAdapter:
         return None
 
 def _plain(value: Any) -> Any:
-    """An SDK event as the dict `lark.JSON.marshal` would write (attributes that are
+    """An SDK event as the dict `JSON.marshal` would write (attributes that are
     None left out), without its deep copy and JSON round trip."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items() if v is not None}
@@ -429,12 +433,4 @@ def _plain(value: Any) -> Any:
         return value
     if hasattr(value, "__dict__"):
         return _plain(vars(value))
-    return json.loads(lark.JSON.marshal(value) or "null")
-
-
-def _sdk_error(content: bytes | None) -> str:
-    try:
-        message = json.loads(content or b"{}").get("msg")
-    except (ValueError, AttributeError):
-        return ""
-    return message if isinstance(message, str) else ""
+    return json.loads(JSON.marshal(value) or "null")

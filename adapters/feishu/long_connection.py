@@ -1,7 +1,9 @@
-"""Feishu's long connection (`lark.ws.Client`), for a bot without a public URL.
+"""Feishu's long connection (`lark_oapi.ws.Client`), for a bot without a public URL.
 
 lark-oapi 1.7.5's client has no stop() and runs the event loop it grabbed at import
-time; so it runs here in a thread of its own, with a loop of its own.
+time; so it runs here in a thread of its own, with a loop of its own. Its module is
+imported there, when the connection starts: it imports the SDK's event dispatcher,
+and with it every service's event processors, which a webhook-mode bot never needs.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-import lark_oapi as lark
-import lark_oapi.ws.client as lark_ws_client
+from lark_oapi.core.enum import LogLevel
+
+if TYPE_CHECKING:
+    from lark_oapi.ws.client import Client as SocketClient
 
 __all__ = ["LongConnection"]
 
@@ -24,7 +29,7 @@ class LongConnection:
     (they arrive decrypted, so it needs no keys)."""
 
     def __init__(self, *, app_id: str, app_secret: str, domain: str, auto_reconnect: bool,
-                 make_dispatcher: Callable[[], lark.EventDispatcherHandler]) -> None:
+                 make_dispatcher: Callable[[], Any]) -> None:
         self._app_id = app_id
         self._app_secret = app_secret
         self._domain = domain
@@ -32,7 +37,7 @@ class LongConnection:
         self._make_dispatcher = make_dispatcher
         self._ws_thread: threading.Thread | None = None
         self._ws_loop: asyncio.AbstractEventLoop | None = None
-        self._ws_client: lark.ws.Client | None = None
+        self._ws_client: SocketClient | None = None
         self._ws_stopping = False
 
     @property
@@ -64,13 +69,16 @@ class LongConnection:
         connection per process)."""
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
+        import lark_oapi.ws.client as lark_ws_client
+
         previous = lark_ws_client.loop
         lark_ws_client.loop = loop
         self._ws_loop = loop
         dispatcher = self._make_dispatcher()
-        client = lark.ws.Client(self._app_id, self._app_secret, event_handler=dispatcher,
-                                domain=self._domain, auto_reconnect=self._auto_reconnect,
-                                log_level=lark.LogLevel.WARNING)
+        client = lark_ws_client.Client(self._app_id, self._app_secret,
+                                       event_handler=dispatcher, domain=self._domain,
+                                       auto_reconnect=self._auto_reconnect,
+                                       log_level=LogLevel.WARNING)
         self._ws_client = client
         try:
             client.start()
@@ -84,8 +92,8 @@ class LongConnection:
             lark_ws_client.loop = previous
 
     @staticmethod
-    def _shut_down_ws_loop(loop: asyncio.AbstractEventLoop, client: lark.ws.Client) -> None:
-        # lark.ws.Client has no stop() in 1.7.5: turn reconnecting off, cancel its
+    def _shut_down_ws_loop(loop: asyncio.AbstractEventLoop, client: SocketClient) -> None:
+        # lark_oapi.ws.Client has no stop() in 1.7.5: turn reconnecting off, cancel its
         # tasks (receive loop, pings) and close the socket, then the loop.
         client._auto_reconnect = False
         tasks = asyncio.all_tasks(loop)

@@ -1,11 +1,14 @@
-"""Feishu outbound: cards created in a chat or sent as replies, each request retried
-where that is safe - a refused tenant token renewed, a rate limit waited out, a 5xx
-re-sent when the card's `uuid` makes a second copy impossible."""
+"""Feishu outbound: cards created in a chat or sent as replies, each in its turn of the
+app's and the chat's pacing lanes (`bot.pacing`), each request retried where that is
+safe - a refused tenant token renewed, a rate limit held off in those lanes (for every
+replica when they live in Redis) and tried again in the next turn, a 5xx re-sent when
+the card's `uuid` makes a second copy impossible."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lark_oapi.api.im.v1 import (
@@ -21,6 +24,7 @@ from adapters.base import DeliveryError, ParentGone
 from adapters.feishu.render import Card, card_content
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
+from bot.pacing import Lane, NoTurn, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -35,15 +39,19 @@ _SERVER_ERROR_BACKOFF = 0.5
 
 
 class CardSender:
-    """Sends the cards of one app (`app_id`) over `transport`: at most `max_attempts`
-    tries a card, a rate limit waited out for at most `max_wait` seconds."""
+    """Sends the cards of one app (`app_id`) over `transport`, each in its turn of
+    `lanes(chat)` on `pacer`: at most `max_attempts` tries a card, a turn waited for at
+    most `max_wait` seconds."""
 
     def __init__(self, transport: FeishuTransport, app_id: str, *, max_attempts: int,
-                 max_wait: float) -> None:
+                 max_wait: float, pacer: Pacer,
+                 lanes: Callable[[str], Sequence[Lane]]) -> None:
         self.transport = transport
         self.app_id = app_id
         self.max_attempts = max(1, max_attempts)
         self.max_wait = max_wait
+        self.pacer = pacer
+        self.lanes = lanes
 
     async def create(self, body: dict[str, Any]) -> str:
         """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
@@ -53,11 +61,12 @@ class CardSender:
             builder = builder.uuid(body["uuid"])
         request = (CreateMessageRequest.builder().receive_id_type("chat_id")
                    .request_body(builder.build()).build())
-        return await self.request(request, CreateMessageResponse, uuid=body.get("uuid"))
+        return await self.request(request, CreateMessageResponse, uuid=body.get("uuid"),
+                                  chat=str(body["receive_id"]))
 
-    async def reply(self, card: Card, *, reply_to: str | None, uuid: str | None = None,
-                    in_thread: bool = False) -> str:
-        """Answer a message with one card (in its thread with `in_thread`)."""
+    async def reply(self, card: Card, *, chat: str, reply_to: str | None,
+                    uuid: str | None = None, in_thread: bool = False) -> str:
+        """Answer a message in `chat` with one card (in its thread with `in_thread`)."""
         reply_body = (ReplyMessageRequestBody.builder().msg_type("interactive")
                       .content(card_content(card)))
         if in_thread:
@@ -66,11 +75,17 @@ class CardSender:
             reply_body = reply_body.uuid(uuid)
         request = (ReplyMessageRequest.builder().message_id(reply_to)
                    .request_body(reply_body.build()).build())
-        return await self.request(request, ReplyMessageResponse, uuid=uuid)
+        return await self.request(request, ReplyMessageResponse, uuid=uuid, chat=chat)
 
     async def request(self, request: CreateMessageRequest | ReplyMessageRequest,
-                       answer_type: type[Any], *, uuid: str | None) -> str:
+                       answer_type: type[Any], *, uuid: str | None, chat: str) -> str:
+        lanes = self.lanes(chat)
         for attempt in range(1, self.max_attempts + 1):
+            try:
+                await self.pacer.take_turn(lanes, max_wait=self.max_wait)
+            except NoTurn as late:
+                raise DeliveryError(f"feishu is rate limited for {late.seconds:.0f} s more; "
+                                    "the card was not sent") from None
             try:
                 response = await self.transport.send(request, answer_type)
             except Exception as exc:
@@ -78,6 +93,9 @@ class CardSender:
                     from None
             if response.success() and response.data is not None and response.data.message_id:
                 return str(response.data.message_id)
+            limited = rate_limit_wait(response)
+            if limited is not None:
+                await self.pacer.hold_off(lanes, limited)
             if attempt < self.max_attempts:
                 if response.code in _TOKEN_REFUSED_CODES:
                     # Expired or revoked: fetch a new tenant token and send again.
@@ -85,12 +103,11 @@ class CardSender:
                                 response.code)
                     TENANT_TOKENS.forget(self.app_id)
                     continue
-                wait = rate_limit_wait(response)
-                if wait is None and uuid and server_error(response):
+                if limited is not None:
+                    continue  # in the next turn, after the hold
+                if uuid and server_error(response):
                     # The uuid makes a re-send safe: Feishu posts one message per uuid.
-                    wait = _SERVER_ERROR_BACKOFF * 2 ** (attempt - 1)
-                if wait is not None:
-                    await asyncio.sleep(min(wait, self.max_wait))
+                    await asyncio.sleep(_SERVER_ERROR_BACKOFF * 2 ** (attempt - 1))
                     continue
             if answer_type is ReplyMessageResponse and response.code in PARENT_GONE_CODES:
                 raise ParentGone(f"feishu: the message to reply under is gone (code "

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
     "FeishuSettings", "credentials_present", "feishu_settings", "feishu_status",
@@ -17,10 +18,13 @@ __all__ = [
 
 
 class FeishuSettings(PlatformSettings, frozen=True, kw_only=True):
-    """`[platforms.feishu]`: the variables holding its secrets, its Open API domain, and
-    the long connection instead of the webhook."""
+    """`[platforms.feishu]`: the variables holding its secrets, its Open API domain, the
+    long connection instead of the webhook, and the pace of its messages: the send API
+    takes 1000 a minute (and 50 a second) per app, and 5 a second to one chat, shared
+    by the bots in it (Feishu's API reference)."""
 
     URLS: ClassVar[dict[str, str]] = {"domain": "https://open.feishu.cn"}
+    RATES: ClassVar[tuple[str, ...]] = ("post_rate", "chat_post_rate")
 
     app_id_env: str = "FEISHU_APP_ID"
     app_secret_env: str = "FEISHU_APP_SECRET"
@@ -28,6 +32,15 @@ class FeishuSettings(PlatformSettings, frozen=True, kw_only=True):
     encrypt_key_env: str = "FEISHU_ENCRYPT_KEY"
     domain: str = "https://open.feishu.cn"
     long_connection: bool = False
+    post_rate: str = "1000/min"
+    chat_post_rate: str = "5/s"
+
+    def check(self, where: str) -> None:
+        check_rates(self, where, self.RATES)
+
+    def post_lanes(self, chat_id: str) -> tuple[Lane, ...]:
+        """The lanes a message to `chat_id` waits its turn in: the app's, the chat's."""
+        return bot_and_chat_lanes("feishu", chat_id, self, "post_rate", "chat_post_rate")
 
 
 def feishu_settings(config: Config) -> FeishuSettings:

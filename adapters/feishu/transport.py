@@ -15,8 +15,8 @@ import urllib.parse
 from typing import Any, TypeVar
 
 import aiohttp
-import lark_oapi as lark
-from lark_oapi.core.model import RawResponse
+from lark_oapi.core.json import JSON
+from lark_oapi.core.model import Config, RawResponse
 from lark_oapi.core.token import TokenManager
 from lark_oapi.core.utils.user_agent import build_user_agent
 
@@ -38,7 +38,7 @@ class FeishuTransport:
     """Sends SDK-built requests for one app; the session is made on first use, in the
     loop that uses it, and closed by `close`."""
 
-    def __init__(self, config: lark.Config, tokens: TenantTokenCache, *,
+    def __init__(self, config: Config, tokens: TenantTokenCache, *,
                  connections: int = DEFAULT_CONNECTIONS) -> None:
         if connections < 1:
             raise ValueError("a transport needs at least one connection")
@@ -85,7 +85,7 @@ class FeishuTransport:
             "Content-Type": "application/json; charset=utf-8",
             "Authorization": f"Bearer {await self.tenant_token()}",
         }
-        body = lark.JSON.marshal(request.body).encode() if request.body is not None else None
+        body = JSON.marshal(request.body).encode() if request.body is not None else None
         async with self._http().request(
             request.http_method.name, _url(self._config.domain, request.uri, request.paths),
             params=request.queries or None, headers=headers, data=body,
@@ -94,7 +94,7 @@ class FeishuTransport:
             raw.status_code = answer.status
             raw.headers = dict(answer.headers)
             raw.content = await answer.read()
-        response: Any = lark.JSON.unmarshal(raw.content.decode("utf-8", "replace"),
+        response: Any = JSON.unmarshal(raw.content.decode("utf-8", "replace"),
                                             response_type)
         response.raw = raw
         return response  # type: ignore[no-any-return]

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import re
 import secrets
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -57,11 +57,12 @@ from adapters.slack.render import (
     render_digest_messages,
     render_reply_messages,
 )
-from adapters.slack.settings import slack_settings
+from adapters.slack.settings import SlackSettings, slack_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.config import Config, secret
 from bot.models import Digest, Lang, Reply
+from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
 from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
@@ -107,6 +108,9 @@ class SlackAdapter:
         rate_limit_retries: int = 2,
         bot_names: tuple[str, ...] = DEFAULT_BOT_NAMES,
         outbound_only: bool = False,
+        pacer: Pacer | None = None,
+        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
+        max_turn_wait: float = MAX_TURN_WAIT,
     ) -> None:
         if socket_mode and not app_token:
             raise ValueError("Socket Mode needs an app-level token (xapp-...)")
@@ -122,7 +126,10 @@ class SlackAdapter:
         handlers = retry_handlers(rate_limit_retries)
         self.client = AsyncWebClient(token=bot_token, base_url=api_url,
                                      retry_handlers=handlers)
-        self.outbound = SlackOutbound(self.client, handlers)
+        self.outbound = SlackOutbound(
+            self.client, handlers, pacer=pacer or LocalPacer(),
+            lanes=post_lanes or SlackSettings().post_lanes,
+            post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
         self._signing_secret = signing_secret or secrets.token_hex(32)
@@ -160,6 +167,7 @@ class SlackAdapter:
             "app_token": secret(settings.app_token_env),
             "socket_mode": settings.socket_mode,
             "api_url": settings.api_url,
+            "post_lanes": settings.post_lanes,
             **overrides,
         }
         if not arguments["bot_token"]:

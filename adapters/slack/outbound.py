@@ -1,11 +1,15 @@
 """Slack outbound: messages posted part by part, with the delivery key in each part's
 metadata, and looked up again in a channel's history for a post left in doubt; slash
-commands answered on their `response_url`. One connection pool for all of it."""
+commands answered on their `response_url`. One connection pool for all of it.
+
+Every chat.postMessage waits for its turn in the workspace's and the channel's pacing
+lanes (`bot.pacing`); a 429 holds those lanes off for its `Retry-After` - for every
+replica when the lanes live in Redis - and the post is tried again in its next turn."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,12 +20,16 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.slack.render import SlackMessage
+from bot.pacing import Lane, NoTurn, Pacer
 from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
@@ -35,22 +43,57 @@ THREAD_GONE = "thread_not_found"
 HISTORY_MARGIN_SECONDS = 300
 
 
+class RateLimitRetryButPosts(AsyncRateLimitErrorRetryHandler):
+    """HTTP 429 retried after `Retry-After` by the SDK, except chat.postMessage's: a post
+    is retried in its next turn of the pacing lanes (`SlackOutbound.post`), which the
+    429 has held off for every sender."""
+
+    async def _can_retry_async(self, *, state: RetryState, request: HttpRequest,
+                               response: HttpResponse | None = None,
+                               error: Exception | None = None) -> bool:
+        if request.url.rstrip("/").endswith("/chat.postMessage"):
+            return False
+        return await super()._can_retry_async(state=state, request=request,
+                                              response=response, error=error)
+
+
 def retry_handlers(rate_limit_retries: int = 2) -> list[AsyncRetryHandler]:
-    """Connection errors as slack_sdk retries them by default, plus HTTP 429: the SDK
-    sleeps for `Retry-After` and tries again (its default handlers do not)."""
+    """Connection errors as slack_sdk retries them by default, plus HTTP 429 (but a
+    post's): the SDK sleeps for `Retry-After` and tries again (its default handlers do
+    not)."""
     return [
         AsyncConnectionErrorRetryHandler(),
-        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+        RateLimitRetryButPosts(max_retry_count=rate_limit_retries),
     ]
 
 
-class SlackOutbound:
-    """What the adapter sends through `client` (slack_sdk's, with `retry_handlers`)."""
+def retry_after(error: SlackApiError) -> float | None:
+    """The seconds a 429 asks to wait (one when it does not say), None for any other
+    answer."""
+    if error.response.status_code != 429:
+        return None
+    headers = {str(k).lower(): v for k, v in (error.response.headers or {}).items()}
+    value = headers.get("retry-after", "1")
+    try:
+        return max(0.0, float(value[0] if isinstance(value, list) else value))
+    except (TypeError, ValueError):
+        return 1.0
 
-    def __init__(self, client: AsyncWebClient, retry_handlers: list[AsyncRetryHandler]
-                 ) -> None:
+
+class SlackOutbound:
+    """What the adapter sends through `client` (slack_sdk's, with `retry_handlers`):
+    each post in its turn of `lanes(channel)` on `pacer`, tried `post_attempts` times
+    while Slack answers 429, waiting at most `max_wait` seconds for a turn."""
+
+    def __init__(self, client: AsyncWebClient, retry_handlers: list[AsyncRetryHandler], *,
+                 pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], post_attempts: int,
+                 max_wait: float) -> None:
         self.client = client
         self.retry_handlers = retry_handlers
+        self.pacer = pacer
+        self.lanes = lanes
+        self.post_attempts = max(1, post_attempts)
+        self.max_wait = max_wait
         self._session: aiohttp.ClientSession | None = None
 
     def session(self) -> aiohttp.ClientSession:
@@ -134,24 +177,29 @@ class SlackOutbound:
                     thread_ts: str | None = None, *,
                     metadata: dict[str, Any] | None = None) -> str:
         self.session()
-        try:
-            response = await self.client.chat_postMessage(
-                **post_arguments(channel_id, message, thread_ts, metadata=metadata))
-        except SlackApiError as exc:
-            # An error page instead of JSON leaves `data` a string.
-            data = exc.response.data
-            error = data.get("error") if isinstance(data, dict) else None
-            reason = error or f"HTTP {exc.response.status_code}"
-            if thread_ts and error == THREAD_GONE:
-                raise ParentGone(f"Slack {channel_id} has no message {thread_ts} to "
-                                 "reply under") from None
-            raise DeliveryError(
-                f"Slack refused chat.postMessage to {channel_id}: {reason}") from None
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise DeliveryError(
-                f"Slack could not be reached for chat.postMessage to {channel_id}: "
-                f"{type(exc).__name__}") from None
-        return str(response.get("ts", ""))
+        lanes = self.lanes(channel_id)
+        arguments = post_arguments(channel_id, message, thread_ts, metadata=metadata)
+        for attempt in range(1, self.post_attempts + 1):
+            try:
+                await self.pacer.take_turn(lanes, max_wait=self.max_wait)
+            except NoTurn as late:
+                raise DeliveryError(f"Slack is rate limited for chat.postMessage to "
+                                    f"{channel_id} for {late.seconds:.0f} s more") from None
+            try:
+                response = await self.client.chat_postMessage(**arguments)
+            except SlackApiError as exc:
+                wait = retry_after(exc)
+                if wait is not None:
+                    await self.pacer.hold_off(lanes, wait)
+                    if attempt < self.post_attempts:
+                        continue
+                raise _refusal(exc, channel_id, thread_ts) from None
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise DeliveryError(
+                    f"Slack could not be reached for chat.postMessage to {channel_id}: "
+                    f"{type(exc).__name__}") from None
+            return str(response.get("ts", ""))
+        raise DeliveryError("Slack: no attempt was made")  # unreachable: attempts >= 1
 
     async def respond(self, response_url: str, message: SlackMessage) -> None:
         """One answer through a slash command's response_url (the URL is a credential of
@@ -171,3 +219,14 @@ class SlackOutbound:
             raise DeliveryError(
                 f"Slack refused the response_url answer: HTTP {response.status_code} "
                 f"{str(response.body)[:80]}")
+
+
+def _refusal(exc: SlackApiError, channel_id: str, thread_ts: str | None) -> DeliveryError:
+    """What Slack's refusal of a post means: the thread gone, or why it refused."""
+    # An error page instead of JSON leaves `data` a string.
+    data = exc.response.data
+    error = data.get("error") if isinstance(data, dict) else None
+    if thread_ts and error == THREAD_GONE:
+        return ParentGone(f"Slack {channel_id} has no message {thread_ts} to reply under")
+    reason = error or f"HTTP {exc.response.status_code}"
+    return DeliveryError(f"Slack refused chat.postMessage to {channel_id}: {reason}")

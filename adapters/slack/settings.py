@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
 from bot.errors import ConfigError
+from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
     "SlackSettings", "has_credentials", "missing_env", "missing_post_env", "slack_settings",
@@ -14,8 +15,12 @@ __all__ = [
 
 
 class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
-    """`[platforms.slack]`: the variables holding its secrets, its API, Socket Mode, and
-    the workspaces and app it answers (unset: any that signs with the secret)."""
+    """`[platforms.slack]`: the variables holding its secrets, its API, Socket Mode, the
+    workspaces and app it answers (unset: any that signs with the secret), and the pace
+    of its posts: chat.postMessage takes about one message a second per channel and
+    "several hundred a minute" across the workspace (Slack's rate-limit docs)."""
+
+    RATES: ClassVar[tuple[str, ...]] = ("post_rate", "channel_post_rate")
 
     URLS: ClassVar[dict[str, str]] = {"api_url": "https://slack.com/api/"}
 
@@ -27,6 +32,8 @@ class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
     # When set, events from any other workspace or Slack app are not answered.
     team_ids: tuple[str, ...] = ()
     app_id: str | None = None
+    post_rate: str = "300/min"
+    channel_post_rate: str = "1/s"
 
     def check(self, where: str) -> None:
         for index, team in enumerate(self.team_ids):
@@ -37,6 +44,12 @@ class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
                                         or self.app_id.strip() != self.app_id):
             raise ConfigError(f"{where}.app_id: expected an app id such as A0123ABCD, got "
                               f"{self.app_id!r}")
+        check_rates(self, where, self.RATES)
+
+    def post_lanes(self, channel_id: str) -> tuple[Lane, ...]:
+        """The lanes a message to `channel_id` waits its turn in: the workspace's, the
+        channel's."""
+        return bot_and_chat_lanes("slack", channel_id, self, "post_rate", "channel_post_rate")
 
 
 def slack_settings(config: Config) -> SlackSettings:

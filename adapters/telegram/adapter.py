@@ -5,7 +5,8 @@ Telegram sends in `X-Telegram-Bot-Api-Secret-Token`) that hands the update to th
 application's queue and answers at once, or long polling. Either way every update
 passes the `Claims` first, keyed on the bot and `update_id`, so a re-delivered update
 (Telegram retrying, another replica) is answered once. Outbound, HTML messages from
-`adapters.telegram.render`; a 429 is retried after the `retry_after` Telegram asks for.
+`adapters.telegram.render`, each in its turn of the bot's and the chat's pacing lanes;
+a 429 holds them off for the `retry_after` Telegram asks for (`adapters.telegram.flood`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -34,7 +35,7 @@ from telegram.ext import (
 
 from adapters.base import DeliveryError
 from adapters.telegram import TEMPLATES
-from adapters.telegram.flood import RetryAfterLimiter
+from adapters.telegram.flood import PacedLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
     COMMANDS,
@@ -50,13 +51,14 @@ from adapters.telegram.render import (
     render_reply_messages,
 )
 from adapters.telegram.request import AiohttpRequest
-from adapters.telegram.settings import telegram_settings
+from adapters.telegram.settings import TelegramSettings, telegram_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, render_or_error
 from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
+from bot.pacing import Lane, LocalPacer, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +103,8 @@ class TelegramAdapter:
         poll_timeout: float = 10.0,
         concurrent_updates: int = 16,
         outbound_only: bool = False,
+        pacer: Pacer | None = None,
+        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
     ) -> None:
         if not polling and not secret_token and not outbound_only:
             raise ConfigError("telegram: webhook mode needs a secret token")
@@ -125,7 +129,9 @@ class TelegramAdapter:
             .token(token)
             .base_url(api_url)
             .base_file_url(file_url or _file_url(api_url))
-            .rate_limiter(RetryAfterLimiter(max_retries=max_retries, max_wait=max_retry_wait))
+            .rate_limiter(PacedLimiter(pacer or LocalPacer(),
+                                       post_lanes or TelegramSettings().post_lanes,
+                                       max_retries=max_retries, max_wait=max_retry_wait))
             .concurrent_updates(concurrent_updates)
             .request(AiohttpRequest(connection_pool_size=concurrent_updates))
             # Long polling holds its one connection for `poll_timeout` seconds.
@@ -159,6 +165,7 @@ class TelegramAdapter:
         public = config.server.public_url.rstrip("/")
         options: dict[str, Any] = {
             "api_url": section.api_url,
+            "post_lanes": section.post_lanes,
             # Telegram delivers webhooks to HTTPS addresses only.
             "webhook_url": (f"{public}{WEBHOOK_PATH}"
                             if public.startswith("https://") and not outbound_only else None),

@@ -1,12 +1,16 @@
-"""Telegram's flood control: a 429 is retried after the `retry_after` it names."""
+"""Telegram's flood control: each message waits for its turn in the bot's and the chat's
+pacing lanes (`bot.pacing`), and a 429 holds those lanes off for the `retry_after` it
+names - for every replica when the lanes live in Redis - before the message is tried
+again in its next turn."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import logging
+import math
 import warnings
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -14,7 +18,9 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
-__all__ = ["RetryAfterLimiter", "retry_after_seconds"]
+from bot.pacing import Lane, NoTurn, Pacer
+
+__all__ = ["PacedLimiter", "retry_after_seconds"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,16 +36,22 @@ def retry_after_seconds(error: RetryAfter) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-class RetryAfterLimiter(BaseRateLimiter[None]):
-    """Retries a request Telegram refused with 429 after the `retry_after` it named.
+def paced(endpoint: str) -> bool:
+    """Whether a Bot API method posts a message to a chat (and so waits for a turn)."""
+    return endpoint.startswith(("send", "copyMessage", "forwardMessage"))
 
-    PTB's `AIORateLimiter` does this too but needs `aiolimiter`, which is not a
-    dependency; prdigest sends a few messages a week per chat, so reacting to flood
-    control is enough and nothing is throttled up front. A wait longer than
-    `max_wait` seconds is not waited for: the error goes up to the caller.
-    """
 
-    def __init__(self, *, max_retries: int = 3, max_wait: float = 60.0) -> None:
+class PacedLimiter(BaseRateLimiter[None]):
+    """Sends each message (`paced` methods) in its turn of `lanes(chat_id)` on `pacer`;
+    a request Telegram refused with 429 holds its lanes off for the `retry_after` it
+    named and goes again in its next turn, at most `max_retries` times. A turn further
+    away than `max_wait` seconds is not waited for: the flood-control error goes up to
+    the caller. Other methods go at once (a 429 on them is waited out here)."""
+
+    def __init__(self, pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], *,
+                 max_retries: int = 3, max_wait: float = 60.0) -> None:
+        self.pacer = pacer
+        self.lanes = lanes
         self.max_retries = max_retries
         self.max_wait = max_wait
 
@@ -58,14 +70,23 @@ class RetryAfterLimiter(BaseRateLimiter[None]):
         data: dict[str, Any],
         rate_limit_args: None,
     ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+        chat = data.get("chat_id")
+        lanes = self.lanes(str(chat)) if paced(endpoint) and chat is not None else ()
         for attempt in itertools.count(1):
+            try:
+                await self.pacer.take_turn(lanes, max_wait=self.max_wait)
+            except NoTurn as late:
+                raise RetryAfter(timedelta(seconds=math.ceil(late.seconds))) from None
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as error:
                 wait = retry_after_seconds(error)
+                if lanes:
+                    await self.pacer.hold_off(lanes, wait)
                 if attempt > self.max_retries or wait > self.max_wait:
                     raise
                 logger.warning("telegram %s: flood control, retrying in %.1f s (attempt %d)",
                                endpoint, wait, attempt)
-                await asyncio.sleep(wait + 0.1)
+                if not lanes:  # not a message: no lane to wait in
+                    await asyncio.sleep(wait + 0.1)
         raise AssertionError("unreachable")  # pragma: no cover

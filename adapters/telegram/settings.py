@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
     "TelegramSettings", "has_credentials", "missing_env", "missing_post_env", "telegram_settings",
@@ -13,15 +14,31 @@ __all__ = [
 
 
 class TelegramSettings(PlatformSettings, frozen=True, kw_only=True):
-    """`[platforms.telegram]`: the variables holding its secrets, its Bot API, and long
-    polling instead of the webhook."""
+    """`[platforms.telegram]`: the variables holding its secrets, its Bot API, long
+    polling instead of the webhook, and the pace of its messages: Telegram's bot FAQ
+    asks for at most ~30 messages a second in all, 20 a minute to one group or channel
+    and one a second to one chat."""
 
     URLS: ClassVar[dict[str, str]] = {"api_url": "https://api.telegram.org/bot"}
+    RATES: ClassVar[tuple[str, ...]] = ("post_rate", "group_post_rate", "chat_post_rate")
 
     bot_token_env: str = "TELEGRAM_BOT_TOKEN"
     secret_token_env: str = "TELEGRAM_WEBHOOK_SECRET"
     api_url: str = "https://api.telegram.org/bot"
     polling: bool = False
+    post_rate: str = "30/s"
+    group_post_rate: str = "20/min"
+    chat_post_rate: str = "1/s"
+
+    def check(self, where: str) -> None:
+        check_rates(self, where, self.RATES)
+
+    def post_lanes(self, chat_id: str) -> tuple[Lane, ...]:
+        """The lanes a message to `chat_id` waits its turn in: the bot's, the chat's (a
+        group or channel - a negative id or an @username - at the group rate)."""
+        group = chat_id.startswith(("-", "@"))
+        return bot_and_chat_lanes("telegram", chat_id, self, "post_rate",
+                                  "group_post_rate" if group else "chat_post_rate")
 
 
 def telegram_settings(config: Config) -> TelegramSettings:

@@ -61,8 +61,11 @@ def serve(
     import uvicorn
 
     from bot.config import secret
+    from bot.links import private_report_keys
+    from bot.redaction import redact_report_keys
     from bot.web.app import create_app
     from bot.web.connections import uvicorn_limits, uvicorn_log_config
+    from bot.web.open_files import fit_open_files
 
     settings = load_settings(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
@@ -77,14 +80,17 @@ def serve(
             options["now"] = lambda: moment
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    keys = private_report_keys(settings)
+    redact_report_keys(logging.getLogger().handlers, keys)
     try:
         server_app = create_app(settings, freeze_heap=True, **options)
     except ValueError as exc:
         # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
         raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
+    limits = fit_open_files(settings.server)
     uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
-                proxy_headers=True, log_config=uvicorn_log_config(),
-                **uvicorn_limits(settings.server))
+                proxy_headers=True, log_config=uvicorn_log_config(keys),
+                **uvicorn_limits(limits))
 
 
 def served_snapshots(settings: Config, paths: list[Path]) -> list[Snapshot]:

@@ -8,6 +8,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot.store.client import REDIS_ERRORS
+
 
 async def run_every(interval_seconds: float, stop: asyncio.Event,
                     one_pass: Callable[[], Awaitable[Any]], log: logging.Logger,
@@ -17,7 +19,17 @@ async def run_every(interval_seconds: float, stop: asyncio.Event,
     while not stop.is_set():
         try:
             await one_pass()
-        except Exception:
-            log.exception(failure)
+        except Exception as exc:
+            log_failed_pass(log, failure, exc)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval_seconds)
+
+
+def log_failed_pass(log: logging.Logger, failure: str, exc: Exception) -> None:
+    """One line for a pass that failed because Redis is down (expected while it is, every
+    pass: a traceback a minute would bury the log), the traceback for anything else."""
+    if isinstance(exc, REDIS_ERRORS):
+        log.warning("%s: Redis unavailable (%s: %s); trying again next pass", failure,
+                    type(exc).__name__, exc)
+    else:
+        log.exception(failure)

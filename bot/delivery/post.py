@@ -20,12 +20,14 @@ from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler, utc_now
 from bot.digests import Digests
 from bot.errors import ConfigError, UserError
+from bot.pacing import Pacer
 from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
 from bot.store.client import REDIS_ERRORS, async_client
 from bot.store.client import parse as parse_redis_url
 from bot.store.ledger import Ledger, LedgerEntry, Slot, next_delivery_key
+from bot.store.pacing import RedisPacer
 from bot.week import past_week, resolve_week
 from bot.wiring import ProcessDigests
 
@@ -56,9 +58,12 @@ def checked_week(text: str, channel: ChannelConfig) -> str:
     return past_week(resolve_week(text, now, channel.timezone), now, channel.timezone)
 
 
-def adapter_for(digests: Digests, platform: str) -> DigestAdapter:
+def adapter_for(digests: Digests, platform: str, *, pacer: Pacer | None = None
+                ) -> DigestAdapter:
     """The platform's adapter as the server would build it, for posting only: it asks
-    only for the secrets a post uses (no signing secret, webhook secret or app token)."""
+    only for the secrets a post uses (no signing secret, webhook secret or app token).
+    Its posts take their turns on `pacer` (the server's replicas' lanes, `RedisPacer`;
+    without one, this process's own)."""
     from bot.chat.handler import CommandHandler
 
     config = digests.config
@@ -77,7 +82,7 @@ def adapter_for(digests: Digests, platform: str) -> DigestAdapter:
         raise ConfigError(f"{platform} is not configured in this environment: set "
                           f"{', '.join(missing)}")
     adapter = factory.from_config(config, CommandHandler(digests), Claims(None),
-                                  outbound_only=True)
+                                  outbound_only=True, pacer=pacer)
     if adapter is None:
         raise ConfigError(f"{platform} is not configured in this environment")
     return adapter
@@ -105,9 +110,12 @@ async def post_now(
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
     source = post_source(config, channel, snapshots, live)
     async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
-        target = adapter or adapter_for(digests, channel.platform)
         client = async_client(url, config.cache.url_env)
+        target: DigestAdapter | None = adapter
         try:
+            # The post takes its turn in the lanes the server's replicas share.
+            target = target or adapter_for(digests, channel.platform,
+                                           pacer=RedisPacer(client))
             # A digest built from a local file is not shared with the schedule's replicas.
             scheduler = Scheduler(digests, client, AdapterPoster({channel.platform: target}),
                                   replica=f"cli-{socket.gethostname()}-{os.getpid()}",
@@ -115,7 +123,7 @@ async def post_now(
             return await scheduler.post(channel, week, force=force)
         finally:
             await client.aclose()
-            if adapter is None:
+            if adapter is None and target is not None:
                 await target.close()
 
 

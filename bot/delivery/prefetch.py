@@ -86,17 +86,19 @@ def prefetch_plan(config: Config, channels: Iterable[ChannelConfig], now: dateti
         if fire is None or fire - now > window:
             continue
         week = shift_week(week_of(fire, channel.timezone), -1)
-        tz = config.repo(channel.repo).timezone
-        start = max(fire - window, week_period(week, tz).until + SETTLE)
-        if start >= fire:
-            continue  # the week settles too close to the post: the post fetches it
         weeks = [(week, False), (shift_week(week, -1), True)] if trends else [(week, False)]
-        for wanted, counted in weeks:
-            at = start + (fire - start) * SPREAD_SHARE * _share(channel.repo, wanted)
-            known = plan.get((channel.repo, wanted))
-            if known is not None:  # the earliest moment; in full if any post needs it so
-                at, counted = min(at, known.at), counted and known.counted
-            plan[(channel.repo, wanted)] = Prefetch(channel.repo, wanted, at, fire, counted)
+        # A channel of several repositories posts one digest of them all: each is fetched.
+        for repo in channel.repositories:
+            start = max(fire - window, week_period(week, config.repo(repo).timezone).until
+                        + SETTLE)
+            if start >= fire:
+                continue  # the week settles too close to the post: the post fetches it
+            for wanted, counted in weeks:
+                at = start + (fire - start) * SPREAD_SHARE * _share(repo, wanted)
+                known = plan.get((repo, wanted))
+                if known is not None:  # the earliest moment; in full if any post needs it so
+                    at, counted = min(at, known.at), counted and known.counted
+                plan[(repo, wanted)] = Prefetch(repo, wanted, at, fire, counted)
     return sorted(plan.values(), key=lambda p: (p.at, p.repo, p.week))
 
 

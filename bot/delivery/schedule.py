@@ -53,6 +53,7 @@ import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig
 from bot.delivery.due import DueFailure, DueRun, due_runs
+from bot.delivery.periodic import log_failed_pass
 from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
@@ -189,7 +190,7 @@ class Scheduler:
             try:
                 await self.tick()
             except Exception as exc:  # Redis down, a bug: log it and try again next minute
-                log.exception("schedule: tick failed")
+                log_failed_pass(log, "schedule: pass failed", exc)
                 self.stats.pass_done(f"{type(exc).__name__}: {exc}", self.clock())
                 self.on_failure("pass")
             now = self.clock()
@@ -435,7 +436,10 @@ class Scheduler:
             intent, state="posted", posted_at=self.clock(), message_ids=tuple(ids),
             error=None, failures=0)
         previous = await self._record_posted(slot, posted)
-        if previous is not None and previous.state == "posted" and not force:
+        # `previous == posted`: this very record, written by a try whose answer a
+        # failover lost - not a second post.
+        if previous is not None and previous.state == "posted" and previous != posted \
+                and not force:
             self.stats.duplicates_seen += 1
             log.error("schedule: %s was posted twice (also by %s)", slot.name,
                       previous.replica)

@@ -3,7 +3,6 @@ and why: every part of a digest, the notices and the trends count only the rest.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -13,6 +12,7 @@ import msgspec
 from bot.config import ExcludeRule
 from bot.i18n import translator
 from bot.models import Lang, PullRequest, Snapshot
+from bot.patterns import found_in
 from bot.week import belongs_to_week, week_period
 
 LeftOutBy = Literal["bot", "author", "label", "title"]
@@ -28,7 +28,8 @@ def is_bot(login: str | None) -> bool:
 
 def left_out_by(pull: PullRequest, rules: Iterable[ExcludeRule]) -> LeftOutBy | None:
     """The first rule that leaves `pull` out, or None when it is kept. Logins and labels
-    compare case-insensitively, as GitHub's do; titles are searched, not matched whole."""
+    compare case-insensitively, as GitHub's do; titles are searched, not matched whole,
+    by RE2 in linear time (`bot.patterns`)."""
     author = (pull.author or "").lower()
     labels = {label.lower() for label in pull.labels}
     for rule in rules:
@@ -39,7 +40,7 @@ def left_out_by(pull: PullRequest, rules: Iterable[ExcludeRule]) -> LeftOutBy | 
                 return "bot" if is_bot(pull.author) else "author"
         if any(label.lower() in labels for label in rule.labels):
             return "label"
-        if any(re.search(pattern, pull.title) for pattern in rule.titles):
+        if any(found_in(pattern, pull.title) for pattern in rule.titles):
             return "title"
     return None
 

@@ -60,6 +60,8 @@ SETTLE = timedelta(hours=1)
 # Redis) is seen here within that time.
 HELD_PULLS = 2048
 HELD_SECONDS = 60
+# Redis calls that fail in a row before the cache leaves Redis alone for its cooldown.
+FAILURES_BEFORE_COOLDOWN = 3
 # Changes are asked for from a little before the last fetch, to cover the delay
 # between an update on GitHub and its appearance in search results.
 SEARCH_LAG = timedelta(minutes=5)
@@ -92,14 +94,19 @@ class Cache:
     """Typed access to the keys above; every Redis error becomes a logged miss."""
 
     def __init__(
-        self, client: redis.Redis, *, prefix: str = KEY_PREFIX, cooldown_seconds: float = 30.0
+        self, client: redis.Redis, *, prefix: str = KEY_PREFIX, cooldown_seconds: float = 30.0,
+        failures_before_cooldown: int = FAILURES_BEFORE_COOLDOWN,
     ) -> None:
         self.client = client
         self.prefix = prefix
         self.keys = Keys(prefix)
-        # After a failure Redis is left alone for a while: each attempt on a dead
-        # server costs seconds of connection retries, and a fetch makes several.
+        # After failures in a row Redis is left alone for a while: each attempt on a
+        # dead server costs seconds of connection retries, and a fetch makes several.
+        # One failure alone (a failover's moment, one reset connection) does not: the
+        # next call goes to Redis again, so a failover does not cost 30 s of fetches.
         self.cooldown_seconds = cooldown_seconds
+        self.failures_before_cooldown = max(1, failures_before_cooldown)
+        self._failures = 0
         self._down_until = 0.0
         self._pull_decoder = msgspec.json.Decoder(PullRequest)
         self._entry_decoder = msgspec.json.Decoder(WeekEntry)
@@ -117,12 +124,19 @@ class Cache:
         if time.monotonic() < self._down_until:
             return default
         try:
-            return fn()
+            result = fn()
         except REDIS_ERRORS as exc:
-            log.warning("cache %s failed, going on without it for %.0f s: %s",
-                        what, self.cooldown_seconds, exc)
+            self._failures += 1
+            if self._failures < self.failures_before_cooldown:
+                log.warning("cache %s failed, treated as a miss: %s", what, exc)
+                return default
+            log.warning("cache %s failed %d times in a row, going on without it for %.0f s: %s",
+                        what, self._failures, self.cooldown_seconds, exc)
             self._down_until = time.monotonic() + self.cooldown_seconds
+            self._failures = 0
             return default
+        self._failures = 0
+        return result
 
     # -- weeks --
 

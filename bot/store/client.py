@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -45,8 +45,11 @@ from bot.errors import ConfigError
 from bot.store.failover import (
     AsyncFailoverConnection,
     AsyncFailoverSSLConnection,
+    FailoverCluster,
     FailoverConnection,
+    FailoverPipeline,
     FailoverSSLConnection,
+    use_cluster_connections,
 )
 
 Mode = Literal["single", "cluster", "sentinel"]
@@ -60,6 +63,10 @@ FAILOVER_SECONDS = 30.0
 """How long a command keeps retrying while a Sentinel promotes a new master (or a
 cluster moves a slot): about Sentinel's default `down-after-milliseconds` plus the
 election. `?failover_seconds=` changes it."""
+
+CLUSTER_RETRIES = 2
+"""Immediate retries of the asyncio cluster client per round (`FailoverCluster` spaces
+the rounds out over `failover_seconds`): more only storm a dead node."""
 
 WAIT_REPLICAS_MS = 200
 """How long a ledger write waits for one replica to have it (Sentinel only), so a
@@ -237,7 +244,14 @@ def async_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> aioredi
     kwargs = {**target.options, **extra, "retry": target.async_retry()}
     if target.mode == "cluster":
         nodes = [aiocluster.ClusterNode(host, port) for host, port in target.nodes]
-        return cast(aioredis.Redis, aiocluster.RedisCluster(startup_nodes=nodes, **kwargs))
+        # The cluster client retries at once, each try relearning the layout: a few
+        # are enough, `FailoverCluster` waits between rounds of them.
+        kwargs["retry"] = AsyncRetry(ExponentialWithJitterBackoff(cap=1.0, base=0.05),
+                                     CLUSTER_RETRIES)
+        cluster = FailoverCluster(startup_nodes=nodes, **kwargs)
+        cluster.failover_seconds = target.failover_seconds
+        use_cluster_connections(cluster, bool(target.options.get("ssl")))
+        return cast(aioredis.Redis, cluster)
     sentinel = aiosentinel.Sentinel(  # type: ignore[no-untyped-call]
         list(target.nodes), sentinel_kwargs=target.sentinel_options)
     connection = (AsyncFailoverSSLConnection if target.options.get("ssl")
@@ -248,28 +262,40 @@ def async_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> aioredi
     return cast(aioredis.Redis, client)
 
 
-async def write_replicated(client: aioredis.Redis,
-                           commands: Callable[[Any], None]) -> list[Any]:
-    """Run `commands(pipe)` and, on a Sentinel-managed master, wait (briefly) until a
-    replica has them, so a failover keeps them. The results of `commands`, in order.
+async def write_replicated(client: aioredis.Redis, commands: Callable[[Any], None],
+                           keys: Sequence[str]) -> list[Any]:
+    """Run `commands(pipe)` - writes to `keys` - and, on a Sentinel-managed master or a
+    cluster master with replicas, wait (briefly) until a replica has them, so a
+    failover keeps them. The results of `commands`, in order.
 
     WAIT counts only the writes of the connection it is sent on, and a pool hands each
     command any connection: the writes and their WAIT go out together in one pipeline,
-    on one connection. A replica that has not caught up within WAIT_REPLICAS_MS is
-    logged, not fatal: a master without replicas still posts.
+    on one connection (on a cluster, one WAIT per master the keys live on). A replica
+    that has not caught up within WAIT_REPLICAS_MS is logged, not fatal: a master
+    without replicas still posts.
     """
     replicated = client in _REPLICATED
     async with client.pipeline(transaction=False) as pipe:
         commands(pipe)
-        if replicated:
+        if isinstance(pipe, FailoverPipeline):
+            pipe.wait_for_replica(tuple(keys), WAIT_REPLICAS_MS)
+        elif replicated:
             pipe.wait(1, WAIT_REPLICAS_MS)
         results = list(await pipe.execute())
-    if replicated:
-        acknowledged = results.pop()
-        if not acknowledged:
-            log.warning("redis: no replica confirmed a write within %d ms; a failover now "
-                        "could lose it", WAIT_REPLICAS_MS)
+    acks = (pipe.replica_acks if isinstance(pipe, FailoverPipeline)
+            else [results.pop()] if replicated else [])
+    if not all(acks):
+        log.warning("redis: no replica confirmed a write within %d ms; a failover now "
+                    "could lose it", WAIT_REPLICAS_MS)
     return results
+
+
+async def cluster_masters(client: aioredis.Redis, timeout: float) -> dict[str, str] | None:
+    """On a Redis Cluster, each master's `cluster_state` (or `unreachable`) by address;
+    None for one server or a Sentinel-managed master."""
+    if isinstance(client, FailoverCluster):
+        return await client.master_states(timeout)
+    return None
 
 
 SCRIPT_PROBE = "return 1"

@@ -8,8 +8,10 @@ one owns.
 Redis Cluster: keys read or written together carry one hash tag (`{...}`), so they live
 in one slot - a repository's cache entries and its weeks index share `{owner/repo}`
 (one MGET reads a week's PRs), a post's lock and ledger entry share `{slot}` (the
-fenced write is one script). Nothing lists keys with SCAN (it would see one node's
-keys): what must be listed has an index (`report_weeks`, `ledger_index`).
+fenced write is one script), a platform's pacing lanes share its bot's lane name (one
+booking is one script). Nothing lists keys with SCAN (it would see one node's keys):
+what must be listed has an index (`report_weeks`, `ledger_index`), and every index
+expires or is trimmed with what it lists.
 
 v2 (hash tags, indexes): keys under `prdigest:v1:` are ignored - cached data is fetched
 again, and the v1 delivery ledger is not consulted (`prdigest post` without --force
@@ -107,9 +109,16 @@ class Keys:
         """A weekly post's delivery record; the hash tag keeps it with its lock."""
         return self.name("ledger", f"{{{slot}}}")
 
-    def ledger_index(self) -> str:
-        """The set of every slot with a ledger entry (`Ledger.entries`, operators)."""
-        return self.name("ledger-index")
+    def ledger_index(self, week: str, bucket: int) -> str:
+        """One of a week's sets of slots with a ledger entry (`Ledger.entries`,
+        operators): a week's slots are spread over several sets (and so over a
+        cluster's shards), each expiring with the entries it lists."""
+        return self.name("ledger-index", week, bucket)
+
+    def ledger_weeks(self) -> str:
+        """The weeks with ledger entries: a sorted set, each week scored with when its
+        entries expire; trimmed as they do."""
+        return self.name("ledger-weeks")
 
     def post_lock(self, slot: str) -> str:
         return self.name("lock", "post", f"{{{slot}}}")
@@ -156,6 +165,11 @@ class Keys:
         step) or `week` (the reduce step); the hash covers prompt version, model and
         language, so any of those changing is a different entry."""
         return self.name("narration", kind, digest)
+
+    def pace(self, widest: str, lane: str) -> str:
+        """When a pacing lane's next turn is (`bot.store.pacing`); tagged with the widest
+        lane of the send (the platform's bot), so one script books all of its lanes."""
+        return self.name("pace", f"{{{widest}}}", lane)
 
     def report_weeks(self, repo: str) -> str:
         """The weeks of `repo` the cache holds data for: a sorted set, each week scored

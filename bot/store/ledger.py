@@ -19,11 +19,13 @@ it (see `bot.delivery.schedule`); the ledger only records it faithfully.
 The lock and the ledger key of a slot share a Redis Cluster hash tag, so the fenced
 write is one script on one shard. Reading many slots is a pipeline of GETs (one round
 trip per node on a cluster), never a cross-slot MGET; the slots with an entry are
-kept in an index set (`entries`), never found by SCAN. On a Sentinel-managed master
-every ledger write and lock waits briefly for a replica to have it (`write_replicated`),
-so a
-failover does not lose an intent and let the slot be posted a second time; a
-`posted` record lost anyway leaves `sending`, the in-doubt path.
+listed in index sets (`entries`), never found by SCAN: one set per week and bucket of
+channels, expiring with the entries it lists, and the weeks in a sorted set trimmed
+as they expire - nothing in the ledger outlives `LEDGER_TTL_SECONDS`. On a Sentinel-managed master
+and on a cluster master with replicas, every ledger write and lock waits briefly for a
+replica to have it (`write_replicated`), so a failover does not lose an intent and let
+the slot be posted a second time; a `posted` record lost anyway leaves `sending`, the
+in-doubt path.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import contextlib
 import hashlib
 import logging
 import secrets
+import time
+import zlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -48,6 +52,9 @@ log = logging.getLogger(__name__)
 
 # A year and a bit: `post` without --force still knows last year's deliveries.
 LEDGER_TTL_SECONDS = 400 * 24 * 3600
+# Sets a week's slots are listed in: at 10,000 channels about 600 names each, spread
+# over the shards of a cluster rather than one hot set.
+INDEX_BUCKETS = 16
 
 EntryState = Literal["sending", "posted", "failed", "held"]
 
@@ -182,7 +189,7 @@ class RedisLock:
     async def acquire(self) -> bool:
         # A lock a failover forgets would let a second replica post the same slot.
         [taken] = await write_replicated(self.client, lambda pipe: pipe.set(
-            self.key, self.token, nx=True, px=self.ttl_ms))
+            self.key, self.token, nx=True, px=self.ttl_ms), [self.key])
         self.held = bool(taken)
         return self.held
 
@@ -281,9 +288,20 @@ class Ledger:
             raws = await pipe.execute()
         return [decode_entry(as_bytes(raw)) for raw in raws]
 
+    def _index(self, slot: Slot) -> str:
+        bucket = zlib.crc32(slot.name.encode()) % INDEX_BUCKETS
+        return self.keys.ledger_index(slot.week, bucket)
+
     def _listed(self, pipe: Any, slot: Slot) -> None:
-        """With an entry's write: list its slot in the index."""
-        pipe.sadd(self.keys.ledger_index(), slot.name)
+        """With an entry's write: list its slot in its week's index, which lives as long
+        as the entry; note the week, and forget the weeks whose entries expired."""
+        index, weeks = self._index(slot), self.keys.ledger_weeks()
+        now = time.time()
+        pipe.sadd(index, slot.name)
+        pipe.expire(index, self.ttl_seconds)
+        pipe.zadd(weeks, {slot.week: now + self.ttl_seconds}, gt=True)
+        pipe.zremrangebyscore(weeks, "-inf", now)
+        pipe.expire(weeks, self.ttl_seconds)
 
     async def write_fenced(
         self, slot: Slot, lock: RedisLock, expected: bytes | None, entry: LedgerEntry
@@ -299,7 +317,8 @@ class Ledger:
                       expected or b"", data, self.ttl_seconds)
             self._listed(pipe, slot)
 
-        result, _ = await write_replicated(self.client, commands)
+        result, *_ = await write_replicated(self.client, commands,
+                                            [lock.key, self.key(slot)])
         if int(result) == 0:
             lock.lost = True
         return int(result) == 1, data
@@ -311,20 +330,26 @@ class Ledger:
             pipe.set(self.key(slot), encode_entry(entry), ex=self.ttl_seconds, get=True)
             self._listed(pipe, slot)
 
-        old, _ = await write_replicated(self.client, commands)
+        old, *_ = await write_replicated(self.client, commands, [self.key(slot)])
         return decode_entry(as_bytes(old))
 
     async def entries(self) -> list[LedgerEntry]:
-        """Every entry (tests, operators), through the index of slots; not for the hot
-        path. Slots whose entry expired are dropped from the index."""
-        names = [m.decode() if isinstance(m, bytes) else str(m)
-                 for m in await self.client.smembers(self.keys.ledger_index())]
-        slots = [slot for slot in map(Slot.parse, names) if slot is not None]
-        found = [e for e in await self.get_many(slots) if e is not None]
-        present = {Slot(e.week, e.channel, e.repo).name for e in found}
-        expired = [name for name in names if name not in present]
-        if expired:
-            await self.client.srem(self.keys.ledger_index(), *expired)
+        """Every entry (tests, operators), through the indexes of slots; not for the hot
+        path. Slots whose entry expired are dropped from their index."""
+        weeks = await self.client.zrangebyscore(self.keys.ledger_weeks(), time.time(), "+inf")
+        found: list[LedgerEntry] = []
+        for week in sorted(m.decode() if isinstance(m, bytes) else str(m) for m in weeks):
+            for bucket in range(INDEX_BUCKETS):
+                index = self.keys.ledger_index(week, bucket)
+                names = [m.decode() if isinstance(m, bytes) else str(m)
+                         for m in await self.client.smembers(index)]
+                slots = [slot for slot in map(Slot.parse, names) if slot is not None]
+                listed = [e for e in await self.get_many(slots) if e is not None]
+                present = {Slot(e.week, e.channel, e.repo).name for e in listed}
+                expired = [name for name in names if name not in present]
+                if expired:
+                    await self.client.srem(index, *expired)
+                found += listed
         return sorted(found, key=lambda e: (e.week, e.channel, e.repo))
 
 

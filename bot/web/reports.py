@@ -18,7 +18,7 @@ from bot.config import Config
 from bot.errors import SourceError, UncoveredWeekError, WeekError
 from bot.i18n import translator
 from bot.links import key_allows, report_path, report_query
-from bot.models import Lang, Period, Snapshot
+from bot.models import Digest, Lang, Period, Snapshot
 from bot.render.html import (
     PageLinks,
     ReportWeek,
@@ -31,6 +31,7 @@ from bot.source import SnapshotSource
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
 from bot.store.weeks_index import weeks_held
+from bot.web.page_budget import OverBudget, charge_page
 from bot.web.services import Services, services_of
 from bot.week import FIRST_YEAR, current_week, parse_week, past_week, shift_week, week_period
 
@@ -253,11 +254,22 @@ async def report_page(request: Request) -> Response:
     query = report_query(asked.lang, asked.key)
     if week != raw_week:
         return RedirectResponse(f"{report_path(asked.repo, week)}{query}", status_code=308)
+    async def build() -> Digest:
+        await charge_page(services, asked.repo, week, asked.lang)
+        return await services.digests.report(asked.repo, week, asked.lang)
+
     try:
-        # Concurrent visitors of one report share its build.
-        digest = await services.report_builds.run(
-            (asked.repo, week, asked.lang),
-            lambda: services.digests.report(asked.repo, week, asked.lang))
+        # Concurrent visitors of one report share its build (and its charge).
+        digest = await services.report_builds.run((asked.repo, week, asked.lang), build)
+    except OverBudget as exc:
+        log.info("report %s %s not built: %s", asked.repo, week, exc)
+        minutes = max(1, -(-exc.wait_seconds // 60))
+        response = _page_error(503, asked.lang, t(
+            "This report is not ready yet, and the report pages have used this hour's "
+            "share of GitHub's points; try again in %(minutes)s minutes. Reports already "
+            "built stay open.", minutes=minutes), services, "week")
+        response.headers["Retry-After"] = str(exc.wait_seconds)
+        return response
     except SourceError as exc:
         if isinstance(exc, UncoveredWeekError) or isinstance(services.source, SnapshotSource):
             # Read from files, a week they do not hold will not come: not a 503.

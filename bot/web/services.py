@@ -37,15 +37,23 @@ from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
 from bot.models import Digest, Reply
 from bot.narrate import Narrator, narrator_for
+from bot.pacing import LocalPacer, Pacer
 from bot.source import Source
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
-from bot.store.client import REDIS_ERRORS, async_client, scripting_problem, sync_client
+from bot.store.client import (
+    REDIS_ERRORS,
+    async_client,
+    cluster_masters,
+    scripting_problem,
+    sync_client,
+)
+from bot.store.pacing import RedisPacer
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
 from bot.web.metrics import Metrics
-from bot.web.throttle import ClientRate, SingleFlight
+from bot.web.throttle import Allowance, ClientRate, SingleFlight
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +95,7 @@ class Services:
     report_builds: SingleFlight[tuple[str, str, str], Digest] = field(
         default_factory=SingleFlight)
     report_rate: ClientRate | None = None
+    report_points: Allowance | None = None
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -170,10 +179,16 @@ class Services:
             return {"configured": True, "ok": False, "error": "NoScripting",
                     "reason": self.redis_problem}
         try:
-            await asyncio.wait_for(self.redis_async.ping(), timeout=2)
+            masters = await cluster_masters(self.redis_async, timeout=2)
+            if masters is None:
+                await asyncio.wait_for(self.redis_async.ping(), timeout=2)
         except REDIS_ERRORS as exc:
             return {"configured": True, "ok": False, "error": type(exc).__name__}
-        return {"configured": True, "ok": True}
+        if masters is None:
+            return {"configured": True, "ok": True}
+        ok = all(state == "ok" for state in masters.values())
+        return {"configured": True, "ok": ok, **({} if ok else {"error": "ClusterDown"}),
+                "cluster": {"masters": masters}}
 
     def narrator_status(self) -> dict[str, Any]:
         """/healthz's view of the optional narrator: off, or its model and circuit."""
@@ -265,9 +280,12 @@ def build_services(
     handler = CommandHandler(digests)
     claims = Claims(redis_async)
     if adapters is None:
+        # Posts take their turns in lanes every replica shares (in this process alone
+        # without Redis).
+        pacer = RedisPacer(redis_async) if redis_async is not None else LocalPacer()
         adapters = build_adapters(
             config, lambda platform: MeteredHandler(handler, metrics, platform, config),
-            claims, adapter_overrides)
+            claims, adapter_overrides, pacer=pacer)
     adapter_map = dict(adapters)
     notifier = MergeNotifier(
         digests, claims, AdapterNotices(adapter_map),
@@ -298,6 +316,7 @@ def build_services(
         report_secret=secret(REPORT_SECRET_ENV),
         now=now, background=background, github_health=github_health, narrator=narrator,
         report_rate=ClientRate(config.server.report_requests_per_minute),
+        report_points=Allowance(config.server.report_points_per_hour),
     )
 
 
@@ -335,11 +354,12 @@ class AdapterNotices:
 
 def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],
                    deduper: FirstSeen,
-                   overrides: Mapping[str, Mapping[str, Any]] | None = None
-                   ) -> dict[str, ChatAdapter]:
+                   overrides: Mapping[str, Mapping[str, Any]] | None = None, *,
+                   pacer: Pacer | None = None) -> dict[str, ChatAdapter]:
     """Each registered platform's adapter whose secrets are set, answering through
-    `handler_for(platform)`; `overrides[platform]` go to its `from_config` (tests).
-    A platform without credentials is not even imported."""
+    `handler_for(platform)` and posting in its turns on `pacer`; `overrides[platform]`
+    go to its `from_config` (tests). A platform without credentials is not even
+    imported."""
     overrides = overrides or {}
     built: dict[str, ChatAdapter] = {}
     for spec in PLATFORMS:
@@ -348,7 +368,7 @@ def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
         adapter = spec.load().from_config(config, handler_for(spec.name), deduper,
-                                          **dict(overrides.get(spec.name, {})))
+                                          **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter
     return built

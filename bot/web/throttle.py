@@ -1,5 +1,6 @@
 """What anyone on the internet may cost the report pages: one build per (repository,
-week, language) however many ask at once, and a number of requests per minute each."""
+week, language) however many ask at once, a number of requests per minute each, and
+GitHub points an hour all together."""
 
 from __future__ import annotations
 
@@ -63,9 +64,40 @@ class ClientRate:
         whole seconds until it may (for `Retry-After`)."""
         now = self.clock()
         tokens, at = self._buckets.get(client, (self.capacity, now))
-        tokens = min(self.capacity, tokens + (now - at) * self.per_second)
-        if tokens >= 1:
-            self._buckets[client] = (tokens - 1, now)
-            return 0
+        tokens, wait = _take(min(self.capacity, tokens + (now - at) * self.per_second), 1,
+                             self.capacity, self.per_second)
         self._buckets[client] = (tokens, now)
-        return max(1, math.ceil((1 - tokens) / self.per_second))
+        return wait
+
+
+class Allowance:
+    """One bucket shared by everyone: `per_hour` units (GitHub points) at once, refilled
+    at `per_hour` an hour. A cost larger than the whole bucket is let through when the
+    bucket is full (it would otherwise never be), leaving it in debt."""
+
+    def __init__(self, per_hour: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.capacity = float(per_hour)
+        self.per_second = per_hour / 3600.0
+        self.clock = clock
+        self._tokens = self.capacity
+        self._at = clock()
+
+    def take(self, cost: int) -> int:
+        """Spend `cost`: 0 when it may, else the whole seconds until it may."""
+        now = self.clock()
+        self._tokens = min(self.capacity, self._tokens + (now - self._at) * self.per_second)
+        self._at = now
+        self._tokens, wait = _take(self._tokens, cost, self.capacity, self.per_second)
+        return wait
+
+
+def _take(tokens: float, cost: float, capacity: float, per_second: float
+          ) -> tuple[float, int]:
+    """A token bucket's one decision: the tokens left and 0 when `cost` may be taken
+    (`cost` capped at the bucket's size), else the tokens and the seconds to wait."""
+    needed = min(cost, capacity)
+    if tokens >= needed and needed > 0:
+        return tokens - cost, 0
+    if per_second <= 0:
+        return tokens, 3600  # a bucket that never refills: ask again in an hour
+    return tokens, max(1, math.ceil((needed - tokens) / per_second))

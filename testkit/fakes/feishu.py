@@ -30,6 +30,7 @@ from Crypto.Cipher import AES
 from lark_oapi.ws.pb.pbbp2_pb2 import Frame
 
 from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.rate_limit import FakeRateLimit
 
 _RESPONSE = web.RequestKey("response", web.Response)
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
@@ -111,6 +112,9 @@ class FakeFeishu(ThreadedAiohttpServer):
     app_secret: str
     bot_open_id: str = "ou_fake_bot"
     bot_name: str = "prdigest"
+    # The app's limit on sending messages, when one is enforced: beyond it a 429 with
+    # code 99991400 and `x-ogw-ratelimit-reset`, as Feishu's gateway answers.
+    rate_limit: FakeRateLimit | None = None
     requests: list[Recorded] = field(default_factory=list)
     accepted: list[Recorded] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
@@ -231,7 +235,13 @@ class FakeFeishu(ThreadedAiohttpServer):
                 "ip_white_list": [], "open_id": self.bot_open_id}})
         elif path == MESSAGES_PATH or (path.startswith(MESSAGES_PATH + "/")
                                        and path.endswith("/reply")):
-            self._message(request, recorded)
+            wait = self.rate_limit.take() if self.rate_limit is not None else None
+            if wait is None:
+                self._message(request, recorded)
+            else:
+                self._respond(request, 429, {"code": 99991400,
+                                             "msg": "request trigger frequency limit"},
+                              {"x-ogw-ratelimit-reset": str(wait)})
         else:
             self._respond(request, 404, {"code": 404, "msg": f"no route {path}"})
         return request[_RESPONSE]

@@ -9,8 +9,10 @@ Like Slack it checks the bearer token and rejects blocks over Slack's limits (`i
 
 Every HTTP request is recorded (method, path, query, headers, raw body); every message
 a Socket Mode client sends is recorded too. Failures are scripted per endpoint with
-`fail_next` (status, body, headers - e.g. a 429 with `Retry-After`). The server runs an
-aiohttp app on its own event loop in its own thread, never in the test's loop.
+`fail_next` (status, body, headers - e.g. a 429 with `Retry-After`); `rate_limit` (a
+`FakeRateLimit`) refuses `chat.postMessage` beyond a rate as Slack does, 429 with
+`Retry-After`. The server runs an aiohttp app on its own event loop in its own thread,
+never in the test's loop.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from urllib.parse import parse_qs
 from aiohttp import WSMsgType, web
 
 from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.rate_limit import FakeRateLimit
 from testkit.fakes.slack_blocks import (
     MAX_CUMULATIVE_BLOCK_TEXT,
     MAX_MESSAGE_TEXT,
@@ -112,8 +115,10 @@ class FakeSlack(ThreadedAiohttpServer):
 
     def __init__(self, *, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN,
                  bot_user_id: str = "UBOT0001", bot_id: str = "BBOT0001",
-                 team_id: str = "T0TEAM01") -> None:
+                 team_id: str = "T0TEAM01", rate_limit: FakeRateLimit | None = None) -> None:
         super().__init__()
+        # The workspace's limit on chat.postMessage, when one is enforced.
+        self.rate_limit = rate_limit
         self.bot_token = bot_token
         self.app_token = app_token
         self.bot_user_id = bot_user_id
@@ -247,6 +252,12 @@ class FakeSlack(ThreadedAiohttpServer):
         if failure is not None:
             self._record(request, body, failure.status, ok=False)
             return self._failure_response(failure)
+        if method == "chat.postMessage" and self.rate_limit is not None:
+            wait = self.rate_limit.take()
+            if wait is not None:
+                self._record(request, body, 429, ok=False)
+                return web.json_response({"ok": False, "error": "ratelimited"}, status=429,
+                                         headers={"Retry-After": str(wait)})
         answer = self._answer(method, request, body)
         self._record(request, body, 200, ok=bool(answer.get("ok")))
         return web.json_response(answer)

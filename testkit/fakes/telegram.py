@@ -4,7 +4,9 @@ It speaks the subset prdigest uses (getMe, sendMessage, setWebhook, deleteWebhoo
 getUpdates, setMyCommands), records every request with its decoded form fields, and
 checks `sendMessage` the way Telegram does: HTML parse mode must hold only Telegram's
 tags, properly nested, with `& < >` escaped, and at most 4096 characters after parsing.
-Failures can be scripted per method (`fail_next`), e.g. a 429 with `retry_after`.
+Failures can be scripted per method (`fail_next`), e.g. a 429 with `retry_after`;
+`rate_limit` (a `FakeRateLimit`) refuses `sendMessage` beyond a rate as Telegram's flood
+control does, 429 with `retry_after`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 
 from testkit.fakes.aiohttp_server import ThreadedAiohttpServer
+from testkit.fakes.rate_limit import FakeRateLimit
 
 MAX_TEXT_LENGTH = 4096
 TOKEN = "123456:TEST-token_AbCdEf"
@@ -156,8 +159,11 @@ class FakeTelegram(ThreadedAiohttpServer):
     thread_name = "fake-telegram"
 
     def __init__(self, token: str = TOKEN, *, bot_id: int = 777000111,
-                 username: str = "prdigest_bot", long_poll_seconds: float = 0.2) -> None:
+                 username: str = "prdigest_bot", long_poll_seconds: float = 0.2,
+                 rate_limit: FakeRateLimit | None = None) -> None:
         super().__init__()
+        # The bot's limit on sendMessage across its chats, when one is enforced.
+        self.rate_limit = rate_limit
         self.token = token
         self.bot_id = bot_id
         self.username = username
@@ -269,6 +275,12 @@ class FakeTelegram(ThreadedAiohttpServer):
             if failure.parameters:
                 body["parameters"] = failure.parameters
             return failure.status, body
+        if request.method == "sendMessage" and self.rate_limit is not None:
+            wait = self.rate_limit.take()
+            if wait is not None:
+                return 429, {"ok": False, "error_code": 429,
+                             "description": f"Too Many Requests: retry after {wait}",
+                             "parameters": {"retry_after": wait}}
         handler = getattr(self, f"_api_{request.method}", None)
         if handler is None:
             return 404, {"ok": False, "error_code": 404, "description": "Not Found"}

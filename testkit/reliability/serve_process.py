@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -27,7 +28,8 @@ class ServeProcess:
     `runner=True` runs it through `testkit.reliability.serve_runner` (short slot locks)."""
 
     def __init__(self, config: Path, env: Mapping[str, str], log: Path,
-                 *, log_level: str = "info", runner: bool = False) -> None:
+                 *, log_level: str = "info", runner: bool = False,
+                 open_files: int | None = None) -> None:
         self.config = config
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("SLACK_", "TELEGRAM_", "FEISHU_", "GITHUB_",
@@ -36,6 +38,7 @@ class ServeProcess:
         self.log = log
         self.log_level = log_level
         self.runner = runner
+        self.open_files = open_files  # `ulimit -n` (soft and hard) of the process
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -54,6 +57,7 @@ class ServeProcess:
             [*command, "--config", str(self.config), "--port", str(self.port),
              "--log-level", self.log_level],
             env=self.env, stdout=handle, stderr=subprocess.STDOUT, cwd=ROOT,
+            preexec_fn=None if self.open_files is None else self._limit_open_files,
         )
         handle.close()
         try:
@@ -78,6 +82,10 @@ class ServeProcess:
                         f"prdigest serve did not answer /healthz within {timeout:.0f} s: "
                         f"{self.log.read_text(errors='replace')[-2000:]}") from None
                 time.sleep(0.1)
+
+    def _limit_open_files(self) -> None:
+        assert self.open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no cleanup, nothing flushed."""

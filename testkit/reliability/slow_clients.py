@@ -1,15 +1,18 @@
 """Slow clients against a running `prdigest serve`: many connections that send part of
 a request head and never finish it (slowloris), while the process's open file
-descriptors are counted from /proc. Shared by the reliability tests and
-`bench/faults.py`."""
+descriptors are counted from /proc, or while another address asks for `/healthz`;
+and request heads over the cap. Shared by the reliability tests and `bench/faults.py`."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass
+
+import httpx
 
 PARTIAL_HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
 
@@ -111,3 +114,96 @@ def head_answer(port: int, size: int) -> bytes:
             return b""
         except OSError:
             return b"closed"
+
+
+def whole_head_answer(port: int, size: int) -> bytes:
+    """What the server answers a complete request head of about `size` bytes sent in
+    one write (a cap that only bounds an incomplete head lets it through)."""
+    head = (b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * size
+            + b"\r\nConnection: close\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head)
+        try:
+            return sock.recv(4096)
+        except OSError:
+            return b"closed"
+
+
+@dataclass
+class Flood:
+    """Slow connections from one address, each reopened as soon as the server ends it."""
+
+    opened: int = 0
+    refused: int = 0
+    peak_open: int = 0
+
+
+def flood_from(source: str, port: int, connections: int, stop: threading.Event,
+               flood: Flood) -> None:
+    """Hold `connections` slow connections from `source` (a loopback address such as
+    127.0.0.2) until `stop`: each sends a partial head, and is reopened when closed."""
+    socks: list[socket.socket | None] = [None] * connections
+    try:
+        while not stop.is_set():
+            for index, sock in enumerate(socks):
+                if sock is not None and not _closed(sock):
+                    continue
+                if sock is not None:
+                    sock.close()
+                    flood.refused += 1
+                socks[index] = None
+                with contextlib.suppress(OSError):
+                    fresh = socket.create_connection(("127.0.0.1", port), timeout=2,
+                                                     source_address=(source, 0))
+                    fresh.sendall(PARTIAL_HEAD)
+                    fresh.setblocking(False)
+                    socks[index] = fresh
+                    flood.opened += 1
+            flood.peak_open = max(flood.peak_open, sum(s is not None for s in socks))
+            stop.wait(0.05)
+    finally:
+        for sock in socks:
+            if sock is not None:
+                sock.close()
+
+
+@dataclass(frozen=True)
+class FloodOutcome:
+    probes: int
+    answered: int
+    flood: Flood
+
+    @property
+    def share(self) -> float:
+        return self.answered / self.probes if self.probes else 0.0
+
+
+def probes_during_flood(port: int, *, connections: int = 600, seconds: float = 20.0,
+                        flood_source: str = "127.0.0.2", probe_source: str = "127.0.0.3",
+                        every: float = 0.2) -> FloodOutcome:
+    """`/healthz` asked from `probe_source` every `every` seconds while `connections`
+    slow connections from `flood_source` are held; how many probes got a 200."""
+    stop = threading.Event()
+    flood = Flood()
+    worker = threading.Thread(target=flood_from, args=(flood_source, port, connections, stop,
+                                                       flood), daemon=True)
+    worker.start()
+    probes = answered = 0
+    try:
+        deadline = time.monotonic() + 3.0
+        while flood.peak_open < connections and time.monotonic() < deadline:
+            time.sleep(0.1)  # the flood is in place before the first probe
+        transport = httpx.HTTPTransport(local_address=probe_source)
+        with httpx.Client(transport=transport, timeout=3.0) as client:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                probes += 1
+                with contextlib.suppress(httpx.HTTPError):
+                    answer = client.get(f"http://127.0.0.1:{port}/healthz",
+                                        headers={"Connection": "close"})
+                    answered += answer.status_code == 200
+                time.sleep(every)
+    finally:
+        stop.set()
+        worker.join(10)
+    return FloodOutcome(probes=probes, answered=answered, flood=flood)

@@ -47,7 +47,8 @@ class Urls:
 
 def config_text(urls: Urls, *, schedule: str = "0 9 * * MON", catch_up_hours: float = 12,
                 public_url: str = "http://localhost:8080", extra: str = "",
-                report_requests_per_minute: int = 100_000) -> str:
+                report_requests_per_minute: int = 100_000,
+                report_points_per_hour: int | None = None) -> str:
     """The full configuration: both repositories, four channels (one per platform for
     the public repository, a Slack channel for the private one), every platform on.
     The report pages' rate limit is out of the way: these runs send pages by the
@@ -105,6 +106,8 @@ timeout_seconds = 1.0
 public_url = "{public_url}"
 catch_up_hours = {catch_up_hours}
 report_requests_per_minute = {report_requests_per_minute}
+{"" if report_points_per_hour is None else
+ f"report_points_per_hour = {report_points_per_hour}"}
 
 [platforms.slack]
 api_url = "{urls.slack}"

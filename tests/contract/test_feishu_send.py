@@ -74,8 +74,7 @@ async def _close_adapters() -> AsyncIterator[None]:
 
 def adapter_for(fake: FakeFeishu, **options: Any) -> FeishuAdapter:
     settings: dict[str, Any] = {"verification_token": "v", "encrypt_key": "e",
-                                "domain": fake.base_url, "bot_open_id": "ou_fake_bot",
-                                "max_rate_limit_wait": 0.05}
+                                "domain": fake.base_url, "bot_open_id": "ou_fake_bot"}
     settings.update(options)
     adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
                             handler=NoHandler(), deduper=Claims(None), **settings)
@@ -169,7 +168,7 @@ async def test_a_rate_limit_is_waited_out_and_retried(fake: FakeFeishu) -> None:
 
 async def test_a_rate_limit_that_lasts_gives_up(fake: FakeFeishu) -> None:
     fake.fail_next(MESSAGES_PATH, status=400, body={"code": 230020, "msg": "frequency"},
-                   times=5)
+                   headers={"x-ogw-ratelimit-reset": "0"}, times=5)
     with pytest.raises(DeliveryError, match="230020"):
         await adapter_for(fake, max_send_attempts=3).post_digest(CHAT, example_digest())
     assert len([r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]) == 3
@@ -346,7 +345,7 @@ async def test_cards_share_one_kept_alive_connection_and_one_token(fake: FakeFei
 
 async def test_a_message_id_is_one_path_segment_whatever_it_holds(fake: FakeFeishu) -> None:
     adapter = adapter_for(fake)
-    transport = FeishuTransport(adapter._client.config, TENANT_TOKENS)
+    transport = FeishuTransport(adapter.sdk_config, TENANT_TOKENS)
     body = (ReplyMessageRequestBody.builder().msg_type("text")
             .content(json.dumps({"text": "hi"})).build())
     request = (ReplyMessageRequest.builder().message_id("om_a/../b?x=1#y")

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from testkit.reliability.serve_process import ServeProcess
-from testkit.reliability.slow_clients import head_answer, slow_clients
+from testkit.reliability.slow_clients import head_answer, slow_clients, whole_head_answer
 
 MAX_CONNECTIONS = 40
 READ_TIMEOUT = 2.0
@@ -50,6 +50,14 @@ def test_a_request_head_beyond_the_cap_is_refused(server: ServeProcess) -> None:
     answer = head_answer(server.port, 64 * 1024)
     assert answer.startswith(b"HTTP/1.1 400") or answer == b"closed", answer[:80]
     assert httpx.get(f"{server.url}/healthz", timeout=5).status_code == 200
+
+
+def test_a_whole_request_head_beyond_the_cap_is_refused_however_it_arrives(
+        server: ServeProcess) -> None:
+    for size in (17 * 1024, 100 * 1024):
+        answer = whole_head_answer(server.port, size)
+        assert answer.startswith(b"HTTP/1.1 400") or answer == b"closed", (size, answer[:80])
+    assert whole_head_answer(server.port, 8 * 1024).startswith(b"HTTP/1.1 200")
 
 
 def test_a_quick_client_is_still_served_on_a_kept_alive_connection(

@@ -1,0 +1,201 @@
+"""Pacing toward the chat platforms: every message a bot posts waits for its turn in the
+lanes it counts against - the whole bot (its workspace, its app) and the chat it goes
+to - so a thousand due channels go out at the platform's rate instead of bouncing off
+it as 429s and coming back after the schedule's back-offs.
+
+A lane is spaced, not a burst bucket: one message every `rate.interval` seconds, which
+keeps within "N per period" however the platform counts it and makes the wall time of
+a big run `messages / rate`. Turns are booked ahead: the widest lane (the first of a
+send) is a queue in which each send books the next free moment; a narrower lane (a
+chat) that is not free by then books nothing, so a chat waiting for its own turn never
+holds the others up; a message that wakes well after its turn (its process stalled)
+books again rather than crowding the turns after it. A platform's 429 moves every lane
+of that send to after its Retry-After (`hold_off`), so every sender - every replica,
+with `RedisPacer` - holds off until then.
+
+Each adapter declares its lanes and their rates (its `[platforms.<name>]` settings);
+the core never names one. `LocalPacer` keeps the lanes in this process (one replica, no
+Redis); `bot.store.pacing.RedisPacer` keeps them in Redis, shared by every replica.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from bot.errors import ConfigError
+
+# The periods a rate may be given per, in seconds.
+RATE_UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600}
+_RATE = re.compile(r"\s*([0-9]+)\s*/\s*(s|min|h)\s*")
+MAX_RATE_COUNT = 1_000_000
+MAX_TURN_WAIT = 60.0
+"""How long a message waits for its turn (behind a queue, or a platform's Retry-After)
+before its post fails and the caller's retries take over (the schedule's back-off)."""
+LATE_TOLERANCE = 0.25
+"""A message that wakes this many seconds after its turn (its process stalled) books a
+new turn instead of crowding the next ones, at most `MAX_LATE_TURNS` times."""
+MAX_LATE_TURNS = 2
+# Idle lanes a `LocalPacer` keeps before it forgets those whose turn has passed.
+_LOCAL_LANES_KEPT = 1024
+
+
+@dataclass(frozen=True)
+class Rate:
+    """`count` messages per `unit` (`s`, `min`, `h`), spaced evenly."""
+
+    count: int
+    unit: str
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two messages of one lane."""
+        return RATE_UNITS[self.unit] / self.count
+
+    def __str__(self) -> str:
+        return f"{self.count}/{self.unit}"
+
+
+def parse_rate(text: str, where: str) -> Rate:
+    """`"30/s"`, `"20/min"`, `"1000/min"` as a `Rate`; a `ConfigError` naming `where`
+    for anything else (no rate of zero: a platform that takes nothing is switched off,
+    not paced)."""
+    match = _RATE.fullmatch(text) if isinstance(text, str) else None
+    if match is None or not 1 <= int(match[1]) <= MAX_RATE_COUNT:
+        raise ConfigError(f"{where}: expected messages per period such as \"30/s\", "
+                          f"\"20/min\" or \"1000/min\" (1-{MAX_RATE_COUNT} per s, min or h), "
+                          f"got {text!r}")
+    return Rate(int(match[1]), match[2])
+
+
+def check_rates(settings: object, where: str, fields: Sequence[str]) -> None:
+    """Each of `fields` of a platform's settings is a rate (`parse_rate`), checked at load."""
+    for name in fields:
+        parse_rate(getattr(settings, name), f"{where}.{name}")
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One limit a message counts against: its name (unique per platform and chat, as
+    the adapter names it) and its rate."""
+
+    name: str
+    rate: Rate
+
+
+def bot_and_chat_lanes(platform: str, chat_id: str, settings: object, bot_rate: str,
+                       chat_rate: str) -> tuple[Lane, Lane]:
+    """The lanes of one message on `platform`: its bot's (all chats; named after the
+    platform) at the rate in the settings' field `bot_rate`, then its chat's at the rate
+    in `chat_rate`."""
+    where = f"platforms.{platform}"
+    return (Lane(platform, parse_rate(getattr(settings, bot_rate), f"{where}.{bot_rate}")),
+            Lane(f"{platform}:{chat_id}",
+                 parse_rate(getattr(settings, chat_rate), f"{where}.{chat_rate}")))
+
+
+class NoTurn(Exception):
+    """A message would wait longer than it may for its turn (the platform is held off,
+    or the queue is that long); nothing was booked."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the next turn is {seconds:.1f} s away")
+        self.seconds = seconds
+
+
+class Pacer(Protocol):
+    """What an adapter asks before each message, and tells after a 429."""
+
+    async def take_turn(self, lanes: Sequence[Lane], *, max_wait: float) -> None:
+        """Wait until the message may go through `lanes` (the widest first), its turn
+        booked in each; `NoTurn` when that is more than `max_wait` seconds away."""
+        ...
+
+    async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None:
+        """The platform said to wait `seconds` (a 429's Retry-After): no turn in these
+        lanes before then, for any sender."""
+        ...
+
+
+@dataclass(frozen=True)
+class Booking:
+    """What a booking attempt found: `granted` (a turn is booked, `wait` seconds from
+    now), or not (ask again in `wait` seconds: a narrower lane is busy until then, or
+    the turn is further away than the caller may wait)."""
+
+    granted: bool
+    wait: float
+
+
+class BookingPacer(abc.ABC):
+    """A `Pacer` over one booking step (in this process, or one Redis script)."""
+
+    @abc.abstractmethod
+    async def book(self, lanes: Sequence[Lane], *, within: float) -> Booking:
+        """Book the next turn in `lanes` if it is at most `within` seconds away."""
+
+    @abc.abstractmethod
+    async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None: ...
+
+    async def take_turn(self, lanes: Sequence[Lane], *, max_wait: float) -> None:
+        if not lanes:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max_wait
+        late_turns = 0
+        while True:
+            left = deadline - loop.time()
+            booking = await self.book(lanes, within=max(0.0, left))
+            if booking.wait > left:
+                raise NoTurn(booking.wait)
+            due = loop.time() + booking.wait
+            if booking.wait > 0:
+                await asyncio.sleep(booking.wait)
+            if not booking.granted:
+                continue
+            if loop.time() - due <= LATE_TOLERANCE or late_turns == MAX_LATE_TURNS:
+                return
+            # The process stalled past the turn (CPU starved, a long pause): going now
+            # would crowd the turns booked after it, so book again at the queue's end.
+            late_turns += 1
+
+
+class LocalPacer(BookingPacer):
+    """The lanes of this process: the pacing of a single replica without Redis, and
+    what `RedisPacer` falls back to while Redis is away."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._free: dict[str, float] = {}  # lane name -> when its next turn is
+
+    async def book(self, lanes: Sequence[Lane], *, within: float) -> Booking:
+        now = self._clock()
+        start = max(now, self._free.get(lanes[0].name, now))
+        for lane in lanes[1:]:
+            free = self._free.get(lane.name, now)
+            if free > start:
+                return Booking(False, free - now)
+        if start - now > within:
+            return Booking(False, start - now)
+        for lane in lanes:
+            self._free[lane.name] = start + lane.rate.interval
+        self._forget_idle(now)
+        return Booking(True, start - now)
+
+    async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None:
+        until = self._clock() + max(0.0, seconds)
+        for lane in lanes:
+            self._free[lane.name] = max(self._free.get(lane.name, until), until)
+
+    def __len__(self) -> int:
+        """How many lanes it remembers (those idle long enough are forgotten)."""
+        return len(self._free)
+
+    def _forget_idle(self, now: float) -> None:
+        if len(self._free) > _LOCAL_LANES_KEPT:
+            self._free = {name: at for name, at in self._free.items() if at > now}
