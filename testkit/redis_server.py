@@ -13,6 +13,11 @@ from contextlib import contextmanager
 
 import redis
 
+from testkit.processes import stop_process
+
+START_SECONDS = 60.0
+"""How long to wait for a new redis-server to answer PING; the wait ends when it does,
+so the limit is generous for a loaded machine."""
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -46,7 +51,7 @@ def private_redis(*, appendonly: bool = False) -> Iterator[str]:
     url = f"redis://127.0.0.1:{port}/0"
     try:
         client = redis.Redis.from_url(url)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + START_SECONDS
         while True:
             try:
                 client.ping()
@@ -58,9 +63,5 @@ def private_redis(*, appendonly: bool = False) -> Iterator[str]:
         client.close()
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, grace=5)
         shutil.rmtree(workdir, ignore_errors=True)

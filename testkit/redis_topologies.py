@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import redis
 
+from testkit.processes import kill_process, stop_all
 from testkit.redis_server import free_port
 
 SENTINEL_SERVICE = "mymaster"
@@ -56,7 +56,9 @@ def cluster_port(rng: random.Random | None = None) -> int:
             return port
 
 
-def _wait(check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+def _wait(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll `check` until it holds; the limit is generous (a loaded machine is slow) and
+    costs nothing when it holds early."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -104,20 +106,13 @@ class _Processes:
 
     def kill(self, port: int) -> None:
         """SIGKILL: no shutdown, no last words to the replicas."""
-        proc = self.procs[port]
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=5)
+        kill_process(self.procs[port])
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        try:
+            stop_all(list(self.procs.values()))
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 @contextmanager
@@ -259,7 +254,7 @@ class SentinelSet:
         self.procs.kill(port)
         return port
 
-    def wait_for_failover(self, old_port: int, timeout: float = 30.0) -> int:
+    def wait_for_failover(self, old_port: int, timeout: float = 60.0) -> int:
         """Wait until the Sentinel names a master other than `old_port`, and that
         master takes writes; returns its port."""
         def promoted() -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -251,8 +252,26 @@ LIVE_LOCK_SECONDS = 5.0
 """A slot lock's TTL for replicas that stay alive: renewed every third of it, so a
 loaded machine (a renewal late by a second) never loses a lock a live replica holds."""
 
-DEAD_LOCK_SECONDS = 0.3
-"""A slot lock's TTL where a test kills its holder and waits for the lock to expire."""
+DEAD_LOCK_SECONDS = 60.0
+"""A slot lock's TTL where a test kills its holder: long enough that no machine is slow
+enough to see it lapse by itself before the test checks the slot is still busy; the test
+then lets it lapse with `lapse_lock`."""
+
+
+async def lapse_lock(client: aioredis.Redis, key: str) -> None:
+    """Let the lock at `key` expire now, as its TTL running out would (Redis drops it),
+    and wait until it is gone."""
+    await client.pexpire(key, 1)
+    await wait_expired(client, key)
+
+
+async def wait_expired(client: aioredis.Redis, key: str, timeout: float = 30.0) -> None:
+    """Wait until Redis has dropped `key` (its TTL ran out); a condition, not a fixed
+    sleep, so a slow machine only waits longer."""
+    deadline = time.monotonic() + timeout
+    while await client.exists(key):
+        assert time.monotonic() < deadline, f"{key} did not expire within {timeout:.0f} s"
+        await asyncio.sleep(0.01)
 
 
 def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from testkit import EXAMPLES
+from testkit.processes import kill_process
 
 UP = b"\x1b[A"
 
@@ -54,7 +55,6 @@ def test_the_up_arrow_asks_the_last_question_again_and_history_is_kept(tmp_path:
         os.write(main, b"quit\r")
         process.wait(timeout=20)
     finally:
-        if process.poll() is None:
-            process.kill()
+        kill_process(process)
         os.close(main)
     assert "summary #1203" in history.read_text()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,6 +16,7 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.models import PullRequest
 from bot.snapshot import read_snapshot
+from bot.store import cache as cache_module
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.redis_server import free_port
@@ -125,19 +128,26 @@ def test_live_digest_counts_last_week_in_its_trends(tmp_path: Path) -> None:
 
 def test_stale_digest_says_so_with_its_age(fake: FakeGitHub, tmp_path: Path, redis_url: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    config = write_config(tmp_path, fake.base_url, past_ttl=1)
+    # Fresh for an hour, kept in Redis for two (Redis's own clock): the second run's clock
+    # is two hours ahead, so the copy is stale but still kept however slow the machine.
+    config = write_config(tmp_path, fake.base_url, past_ttl=3600)
     env: dict[str, str | None] = {"TEST_GH_TOKEN": TOKEN, "TEST_REDIS_URL": redis_url}
     args = ("digest", REPO, "--week", WEEK, "--config", config, "--lang", "en", "--format",
             "text")
     code, fresh, err = run(*args, env=env)
     assert code == 0, err
     assert "could not be reached" not in fresh
-    time.sleep(1.1)  # the week is no longer fresh
+    clock = cache_module._aware
+    monkeypatch.setattr(cache_module, "_aware",
+                        lambda now: clock(now) + timedelta(hours=2))
     fake.fail_next(100, 502)
     monkeypatch.setattr(time, "sleep", lambda seconds: None)  # no waits between retries
     code, stale, err = run(*args, env=env)
     assert code == 0, err
-    assert "GitHub could not be reached; this digest uses data cached 0 minutes ago." in stale
+    note = re.search(r"GitHub could not be reached; this digest uses data cached (\d+) "
+                     r"minutes ago\.", stale)
+    assert note is not None, stale
+    assert int(note[1]) in (120, 121)  # two hours, and the real time between the runs
 
 
 @pytest.mark.parametrize(

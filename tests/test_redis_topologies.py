@@ -166,9 +166,13 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     url = sentinel.url + "?failover_seconds=20"
     clients = [async_client(url) for _ in range(3)]
+    # Locks outlive the clients' failover window (20 s), as in production (60 s): a
+    # replica whose post is in flight through the failover records it before anyone
+    # may take the slot over, however long a loaded machine makes the failover.
     replicas = [Scheduler(Digests(config, CountingSource(snapshot)), client,
                           FakePoster(platforms, f"r{n}", latency=0.05), clock=clock,
-                          replica=f"r{n}", lock_seconds=2.0, build_lock_seconds=2.0, concurrency=2)
+                          replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
+                          concurrency=2)
                 for n, client in enumerate(clients)]
     slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
 

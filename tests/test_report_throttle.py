@@ -34,7 +34,7 @@ class SlowCountingSource(SnapshotSource):
     def fetch_week(self, repo: str, week: str) -> WeekData:
         with self._lock:
             self.weeks[week] += 1
-        time.sleep(0.2)
+        time.sleep(1.0)  # long enough for every request of a burst to arrive on a loaded machine
         return super().fetch_week(repo, week)
 
 

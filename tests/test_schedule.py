@@ -33,10 +33,14 @@ from testkit.schedule import (
     redis_client,
     scheduler,
     statuses,
+    wait_expired,
 )
 
 REDIS_TOPOLOGIES = ("single", "cluster")
 """Each Redis test here runs on one server and on a real Redis Cluster."""
+STOP_LIMIT = 30.0
+"""Seconds a stopped scheduler has to end: these tests check that it ends, not how fast
+(a loaded machine is slow), so the limit only bounds a hang."""
 
 
 # --- ledger and locks ----------------------------------------------------------------
@@ -44,13 +48,14 @@ REDIS_TOPOLOGIES = ("single", "cluster")
 
 async def test_a_lock_is_held_by_one_token_and_expires(redis_url: str) -> None:
     async with redis_client(redis_url) as client:
-        first = RedisLock(client, "t:lock", ttl_seconds=0.2)
-        second = RedisLock(client, "t:lock", ttl_seconds=0.2)
+        # 2 s: a loaded machine's pause cannot let it expire before the checks below.
+        first = RedisLock(client, "t:lock", ttl_seconds=2)
+        second = RedisLock(client, "t:lock", ttl_seconds=2)
         assert await first.acquire()
         assert not await second.acquire()
         await second.release()  # not its lock: nothing happens
         assert await client.exists("t:lock")
-        await asyncio.sleep(0.3)
+        await wait_expired(client, "t:lock")  # on its own, with nobody releasing it
         assert await second.acquire()
         assert not await first.renew() and first.lost
         await first.release()
@@ -59,10 +64,12 @@ async def test_a_lock_is_held_by_one_token_and_expires(redis_url: str) -> None:
 
 async def test_a_lock_kept_alive_outlives_its_ttl(redis_url: str) -> None:
     async with redis_client(redis_url) as client:
-        lock = RedisLock(client, "t:lock", ttl_seconds=0.2)
+        # Renewed every third of its 2 s, so a pause of a second on a loaded machine
+        # does not lose it; the wait is past its TTL.
+        lock = RedisLock(client, "t:lock", ttl_seconds=2)
         assert await lock.acquire()
         async with lock.kept_alive():
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(2.5)
             assert not await RedisLock(client, "t:lock", ttl_seconds=1).acquire()
         assert not lock.lost
         await lock.release()
@@ -285,7 +292,7 @@ async def test_run_forever_catches_up_at_start_and_stops_on_the_event(
         while one.stats.ticks < 3:
             await asyncio.sleep(0.02)
         stop.set()
-        await asyncio.wait_for(running, 2)
+        await asyncio.wait_for(running, STOP_LIMIT)
     assert len(platforms.delivered) == 3
     assert one.status()["posted"] == 3
 
@@ -312,7 +319,7 @@ async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
         await in_post.wait()
         stop.set()
         answer.set()
-        await asyncio.wait_for(running, 5)
+        await asyncio.wait_for(running, STOP_LIMIT)
         entries = await one.ledger.entries()
     assert len(platforms.delivered) == 1
     assert [e.state for e in entries] == ["posted"]
@@ -333,7 +340,7 @@ async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None
     running = asyncio.create_task(one.run_forever(stop))
     await asyncio.sleep(0.2)
     stop.set()
-    await asyncio.wait_for(running, 2)
+    await asyncio.wait_for(running, STOP_LIMIT)
     await client.aclose()
     assert platforms.delivered == []
 

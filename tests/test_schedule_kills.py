@@ -23,6 +23,7 @@ from testkit.schedule import (
     KillableRedis,
     KillSwitch,
     channel,
+    lapse_lock,
     make_config,
     redis_client,
     scheduler,
@@ -65,7 +66,7 @@ async def test_a_post_left_in_doubt_is_resent_once(
         clock.advance(timedelta(minutes=1))
         [busy] = await survivor.tick()  # the dead replica's lock has not expired yet
         assert busy.status == "busy"
-        await asyncio.sleep(DEAD_LOCK_SECONDS + 0.05)
+        await lapse_lock(client, survivor.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
         [result] = await survivor.tick()
         assert result.status == "posted" and result.in_doubt
         await survivor.tick(clock.now + timedelta(minutes=1))
@@ -86,12 +87,13 @@ async def test_feishu_in_doubt_past_its_dedupe_window_follows_the_policy(
     config = make_config([channel("feishu", "oc_1")])
     clock = Clock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
+    slot = Slot("2026-W29", "feishu:oc_1", REPO)
     async with redis_client(redis_url) as client:
         await kill_after_accept(config, snapshot, client, platforms, clock)
-        await asyncio.sleep(DEAD_LOCK_SECONDS + 0.05)
         clock.advance(timedelta(hours=2))
         holding = scheduler(config, CountingSource(snapshot), client,
                             FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
+        await lapse_lock(client, holding.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
         [result] = await holding.tick()
     assert result.status == "held"
     assert len(platforms.delivered) == 1
@@ -106,9 +108,9 @@ async def test_hold_never_sends_twice_and_force_sends_again(
     slot = Slot("2026-W29", "slack:C1", REPO)
     async with redis_client(redis_url) as client:
         await kill_after_accept(config, snapshot, client, platforms, clock)
-        await asyncio.sleep(DEAD_LOCK_SECONDS + 0.05)
         holding = scheduler(config, CountingSource(snapshot), client,
                             FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
+        await lapse_lock(client, holding.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
         [held] = await holding.tick()
         assert held.status == "held" and "--force" in held.detail
         [still] = await holding.tick(clock.now + timedelta(minutes=5))

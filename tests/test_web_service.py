@@ -31,6 +31,7 @@ from bot.web.metered import MeteredHandler
 from bot.web.metrics import Metrics
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
 from testkit.redis_server import free_port
+from testkit.reliability.serve_process import START_SECONDS
 from testkit.server_support import (
     CONFIG_PATH,
     REPO,
@@ -355,8 +356,8 @@ def test_serve_without_a_config_file_exits_2(tmp_path: Path) -> None:
     assert "missing.toml: cannot read" in err
 
 
-def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 90.0
-                   ) -> httpx.Response:
+def _wait_until_up(url: str, process: subprocess.Popen[bytes],
+                   timeout: float = START_SECONDS) -> httpx.Response:
     deadline = time.monotonic() + timeout
     while True:
         if process.poll() is not None:

@@ -33,6 +33,7 @@ from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.holding_proxy import HoldingProxy
 from testkit.reliability.names import REPO, SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
 from testkit.reliability.serve_process import ServeProcess
+from testkit.reliability.serve_runner import ALIVE_WAIT
 from testkit.reliability.world import World, world, write_config
 from testkit.server_support import merged_event, sign, snapshot_pull
 
@@ -40,8 +41,6 @@ PER_PLATFORM = 10
 NOTICE_PULL = 1208  # an NPU change: the Slack channel follows `npu`
 ANSWER_PATHS = {"slack": "chat.postMessage", "telegram": "sendMessage",
                 "feishu": "/open-apis/im/v1/messages"}
-
-ALIVE_WAIT = 2.5  # serve_runner's alive mark lives 2 s
 
 Request = tuple[str, bytes, dict[str, str]]
 
@@ -207,7 +206,7 @@ def crash_after_ack(redis_url: str, workdir: Path, *, timeout: float = 60.0) -> 
         second = ServeProcess(flight.config, flight.fakes.env(redis_url), flight.log,
                               runner=True).start()
         try:
-            # The dead process's alive mark (2 s under serve_runner) must have expired.
+            # The dead process's alive mark (serve_runner's) must have expired.
             time.sleep(max(0.0, flight.killed_at + ALIVE_WAIT - time.monotonic()))
             statuses = send_all(second.url, [*flight.questions, flight.notice])
             if any(status >= 500 for status in statuses):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 
 import redis
 
-from testkit.redis_server import free_port
+from testkit.processes import kill_process
+from testkit.redis_server import START_SECONDS, free_port
 
 
 class KillableRedis:
@@ -32,13 +32,14 @@ class KillableRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> KillableRedis:
+        """Start it and wait until it answers PING; killed and reaped if it does not."""
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                 "--dir", self.dir, "--appendonly", "yes" if self.appendonly else "no",
                 "--appendfsync", "always"]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
         client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + START_SECONDS
         try:
             while True:
                 try:
@@ -48,13 +49,15 @@ class KillableRedis:
                     if time.monotonic() > deadline or self.process.poll() is not None:
                         raise RuntimeError("redis-server did not start") from None
                     time.sleep(0.02)
+        except BaseException:
+            self.kill()
+            raise
         finally:
             client.close()
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(5)
+        if self.process is not None:
+            kill_process(self.process)
         self.process = None
 
     def close(self) -> None:
@@ -62,7 +65,11 @@ class KillableRedis:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> KillableRedis:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.close()  # its folder too: __exit__ is not called when this raises
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -43,7 +43,8 @@ from testkit.fakes.feishu import SentCard
 from testkit.fakes.github_fixtures import github_complete
 from testkit.reliability.names import REPO, TZ
 from testkit.reliability.posts import count_posts, feishu_visible, previous_week, week_pulls_for
-from testkit.reliability.replicas import ALIVE_WAIT, Delivery, Replicas, merge_delivery
+from testkit.reliability.replicas import Delivery, Replicas, merge_delivery
+from testkit.reliability.serve_runner import ALIVE_WAIT
 from testkit.reliability.world import World, config_text, world
 
 NEVER_DUE = "0 9 1 1 *"

@@ -1,6 +1,6 @@
 """Several `prdigest serve` replicas on one Redis, each behind proxies of its own.
 
-Every replica runs through `serve_runner` (slot locks and alive marks of 2 s) with a
+Every replica runs through `serve_runner` (slot locks and alive marks of 5 s) with a
 config file of its own that differs from the others' only in where GitHub, Slack,
 Telegram and Feishu are: a `HoldingProxy` per replica and service, in front of the one
 fake each service has. So a test knows which replica sent a request, can park the next
@@ -23,7 +23,7 @@ import httpx
 from bot.models import PullRequest
 from testkit.reliability.holding_proxy import Hold, HoldingProxy
 from testkit.reliability.names import SECRETS
-from testkit.reliability.serve_process import START_SECONDS, ServeProcess
+from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.world import Urls, World
 from testkit.server_support import merged_event, webhook_request
 
@@ -31,8 +31,6 @@ SERVICES = ("github", "slack", "telegram", "feishu")
 # The request that carries a message, by platform (Feishu's replies share the prefix).
 POST_PATHS = {"slack": "chat.postMessage", "telegram": "sendMessage",
               "feishu": "/open-apis/im/v1/messages"}
-ALIVE_WAIT = 2.5
-"""Seconds after a kill by which the dead replica's alive mark (2 s) has lapsed."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +63,7 @@ class Replica:
     kills: int = 0
 
     def start(self) -> Replica:
-        # Several Python processes starting at once on a busy machine take a while.
-        self.process = ServeProcess(self.config, self.env, self.log, runner=True).start(
-            timeout=START_SECONDS)
+        self.process = ServeProcess(self.config, self.env, self.log, runner=True).start()
         return self
 
     @property

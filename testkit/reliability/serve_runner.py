@@ -1,7 +1,7 @@
 """`prdigest serve`, with the scheduler's timings shortened, for kill tests.
 
     python -m testkit.reliability.serve_runner --config F --port P
-        [--lock-seconds 2] [--poll-seconds 1] [--alive-seconds 2]
+        [--lock-seconds 5] [--poll-seconds 1] [--alive-seconds 5]
 
 It builds exactly what `prdigest serve` builds (`create_app` from the config file and
 the environment) and runs it under uvicorn; only the slot lock's expiry, the pass
@@ -22,14 +22,22 @@ from bot.config import load_config
 from bot.web.app import create_app
 from bot.web.services import Services
 
+LOCK_SECONDS = 5.0
+ALIVE_SECONDS = 5.0
+"""Slot locks and alive marks are renewed every third of their life: 5 s keeps them
+held through a loaded machine's pauses of a few seconds, yet lets a killed process's
+lapse within seconds."""
+ALIVE_WAIT = ALIVE_SECONDS + 0.5
+"""Seconds after a kill by which the dead process's alive mark has lapsed."""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--config", type=Path, required=True)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--lock-seconds", type=float, default=2.0)
+    parser.add_argument("--lock-seconds", type=float, default=LOCK_SECONDS)
     parser.add_argument("--poll-seconds", type=float, default=1.0)
-    parser.add_argument("--alive-seconds", type=float, default=2.0)
+    parser.add_argument("--alive-seconds", type=float, default=ALIVE_SECONDS)
     parser.add_argument("--log-level", default="info")
     args = parser.parse_args()
     logging.basicConfig(level=args.log_level.upper(),

@@ -127,9 +127,7 @@ def asked(text: str, **changes: Any) -> dict[str, Any]:
 
 async def test_a_mention_is_answered_with_the_card_feishu_receives(fake: FakeFeishu) -> None:
     async with feishu_bot(fake) as bot:
-        started = time.monotonic()
         response = await bot.deliver(asked("#1201 有什么风险", event_id="ev-risks"))
-        assert time.monotonic() - started < 1.0
         assert response.status_code == 200 and response.json() == {"msg": "success"}
         await bot.adapter.wait_idle()
     (sent,) = fake.sent_cards()
@@ -154,9 +152,11 @@ async def test_the_route_answers_at_once_and_the_reply_follows(fake: FakeFeishu)
     gate = asyncio.Event()
     handler = RecordingHandler(gate=gate)
     async with feishu_bot(fake, handler=handler) as bot:
-        response = await asyncio.wait_for(bot.deliver(asked("digest")), timeout=1.0)
+        # The answer is held until the gate opens: a route that waited for it would never
+        # answer (the limit only bounds that hang; speed is the benchmarks' to measure).
+        response = await asyncio.wait_for(bot.deliver(asked("digest")), timeout=30)
         assert response.status_code == 200
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(30):
             while not handler.asked:
                 await asyncio.sleep(0.01)
         assert fake.sent_cards() == []

@@ -87,10 +87,11 @@ async def test_the_ack_does_not_wait_for_a_slow_answer(
     handler = RecordingHandler(gate=gate)
     adapter = make_adapter(config, handler, deduper, fake_slack)
     async with http_client(adapter) as client:
-        started = time.monotonic()
-        response = await post_signed(client, slash(SlackPayloads(), fake_slack, "digest"), FORM)
+        # The answer is held until the gate opens: an ack that waited for it never comes
+        # (the limit only bounds that hang; how fast acks are is the benchmarks' to say).
+        response = await asyncio.wait_for(
+            post_signed(client, slash(SlackPayloads(), fake_slack, "digest"), FORM), 30)
         assert response.status_code == 200
-        assert time.monotonic() - started < 3
         assert fake_slack.calls("response") == []  # still thinking
         gate.set()
         await adapter.drain()

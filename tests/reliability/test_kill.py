@@ -26,7 +26,9 @@ def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(
     assert outcome.ledger == {"slack": "posted", "telegram": "posted", "feishu": "posted",
                               "vault": "posted", "multi": "posted"}
     assert outcome.exactly_once, describe(outcome)
-    assert outcome.recover_seconds < 30
+    # Recovered by the restart's own passes (5 s locks, 1 s polls), not by waiting out
+    # anything; its start-up, however slow the machine, is not counted.
+    assert outcome.recover_seconds - outcome.start_seconds < 30
     log = (tmp_path / "serve.log").read_text(errors="replace")
     assert "left in doubt" in log  # the restart really found the killed posts
     assert "had arrived; recorded, not sent again" in log  # Slack's, by its metadata
