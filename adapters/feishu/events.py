@@ -73,10 +73,11 @@ class FeishuEvents:
             if context.type == URL_VERIFICATION:
                 return Verdict("challenge", json.dumps({"challenge": context.challenge}))
             self._verify_signature(body, headers)
+            handled = self._dispatch(context, plaintext)
         except Refused as exc:
             logger.warning("feishu: event refused: %s", exc)
             return Verdict("refused", str(exc))
-        return Verdict("handled") if self._dispatch(context, plaintext) else Verdict("ignored")
+        return Verdict("handled") if handled else Verdict("ignored")
 
     def _do_without_validation(self, payload: bytes) -> None:
         """An event from the long connection: already authenticated and decrypted. One
@@ -91,7 +92,11 @@ class FeishuEvents:
         if f"{context.schema}.{context.type}" != MESSAGE_RECEIVED:
             logger.debug("feishu: event %s.%s ignored", context.schema, context.type)
             return False
-        self._on_message(JSON.unmarshal(plaintext, P2ImMessageReceiveV1))
+        try:
+            event = JSON.unmarshal(plaintext, P2ImMessageReceiveV1)
+        except Exception:  # signed, but not the shape of a message event
+            raise Refused("malformed message event") from None
+        self._on_message(event)
         return True
 
     def _decrypt(self, body: bytes) -> str:
@@ -114,7 +119,8 @@ class FeishuEvents:
         signed = (headers.get(TIMESTAMP_HEADER, "") + headers.get(NONCE_HEADER, "")
                   + self._encrypt_key).encode() + body
         expected = hashlib.sha256(signed).hexdigest()
-        if not hmac.compare_digest(expected, headers.get(SIGNATURE_HEADER, "")):
+        given = headers.get(SIGNATURE_HEADER, "").encode("utf-8", "surrogateescape")
+        if not hmac.compare_digest(expected.encode(), given):
             raise Refused("signature verification failed")
 
 

@@ -316,10 +316,11 @@ class TelegramAdapter:
             return JSONResponse({"ok": False, "error": "unavailable"}, status_code=503)
         try:
             update = Update.de_json(data, self.application.bot)
-        except Exception:  # a malformed field deep inside: not an update we can read
+            question = self._question(update)
+        except Exception:  # a malformed field deep inside (an entity without an offset):
+            # not an update we can read
             logger.info("telegram: unreadable update %s", update_id)
             return JSONResponse({"ok": False, "error": "not an update"}, status_code=400)
-        question = self._question(update)
         if question is not None and question.delivery_key is not None:
             admission = await self._inbox.admit(question)
             if admission == "later":

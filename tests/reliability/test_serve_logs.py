@@ -64,7 +64,7 @@ def test_a_private_reports_key_is_in_no_debug_line(
 
 def test_a_refused_feishu_request_is_logged_once(served: tuple[ServeProcess, World]) -> None:
     server, _ = served
-    before = server.log.read_text(errors="replace").count("handle event failed")
+    before = server.log.read_text(errors="replace").count("feishu: event refused")
     answer = httpx.post(f"{server.url}/feishu/events", content=b'{"encrypt": "x"}', timeout=10,
                         headers={"Content-Type": "application/json",
                                  "X-Lark-Request-Timestamp": str(int(time.time())),
@@ -72,5 +72,5 @@ def test_a_refused_feishu_request_is_logged_once(served: tuple[ServeProcess, Wor
     assert answer.status_code == 401
     time.sleep(0.5)
     written = server.log.read_text(errors="replace")
-    assert written.count("handle event failed") - before == 1, written[-2000:]
+    assert written.count("feishu: event refused") - before == 1, written[-2000:]
     assert "Traceback" not in written
