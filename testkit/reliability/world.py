@@ -45,6 +45,10 @@ class Urls:
     feishu: str
 
 
+UNPACED = "1000/s"
+"""A post rate no run here reaches."""
+
+
 def config_text(urls: Urls, *, schedule: str = "0 9 * * MON", catch_up_hours: float = 12,
                 public_url: str = "http://localhost:8080", extra: str = "",
                 report_requests_per_minute: int = 100_000,
@@ -52,7 +56,9 @@ def config_text(urls: Urls, *, schedule: str = "0 9 * * MON", catch_up_hours: fl
     """The full configuration: both repositories, four channels (one per platform for
     the public repository, a Slack channel for the private one), every platform on.
     The report pages' rate limit is out of the way: these runs send pages by the
-    hundred from one address."""
+    hundred from one address. So is the pacing toward the platforms: they send dozens
+    of answers to one chat at once, which the platforms' per-chat rates would spread
+    over half a minute (the pacing has tests of its own)."""
     return f"""
 [repos."{REPO}"]
 timezone = "{TZ}"
@@ -111,12 +117,19 @@ report_requests_per_minute = {report_requests_per_minute}
 
 [platforms.slack]
 api_url = "{urls.slack}"
+post_rate = "{UNPACED}"
+channel_post_rate = "{UNPACED}"
 
 [platforms.telegram]
 api_url = "{urls.telegram}"
+post_rate = "{UNPACED}"
+group_post_rate = "{UNPACED}"
+chat_post_rate = "{UNPACED}"
 
 [platforms.feishu]
 domain = "{urls.feishu}"
+post_rate = "{UNPACED}"
+chat_post_rate = "{UNPACED}"
 {extra}
 """
 
