@@ -23,9 +23,9 @@ entry `sending` whose outcome is unknown. The next lock holder then:
 - otherwise re-sends (`in_doubt="resend"`, the default: the team may get the digest
   twice, never zero times) or holds the slot for an operator (`in_doubt="hold"`: never
   twice, possibly zero; `prdigest post --force` sends it).
-Telegram has neither an idempotency key nor a history a bot can read, so there this
-window - one HTTP response plus one Redis write - is the part of "exactly once" no
-client can close.
+A send recorded `failed` (timed out after the platform took it, refused part-way) is
+looked for the same way before its retry. Telegram has neither an idempotency key nor a
+readable history: there one HTTP response plus one Redis write is what no client closes.
 
 Digests are built once per (repository, week, language, focus topics) across all
 replicas (a Redis mutex and a shared copy), and a week is fetched once per
@@ -324,11 +324,11 @@ class Scheduler:
             if skip is not None:
                 return skip
         in_doubt = not force and entry is not None and entry.state == "sending"
-        if in_doubt and entry is not None:
+        if not force and entry is not None and entry.may_have_arrived:
             found = await self._found_delivered(channel, slot, entry)
             if found is not None:
                 return await self._record_found(slot, entry, found)
-            if not self._may_resend(channel, entry, now):
+            if in_doubt and not self._may_resend(channel, entry, now):
                 return await self._hold(slot, lock, raw, entry, now)
         try:
             digest = await self.shared.for_channel(channel, slot.week, rebuild=force)

@@ -140,6 +140,13 @@ class LedgerEntry(msgspec.Struct, frozen=True, kw_only=True):
     forced: bool = False
     resent_in_doubt: int = 0
 
+    @property
+    def may_have_arrived(self) -> bool:
+        """Whether some of the current key's send may be on the platform: one in flight
+        (`sending`), or one that failed after it went out - a timeout, a refusal part-way
+        through a digest's parts. The next pass asks the platform first."""
+        return self.state == "sending" or (self.state == "failed" and self.attempts > 0)
+
 
 def next_delivery_key(slot: Slot, entry: LedgerEntry | None, *, force: bool = False) -> str:
     """The key the next send of `slot` carries: the first delivery's; a retry keeps the

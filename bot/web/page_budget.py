@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from bot.models import Lang
 from bot.store.cache import Cache
+from bot.store.trend_weeks import TrendWeeks
 from bot.web.services import Services
 from bot.week import shift_week
 
@@ -29,8 +30,9 @@ class OverBudget(Exception):
 
 def _uncached_cost(services: Services, repo: str, week: str, lang: Lang) -> int:
     """Points the page's build would ask GitHub for: none when its digest or both of its
-    weeks (the week, and the one before for the trends) are cached fresh. Looked up on a
-    plain cache: these looks are not page lookups for `/metrics`."""
+    weeks (the week, and the one before for the trends: in full, or its counts as the
+    trends keep them) are cached fresh. Looked up on a plain cache: these looks are not
+    page lookups for `/metrics`."""
     github = services.github
     if github is None:
         return 0  # snapshot files or another source: GitHub is not asked
@@ -42,9 +44,16 @@ def _uncached_cost(services: Services, repo: str, week: str, lang: Lang) -> int:
         return 0
     tz = services.config.repo(repo).timezone
     now = datetime.now(UTC)
-    missing = [w for w in weeks
-               if (entry := cache.get_week(repo, w, tz)) is None or entry.fresh_until <= now]
+    trends = TrendWeeks(cache.client, cache.keys)
+    missing = [w for w in weeks if not _held_fresh(cache, repo, w, tz, now)
+               and not (w != week and trends.fresh(repo, w, tz, now))]
     return len(missing) * github.budget.week_cost(repo)
+
+
+def _held_fresh(cache: Cache, repo: str, week: str, tz: str, now: datetime) -> bool:
+    """Whether the week is held in full and fresh (building on it asks GitHub nothing)."""
+    entry = cache.get_week(repo, week, tz)
+    return entry is not None and now < entry.fresh_until
 
 
 async def charge_page(services: Services, repo: str, week: str, lang: Lang) -> None:

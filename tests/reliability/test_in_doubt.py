@@ -1,5 +1,6 @@
 """A weekly post whose outcome is unknown (the poster died between the platform's
-answer and the ledger), resolved by asking Slack: each part of a digest carries its
+answer and the ledger, or the post failed after Slack took some of it), resolved by
+asking Slack: each part of a digest carries its
 delivery key in the message metadata, so the next pass finds what arrived, posts only
 what is missing, and records the rest - instead of posting the digest twice."""
 
@@ -103,3 +104,55 @@ async def test_without_history_access_the_policy_decides(service: Service) -> No
     assert results[channel.key].status == "posted" and results[channel.key].in_doubt
     assert results[channel.key].detail == ""
     assert count_posts(slack_channel_texts(service.world.slack, SLACK_CHANNEL)).duplicated == 1
+
+
+async def test_a_send_that_failed_part_way_is_completed_on_the_retry_not_repeated(
+        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slack took the first parts of a digest, then failed one: the slot is recorded
+    failed, and its retry (same delivery key) finds the parts that arrived and posts
+    only the rest. A post that timed out after Slack took it is the same case with
+    every part there."""
+    real = slack_adapter_module.render_digest_messages
+    monkeypatch.setattr(slack_adapter_module, "render_digest_messages",
+                        lambda d: real(d, max_chars=700))
+    scheduler = service.services.scheduler
+    assert scheduler is not None
+    slack = [c for c in service.services.config.channels if c.platform == "slack"]
+    service.world.slack.fail_next("chat.postMessage", status=500, body="down", after=2)
+    first = {r.channel: r.status for r in await scheduler.tick(MONDAY)}
+    assert sorted(first[c.key] for c in slack) == ["failed", "posted"]
+    again = {r.channel: r.status for r in await scheduler.tick(MONDAY + timedelta(hours=1))}
+    assert [again[c.key] for c in slack if first[c.key] == "failed"] == ["posted"]
+    for channel in slack:
+        texts = slack_channel_texts(service.world.slack, channel.id)
+        assert len(set(texts)) == len(texts) > 1, channel.id  # every part once
+        entry = await scheduler.ledger.get(Slot(WEEK, channel.key, channel.scope))
+        assert entry is not None and entry.state == "posted"
+        assert len(entry.message_ids) == len(texts)
+
+
+async def test_a_post_whose_answer_timed_out_is_found_on_the_retry_not_repeated(
+        service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slack took the digest but its answer never came (the client timed out): the slot
+    is recorded failed, and the retry finds the digest in the channel."""
+    scheduler = service.services.scheduler
+    assert scheduler is not None
+    channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
+    assert channel is not None
+    client = service.services.adapters["slack"].outbound.client  # type: ignore[attr-defined]
+    real = client.chat_postMessage
+
+    async def taken_then_timed_out(**arguments: object) -> object:
+        response = await real(**arguments)
+        if arguments.get("channel") == SLACK_CHANNEL:
+            monkeypatch.setattr(client, "chat_postMessage", real)  # this once
+            raise TimeoutError
+        return response
+
+    monkeypatch.setattr(client, "chat_postMessage", taken_then_timed_out)
+    first = {r.channel: r.status for r in await scheduler.tick(MONDAY)}
+    assert first[channel.key] == "failed"
+    again = {r.channel: r for r in await scheduler.tick(MONDAY + timedelta(hours=1))}
+    assert again[channel.key].status == "posted"
+    texts = slack_channel_texts(service.world.slack, SLACK_CHANNEL)
+    assert count_posts(texts).delivered == 1 and count_posts(texts).duplicated == 0
