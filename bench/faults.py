@@ -57,7 +57,7 @@ from bench.fault_rows import (
     never_firing_cron_row,
     slow_clients_row,
 )
-from bot.store.cache import Cache
+from bot.store.redis_cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH, bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack_payloads import SlackPayloads
