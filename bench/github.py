@@ -45,7 +45,8 @@ from bot.config import Config, RepoConfig
 from bot.github.rest import week_queries
 from bot.github.source import GitHubSource
 from bot.models import Comment
-from bot.store.cache import Cache, CachedSource
+from bot.store.cache import CachedSource
+from bot.store.redis_cache import Cache
 from bot.week import shift_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot

@@ -122,9 +122,10 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.delivery.schedule import Scheduler
     from bot.digests import Digests
     from bot.github.source import GitHubSource
-    from bot.store.cache import Cache, CachedSource
+    from bot.store.cache import CachedSource
     from bot.store.client import REDIS_ERRORS, async_client, sync_client
     from bot.store.pacing import RedisPacer
+    from bot.store.redis_cache import Cache
 
     log_dir = options.get("log_dir")
     if log_dir:  # what went wrong in this replica, for a run that shows something odd

@@ -17,8 +17,8 @@ from bot.config import Config
 from bot.digests import Digests
 from bot.narrate import Narrator, narrator_for
 from bot.source import Source
-from bot.store.cache import Cache
 from bot.store.client import sync_client
+from bot.store.redis_cache import Cache
 from bot.store.subscriptions import RedisSubscriptionStore
 
 

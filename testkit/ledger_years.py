@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from bot.snapshot import read_snapshot
-from bot.store.cache import Cache, CachedSource
+from bot.store.cache import CachedSource
 from bot.store.client import REDIS_ERRORS, async_client, sync_client
+from bot.store.redis_cache import Cache
 from testkit.redis_topologies import all_keys
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,

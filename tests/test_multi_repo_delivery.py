@@ -18,9 +18,10 @@ from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
 from bot.models import Reply
 from bot.source import SnapshotSource
-from bot.store.cache import Cache, CachedSource
+from bot.store.cache import CachedSource
 from bot.store.claims import Claims
 from bot.store.client import async_client
+from bot.store.redis_cache import Cache
 from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
 from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, scheduler
 from testkit.schedule import WeekOnly as _WeekOnly

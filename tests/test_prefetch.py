@@ -18,8 +18,9 @@ from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
-from bot.store.cache import Cache, CachedSource
+from bot.store.cache import CachedSource
 from bot.store.client import async_client, sync_client
+from bot.store.redis_cache import Cache
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
 from testkit.schedule import Clock, FakePlatforms, FakePoster, at, make_config

@@ -243,7 +243,7 @@ async def test_a_lock_no_replica_confirms_is_still_taken_and_logged(
 
 
 async def test_an_unreachable_cluster_is_a_redis_outage_not_a_crash() -> None:
-    from bot.store.cache import Cache
+    from bot.store.redis_cache import Cache
     from testkit.redis_server import free_port
 
     url = (f"redis+cluster://127.0.0.1:{free_port()}"

@@ -15,8 +15,9 @@ from adapters.base import DeliveryError
 from adapters.poster import AdapterPoster
 from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
-from bot.store.cache import Cache, CachedSource
+from bot.store.cache import CachedSource
 from bot.store.ledger import Ledger, RedisLock, Slot, backoff
+from bot.store.redis_cache import Cache
 from testkit.redis_server import free_port
 from testkit.schedule import (
     REPO,

@@ -17,9 +17,10 @@ from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.source import SnapshotSource
-from bot.store.cache import Cache, CachedSource
+from bot.store.cache import CachedSource
 from bot.store.client import async_client, sync_client
 from bot.store.keys import Keys
+from bot.store.redis_cache import Cache
 from bot.week import week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week

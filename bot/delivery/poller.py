@@ -25,7 +25,7 @@ from bot.delivery.notices import MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
 from bot.errors import SourceError
 from bot.github.closed import ClosedPage
-from bot.github.rest import RateLimitReached
+from bot.github.policy import RateLimitReached
 from bot.store.claims import Begun, Claims, Held
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys

@@ -46,7 +46,7 @@ import random
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Literal, Protocol
+from typing import Literal
 
 import msgspec
 import redis.asyncio as aioredis
@@ -54,6 +54,7 @@ import redis.asyncio as aioredis
 from bot.config import ChannelConfig
 from bot.delivery.due import DueFailure, DueRun, due_runs
 from bot.delivery.periodic import log_failed_pass
+from bot.delivery.poster import Poster
 from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
@@ -76,30 +77,6 @@ InDoubt = Literal["resend", "hold"]
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class Poster(Protocol):
-    """Where digests go; production dispatches to the platform adapters (`AdapterPoster`)."""
-
-    async def post_digest(
-        self, channel: ChannelConfig, digest: Digest, *, delivery_key: str
-    ) -> list[str]:
-        """Post and return the platform's message ids; raise when it did not confirm.
-
-        `delivery_key` is the same for every retry of one delivery; a platform that
-        deduplicates by an idempotency key is given it (per message part).
-        """
-        ...
-
-    def idempotency_window(self, channel: ChannelConfig) -> timedelta | None:
-        """How long the platform drops a re-send with the same key; None: it never does."""
-        ...
-
-    async def complete_delivery(self, channel: ChannelConfig, digest: Digest, *,
-                                delivery_key: str, since: datetime) -> list[str] | None:
-        """Whether a delivery in doubt arrived: its message ids (after posting any part
-        missing), or None when nothing arrived or the platform cannot tell."""
-        ...
 
 
 def default_replica_name() -> str:

@@ -2,7 +2,7 @@
 requests, for the merge poller.
 
 Every list request goes through the request policy the GraphQL source uses
-(`bot.github.rest.RequestPolicy`: Retry-After, reset times, secondary limits, backoff
+(`bot.github.policy.RequestPolicy`: Retry-After, reset times, secondary limits, backoff
 on 5xx), set never to wait for a rate limit: a limited answer raises
 `RateLimitReached` with the end of the window, and the poller stays quiet until then
 instead of asking again every interval.
@@ -23,7 +23,7 @@ from github.Requester import Requester
 
 from bot.errors import SourceError
 from bot.github.events import MergedPull, PayloadError, merge_id, pull_from_api
-from bot.github.rest import RequestPolicy
+from bot.github.policy import RequestPolicy
 from bot.github.source import GitHubSource
 from bot.models import PullRequest
 

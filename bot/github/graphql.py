@@ -30,6 +30,7 @@ from github.Requester import Requester
 
 from bot.errors import SourceError
 from bot.github.budget import Budget
+from bot.github.policy import RateLimited, RequestPolicy
 from bot.github.queries import (
     FIRST,
     FRAGMENT_OF,
@@ -41,8 +42,6 @@ from bot.github.rest import (
     SEARCH_INVALID,
     SEARCH_LIMIT,
     Progress,
-    RateLimited,
-    RequestPolicy,
     too_many,
     unknown_repository,
     week_queries,

@@ -1,41 +1,29 @@
-"""GitHub over HTTP through PyGithub: the request policy and the REST fallback.
+"""A week from GitHub's REST API through PyGithub, without a token.
 
-`RequestPolicy` wraps every call the sources make (GraphQL or REST): it retries
-5xx answers and network failures with backoff, waits out a rate limit whose reset
-is near and otherwise fails with the reset time, and turns the rest into one-line
-`SourceError`s. PyGithub's own retry is switched off (`retry=None`) so that waits
-are decided here, once, and tests can inject the sleep.
-
-`RestBackend` fetches a week without a token, one PR at a time (search, then pull,
-files, reviews, review comments, issue comments, combined status and check runs). The
-search is GitHub's advanced issue search (`advanced_search=true`): the legacy one is
-being removed from `GET /search/issues`.
+`RestBackend` fetches a week one PR at a time (search, then pull, files, reviews,
+review comments, issue comments, combined status and check runs), each request under
+the request policy (`bot.github.policy.RequestPolicy`). The search is GitHub's
+advanced issue search (`advanced_search=true`): the legacy one is being removed from
+`GET /search/issues`; its queries and limits are shared with the GraphQL backend.
 What REST cannot tell is left `None`: whether a review thread is resolved, and
 whether it is outdated.
 """
 
 from __future__ import annotations
 
-import logging
-import socket
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
-import requests
-from github.GithubException import (
-    BadCredentialsException,
-    GithubException,
-    RateLimitExceededException,
-)
+from github.GithubException import GithubException
 from github.GithubObject import NonCompletableGithubObject
 from github.PaginatedList import PaginatedList
 from github.Requester import Requester
-from urllib3.exceptions import NameResolutionError
 
 from bot.errors import SourceError
+from bot.github.policy import RequestPolicy
 from bot.models import (
     CheckState,
     Comment,
@@ -46,222 +34,12 @@ from bot.models import (
     ThreadComment,
 )
 
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 Progress = Callable[[int, int], None]
 
 SEARCH_INVALID = "cannot be searched"
 SEARCH_LIMIT = 1000  # GitHub search never returns more results than this
 _FAILED_RUNS = {"failure", "timed_out", "cancelled", "action_required", "startup_failure",
                 "stale"}
-
-
-class RateLimited(Exception):
-    """A rate limit reported inside a 200 answer (GraphQL's RATE_LIMITED error)."""
-
-    def __init__(self, headers: dict[str, Any], message: str) -> None:
-        super().__init__(message)
-        self.headers = headers
-
-
-class RateLimitReached(SourceError):
-    """GitHub's rate limit, not waited for: `wait_seconds` is how long until its window
-    ends (the reset time, or Retry-After), so a caller can stay quiet until then."""
-
-    def __init__(self, message: str, *, wait_seconds: float) -> None:
-        super().__init__(message)
-        self.wait_seconds = wait_seconds
-
-
-class RequestPolicy:
-    """Retries, rate-limit waits and error wording around each PyGithub call.
-
-    `max_wait_seconds`: a reset (or Retry-After) at most this far away is waited
-    for; a later one fails at once with the reset time in UTC. `on_retry(reason,
-    delay)` hears of each retry before its wait (a command line says it is retrying);
-    `retry_unresolved=False` fails at once when GitHub's host name does not resolve
-    (offline, or a mistyped `github.api_url`), where waiting rarely helps a command.
-    """
-
-    def __init__(
-        self,
-        requester: Requester,
-        *,
-        api_url: str,
-        token_source: str,
-        sleep: Callable[[float], None],
-        clock: Callable[[], float],
-        retries: int = 3,
-        backoff_seconds: float = 1.0,
-        max_wait_seconds: float = 60.0,
-        max_rate_waits: int = 3,
-        on_retry: Callable[[str, float], None] | None = None,
-        retry_unresolved: bool = True,
-    ) -> None:
-        self.requester = requester
-        self.on_retry = on_retry
-        self.retry_unresolved = retry_unresolved
-        self.api_url = api_url
-        self.token_source = token_source
-        self.sleep = sleep
-        self.clock = clock
-        self.retries = retries
-        self.backoff_seconds = backoff_seconds
-        self.max_wait_seconds = max_wait_seconds
-        self.max_rate_waits = max_rate_waits
-        self.slept: list[float] = []
-
-    def call(self, fn: Callable[[], T]) -> T:
-        """Run `fn` (one or more requests) under the policy; return its result."""
-        failures = 0
-        waits = 0
-        while True:
-            self._respect_budget()
-            try:
-                return fn()
-            except RateLimited as exc:
-                delay = self._rate_delay(exc.headers, str(exc), waits)
-                waits, why = waits + 1, "rate limited"
-            except RateLimitExceededException as exc:
-                delay = self._rate_delay(exc.headers or {}, exc.message or "", waits)
-                waits, why = waits + 1, "rate limited"
-            except BadCredentialsException as exc:
-                raise SourceError(
-                    f"GitHub rejected the token {self.token_source} "
-                    f"({exc.status} {exc.message or 'Bad credentials'})"
-                ) from None
-            except GithubException as exc:
-                if exc.status == 429 or (exc.status == 403 and _looks_limited(exc)):
-                    delay = self._rate_delay(exc.headers or {}, exc.message or "", waits)
-                    waits, why = waits + 1, "rate limited"
-                elif exc.status == 401:
-                    raise SourceError(
-                        f"GitHub rejected the token {self.token_source} "
-                        f"({exc.status} {exc.message or 'Unauthorized'})"
-                    ) from None
-                elif exc.status >= 500:
-                    failures += 1
-                    why = f"{exc.status} {exc.message or 'server error'}"
-                    if failures > self.retries:
-                        raise SourceError(
-                            f"GitHub keeps failing ({why}) after {failures} attempts; try "
-                            "again later") from None
-                    delay = _retry_after(exc.headers or {}) or self._backoff(failures)
-                else:
-                    raise
-            except (requests.Timeout, requests.ConnectionError,
-                    requests.exceptions.ChunkedEncodingError) as exc:
-                failures += 1
-                why = _network_reason(exc)
-                if why == HOST_NOT_FOUND and not self.retry_unresolved:
-                    raise SourceError(f"cannot reach GitHub at {self.api_url} ({why})") from None
-                if failures > self.retries:
-                    raise SourceError(
-                        f"cannot reach GitHub at {self.api_url} ({why}) "
-                        f"after {failures} attempts"
-                    ) from None
-                delay = self._backoff(failures)
-            except requests.RequestException as exc:
-                raise SourceError(
-                    f"cannot talk to GitHub at {self.api_url} ({type(exc).__name__})"
-                ) from None
-            log.info("GitHub request failed (%s); retrying in %.1f s", why, delay)
-            if self.on_retry is not None:
-                self.on_retry(why, delay)
-            self.slept.append(delay)
-            self.sleep(delay)
-            if waits:
-                self._forget_budget()
-
-    def _backoff(self, failures: int) -> float:
-        return float(self.backoff_seconds * 2 ** (failures - 1))
-
-    def _respect_budget(self) -> None:
-        """Before a request: when the last answer left no budget, wait or fail now."""
-        remaining, _ = self.requester.rate_limiting
-        reset = self.requester.rate_limiting_resettime
-        if remaining == 0 and reset > self.clock():
-            delay = self._rate_delay({"x-ratelimit-reset": str(reset)}, "budget spent", 0)
-            self.slept.append(delay)
-            self.sleep(delay)
-            self._forget_budget()
-
-    def _forget_budget(self) -> None:
-        """After waiting for a reset, the last answer's budget no longer holds; the next
-        answer brings the new one."""
-        self.requester.rate_limiting = (-1, -1)
-
-    def _rate_delay(self, headers: dict[str, Any], message: str, waits: int) -> float:
-        """Seconds to wait for a rate limit, or `RateLimitReached` naming its reset."""
-        now = self.clock()
-        headers = {k.lower(): v for k, v in headers.items()}
-        delay = _retry_after(headers)
-        reset_header = headers.get("x-ratelimit-reset")
-        if delay is None and reset_header is not None:
-            delay = max(float(reset_header) - now, 0.0) + 1.0
-        if delay is None:
-            delay = 60.0  # GitHub's advice for a secondary limit without headers
-        if delay > self.max_wait_seconds or waits >= self.max_rate_waits:
-            reset = datetime.fromtimestamp(now + delay, UTC).replace(microsecond=0)
-            minutes = max(round(delay / 60), 1)
-            raise RateLimitReached(
-                f"GitHub rate limit reached ({message.rstrip('.') or 'limited'}); it resets at "
-                f"{reset:%Y-%m-%d %H:%M:%S} UTC, in about {minutes} min", wait_seconds=delay)
-        return delay
-
-
-def _retry_after(headers: dict[str, Any]) -> float | None:
-    value = {k.lower(): v for k, v in headers.items()}.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _looks_limited(exc: GithubException) -> bool:
-    headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-    message = (exc.message or "").lower()
-    return (
-        headers.get("x-ratelimit-remaining") == "0"
-        or "retry-after" in headers
-        or "rate limit" in message
-    )
-
-
-HOST_NOT_FOUND = "host not found"
-
-
-def _network_reason(exc: Exception) -> str:
-    if isinstance(exc, requests.Timeout):
-        return "timed out"
-    if _unresolved(exc):
-        return HOST_NOT_FOUND
-    text = str(exc)
-    for needle, reason in (
-        ("Connection refused", "connection refused"),
-        ("Network is unreachable", "network unreachable"),
-    ):
-        if needle in text:
-            return reason
-    return type(exc).__name__
-
-
-def _unresolved(exc: BaseException) -> bool:
-    """Whether the failure is a host name that did not resolve: urllib3's
-    `NameResolutionError` (or the `socket.gaierror` under it) anywhere in the chain
-    requests wraps it in."""
-    seen: set[int] = set()
-    todo: list[object] = [exc]
-    while todo:
-        item = todo.pop()
-        if not isinstance(item, BaseException) or id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, NameResolutionError | socket.gaierror):
-            return True
-        todo += [*item.args, item.__cause__, item.__context__, getattr(item, "reason", None)]
-    return False
 
 
 def rollup(states: Sequence[str]) -> CheckState | None:

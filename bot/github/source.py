@@ -29,7 +29,8 @@ from bot.errors import SourceError
 from bot.github.app import APP_ID_ENV, InstallationAuth, app_credentials
 from bot.github.budget import Budget
 from bot.github.graphql import PAGE_SIZE, GraphQLBackend
-from bot.github.rest import RequestPolicy, RestBackend
+from bot.github.policy import RequestPolicy
+from bot.github.rest import RestBackend
 from bot.models import Period, PullRequest, Snapshot
 from bot.week import belongs_to_week, week_period
 
@@ -65,7 +66,7 @@ class GitHubSource:
     points GitHub reports (one per identity; a new one when not given). Without a
     `token` given, a GitHub App in the environment (`bot.github.app`) is used when
     set, else the token in `github.token_env`. `on_retry` and `retry_unresolved` go to
-    the request policy (`bot.github.rest.RequestPolicy`).
+    the request policy (`bot.github.policy.RequestPolicy`).
     """
 
     def __init__(

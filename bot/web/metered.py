@@ -12,9 +12,9 @@ import redis
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
-from bot.delivery.schedule import Poster
+from bot.delivery.poster import Poster
 from bot.models import Command, Digest, PullRequest, Reply
-from bot.store.cache import Cache
+from bot.store.redis_cache import Cache
 from bot.web.metrics import Metrics
 
 

@@ -14,7 +14,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from bot.models import Lang
-from bot.store.cache import Cache
+from bot.store.redis_cache import Cache
 from bot.store.trend_weeks import TrendWeeks
 from bot.web.services import Services
 from bot.week import shift_week

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
-from bot.store.cache import Cache
+from bot.store.redis_cache import Cache
 from bot.store.trend_weeks import TrendWeeks
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
