@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -71,6 +72,10 @@ def _wait(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+class ServerExited(RuntimeError):
+    """A server stopped before it answered: its port is taken."""
+
+
 @dataclass
 class _Processes:
     """Server processes started here, stopped (and their files removed) at the end."""
@@ -79,13 +84,24 @@ class _Processes:
     procs: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def server(self, port: int, *args: str) -> None:
+        """Start a redis-server on `port`; `ServerExited` when it stops at once (the
+        port was taken between the check and the bind)."""
         command = [_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no", "--dir", str(self.workdir), *args]
-        self.procs[port] = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL)
+        proc = self.procs[port] = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                                   stderr=subprocess.DEVNULL)
         client = redis.Redis(port=port, socket_connect_timeout=0.5)
-        _wait(lambda: bool(client.ping()), f"redis-server on port {port} answering")
-        client.close()
+
+        def answering() -> bool:
+            if proc.poll() is not None:
+                del self.procs[port]
+                raise ServerExited(f"redis-server on port {port} exited ({proc.returncode})")
+            return bool(client.ping())
+
+        try:
+            _wait(answering, f"redis-server on port {port} answering")
+        finally:
+            client.close()
 
     def sentinel(self, port: int, master_port: int) -> None:
         conf = self.workdir / f"sentinel-{port}.conf"
@@ -182,6 +198,12 @@ class ClusterSet:
         return (set(self.masters()) - before).pop()
 
 
+def _slot_ranges(client: redis.Redis) -> dict[tuple[int, int], list[Any]]:
+    """`CLUSTER SLOTS` as this node answers it: slot range -> its master and replicas."""
+    ranges = client.execute_command("CLUSTER SLOTS")
+    return {(int(r[0]), int(r[1])): r[2:] for r in ranges}
+
+
 @contextmanager
 def private_cluster_set(masters: int = 3, replicas: int = 0) -> Iterator[ClusterSet]:
     """A Redis Cluster of `masters` masters with `replicas` replicas each; a master
@@ -190,12 +212,15 @@ def private_cluster_set(masters: int = 3, replicas: int = 0) -> Iterator[Cluster
         ports: list[int] = []
         while len(ports) < masters * (1 + replicas):
             port = cluster_port()
-            if port not in ports:
-                ports.append(port)
-        for port in ports:
-            procs.server(port, "--cluster-enabled", "yes", "--cluster-config-file",
-                         f"nodes-{port}.conf", "--cluster-node-timeout", "2000",
-                         "--repl-diskless-sync-delay", "0")
+            if port in ports:
+                continue
+            try:
+                procs.server(port, "--cluster-enabled", "yes", "--cluster-config-file",
+                             f"nodes-{port}.conf", "--cluster-node-timeout", "2000",
+                             "--repl-diskless-sync-delay", "0")
+            except ServerExited:
+                continue  # taken since it was found free: another port
+            ports.append(port)
         subprocess.run(
             [_binary("redis-cli"), "--cluster", "create",
              *(f"127.0.0.1:{port}" for port in ports), "--cluster-replicas", str(replicas),
@@ -212,9 +237,15 @@ def private_cluster_set(masters: int = 3, replicas: int = 0) -> Iterator[Cluster
             roles = [c.info("replication") for c in clients]
             replicated = sum(1 for r in roles if r.get("role") == "slave"
                              and r.get("master_link_status") == "up") == masters * replicas
+            # A client learns the layout from one node's CLUSTER SLOTS: every node must
+            # already name each master's replicas there, or a client started now
+            # would not know there is a replica to wait for.
+            layouts_complete = all(
+                len(nodes) == 1 + replicas
+                for c in clients for nodes in _slot_ranges(c).values())
             return all(i.get("cluster_state") == "ok"
                        and int(i.get("cluster_known_nodes", 0)) == len(ports) for i in infos) \
-                and len(cluster.masters()) == masters and replicated
+                and len(cluster.masters()) == masters and replicated and layouts_complete
 
         _wait(settled, "cluster_state:ok on every node", timeout=30)
         for client in clients:

@@ -89,17 +89,39 @@ async def test_a_post_whose_record_is_torn_down_is_recorded_once(
     assert statuses(again) == Counter({"already-posted": 6})
 
 
-async def test_a_record_whose_answer_is_lost_is_not_taken_for_a_second_post(
-    redis_cluster_url: str, monkeypatch: pytest.MonkeyPatch
+def lost_answer(kind: str, packed: bytes, seen: set[bytes]) -> bool:
+    """Whether `packed` is the first write of its slot of `kind` - the lock's taking,
+    the intent (`sending`) or the record (`posted`)."""
+    if kind == "lock":
+        if b"lock:post:{" not in packed:
+            return False
+        mark = packed[packed.index(b"lock:post:{"):].split(b"}", 1)[0]
+    else:
+        if f'"state":"{kind}"'.encode() not in packed:
+            return False
+        mark = packed
+    if mark in seen:
+        return False
+    seen.add(mark)
+    return True
+
+
+@pytest.mark.parametrize("kind", ["lock", "sending", "posted"])
+async def test_a_write_sent_again_after_its_answer_was_lost_knows_its_first_try(
+    redis_cluster_url: str, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
+    """The write went out and landed; its answer is lost with the connection, and the
+    write is sent again: taking the lock, writing the intent, recording the post each
+    know their own earlier try - no slot left busy or in doubt, none posted twice."""
     original = aioconnection.AbstractConnection.send_packed_command
+    seen: set[bytes] = set()
     lost: list[bytes] = []
 
     async def send(self: Any, command: Any, check_health: bool = True) -> None:
         packed = b"".join(command) if isinstance(command, list) else bytes(command)
         await original(self, command, check_health)
-        if b'"state":"posted"' in packed and packed not in lost:
-            lost.append(packed)  # the write went out; its answer is lost with the node
+        if lost_answer(kind, packed, seen):
+            lost.append(packed)
             await self.disconnect(nowait=True)
             raise AttributeError(WRITE_TORN_DOWN)
 
@@ -116,7 +138,8 @@ async def test_a_record_whose_answer_is_lost_is_not_taken_for_a_second_post(
     finally:
         await client.aclose()
     assert len(lost) == 3 and statuses(results) == Counter({"posted": 3})
-    assert replica.stats.duplicates_seen == 0 and len(platforms.delivered) == 3
+    assert replica.stats.duplicates_seen == 0 and replica.stats.resent_in_doubt == 0
+    assert len(platforms.delivered) == 3
 
 
 @pytest.fixture
@@ -133,9 +156,14 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
     platforms = FakePlatforms(clock)
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     clients = [async_client(cluster.url + "?failover_seconds=20") for _ in range(3)]
+    # Locks outlive the clients' failover window (20 s), as in production (60 s): a
+    # replica whose post is in flight through the failover records it before another
+    # may take the slot over. A 5 s lock expired on the promoted replica when a loaded
+    # machine took longer over the failover, and the slot went the in-doubt way.
     replicas = [scheduler(config, CountingSource(snapshot), client,
                           FakePoster(platforms, f"r{n}", latency=0.05), clock,
-                          replica=f"r{n}", lock_seconds=5.0, concurrency=2)
+                          replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
+                          concurrency=2)
                 for n, client in enumerate(clients)]
     slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
     outages: Counter[str] = Counter()
@@ -171,7 +199,9 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
     assert all(e is not None and e.state == "posted" for e in entries)  # 0 lost
     per_slot = platforms.counts()
     assert set(per_slot) == {(s.week, s.channel, s.repo) for s in slots}
-    assert max(per_slot.values()) == 1, per_slot  # 0 doubled, Telegram included
+    doubled = [(d.channel, d.replica) for d in platforms.delivered
+               if per_slot[(d.week, d.channel, d.repo)] > 1]
+    assert not doubled, doubled  # 0 doubled, Telegram included
     assert sum(r.stats.resent_in_doubt for r in replicas) == 0
 
 

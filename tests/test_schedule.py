@@ -7,6 +7,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 import redis.exceptions
@@ -94,12 +95,16 @@ async def test_a_fenced_write_needs_the_lock_and_the_entry_it_read(redis_url: st
         assert not written and stalled.lost
         written, raw = await ledger.write_fenced(slot, taker, None, entry)
         assert written
-        # A write based on an outdated read is refused too.
-        written, _ = await ledger.write_fenced(slot, taker, None, entry)
+        # A write based on an outdated read is refused too ...
+        failed = msgspec.structs.replace(entry, state="failed", error="timed out")
+        written, _ = await ledger.write_fenced(slot, taker, None, failed)
         assert not written
         assert await ledger.get(slot) == entry
-        written, _ = await ledger.write_fenced(slot, taker, raw, entry)
+        # ... but not the same write sent again (its first answer lost): it is there.
+        written, _ = await ledger.write_fenced(slot, taker, None, entry)
         assert written
+        written, _ = await ledger.write_fenced(slot, taker, raw, failed)
+        assert written and await ledger.get(slot) == failed
 
 
 def test_delivery_keys_are_stable_short_and_new_per_generation() -> None:

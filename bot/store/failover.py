@@ -108,11 +108,39 @@ async def through_failover(call: Callable[[], Awaitable[T]], seconds: float) -> 
             delay = min(delay * 2, 1.0)
 
 
+LAYOUT_RECHECK_SECONDS = 60.0
+"""How old the cluster's layout may be before a write that finds no replica to wait for
+learns it again: a replica that joined since (a restarted node, the old master back
+after a failover, one still syncing when the client started) is then waited for."""
+
+
 class FailoverCluster(aiocluster.RedisCluster):
     """The asyncio cluster client, waiting out a master's failover (module docstring).
     A command sent to named nodes (`target_nodes`, a health check) is tried once."""
 
     failover_seconds = 30.0
+    layout_recheck_seconds = LAYOUT_RECHECK_SECONDS
+    layout_learned_at = float("-inf")
+
+    async def initialize(self, *args: Any, **kwargs: Any) -> FailoverCluster:
+        learning = self._initialize
+        await super().initialize(*args, **kwargs)
+        if learning and not self._initialize:
+            self.layout_learned_at = asyncio.get_running_loop().time()
+        return self
+
+    def recheck_layout(self, keys: tuple[str, ...]) -> None:
+        """Have the next command learn the layout again when a master of `keys` shows
+        no replica and the layout is older than `layout_recheck_seconds`
+        (`LAYOUT_RECHECK_SECONDS`): redis-py learns it only at start and after errors."""
+        if self._initialize:
+            return
+        if asyncio.get_running_loop().time() - self.layout_learned_at < \
+                self.layout_recheck_seconds:
+            return
+        if any(len(self.nodes_manager.slots_cache.get(self.keyslot(key), ())) < 2
+               for key in keys):
+            self._initialize = True
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         if "target_nodes" in kwargs:
@@ -202,6 +230,8 @@ class FailoverPipeline(aiocluster.ClusterPipeline):
             for command, kwargs in queued:
                 command.kwargs = dict(kwargs)
             strategy._command_queue = [command for command, _ in queued]
+            if self._wait is not None and isinstance(self.cluster_client, FailoverCluster):
+                self.cluster_client.recheck_layout(self._wait[0])
             if self.cluster_client._initialize:
                 await self.cluster_client.initialize()
             waits = self._queue_waits()

@@ -4,7 +4,8 @@ One ledger entry per slot - (ISO week, channel, repository) - says whether that
 week's digest went out to that channel. The scheduler and `prdigest post` both go
 through it:
 
-1. take the slot's lock (`SET NX PX`, renewed while held, released by token);
+1. take the slot's lock (`SET NX PX` in a script, renewed while held, released by
+   token);
 2. read the entry again under the lock - another replica may have just finished;
 3. write the intent (`state="sending"`) *fenced* by the lock: the write happens only
    while this holder still owns the lock, so a replica that stalled past its lock's
@@ -58,6 +59,15 @@ INDEX_BUCKETS = 16
 
 EntryState = Literal["sending", "posted", "failed", "held"]
 
+# KEYS: lock. ARGV: token, ttl ms. 1 = ours - taken now, or by this very call sent
+# again after a failover lost its answer - 0 = another holder's.
+_ACQUIRE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return 1 end
+if holder then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -67,11 +77,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 """
 # KEYS: lock, entry. ARGV: lock token, expected entry ('' = none), new entry, ttl seconds.
-# 1 = written, 0 = the lock is no longer ours, -1 = the entry changed meanwhile.
+# 1 = written, 0 = the lock is no longer ours, -1 = the entry changed meanwhile. An entry
+# that already is the new one was written by this very call, sent again after a
+# failover lost its answer: written, not changed by another.
 _FENCED_WRITE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 local current = redis.call('GET', KEYS[2])
 if current == false then current = '' end
+if current == ARGV[3] then return 1 end
 if current ~= ARGV[2] then return -1 end
 redis.call('SET', KEYS[2], ARGV[3], 'EX', ARGV[4])
 return 1
@@ -195,8 +208,8 @@ class RedisLock:
 
     async def acquire(self) -> bool:
         # A lock a failover forgets would let a second replica post the same slot.
-        [taken] = await write_replicated(self.client, lambda pipe: pipe.set(
-            self.key, self.token, nx=True, px=self.ttl_ms), [self.key])
+        [taken] = await write_replicated(self.client, lambda pipe: pipe.eval(
+            _ACQUIRE, 1, self.key, self.token, self.ttl_ms), [self.key])
         self.held = bool(taken)
         return self.held
 
