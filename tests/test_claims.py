@@ -151,6 +151,51 @@ async def test_finished_work_is_a_repeat_here_even_before_redis_is_told(
     assert await Claims(client).try_begin("notice:x#1:slack:C1", 60) is Held.DONE
 
 
+class PausedRedis:
+    """The client, with the first claim's `SET NX` held until told (its caller has
+    already found no work of its own in progress) and the `done` write held until
+    told (an outcome on its way to Redis)."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        self._client = client
+        self.claim_held = asyncio.Event()
+        self.send_claim = asyncio.Event()
+        self.write_done = asyncio.Event()
+        self._claims = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._client, name)
+
+    async def set(self, name: str, value: bytes, **options: object) -> object:
+        if options.get("nx"):
+            self._claims += 1
+            if self._claims == 1:
+                self.claim_held.set()
+                await self.send_claim.wait()
+        if value == b"done":
+            await self.write_done.wait()
+        return await self._client.set(name, value, **options)  # type: ignore[arg-type]
+
+
+async def test_a_retry_meeting_the_owner_s_finish_on_its_way_is_a_repeat(
+        client: aioredis.Redis) -> None:
+    """A retry arriving with its delivery, read while that delivery's answer is being
+    recorded: a repeat, not "held by another process" (Slack's Socket Mode left such a
+    retry unacknowledged)."""
+    paused = PausedRedis(client)
+    owner = Claims(paused, alive_seconds=5)  # type: ignore[arg-type]
+    retry = asyncio.create_task(owner.first("slack", "event:Ev1"))
+    await asyncio.wait_for(paused.claim_held.wait(), 5)  # nothing at work here yet
+    assert await asyncio.wait_for(owner.first("slack", "event:Ev1"), 5) == "answer"
+    finish = asyncio.create_task(owner.answered("slack", "event:Ev1"))
+    await asyncio.sleep(0.05)  # answered; the outcome is on its way to Redis
+    paused.send_claim.set()
+    assert await asyncio.wait_for(retry, 5) == "repeat"
+    paused.write_done.set()
+    await asyncio.wait_for(finish, 5)
+    assert await owner.first("slack", "event:Ev1") == "repeat"
+
+
 async def test_a_late_release_leaves_a_claim_taken_over_meanwhile(
         client: aioredis.Redis) -> None:
     flaky = FlakyRedis(client)

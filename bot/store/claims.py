@@ -194,8 +194,9 @@ class Claims:
             if name in self._working:
                 return Held.HERE
             # Released here but Redis not told yet: not done, ask again later. Else
-            # neither at work nor released: only a repeat explains it (never twice).
-            return Held.ELSEWHERE if name in self._unsettled else Held.DONE
+            # finished here (Redis being told) or neither at work nor released: only a
+            # repeat explains it (never twice).
+            return Held.ELSEWHERE if self._unsettled.get(name) == _FREE else Held.DONE
         owner = held[len(_PENDING):].decode(errors="replace")
         if await self.client.exists(self._alive_name(owner)):
             return Held.ELSEWHERE
