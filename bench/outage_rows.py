@@ -15,6 +15,7 @@ import msgspec
 from bench.fault_counts import MONDAY, add_posts, ask_everywhere, bad_responses, tick
 from bench.fault_rows import Row
 from bot.store.redis_cache import Cache
+from bot.store.trend_weeks import TrendWeeks
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.names import REPO, TZ, WEEK
@@ -95,11 +96,16 @@ async def github_outage(redis_url: str, workdir: Path) -> Row:
             row.events += 6
             cache = Cache(service.services.redis_sync)  # type: ignore[arg-type]
             gone = datetime.now(UTC) - timedelta(minutes=1)
-            for week in (WEEK, "2026-W28"):
-                entry = cache.get_week(REPO, week, TZ)
-                assert entry is not None
-                cache.put_week(REPO, week, TZ, msgspec.structs.replace(
-                    entry, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
+            # The week, and the week before as read for the trends: both no longer fresh.
+            entry = cache.get_week(REPO, WEEK, TZ)
+            assert entry is not None
+            cache.put_week(REPO, WEEK, TZ, msgspec.structs.replace(
+                entry, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
+            trends = TrendWeeks(service.services.redis_sync, cache.keys)  # type: ignore[arg-type]
+            counted = trends.get(REPO, "2026-W28", TZ)
+            assert counted is not None
+            trends.put(REPO, "2026-W28", TZ, msgspec.structs.replace(
+                counted, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
             fakes.github.fail_next(100_000, 503)
             before = fakes.github.count()
             for question in ("digest last week", "risks for #1201", "summary #1203"):
