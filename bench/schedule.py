@@ -223,7 +223,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--pulls", type=int, default=30, help="PRs per repository and week")
     parser.add_argument("--concurrency", type=int, default=16, help="posts in flight per replica")
-    parser.add_argument("--lock-seconds", type=float, default=5.0)
+    parser.add_argument("--lock-seconds", type=float, default=None,
+                        help="how long a slot's lock lasts unrenewed: by default the "
+                             "service's with --failover (a failover is waited out under "
+                             "it), else 5 s (a killed replica's slots are taken over soon)")
     parser.add_argument("--no-previous-week", action="store_true",
                         help="skip the week before (no trend comparison)")
     parser.add_argument("--kill", action="store_true",
@@ -243,6 +246,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.failover and args.redis == "single":
         parser.error("--failover needs --redis sentinel or --redis cluster")
+    if args.lock_seconds is None:
+        from bot.store.ledger import POST_LOCK_SECONDS
+        args.lock_seconds = POST_LOCK_SECONDS if args.failover and not args.kill else 5.0
     summaries = [run_bench(args, run) for run in range(args.runs)]
     if args.runs > 1:
         print(f"{args.runs} runs: " + "; ".join(summaries))

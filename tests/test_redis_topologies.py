@@ -73,6 +73,8 @@ def test_each_scheme_names_its_topology() -> None:
     ("redis://a:1,b:2", "several hosts"),
     ("redis+cluster://a:notaport", "not host:port"),
     ("redis://a:6379/0?socket_timeout=soon", "socket_timeout"),
+    ("redis+cluster://a:7000?failover_seconds=90", "failover_seconds: above 0 and at most 40"),
+    ("redis+sentinel://s1/mymaster/0?failover_seconds=0", "failover_seconds: above 0"),
 ])
 def test_a_malformed_url_is_one_line_naming_the_variable(url: str, says: str) -> None:
     with pytest.raises(ConfigError) as raised:
@@ -255,3 +257,14 @@ async def test_an_unreachable_cluster_is_a_redis_outage_not_a_crash() -> None:
         report = await http.get("/reports/acme/lumen?lang=en")
     assert health.status_code == 503 and health.json()["redis"]["ok"] is False
     assert report.status_code == 200  # the index lists the recent weeks without Redis
+
+
+def test_a_post_s_lock_outlives_the_longest_failover_the_clients_wait_out() -> None:
+    """Renewed every third of its life, the lock has two thirds left when a failover
+    begins just before a renewal: the longest wait must fit in them, or another replica
+    takes the slot over while the post waits for the new master."""
+    from bot.store.client import MAX_FAILOVER_SECONDS
+    from bot.store.ledger import POST_LOCK_SECONDS
+
+    assert POST_LOCK_SECONDS * 2 / 3 >= MAX_FAILOVER_SECONDS
+    assert parse("redis+cluster://a:7000?failover_seconds=40").failover_seconds == 40

@@ -65,7 +65,15 @@ from bot.models import Digest
 from bot.source import Source
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
-from bot.store.ledger import Ledger, LedgerEntry, RedisLock, Slot, backoff, next_delivery_key
+from bot.store.ledger import (
+    POST_LOCK_SECONDS,
+    Ledger,
+    LedgerEntry,
+    RedisLock,
+    Slot,
+    backoff,
+    next_delivery_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +119,7 @@ class Scheduler:
         *,
         clock: Callable[[], datetime] = utc_now,
         replica: str | None = None,
-        lock_seconds: float = 60.0,
+        lock_seconds: float = POST_LOCK_SECONDS,
         build_lock_seconds: float = 30.0,
         poll_seconds: float = 60.0,
         concurrency: int = 16,

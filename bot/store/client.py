@@ -64,6 +64,10 @@ FAILOVER_SECONDS = 30.0
 cluster moves a slot): about Sentinel's default `down-after-milliseconds` plus the
 election. `?failover_seconds=` changes it."""
 
+MAX_FAILOVER_SECONDS = 40.0
+"""The longest `?failover_seconds=`: a slot's lock (`bot.store.ledger.POST_LOCK_SECONDS`,
+60 s, renewed every 20 s) must outlive a failover the clients wait out."""
+
 CLUSTER_RETRIES = 2
 """Immediate retries of the asyncio cluster client per round (`FailoverCluster` spaces
 the rounds out over `failover_seconds`): more only storm a dead node."""
@@ -171,6 +175,9 @@ def parse(url: str, variable: str = "REDIS_URL") -> RedisTarget:
         failover = float(prdigest.get("failover_seconds", FAILOVER_SECONDS))
     except ValueError:
         raise bad("failover_seconds: not a number") from None
+    if not 0 < failover <= MAX_FAILOVER_SECONDS:
+        raise bad(f"failover_seconds: above 0 and at most {MAX_FAILOVER_SECONDS:.0f} (a "
+                  "post's lock must outlive the wait)")
     sentinel_options = {k.removeprefix("sentinel_"): v for k, v in prdigest.items()
                         if k.startswith("sentinel_")}
     sentinel_options.update({k: v for k, v in options.items() if k.startswith("socket_")})

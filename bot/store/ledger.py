@@ -53,6 +53,12 @@ log = logging.getLogger(__name__)
 
 # A year and a bit: `post` without --force still knows last year's deliveries.
 LEDGER_TTL_SECONDS = 400 * 24 * 3600
+POST_LOCK_SECONDS = 60.0
+"""How long a slot's lock lasts unrenewed (renewed every third of it while its holder
+lives). A failover the clients wait out (`bot.store.client.MAX_FAILOVER_SECONDS`) must
+fit in what is left after a renewal, so a replica whose post is in flight keeps the slot
+through it: another replica taking the slot over would find the post not yet sent (it
+waits for its turn in Redis too) and send it a second time."""
 # Sets a week's slots are listed in: at 10,000 channels about 600 names each, spread
 # over the shards of a cluster rather than one hot set.
 INDEX_BUCKETS = 16
