@@ -175,9 +175,9 @@ def parse(url: str, variable: str = "REDIS_URL") -> RedisTarget:
         failover = float(prdigest.get("failover_seconds", FAILOVER_SECONDS))
     except ValueError:
         raise bad("failover_seconds: not a number") from None
-    if not 0 < failover <= MAX_FAILOVER_SECONDS:
-        raise bad(f"failover_seconds: above 0 and at most {MAX_FAILOVER_SECONDS:.0f} (a "
-                  "post's lock must outlive the wait)")
+    if not 0 <= failover <= MAX_FAILOVER_SECONDS:
+        raise bad(f"failover_seconds: from 0 to {MAX_FAILOVER_SECONDS:.0f} (a post's lock "
+                  "must outlive the wait)")
     sentinel_options = {k.removeprefix("sentinel_"): v for k, v in prdigest.items()
                         if k.startswith("sentinel_")}
     sentinel_options.update({k: v for k, v in options.items() if k.startswith("socket_")})
