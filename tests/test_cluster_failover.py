@@ -6,9 +6,10 @@ confirmed post is recorded, no replica's pass dies of it, nothing is posted twic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,21 @@ def channels(count: int) -> list[dict[str, Any]]:
             for n in range(count) for p in ("slack", "telegram", "feishu")]
 
 
+@contextlib.asynccontextmanager
+async def one_replica(url: str, count: int) -> AsyncIterator[tuple[Scheduler, FakePlatforms]]:
+    """One replica on an emptied cluster, due to post `count` channels of each platform."""
+    flush(url)
+    clock = Clock(SHANGHAI_MONDAY_9)
+    platforms = FakePlatforms(clock)
+    client = async_client(url)
+    try:
+        yield scheduler(make_config(channels(count)),
+                        CountingSource(read_snapshot(EXAMPLES / "snapshot.json")), client,
+                        FakePoster(platforms, "r1"), clock, lock_seconds=5.0), platforms
+    finally:
+        await client.aclose()
+
+
 @pytest.fixture
 def torn_down_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """Every write of a confirmed post (`"state":"posted"`) fails once the way a
@@ -66,20 +82,11 @@ def torn_down_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 async def test_a_post_whose_record_is_torn_down_is_recorded_once(
     redis_cluster_url: str, torn_down_writes: list[bytes]
 ) -> None:
-    flush(redis_cluster_url)
-    config = make_config(channels(2))
-    clock = Clock(SHANGHAI_MONDAY_9)
-    platforms = FakePlatforms(clock)
-    client = async_client(redis_cluster_url)
-    try:
-        replica = scheduler(config, CountingSource(read_snapshot(EXAMPLES / "snapshot.json")),
-                            client, FakePoster(platforms, "r1"), clock, lock_seconds=5.0)
+    async with one_replica(redis_cluster_url, 2) as (replica, platforms):
         results = await replica.tick()
         entries = await replica.ledger.get_many([r.slot for r in due_runs(
-            config.channels, clock(), replica.catch_up)])
+            replica.config.channels, replica.clock(), replica.catch_up)])
         again = await replica.tick()
-    finally:
-        await client.aclose()
     assert len(torn_down_writes) == 6  # each record's first write failed ...
     assert statuses(results) == Counter({"posted": 6})  # ... and was written again
     assert all(e is not None and e.state == "posted" for e in entries)
@@ -126,17 +133,8 @@ async def test_a_write_sent_again_after_its_answer_was_lost_knows_its_first_try(
             raise AttributeError(WRITE_TORN_DOWN)
 
     monkeypatch.setattr(aioconnection.AbstractConnection, "send_packed_command", send)
-    flush(redis_cluster_url)
-    config = make_config(channels(1))
-    clock = Clock(SHANGHAI_MONDAY_9)
-    platforms = FakePlatforms(clock)
-    client = async_client(redis_cluster_url)
-    try:
-        replica = scheduler(config, CountingSource(read_snapshot(EXAMPLES / "snapshot.json")),
-                            client, FakePoster(platforms, "r1"), clock, lock_seconds=5.0)
+    async with one_replica(redis_cluster_url, 1) as (replica, platforms):
         results = await replica.tick()
-    finally:
-        await client.aclose()
     assert len(lost) == 3 and statuses(results) == Counter({"posted": 3})
     assert replica.stats.duplicates_seen == 0 and replica.stats.resent_in_doubt == 0
     assert len(platforms.delivered) == 3
