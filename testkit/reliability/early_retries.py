@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testkit.reliability.crash_after_ack import (
-    PER_PLATFORM,
+    CrashOutcome,
     answers_of,
     killed_in_flight,
     notices_of,
@@ -31,31 +31,12 @@ RETRY_AT = (1.0, 5.0, 12.0)
 
 
 @dataclass(frozen=True)
-class EarlyRetries:
-    """Answers per question (by platform) and notices after the retries; the statuses
-    each round of retries got; deliveries still unacknowledged after the last."""
+class EarlyRetries(CrashOutcome):
+    """The crash's outcome, with the statuses each round of retries got and the
+    deliveries still unacknowledged after the last."""
 
-    answers: dict[str, list[int]]
-    notices: int
-    parked: int
     rounds: dict[float, Counter[int]]
     unacknowledged: int
-    recover_seconds: float
-
-    @property
-    def lost(self) -> int:
-        return sum(c == 0 for counts in self.answers.values() for c in counts) + \
-            (self.notices == 0)
-
-    @property
-    def duplicated(self) -> int:
-        return sum(max(c - 1, 0) for counts in self.answers.values() for c in counts) + \
-            max(self.notices - 1, 0)
-
-    @property
-    def answered_once(self) -> bool:
-        return self.notices == 1 and all(
-            counts == [1] * PER_PLATFORM for counts in self.answers.values())
 
 
 def early_retries(redis_url: str, workdir: Path, *, timeout: float = 60.0,
