@@ -7,18 +7,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
-
-import msgspec
 
 from bench.fault_counts import MONDAY, add_posts, ask_everywhere, bad_responses, tick
 from bench.fault_rows import Row
-from bot.store.redis_cache import Cache
-from bot.store.trend_weeks import TrendWeeks
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.names import REPO, TZ, WEEK
+from testkit.reliability.stale_cache import age_cached_weeks
 from testkit.reliability.world import world
 
 UNAVAILABLE = "could not get the data from GitHub"
@@ -94,18 +91,8 @@ async def github_outage(redis_url: str, workdir: Path) -> Row:
             await ask_everywhere(service, "digest last week")
             await ask_everywhere(service, "risks for #1201")
             row.events += 6
-            cache = Cache(service.services.redis_sync)  # type: ignore[arg-type]
-            gone = datetime.now(UTC) - timedelta(minutes=1)
-            # The week, and the week before as read for the trends: both no longer fresh.
-            entry = cache.get_week(REPO, WEEK, TZ)
-            assert entry is not None
-            cache.put_week(REPO, WEEK, TZ, msgspec.structs.replace(
-                entry, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
-            trends = TrendWeeks(service.services.redis_sync, cache.keys)  # type: ignore[arg-type]
-            counted = trends.get(REPO, "2026-W28", TZ)
-            assert counted is not None
-            trends.put(REPO, "2026-W28", TZ, msgspec.structs.replace(
-                counted, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
+            age_cached_weeks(service.services.redis_sync,  # type: ignore[arg-type]
+                             REPO, WEEK, "2026-W28", TZ)
             fakes.github.fail_next(100_000, 503)
             before = fakes.github.count()
             for question in ("digest last week", "risks for #1201", "summary #1203"):

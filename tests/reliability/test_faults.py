@@ -11,10 +11,7 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
-import msgspec
-
 from bot.store.redis_cache import Cache
-from bot.store.trend_weeks import TrendWeeks
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
 from testkit.reliability.names import (
@@ -32,6 +29,7 @@ from testkit.reliability.posts import (
     slack_channel_texts,
     telegram_chat_texts,
 )
+from testkit.reliability.stale_cache import age_cached_weeks
 
 # Monday 09:05 in Shanghai of 2026-W30: every channel's weekly post for W29 is due.
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
@@ -117,18 +115,11 @@ async def test_github_staying_down_serves_the_cached_week_with_a_note(
     digests and the weekly posts use the cached copy and say how old it is."""
     first = _text(await service.slack("digest last week"))
     assert STALE_NOTE not in first
-    cache = Cache(service.services.redis_sync)  # type: ignore[arg-type]
-    gone = datetime.now(UTC) - timedelta(minutes=1)
-    entry = cache.get_week(REPO, WEEK, TZ)
-    assert entry is not None
-    cache.put_week(REPO, WEEK, TZ, msgspec.structs.replace(
-        entry, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
+    age_cached_weeks(service.services.redis_sync,  # type: ignore[arg-type]
+                     REPO, WEEK, "2026-W28", TZ)
     # The week before was read for its trend counts only, kept under its own key.
-    trends = TrendWeeks(cache.client, cache.keys)
-    counted = trends.get(REPO, "2026-W28", TZ)
-    assert counted is not None and cache.get_week(REPO, "2026-W28", TZ) is None
-    trends.put(REPO, "2026-W28", TZ, msgspec.structs.replace(
-        counted, fetched_at=gone - timedelta(minutes=30), fresh_until=gone), 3600)
+    assert Cache(service.services.redis_sync).get_week(  # type: ignore[arg-type]
+        REPO, "2026-W28", TZ) is None
     service.world.github.fail_next(10_000, 503)
     again = _text(await service.slack("digest last week"))
     assert STALE_NOTE in again and "31 minutes ago" in again
