@@ -69,6 +69,10 @@ def serve(
 
     settings = load_settings(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
+    if options["redis_url"] and settings.cache.unsafe_redis == "refuse":
+        from bot.store.redis_safety import refuse_if_unsafe
+
+        refuse_if_unsafe(options["redis_url"], settings.cache.url_env)
     if snapshot:
         from bot.source import SnapshotSource
 
