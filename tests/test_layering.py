@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources", "bot.config",
      "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
-     "bot.pacing"),
+     "bot.pacing", "bot.logs"),
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),

@@ -61,6 +61,7 @@ from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
 from bot.errors import SourceError, WeekError
 from bot.github.budget import Budget
+from bot.logs import delivery
 from bot.models import Digest
 from bot.source import Source
 from bot.store.client import REDIS_ERRORS
@@ -292,8 +293,9 @@ class Scheduler:
             return self._result(slot, "busy", detail="another replica holds this slot")
         try:
             async with lock.kept_alive():
-                return await self._deliver_locked(channel, slot, lock, now, force=force,
-                                                  manual=manual)
+                with delivery(slot.name):  # its lines say which post they belong to
+                    return await self._deliver_locked(channel, slot, lock, now,
+                                                      force=force, manual=manual)
         finally:
             await lock.release()
 

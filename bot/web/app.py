@@ -30,6 +30,7 @@ from bot.web.github_webhook import MAX_WEBHOOK_BYTES, github_webhook
 from bot.web.health import healthz, livez, metrics_endpoint, readyz
 from bot.web.home import home, not_found
 from bot.web.reports import report_index, report_page
+from bot.web.request_ids import RequestIds
 from bot.web.services import Services, build_services
 
 
@@ -82,7 +83,8 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
             await services.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found},
-                    middleware=[Middleware(BodyLimit, limits=limits,
+                    middleware=[Middleware(RequestIds),
+                                Middleware(BodyLimit, limits=limits,
                                            refusal_headers=refusals)])
     app.state.services = services
     return app
