@@ -16,10 +16,12 @@ WORKDIR /src
 # (requirements.lock: `make lock`; tests/test_lock.py keeps it in step with pyproject.toml).
 COPY requirements.lock ./
 RUN pip wheel --no-cache-dir --require-hashes --no-deps --wheel-dir /wheels -r requirements.lock
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md hatch_build.py ./
 COPY bot ./bot
 COPY adapters ./adapters
 COPY templates ./templates
+# The message catalogs are compiled here (hatch_build.py, with Babel in the build's own
+# environment): the image carries .mo files and no Babel.
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim-bookworm

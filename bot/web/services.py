@@ -394,7 +394,7 @@ def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering
             missing = spec.unconfigured_status(config).get("missing_env") or []
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
-        adapter = spec.load().from_config(config, handler_for(spec.name), deduper,
+        adapter = spec.adapter().from_config(config, handler_for(spec.name), deduper,
                                           **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter
