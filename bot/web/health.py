@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot.config import secret
+from bot.github.pool import PooledSource
 from bot.web.metrics import CONTENT_TYPE_LATEST
 from bot.web.services import services_of
 
@@ -43,6 +44,9 @@ async def healthz(request: Request) -> Response:
             "token": bool(secret(services.config.github.token_env)),
             "app": services.github is not None and services.github.app_auth is not None,
             "points_remaining": services.github.budget.remaining if services.github else None,
+            # A pool of credentials: each one's name, reach and points (never a token).
+            **({"credentials": services.github.status()}
+               if isinstance(services.github, PooledSource) else {}),
             **(services.github_health.status() if services.github is not None
                else {"ok": True}),
         },

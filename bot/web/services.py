@@ -31,8 +31,9 @@ from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
-from bot.github.budget import Budget
+from bot.github.budget import RateLimit
 from bot.github.closed import poll_lister
+from bot.github.pool import PooledSource, github_source
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
 from bot.models import Digest, Reply
@@ -77,7 +78,7 @@ class Services:
     adapters: dict[str, ChatAdapter]
     redis_sync: redis.Redis | None = None
     redis_async: aioredis.Redis | None = None
-    github: GitHubSource | None = None
+    github: GitHubSource | PooledSource | None = None
     scheduler: Scheduler | None = None
     poller: MergePoller | None = None
     flusher: BatchFlusher | None = None
@@ -290,11 +291,16 @@ def build_services(
     variable = config.cache.url_env
     redis_sync = sync_client(redis_url, variable) if redis_url else None
     redis_async = async_client(redis_url, variable) if redis_url else None
-    github: GitHubSource | None = None
+    github: GitHubSource | PooledSource | None = None
     if source is None:
-        budget = Budget(on_update=lambda rate: metrics.github_points(
-            rate.cost, rate.remaining, rate.reset_at.timestamp()))
-        github = GitHubSource(config, on_request=on_github_request, budget=budget)
+        # One credential, or a pool of tokens and App installations (`bot.github.pool`);
+        # /metrics shows what all of them have left.
+        def points(rate: RateLimit) -> None:
+            left = github.budget.remaining if github is not None else None
+            metrics.github_points(rate.cost, rate.remaining if left is None else left,
+                                  rate.reset_at.timestamp())
+
+        github = github_source(config, on_update=points, on_request=on_github_request)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:
