@@ -73,7 +73,10 @@ def pace(fetches: Sequence[Fetch], lanes: Sequence[Lane], *, share: float = SHAR
             placed.append(None)
             continue
         at, _, name = best
-        spent[name].append((at, fetch.points))
+        lane_spent = spent[name]
+        while lane_spent and lane_spent[0][0] <= at - HOUR:  # later fetches here come after
+            lane_spent.popleft()
+        lane_spent.append((at, fetch.points))
         last[name] = at
         placed.append(Placed(at, name))
     return placed
@@ -88,7 +91,5 @@ def _earliest(spent: deque[tuple[datetime, int]], start: datetime, points: int,
     while True:
         window = [(moment, cost) for moment, cost in spent if moment > at - HOUR]
         if not window or sum(cost for _, cost in window) + points <= allowed:
-            while spent and spent[0][0] <= at - HOUR:  # never counted again
-                spent.popleft()
             return at
         at = window[0][0] + HOUR  # just after the oldest leaves the hour
