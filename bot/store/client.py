@@ -213,10 +213,10 @@ def sync_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> redis.Re
                  for host, port in target.nodes]
         return cast(redis.Redis, _LazyCluster(lambda: redis.cluster.RedisCluster(
             startup_nodes=nodes, **kwargs)))
-    sentinel = redis.sentinel.Sentinel(
+    sentinel = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
         list(target.nodes), sentinel_kwargs=target.sentinel_options)
     connection = FailoverSSLConnection if target.options.get("ssl") else FailoverConnection
-    client = cast(redis.Redis, sentinel.master_for(
+    client = cast(redis.Redis, sentinel.master_for(  # type: ignore[no-untyped-call]
         target.service, db=target.db, connection_class=connection, **kwargs))
     _REPLICATED.add(client)
     return client
@@ -259,7 +259,7 @@ def async_client(url: str, variable: str = "REDIS_URL", **extra: Any) -> aioredi
         cluster.failover_seconds = target.failover_seconds
         use_cluster_connections(cluster, bool(target.options.get("ssl")))
         return cast(aioredis.Redis, cluster)
-    sentinel = aiosentinel.Sentinel(
+    sentinel = aiosentinel.Sentinel(  # type: ignore[no-untyped-call]
         list(target.nodes), sentinel_kwargs=target.sentinel_options)
     connection = (AsyncFailoverSSLConnection if target.options.get("ssl")
                   else AsyncFailoverConnection)
