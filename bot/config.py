@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from datetime import datetime
@@ -129,6 +130,9 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
 
 class GitHubConfig(Section, frozen=True, kw_only=True):
     token_env: str = "GITHUB_TOKEN"
+    # More tokens, by the variables holding them: each is a credential of the pool
+    # (`bot.github.pool`) with its own hourly points.
+    token_envs: tuple[str, ...] = ()
     api_url: str = "https://api.github.com"
     webhook_secret_env: str = "GITHUB_WEBHOOK_SECRET"
     poll_minutes: int = 5
@@ -144,6 +148,9 @@ class CacheConfig(Section, frozen=True, kw_only=True):
     url_env: str = "REDIS_URL"
     past_week_ttl_seconds: int = 30 * 24 * 3600
     current_week_ttl_seconds: int = 15 * 60
+    # A Redis that may evict prdigest's keys, or keeps nothing across a restart: warn at
+    # start, or refuse to serve on it (`bot.store.redis_safety`).
+    unsafe_redis: Literal["warn", "refuse"] = "warn"
 
 
 class ServerConfig(Section, frozen=True, kw_only=True):
@@ -322,10 +329,28 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
             seen.add(pair)
     _check_numbers(config)
     _check_web_urls(config)
+    _check_token_envs(config.github)
     if platforms is not None:
         _check_platforms(config, platforms)
     if config.llm is not None:
         _validate_llm(config.llm)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_token_envs(github: GitHubConfig) -> None:
+    """The pool's token variables: names of variables, each once, never `token_env`."""
+    seen = {github.token_env}
+    for index, name in enumerate(github.token_envs):
+        where = f"github.token_envs[{index}]"
+        if not _ENV_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: expected the name of an environment variable such "
+                              f"as GITHUB_TOKEN_2, got {name!r}")
+        if name in seen:
+            raise ConfigError(f"{where}: {name} is named twice (github.token_env and "
+                              "github.token_envs name each variable once)")
+        seen.add(name)
 
 
 def _validate_llm(llm: LLMConfig) -> None:

@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources", "bot.config",
      "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
-     "bot.pacing"),
+     "bot.pacing", "bot.logs", "bot.extras"),
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
@@ -41,7 +41,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 ADAPTERS_MAY_USE = ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources",
                     "bot.config", "bot.week", "bot.i18n", "bot.snapshot", "bot.source",
-                    "bot.links", "bot.redaction", "bot.pacing", "bot.render", "bot.chat")
+                    "bot.links", "bot.redaction", "bot.pacing", "bot.render", "bot.chat",
+                    "bot.extras", "bot.logs")
 COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.delivery.post")
 MAX_ADAPTER_IMPORTERS = 3
 

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
 from bot.config import ChannelConfig, Config
+from bot.logs import delivery
 from bot.models import Admission, Command, Lang, Reply
 
 log = logging.getLogger(__name__)
@@ -168,7 +169,13 @@ class Inbox:
         it raises (or the process dies first), a retry of the delivery is answered. The
         error of `send` propagates; nothing else raises. `admitted`: `admit` said
         "answer" before the delivery was acknowledged; otherwise it is admitted here,
-        waiting while another process holds it."""
+        waiting while another process holds it. Lines logged meanwhile carry the
+        delivery's key."""
+        with delivery(question.delivery_key):
+            return await self._answer(question, bot_names, send=send, admitted=admitted)
+
+    async def _answer(self, question: Question, bot_names: Iterable[str], *,
+                      send: SendReply | None, admitted: bool) -> Reply | None:
         if not admitted and await self._admit_patiently(question) != "answer":
             log.info("%s: skipping repeated delivery %s", question.platform,
                      question.delivery_key)

@@ -59,8 +59,9 @@ from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
-from bot.errors import SourceError, WeekError
+from bot.errors import DeliveryInDoubt, SourceError, WeekError
 from bot.github.budget import Budget
+from bot.logs import delivery
 from bot.models import Digest
 from bot.source import Source
 from bot.store.client import REDIS_ERRORS
@@ -292,8 +293,9 @@ class Scheduler:
             return self._result(slot, "busy", detail="another replica holds this slot")
         try:
             async with lock.kept_alive():
-                return await self._deliver_locked(channel, slot, lock, now, force=force,
-                                                  manual=manual)
+                with delivery(slot.name):  # its lines say which post they belong to
+                    return await self._deliver_locked(channel, slot, lock, now,
+                                                      force=force, manual=manual)
         finally:
             await lock.release()
 
@@ -413,6 +415,11 @@ class Scheduler:
                                                 delivery_key=intent.delivery_key)
         except Exception as exc:
             reason = str(exc) or type(exc).__name__
+            if isinstance(exc, DeliveryInDoubt) and not exc.resend:
+                # It may be on the platform: held, never sent twice (the platform's policy).
+                return await self._hold(slot, lock, intent_raw, intent, self.clock(),
+                                        reason=f"{reason}; held, as the platform's in_doubt "
+                                               "says (prdigest post --force sends it)")
             log.warning("schedule: posting %s failed: %s", slot.name, reason)
             return await self._fail(slot, lock, intent_raw, intent, intent.last_attempt_at,
                                     reason, counts_attempt=True)
@@ -476,9 +483,10 @@ class Scheduler:
         return self._result(slot, "failed", detail=reason)
 
     async def _hold(self, slot: Slot, lock: RedisLock, raw: bytes | None,
-                    entry: LedgerEntry, now: datetime) -> PostResult:
-        reason = (f"a send by {entry.replica} at {entry.last_attempt_at} may or may not "
-                  "have arrived; held (prdigest post --force sends it)")
+                    entry: LedgerEntry, now: datetime, *, reason: str | None = None
+                    ) -> PostResult:
+        reason = reason or (f"a send by {entry.replica} at {entry.last_attempt_at} may or "
+                            "may not have arrived; held (prdigest post --force sends it)")
         held = msgspec.structs.replace(entry, state="held", error=reason)
         await self.ledger.write_fenced(slot, lock, raw, held)
         self.stats.held += 1

@@ -86,14 +86,16 @@ class GitHubSource:
         budget: Budget | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         retry_unresolved: bool = True,
+        app: InstallationAuth | None = None,
+        name: str | None = None,
     ) -> None:
         self.config = config
         self.budget = budget if budget is not None else Budget(clock=clock)
         env = config.github.token_env
-        credentials = app_credentials() if token is None else None
-        self.token = token if token is not None or credentials else secret(env)
-        self.app_auth = InstallationAuth(credentials, owner=_single_owner(config)) \
-            if credentials else None
+        credentials = app_credentials() if token is None and app is None else None
+        self.token = token if token is not None or credentials or app else secret(env)
+        self.app_auth = app or (InstallationAuth(credentials, owner=_single_owner(config))
+                                if credentials else None)
         auth: Auth.Auth | None = self.app_auth or (Auth.Token(self.token) if self.token
                                                     else None)
         self.base_url = (base_url or config.github.api_url).rstrip("/")
@@ -119,8 +121,9 @@ class GitHubSource:
         self.policy = RequestPolicy(
             self.github.requester,
             api_url=self.base_url,
-            token_source=("of the GitHub App in $" + APP_ID_ENV if credentials
-                          else f"in ${env}" if token is None else "given"),
+            token_source=(name or ("of the GitHub App in $" + APP_ID_ENV
+                                   if credentials or app else f"in ${env}" if token is None
+                                   else "given")),
             sleep=sleep if sleep is not None else time.sleep,
             clock=clock,
             retries=retries,

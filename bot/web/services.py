@@ -31,8 +31,9 @@ from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
-from bot.github.budget import Budget
+from bot.github.budget import RateLimit
 from bot.github.closed import poll_lister
+from bot.github.pool import PooledSource, github_source
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
 from bot.models import Digest, Reply
@@ -49,6 +50,7 @@ from bot.store.client import (
     sync_client,
 )
 from bot.store.pacing import RedisPacer
+from bot.store.redis_safety import judge, redis_hazards
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
@@ -76,7 +78,7 @@ class Services:
     adapters: dict[str, ChatAdapter]
     redis_sync: redis.Redis | None = None
     redis_async: aioredis.Redis | None = None
-    github: GitHubSource | None = None
+    github: GitHubSource | PooledSource | None = None
     scheduler: Scheduler | None = None
     poller: MergePoller | None = None
     flusher: BatchFlusher | None = None
@@ -88,6 +90,8 @@ class Services:
     narrator: Narrator | None = None
     start_errors: dict[str, str] = field(default_factory=dict)
     redis_problem: str | None = None
+    # What the start-up check found wrong with Redis (eviction, persistence).
+    redis_hazards: list[str] = field(default_factory=list)
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
@@ -96,6 +100,9 @@ class Services:
         default_factory=SingleFlight)
     report_rate: ClientRate | None = None
     report_points: Allowance | None = None
+    # For /readyz: the lifespan has started everything, and has not begun to stop.
+    started: bool = False
+    stopping: bool = False
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -106,6 +113,7 @@ class Services:
         in /healthz; the rest of the service runs on.
         """
         self.stop_event = asyncio.Event()
+        self.stopping = False
         if self.redis_async is not None:
             # Once, at start: without EVAL the locks cannot work; say so in /healthz
             # (503) instead of failing every post while the slot locks linger.
@@ -113,12 +121,15 @@ class Services:
             if self.redis_problem is not None:
                 log.error("redis: %s; the weekly schedule is not started",
                           self.redis_problem)
+            self.redis_hazards = await redis_hazards(self.redis_async)
+            judge(self.redis_hazards, "warn")  # `refuse` stopped `prdigest serve` before
         for platform, adapter in self.adapters.items():
             try:
                 await adapter.start()
             except Exception as exc:
                 log.exception("%s did not start", platform)
                 self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
+        self.started = True
         if not self.background:
             return
         if self.redis_async is not None:
@@ -136,6 +147,7 @@ class Services:
 
     async def stop(self) -> None:
         """Stop background work (a post in flight finishes), adapters, connections."""
+        self.stopping = True
         self.stop_event.set()
         running = list(self.tasks.values()) + list(self.pending)
         if running:
@@ -184,11 +196,12 @@ class Services:
                 await asyncio.wait_for(self.redis_async.ping(), timeout=2)
         except REDIS_ERRORS as exc:
             return {"configured": True, "ok": False, "error": type(exc).__name__}
+        hazards = {"hazards": self.redis_hazards} if self.redis_hazards else {}
         if masters is None:
-            return {"configured": True, "ok": True}
+            return {"configured": True, "ok": True, **hazards}
         ok = all(state == "ok" for state in masters.values())
         return {"configured": True, "ok": ok, **({} if ok else {"error": "ClusterDown"}),
-                "cluster": {"masters": masters}}
+                "cluster": {"masters": masters}, **hazards}
 
     def narrator_status(self) -> dict[str, Any]:
         """/healthz's view of the optional narrator: off, or its model and circuit."""
@@ -198,6 +211,21 @@ class Services:
 
     def platform_status(self) -> dict[str, Any]:
         return platform_statuses(self.config, self.adapters, self.start_errors)
+
+    def platform_readiness(self) -> dict[str, dict[str, Any]]:
+        """/readyz's view of the platforms whose secrets are set: each needs its adapter.
+        A start error (the platform unreachable at start) is shown, not failed on: the
+        adapter tries again with the next delivery, and the other platforms' webhooks
+        must keep reaching this replica meanwhile."""
+        ready: dict[str, dict[str, Any]] = {}
+        for spec in PLATFORMS:
+            if spec.name not in self.adapters and not spec.has_credentials(self.config):
+                continue
+            state: dict[str, Any] = {"ok": spec.name in self.adapters}
+            if spec.name in self.start_errors:
+                state["start_error"] = self.start_errors[spec.name]
+            ready[spec.name] = state
+        return ready
 
     def background_status(self) -> dict[str, Any]:
         def task_state(name: str) -> str:
@@ -263,11 +291,16 @@ def build_services(
     variable = config.cache.url_env
     redis_sync = sync_client(redis_url, variable) if redis_url else None
     redis_async = async_client(redis_url, variable) if redis_url else None
-    github: GitHubSource | None = None
+    github: GitHubSource | PooledSource | None = None
     if source is None:
-        budget = Budget(on_update=lambda rate: metrics.github_points(
-            rate.cost, rate.remaining, rate.reset_at.timestamp()))
-        github = GitHubSource(config, on_request=on_github_request, budget=budget)
+        # One credential, or a pool of tokens and App installations (`bot.github.pool`);
+        # /metrics shows what all of them have left.
+        def points(rate: RateLimit) -> None:
+            left = github.budget.remaining if github is not None else None
+            metrics.github_points(rate.cost, rate.remaining if left is None else left,
+                                  rate.reset_at.timestamp())
+
+        github = github_source(config, on_update=points, on_request=on_github_request)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
         source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:
@@ -367,7 +400,7 @@ def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering
             missing = spec.unconfigured_status(config).get("missing_env") or []
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
-        adapter = spec.load().from_config(config, handler_for(spec.name), deduper,
+        adapter = spec.adapter().from_config(config, handler_for(spec.name), deduper,
                                           **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter

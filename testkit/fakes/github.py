@@ -65,8 +65,14 @@ class FakeGitHub:
         latency: float = 0.0,
         page_cap: int | None = None,
         rate_budget: int | None = None,
+        more_tokens: Sequence[str] = (),
     ) -> None:
         self.token = token
+        # More personal tokens, each with GraphQL points of its own (`points_of`).
+        self.token_points: dict[str, Points] = {t: Points() for t in more_tokens}
+        # A private repository only these tokens may see (`add_repo(readers=...)`).
+        self.readers: dict[str, frozenset[str]] = {}
+        self._caller = threading.local()
         self.latency = latency
         self.page_cap = page_cap
         self.rate_budget = rate_budget
@@ -121,8 +127,23 @@ class FakeGitHub:
 
     # -- data --
 
-    def add_repo(self, name: str, pulls: Sequence[PullRequest], *, private: bool = False) -> None:
+    def add_repo(self, name: str, pulls: Sequence[PullRequest], *, private: bool = False,
+                 readers: Sequence[str] | None = None) -> None:
+        """`readers`: the tokens that see the (private) repository; others get GitHub's
+        "Could not resolve to a Repository". None: every accepted credential."""
         self.repos[name] = FakeRepo(name, {p.number: p for p in pulls}, private)
+        if readers is not None:
+            self.readers[name] = frozenset(readers)
+
+    def points_of(self, token: str) -> Points:
+        """The GraphQL points a token spends (`token`'s are `points`)."""
+        return self.token_points.get(token, self.points)
+
+    def requests_by(self, token: str) -> int:
+        """Requests that carried `token`."""
+        with self._lock:
+            return sum(1 for r in self.requests
+                       if r.headers.get("authorization", "").endswith(f" {token}"))
 
     def put_pull(self, repo: str, pull: PullRequest) -> None:
         """Add or replace a PR (a test's way of changing GitHub)."""
@@ -234,7 +255,7 @@ class FakeGitHub:
             return None
         scheme, _, token = value.partition(" ")
         return scheme.lower() in {"token", "bearer"} and (
-            token == self.token or self.apps.accepts(token))
+            token == self.token or token in self.token_points or self.apps.accepts(token))
 
     def handle(self, request: Recorded) -> tuple[int, dict[str, str], Any]:
         if request.path.startswith("/app/"):
@@ -247,21 +268,24 @@ class FakeGitHub:
         if request.method == "POST" and request.kind == "graphql":
             if auth is None:
                 return 401, {}, {"message": "This endpoint requires you to be authenticated."}
-            answer = self._graphql(request.json())
-            return 200, self.points.headers(), answer
+            token = request.headers.get("authorization", "").partition(" ")[2]
+            self._caller.token = token
+            points = self.points_of(token)
+            answer = self._graphql(request.json(), points)
+            return 200, points.headers(), answer
         if request.method == "GET":
             return RestApi(self, request, authenticated=auth is True).answer()
         return 404, {}, {"message": "Not Found"}
 
     # -- GraphQL --
 
-    def _graphql(self, payload: Any) -> dict[str, Any]:
+    def _graphql(self, payload: Any, points: Points) -> dict[str, Any]:
         query = payload.get("query", "")
         variables = payload.get("variables") or {}
-        refused = self.points.spend(query, variables)
+        refused = points.spend(query, variables)
         if refused is not None:
             return refused
-        result = graphql_sync(SCHEMA, query, root_value=GraphQLRoot(self),
+        result = graphql_sync(SCHEMA, query, root_value=GraphQLRoot(self, points),
                               variable_values=variables)
         out: dict[str, Any] = {}
         if result.data is not None or not result.errors:
@@ -280,6 +304,9 @@ class FakeGitHub:
     def visible(self, name: str, *, authenticated: bool) -> FakeRepo | None:
         repo = self.repos.get(name)
         if repo is None or (repo.private and not authenticated):
+            return None
+        readers = self.readers.get(name)
+        if readers is not None and getattr(self._caller, "token", None) not in readers:
             return None
         return repo
 

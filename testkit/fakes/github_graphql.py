@@ -24,6 +24,7 @@ from testkit.fakes.github_shapes import (
 
 if TYPE_CHECKING:
     from testkit.fakes.github import FakeGitHub
+    from testkit.fakes.github_points import Points
 
 
 def association(pull: PullRequest) -> str | None:
@@ -90,8 +91,9 @@ def _thread_id(repo: str, number: int, index: int) -> str:
 class GraphQLRoot:
     """The GraphQL root value: graphql-core's default resolver calls these."""
 
-    def __init__(self, fake: FakeGitHub) -> None:
+    def __init__(self, fake: FakeGitHub, points: Points | None = None) -> None:
         self.fake = fake
+        self.points = points if points is not None else fake.points  # the caller's
 
     def repository(self, info: Any, owner: str, name: str, followRenames: bool = True) -> Any:
         repo = self.fake.visible(f"{owner}/{name}", authenticated=True)
@@ -148,7 +150,7 @@ class GraphQLRoot:
         return [self.node(info, i) for i in ids]
 
     def rateLimit(self, info: Any, dryRun: bool = False) -> Any:
-        return self.fake.points.answer()
+        return self.points.answer()
 
 
 def thread_node(

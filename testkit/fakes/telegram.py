@@ -151,6 +151,8 @@ class _State:
     next_message_id: int = 1000
     # Messages deleted (`delete_message`), by chat: a reply to one is refused.
     deleted: set[tuple[str, int]] = field(default_factory=set)
+    # Seconds to keep the answer of the next calls of a method after doing what they ask.
+    stalls: dict[str, deque[float]] = field(default_factory=dict)
 
 
 class FakeTelegram(ThreadedAiohttpServer):
@@ -201,6 +203,13 @@ class FakeTelegram(ThreadedAiohttpServer):
             for index in range(times):
                 queue.append(_Failure(status, description, parameters,
                                       after=after if index == 0 else 0))
+
+    def stall_after_accepting(self, method: str, seconds: float, *, times: int = 1) -> None:
+        """The next `times` calls of `method` are carried out (a message is posted) and
+        their answer is held back `seconds`: a client that stops waiting before then
+        cannot tell whether Telegram took them."""
+        with self._changed:
+            self._state.stalls.setdefault(method, deque()).extend([seconds] * times)
 
     def delete_message(self, chat_id: str, message_id: int) -> None:
         """Delete a message, as a chat admin would: replies to it are refused from now on
@@ -407,6 +416,10 @@ class FakeTelegram(ThreadedAiohttpServer):
         with self._changed:
             recorded.status = status
             self._changed.notify_all()
+            queue = self._state.stalls.get(recorded.method)
+            stall = queue.popleft() if queue else 0.0
+        if stall:
+            await asyncio.sleep(stall)
         return _json(status, answer)
 
 

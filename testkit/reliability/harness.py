@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 
+from bot.github.source import GitHubSource
 from bot.web.app import create_app
 from bot.web.services import Services
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
@@ -189,7 +190,7 @@ async def service_in_process(world: World, redis_url: str, workdir: Path, *,
         app = create_app(settings, redis_url=redis_url, now=now, background=False)
         services: Services = app.state.services
         sleeps = Sleeps()
-        assert services.github is not None
+        assert isinstance(services.github, GitHubSource)  # one token
         services.github.policy.sleep = sleeps
         async with serving(app) as http:
             yield Service(http=http, services=services, world=world, sleeps=sleeps)
