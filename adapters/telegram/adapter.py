@@ -35,6 +35,7 @@ from telegram.ext import (
 
 from adapters.base import DeliveryError
 from adapters.telegram import TEMPLATES
+from adapters.telegram.admins import is_chat_admin
 from adapters.telegram.flood import PacedLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
@@ -110,7 +111,6 @@ class TelegramAdapter:
             raise ConfigError("telegram: webhook mode needs a secret token")
         self._outbound_only = outbound_only
         self._config = config
-        self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._token = token
         self._secret = secret_token
         self._polling = polling
@@ -144,6 +144,13 @@ class TelegramAdapter:
             builder = builder.updater(None)
         self.application: PTBApplication = builder.build()
         self.application.add_error_handler(self._on_error)
+        self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
+                            chat_admins=self._is_chat_admin)
+
+    async def _is_chat_admin(self, question: Question) -> bool:
+        """Whether the asker is the chat's creator or an administrator (Telegram's
+        `getChatMember`, through the application's bot)."""
+        return await is_chat_admin(self.application.bot, question)
 
     @classmethod
     def from_config(

@@ -55,6 +55,7 @@ def question_from_update(update: Update, *, bot_id: int) -> Question | None:
         user_lang=language_of(sender.language_code if sender is not None else None),
         # A command's verb (`/risks`) is English whatever the user speaks.
         fixed_verb=message.text.lstrip().startswith("/"),
+        direct=not in_group,
         raw=update,
     )
 
