@@ -158,9 +158,11 @@ class ChatSetup:
             check_repo_name(asked, "repo")
         except ConfigError:
             raise refuse(command, "repo-name", repository=echo(asked)) from None
-        if follow_refusal(config, asked, private=False) == "repo-not-allowed":
-            # Refused before GitHub is asked: an owner outside the bounds costs nothing.
-            raise refuse(command, "follow-not-allowed", repository=asked)
+        known = follow_refusal(config, asked, private=False)
+        if known is not None:
+            # Refused before GitHub is asked: what the bounds alone exclude costs nothing.
+            raise refuse(command, "follow-not-allowed" if known == "repo-not-allowed"
+                         else "follow-private", repository=asked)
         facts = await self._repository(command, config, asked)
         if facts is None:
             raise refuse(command, "repo-unknown", repository=asked)
