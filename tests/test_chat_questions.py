@@ -189,7 +189,7 @@ async def test_who_reviewed_says_the_data_does_not_record_it(handler: CommandHan
 
 # --- this week against the last ------------------------------------------------------------
 
-@pytest.mark.parametrize("text", ["上周和这周比怎么样", "how does this week compare with last week"])
+@pytest.mark.parametrize("text", ["上周和这周比怎么样", "how does this week compare to last week"])
 async def test_this_week_against_the_last(handler: CommandHandler, snapshot: Snapshot,
                                           text: str) -> None:
     reply = await ask(handler, text)

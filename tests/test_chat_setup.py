@@ -176,7 +176,8 @@ REFUSALS: list[tuple[str, dict[str, object], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "how", "key"), REFUSALS, ids=[r[0] + "-" + r[2] for r in REFUSALS])
+@pytest.mark.parametrize(("text", "how", "key"), REFUSALS,
+                         ids=[r[0] + "-" + r[2] for r in REFUSALS])
 async def test_a_refusal_is_a_reply_in_the_askers_language_and_stores_nothing(
         text: str, how: dict[str, object], key: str) -> None:
     world = World()
