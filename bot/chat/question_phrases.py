@@ -120,8 +120,11 @@ def read_question(words: list[str], *, weeks: int, pulls: int) -> Question | Non
 
 
 def _plain_name(word: str) -> bool:
-    """A word that can name an area (`npu`, `rollout`, `国产硬件`), not a sentence."""
-    return len(word) <= 40 and not any(c in word for c in "?!")
+    """Words that can name an area (`npu`, `data loading`, `国产硬件`), not a sentence:
+    at most two words."""
+    parts = word.split()
+    return (0 < len(word) <= 40 and len(parts) <= 2 and not any(c in word for c in "?!")
+            and not any(part.isdigit() for part in parts))  # a number is a PR
 
 
 def _area(words: list[str]) -> tuple[bool, str]:
@@ -144,6 +147,6 @@ def _area(words: list[str]) -> tuple[bool, str]:
         rest.append(word)
     # Chinese is written without spaces: the grammar reads `国产 硬件` as `国产硬件`.
     area = _CJK_GAP.sub("", " ".join(rest))
-    if not changed or not _plain_name(area):
+    if not changed or (area and not _plain_name(area)):
         return False, ""
     return True, area
