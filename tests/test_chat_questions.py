@@ -5,7 +5,6 @@ here by the rules the docs state, not copied from the answer."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -16,11 +15,11 @@ from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import Config, parse_config
 from bot.digests import Digests
-from bot.models import PullRequest, Reply, Snapshot
+from bot.models import Reply, Snapshot
 from bot.render import render_reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.week import belongs_to_week, week_period
+from testkit.verl_weeks import folders, most_active, reviewed, tags, week_of, words
 
 pytestmark = pytest.mark.realdata
 
@@ -48,23 +47,6 @@ def handler(snapshot: Snapshot) -> CommandHandler:
     return CommandHandler(Digests(CONFIG, SnapshotSource(snapshot), now=lambda: NOW))
 
 
-def week_of(snapshot: Snapshot, week: str) -> list[PullRequest]:
-    period = week_period(week, TZ)
-    return [p for p in snapshot.pulls if belongs_to_week(p, period)]
-
-
-def words(pull: PullRequest) -> set[str]:
-    """The whole words of a PR's title, body and changed paths (`npu_patch.py` has npu)."""
-    text = " ".join([pull.title, pull.body or "", *(f.path for f in pull.files)])
-    return set(re.split(r"[^a-z0-9]+", text.lower()))
-
-
-def tags(pull: PullRequest) -> set[str]:
-    found = re.match(r"^\s*(?:\[[^\]]*\]\s*)+", pull.title)
-    return {t.strip().lower() for t in re.findall(r"[^\[\],]+", found.group(0))} if found \
-        else set()
-
-
 async def ask(handler: CommandHandler, text: str) -> Reply:
     reply = await handler.handle(parse_command(text), channel=CONFIG.channels[0])
     assert reply.lang == ("zh" if re.search(r"[\u4e00-\u9fff]", text) else "en")
@@ -90,9 +72,7 @@ async def test_this_weeks_risks(handler: CommandHandler, snapshot: Snapshot, tex
     reply = await ask(handler, text)
     # Of W30's PRs only #7083 and #6556 carry review text; #7083's asks nothing
     # (tests/test_real_judgement.py), #6556's two remarks are unresolved as far as recorded.
-    reviewed = {p.number for p in week_of(snapshot, "2026-W30")
-                if p.review_threads or p.comments}
-    assert reviewed == {7083, 6556}
+    assert reviewed(week_of(snapshot, "2026-W30")) == {7083, 6556}
     assert numbers(reply) == {6556}
     assert "#6556" in said(reply)
 
@@ -100,9 +80,8 @@ async def test_this_weeks_risks(handler: CommandHandler, snapshot: Snapshot, tex
 @pytest.mark.parametrize("text", ["上周有什么风险", "risks last week"])
 async def test_last_weeks_risks(handler: CommandHandler, snapshot: Snapshot, text: str) -> None:
     reply = await ask(handler, text)
-    reviewed = {p.number for p in week_of(snapshot, "2026-W29")
-                if p.review_threads or p.comments}
-    assert reviewed == {6932, 6974, 7037}  # #6974's thread is praise, not a risk
+    # #6974's thread is praise, not a risk (tests/test_real_judgement.py).
+    assert reviewed(week_of(snapshot, "2026-W29")) == {6932, 6974, 7037}
     assert numbers(reply) == {6932, 7037}
     assert reply.answer is not None and reply.answer.pulls[0].number == 7037  # medium first
     assert reply.answer.pulls[1].risks == 2
@@ -121,10 +100,6 @@ async def test_npu_changes(handler: CommandHandler, snapshot: Snapshot, text: st
     assert numbers(reply) <= expected
     assert len(numbers(reply)) == min(len(expected), 10)
     assert reply.answer.area == "NPU" and reply.answer.week == week
-
-
-def folders(pull: PullRequest) -> set[str]:
-    return {part for f in pull.files for part in f.path.split("/")[:-1]}
 
 
 @pytest.mark.parametrize("text", ["本周 rollout 有什么变化", "what changed in rollout"])
@@ -168,13 +143,11 @@ async def test_an_area_with_no_pr_says_so_with_the_weeks_topics(
 async def test_who_merged_the_most(handler: CommandHandler, snapshot: Snapshot, text: str,
                                    week: str) -> None:
     reply = await ask(handler, text)
-    counts = Counter(p.author for p in week_of(snapshot, week) if p.author)
-    most = max(counts.values())
-    leaders = {login for login, count in counts.items() if count == most}
+    leaders, most, authors = most_active(week_of(snapshot, week))
     assert reply.answer is not None and reply.answer.people is not None
     named = reply.answer.people.top_authors
     assert named[0].login in leaders and named[0].count == most
-    assert reply.answer.people.authors == len(counts)
+    assert reply.answer.people.authors == authors
     assert named[0].login in said(reply)
 
 

@@ -263,6 +263,13 @@ class TelegramAdapter:
                 "subscribe": t("follow a topic: merged PRs are announced here and lead the "
                                "digest"),
                 "unsubscribe": t("stop following a topic"), "help": t("this help"),
+                "pending": t("PRs open and waiting for review now, oldest first"),
+                "follow": t("follow a repository: its weekly digest comes here"),
+                "unfollow": t("stop following a repository"),
+                "schedule": t("when the weekly digest comes, e.g. /schedule mon 9:00"),
+                "timezone": t("the chat's time zone, e.g. /timezone Europe/Berlin"),
+                "lang": t("the chat's language: /lang zh or /lang en"),
+                "settings": t("what this chat gets and when"),
             }
             commands = [BotCommand(name, descriptions[name][:256]) for name in COMMANDS]
             try:

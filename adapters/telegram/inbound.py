@@ -22,7 +22,8 @@ from bot.models import Lang
 PLATFORM = "telegram"
 
 # Commands shown in Telegram's menu; `/start` opens every private chat with a bot.
-COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help")
+COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "pending",
+            "follow", "unfollow", "schedule", "timezone", "lang", "settings", "help")
 ACCEPTED_COMMANDS = (*COMMANDS, "start")
 ALLOWED_UPDATES = ("message",)
 
