@@ -289,3 +289,13 @@ def test_a_long_topic_list_is_cut_with_a_count(lang: Lang, more: str) -> None:
     text = render_reply(Reply(kind="topics", lang=lang, available_topics=names), "text")
     assert "m19" in text and "m20" not in text
     assert more in text
+
+
+@pytest.mark.parametrize(("text", "note", "plural"), [
+    ("summary #7035", "(Its check state at merge is unknown.)", "for 1 PR"),
+    ("总结 #7035", "（它合并时的检查状态未知。）", "有 1 个 PR"),
+])
+async def test_an_answer_about_one_pr_speaks_of_it_not_of_one_pr(
+        chat: ChatTestBackend, text: str, note: str, plural: str) -> None:
+    said = (await chat.ask(text)).text
+    assert note in said and plural not in said
