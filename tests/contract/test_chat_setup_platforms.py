@@ -167,3 +167,19 @@ async def test_feishu_refuses_what_the_operator_does_not_allow(
         service: Service, stored: RedisChatSettings, text: str, reply: str) -> None:
     assert reply in said(await service.feishu(text, chat="oc_p2pchat01", chat_type="p2p"))
     assert stored.all() == {}
+
+
+# --- what a chat set up from chat gets ---------------------------------------------------
+
+
+async def test_a_repository_followed_from_chat_gets_report_pages_and_links(
+        service: Service) -> None:
+    service.world.github.add_repo("acme/tools", [])
+    assert (await service.get("/reports/acme/tools")).status_code == 404
+    await service.slack("follow acme/tools", channel="D0TOOLS")
+    index = await service.get("/reports/acme/tools")
+    assert index.status_code == 200
+    digest = said(await service.slack("digest last week", channel="D0TOOLS"))
+    assert "/reports/acme/tools/" in digest
+    home = await service.get("/")
+    assert "acme/tools" not in home.text and "acme/lumen" in home.text
