@@ -4,7 +4,8 @@ whether a repository a chat wants to follow exists and is private.
 The review queue is one search, whatever the number of repositories (a `repo:`
 qualifier each): open PRs that are not drafts, neither approved nor sent back for
 changes, oldest first - what GitHub's scheduled reminders list. Through GraphQL it asks
-for no nested list, so it costs one point; without a token it is one REST search.
+for no nested list, so it costs one point; without a token it is one REST search. A
+repository is one REST request (`GET /repos/{owner}/{name}`), with or without a token.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from github.Requester import Requester
 
 from bot.errors import SourceError
 from bot.github.budget import Budget
+from bot.github.graphql import GraphQLBackend
 from bot.github.policy import RequestPolicy
 from bot.github.queries import RATE_LIMIT
 from bot.source import QueuedPull, RepoFacts, ReviewQueue
@@ -38,10 +40,6 @@ _QUEUE = (
     + str(QUEUE_SHOWN) + ") { issueCount nodes { __typename ... on PullRequest { number "
     "title url createdAt author { __typename login } repository { nameWithOwner } } } } }"
 )
-_REPOSITORY = (
-    "query Repo($owner: String!, $name: String!) { " + RATE_LIMIT
-    + " repository(owner: $owner, name: $name) { nameWithOwner isPrivate } }"
-)
 
 
 def _time(value: Any) -> datetime | None:
@@ -59,11 +57,13 @@ def _login(actor: Any) -> str | None:
 
 
 class Lookups:
-    """`GitHubLookups` through the requester of a `GitHubSource`: GraphQL with a token,
-    REST without. `now` stamps each queue with when GitHub answered."""
+    """`GitHubLookups` for a `GitHubSource`: the review queue through its GraphQL backend
+    when it has a token (REST's search without one), a repository through REST (one
+    request, none of GraphQL's points). `now` stamps each queue with when GitHub
+    answered."""
 
     def __init__(self, requester: Requester, policy: RequestPolicy, budget: Budget, *,
-                 graphql: bool, now: Callable[[], datetime]) -> None:
+                 graphql: GraphQLBackend | None, now: Callable[[], datetime]) -> None:
         self.requester = requester
         self.policy = policy
         self.budget = budget
@@ -71,18 +71,19 @@ class Lookups:
         self.now = now
 
     def review_queue(self, repos: Sequence[str]) -> ReviewQueue:
-        with self.budget.fetch(", ".join(repos), "review queue"):
+        names = ", ".join(repos)
+        with self.budget.fetch(names, "review queue"):
             try:
-                pulls, total = self._queue(queue_query(repos))
+                pulls, total = self._queue(names, queue_query(repos))
             except _Missing:
-                raise SourceError(f"GitHub cannot search {', '.join(repos)}") from None
+                raise SourceError(f"GitHub cannot search {names}") from None
         return ReviewQueue(pulls=tuple(pulls[:QUEUE_SHOWN]), total=max(total, len(pulls)),
                            fetched_at=self.now())
 
-    def _queue(self, query: str) -> tuple[list[QueuedPull], int]:
+    def _queue(self, names: str, query: str) -> tuple[list[QueuedPull], int]:
         """The search's PRs (the oldest `QUEUE_SHOWN`) and how many it found."""
-        if self.graphql:
-            found = self._graphql(_QUEUE, {"q": query}).get("search") or {}
+        if self.graphql is not None:
+            found = self.graphql.query(names, _QUEUE, {"q": query}).get("search") or {}
             nodes = [n for n in found.get("nodes") or []
                      if n and n.get("__typename") == "PullRequest"]
             return [QueuedPull(
@@ -101,47 +102,12 @@ class Lookups:
 
     def repository(self, repo: str) -> RepoFacts | None:
         owner, _, name = repo.partition("/")
-        if self.graphql:
-            try:
-                data = self._graphql(_REPOSITORY, {"owner": owner, "name": name})
-            except _Missing:
-                return None
-            found = data.get("repository")
-            if not found:
-                return None
-            return RepoFacts(name=str(found["nameWithOwner"]), private=bool(found["isPrivate"]))
         try:
             data = self._rest(f"/repos/{owner}/{name}")
         except _Missing:
             return None
         return RepoFacts(name=str(data.get("full_name") or repo),
                          private=bool(data.get("private")))
-
-    # -- transport --
-
-    def _graphql(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        def send() -> dict[str, Any]:
-            _, answer = self.requester.requestJsonAndCheck(
-                "POST", self.requester.graphql_url,
-                input={"query": query, "variables": variables})
-            return dict(answer or {})
-
-        try:
-            answer = self.policy.call(send)
-        except GithubException as exc:
-            raise SourceError(f"GitHub GraphQL request failed ({exc.status} {exc.message})"
-                              ) from None
-        data = answer.get("data") or {}
-        rate = data.get("rateLimit")
-        if isinstance(rate, dict):
-            self.budget.record(rate)
-        errors = answer.get("errors") or []
-        if any(e.get("type") in ("NOT_FOUND", "INVALID") for e in errors):
-            raise _Missing()
-        if errors or not data:
-            messages = "; ".join(str(e.get("message")) for e in errors) or "no data"
-            raise SourceError(f"GitHub GraphQL error: {messages}")
-        return dict(data)
 
     def _rest(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         try:

@@ -141,8 +141,9 @@ class GitHubSource:
             )
         else:
             self.backend = RestBackend(self.github.requester, self.policy, progress)
-        self.lookups = Lookups(self.github.requester, self.policy, self.budget,
-                               graphql=auth is not None, now=self._now)
+        self.lookups = Lookups(
+            self.github.requester, self.policy, self.budget, now=self._now,
+            graphql=self.backend if isinstance(self.backend, GraphQLBackend) else None)
 
     @property
     def config(self) -> Config:

@@ -278,7 +278,9 @@ class FakeGitHub:
         return out
 
     def visible(self, name: str, *, authenticated: bool) -> FakeRepo | None:
-        repo = self.repos.get(name)
+        """The repository by its name, in any case (as GitHub finds it)."""
+        repo = self.repos.get(name) or next(
+            (held for key, held in self.repos.items() if key.lower() == name.lower()), None)
         if repo is None or (repo.private and not authenticated):
             return None
         return repo

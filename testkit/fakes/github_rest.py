@@ -142,9 +142,10 @@ class RestApi:
         found = self.fake.visible(repo, authenticated=self.authenticated)
         if found is None:
             return self._not_found()
-        return 200, {}, {"id": 1, "name": repo.split("/")[1], "full_name": repo,
-                         "private": found.private, "url": f"{self.base}/repos/{repo}",
-                         "html_url": f"https://github.com/{repo}"}
+        name = found.name  # GitHub's spelling, whatever case was asked
+        return 200, {}, {"id": 1, "name": name.split("/")[1], "full_name": name,
+                         "private": found.private, "url": f"{self.base}/repos/{name}",
+                         "html_url": f"https://github.com/{name}"}
 
     def pull(self, repo: str, n: str) -> tuple[int, dict[str, str], Any]:
         found = self._pull(repo, n)

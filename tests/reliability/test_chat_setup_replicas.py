@@ -8,21 +8,16 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
-
-import httpx
 
 from bot.store.chat_settings import RedisChatSettings
 from bot.store.client import sync_client
-from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
 from testkit.reliability.names import REPO
 from testkit.reliability.notice_kills import NEVER_DUE, npu_pulls
 from testkit.reliability.replicas import Replica, Replicas, merge_delivery
+from testkit.reliability.slash import ask_slack, wait_for
 from testkit.reliability.world import World, config_text, world
 
 CHAT = "CSELF0001"  # in no [[channels]] of the file
@@ -31,30 +26,11 @@ BOUNDS = """
 [chat]
 repos = ["acme/*"]
 """
-PAYLOADS = SlackPayloads()
 
 
-def ask(fakes: World, replica: Replica, text: str, *, user: str = ADMIN,
-        timeout: float = 60.0) -> str:
-    """A signed `/prdigest` slash command to one replica; the answer on its response_url."""
-    name = uuid.uuid4().hex[:12]
-    body = urlencode(PAYLOADS.slash_command(text, channel_id=CHAT, user_id=user,
-                                            response_url=fakes.slack.response_url(name)))
-    answer = httpx.post(f"{replica.url}/slack/events", content=body,
-                        headers=signed_headers(body), timeout=30)
-    assert answer.status_code == 200, answer.text
-    found = wait_for(lambda: [r.json for r in fakes.slack.calls("response")
-                              if r.path.endswith(f"/{name}") and r.ok], timeout)
-    return json.dumps(found, ensure_ascii=False)
-
-
-def wait_for(found: Callable[[], Any], timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := found()):
-        if time.monotonic() > deadline:
-            raise AssertionError("nothing arrived in time")
-        time.sleep(0.1)
-    return value
+def ask(fakes: World, replica: Replica, text: str, *, user: str = ADMIN) -> str:
+    """A signed `/prdigest` slash command in the chat, to one replica."""
+    return ask_slack(fakes, replica.url, text, channel=CHAT, user=user)
 
 
 def posted_to_chat(fakes: World) -> list[dict[str, Any]]:

@@ -6,49 +6,24 @@ line naming the field, and the service runs on with the config it had."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
-import httpx
-
-from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
 from testkit.reliability.names import ROOT, SLACK_CHANNEL
 from testkit.reliability.notice_kills import NEVER_DUE
 from testkit.reliability.serve_process import ServeProcess
+from testkit.reliability.slash import ask_slack, wait_for
 from testkit.reliability.world import World, config_text, world
-
-PAYLOADS = SlackPayloads()
 
 
 def ask(fakes: World, server: ServeProcess, text: str) -> str:
-    name = uuid.uuid4().hex[:12]
-    body = urlencode(PAYLOADS.slash_command(text, channel_id=SLACK_CHANNEL,
-                                            response_url=fakes.slack.response_url(name)))
-    answer = httpx.post(f"{server.url}/slack/events", content=body,
-                        headers=signed_headers(body), timeout=30)
-    assert answer.status_code == 200, answer.text
-    found = wait_for(lambda: [r.json for r in fakes.slack.calls("response")
-                              if r.path.endswith(f"/{name}") and r.ok], 60)
-    return json.dumps(found, ensure_ascii=False)
-
-
-def wait_for(found: Callable[[], Any], timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := found()):
-        if time.monotonic() > deadline:
-            raise AssertionError("nothing arrived in time")
-        time.sleep(0.1)
-    return value
+    return ask_slack(fakes, server.url, text, channel=SLACK_CHANNEL)
 
 
 def posts(fakes: World) -> list[dict[str, Any]]:

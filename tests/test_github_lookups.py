@@ -1,6 +1,8 @@
-"""The PRs waiting for review now, on the fake GitHub through the real PyGithub: one
-search for a chat's repositories (one GraphQL point), oldest first, kept in Redis for
-`chat.pending_minutes` so a chat asking again - on any replica - costs nothing more."""
+"""What chat asks GitHub itself, on the fake GitHub through the real PyGithub: the PRs
+waiting for review now - one search for a chat's repositories (one GraphQL point),
+oldest first, kept in Redis for `chat.pending_minutes` so a chat asking again, on any
+replica, costs nothing more - and whether a repository a chat follows exists and is
+private."""
 
 from __future__ import annotations
 
@@ -85,6 +87,20 @@ def test_one_search_gives_the_waiting_prs_oldest_first(fake: FakeGitHub, token: 
         ("acme/lumen", 11), ("acme/tools", 21), ("acme/lumen", 15), ("acme/lumen", 18)]
     assert queue.total == 4 and queue.pulls[0].author == "dev11"
     assert fake.count() == 1
+
+
+@pytest.mark.parametrize("token", [TOKEN, None], ids=["token", "no token"])
+def test_a_repository_is_looked_up_with_its_visibility(fake: FakeGitHub, token: str | None
+                                                       ) -> None:
+    fake.add_repo("acme/secret", [], private=True)
+    source = github(fake, token)
+    found = source.repository("ACME/Lumen")
+    assert found is not None and (found.name, found.private) == ("acme/lumen", False)
+    assert source.repository("acme/nothing") is None
+    secret = source.repository("acme/secret")
+    # Without a token GitHub does not show a private repository at all.
+    assert (secret is not None and secret.private) if token else secret is None
+    assert fake.count("graphql") == 0  # REST: none of GraphQL's points
 
 
 def test_the_search_costs_one_point(fake: FakeGitHub) -> None:
