@@ -124,3 +124,16 @@ async def test_prose_from_the_model_is_never_shown(handler: CommandHandler) -> N
     reply = await ask(handler, text)
     shown = render_reply(reply, "text")
     assert reply.kind == "help" and "great" not in shown and "9999" not in shown
+
+
+async def test_the_model_reads_at_most_so_many_messages_a_minute(model: FakeOpenAI) -> None:
+    clock = [1000.0]
+    reader = IntentReader(ModelClient(LLMConfig(base_url=model.base_url, model="reader")),
+                          per_minute=2, clock=lambda: clock[0])
+    text = "could you dig up the hazards lurking in 7035"
+    READINGS[text] = reading("risks", pull=7035)
+    asked = parse_command(text)
+    kinds = [(await reader.read(asked)).kind for _ in range(3)]
+    assert kinds == ["risks", "risks", "help"] and model.calls == 2
+    clock[0] += 60
+    assert (await reader.read(asked)).kind == "risks" and model.calls == 3

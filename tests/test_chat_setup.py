@@ -275,3 +275,14 @@ async def test_a_chat_not_set_up_is_told_how_to_set_itself_up() -> None:
 
 def test_the_clock_of_the_week_is_the_tests() -> None:
     assert NOW.astimezone(UTC).date().isoformat() == "2026-07-22"
+
+
+async def test_a_chat_follows_at_most_so_many_repositories() -> None:
+    known = {f"acme/r{i}": False for i in range(12)}
+    world = World(lookups=Lookups(known))
+    for index in range(10):
+        assert (await world.ask(f"follow acme/r{index}")).kind == "settings"
+    reply = await world.ask("关注 acme/r10")
+    assert (reply.kind, reply.error, reply.lang) == ("error", "too-many-repos", "zh")
+    assert "最多可以关注 10 个仓库" in render_reply(reply, "text")
+    assert len(world.store.chats["slack:CNEW"].repos) == 10

@@ -86,6 +86,7 @@ ERROR_KEYS = (
     "not-following",
     "repo-in-file",
     "too-many-chats",
+    "too-many-repos",
     "schedule-unreadable",
     "unknown-timezone",
     "unknown-lang",

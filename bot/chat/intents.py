@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -40,6 +42,9 @@ SECONDS = 8.0
 MAX_TOKENS = 200
 MAX_TEXT = 500
 """Longer text is not sent to the model (it gets the help)."""
+READS_PER_MINUTE = 30
+"""Messages read by the model a minute, all chats together: beyond, the help, so a chat
+sending nonsense cannot run up the model's bill."""
 
 _PROMPT = """You map one chat message sent to a bot about a GitHub repository's pull \
 requests to one of the bot's commands. Reply with JSON only. Commands: risks (a PR's \
@@ -68,17 +73,21 @@ class IntentReader:
     """Reads unknown text with the model; `calls`, `accepted` and `refused` count what
     it did (for tests and logs)."""
 
-    def __init__(self, client: ModelClient) -> None:
+    def __init__(self, client: ModelClient, *, per_minute: int = READS_PER_MINUTE,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
+        self.per_minute = per_minute
+        self.clock = clock
         self.calls = 0
         self.accepted = 0
         self.refused = 0
+        self._recent: deque[float] = deque()
 
     async def read(self, command: Command) -> Command:
         """The command the model reads `command.text` as, verified; `command` itself
         (the help) when the model cannot say or says what the text does not."""
         text = command.text.strip()
-        if not text or len(text) > MAX_TEXT:
+        if not text or len(text) > MAX_TEXT or not self._turn():
             return command
         self.calls += 1
         # The message is untrusted text: data in a delimited block, never instructions.
@@ -98,6 +107,17 @@ class IntentReader:
             return command
         self.accepted += 1
         return verified
+
+
+    def _turn(self) -> bool:
+        """Whether another message may be read this minute (and count it)."""
+        now = self.clock()
+        while self._recent and now - self._recent[0] >= 60:
+            self._recent.popleft()
+        if len(self._recent) >= self.per_minute:
+            return False
+        self._recent.append(now)
+        return True
 
 
 _WEEK_WORDS = {"this", "last"}

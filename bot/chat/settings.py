@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
+MOST_FOLLOWED = 10
+"""Repositories one chat may follow from chat: each one's week is fetched for its digest."""
 FILE_SETTINGS = ("repositories", *CHAT_SETTINGS)
 """What `settings` shows as fixed by the config file where chat may not change it."""
 
@@ -174,6 +176,8 @@ class ChatSetup:
         channel = config.channel(asker.chat)
         if channel is not None and channel.follows(name):
             raise refuse(command, "already-following", repository=name)
+        if len(saved.repos) >= MOST_FOLLOWED:
+            raise refuse(command, "too-many-repos", most=str(MOST_FOLLOWED))
         first = not saved.repos and config.channel(asker.chat) is None
         return msgspec.structs.replace(
             saved, repos=(*saved.repos, name),
