@@ -365,7 +365,11 @@ class Digest(Record, frozen=True, kw_only=True):
 # --- chat -------------------------------------------------------------------------
 
 CommandKind = Literal[
-    "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help"
+    "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help",
+    # questions about the week, answered from its digest
+    "changes", "people", "compare", "pending", "hello",
+    # a chat's own settings
+    "follow", "unfollow", "schedule", "timezone", "lang", "settings",
 ]
 
 
@@ -380,6 +384,9 @@ class Command(Record, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     text: str = ""
     unknown: bool = False
+    # What a setting is set to (`schedule`: a cron or "off"; `timezone`, `lang`), or
+    # which people a `people` question asks about ("merged", "reviewed").
+    value: str = ""
 
 
 class PullAnswer(Record, frozen=True, kw_only=True):
@@ -404,8 +411,70 @@ class PullAnswer(Record, frozen=True, kw_only=True):
     figures: tuple[str, ...] = ()
 
 
+class AnswerPull(Record, frozen=True, kw_only=True):
+    """A PR a week's answer names: its title (and, in a zh answer, its headline), who
+    wrote it, and what the answer says of it - a risk's sentence and severity, how long
+    it has waited for review."""
+
+    number: int
+    title: str
+    url: str = ""
+    repository: str = ""
+    author: str | None = None
+    headline: str = ""
+    note: str = ""
+    severity: str = ""
+    # How many risks the PR has (the answer names its most severe), how long it has
+    # waited for review.
+    risks: int = 0
+    waiting_days: int | None = None
+
+
+class WeekAnswer(Record, frozen=True, kw_only=True):
+    """A question about the week answered from its digest's own data (or, for the PRs
+    waiting for review, from GitHub): `question` is the command's kind (`risks`,
+    `changes`, `people`, `compare`, `pending`, `hello`); `pulls` the PRs it names,
+    `total` how many there are in all; `area` the topic asked about as the digest
+    names it; `counts` this week's and `previous` the week before's; `topics` the
+    topics whose counts changed most, with the week before's counts."""
+
+    question: str
+    repository: str = ""
+    week: str = ""
+    area: str = ""
+    pulls: tuple[AnswerPull, ...] = ()
+    total: int = 0
+    counts: Counts | None = None
+    previous: Counts | None = None
+    topics: tuple[NameCount, ...] = ()
+    people: People | None = None
+    report_url: str | None = None
+    as_of: Time | None = None
+
+
+class ChatOverview(Record, frozen=True, kw_only=True):
+    """What a chat gets and when, as `settings` shows it: where its settings come from
+    (`file`, `chat`, both, or `none` for a chat not set up), its repositories, language,
+    weekly schedule (a cron, or "off") in its time zone with the next post, its topics,
+    and which settings the config file fixes (`fixed`: not changed from chat)."""
+
+    chat: str
+    origin: Literal["file", "chat", "both", "none"]
+    repositories: tuple[str, ...] = ()
+    lang: Lang = "zh"
+    schedule: str = "off"
+    # A weekly schedule said in words where the cron is one (`MON`, `THU`; `09:00`).
+    days: tuple[str, ...] = ()
+    time: str = ""
+    timezone: str = ""
+    next_post: Time | None = None
+    topics: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()
+
+
 ReplyKind = Literal[
-    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error", "notices"
+    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error", "notices",
+    "answer", "settings",
 ]
 
 
@@ -427,3 +496,7 @@ class Reply(Record, frozen=True, kw_only=True):
     params: tuple[tuple[str, str], ...] = ()
     # kind "notices": merged-PR notices (each a `pull` reply) announced in one message.
     notices: tuple[Reply, ...] = ()
+    # kind "answer": a question about the week; kind "settings": what the chat gets
+    # (`mode` names the setting just changed, "" when only shown).
+    answer: WeekAnswer | None = None
+    overview: ChatOverview | None = None

@@ -49,14 +49,19 @@ class RecordingHandler:
     """Answers with a fixed reply (or raises), recording what it was asked."""
 
     def __init__(self, reply: Reply | None = None, *, fail: bool = False,
-                 gate: asyncio.Event | None = None) -> None:
+                 gate: asyncio.Event | None = None, config: Config | None = None) -> None:
         self.reply = reply or Reply(kind="subscribed", lang="en", topics=("npu",))
         self.fail = fail
         self.gate = gate
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
+        # The channels chats are (`make_adapter` gives the adapter's config).
+        self.config = config
+
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        return self.config.channel(chat) if self.config is not None else None
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply:
+                     user: str | None = None, asker: Any = None) -> Reply:
         self.asked.append((command, channel, user))
         if self.gate is not None:
             await self.gate.wait()
@@ -70,6 +75,8 @@ OPEN_ADAPTERS: list[SlackAdapter] = []
 
 def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
                  **overrides: Any) -> SlackAdapter:
+    if isinstance(handler, RecordingHandler) and handler.config is None:
+        handler.config = config
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
                                        **overrides)
     assert adapter is not None

@@ -17,6 +17,7 @@ from bot.github.budget import Budget
 from bot.github.plan import HOUR, Fetch, Lane, pace
 from bot.github.pool import PooledSource, github_source, pool_credentials
 from bot.github.source import GitHubSource
+from bot.models import PullRequest
 from bot.week import week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_apps import rsa_key
@@ -209,3 +210,29 @@ def test_the_token_variables_are_checked_at_load(envs: list[str], message: str) 
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         parse_config({"github": {"token_envs": envs}})
     assert GitHubConfig().token_envs == ()
+
+
+def test_chat_lookups_go_to_the_credential_that_reads_each_repository(
+        two_tokens: tuple[FakeGitHub, Config]) -> None:
+    fake, config = two_tokens
+    opened_at = datetime(2026, 7, 20, 8, tzinfo=UTC)
+    fake.add_repo("acme/public", [PullRequest(number=901, title="waiting here", state="open",
+                                              url="u901", created_at=opened_at)])
+    fake.add_repo("acme/secret", [PullRequest(number=902, title="waiting there", state="open",
+                                              url="u902",
+                                              created_at=opened_at - timedelta(days=1))],
+                  private=True, readers=["ghp_second"])
+    pool = _pool(config, fake)
+    try:
+        found = pool.repository("acme/secret")
+        assert found is not None and found.private
+        assert pool.repository("acme/nowhere") is None
+        fake.clear()
+        queue = pool.review_queue(["acme/public", "acme/secret"])
+        # One search per credential the repositories need, merged oldest first.
+        assert [(p.repository, p.number) for p in queue.pulls] == [
+            ("acme/secret", 902), ("acme/public", 901)]
+        assert queue.total == 2
+        assert fake.requests_by("ghp_first") == 1 and fake.requests_by("ghp_second") == 1
+    finally:
+        pool.close()

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
-    ("bot.digests", "bot.onboard", "bot.wiring"),
+    ("bot.digests", "bot.onboard", "bot.wiring", "bot.live"),
     ("bot.chat",),
     ("bot.delivery",),
     ("bot.web", "bot.cli"),

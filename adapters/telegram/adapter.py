@@ -35,6 +35,7 @@ from telegram.ext import (
 
 from adapters.base import DeliveryError, PostInDoubt
 from adapters.telegram import TEMPLATES
+from adapters.telegram.admins import is_chat_admin
 from adapters.telegram.flood import PacedLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
@@ -112,7 +113,6 @@ class TelegramAdapter:
             raise ConfigError("telegram: webhook mode needs a secret token")
         self._outbound_only = outbound_only
         self._config = config
-        self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._token = token
         self._secret = secret_token
         self._polling = polling
@@ -153,6 +153,13 @@ class TelegramAdapter:
             builder = builder.updater(None)
         self.application: PTBApplication = builder.build()
         self.application.add_error_handler(self._on_error)
+        self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
+                            chat_admins=self._is_chat_admin)
+
+    async def _is_chat_admin(self, question: Question) -> bool:
+        """Whether the asker is the chat's creator or an administrator (Telegram's
+        `getChatMember`, through the application's bot)."""
+        return await is_chat_admin(self.application.bot, question)
 
     @classmethod
     def from_config(
@@ -267,6 +274,13 @@ class TelegramAdapter:
                 "subscribe": t("follow a topic: merged PRs are announced here and lead the "
                                "digest"),
                 "unsubscribe": t("stop following a topic"), "help": t("this help"),
+                "pending": t("PRs open and waiting for review now, oldest first"),
+                "follow": t("follow a repository: its weekly digest comes here"),
+                "unfollow": t("stop following a repository"),
+                "schedule": t("when the weekly digest comes, e.g. /schedule mon 9:00"),
+                "timezone": t("the chat's time zone, e.g. /timezone Europe/Berlin"),
+                "lang": t("the chat's language: /lang zh or /lang en"),
+                "settings": t("what this chat gets and when"),
             }
             commands = [BotCommand(name, descriptions[name][:256]) for name in COMMANDS]
             try:

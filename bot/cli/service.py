@@ -59,11 +59,16 @@ def serve(
         help="Every log line, uvicorn's access lines included, as plain text or as one "
              "JSON object.")] = LogFormatChoice.text,
     no_llm: NoLLMOption = False,
+    pid_file: Annotated[Path | None, typer.Option(
+        "--pid-file", dir_okay=False, metavar="<file>",
+        help="Write the server's process id here (`prdigest reload --pid-file` reads it)."
+    )] = None,
 ) -> None:
     """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
 
     Platforms whose secrets are not in the environment stay off; with --snapshot every
     week and PR is read from the files instead of GitHub (a demo that runs offline).
+    SIGHUP (or `prdigest reload`) reads the config file again without a restart.
     """
     import logging.config
 
@@ -78,7 +83,8 @@ def serve(
     from bot.web.open_files import fit_open_files
 
     settings = load_settings(config)
-    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
+    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm,
+                               "config_file": config}
     if options["redis_url"] and settings.cache.unsafe_redis == "refuse":
         from bot.store.redis_safety import refuse_if_unsafe
 
@@ -102,9 +108,22 @@ def serve(
         # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
         raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
     limits = fit_open_files(settings.server)
+    if pid_file is not None:
+        write_pid_file(pid_file)
     uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
                 proxy_headers=True, log_config=logging_setup,
                 **uvicorn_limits(limits))
+
+
+def write_pid_file(path: Path) -> None:
+    """This process's id in `path`, for `prdigest reload --pid-file`."""
+    import os
+
+    try:
+        path.write_text(f"{os.getpid()}\n", encoding="ascii")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the process id ({exc.strerror or exc})") \
+            from None
 
 
 def served_snapshots(settings: Config, paths: list[Path]) -> list[Snapshot]:

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig, Config, ConfigView
 from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, utc_now
 from bot.delivery.periodic import run_every
 from bot.models import Reply
@@ -52,17 +52,22 @@ def batch_reply(channel: ChannelConfig, batch: DueBatch) -> Reply:
 class BatchFlusher:
     """Sends each channel's due notice batch once, whichever replica finds it due."""
 
-    def __init__(self, config: Config, notifier: MergeNotifier, batches: NoticeBatches,
+    def __init__(self, config: ConfigView, notifier: MergeNotifier, batches: NoticeBatches,
                  claims: Claims, *, interval_seconds: float = FLUSH_INTERVAL_SECONDS,
                  now: Callable[[], datetime] = utc_now,
                  claim_ttl_seconds: int = NOTICE_TTL_SECONDS) -> None:
-        self.config = config
+        self.settings = config
         self.notifier = notifier
         self.batches = batches
         self.claims = claims
         self.interval_seconds = interval_seconds
         self.now = now
         self.claim_ttl_seconds = claim_ttl_seconds
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload changes which channels batch)."""
+        return self.settings.current
 
     def channels(self) -> list[ChannelConfig]:
         """The channels that batch their notices."""

@@ -94,7 +94,6 @@ class MergeNotifier:
         batches: NoticeBatches | None = None,
         now: Callable[[], datetime] = utc_now,
     ) -> None:
-        self.config: Config = digests.config
         self.source: Source | None = digests.source
         self.store: TopicStore | None = digests.subscriptions
         self.claims = claims
@@ -107,6 +106,11 @@ class MergeNotifier:
         self.batches = batches if batches is not None else (
             NoticeBatches(client, claims.keys) if client is not None else None)
         self.now = now
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's `follow` changes it)."""
+        return self.digests.config
 
     def _repo_name(self, repo: str) -> str | None:
         lowered = repo.lower()

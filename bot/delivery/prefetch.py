@@ -24,7 +24,7 @@ from typing import Protocol
 
 from croniter import croniter
 
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig, Config, ConfigView
 from bot.errors import SourceError, WeekError
 from bot.github.budget import COUNTED_SHARE, Budget
 from bot.github.plan import Fetch
@@ -84,6 +84,8 @@ def prefetch_plan(config: Config, channels: Iterable[ChannelConfig], now: dateti
     plan: dict[tuple[str, str], Prefetch] = {}
     fires: dict[tuple[str, str], datetime | None] = {}
     for channel in channels:
+        if not channel.weekly:
+            continue
         key = (channel.schedule, channel.timezone)
         if key not in fires:
             fires[key] = _next_fire(channel, now)
@@ -130,9 +132,9 @@ class WeekFetcher(Protocol):
 class Prefetcher:
     """Runs the plan, one week at a time, in the background of the scheduler's passes."""
 
-    def __init__(self, config: Config, fetcher: WeekFetcher, *, window: timedelta,
+    def __init__(self, config: ConfigView, fetcher: WeekFetcher, *, window: timedelta,
                  budget: Budget | None = None, trends: bool = True) -> None:
-        self.config = config
+        self.settings = config
         self.fetcher = fetcher
         self.window = window
         self.budget = budget
@@ -141,6 +143,11 @@ class Prefetcher:
         self.retry_at: dict[tuple[str, str], datetime] = {}
         self.fetched = 0
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's settings change it)."""
+        return self.settings.current
 
     def start(self, now: datetime) -> None:
         """Begin the prefetches whose moment has come, unless some are still running."""

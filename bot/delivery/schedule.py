@@ -51,7 +51,7 @@ from typing import Literal
 import msgspec
 import redis.asyncio as aioredis
 
-from bot.config import ChannelConfig
+from bot.config import ChannelConfig, Config, ConfigView
 from bot.delivery.due import DueFailure, DueRun, due_runs
 from bot.delivery.periodic import log_failed_pass
 from bot.delivery.poster import Poster
@@ -136,7 +136,7 @@ class Scheduler:
         if digests.source is None:
             raise ValueError("the schedule reads its weeks from a source of PR data")
         config = digests.config
-        self.config = config
+        self.settings: ConfigView = digests.settings
         self.source: Source = digests.source
         self.redis = redis_client
         self.poster = poster
@@ -161,9 +161,20 @@ class Scheduler:
         self.shared = SharedDigests(self.digests, self.source, redis_client, self.keys, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
                                     trends=previous_week, budget=budget)
-        self.prefetcher = Prefetcher(config, self.shared, budget=budget, trends=previous_week,
+        self.prefetcher = Prefetcher(digests.settings, self.shared, budget=budget,
+                                     trends=previous_week,
                                      window=timedelta(hours=config.server.prefetch_hours))
         self._stopping = asyncio.Event()
+
+    @property
+    def config(self) -> Config:
+        """The config in force: its channels are the ones posted to (a reload or a
+        chat's settings change them between passes)."""
+        return self.settings.current
+
+    @config.setter
+    def config(self, value: Config) -> None:
+        self.settings = value
 
     # --- the loop -------------------------------------------------------------------
 

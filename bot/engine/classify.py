@@ -207,13 +207,19 @@ def topic_matches(pull: PullRequest, rule: TopicRule) -> bool:
     return any(_glob_match(path, glob) for glob in rule.paths for path in paths)
 
 
+def topic_aliases(repo_config: RepoConfig) -> dict[str, str]:
+    """Each alias of a configured topic, spelled as title tags are read, -> the topic:
+    `[ckpt]` counts as `checkpoint` with `aliases = ["ckpt"]`."""
+    return {_normalise_module(alias): name for name, rule in repo_config.topics.items()
+            for alias in rule.aliases}
+
+
 def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     """Type, modules (title tags and labels) and topics (modules plus configured topics)."""
     title = parse_title(pull.title)
     paths = [f.path for f in pull.files]
     kind = infer_type(title, pull.labels, paths)
-    aliases = {_normalise_module(alias): name for name, rule in repo_config.topics.items()
-               for alias in rule.aliases}
+    aliases = topic_aliases(repo_config)
     modules: list[str] = []
     for tag in title.modules:
         name = aliases.get(tag, tag)

@@ -48,14 +48,21 @@ def data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[
     if not recorded:
         notes.append(t("Reviews were not recorded in this data, so approvals were not checked."))
     unknown_checks = sum(1 for p in pulls if p.state == "merged" and p.checks is None)
-    if unknown_checks:
+    one = len(pulls) == 1  # an answer about one PR speaks of "its", not "for 1 PR"
+    if unknown_checks and one:
+        notes.append(t("Its check state at merge is unknown."))
+    elif unknown_checks:
         notes.append(t.n("The check state at merge is unknown for %(num)d PR.",
                          "The check state at merge is unknown for %(num)d PRs.",
                          unknown_checks))
     unknown_threads = sum(
         1 for p in pulls for th in p.review_threads or () if th.resolved is None
     )
-    if unknown_threads:
+    if unknown_threads and one:
+        notes.append(t.n("Whether its review thread was resolved is not recorded.",
+                         "Whether its %(num)d review threads were resolved is not recorded.",
+                         unknown_threads))
+    elif unknown_threads:
         notes.append(t.n("The resolution of %(num)d review thread is not recorded.",
                          "The resolution of %(num)d review threads is not recorded.",
                          unknown_threads))

@@ -26,14 +26,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.config import Config, secret
+from bot.config import Config, ConfigView, secret
 from bot.errors import SourceError
 from bot.github.app import InstallationAuth, app_credentials
 from bot.github.budget import Budget, RateLimit
+from bot.github.lookups import QUEUE_SHOWN
 from bot.github.plan import Fetch, Lane, Placed, pace
 from bot.github.rest import UnknownRepository
 from bot.github.source import GitHubSource, WeekChanges
 from bot.models import Period, PullRequest, Snapshot
+from bot.source import QueuedPull, RepoFacts, ReviewQueue
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,12 @@ class BudgetPool(Budget):
                 for m in self.members]
 
 
+def _queued_order(pull: QueuedPull) -> tuple[float, str, int]:
+    """Oldest first; a PR whose opening time GitHub did not give goes last."""
+    opened = pull.created_at.timestamp() if pull.created_at is not None else float("inf")
+    return (opened, pull.repository, pull.number)
+
+
 def _left(budget: Budget) -> int:
     return budget.limit if budget.remaining is None else budget.remaining
 
@@ -185,9 +193,9 @@ def _left(budget: Budget) -> int:
 class PooledSource:
     """`GitHubSource`'s reads, each on the credential the pool gives its repository."""
 
-    def __init__(self, config: Config, members: Sequence[Member], *,
+    def __init__(self, view: ConfigView, members: Sequence[Member], *,
                  clock: Callable[[], float]) -> None:
-        self.config = config
+        self.settings = view
         self.members = list(members)
         self.clock = clock
         self.budget = BudgetPool(self.members, clock=clock)
@@ -195,6 +203,11 @@ class PooledSource:
         self.mode = first.mode
         self.app_auth = next((m.source.app_auth for m in self.members
                               if m.source.app_auth is not None), None)
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's `follow` changes it)."""
+        return self.settings.current
 
     def close(self) -> None:
         for member in self.members:
@@ -237,17 +250,46 @@ class PooledSource:
         found = self.fetch_pulls(repo, [number])
         return found[0] if found else None
 
+    def repository(self, repo: str) -> RepoFacts | None:
+        """The repository as the first credential that sees it sees it (None: none
+        does); a token that does not see it is passed over for it from then on."""
+        for member in self.budget.eligible(repo):
+            found = member.source.repository(repo)
+            if found is not None:
+                return found
+            if member.credential.owner is None:
+                member.unreadable.add(repo.lower())
+        return None
+
+    def review_queue(self, repos: Sequence[str]) -> ReviewQueue:
+        """The PRs waiting for review: one search per credential the repositories need
+        (one in all when a single credential reads them), merged oldest first."""
+        groups: dict[str, list[str]] = {}
+        members: dict[str, Member] = {}
+        for repo in repos:
+            member = self.budget.member_for(repo)
+            groups.setdefault(member.credential.name, []).append(repo)
+            members[member.credential.name] = member
+        queues = [members[name].source.review_queue(group) for name, group in groups.items()]
+        if len(queues) == 1:
+            return queues[0]
+        pulls = sorted((p for q in queues for p in q.pulls), key=_queued_order)
+        return ReviewQueue(pulls=tuple(pulls[:QUEUE_SHOWN]),
+                           total=sum(q.total for q in queues),
+                           fetched_at=min(q.fetched_at for q in queues))
+
     def status(self) -> list[dict[str, Any]]:
         return self.budget.status()
 
 
-def github_source(config: Config, *, on_update: Callable[[RateLimit], None] | None = None,
+def github_source(view: ConfigView, *,
+                  on_update: Callable[[RateLimit], None] | None = None,
                   **options: Any) -> GitHubSource | PooledSource:
     """The service's GitHub: one credential as before, or a pool of several; `options`
     go to each credential's `GitHubSource` (`on_request`, `base_url`, `clock`, ...)."""
-    credentials = pool_credentials(config)
+    credentials = pool_credentials(view.current)
     if len(credentials) <= 1:
-        return GitHubSource(config, budget=Budget(on_update=on_update), **options)
+        return GitHubSource(view, budget=Budget(on_update=on_update), **options)
     members: list[Member] = []
     pool_ref: list[PooledSource] = []
 
@@ -263,10 +305,10 @@ def github_source(config: Config, *, on_update: Callable[[RateLimit], None] | No
                         **({"clock": clock} if clock is not None else {}))
         said = (f"in ${credential.name}" if credential.token else
                 f"of the GitHub App's installation on {credential.owner or 'its account'}")
-        source = GitHubSource(config, token=credential.token, app=credential.app,
+        source = GitHubSource(view, token=credential.token, app=credential.app,
                               name=said, budget=budget, **options)
         members.append(Member(credential, source))
-    pool = PooledSource(config, members, **({"clock": clock} if clock is not None else
+    pool = PooledSource(view, members, **({"clock": clock} if clock is not None else
                                            {"clock": members[0].source.clock}))
     pool_ref.append(pool)
     return pool

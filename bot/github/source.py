@@ -24,14 +24,16 @@ from github import Auth, Github
 from github.GithubException import GithubException
 from github.Requester import Requester
 
-from bot.config import Config, secret
+from bot.config import Config, ConfigView, secret
 from bot.errors import SourceError
 from bot.github.app import APP_ID_ENV, InstallationAuth, app_credentials
 from bot.github.budget import Budget
 from bot.github.graphql import PAGE_SIZE, GraphQLBackend
+from bot.github.lookups import Lookups
 from bot.github.policy import RequestPolicy
 from bot.github.rest import RestBackend
 from bot.models import Period, PullRequest, Snapshot
+from bot.source import RepoFacts, ReviewQueue
 from bot.week import belongs_to_week, week_period
 
 
@@ -71,7 +73,7 @@ class GitHubSource:
 
     def __init__(
         self,
-        config: Config,
+        view: ConfigView,
         *,
         token: str | None = None,
         base_url: str | None = None,
@@ -89,7 +91,8 @@ class GitHubSource:
         app: InstallationAuth | None = None,
         name: str | None = None,
     ) -> None:
-        self.config = config
+        self.settings = view
+        config = view.current
         self.budget = budget if budget is not None else Budget(clock=clock)
         env = config.github.token_env
         credentials = app_credentials() if token is None and app is None else None
@@ -141,6 +144,14 @@ class GitHubSource:
             )
         else:
             self.backend = RestBackend(self.github.requester, self.policy, progress)
+        self.lookups = Lookups(
+            self.github.requester, self.policy, self.budget, now=self._now,
+            graphql=self.backend if isinstance(self.backend, GraphQLBackend) else None)
+
+    @property
+    def config(self) -> Config:
+        """The config in force (its repositories' time zones and privacy)."""
+        return self.settings.current
 
     def close(self) -> None:
         self.github.close()
@@ -210,6 +221,19 @@ class GitHubSource:
         """One PR with its reviews and threads, or None when it does not exist."""
         found = self.fetch_pulls(repo, [number])
         return found[0] if found else None
+
+
+    def repository(self, repo: str) -> RepoFacts | None:
+        """The repository as GitHub names it, and whether it is private; None when
+        GitHub has none by that name (or does not show it to this token)."""
+        self._check(repo)
+        return self.lookups.repository(repo)
+
+    def review_queue(self, repos: Sequence[str]) -> ReviewQueue:
+        """The PRs waiting for review in `repos`, oldest first: one search."""
+        for repo in repos:
+            self._check(repo)
+        return self.lookups.review_queue(repos)
 
 
 def _single_owner(config: Config) -> str | None:

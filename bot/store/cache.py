@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from cachetools import LRUCache
 
-from bot.config import Config
+from bot.config import Config, ConfigView
 from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
@@ -92,13 +92,13 @@ class CachedSource:
     "changed" or "stale".
     """
 
-    def __init__(self, source: WeekSource, cache: Cache | None, config: Config, *,
+    def __init__(self, source: WeekSource, cache: Cache | None, config: ConfigView, *,
                  held_pulls: int = HELD_PULLS,
                  on_held_lookup: Callable[[bool], None] | None = None) -> None:
         self.source = source
         self.on_held_lookup = on_held_lookup
         self.cache = cache
-        self.config = config
+        self.settings = config
         self.trends = TrendWeeks(cache.client, cache.keys) if cache is not None else None
         self.last = ""
         # (repo, number) -> (PR, fresh until); read on the event loop, written from
@@ -106,6 +106,11 @@ class CachedSource:
         self._held: LRUCache[tuple[str, int], tuple[PullRequest, datetime]] = LRUCache(
             maxsize=held_pulls)
         self._held_lock = threading.Lock()
+
+    @property
+    def config(self) -> Config:
+        """The config in force (its repositories' time zones, the cache's TTLs)."""
+        return self.settings.current
 
     def _ttls(self, until: datetime, now: datetime) -> tuple[int, int]:
         """(freshness, Redis expiry) in seconds for a week ending at `until`."""

@@ -11,6 +11,7 @@ from typing import Any
 import redis
 
 from bot.chat.handler import CommandHandler
+from bot.chat.inbound import Asker
 from bot.config import ChannelConfig, Config
 from bot.delivery.poster import Poster
 from bot.models import Command, Digest, PullRequest, Reply
@@ -64,11 +65,14 @@ class MeteredHandler:
         self.config = config
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply:
+                     user: str | None = None, asker: Asker | None = None) -> Reply:
         started = time.perf_counter()
-        reply = await self.handler.handle(command, channel=channel, user=user)
+        reply = await self.handler.handle(command, channel=channel, user=user, asker=asker)
         self.metrics.command(self.platform, command.kind, reply, time.perf_counter() - started)
         return reply
+
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        return await self.handler.chat_channel(chat)
 
 
 class MeteredPoster:

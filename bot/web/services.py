@@ -10,10 +10,13 @@ cross-replica dedupe need it, and `/healthz` says so. Platforms come from
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -22,25 +25,29 @@ from starlette.requests import Request
 
 from adapters.base import ChatAdapter, DeliveryError
 from adapters.poster import AdapterPoster
-from adapters.registry import PLATFORMS
+from adapters.registry import PLATFORMS, load_settings
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen
+from bot.chat.intents import intent_reader
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.errors import ConfigError
 from bot.github.budget import RateLimit
 from bot.github.closed import poll_lister
 from bot.github.pool import PooledSource, github_source
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
+from bot.live import LiveConfig, describe_changes, restart_sections
 from bot.models import Digest, Reply
 from bot.narrate import Narrator, narrator_for
 from bot.pacing import LocalPacer, Pacer
 from bot.source import Source
 from bot.store.cache import CachedSource
+from bot.store.chat_settings import RedisChatSettings
 from bot.store.claims import Claims
 from bot.store.client import (
     REDIS_ERRORS,
@@ -51,6 +58,7 @@ from bot.store.client import (
 )
 from bot.store.pacing import RedisPacer
 from bot.store.redis_safety import judge, redis_hazards
+from bot.store.review_queues import ReviewQueues
 from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
 from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
@@ -66,9 +74,12 @@ def utc_now() -> datetime:
 
 @dataclass
 class Services:
-    """Everything the routes and the lifespan share; one per app, no globals."""
+    """Everything the routes and the lifespan share; one per app, no globals.
 
-    config: Config
+    `live`: the config in force (the file and the chats set up from chat); with
+    `config_file`, SIGHUP (and `prdigest reload`) reads that file again."""
+
+    live: LiveConfig
     metrics: Metrics
     source: Source
     handler: CommandHandler
@@ -103,6 +114,13 @@ class Services:
     # For /readyz: the lifespan has started everything, and has not begun to stop.
     started: bool = False
     stopping: bool = False
+    config_file: Path | None = None
+    reloads: int = 0
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's settings change it)."""
+        return self.live.current
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -130,8 +148,12 @@ class Services:
                 log.exception("%s did not start", platform)
                 self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
         self.started = True
+        self._listen_for_reloads()
         if not self.background:
             return
+        if self.live.store is not None:
+            self.tasks["chat-settings"] = asyncio.create_task(
+                self.live.keep_fresh(self.stop_event), name="prdigest-chat-settings")
         if self.redis_async is not None:
             self.tasks["claims"] = asyncio.create_task(
                 self.claims.keep_alive(self.stop_event), name="prdigest-claims-alive")
@@ -149,6 +171,7 @@ class Services:
         """Stop background work (a post in flight finishes), adapters, connections."""
         self.stopping = True
         self.stop_event.set()
+        self._stop_listening_for_reloads()
         running = list(self.tasks.values()) + list(self.pending)
         if running:
             _, late = await asyncio.wait(running, timeout=30)
@@ -174,6 +197,53 @@ class Services:
             await self.redis_async.aclose()
         if self.redis_sync is not None:
             self.redis_sync.close()
+
+    # --- reloading the config file -----------------------------------------------------
+
+    async def reload(self) -> bool:
+        """Read the config file again: a valid one takes effect at once (channels,
+        repositories, `[chat]`; nothing connected is dropped, no post in flight is
+        touched), an invalid one is refused with one log line naming the field and the
+        running config stays. Whether it took effect. The file is read in a worker
+        thread; the new config is put in force on the event loop, between two of its
+        steps, so no part sees half of it."""
+        if self.config_file is None:
+            return False
+        try:
+            fresh = await asyncio.to_thread(load_settings, self.config_file)
+        except ConfigError as exc:
+            log.error("config reload refused, the running config stays: %s", exc)
+            return False
+        before = self.live.file
+        self.live.replace_file(fresh)
+        self.reloads += 1
+        log.info("config reloaded from %s: %d channel(s) in the file, %d in all; %s",
+                 self.config_file, len(fresh.channels), len(self.config.channels),
+                 describe_changes(before, fresh))
+        later = restart_sections(before, fresh)
+        if later:
+            log.warning("config reload: %s changed; those take effect at the next restart",
+                        ", ".join(f"[{name}]" for name in later))
+        return True
+
+    def _listen_for_reloads(self) -> None:
+        """SIGHUP reloads the config file (when there is one and this is the main
+        thread's loop: a server run in-process by a test has no signals)."""
+        if self.config_file is None:
+            return
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._hangup)
+        except (RuntimeError, ValueError, NotImplementedError):
+            log.info("SIGHUP is not listened for here; the config is not reloaded by it")
+
+    def _stop_listening_for_reloads(self) -> None:
+        if self.config_file is None:
+            return
+        with contextlib.suppress(RuntimeError, ValueError, NotImplementedError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+
+    def _hangup(self) -> None:
+        self.track(asyncio.ensure_future(self.reload()))
 
     def track(self, task: asyncio.Task[Any]) -> None:
         """Keep a task that outlives its request until it ends (and at shutdown)."""
@@ -271,6 +341,7 @@ def build_services(
     background: bool = True,
     metrics: Metrics | None = None,
     llm: bool = True,
+    config_file: Path | None = None,
 ) -> Services:
     """Wire the parts for one app: the one `Digests` (config, source, subscriptions,
     narrator, clock) that chat, the schedule, notices and report pages all share.
@@ -280,6 +351,7 @@ def build_services(
     with `adapter_overrides[platform]` passed on, e.g. a fake server's URL).
     `pull_lister`: what the merge poller asks (default: the GitHub source's REST list).
     `llm=False` keeps the narrator off even when `[llm]` is configured (`--no-llm`).
+    `config_file`: where `config` was read from; SIGHUP reads it again (`Services.reload`).
     """
     metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
     github_health = GitHubHealth()
@@ -291,6 +363,7 @@ def build_services(
     variable = config.cache.url_env
     redis_sync = sync_client(redis_url, variable) if redis_url else None
     redis_async = async_client(redis_url, variable) if redis_url else None
+    live = LiveConfig(config, RedisChatSettings(redis_sync) if redis_sync is not None else None)
     github: GitHubSource | PooledSource | None = None
     if source is None:
         # One credential, or a pool of tokens and App installations (`bot.github.pool`);
@@ -300,17 +373,20 @@ def build_services(
             metrics.github_points(rate.cost, rate.remaining if left is None else left,
                                   rate.reset_at.timestamp())
 
-        github = github_source(config, on_update=points, on_request=on_github_request)
+        github = github_source(live, on_update=points, on_request=on_github_request)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
-        source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
+        source = CachedSource(github, cache, live, on_held_lookup=metrics.held_pull_lookup)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
     digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
-    digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
+    digests = Digests(live, source, subscriptions=store, reports=digest_store, now=now,
                       on_built=metrics.digest_built, narrator=narrator)
-    handler = CommandHandler(digests)
+    handler = CommandHandler(
+        digests, live=live, lookups=github, queues=ReviewQueues(redis_sync),
+        intents=intent_reader(narrator),
+        points_short=github.budget.short_of if github is not None else None)
     claims = Claims(redis_async)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
@@ -336,13 +412,14 @@ def build_services(
         # With a webhook the poller reconciles: it announces what no delivery brought.
         every = (config.github.poll_minutes if webhook_secret is None
                  else config.github.reconcile_minutes)
-        poller = MergePoller(config, pull_lister, claims, notifier, now=now,
+        poller = MergePoller(live, pull_lister, claims, notifier, now=now,
                              interval_seconds=every * 60.0)
     flusher = None
-    if notifier.batches is not None and any(c.notice_batch_minutes for c in config.channels):
-        flusher = BatchFlusher(config, notifier, notifier.batches, claims, now=now)
+    if notifier.batches is not None:
+        # Always there with Redis: a reload may give a channel notice batches.
+        flusher = BatchFlusher(live, notifier, notifier.batches, claims, now=now)
     return Services(
-        config=config, metrics=metrics, source=source, handler=handler,
+        live=live, config_file=config_file, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, flusher=flusher, webhook_secret=webhook_secret,

@@ -36,7 +36,7 @@ from testkit.fakes.github_apps import FakeApps
 from testkit.fakes.github_graphql import GraphQLRoot
 from testkit.fakes.github_points import Points
 from testkit.fakes.github_rest import RestApi
-from testkit.fakes.github_search import parse_search, sort_pulls
+from testkit.fakes.github_search import parse_search, searched_repos, sort_pulls
 from testkit.fakes.github_shapes import SCHEMA, FakeRepo, Recorded
 from testkit.fakes.http_server import FakeHTTPServer
 
@@ -265,11 +265,12 @@ class FakeGitHub:
         if auth is False:
             return 401, {}, {"message": "Bad credentials",
                              "documentation_url": "https://docs.github.com/rest"}
+        # Who asks: a private repository's `readers` are checked against it.
+        token = request.headers.get("authorization", "").partition(" ")[2]
+        self._caller.token = token or None
         if request.method == "POST" and request.kind == "graphql":
             if auth is None:
                 return 401, {}, {"message": "This endpoint requires you to be authenticated."}
-            token = request.headers.get("authorization", "").partition(" ")[2]
-            self._caller.token = token
             points = self.points_of(token)
             answer = self._graphql(request.json(), points)
             return 200, points.headers(), answer
@@ -302,7 +303,9 @@ class FakeGitHub:
         return out
 
     def visible(self, name: str, *, authenticated: bool) -> FakeRepo | None:
-        repo = self.repos.get(name)
+        """The repository by its name, in any case (as GitHub finds it)."""
+        repo = self.repos.get(name) or next(
+            (held for key, held in self.repos.items() if key.lower() == name.lower()), None)
         if repo is None or (repo.private and not authenticated):
             return None
         readers = self.readers.get(name)
@@ -312,14 +315,28 @@ class FakeGitHub:
 
     def search(self, query: str, *, authenticated: bool) -> list[PullRequest] | None:
         """PRs matching an issue-search query, or None when its repo is not visible."""
-        name, predicate, sort = parse_search(query)
-        repo = self.visible(name or "", authenticated=authenticated)
-        if repo is None:
+        found = self.search_repos(query, authenticated=authenticated)
+        return None if found is None else [pull for _, pull in found]
+
+    def search_repos(self, query: str, *, authenticated: bool
+                     ) -> list[tuple[str, PullRequest]] | None:
+        """(repository, PR) of each PR matching an issue-search query over one or more
+        `repo:` qualifiers, or None when one of them is not visible."""
+        _, predicate, sort = parse_search(query)
+        repos = [self.visible(name, authenticated=authenticated)
+                 for name in searched_repos(query) or [""]]
+        if any(repo is None for repo in repos):
             return None
+        owner: dict[int, str] = {}
+        found: list[PullRequest] = []
         with self._lock:
-            pulls = list(repo.pulls.values())
-        found = [p for p in pulls if predicate(p) and p.number not in self.unindexed]
-        return sort_pulls(found, sort)
+            for repo in repos:
+                assert repo is not None
+                for pull in repo.pulls.values():
+                    if predicate(pull) and pull.number not in self.unindexed:
+                        found.append(pull)
+                        owner[id(pull)] = repo.name
+        return [(owner[id(pull)], pull) for pull in sort_pulls(found, sort)]
 
     def cap(self, requested: int) -> int:
         return min(requested, self.page_cap) if self.page_cap else requested

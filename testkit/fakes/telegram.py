@@ -170,6 +170,8 @@ class FakeTelegram(ThreadedAiohttpServer):
         self.bot_id = bot_id
         self.username = username
         self.long_poll_seconds = long_poll_seconds
+        # Each chat's creator and administrators (`getChatMember`), by chat id.
+        self.chat_admins: dict[str, set[int]] = {}
         self._state = _State()
         self._changed = threading.Condition()
 
@@ -302,6 +304,21 @@ class FakeTelegram(ThreadedAiohttpServer):
             "username": self.username, "can_join_groups": True,
             "can_read_all_group_messages": False, "supports_inline_queries": False,
         }}
+
+    def _api_getChatMember(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        fields = request.fields
+        chat, user_id = str(fields.get("chat_id", "")), int(fields.get("user_id", 0))
+        status = "administrator" if user_id in self.chat_admins.get(chat, set()) else "member"
+        member: dict[str, Any] = {"status": status, "user": {
+            "id": user_id, "is_bot": False, "first_name": "someone"}}
+        if status == "administrator":
+            member.update(can_be_edited=False, is_anonymous=False, can_manage_chat=True,
+                          can_delete_messages=True, can_manage_video_chats=True,
+                          can_restrict_members=True, can_promote_members=False,
+                          can_change_info=True, can_invite_users=True,
+                          can_post_stories=False, can_edit_stories=False,
+                          can_delete_stories=False)
+        return 200, {"ok": True, "result": member}
 
     def _api_sendMessage(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
         fields = request.fields
