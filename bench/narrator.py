@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -54,7 +55,7 @@ from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
 from testkit.fakes.openai_hostile import hostile_answer
-from testkit.narration import disguised, faithful, faithful_more, hostile
+from testkit.narration import disguised, faithful, faithful_more, hostile, secrets
 from testkit.narration.faithful import shown_sentences
 from testkit.shared_data import shared_data_dir
 
@@ -224,21 +225,6 @@ async def forty() -> None:
 
 # --- privacy -------------------------------------------------------------------------
 
-SECRETS = {"github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
-           "openai": "sk-proj-" + "Abc123Def456Ghi789Jkl012Mno345Pqr678",
-           "slack": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOp",
-           "aws": "AKIA" + "IOSFODNN7EXAMPLE", "jwt": "eyJhbGciOiJIUzI1NiJ9" +
-           ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
-           "pem": "MIIEowIBAAKCAQEA7yn3bRHQ5FHMQ", "password": "hunter2-but-longer",
-           "telegram": "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
-           "uri": "S3cretPassw0rd"}
-_PLANTED_SECRETS = (f"Setup: {SECRETS['github']} {SECRETS['openai']} {SECRETS['slack']} "
-                    f"{SECRETS['aws']} {SECRETS['jwt']} password={SECRETS['password']} "
-                    f"{SECRETS['telegram']}\n\nDatabase: postgres://app:{SECRETS['uri']}"
-                    f"@db/app\n\n-----BEGIN RSA PRIVATE KEY-----\n{SECRETS['pem']}\n"
-                    "-----END RSA PRIVATE KEY-----\n\n")
-
-
 async def privacy() -> None:
     print("\nprivacy: verl W29 as a private repository, and with secrets in every body")
     snapshot = read_snapshot(DATA / WEEKS[0][1])
@@ -251,13 +237,14 @@ async def privacy() -> None:
             told = await digests(cfg, snapshot).build(repo, WEEK, "zh")
         print(f"  {label:<24} calls {fake.calls}, narrated {told.narration is not None}")
     secret = msgspec.structs.replace(snapshot, pulls=tuple(
-        msgspec.structs.replace(p, body=_PLANTED_SECRETS + (p.body or "")) for p in snapshot.pulls))
+        msgspec.structs.replace(p, body=secrets.planted() + (p.body or ""))
+        for p in snapshot.pulls))
     with FakeOpenAI() as fake:
         await digests(config(repo, fake.base_url), secret).build(repo, WEEK, "zh")
-        sent = str(fake.requests)
-    found = [name for name, value in SECRETS.items() if value in sent]
-    print(f"  secrets of {len(SECRETS)} kinds in {fake.calls} prompts: {len(found)} found "
-          f"{found}; [redacted] {sent.count('[redacted]')} times")
+        sent = json.dumps(fake.requests, ensure_ascii=False)
+    found = secrets.found(sent)
+    print(f"  secrets of {len(secrets.SECRETS)} forms in {fake.calls} prompts: {len(found)} "
+          f"found {found}; [redacted] {sent.count('[redacted]')} times")
 
 
 # --- deadlines -----------------------------------------------------------------------
