@@ -14,7 +14,7 @@ from bot.narrate.breaker import THRESHOLD
 from bot.narrate.schema import PullBatch, SchemaError, WeekNarration, decode
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, visible_length
-from testkit.fakes.openai import FakeOpenAI
+from testkit.fakes.openai import FakeOpenAI, shape_of
 from testkit.narration.week import (
     REPO,
     WEEK,
@@ -87,3 +87,32 @@ async def test_forty_sentences_per_section_keep_the_chat_form_within_its_length(
     assert visible_length(render_digest(told, "text")) <= CHAT_CEILING
     assert len(telegram_messages(told)) <= max(1, len(telegram_messages(engine)))
     assert len(slack_messages(told)) <= max(1, len(slack_messages(engine)))
+
+
+async def test_a_refused_request_shape_is_asked_again_in_the_next_and_said_once(
+        fake: FakeOpenAI, caplog: pytest.LogCaptureFixture) -> None:
+    """llama-cpp-python's server answers `json_schema` with a 500: the schema goes in
+    JSON mode instead, the digest is narrated, and one log line says what to set."""
+    fake.refused = {"json_schema"}
+    config = llm_config(fake.base_url)
+    with caplog.at_level("WARNING", logger="bot.narrate.client"):
+        told = await example_digests(config).build(REPO, WEEK, "zh")
+    assert told.narration is not None and told.narration.fallbacks == ()
+    shapes = [shape_of(r) for r in fake.requests]
+    assert shapes.count("json_schema") == 1, shapes  # refused once, then never asked
+    assert set(shapes[1:]) == {"json_object_schema"}
+    asked = fake.requests[-1]["response_format"]
+    assert asked["schema"]["type"] == "object" and asked["schema"]["required"]
+    said = [r.getMessage() for r in caplog.records if "response_format" in r.getMessage()]
+    assert len(said) == 1 and "json_object_schema" in said[0], said
+
+
+async def test_an_endpoint_refusing_every_shape_falls_back_without_opening_the_circuit(
+        fake: FakeOpenAI) -> None:
+    fake.refused = {"json_schema", "json_object_schema", "json_object"}
+    narrator = Narrator(llm_config(fake.base_url).llm)  # type: ignore[arg-type]
+    told = await example_digests(llm_config(fake.base_url), narrator=narrator).build(
+        REPO, WEEK, "zh")
+    assert told.narration is not None and told.narration.sections_narrated == ()
+    assert {f.reason for f in told.narration.fallbacks} == {"refused-shape"}
+    assert narrator.breaker.state == "closed"

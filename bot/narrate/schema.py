@@ -17,7 +17,10 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-ResponseMode = Literal["json_schema", "json_object"]
+ResponseMode = Literal["json_schema", "json_object_schema", "json_object"]
+SHAPES: tuple[ResponseMode, ...] = ("json_schema", "json_object_schema", "json_object")
+"""The ways of asking for JSON, most exact first: an endpoint that refuses one is asked
+in the next (`bot.narrate.client`)."""
 
 
 class Answer(msgspec.Struct, frozen=True, kw_only=True):
@@ -165,9 +168,13 @@ def decode(content: str, kind: type[A]) -> A:
 
 
 def response_format(kind: type[Answer], mode: ResponseMode) -> dict[str, Any]:
-    """`response_format` for a request expecting `kind`."""
+    """`response_format` for a request expecting `kind`: the schema as OpenAI's
+    `json_schema`, or inside JSON mode as llama.cpp-based servers take it, or JSON mode
+    alone (the prompt then carries the shape)."""
     if mode == "json_object":
         return {"type": "json_object"}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema(kind)}
     return {"type": "json_schema",
             "json_schema": {"name": kind.__name__, "strict": True, "schema": schema(kind)}}
 
