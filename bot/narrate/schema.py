@@ -62,10 +62,10 @@ class RiskNote(Answer, frozen=True, kw_only=True):
 
 
 class PullNarration(Answer, frozen=True, kw_only=True):
-    """One PR's narration."""
+    """One PR's narration: the sentence that says it (blank where it was not asked
+    for) and its risk lines. No title: a PR is always named by its own."""
 
     number: int
-    title: str
     summary: str
     risks: list[RiskNote]
 

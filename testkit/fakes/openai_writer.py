@@ -50,12 +50,12 @@ def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
                     "recorded resolution before the merge and needs a follow-up.")
         risks.append({"index": risk["index"], "text": text})
     if lang == "zh":
-        return {"number": n, "title": f"{_TYPE_ZH.get(kind, '改动')}：{area} 相关改动",
-                "summary": (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
+        return {"number": n,
+                "summary": "" if pull.get("summarize") is False else (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
                             f"改动 {files} 个文件，新增 {added} 行、删除 {removed} 行。"),
                 "risks": risks}
-    return {"number": n, "title": f"{area} {_TYPE_EN.get(kind, 'change')}",
-            "summary": (f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
+    return {"number": n,
+            "summary": "" if pull.get("summarize") is False else (f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
                         f"{files} files with {added} lines added and {removed} removed."),
             "risks": risks}
 
