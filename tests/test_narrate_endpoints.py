@@ -10,7 +10,7 @@ import pytest
 from adapters.slack.render import render_digest_messages as slack_messages
 from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.narrate import Narrator
-from bot.narrate.apply import theme_room
+from bot.narrate.wording import theme_room
 from bot.narrate.breaker import THRESHOLD
 from bot.narrate.schema import PullBatch, SchemaError, WeekNarration, decode
 from bot.render import render_digest

@@ -31,7 +31,13 @@ from bot.narrate.rules import Part, prose_of
 from bot.narrate.schema import PullNarration, WeekNarration
 from bot.narrate.settled import states_open
 from bot.narrate.verify import Scope, check
-from bot.narrate.wording import engine_also, engine_summary, engine_theme, theme_cited
+from bot.narrate.wording import (
+    engine_also,
+    engine_summary,
+    engine_theme,
+    theme_cited,
+    theme_room,
+)
 
 PROSE_SECTIONS = ("summary", "changes", "trends")
 """Sections narrated as sentences shown in place of the engine's paragraph or list."""
@@ -344,11 +350,6 @@ def _summary(digest: Digest, chosen: list[Candidate], outcome: Outcome
 
 def _mentions_risk(text: str) -> bool:
     return "风险" in text or "risk" in text.casefold()
-
-
-def theme_room(size: int) -> int:
-    """Sentences a theme of `size` PRs may take: one, two from 6 PRs, three from 12."""
-    return 1 if size < 6 else 2 if size < 12 else 3
 
 
 def _changes(digest: Digest, chosen: list[Candidate], outcome: Outcome

@@ -25,9 +25,11 @@ from bot.models import Digest, PullAnswer, PullRequest, Risk
 from bot.narrate.figures import PULL_REF
 from bot.narrate.hygiene import BODY_CHARS, TEXT_CHARS, clean
 from bot.narrate.injection import screen
+from bot.narrate.wording import engine_summary, theme_cited, theme_room
 
 FILES_SHOWN = 12
-THEME_PULLS = 12
+THEME_PULLS = 24
+"""PRs of a theme its narration is told of (every PR of all but the largest themes)."""
 LINE_CHARS = 160
 
 
@@ -139,10 +141,15 @@ class HotFileFact(Fact, frozen=True, kw_only=True):
 
 
 class ThemeFact(Fact, frozen=True, kw_only=True):
+    """A theme the digest shows: `pulls` its PRs (key PRs first), `cite` those the
+    engine's own key changes name, `sentences` how many it may take."""
+
     key: str
     title: str
     count: int
     pulls: tuple[int, ...]
+    cite: tuple[int, ...] = ()
+    sentences: int = 1
 
 
 class WeekRiskFact(Fact, frozen=True, kw_only=True):
@@ -186,6 +193,8 @@ class WeekFacts(Fact, frozen=True, kw_only=True):
     risks: tuple[WeekRiskFact, ...]
     suggestions: tuple[SuggestionFact, ...]
     pulls: tuple[PullLine, ...]
+    highlights: tuple[int, ...] = ()
+    """The PRs the engine's own summary names: the summary names them too."""
     unknown: tuple[str, ...] = ()
     """What the data does not record (check states, review resolutions): no claim
     about these may be made."""
@@ -202,12 +211,14 @@ def theme_pulls(shown: Iterable[int], others: Iterable[int]) -> tuple[int, ...]:
 
 
 def shown_pulls(digest: Digest, quick: int) -> list[int]:
-    """The PRs a digest shows by line: key PRs of the quick view, risk PRs, the PRs its
-    themes list and its suggestions name, in that order, each once."""
+    """The PRs the week's narration is told of by line: key PRs of the quick view, risk
+    PRs, the PRs its suggestions name, then every PR of each theme it shows (key PRs
+    first, up to `THEME_PULLS`), in that order, each once."""
     order = [k.number for k in digest.key_pulls[:quick]]
     order += [r.pull for r in digest.risks]
-    order += [n for t in digest.themes for n in t.pulls[:THEME_PULLS]]
     order += [int(n) for s in digest.suggestions for n in PULL_REF.findall(s)]
+    order += [n for t in digest.themes if t.pulls
+              for n in theme_pulls(t.pulls, t.others)[:THEME_PULLS]]
     return list(dict.fromkeys(order))
 
 
@@ -242,12 +253,16 @@ def week_facts(digest: Digest, shown: Iterable[int], withheld: frozenset[int]) -
                         for h in digest.hot_files),
         themes=tuple(ThemeFact(key=t.key, title=clean(t.title),
                                count=len(theme_pulls(t.pulls, t.others)),
-                               pulls=theme_pulls(t.pulls, t.others)[:THEME_PULLS])
-                     for t in digest.themes),
+                               pulls=theme_pulls(t.pulls, t.others)[:THEME_PULLS],
+                               cite=theme_cited(t),
+                               sentences=theme_room(len(t.pulls) + len(t.others)))
+                     for t in digest.themes if t.pulls),
         risks=tuple(WeekRiskFact(pull=r.pull, severity=r.severity, text=clean(r.summary))
                     for r in digest.risks),
         suggestions=tuple(_suggestion(i, s, withheld) for i, s in enumerate(digest.suggestions)),
         pulls=tuple(_line(digest, n, n in withheld) for n in shown),
+        highlights=tuple(int(n) for s in engine_summary(digest)[1:-1]
+                         for n in PULL_REF.findall(s)),
         unknown=tuple(clean(note) for note in digest.notes),
     )
 

@@ -35,7 +35,9 @@ from bot.narrate.rules import (
 )
 
 MAX_CHARS = 240
-"""A sentence's visible length at most: the chat form's room for one item."""
+"""A sentence's visible length at most: the chat form's room for one item. The prompt
+asks for this (`bot.narrate.prompts`), half of it in Chinese, where a character says
+about twice as much."""
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,11 @@ def _named(digest: Digest, number: int) -> str:
     return f"#{number} {title}".strip()
 
 
+def theme_room(size: int) -> int:
+    """Sentences a theme of `size` PRs may take: one, two from 6 PRs, three from 12."""
+    return 1 if size < 6 else 2 if size < 12 else 3
+
+
 def theme_cited(theme: Theme) -> tuple[int, ...]:
     """The PRs the engine's own "key changes" names for a theme (the security theme all
     of its fixes)."""
