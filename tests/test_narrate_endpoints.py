@@ -10,9 +10,9 @@ import pytest
 from adapters.slack.render import render_digest_messages as slack_messages
 from adapters.telegram.render import render_digest_messages as telegram_messages
 from bot.narrate import Narrator
-from bot.narrate.wording import theme_room
 from bot.narrate.breaker import THRESHOLD
 from bot.narrate.schema import PullBatch, SchemaError, WeekNarration, decode
+from bot.narrate.wording import theme_room
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, visible_length
 from testkit.fakes.openai import FakeOpenAI, shape_of

@@ -45,7 +45,8 @@ RULES_EN = (
     "a description is not a review.",
 )
 RULES_ZH = (
-    "每个数字都必须是数据中该句所说对象的数字：PR 个数是所说主题、类型、主题组或文件的个数（或本周总数），"
+    "每个数字都必须是数据中该句所说对象的数字："
+    "PR 个数是所说主题、类型、主题组或文件的个数（或本周总数），"
     "占比是所说主题或类型的占比，带单位的数字保留数据写的单位（150 MiB 不是 150 MB）。"
     "不得把一个对象的数字用在另一个对象上。",
     "版本号、模型名和标识符照数据原样书写。",
@@ -175,8 +176,9 @@ def severities(read: str) -> list[tuple[int, str]]:
 
 
 ATTRIBUTED = re.compile(
-    r"(?:PR ?|其|该 ?PR ?)?(?:描述|正文|标题|说明)(?:中|里)?(?:称|声称|提到|写道|表示|说)|作者(?:称|表示|声称)|"
-    r"据(?:PR ?|其)?(?:描述|作者)|\baccording to (?:its|the|the PR's) (?:description|author|title)\b|"
+    r"(?:PR ?|其|该 ?PR ?)?(?:描述|正文|标题|说明)(?:中|里)?(?:称|声称|提到|写道|表示|说)|"
+    r"作者(?:称|表示|声称)|据(?:PR ?|其)?(?:描述|作者)|"
+    r"\baccording to (?:its|the|the PR's) (?:description|author|title)\b|"
     r"\b(?:its|the PR's|the) (?:description|author|title) (?:says|claims|states|reports|notes)\b|"
     r"\bthe (?:pr|author) (?:says|claims|states|reports)\b|\bdescribed as\b", re.I)
 """A claim attributed to the PR's own text: then its text may ground it."""
@@ -224,9 +226,10 @@ RECORDED_CLAIMS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                   re.compile(r'"type":"(?:refactor|chore)"')),
     "speedup": (re.compile(r"提速|加速|更快|快了|性能提升|速度提升|\bfaster\b|\bspeed-?ups?\b|"
                            r"\bspeeds? up\b|\bquicker\b", re.I),
-                re.compile(r'"type":"perf"|"measured":\[[^\]]*(?:x|倍|%|faster)', re.I)),
-    "advice": (re.compile(r"(?:建议|推荐)(?:所有)?(?:用户|大家|读者|团队|开发者)|(?:用户|团队|开发者)"
-                          r"(?:应|应该|需要|须)|\brecommend(?:s|ed)? (?:that|upgrading|"
+                re.compile(r'"type":"perf"|"measured":\[[^\]]*(?:x|倍|%|faster)',
+                           re.I)),
+    "advice": (re.compile(r"(?:建议|推荐)(?:所有)?(?:用户|大家|读者|团队|开发者)|"
+                          r"(?:用户|团队|开发者)(?:应|应该|需要|须)|\brecommend(?:s|ed)? (?:that|upgrading|"
                           r"migrating|using|users)\b|\b(?:users|teams|readers) should\b", re.I),
                re.compile(r"(?!)")),
 }

@@ -118,7 +118,8 @@ def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
 
 def risk_fact(index: int, risk: Risk, *, quote: bool = True) -> RiskFact:
     return RiskFact(index=index, severity=risk.severity, finding=clean(risk.summary),
-                    author=clean(risk.author or ""), path=clean(risk.path), subjects=tuple(clean(s) for s in risk.subjects),
+                    author=clean(risk.author or ""), path=clean(risk.path),
+                    subjects=tuple(clean(s) for s in risk.subjects),
                     quote=_screened(risk.quote, TEXT_CHARS) if quote else "")
 
 

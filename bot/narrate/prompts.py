@@ -115,7 +115,8 @@ TASKS (the user message names one)
 STYLE
 Write for engineers: concrete, short, in the active voice, with the names of modules,
 models and files as the data writes them. Lead with what changed, then why it matters.
-One idea per sentence, at most {MAX_CHARS} characters (about 35 words). No filler ("notably", "it is worth
+One idea per sentence, at most {MAX_CHARS} characters (about 35 words). No filler
+("notably", "it is worth
 mentioning"), no praise, no speculation about intent or impact the data does not state.
 Keep the data's own terms (rollout, checkpoint, LoRA, MoE, dataloader, kernel) rather
 than paraphrasing them, and write numbers with their units as the data does (54 GiB,
@@ -153,13 +154,15 @@ _ZH = f"""你为一个 GitHub 仓库撰写每周 PR 周报的部分段落，读�
 
 任务（用户消息会指明其中一项）
 1. "pulls"：数据块 "pulls" 列出若干 PR。为每个 PR 写
-   {{"number": N, "summary": 一句话说明它改了什么、为什么重要（标记 "summarize": false 的 PR 写 ""）,
+   {{"number": N,
+   "summary": 一句话说明它改了什么、为什么重要（标记 "summarize": false 的 PR 写 ""）,
    "risks": 对其 "risks" 中的每一项写 {{"index": 该项的 index,
    "text": 一句话重述该发现，保留其 "path"、"subjects" 中的每个代码名，以及其中关于是否解决的说法
    （未解决，或是否解决未记录）}}}}。
    回答 {{"pulls": [...]}}，每个 PR 一项，按给出的顺序排列。
 2. "week"：数据块 "week" 描述本周。回答
-   {{"summary": [3 到 5 句：多少个 PR、工作集中在哪里、重点（提到 "highlights" 中的每个 PR）、有几项风险],
+   {{"summary": [3 到 5 句：多少个 PR、工作集中在哪里、重点（提到 "highlights" 中的每个 PR）、
+   有几项风险],
    "changes": [每个主题写其 "sentences" 所示句数，每句 {{"theme": 主题的 key, "text": ...,
    "pulls": [只含该主题 "pulls" 中的 PR]}}，合起来按改动内容提到其 "cite" 中的每个 PR],
    "trends": [2 到 4 句，解读主题与类型的统计以及改动最频繁的文件],
@@ -176,7 +179,8 @@ _ZH = f"""你为一个 GitHub 仓库撰写每周 PR 周报的部分段落，读�
 - 工程师习惯用英文说的术语保留英文：PR、CI、rollout、checkpoint、LoRA、MoE、NPU、OOM、
   dataloader、kernel 等；模块名、模型名、文件名照数据原样书写。
 - 用周报的语气：“本周”“重点”“主要集中在”“值得关注”；先写改了什么，再写影响。
-  每句只讲一件事，不超过 {MAX_CHARS // 2} 个字（含标点、编号与英文），不写空话、不夸奖、不猜测数据没有写明的意图或效果。
+  每句只讲一件事，不超过 {MAX_CHARS // 2} 个字（含标点、编号与英文），
+  不写空话、不夸奖、不猜测数据没有写明的意图或效果。
 
 示例（仅示意格式与文风，其中的数字与示例数据对应，不是本周的数据）
 任务 "pulls" 的数据：

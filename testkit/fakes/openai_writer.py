@@ -49,13 +49,16 @@ def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
             text = (f"A {risk['severity']}-severity review comment on {where} has no "
                     "recorded resolution before the merge and needs a follow-up.")
         risks.append({"index": risk["index"], "text": text})
+    asked = pull.get("summarize") is not False
     if lang == "zh":
         return {"number": n,
-                "summary": "" if pull.get("summarize") is False else (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
+                "summary": "" if not asked else (
+                    f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
                             f"改动 {files} 个文件，新增 {added} 行、删除 {removed} 行。"),
                 "risks": risks}
     return {"number": n,
-            "summary": "" if pull.get("summarize") is False else (f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
+            "summary": "" if not asked else (
+                f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
                         f"{files} files with {added} lines added and {removed} removed."),
             "risks": risks}
 

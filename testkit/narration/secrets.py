@@ -28,7 +28,8 @@ _GH = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 _GH_WIDE = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
 _PEM_BODY = "MIIEowIBAAKCAQEA7yn3bRHQ5FHMQ" + "x8Jk2Lm9Np4Qr7St0Uv3Wx6Yz1Ab5Cd8Ef2Gh"
 _ONE_LINE = "MIIBVgIBADANBgkqhkiG9w0BAQEFAASC" + "AUAwggE8AgEAAkEAq7BFUpkGp3+LQmlQ"
-_AZURE = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1" + "OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+_AZURE = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1" + "OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+          "K1SZFPTOtr/KBHBeksoGMGw==")
 _DISCORD = "MTA5ODc2NTQzMjEwOTg3NjU0Mw" + ".GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
 _SENDGRID = "SG." + "ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"
 _RANDOM = "q7Vx2LmN9pR4tZ8kW3yB6cF1hJ5dG0sT" + "e2Aa9Uu4Ii7Oo"
@@ -56,7 +57,8 @@ SECRETS: tuple[Secret, ...] = (
     Secret("discord", f"discord bot {_DISCORD}", _DISCORD),
     Secret("sendgrid", f"mail key {_SENDGRID}", _SENDGRID),
     Secret("db-pass", "DB_PASS=" + "winter2026!", "winter2026!"),
-    Secret("openai-org-key", "OPENAI_KEY=" + "org-" + "Xy12Ab34Cd56Ef78Gh90Ij12", "Xy12Ab34Cd56Ef78Gh90Ij12"),
+    Secret("openai-org-key", "OPENAI_KEY=" + "org-" + "Xy12Ab34Cd56Ef78Gh90Ij12",
+           "Xy12Ab34Cd56Ef78Gh90Ij12"),
     Secret("google-oauth", "client secret " + "GOCSPX-" + "1a2B3c4D5e6F7g8H9i0JkLmNoPq",
            "1a2B3c4D5e6F7g8H9i0JkLmNoPq"),
     Secret("mysql", "run `mysql -u root -p" + "Tr0ub4dor3" + " lumen` to seed it", "Tr0ub4dor3"),
