@@ -229,8 +229,9 @@ RECORDED_CLAIMS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
                 re.compile(r'"type":"perf"|"measured":\[[^\]]*(?:x|倍|%|faster)',
                            re.I)),
     "advice": (re.compile(r"(?:建议|推荐)(?:所有)?(?:用户|大家|读者|团队|开发者)|"
-                          r"(?:用户|团队|开发者)(?:应|应该|需要|须)|\brecommend(?:s|ed)? (?:that|upgrading|"
-                          r"migrating|using|users)\b|\b(?:users|teams|readers) should\b", re.I),
+                          r"(?:用户|团队|开发者)(?:应|应该|需要|须)|"
+                          r"\brecommend(?:s|ed)? (?:that|upgrading|migrating|using|users)\b|"
+                          r"\b(?:users|teams|readers) should\b", re.I),
                re.compile(r"(?!)")),
 }
 """Claims the data must record: what only free text says is attributed or left out."""
