@@ -31,6 +31,8 @@ CHAT_HOT_NUMBERS = 3
 # How much longer than the line length a chat line with no clause boundary in reach may
 # stay whole (longer still, it is cut: a title of 250 characters is no line).
 WHOLE_LINE = 2
+NARRATED_LINE = 240
+"""A narrated sentence a chat line shows whole (the verifier's longest): never cut."""
 # The longest English quote a zh full report's risk line shows (whole sentences).
 ZH_QUOTE = 120
 
@@ -235,7 +237,9 @@ class DigestView:
         the review, then its reason, and is never cut inside the action it asks for (the
         chat budget's steps count it whole)."""
         line = self.limits.line
-        if not line:
+        told = self.d.narration is not None and \
+            "suggestions" in self.d.narration.sections_narrated
+        if not line or told:  # a narrated suggestion is one sentence: shown whole
             return list(self.d.suggestions[: self.limits.suggestions])
         shown = []
         for text in self.d.suggestions[: self.limits.suggestions]:
@@ -438,6 +442,9 @@ class DigestView:
         made it key (what it measured, what it adds, how large it is), in Chinese; in
         en its line where it fits whole and says more than the title, else those
         facts."""
+        told = narrated.key_summary(self.d.narration, k.number)
+        if told is not None and (not self.limits.line or len(told) <= NARRATED_LINE):
+            return told  # the narrator's sentence, whole
         if k.headline:
             title = self.title_of(k)
             return "；".join(f for f in k.facts if f != title)
