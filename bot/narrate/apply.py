@@ -33,6 +33,7 @@ from bot.narrate.settled import states_open
 from bot.narrate.verify import Scope, check
 from bot.narrate.wording import (
     engine_also,
+    engine_highlights,
     engine_summary,
     engine_theme,
     theme_cited,
@@ -331,7 +332,10 @@ def _summary(digest: Digest, chosen: list[Candidate], outcome: Outcome
     risk = next(((c.text, r) for c, r in told if r == "risk"), None)
     tail = [risk] if risk is not None else [] if len(engine) < 2 else [(engine[-1], "risk")]
     named = set().union(*(_refs(c.text) for c in chosen))
-    added = [(s, "highlight") for s in engine[1:-1] if _refs(s) - named]
+    missing = [int(n) for s in engine[1:-1] for n in PULL_REF.findall(s)
+               if int(n) not in named]
+    added = [(engine_highlights(digest, list(dict.fromkeys(missing))), "added")] \
+        if missing else []
     body = [(c.text, r) for c, r in told if r != "risk"]
     # The engine's sentences added for the PRs it names do not take the model's room.
     room = SUMMARY_MAX - len(head) - len(tail)

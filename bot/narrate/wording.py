@@ -45,6 +45,13 @@ def _named(digest: Digest, number: int) -> str:
     return f"#{number} {title}".strip()
 
 
+def engine_highlights(digest: Digest, numbers: list[int]) -> str:
+    """The PRs the engine's summary names that the narrated one does not, in one
+    sentence (the key PRs below say what each does)."""
+    t = Translator(digest.lang)
+    return t("Also notable: %(refs)s.", refs=t.join([f"#{n}" for n in numbers]))
+
+
 def theme_room(size: int) -> int:
     """Sentences a theme of `size` PRs may take: one, two from 6 PRs, three from 12."""
     return 1 if size < 6 else 2 if size < 12 else 3

@@ -3,8 +3,8 @@ a format's markup (code spans as code, PR references as the engine writes them).
 sentences themselves are `Digest.narration`, verified by `bot.narrate`.
 
 The chat view chooses by what each sentence does (`NarratedProse.keys`), never by its
-place: the summary keeps its count, its highlights (the PRs it names) and its risk
-count before what says where the work went; "changes" the first sentence of each theme
+place: the summary keeps its count, its risk count and its highlights (the PRs it
+names) before what says where the work went; "changes" the first sentence of each theme
 it shows. A sentence is shown whole or not at all.
 """
 
@@ -16,14 +16,14 @@ from collections.abc import Callable
 from bot.models import Narration, NarratedProse
 from bot.render.markup import Markup, code_spans, narrated_text
 
-CHAT_SUMMARY = 4
+CHAT_SUMMARY = 5
 """Narrated summary sentences a chat view shows at most."""
 CHAT_TRENDS = 2
+_REF = re.compile(r"#(\d+)")
 PARAGRAPHS = ("summary", "changes", "trends")
 """The sections whose narrated sentences stand in for the section's own text (the
 others, risks, key PRs and suggestions, carry theirs in their own items)."""
-_SUMMARY_ORDER = ("count", "highlight", "risk", "focus")
-_OWN_REF = re.compile(r"^\s*(?:PR\s?)?#(\d+)\s*[:：,，]?\s*", re.I)
+_SUMMARY_ORDER = ("count", "risk", "highlight", "added", "focus")
 
 
 def _told(narration: Narration | None, section_id: str) -> NarratedProse | None:
@@ -33,13 +33,15 @@ def _told(narration: Narration | None, section_id: str) -> NarratedProse | None:
 
 
 def shown(narration: Narration | None, section_id: str, chat: bool,
-          themes: int | None) -> tuple[str, ...] | None:
-    """A section's narrated sentences as a view shows them (None: the engine's text)."""
+          themes: int | None, named: frozenset[int] = frozenset()) -> tuple[str, ...] | None:
+    """A section's narrated sentences as a view shows them (None: the engine's text).
+    `named`: the PRs the engine's own summary names in this view, which a chat view's
+    narrated summary names too."""
     told = _told(narration, section_id) if section_id in PARAGRAPHS else None
     if told is None or not chat:
         return told.sentences if told is not None else None
     if section_id == "summary":
-        return _chat_summary(told)
+        return _chat_summary(told, named)
     if section_id == "changes" and themes is not None:
         return _first_of_each(told, themes)
     if section_id == "trends":
@@ -47,18 +49,27 @@ def shown(narration: Narration | None, section_id: str, chat: bool,
     return told.sentences
 
 
-def _chat_summary(told: NarratedProse) -> tuple[str, ...]:
+def _chat_summary(told: NarratedProse, named: frozenset[int]) -> tuple[str, ...]:
     """At most `CHAT_SUMMARY` sentences, chosen by role in `_SUMMARY_ORDER` (every
-    highlight before any sentence of focus), shown in their own order."""
+    highlight before any sentence of focus), shown in their own order; the engine's
+    sentence naming what the model's did not ("added") only where this view's engine
+    summary would name one of those PRs."""
     if len(told.keys) != len(told.sentences):
         sentences = told.sentences
         return sentences if len(sentences) <= CHAT_SUMMARY else \
             (*sentences[:CHAT_SUMMARY - 1], sentences[-1])
-    ranked = sorted(range(len(told.sentences)),
-                    key=lambda i: (_SUMMARY_ORDER.index(told.keys[i])
-                                   if told.keys[i] in _SUMMARY_ORDER else len(_SUMMARY_ORDER), i))
+    model = set().union(*(_refs(s) for s, k in zip(told.sentences, told.keys, strict=True)
+                          if k != "added"))
+    wanted = [i for i, k in enumerate(told.keys) if k != "added" or (named - model)]
+    ranked = sorted(wanted, key=lambda i: (_SUMMARY_ORDER.index(told.keys[i])
+                                           if told.keys[i] in _SUMMARY_ORDER
+                                           else len(_SUMMARY_ORDER), i))
     chosen = sorted(ranked[:CHAT_SUMMARY])
     return tuple(told.sentences[i] for i in chosen)
+
+
+def _refs(text: str) -> set[int]:
+    return {int(n) for n in _REF.findall(text)}
 
 
 def _first_of_each(told: NarratedProse, themes: int) -> tuple[str, ...]:
@@ -78,17 +89,11 @@ def _first_of_each(told: NarratedProse, themes: int) -> tuple[str, ...]:
 
 
 def key_summary(narration: Narration | None, number: int) -> str | None:
-    """A key PR's narrated sentence, without the reference to itself it opens with (the
-    line names the PR already); None when it was not narrated."""
+    """A key PR's narrated sentence; None when it was not narrated."""
     told = _told(narration, "key_prs")
     if told is None or str(number) not in told.keys:
         return None
-    sentence = told.sentences[told.keys.index(str(number))]
-    match = _OWN_REF.match(sentence)
-    if match and int(match.group(1)) == number:
-        rest = sentence[match.end():]
-        sentence = rest[:1].upper() + rest[1:] if rest else sentence
-    return sentence
+    return told.sentences[told.keys.index(str(number))]
 
 
 def in_markup(m: Markup, text: str, narration: Narration | None, section_id: str | None,

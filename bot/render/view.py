@@ -273,8 +273,10 @@ class DigestView:
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
         None (no narrator, or the section fell back), as many as this view shows."""
+        named = frozenset(k.number for k in (*self.features, *self.fixes)) | frozenset(
+            p.number for p in self.security_named)
         return narrated.shown(self.d.narration, section_id, self.limits.chat,
-                              self.limits.themes)
+                              self.limits.themes, named)
 
     def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
         """A section's text in the format's markup, narrated or the engine's."""
@@ -437,14 +439,20 @@ class DigestView:
         after = len(self.leading_types)
         return list(self.named_types[after:after + 2])
 
+    def narrated_key(self, k: KeyPull) -> str:
+        """A key PR's chat line in the narrator's sentence, whole, where it told one that
+        fits `NARRATED_LINE` (it names the PR and says what it does: no title before
+        it); "" for the engine's line."""
+        told = narrated.key_summary(self.d.narration, k.number)
+        if told is None or len(told) > NARRATED_LINE:
+            return ""
+        return told if f"#{k.number}" in told else f"{self.ref(k.number)} {told}"
+
     def quick_text(self, k: KeyPull) -> str:
         """What the chat's quick view says after a key PR's title: in zh the facts that
         made it key (what it measured, what it adds, how large it is), in Chinese; in
         en its line where it fits whole and says more than the title, else those
         facts."""
-        told = narrated.key_summary(self.d.narration, k.number)
-        if told is not None and (not self.limits.line or len(told) <= NARRATED_LINE):
-            return told  # the narrator's sentence, whole
         if k.headline:
             title = self.title_of(k)
             return "；".join(f for f in k.facts if f != title)
