@@ -1,0 +1,91 @@
+"""A real model server: llama-cpp-python's OpenAI-compatible server with the
+SmolLM2-135M-Instruct GGUF, started on a free port. With the documented setting
+(`response_format = "json_object_schema"`) every call returns schema-valid JSON, the
+digest finishes within its budget, and nothing the small model invented reaches a
+format; with the default (`json_schema`, which this server refuses) the client moves to
+that setting by itself after one refusal."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import msgspec
+import pytest
+
+from bot.narrate import MemoryNarrations, Narrator
+from bot.narrate.schema import PullNarration, WeekNarration
+from testkit.llama_server import llama_server
+from testkit.narration.faithful import shown_sentences
+from testkit.narration.models import reached
+from testkit.narration.week import REPO, WEEK, example_digests, formats, llm_config
+from testkit.server_support import example_snapshot
+
+pytestmark = pytest.mark.realmodel
+
+BUDGET_SECONDS = 240.0
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with llama_server() as base_url:
+        yield base_url
+
+
+class Kept(MemoryNarrations):
+    """The narrations store, which keeps every answer the model gave as it gave it."""
+
+    def answers(self) -> list[str]:
+        """Every sentence of every kept answer."""
+        out: list[str] = []
+        for (kind, _), raw in self._entries.items():
+            if kind == "pull":
+                told = msgspec.json.decode(raw, type=PullNarration)
+                out += [told.summary, *(r.text for r in told.risks)]
+            elif kind == "week":
+                week = msgspec.json.decode(raw, type=WeekNarration)
+                out += [s.text for s in (*week.summary, *week.changes, *week.trends,
+                                         *week.suggestions)]
+        return [s for s in out if s.strip()]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_small_model_answers_in_shape_and_its_inventions_reach_no_format(
+        server: str, lang: str) -> None:
+    config = llm_config(server, response_format="json_object_schema", timeout_seconds=120,
+                        budget_seconds=BUDGET_SECONDS, max_concurrency=1)
+    assert config.llm is not None
+    store = Kept()
+    narrator = Narrator(config.llm, store)
+    started = time.monotonic()
+    told = await example_digests(config, narrator=narrator).build(
+        REPO, WEEK, lang)  # type: ignore[arg-type]
+    elapsed = time.monotonic() - started
+    assert told.narration is not None
+    reasons = {f.reason for f in told.narration.fallbacks}
+    assert not reasons & {"schema", "not-json", "server-error", "refused-shape"}, reasons
+    assert elapsed <= BUDGET_SECONDS + 5
+    said = store.answers()
+    assert said, "the model answered nothing"
+    kept = shown_sentences(told)
+    dropped = [s for s in said if not reached([s], kept)]
+    assert told.narration.sentences_dropped >= len(dropped)  # each recorded with its rule
+    shown = list(formats(told).values())
+    assert reached(dropped, shown) == []
+    week = {p.number for p in example_snapshot().pulls}
+    for text in shown:  # a PR number the model made up is nowhere
+        assert {int(n) for n in re.findall(r"(?<![\w/])#(\d+)", text)} <= week
+
+
+async def test_the_default_request_shape_moves_to_the_one_the_server_takes(
+        server: str) -> None:
+    config = llm_config(server, timeout_seconds=120, budget_seconds=BUDGET_SECONDS,
+                        max_concurrency=1)
+    assert config.llm is not None
+    narrator = Narrator(config.llm)
+    told = await example_digests(config, narrator=narrator).build(REPO, WEEK, "en")
+    assert narrator.client.shape == "json_object_schema"
+    assert told.narration is not None
+    assert not {f.reason for f in told.narration.fallbacks} & {
+        "schema", "server-error", "refused-shape"}
