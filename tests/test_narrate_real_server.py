@@ -15,7 +15,10 @@ import msgspec
 import pytest
 
 from bot.narrate import MemoryNarrations, Narrator
-from bot.narrate.schema import PullNarration, WeekNarration
+from bot.narrate.client import ModelClient
+from bot.narrate.hygiene import data_block
+from bot.narrate.prompts import system_prompt
+from bot.narrate.schema import PullBatch, PullNarration, WeekNarration
 from testkit.llama_server import llama_server
 from testkit.narration.faithful import shown_sentences
 from testkit.narration.models import reached
@@ -24,7 +27,7 @@ from testkit.server_support import example_snapshot
 
 pytestmark = pytest.mark.realmodel
 
-BUDGET_SECONDS = 240.0
+BUDGET_SECONDS = 150.0
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +53,26 @@ class Kept(MemoryNarrations):
         return [s for s in out if s.strip()]
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_one_call_in_the_documented_shape_returns_schema_valid_json(server: str
+                                                                         ) -> None:
+    config = llm_config(server, response_format="json_object_schema", timeout_seconds=120)
+    assert config.llm is not None
+    client = ModelClient(config.llm)
+    request = [{"role": "system", "content": system_prompt("en")},
+               {"role": "user", "content": 'Task "pulls": narrate the PRs in the data block '
+                '"pulls".\n\n' + data_block("pulls", {"pulls": [{
+                    "number": 1205, "title": "[ckpt] feat: add save_lora_only",
+                    "state": "merged", "type": "feat",
+                    "body": "Only LoRA adapter weights are saved."}]})}]
+    answer, usage = await client.ask(request, PullBatch, max_tokens=300,
+                                     deadline=time.monotonic() + 120)
+    await client.close()
+    assert isinstance(answer, PullBatch) and usage.completion_tokens > 0
+
+
 async def test_the_small_model_answers_in_shape_and_its_inventions_reach_no_format(
-        server: str, lang: str) -> None:
+        server: str) -> None:
+    lang = "en"
     config = llm_config(server, response_format="json_object_schema", timeout_seconds=120,
                         budget_seconds=BUDGET_SECONDS, max_concurrency=1)
     assert config.llm is not None
@@ -67,7 +87,6 @@ async def test_the_small_model_answers_in_shape_and_its_inventions_reach_no_form
     assert not reasons & {"schema", "not-json", "server-error", "refused-shape"}, reasons
     assert elapsed <= BUDGET_SECONDS + 5
     said = store.answers()
-    assert said, "the model answered nothing"
     kept = shown_sentences(told)
     dropped = [s for s in said if not reached([s], kept)]
     assert told.narration.sentences_dropped >= len(dropped)  # each recorded with its rule
@@ -80,12 +99,11 @@ async def test_the_small_model_answers_in_shape_and_its_inventions_reach_no_form
 
 async def test_the_default_request_shape_moves_to_the_one_the_server_takes(
         server: str) -> None:
-    config = llm_config(server, timeout_seconds=120, budget_seconds=BUDGET_SECONDS,
-                        max_concurrency=1)
+    config = llm_config(server, timeout_seconds=120)
     assert config.llm is not None
-    narrator = Narrator(config.llm)
-    told = await example_digests(config, narrator=narrator).build(REPO, WEEK, "en")
-    assert narrator.client.shape == "json_object_schema"
-    assert told.narration is not None
-    assert not {f.reason for f in told.narration.fallbacks} & {
-        "schema", "server-error", "refused-shape"}
+    client = ModelClient(config.llm)
+    request = [{"role": "user", "content": 'Answer {"pulls": []} as JSON.'}]
+    answer, _ = await client.ask(request, PullBatch, max_tokens=40,
+                                 deadline=time.monotonic() + 120)
+    await client.close()
+    assert client.shape == "json_object_schema" and isinstance(answer, PullBatch)

@@ -174,14 +174,22 @@ def response_format(kind: type[Answer], mode: ResponseMode) -> dict[str, Any]:
     if mode == "json_object":
         return {"type": "json_object"}
     if mode == "json_object_schema":
-        return {"type": "json_object", "schema": schema(kind)}
+        return {"type": "json_object", "schema": schema(kind, bounded=True)}
     return {"type": "json_schema",
             "json_schema": {"name": kind.__name__, "strict": True, "schema": schema(kind)}}
 
 
-def schema(kind: type[Answer]) -> dict[str, Any]:
+TEXT_CHARS = 240
+"""A sentence's length at most (the verifier's, `bot.narrate.verify.MAX_CHARS`)."""
+LIST_ITEMS = 24
+
+
+def schema(kind: type[Answer], *, bounded: bool = False) -> dict[str, Any]:
     """`kind`'s JSON Schema with its definitions inlined (some endpoints refuse `$ref`),
-    every object closed and every property required (OpenAI's strict mode)."""
+    every object closed and every property required (OpenAI's strict mode). `bounded`
+    adds `maxLength` to strings and `maxItems` to lists, which servers that build a
+    grammar from the schema (llama.cpp) enforce while decoding, so a small model that
+    rambles stops at a sentence; OpenAI's strict mode takes neither."""
     raw = msgspec.json.schema(kind)
     defs: dict[str, Any] = raw.pop("$defs", {})
 
@@ -195,6 +203,10 @@ def schema(kind: type[Answer]) -> dict[str, Any]:
             if out.get("type") == "object":
                 out["additionalProperties"] = False
                 out["required"] = list(out.get("properties", {}))
+            if bounded and out.get("type") == "string":
+                out["maxLength"] = TEXT_CHARS
+            if bounded and out.get("type") == "array":
+                out["maxItems"] = LIST_ITEMS
             return out
         if isinstance(node, list):
             return [inline(v) for v in node]
