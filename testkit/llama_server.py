@@ -59,9 +59,10 @@ def llama_server(*, context: int = 8192, threads: int = 2) -> Iterator[str]:
             try:
                 with urllib.request.urlopen(f"{base}/models", timeout=2):
                     break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"the model server did not start; see {log.name}")
+                    raise RuntimeError(f"the model server did not start; see {log.name}"
+                                       ) from exc
                 time.sleep(0.3)
         yield base
     finally:

@@ -88,8 +88,8 @@ _TO_MODEL = re.compile("|".join((
     r"(?:摘要|总结|周报|风险观察)[^。\n]{0,3}(?:请|要|应|应该|必须)?(?:写成|改为|改成)",
     r"周报中[^。\n]{0,4}(?:要|请|应|须)",
     r"不要(?:提及|提到|报告|列出|标注)",
-    r"\b(?:translate|copy|repeat|quote|reproduce)\b[^.\n]{0,30}\b(?:literally|verbatim|"
-    r"word[- ]for[- ]word|as is|exactly)\b|逐字(?:翻译|照抄|复述)|原样(?:翻译|输出|照抄)|照原文(?:翻译|输出)",
+    r"\btranslate\b[^.\n]{0,30}\b(?:literally|verbatim|word[- ]for[- ]word)\b|"
+    r"逐字(?:翻译|照抄|复述)|原样(?:翻译|输出|照抄)|照原文(?:翻译|输出)",
 )), re.I | re.M)
 _MASS_MENTION = re.compile(r"@(?:all|here|channel|everyone)\b|@所有人", re.I)
 _ORDER = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|\bplease\b|^\W*(?:do not|don't|"
@@ -123,8 +123,9 @@ def _to_all(text: str) -> bool:
     return bool(GROUP.search(text) or _MASS_MENTION.search(text))
 
 
-_FUNCTION_WORDS = frozenset("the a an of and to in is are was were for with on this that you "
-                            "your be it not all as by from".split())
+_FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "and", "to", "in", "is", "are", "was",
+                            "were", "for", "with", "on", "this", "that", "you", "your", "be",
+                            "it", "not", "all", "as", "by", "from"))
 _ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
                        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
 

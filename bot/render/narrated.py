@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.models import Narration, NarratedProse
+from bot.models import NarratedProse, Narration
 from bot.render.markup import Markup, code_spans, narrated_text
 
 CHAT_SUMMARY = 5

@@ -84,14 +84,15 @@ WRONG: dict[str, tuple[Slip, ...]] = {
               key=6932),
         _slip("zh", "changes", "Megatron 方面，#6473 支持 DeepSeek V3 GRPO。", "version", (6473,),
               6473),
-        _slip("zh", "risk", "wuxibin89 在讨论中指出该改动只影响 NPU，合并前是否解决未记录。", "author",
-              key=6932, index=1),
+        _slip("zh", "risk", "wuxibin89 在讨论中指出该改动只影响 NPU，合并前是否解决未记录。",
+              "author", key=6932, index=1),
         _slip("zh", "summary", "#7037 由 Secbone 提交，让 dataloader 不再受 `train_batch_size` "
               "限制。", "author", (7037,)),
         _slip("zh", "summary", "#7061 新增 `delta_sharded`，#6974 只保存 LoRA adapter 权重。",
               "swapped PRs", (7061, 6974)),
-        _slip("zh", "changes", "Rollout 推理方面，#7038 对 0.22.0 以下的 vLLM 默认关闭多模态处理器缓存，"
-              "#6932 禁止策略采样 `<|image_pad|>`。", "swapped PRs", (7038, 6932), 7038),
+        _slip("zh", "changes", "Rollout 推理方面，#7038 对 0.22.0 以下的 vLLM 默认关闭"
+              "多模态处理器缓存，#6932 禁止策略采样 `<|image_pad|>`。", "swapped PRs",
+              (7038, 6932), 7038),
         _slip("zh", "trends", "rollout 主题占 14%，trainer 占 18%。", "shares swapped"),
         _slip("zh", "summary", "本周有 3 项风险观察，其中 #7037 有 1 项高风险。", "severity",
               (7037,)),
