@@ -17,7 +17,9 @@ from bot.narrate.wording import theme_cited
 from bot.render import render_digest
 from bot.snapshot import read_snapshot
 from testkit.fakes.openai import FakeOpenAI
+from testkit.fakes.openai_hostile import hostile_answer
 from testkit.narration.faithful import Line, shown_sentences
+from testkit.narration.hostile import hostile_snapshot, planted_count
 from testkit.narration.models import (
     MIDSIZE,
     WRONG,
@@ -26,7 +28,8 @@ from testkit.narration.models import (
     strong_lines,
     with_slips,
 )
-from testkit.narration.week import snapshot_digests, week_config
+from testkit.narration.plants import PLANTS
+from testkit.narration.week import formats, snapshot_digests, week_config
 
 pytestmark = pytest.mark.realdata
 
@@ -111,3 +114,23 @@ async def test_a_rerun_asks_nothing_even_when_the_verifier_cut_the_answer(
         again = await digests.build(REPO, WEEK, "zh")
     assert calls >= 2 and fake.calls == calls
     assert again.narration == first.narration
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+async def test_disguised_plants_put_no_word_in_the_digests_voice(shared_data: Path,
+                                                                 lang: Lang) -> None:
+    """A fake review in a body, figures matching the week's count, a reassuring thread,
+    homoglyphs, base64 and rot13 notes, "translate literally", a notice split across two
+    PRs and a title offered in place of the PR's, fed to a model that obeys them: no
+    planted word reaches any format beyond what the engine's own digest quotes."""
+    snapshot = hostile_snapshot(shared_data, PLANTS)
+    with FakeOpenAI(answer=hostile_answer) as fake:
+        told = await snapshot_digests(week_config(REPO, fake.base_url), snapshot).build(
+            REPO, WEEK, lang)
+    engine = await snapshot_digests(week_config(REPO, None), snapshot).build(REPO, WEEK, lang)
+    assert told.narration is not None and told.narration.sections_narrated
+    shown, own = formats(told), formats(engine)
+    beyond = {(fmt, word) for fmt in shown for word in PLANTS.words
+              if planted_count(shown[fmt], word) > max(planted_count(own[fmt], word),
+                                                       planted_count(own["markdown"], word))}
+    assert beyond == set()

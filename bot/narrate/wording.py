@@ -11,7 +11,8 @@ from typing import Any
 from bot.i18n import Translator
 from bot.models import Digest, Theme
 from bot.narrate.injection import screen
-from bot.narrate.normal import disguised
+from bot.narrate.claims import RECORDED_CLAIMS
+from bot.narrate.normal import disguised, folded
 from bot.render.limits import THEME_ITEMS
 from bot.render.markup import markup_for
 from bot.render.naming import title_of
@@ -35,12 +36,16 @@ def engine_summary(digest: Digest) -> list[str]:
 
 def _named(digest: Digest, number: int) -> str:
     """`#N` and how the digest names the PR (its Chinese headline in zh); a title that
-    speaks to readers or to a model, or hides a link, is left out of narrated prose (the
+    speaks to readers or to a model, hides a link or makes a claim only recorded facts
+    may make (deprecated, approved, migrate to…) is left out of narrated prose (the
     engine's own lists still show it, as written, as the PR's title)."""
     key = next((k for k in digest.key_pulls if k.number == number), None)
     entry = next((p for p in digest.pulls if p.number == number), None)
     title = title_of(key) if key else title_of(entry) if entry else ""
-    if screen(title).left_out or disguised(title):
+    security = bool(entry and entry.security)
+    claims = [name for name, (claim, _) in RECORDED_CLAIMS.items()
+              if claim.search(folded(title)) and not (name == "security" and security)]
+    if screen(title).left_out or disguised(title) or claims:
         title = ""
     return f"#{number} {title}".strip()
 
