@@ -10,8 +10,8 @@ from typing import Any
 
 from bot.i18n import Translator
 from bot.models import Digest, Theme
-from bot.narrate.injection import screen
 from bot.narrate.claims import RECORDED_CLAIMS
+from bot.narrate.injection import screen
 from bot.narrate.normal import disguised, folded
 from bot.render.limits import THEME_ITEMS
 from bot.render.markup import markup_for
