@@ -36,8 +36,10 @@ pytestmark = pytest.mark.realmodel
 BUDGET_SECONDS = 150.0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def server() -> Iterator[str]:
+    """A server of each test's own: one that a test left generating for a request it
+    gave up on would keep the next test's calls waiting."""
     with llama_server() as base_url:
         yield base_url
 
