@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from bot.narrate import MemoryNarrations, Narrator
-from bot.narrate.client import ModelClient
+from bot.narrate.client import CallFailed, ModelClient
 from bot.narrate.hygiene import data_block
 from bot.narrate.prompts import system_prompt
 from bot.narrate.schema import PullBatch, PullNarration, WeekNarration
@@ -117,7 +117,12 @@ async def test_the_default_request_shape_moves_to_the_one_the_server_takes(
     assert config.llm is not None
     client = ModelClient(config.llm)
     request = [{"role": "user", "content": 'Answer {"pulls": []} as JSON.'}]
-    answer, _ = await client.ask(request, PullBatch, max_tokens=40,
-                                 deadline=time.monotonic() + 120)
-    await client.close()
-    assert client.shape == "json_object_schema" and isinstance(answer, PullBatch)
+    try:
+        answer = (await client.ask(request, PullBatch, max_tokens=200,
+                                   deadline=time.monotonic() + 120))[0]
+        assert isinstance(answer, PullBatch)
+    except CallFailed as failed:  # the small model may run past its tokens: not the shape
+        assert failed.reason not in ("schema", "not-json", "server-error", "refused-shape")
+    finally:
+        await client.close()
+    assert client.shape == "json_object_schema"
