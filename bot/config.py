@@ -247,8 +247,10 @@ _S = TypeVar("_S", bound=PlatformSettings)
 class LLMConfig(Section, frozen=True, kw_only=True):
     """`[llm]`: an OpenAI-compatible endpoint that words the digest (off when absent).
 
-    `response_format`: `json_schema` sends the answer's JSON Schema; `json_object` is for
-    endpoints that only take JSON mode (DeepSeek, Moonshot, Zhipu, most of DashScope).
+    `response_format`: `json_schema` sends the answer's JSON Schema; `json_object_schema`
+    sends it inside JSON mode (`{"type": "json_object", "schema": ...}`, llama.cpp-based
+    servers); `json_object` is for endpoints that only take JSON mode (DeepSeek,
+    Moonshot, Zhipu, most of DashScope).
     `timeout_seconds` bounds one call, `budget_seconds` one digest's narration (shared by
     the repositories of a combined digest); `extra_body` goes into every request as is
     (provider switches such as `enable_thinking = false`). `check = "model"` adds a
@@ -258,7 +260,7 @@ class LLMConfig(Section, frozen=True, kw_only=True):
     base_url: str
     model: str
     api_key_env: str = "PRDIGEST_LLM_API_KEY"
-    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     timeout_seconds: float = 60.0
     budget_seconds: float = 120.0
     max_concurrency: int = 4

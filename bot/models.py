@@ -280,10 +280,23 @@ class Fallback(Record, frozen=True, kw_only=True):
 
 
 class NarratedProse(Record, frozen=True, kw_only=True):
-    """A section's narrated sentences, verified, shown in place of its deterministic text."""
+    """A section's narrated sentences, verified, shown in place of its deterministic text.
+    `keys`: what each sentence is about, where the section says (a theme's key in
+    "changes", a role in "summary": count, focus, highlight, risk; a PR number in
+    "key_prs"), so a shorter view can choose among them."""
 
     section: str
     sentences: tuple[str, ...]
+    keys: tuple[str, ...] = ()
+
+
+class DroppedSentence(Record, frozen=True, kw_only=True):
+    """A sentence the model wrote that no format shows: where it was going
+    (`summary`, `changes:ci`, `pull:7061:summary`, `pull:6932:risk:1`) and the rule
+    that kept it out (`figure`, `claim-security`, `repeat`, `section`...)."""
+
+    where: str
+    rule: str
 
 
 class Narration(Record, frozen=True, kw_only=True):
@@ -296,6 +309,9 @@ class Narration(Record, frozen=True, kw_only=True):
     sentences_dropped: int = 0
     fallbacks: tuple[Fallback, ...] = ()
     prose: tuple[NarratedProse, ...] = ()
+    # Every sentence the model wrote that the digest does not show, with its rule
+    # (`sentences_dropped` counts them).
+    dropped: tuple[DroppedSentence, ...] = ()
 
 
 class LoginCount(Record, frozen=True, kw_only=True):

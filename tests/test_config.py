@@ -215,7 +215,8 @@ def test_a_public_url_over_http_is_taken(tmp_path: Path, url: str) -> None:
      '[[channels]]\nplatform = "slack"\nid = "C2"\nrepo = "a/b"\nlang = "fr"\n',
      "channels[1].lang: invalid value 'fr' (expected zh or en)"),
     ('[llm]\nbase_url = "http://x"\nmodel = "m"\nresponse_format = "text"\n',
-     "llm.response_format: invalid value 'text' (expected json_schema or json_object)"),
+     "llm.response_format: invalid value 'text' "
+     "(expected json_schema, json_object_schema or json_object)"),
 ])
 def test_an_invalid_choice_says_which_values_are_allowed(tmp_path: Path, toml: str,
                                                          message: str) -> None:

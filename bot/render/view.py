@@ -31,6 +31,8 @@ CHAT_HOT_NUMBERS = 3
 # How much longer than the line length a chat line with no clause boundary in reach may
 # stay whole (longer still, it is cut: a title of 250 characters is no line).
 WHOLE_LINE = 2
+NARRATED_LINE = 240
+"""A narrated sentence a chat line shows whole (the verifier's longest): never cut."""
 # The longest English quote a zh full report's risk line shows (whole sentences).
 ZH_QUOTE = 120
 
@@ -235,7 +237,9 @@ class DigestView:
         the review, then its reason, and is never cut inside the action it asks for (the
         chat budget's steps count it whole)."""
         line = self.limits.line
-        if not line:
+        told = self.d.narration is not None and \
+            "suggestions" in self.d.narration.sections_narrated
+        if not line or told:  # a narrated suggestion is one sentence: shown whole
             return list(self.d.suggestions[: self.limits.suggestions])
         shown = []
         for text in self.d.suggestions[: self.limits.suggestions]:
@@ -269,8 +273,10 @@ class DigestView:
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
         None (no narrator, or the section fell back), as many as this view shows."""
+        named = frozenset(k.number for k in (*self.features, *self.fixes)) | frozenset(
+            p.number for p in self.security_named)
         return narrated.shown(self.d.narration, section_id, self.limits.chat,
-                              self.limits.themes)
+                              self.limits.themes, named)
 
     def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
         """A section's text in the format's markup, narrated or the engine's."""
@@ -432,6 +438,15 @@ class DigestView:
     def other_types(self) -> list[NameCount]:
         after = len(self.leading_types)
         return list(self.named_types[after:after + 2])
+
+    def narrated_key(self, k: KeyPull) -> str:
+        """A key PR's chat line in the narrator's sentence, whole, where it told one that
+        fits `NARRATED_LINE` (it names the PR and says what it does: no title before
+        it); "" for the engine's line."""
+        told = narrated.key_summary(self.d.narration, k.number)
+        if told is None or len(told) > NARRATED_LINE:
+            return ""
+        return told if f"#{k.number}" in told else f"{self.ref(k.number)} {told}"
 
     def quick_text(self, k: KeyPull) -> str:
         """What the chat's quick view says after a key PR's title: in zh the facts that
