@@ -61,7 +61,7 @@ class Builtin:
 BUILTIN: dict[str, Builtin] = {
     "security": Builtin(_("Security")),
     "ci": Builtin("CI", ("cicd", "github", "workflow", "buildkite", "cibug"), proper=True),
-    "docs": Builtin(_("Docs"), ("doc", "documentation", "readme")),
+    "docs": Builtin(_("Docs"), ("doc", "documentation", "readme", "changelog")),
     "tests": Builtin(_("Tests"), ("test", "ut", "unittest", "testing", "e2e")),
     "build": Builtin(_("Build and environment"),
                      ("docker", "dockerfile", "env", "deps", "dependency", "dependencies",
@@ -106,9 +106,10 @@ BUILTIN: dict[str, Builtin] = {
 
 @lru_cache(maxsize=8192)
 def fold(name: str) -> str:
-    """A spelling-free key: lower case, letters and digits only, a plural or -ing
-    ending dropped (`KV_Offloading` and `kv-offload` are both `kvoffload`)."""
-    key = re.sub(r"[^a-z0-9.]+", "", name.lower()).strip(".")
+    """A spelling-free key: lower case, letters (of every script: `仪表板`) and digits
+    only, a plural or -ing ending dropped (`KV_Offloading` and `kv-offload` are both
+    `kvoffload`)."""
+    key = re.sub(r"[^\w.]|_", "", name.lower()).strip(".")
     for ending in ("ing", "s"):
         if key.endswith(ending) and len(key) - len(ending) >= 4 and not key.endswith("ss"):
             return key[: -len(ending)]
@@ -166,7 +167,10 @@ class Areas:
         (`build_npu_attn_mask` names npu): by its key, a configured topic's aliases,
         keywords and title words, or a common area's aliases."""
         words = {fold(w) for w in re.split(r"[^A-Za-z0-9.]+", title) if w}
-        return not words.isdisjoint(self._spellings(area))
+        spellings = self._spellings(area)
+        # Chinese is written without spaces: a name of it is found inside the title.
+        return not words.isdisjoint(spellings) or any(
+            not s.isascii() and s in title for s in spellings)
 
     def _spellings(self, area: str) -> frozenset[str]:
         found = self._spelled.get(area)

@@ -17,12 +17,16 @@ from bot.engine.risks import find_risks
 from bot.engine.score import Score, key_facts, score_pull
 from bot.engine.suggest import settings_of
 from bot.engine.summarize import plain_figures, summary_and_line, title_line
-from bot.engine.text import plain, sentence_case
+from bot.engine.text import clean_body, sentence_case
 from bot.i18n import Translator
 from bot.models import KeyPull, PullEntry, PullRequest, Risk
 
 # Key PRs a reader can take in: the best of the week, at most this many.
 KEY_LIMIT = 30
+# A week of fewer PRs than this is small: at most half of its PRs are key (never fewer
+# than `SMALL_WEEK_KEY`), so "key" still picks some out.
+SMALL_WEEK = 15
+SMALL_WEEK_KEY = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +91,9 @@ def assess(
     risks = find_risks(pull, t, reviews_recorded=reviews_recorded) if pull.state == "merged" \
         else []
     # The body made plain once: the figures and the summary are both read from it.
-    flat = plain(pull.body) if pull.body else ""
+    flat = clean_body(pull.body) if pull.body else ""
     figures = plain_figures(flat)
-    score = score_pull(pull, cls, risks, figures, t, focus_topics=focus_topics)
+    score = score_pull(pull, cls, risks, figures, t, focus_topics=focus_topics, body=flat)
     return Assessment(pull=pull, counted=counted, cls=cls, risks=tuple(risks),
                       figures=figures, score=score, plain_body=flat,
                       # Said for the PRs the digest names by it: key ones and security fixes.
@@ -106,14 +110,22 @@ def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
     """The week's PRs best first, the key ones (at most KEY_LIMIT) ahead and summarised;
     every other PR is listed by its title, so it gets no summary."""
     by_score = sorted(assessed, key=lambda a: (-a.score.value, a.number))
-    chosen = {a.number for a in [a for a in by_score if a.score.key][:KEY_LIMIT]}
+    chosen = {a.number for a in [a for a in by_score if a.score.key][:key_limit(len(assessed))]}
     key = [_summarised(a, t) for a in by_score if a.number in chosen]
     return key + [a for a in by_score if a.number not in chosen]
+
+
+def key_limit(week_size: int) -> int:
+    """How many of a week's PRs may be key: `KEY_LIMIT`, and in a small week at most
+    half of them (never fewer than `SMALL_WEEK_KEY`)."""
+    if week_size >= SMALL_WEEK:
+        return KEY_LIMIT
+    return max(SMALL_WEEK_KEY, -(-week_size // 2))
 
 
 def _summarised(a: Assessment, t: Translator) -> Assessment:
     summary, line = summary_and_line(a.pull, a.cls, t, a.plain_body)
     headline = a.headline or said_in(a.cls, t.lang, _repository(a.pull))
     facts = key_facts(a.pull, a.cls, list(a.risks), a.figures, settings_of(a.pull, a.cls), t,
-                      headline=headline)
+                      headline=headline, body=a.plain_body)
     return replace(a, key=True, summary=summary, line=line, headline=headline, facts=facts)

@@ -19,8 +19,8 @@ from pathlib import PurePosixPath
 
 from bot.config import RepoConfig
 from bot.engine.areas import BUILTIN, GENERIC_FOLDERS, Areas
-from bot.engine.classify import canonical_type, parse_title
-from bot.engine.text import plain
+from bot.engine.conventions import canonical_type, parse_title
+from bot.engine.text import clean_body
 from bot.i18n import translator
 from bot.models import PullRequest
 
@@ -150,7 +150,7 @@ def word_topics(pulls: Sequence[PullRequest], areas: Areas, *, taken: set[str],
     capitalised: dict[str, set[int]] = defaultdict(set)
     in_paths: set[str] = set()
     for pull in pulls:
-        text = f"{pull.title}\n{plain(pull.body) if pull.body else ''}"
+        text = f"{pull.title}\n{clean_body(pull.body) if pull.body else ''}"
         for match in _WORD.finditer(text):
             word = match.group(1)
             lowered = word.lower()

@@ -41,12 +41,14 @@ FULL = Limits()
 
 
 class ThemeLine:
-    """One PR of a theme: what it does, in at most the view's line length."""
+    """One PR of a theme: what it does, in at most the view's line length; `original`
+    the words of the PR a zh line leaves out (the HTML page shows them collapsed)."""
 
-    def __init__(self, number: int, url: str, text: str) -> None:
+    def __init__(self, number: int, url: str, text: str, original: str = "") -> None:
         self.number = number
         self.url = url
         self.text = text
+        self.original = original
 
 
 class ThemeView:

@@ -14,7 +14,8 @@ from functools import cached_property
 from itertools import zip_longest
 
 from bot.engine.risk_words import says_what_may_go_wrong
-from bot.engine.text import clause_cut, clip, cut_words
+from bot.engine.summarize import figure_text
+from bot.engine.text import clause_cut, clip, cut_words, restates
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import naming, narrated
 from bot.render import sections as registry
@@ -393,7 +394,7 @@ class DigestView:
         shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
         return [
             ThemeView(theme, [
-                ThemeLine(k.number, k.url, self.pull_line(k))
+                ThemeLine(k.number, k.url, self.pull_line(k), self.original(k))
                 for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
             ], max(self.limits.theme_items, THEME_ITEMS if theme.kind == "security" else 0))
             for theme in shown
@@ -462,28 +463,52 @@ class DigestView:
         return f"{self.ref(k.number)} {self.title_of(k).replace('`', '')}"
 
     def pull_line(self, k: KeyPull) -> str:
-        """One key PR in a theme: in zh its Chinese headline, followed in the full
-        report by the body's sentence that says the change, where that sentence says
-        more than the title and the key PRs below do not give it; in en that sentence."""
+        """One key PR in a theme: in zh its Chinese headline alone (its English
+        sentence is one click away: the PR, or the HTML page's collapsed original,
+        `original`); in en the body's sentence that says the change."""
         if not k.headline:
             return self.whole_line(k.line, k.short_title) if self.chat else self.short(
                 k.line or k.short_title)
-        if self.chat or not naming.change_sentence(k) or k.number in self.quick_numbers:
-            return self.short(naming.title_of(k))
-        return naming.with_sentence(naming.title_of(k), k.line)
+        return self.short(naming.title_of(k))
+
+    @staticmethod
+    def original(k: KeyPull) -> str:
+        """What a zh line leaves to its PR: the body's sentence that says a key PR's
+        change, where it says more than the title ("" in en, whose line is that
+        sentence)."""
+        return naming.change_sentence(k) if k.headline else ""
 
     @cached_property
     def quick_numbers(self) -> frozenset[int]:
         return frozenset(k.number for k in self.quick)
 
     def key_summary(self, k: KeyPull) -> str:
-        """What the full report's key PRs say after a key PR's title: in en its summary;
-        in zh, whose title is said in Chinese, the one sentence that says the change (the
-        description is a click away); the narrator's summary where it told the section."""
+        """What the full report's key PRs say after a key PR's title: in en its summary
+        (the facts that made it key where the summary only says the title again); in zh,
+        whose title is said in Chinese, those facts in Chinese (the description is a
+        click away, and on the HTML page under 原文); the narrator's summary where it
+        told the section."""
         told = self.d.narration is not None and "key_prs" in self.d.narration.sections_narrated
-        if not k.headline or told:
+        if told:
             return k.summary
-        return naming.change_sentence(k) or "；".join(k.facts)
+        if not k.headline:
+            if restates(k.summary, k.title):
+                return "; ".join(k.facts)
+            return k.summary
+        return "；".join(f for f in k.facts if f != naming.title_of(k))
+
+    def unsaid_figures(self, k: KeyPull, said: str) -> list[str]:
+        """A key PR's measured figures its line does not give already."""
+        return [f for f in k.figures if f not in said and figure_text(f, self.d.lang) not in said]
+
+    @staticmethod
+    def unsaid_reasons(k: KeyPull, said: str) -> list[str]:
+        """Why a key PR is key, but the reasons its line says already ("改动较大（7 个
+        文件共 369 行）" after "改动 7 个文件共 369 行")."""
+        def told(reason: str) -> bool:
+            inner = re.search(r"[（(]([^）)]*)[）)]", reason)
+            return reason in said or bool(inner and inner.group(1) in said.replace("改动 ", ""))
+        return [r for r in k.reasons if not told(r)]
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:
