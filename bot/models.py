@@ -303,17 +303,28 @@ class LoginCount(Record, frozen=True, kw_only=True):
     count: int
 
 
+class Tie(Record, frozen=True, kw_only=True):
+    """People tied on a count too many to name ("6 more wrote 2 PRs each")."""
+
+    people: int
+    count: int
+
+
 class People(Record, frozen=True, kw_only=True):
     """Who did the week's work, bots left out (`bot_pulls` says how many PRs bots
     opened). `authors`: how many people authored its PRs, `top_authors` the most active
     of them by PRs; `reviewers` by PRs reviewed. `first_timers` and `reviewers` are None
-    where the data does not record them (no author association, no reviews)."""
+    where the data does not record them (no author association, no reviews). People tied
+    on the count where the names stop are all named, or, too many to name, counted in
+    `authors_tie` / `reviewers_tie`: never some of them named as if they led."""
 
     authors: int
     top_authors: tuple[LoginCount, ...] = ()
     first_timers: tuple[str, ...] | None = None
     reviewers: tuple[LoginCount, ...] | None = None
     bot_pulls: int = 0
+    authors_tie: Tie | None = None
+    reviewers_tie: Tie | None = None
 
 
 class ChatForm(Record, frozen=True, kw_only=True):

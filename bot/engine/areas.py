@@ -71,12 +71,13 @@ BUILTIN: dict[str, Builtin] = {
     "trainer": Builtin(_("Trainer"), ("training", "train")),
     "rollout": Builtin(_("Rollout")),
     "model": Builtin(_("Models"), ("models", "newmodel")),
-    "kernel": Builtin(_("Kernels"), ("kernels", "op", "ops", "operator")),
+    "kernel": Builtin(_("Kernels"), ("kernels", "op", "operator")),
     "quantization": Builtin(_("Quantization"), ("quant", "quantize")),
     "attention": Builtin(_("Attention"), ("attn",)),
     "moe": Builtin("MoE", ("fusedmoe",), proper=True),
     "distributed": Builtin(_("Distributed"), ("parallel", "parallelism")),
     "frontend": Builtin(_("Frontend and API"), ("entrypoint", "entrypoints", "api")),
+    "backend": Builtin(_("Backend"), ("server",)),
     "spec-decode": Builtin(_("Speculative decoding"),
                            ("specdecode", "specdecoding", "speculative",
                             "speculativedecoding", "specdec")),
@@ -209,31 +210,47 @@ class Areas:
         return min(seen, key=lambda s: (-seen[s], len(s), s)) if seen else area
 
 
-def folder_area(paths: Sequence[str], package: str) -> str:
+def folder_area(paths: Sequence[str], package: str, trunk: frozenset[str] = frozenset()
+                ) -> str:
     """The folder most of the files are in, as an area name: below the package's own
-    folder and below generic folders (`vllm/v1/attention/...` is attention), with CI,
-    docs, tests and build files as those areas. Code outweighs tests and docs."""
+    folder, below generic folders (`vllm/v1/attention/...` is attention) and below the
+    week's `trunk` (`week_trunk`), with CI, docs, tests and build files as those areas.
+    Code outweighs tests and docs."""
     code: Counter[str] = Counter()
     other: Counter[str] = Counter()
     for path in paths:
-        area = _path_area(path, package)
+        area = _path_area(path, package, trunk)
         if not area:
             continue
-        (other if area in {"tests", "docs"} else code)[area] += 1
+        (other if _FOLDER_AREAS.get(area, area) in {"tests", "docs"} else code)[area] += 1
     areas = code or other
     return min(areas, key=lambda a: (-areas[a], a)) if areas else ""
 
 
-@lru_cache(maxsize=16384)
-def _path_area(path: str, package: str) -> str:
+def _folders(path: str, package: str) -> tuple[tuple[str, ...], str]:
+    """A path's folders below the package's and generic ones, and its file name."""
     parts = PurePosixPath(path).parts
     folders, file = parts[:-1], parts[-1] if parts else ""
-    if folders and folders[0] in _FOLDER_AREAS:
-        return _FOLDER_AREAS[folders[0]]
     if folders and folders[0] == package:
         folders = folders[1:]
     while folders and folders[0].lower() in GENERIC_FOLDERS:
         folders = folders[1:]
+    return folders, file
+
+
+@lru_cache(maxsize=16384)
+def _path_area(path: str, package: str, trunk: frozenset[str] = frozenset()) -> str:
+    parts = PurePosixPath(path).parts
+    if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
+        return _FOLDER_AREAS[parts[0]]
+    folders, file = _folders(path, package)
+    while folders and folders[0] in trunk:
+        if len(folders) == 1:
+            return ""  # a file of the trunk itself: no area of its own
+        # A trunk folder holds the week's areas: the area is below it.
+        trunk = frozenset(t.split("/", 1)[1] for t in trunk if "/" in t and
+                          t.startswith(folders[0] + "/"))
+        folders = _skip_generic(folders[1:], package)
     if folders:
         return folders[0]
     if _BUILD_FILE.match(file):
@@ -241,6 +258,63 @@ def _path_area(path: str, package: str) -> str:
     if _DOC_FILE.search(file):
         return "docs"
     return ""
+
+
+# A folder more than this share of a week's PRs are in is its trunk: it names no area.
+TRUNK_SHARE = 0.5
+_TRUNK_DEPTH = 4
+
+
+def week_trunk(paths_of: Sequence[Sequence[str]], package: str) -> frozenset[str]:
+    """The folders (`core`, `core/core-frontend`) more than `TRUNK_SHARE` of the week's
+    PRs change code in, each below the one before: a repository whose every part sits
+    under `core/` has its areas below it, and `core` names none of them. A folder of a
+    common area (docs, tests, CI) is never a trunk."""
+    trunk: list[str] = []
+    prefix: tuple[str, ...] = ()
+    total = sum(1 for paths in paths_of if paths)
+    for _ in range(_TRUNK_DEPTH):
+        counts: Counter[str] = Counter()
+        for paths in paths_of:
+            below = set()
+            for path in paths:
+                folders, _ = _folders(path, package)
+                rest = _below(folders, prefix, package)
+                if rest is not None and len(rest) > 1 and not _common_folder(rest[0], prefix):
+                    below.add(rest[0])
+            counts.update(below)
+        if not counts or total == 0:
+            break
+        folder, held = counts.most_common(1)[0]
+        if held <= TRUNK_SHARE * total or held < 3:
+            break
+        prefix = (*prefix, folder)
+        trunk.append("/".join(prefix))
+    return frozenset(trunk)
+
+
+def _common_folder(folder: str, prefix: tuple[str, ...]) -> bool:
+    """A folder of a common area: tests and docs anywhere, CI and build at the top."""
+    area = _FOLDER_AREAS.get(folder.lower())
+    return area in {"tests", "docs"} or (area is not None and not prefix)
+
+
+def _below(folders: tuple[str, ...], prefix: tuple[str, ...], package: str
+           ) -> tuple[str, ...] | None:
+    """`folders` below `prefix` (generic folders after it skipped), or None where the
+    path is not under it."""
+    if folders[: len(prefix)] != prefix:
+        return None
+    return _skip_generic(folders[len(prefix):], package) if prefix else folders
+
+
+def _skip_generic(folders: tuple[str, ...], package: str) -> tuple[str, ...]:
+    """`folders` without the generic folders and the package's own folder they open
+    with (`crates/uv/src/...` below the trunk `crates`: `commands`), its last kept."""
+    while len(folders) > 1 and (folders[0].lower() in GENERIC_FOLDERS
+                                or folders[0] == package):
+        folders = folders[1:]
+    return folders
 
 
 def docs_only(paths: Sequence[str]) -> bool:

@@ -23,8 +23,8 @@ from bot.models import KeyPull, PullEntry, PullRequest, Risk
 
 # Key PRs a reader can take in: the best of the week, at most this many.
 KEY_LIMIT = 30
-# A week of fewer PRs than this is small: at most half of its PRs are key (never fewer
-# than `SMALL_WEEK_KEY`), so "key" still picks some out.
+# A week of fewer PRs than this is small: at most two thirds of its PRs are key (never
+# fewer than `SMALL_WEEK_KEY`), so "key" still picks some out (12 of 12 picked none).
 SMALL_WEEK = 15
 SMALL_WEEK_KEY = 3
 
@@ -117,10 +117,10 @@ def rank(assessed: Sequence[Assessment], t: Translator) -> list[Assessment]:
 
 def key_limit(week_size: int) -> int:
     """How many of a week's PRs may be key: `KEY_LIMIT`, and in a small week at most
-    half of them (never fewer than `SMALL_WEEK_KEY`)."""
+    two thirds of them (never fewer than `SMALL_WEEK_KEY`)."""
     if week_size >= SMALL_WEEK:
         return KEY_LIMIT
-    return max(SMALL_WEEK_KEY, -(-week_size // 2))
+    return max(SMALL_WEEK_KEY, 2 * week_size // 3)
 
 
 def _summarised(a: Assessment, t: Translator) -> Assessment:

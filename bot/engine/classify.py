@@ -103,7 +103,8 @@ def _type_from_files(paths: list[str]) -> str | None:
 
 
 def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
-    """Title type first, then labels, then the wording and the files touched."""
+    """Title type first, then labels, then the files touched (all docs, tests or CI),
+    then the wording."""
     if title.type:
         return title.type
     for label in labels:
@@ -111,10 +112,13 @@ def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
             kind = type_word(word)
             if kind:
                 return kind
+    by_files = _type_from_files(paths)
+    if by_files:
+        return by_files  # only docs, tests or CI, whatever verb the title opens with
     for pattern, kind in _VERB_TYPES:
         if pattern.search(title.text):
             return kind
-    return _type_from_files(paths) or "other"
+    return "other"
 
 
 @lru_cache(maxsize=1024)

@@ -130,7 +130,8 @@ _SYNC = re.compile(
 # Issue references a title closes with (`#13410`, `issue #12805`): its PR's number is
 # beside it already, a second number there reads as the same PR.
 _TRAILING_ISSUES = re.compile(
-    r"(?:[\s,，]*(?:(?:issues?|fix(?:es)?|closes?|refs?|see)\s*)?#\d+)+\s*$", re.I)
+    r"(?:(?:[\s,，]+|(?<=[\u3400-\u9fff]))(?:(?:issues?|fix(?:es)?|closes?|refs?|see)\s*)?"
+    r"#\d+)+\s*$", re.I)
 
 
 class Title(msgspec.Struct, frozen=True, kw_only=True):

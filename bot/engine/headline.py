@@ -21,6 +21,7 @@ from typing import Literal
 
 from bot.engine.classify import Classification
 from bot.engine.lexicon import Lexicon, Verb, lexicon
+from bot.engine.text import sentence_case
 from bot.engine.title_parse import FUNCTION, NUMBER, REASONS, TitleParser, Token
 from bot.engine.title_parse import tokens as read_tokens
 from bot.engine.zh_text import HAN, join_words, starts_in_chinese, tidy
@@ -114,7 +115,7 @@ def as_written(cls: Classification) -> str:
     verb = lexicon().forms.get(first.lower())
     if rest and verb is not None and lexicon().verbs[verb].zh == label:
         text = rest
-    return f"{label}：{text}"
+    return f"{label}：{sentence_case(text)}"
 
 
 @lru_cache(maxsize=4096)
@@ -160,16 +161,25 @@ def headline(text: str, kind: str) -> Headline:
 def _noun_adjuncts(parser: TitleParser) -> str:
     """What a noun title's prepositions add ("sharded delta weight sync over NCCL for
     disaggregated rollout"), said after it in parentheses ("（通过 NCCL、为分离式
-    rollout）"); "" where none is read whole."""
+    rollout）"), and a parenthesis of names after them as written; "" where none is
+    read whole."""
     said: list[str] = []
+    names = ""
     while not parser.at_end:
+        token = parser.tokens[parser.pos]
+        if token.kind == "paren" and not names:
+            names = parser.paren_names(token.text) or ""
+            if not names:
+                break
+            parser.pos += 1
+            continue
         word = parser.low()
         form = parser.lx.adjuncts.get(word)
         target = parser.after(1, parser.nouns) if form else None
         if form is None or target is None:
             break
         said.append(tidy(form.format(t=target)))
-    return f"（{'、'.join(said)}）" if said else ""
+    return (f"（{'、'.join(said)}）" if said else "") + names
 
 
 def _noun_title(noun: str, label: str) -> str:

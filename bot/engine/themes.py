@@ -22,6 +22,12 @@ from bot.models import NameCount, Theme
 
 MAX_THEMES = 8
 MIN_PULLS = 2
+# "Other changes" holds at most this share of a week: while it holds more, areas are
+# added beyond `MAX_THEMES`, up to `WIDE_THEMES` themes (of one PR each only in a week
+# of fewer than `FEW_PULLS` PRs, where two PRs of one area are rare).
+OTHER_SHARE = 0.25
+WIDE_THEMES = 16
+FEW_PULLS = 15
 # How many other areas a theme's `about` names.
 ABOUT = 3
 KINDS = ("security", "features", "performance", "fixes", "refactoring", "docs",
@@ -110,8 +116,8 @@ def _candidates(member: Member, areas: Areas) -> list[tuple[str, int]]:
     return found
 
 
-def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int
-            ) -> list[tuple[str, list[Member]]]:
+def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int,
+            least: int = MIN_PULLS) -> list[tuple[str, list[Member]]]:
     """Areas one at a time, each taking its unplaced PRs: focus topics first, then
     configured ones, then the area with the most weight of unplaced PRs (a PR weighs
     `_WEIGHT` of how it names the area: its title's modules outweigh its folder), then
@@ -127,7 +133,7 @@ def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int
             for area, tier in candidates[m.number]:
                 tally[area].append(m)
                 weight[area] += _WEIGHT[tier]
-        eligible = [a for a, group in tally.items() if len(group) >= MIN_PULLS]
+        eligible = [a for a, group in tally.items() if len(group) >= least]
         if not eligible:
             break
         best = min(eligible, key=lambda a: (
@@ -169,6 +175,25 @@ def _theme(area: str, title: str, kind_of_theme: str, group: list[Member], areas
                  topic=areas.canonical(area) if kind_of_theme == "area" else "")
 
 
+def _widen(chosen: list[tuple[str, list[Member]]], rest: list[Member], areas: Areas,
+           focus: set[str], total: int, room: int) -> bool:
+    """More areas (added to `chosen`) while the PRs no area takes are more than
+    `OTHER_SHARE` of the week's `total` and `room` holds them with "Other changes";
+    whether any was added."""
+    added = False
+    while True:
+        placed = {m.number for _, group in chosen for m in group}
+        left = [m for m in rest if m.number not in placed]
+        if len(left) <= OTHER_SHARE * total or len(chosen) + 1 >= room:
+            return added
+        more = _choose(left, areas, focus, 1) or (
+            _choose(left, areas, focus, 1, least=1) if total < FEW_PULLS else [])
+        if not more:
+            return added
+        chosen += more
+        added = True
+
+
 def build_themes(
     members: list[Member],
     areas: Areas,
@@ -188,7 +213,8 @@ def build_themes(
                              areas, t))
     rank = {m.number: i for i, m in enumerate(members)}
     chosen = _choose(rest, areas, focus, limit - len(themes))
-    if len(themes) + len(chosen) == limit and len(chosen) > 1 and \
+    widened = _widen(chosen, rest, areas, focus, len(members), room=WIDE_THEMES - len(themes))
+    if not widened and len(themes) + len(chosen) == limit and len(chosen) > 1 and \
             sum(len(group) for _, group in chosen) < len(rest):
         chosen.pop()  # "Other changes" is one of the `limit` themes: the last area joins it
     chosen.sort(key=lambda item: (item[0] not in focus, -len(item[1]),

@@ -374,7 +374,7 @@ class DigestView:
         before any is named twice."""
         ranked = [[k for k in view.d.key_pulls
                    if k.type in types and k.url not in (leave_out or ())
-                   and not naming.bare(k.headline)]  # "修复" alone names nothing
+                   and not naming.says_little(k)]  # "修复" alone names nothing
                   for view in self.each]
         return [k for row in zip_longest(*ranked) for k in row if k is not None][:limit]
 
@@ -394,7 +394,8 @@ class DigestView:
         shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
         return [
             ThemeView(theme, [
-                ThemeLine(k.number, k.url, self.pull_line(k), self.original(k))
+                ThemeLine(k.number, k.url, naming.without_scope(self.pull_line(k), theme.title),
+                          self.original(k))
                 for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
             ], max(self.limits.theme_items, THEME_ITEMS if theme.kind == "security" else 0))
             for theme in shown
