@@ -15,11 +15,11 @@ from bot.models import (
     LoginCount,
     People,
     PullRequest,
-    Tie,
     Review,
     ReviewThread,
     Snapshot,
     ThreadComment,
+    Tie,
 )
 from bot.render import render_digest
 from bot.render.html import PageLinks, render_report_page
