@@ -362,6 +362,9 @@ class Digest(Record, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     data_as_of: Time | None = None
     report_url: str | None = None
+    # Where the service serves the full report (`/reports/...`) while no public address
+    # is set (`server.public_url`): the chat says it in place of a link.
+    report_path: str | None = None
     pulls: tuple[PullEntry, ...] = ()
     # The topics as the trends' prose counts them beside the themes
     # (`bot.engine.trends.area_counts`); empty in a digest of several repositories.

@@ -32,7 +32,8 @@ def _(message: str) -> str:
 GENERIC_FOLDERS = frozenset({
     "src", "lib", "libs", "utils", "util", "common", "workers", "experimental", "v1",
     "v2", "model_executor", "layers", "libtorch_stable", "csrc", "python", "include",
-    "internal", "pkg", "modules", "components", "impl", "contrib", "misc",
+    "internal", "pkg", "modules", "components", "impl", "contrib", "misc", "app", "apps",
+    "packages",
 })
 # Folders and root files whose changes are one of the common areas.
 _FOLDER_AREAS = {
@@ -95,6 +96,9 @@ BUILTIN: dict[str, Builtin] = {
     "vllm": Builtin("vLLM", proper=True),
     "sglang": Builtin("SGLang", proper=True),
     "benchmarks": Builtin(_("Benchmarks"), ("benchmark", "bench")),
+    "i18n": Builtin(_("Translations"), ("lang", "locale", "locales", "translation",
+                                         "translations", "l10n", "localization",
+                                         "internationalization")),
     "examples": Builtin(_("Examples"), ("example",)),
     "config": Builtin(_("Configuration"), ("configuration", "configs")),
     "hardware": Builtin(_("Hardware")),
@@ -240,24 +244,36 @@ def _folders(path: str, package: str) -> tuple[tuple[str, ...], str]:
 
 @lru_cache(maxsize=16384)
 def _path_area(path: str, package: str, trunk: frozenset[str] = frozenset()) -> str:
+    return _path_place(path, package, trunk)[0]
+
+
+def area_folder(path: str, package: str, trunk: frozenset[str] = frozenset()) -> str:
+    """The folder of `path` its area is named by (`frontend/src/views/container`), ""
+    where its area is a common one (CI at the top, a build file) or none."""
+    return _path_place(path, package, trunk)[1]
+
+
+def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, str]:
+    """A path's area and the folder that names it (see `folder_area`)."""
     parts = PurePosixPath(path).parts
     if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
-        return _FOLDER_AREAS[parts[0]]
+        return _FOLDER_AREAS[parts[0]], ""
     folders, file = _folders(path, package)
     while folders and folders[0] in trunk:
         if len(folders) == 1:
-            return ""  # a file of the trunk itself: no area of its own
+            return "", ""  # a file of the trunk itself: no area of its own
         # A trunk folder holds the week's areas: the area is below it.
         trunk = frozenset(t.split("/", 1)[1] for t in trunk if "/" in t and
                           t.startswith(folders[0] + "/"))
         folders = _skip_generic(folders[1:], package)
     if folders:
-        return folders[0]
+        at = len(parts) - 1 - len(folders)
+        return folders[0], "/".join(parts[: at + 1])
     if _BUILD_FILE.match(file):
-        return "build"
+        return "build", ""
     if _DOC_FILE.search(file):
-        return "docs"
-    return ""
+        return "docs", ""
+    return "", ""
 
 
 # A folder more than this share of a week's PRs are in is its trunk: it names no area.

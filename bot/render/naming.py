@@ -35,7 +35,7 @@ def says_little(item: KeyPull) -> bool:
     """Whether a PR's name says too little to stand among the summary's notable changes
     (its title is one word: `Dev v2@fixexportdata`, `feat: 国际化`); it is still listed
     under its theme and among the key PRs."""
-    said = mention(item)
+    said = re.sub(r"^【[^】]*】", "", mention(item))
     han = sum(1 for ch in said if "\u3400" <= ch <= "\u9fff")
     return bare(item.headline) or (han < _FEW_HAN if han else len(said.split()) < 2)
 

@@ -126,6 +126,16 @@ class DigestView:
                 if part.report_link]
 
     @cached_property
+    def report_paths(self) -> list[tuple[str, str]]:
+        """(repository, path) of the full reports that have no address to link while
+        no public one is set (`Digest.report_path`); the repository is "" for a digest
+        of one."""
+        if not self.parts:
+            return [("", self.d.report_path)] if self.d.report_path else []
+        return [(part.d.repository, part.d.report_path) for part in self.parts
+                if part.d.report_path]
+
+    @cached_property
     def hot_view(self) -> DigestView | None:
         """The view whose most-changed file the trends name: this one, or of a combined
         digest the repository whose file most PRs touched (the first listed on a tie)."""
