@@ -313,3 +313,15 @@ def _names_a_bump(text: str, modules: list[str]) -> bool:
     return bool(_BUMP.search(text)) or (
         any(m in _DEPENDENCY_SCOPES for m in modules)
         and text.lower().startswith(("bump", "update", "upgrade", "pin", "lock")))
+
+
+_BUMPED = re.compile(
+    r"^(?:bump|update|upgrade|pin|raise)\s+(?:the\s+)?(?:dependency\s+)?(\S+?)(?:\s+group)?"
+    r"(?:\s+(?:from|to|across|with|requirement|minimum|version)\b|$)", re.I)
+
+
+def bump_subject(text: str) -> str:
+    """What a dependency update updates (`Bump gitpython from 3.1.54 to 3.1.57` ->
+    `gitpython`, `bump the github-actions group …` -> `github-actions`), or the text."""
+    found = _BUMPED.match(text.strip())
+    return found.group(1).strip("`") if found else text.strip()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.engine.themes import DEPENDENCIES
 from bot.models import PullEntry, Theme
 
 QUICK_VIEW = 6
@@ -59,7 +60,9 @@ class ThemeView:
     def __init__(self, theme: Theme, items: list[ThemeLine], limit: int) -> None:
         self.theme = theme
         self.items = items[:limit]
-        self.more = max(0, len(items) - limit) + len(theme.others)
+        # The dependency updates' heading names and counts them all: no "N more" line.
+        self.more = 0 if theme.kind == DEPENDENCIES else (
+            max(0, len(items) - limit) + len(theme.others))
 
 
 class ThemeListing:

@@ -16,6 +16,7 @@ from itertools import zip_longest
 from bot.engine.risk_words import says_what_may_go_wrong
 from bot.engine.summarize import figure_text
 from bot.engine.text import clause_cut, clip, cut_words, restates
+from bot.engine.themes import DEPENDENCIES
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import naming, narrated
 from bot.render import sections as registry
@@ -401,7 +402,8 @@ class DigestView:
         """Themes that hold key PRs, each PR as one line of what it does. The security
         theme lists every fix it holds (up to the full report's number): they are its
         whole point, and a reader counts them."""
-        shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
+        shown = [theme for theme in self.d.themes
+                 if theme.pulls or theme.kind == DEPENDENCIES][: self.limits.themes]
         return [
             ThemeView(theme, [
                 ThemeLine(k.number, k.url, naming.without_scope(self.pull_line(k), theme.title),
@@ -420,7 +422,8 @@ class DigestView:
     @cached_property
     def more_themes(self) -> int:
         """Themes with key PRs that this view leaves to the full report."""
-        return sum(1 for theme in self.d.themes if theme.pulls) - len(self.themes)
+        return sum(1 for theme in self.d.themes
+                   if theme.pulls or theme.kind == DEPENDENCIES) - len(self.themes)
 
     @cached_property
     def named_types(self) -> list[NameCount]:
