@@ -15,7 +15,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from bot.config import RepoConfig
@@ -156,8 +155,8 @@ def chinese_titles_kept(repo: Repository, week: str) -> tuple[int, int]:
 
 TYPE_LABELS = ("新功能", "修复", "性能优化", "重构", "文档", "测试", "持续集成", "构建",
                "维护", "代码风格", "回滚", "改动")
-_LABEL_LINE = re.compile(
-    "^(?:【[^】]*】)?(?:" + "|".join(TYPE_LABELS) + r")(?:：(?P<rest>[^，；：。]*))?(?:[，；：。]|$)")
+_LABEL_LINE = re.compile("^(?:【[^】]*】)?(?:" + "|".join(TYPE_LABELS)
+                         + r")(?:：(?P<rest>[^，；：。]*))?(?:[，；：。]|$)")
 
 
 def says_only_type_and_names(line: str, title: str) -> bool:
