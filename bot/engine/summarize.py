@@ -274,8 +274,31 @@ def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> s
 
 
 def summarize(pull: PullRequest, cls: Classification, t: Translator) -> str:
-    summary = body_summary(pull.body)
+    summary = plain_summary(unclaimed(clean_body(pull.body), cls)) if pull.body else None
     return own_refs(summary, pull.url) if summary else fallback_summary(pull, cls, t)
+
+
+# What only a PR's maintainers may call it (`bot.engine.classify`): a security fix, a
+# CVE, a breaking change. A body sentence that says so of a PR they do not call one is
+# never said as the PR's summary or line.
+_SECURITY_CLAIM = re.compile(
+    r"\b(?:security|vulnerab\w*|exploit\w*|CVE-?\d*|GHSA-\S+)\b|安全|漏洞", re.I)
+_BREAKING_CLAIM = re.compile(r"\bbreaking[ -]change|不兼容|破坏性", re.I)
+
+
+def unclaimed(flat: str, cls: Classification) -> str:
+    """`flat` (a body made prose) without the sentences that claim what the PR's title
+    and labels do not: a security fix or a breaking change."""
+    claims = [pattern for pattern, held in ((_SECURITY_CLAIM, cls.security),
+                                            (_BREAKING_CLAIM, cls.breaking)) if not held]
+    if not claims or not any(p.search(flat) for p in claims):
+        return flat
+    kept = []
+    for line in flat.splitlines():
+        said = [s for s in sentences(line) if not any(p.search(s) for p in claims)]
+        if said or not line.strip():
+            kept.append(" ".join(said))
+    return "\n".join(kept)
 
 
 LINE_LIMIT = 120
@@ -380,6 +403,7 @@ def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
     files is no description of what a PR does). `flat` is the body made plain, when
     already done."""
     flat = own_refs(clean_body(pull.body or "") if flat is None else flat, pull.url)
+    flat = unclaimed(flat, cls)
     body = plain_summary(flat) if flat.strip() else None
     if body:
         return body, change_line(flat) or title_line(cls)
