@@ -268,6 +268,8 @@ class PullEntry(Record, frozen=True, kw_only=True):
     short_title: str = ""
     line: str = ""
     security: bool = False
+    # A branch sync (`master->dev`): it moved work merged elsewhere, never key.
+    sync: bool = False
     # As KeyPull.headline: set for the PRs a zh digest names (key PRs, security fixes).
     headline: str = ""
 

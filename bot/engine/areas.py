@@ -33,7 +33,7 @@ GENERIC_FOLDERS = frozenset({
     "src", "lib", "libs", "utils", "util", "common", "workers", "experimental", "v1",
     "v2", "model_executor", "layers", "libtorch_stable", "csrc", "python", "include",
     "internal", "pkg", "modules", "components", "impl", "contrib", "misc", "app", "apps",
-    "packages",
+    "packages", "crates",
 })
 # Folders and root files whose changes are one of the common areas.
 _FOLDER_AREAS = {
@@ -214,19 +214,24 @@ class Areas:
         return min(seen, key=lambda s: (-seen[s], len(s), s)) if seen else area
 
 
+# Areas that support code rather than being it: a PR's code outweighs its tests, docs
+# and translations.
+_SUPPORTING = frozenset({"tests", "docs", "i18n"})
+
+
 def folder_area(paths: Sequence[str], package: str, trunk: frozenset[str] = frozenset()
                 ) -> str:
     """The folder most of the files are in, as an area name: below the package's own
     folder, below generic folders (`vllm/v1/attention/...` is attention) and below the
     week's `trunk` (`week_trunk`), with CI, docs, tests and build files as those areas.
-    Code outweighs tests and docs."""
+    Code outweighs tests, docs and translations."""
     code: Counter[str] = Counter()
     other: Counter[str] = Counter()
     for path in paths:
         area = _path_area(path, package, trunk)
         if not area:
             continue
-        (other if _FOLDER_AREAS.get(area, area) in {"tests", "docs"} else code)[area] += 1
+        (other if _BUILTIN_OF_FOLD.get(fold(area)) in _SUPPORTING else code)[area] += 1
     areas = code or other
     return min(areas, key=lambda a: (-areas[a], a)) if areas else ""
 
@@ -235,10 +240,8 @@ def _folders(path: str, package: str) -> tuple[tuple[str, ...], str]:
     """A path's folders below the package's and generic ones, and its file name."""
     parts = PurePosixPath(path).parts
     folders, file = parts[:-1], parts[-1] if parts else ""
-    if folders and folders[0] == package:
-        folders = folders[1:]
-    while folders and folders[0].lower() in GENERIC_FOLDERS:
-        folders = folders[1:]
+    while folders and (folders[0] == package or folders[0].lower() in GENERIC_FOLDERS):
+        folders = folders[1:]  # `crates/uv/src/…` of astral-sh/uv: below `crates` and `uv`
     return folders, file
 
 

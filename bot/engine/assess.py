@@ -73,7 +73,7 @@ class Assessment:
                          topics=self.cls.topics, theme=theme, key=self.key, url=p.url,
                          short_title=self.short_title,
                          line=self.line if self.key else title_line(self.cls),
-                         security=self.cls.security,
+                         security=self.cls.security, sync=self.cls.sync,
                          headline=self.headline if self.key or self.cls.security else "")
 
 

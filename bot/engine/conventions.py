@@ -220,7 +220,7 @@ def parse_title(title: str) -> Title:
     if reverted:
         inner = parse_title(reverted.group(1))
         return Title(modules=inner.modules, type="revert", breaking=inner.breaking,
-                     text=inner.text, security=inner.security,
+                     text=f'Revert "{inner.text}"', security=inner.security,
                      advisories=_advisories(title))
     tags: list[str] = []
     leading = _LEADING_TAGS.match(rest)
@@ -272,6 +272,13 @@ def parse_title(title: str) -> Title:
     bump = bump or _names_a_bump(text, modules)
     return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title,
                  security=security, advisories=_advisories(title), sync=sync, bump=bump)
+
+
+def reverted_text(text: str) -> str | None:
+    """What a revert's text (`Revert "use x on macOS"`) says it takes back, or None for
+    a text that is no revert."""
+    found = _REVERT.match(text)
+    return found.group(1) if found else None
 
 
 def _advisories(title: str) -> tuple[str, ...]:

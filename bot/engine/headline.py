@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+import msgspec
+
 from bot.engine.classify import Classification
+from bot.engine.conventions import reverted_text
 from bot.engine.lexicon import Lexicon, Verb, lexicon
 from bot.engine.text import sentence_case
 from bot.engine.title_parse import FUNCTION, NUMBER, REASONS, TitleParser, Token
@@ -79,6 +82,12 @@ def said_in(cls: Classification, lang: Lang, repository: str = "") -> str:
     insight" in verl-project/verl) is said without it ("新增 rl insight")."""
     if lang != "zh":
         return ""
+    undone = reverted_text(cls.short_title)
+    if undone is not None:  # "回滚：在 macOS 14+ 上使用 `diskutil image`"
+        inner = msgspec.structs.replace(cls, short_title=undone, type="other")
+        other = f"{lexicon().type_label('other')}："
+        taken_back = said_in(inner, lang, repository).removeprefix(other)
+        return f"{lexicon().type_label('revert')}：{taken_back}"
     if HAN.search(cls.short_title):
         return as_written(cls)
     own = repository.rsplit("/", 1)[-1].lower()

@@ -81,9 +81,9 @@ def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
         # not say it, as a noun that reads after "fixes" (`crashes` -> "a crash").
         facts.append(_en_symptom_fact(severe, t))
     if pull.lines_changed >= LARGE_LINES:
-        facts.append(t("%(files)d files, %(lines)d lines changed",
-                       files=len(pull.files) or pull.changed_files or 0,
-                       lines=pull.lines_changed))
+        facts.append(t.n("%(num)d file, %(lines)d lines changed",
+                         "%(num)d files, %(lines)d lines changed",
+                         len(pull.files) or pull.changed_files or 0, lines=pull.lines_changed))
     if risks:
         facts.append(t.n("%(num)d risk", "%(num)d risks", len(risks)))
     return tuple(facts[:MAX_FACTS])

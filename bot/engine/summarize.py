@@ -81,9 +81,13 @@ _FILLER = re.compile(
     r"/?cc\b|lgtm\b)", re.I,
 )
 # The PR naming itself before saying what it does: "This PR fixes ..." -> "Fixes ...".
+# A commit subject a squash body repeats opens with its gitmoji and conventional prefix
+# ("🐛 fix(alert): align …"): both go.
 _SELF_REFERENCE = re.compile(
     r"^(?:this|the) (?:pr|pull request|patch|change|commit)\s+(?=[a-z])|"
-    r"^(?:feat|fix|perf|refactor|chore|docs?|test|ci|build)\s*(?:\([^)]*\))?\s*:\s*", re.I,
+    r"^(?:(?:[\U0001f000-\U0001faff\u2190-\u2bff][\ufe0f\u200d]*|:[a-z0-9_+-]+:)\s*)*"
+    r"(?:feat|fix|perf|refactor|chore|docs?|test|ci|build|style)\s*(?:\([^)]*\))?!?\s*:\s*",
+    re.I,
 )
 LEAD_IN_LIMIT = 40
 ENOUGH = 120

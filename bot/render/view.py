@@ -264,6 +264,11 @@ class DigestView:
         return [p for view in self.each for p in view.d.pulls if p.security]
 
     @cached_property
+    def syncs(self) -> list[PullEntry]:
+        """The week's branch syncs, which the summary says are no key change."""
+        return [p for view in self.each for p in view.d.pulls if p.sync]
+
+    @cached_property
     def security_named(self) -> list[PullEntry]:
         """The security fixes the summary names; the view's limit leaves the rest counted."""
         return self.security[: self.limits.security]
@@ -395,7 +400,17 @@ class DigestView:
 
     @cached_property
     def quick(self) -> list[KeyPull]:
-        return list(self.d.key_pulls[: self.limits.quick])
+        """The key PRs the quick view names, best first; one whose title says the same
+        as one named before ("【数据源】国际化" twice) or too little to tell it apart
+        (`naming.says_little`) gives way to the next."""
+        named: set[str] = set()
+        first: list[KeyPull] = []
+        later: list[KeyPull] = []
+        for k in self.d.key_pulls:
+            said = naming.title_of(k)
+            (later if said in named or naming.says_little(k) else first).append(k)
+            named.add(said)
+        return (first + later)[: self.limits.quick]
 
     @cached_property
     def themes(self) -> list[ThemeView]:
@@ -481,8 +496,10 @@ class DigestView:
         sentence is one click away: the PR, or the HTML page's collapsed original,
         `original`); in en the body's sentence that says the change."""
         if not k.headline:
-            return self.whole_line(k.line, k.short_title) if self.chat else self.short(
-                k.line or k.short_title)
+            line = "" if naming.same_words(k.line, k.short_title) or not naming.change_sentence(
+                k) else k.line  # a sentence that says the title again: the title
+            return self.whole_line(line, k.short_title) if self.chat else self.short(
+                line or k.short_title)
         return self.short(naming.title_of(k))
 
     @staticmethod
