@@ -313,9 +313,11 @@ def week_trunk(paths_of: Sequence[Sequence[str]], package: str) -> frozenset[str
 
 
 def _common_folder(folder: str, prefix: tuple[str, ...]) -> bool:
-    """A folder of a common area: tests and docs anywhere, CI and build at the top."""
+    """A folder of a common area: tests, docs and translations anywhere, CI and build at
+    the top."""
     area = _FOLDER_AREAS.get(folder.lower())
-    return area in {"tests", "docs"} or (area is not None and not prefix)
+    return (_BUILTIN_OF_FOLD.get(fold(folder)) in _SUPPORTING
+            or (area is not None and not prefix))
 
 
 def _below(folders: tuple[str, ...], prefix: tuple[str, ...], package: str

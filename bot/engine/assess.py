@@ -19,7 +19,7 @@ from bot.engine.suggest import settings_of
 from bot.engine.summarize import plain_figures, summary_and_line, title_line
 from bot.engine.text import clean_body, sentence_case
 from bot.i18n import Translator
-from bot.models import KeyPull, PullEntry, PullRequest, Risk
+from bot.models import KeyPull, Lang, PullEntry, PullRequest, Risk
 
 # Key PRs a reader can take in: the best of the week, at most this many.
 KEY_LIMIT = 30
@@ -66,15 +66,18 @@ class Assessment:
                        figures=self.figures, score=self.score.value, line=self.line,
                        headline=self.headline, facts=self.facts)
 
-    def entry(self, theme: str) -> PullEntry:
-        """The PR in the list of every PR of the week, under `theme`."""
+    def entry(self, theme: str, named_in: Lang | None = None) -> PullEntry:
+        """The PR in the list of every PR of the week, under `theme`; `named_in` the
+        language of a digest that names it by its line though it is not key (a week of
+        no key PR lists its few PRs)."""
         p = self.pull
+        headline = self.headline if self.key or self.cls.security else (
+            said_in(self.cls, named_in, _repository(p)) if named_in else "")
         return PullEntry(number=p.number, title=p.title, type=self.cls.type,
                          topics=self.cls.topics, theme=theme, key=self.key, url=p.url,
                          short_title=self.short_title,
                          line=self.line if self.key else title_line(self.cls),
-                         security=self.cls.security, sync=self.cls.sync,
-                         headline=self.headline if self.key or self.cls.security else "")
+                         security=self.cls.security, sync=self.cls.sync, headline=headline)
 
 
 def assess(

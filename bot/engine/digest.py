@@ -112,7 +112,8 @@ def build_digest(
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
-        pulls=tuple(a.entry(theme_of[a.number]) for a in by_number),
+        # A week of no key PR names its few PRs by their lines instead.
+        pulls=tuple(a.entry(theme_of[a.number], None if key else lang) for a in by_number),
         areas=area_counts(topics, themes, len(by_number),
                           first=(areas.canonical(a) for a in areas.keys(focus_topics))),
         people=people_of(pulls, reviews_recorded=recorded),

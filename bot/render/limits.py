@@ -57,12 +57,15 @@ class ThemeView:
     not shown (its key PRs beyond the limit and its other PRs), so "N more" adds up to
     the theme's size."""
 
-    def __init__(self, theme: Theme, items: list[ThemeLine], limit: int) -> None:
+    def __init__(self, theme: Theme, items: list[ThemeLine], limit: int,
+                 listed_others: bool = False) -> None:
+        """`listed_others`: the items are the theme's other PRs (a week of no key PR),
+        so they are not counted again."""
         self.theme = theme
         self.items = items[:limit]
         # The dependency updates' heading names and counts them all: no "N more" line.
         self.more = 0 if theme.kind == DEPENDENCIES else (
-            max(0, len(items) - limit) + len(theme.others))
+            max(0, len(items) - limit) + (0 if listed_others else len(theme.others)))
 
 
 class ThemeListing:

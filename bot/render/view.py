@@ -417,6 +417,8 @@ class DigestView:
         """Themes that hold key PRs, each PR as one line of what it does. The security
         theme lists every fix it holds (up to the full report's number): they are its
         whole point, and a reader counts them."""
+        if not self.d.key_pulls:
+            return self.quiet_themes
         shown = [theme for theme in self.d.themes
                  if theme.pulls or theme.kind == DEPENDENCIES][: self.limits.themes]
         return [
@@ -429,6 +431,27 @@ class DigestView:
         ]
 
     @cached_property
+    def quiet_themes(self) -> list[ThemeView]:
+        """The themes of a week with no key PR, each PR a line (its title said as the
+        digest says titles): a quiet week still says what it changed. Branch syncs and
+        dependency updates are said by the summary and their theme."""
+        return self._quiet[: self.limits.themes]
+
+    @cached_property
+    def _quiet(self) -> list[ThemeView]:
+        by_number = {p.number: p for p in self.d.pulls}
+        views = []
+        for theme in self.d.themes:
+            entries = [by_number[n] for n in theme.others
+                       if n in by_number and not by_number[n].sync]
+            if theme.kind == DEPENDENCIES or not entries:
+                continue
+            lines = [ThemeLine(p.number, p.url, self.short(p.headline or p.line or
+                                                           p.short_title)) for p in entries]
+            views.append(ThemeView(theme, lines, self.limits.theme_items, listed_others=True))
+        return views
+
+    @cached_property
     def busiest_area(self) -> Theme | None:
         """The area theme holding the most PRs (the first on a tie), for the trends."""
         return max((t for t in self.d.themes if t.kind == "area"),
@@ -437,6 +460,8 @@ class DigestView:
     @cached_property
     def more_themes(self) -> int:
         """Themes with key PRs that this view leaves to the full report."""
+        if not self.d.key_pulls:
+            return len(self._quiet) - len(self.themes)
         return sum(1 for theme in self.d.themes
                    if theme.pulls or theme.kind == DEPENDENCIES) - len(self.themes)
 
