@@ -305,6 +305,17 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
         assert heading in render_digest(digest, "text")
 
 
+@pytest.mark.parametrize("title", ["Bump version to 0.12.2", "🔖 Release 2.3.0",
+                                   ":bookmark: chore(release): v5.32.5 [skip ci]"])
+def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
+    pull = _pull(1, title, author="release-bot[bot]", lines=900)
+    cls = classify(pull, RepoConfig())
+    assert cls.release and not cls.bump
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull, _pull(2, "feat: x"))),
+                          "2026-W29", repo_config=RepoConfig(), lang="en")
+    assert [k.number for k in digest.key_pulls] == [2]
+
+
 def test_a_small_week_keeps_key_prs_selective() -> None:
     pulls = tuple(_pull(n, f"feat: feature number {n}", lines=50 * n) for n in range(1, 7))
     digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",

@@ -88,6 +88,7 @@ class Classification(msgspec.Struct, frozen=True, kw_only=True):
     security: bool = False
     sync: bool = False
     bump: bool = False
+    release: bool = False
 
 
 def _type_from_files(paths: list[str]) -> str | None:
@@ -183,7 +184,8 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     for name, rule in repo_config.topics.items():
         if name not in topics and topic_matches(pull, rule):
             topics.append(name)
-    bump = title.bump or (is_bot(pull.author) and bool(_BOT_UPDATE.match(title.text)))
+    bump = title.bump or (is_bot(pull.author) and not title.release
+                          and bool(_BOT_UPDATE.match(title.text)))
     return Classification(
         type="build" if bump and kind in {"other", "chore"} else kind,
         modules=tuple(modules),
@@ -193,6 +195,7 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
         security=_security(pull, title),
         sync=title.sync,
         bump=bump,
+        release=title.release,
     )
 
 

@@ -138,7 +138,8 @@ class Title(msgspec.Struct, frozen=True, kw_only=True):
     """What a title's conventions say: its modules, type, the marks its maintainers
     gave it (breaking, security, the CVE ids it names) and its text without them;
     `sync` for a title that only moves a branch into another, `bump` for a dependency
-    update (`⬆ Bump x from 1 to 2`, `build(deps): bump …`)."""
+    update (`⬆ Bump x from 1 to 2`, `build(deps): bump …`), `release` for a version's
+    release (`Bump version to 0.12.2`, `chore(release): v5.32.5`, 🔖)."""
 
     modules: tuple[str, ...]
     type: str | None
@@ -148,6 +149,7 @@ class Title(msgspec.Struct, frozen=True, kw_only=True):
     advisories: tuple[str, ...] = ()
     sync: bool = False
     bump: bool = False
+    release: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -269,9 +271,11 @@ def parse_title(title: str) -> Title:
     modules = [m for m in modules if m not in _SECURITY_NAMES]
     text = rest.strip().lstrip(":：-– ").strip()
     text = _TRAILING_ISSUES.sub("", text).strip() or text
-    bump = bump or _names_a_bump(text, modules)
+    release = emoji == "🔖" or "release" in modules or bool(_RELEASE.match(text))
+    bump = not release and (bump or _names_a_bump(text, modules))
     return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title,
-                 security=security, advisories=_advisories(title), sync=sync, bump=bump)
+                 security=security, advisories=_advisories(title), sync=sync, bump=bump,
+                 release=release)
 
 
 def reverted_text(text: str) -> str | None:
@@ -311,6 +315,10 @@ def _branch_title(text: str, kind: str | None) -> tuple[str, str | None]:
 _BUMP = re.compile(
     r"^(?:bump|update|upgrade)\s+(?:the\s+)?\S+(?:\s+group)?\b.*\b(?:from\s+\S+\s+to\s+\S+|"
     r"with\s+\d+\s+updates?|across\s+\d+\s+director(?:y|ies))|^bump\s+\S+", re.I)
+# A version's release: `Bump version to 0.12.2`, `Release v1.2.0`, `v5.32.5`.
+_RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|release\s+)?"
+                      r"v?\d+\.\d+(?:\.\d+)*(?:[-+.]\w+)*(?:\s+\[skip ci\])?$|"
+                      r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d", re.I)
 _DEPENDENCY_SCOPES = frozenset({"deps", "deps-dev", "dependencies", "dependency"})
 
 
@@ -323,8 +331,9 @@ def _names_a_bump(text: str, modules: list[str]) -> bool:
 
 
 _BUMPED = re.compile(
-    r"^(?:bump|update|upgrade|pin|raise)\s+(?:the\s+)?(?:dependency\s+)?(\S+?)(?:\s+group)?"
-    r"(?:\s+(?:from|to|across|with|requirement|minimum|version)\b|$)", re.I)
+    r"^(?:bump|update|upgrade|pin|raise)\s+(?:the\s+)?(?:(?:rust\s+crate|crate|dependency|"
+    r"npm\s+package|python\s+package|pre-commit\s+hook|module|docker\s+tag)\s+)?(\S+)",
+    re.I)
 
 
 def bump_subject(text: str) -> str:

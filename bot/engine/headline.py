@@ -100,12 +100,12 @@ def said_in(cls: Classification, lang: Lang, repository: str = "") -> str:
     return said.text if said.how == "whole" else as_written(cls)
 
 
-# Verbs a Chinese title opens with that say its kind of change: no type label before it.
+# Verbs a Chinese title opens with that say its kind of change plainly: no type label
+# before it. A title opening with another word ("取消并发起新构建时报错", "修改模板后…")
+# may be telling the symptom, so its type is said.
 _CHINESE_VERBS = re.compile(
-    "^(?:修复|解决|修正|修改|处理|新增|增加|添加|支持|实现|引入|优化|提升|提高|改进|完善|"
-    "重构|调整|移除|删除|去除|清理|升级|更新|同步|补充|统一|替换|禁用|启用|规范|适配|"
-    "兼容|合并|回滚|恢复|隐藏|限制|允许|改为|迁移|拆分|扩大|减少|降低|避免|防止|取消|"
-    "国际化|美化)")
+    "^(?:修复|解决|修正|新增|增加|添加|支持|实现|引入|优化|提升|提高|改进|完善|重构|移除|"
+    "删除|去除|清理|升级|补充|统一|替换|禁用|启用|适配|兼容|回滚|迁移|拆分)")
 
 
 def as_written(cls: Classification) -> str:

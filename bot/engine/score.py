@@ -153,8 +153,8 @@ def score_pull(
     if focused:
         value += 2.0
         reasons.append(t("on your topics (%(topics)s)", topics=t.sep.join(focused)))
-    # A branch sync moves work already counted; a dependency bump is routine whatever
-    # its size: neither is a key PR.
+    # A branch sync moves work already counted; a dependency bump and a version's release
+    # are routine whatever their size: none is a key PR.
     key = (pull.state == "merged" and not is_routine(cls, pull, risks) and not cls.sync
-           and not cls.bump)
+           and not cls.bump and not cls.release)
     return Score(value=round(value, 3), key=key, reasons=tuple(reasons))
