@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import PurePosixPath
 
 from bot.config import RepoConfig
 from bot.i18n import Translator
@@ -236,9 +235,10 @@ def folder_area(paths: Sequence[str], package: str, trunk: frozenset[str] = froz
     return min(areas, key=lambda a: (-areas[a], a)) if areas else ""
 
 
+@lru_cache(maxsize=16384)
 def _folders(path: str, package: str) -> tuple[tuple[str, ...], str]:
     """A path's folders below the package's and generic ones, and its file name."""
-    parts = PurePosixPath(path).parts
+    parts = tuple(part for part in path.split("/") if part)
     folders, file = parts[:-1], parts[-1] if parts else ""
     while folders and (folders[0] == package or folders[0].lower() in GENERIC_FOLDERS):
         folders = folders[1:]  # `crates/uv/src/…` of astral-sh/uv: below `crates` and `uv`
@@ -258,7 +258,7 @@ def area_folder(path: str, package: str, trunk: frozenset[str] = frozenset()) ->
 
 def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, str]:
     """A path's area and the folder that names it (see `folder_area`)."""
-    parts = PurePosixPath(path).parts
+    parts = tuple(part for part in path.split("/") if part)
     if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
         return _FOLDER_AREAS[parts[0]], ""
     folders, file = _folders(path, package)

@@ -174,6 +174,7 @@ def type_tag(word: str) -> str | None:
     return _TYPE_TAGS.get(normalise_module(word))
 
 
+@lru_cache(maxsize=4096)
 def normalise_module(tag: str) -> str:
     """A module as written, lower case and spaces joined (`KV Offloading` ->
     `kv-offloading`); letters of every script kept (`仪表板`)."""
@@ -206,8 +207,10 @@ def _scope_modules(scope: str) -> list[str]:
             if (name := normalise_module(part)) and not _NOT_A_MODULE.match(name)]
 
 
+@lru_cache(maxsize=8192)
 def parse_title(title: str) -> Title:
-    """The conventions of `title` (see the module's docstring), read off its front."""
+    """The conventions of `title` (see the module's docstring), read off its front;
+    read once per title (classification and the risk rules both ask)."""
     rest = title.strip()
     merge = _MERGE_PULL.match(rest)
     if merge:
