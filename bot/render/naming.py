@@ -69,9 +69,17 @@ def without_scope(line: str, scope: str) -> str:
 
 
 def quick_join(k: KeyPull) -> str:
-    """What joins a key PR's title and what follows it: a colon, or a comma after a
-    title that already has one ("新功能：分片 delta 权重同步，...")."""
-    return "，" if "：" in title_of(k) else "："
+    """What joins a key PR's title and the facts that follow it: a colon, or where the
+    title has a colon or a comma of its own, an opening parenthesis (closed by
+    `quick_close`): "修复：…，回调不会清理（改动 9 个文件共 323 行）"."""
+    return "（" if _PARTS.search(title_of(k)) else "："
+
+
+def quick_close(k: KeyPull) -> str:
+    return "）" if _PARTS.search(title_of(k)) else ""
+
+
+_PARTS = re.compile("[：，]")
 
 
 def change_sentence(k: KeyPull) -> str:

@@ -510,6 +510,7 @@ class DigestView:
     title_of = staticmethod(naming.title_of)
     mention = staticmethod(naming.mention)
     quick_join = staticmethod(naming.quick_join)
+    quick_close = staticmethod(naming.quick_close)
 
     def bold_title(self, k: KeyPull) -> str:
         """A key PR's reference and title for a bold span: code spans as plain words
