@@ -322,3 +322,15 @@ def test_a_small_week_keeps_key_prs_selective() -> None:
                           repo_config=RepoConfig(), lang="en")
     assert digest.counts.total == 6 and digest.counts.key == 4
     assert [k.number for k in digest.key_pulls] == [6, 5, 4, 3]  # the largest
+
+
+def test_the_original_under_a_zh_line_is_escaped_on_the_report_page() -> None:
+    from bot.render.html import PageLinks, render_report_page
+
+    hostile = _pull(1, "feat: add retry to uploads", lines=400,
+                    body="Adds <script>alert(1)</script> retry to uploads with backoff.")
+    digest = build_digest(Snapshot(repository="o/r", pulls=(hostile,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    page = render_report_page(digest, PageLinks())
+    assert "<script>alert(1)</script>" not in page
+    assert 'class="original"' in page

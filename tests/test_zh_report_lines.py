@@ -118,3 +118,26 @@ def test_a_title_the_lexicon_cannot_say_whole_is_given_as_written(shared_data: P
     assert f"{title}（#48596）" in _section(report, "执行摘要")
     assert f"- **#48596 修复：{title}**：修复竞态问题" in _section(report, "重点 PR 速览")
     assert "修复（#48596）" not in report
+
+
+def test_the_report_page_keeps_each_prs_own_sentence_collapsed_under_original(
+        shared_data: Path) -> None:
+    """The English sentence the zh lines leave out is one click away on the page, in a
+    collapsed 原文 under its line, and escaped as all PR text is."""
+    from bot.config import RepoConfig
+    from bot.engine import build_digest
+    from bot.render.html import PageLinks, render_report_page
+    from bot.snapshot import read_snapshot
+
+    digest = build_digest(read_snapshot(shared_data / "verl-2026-07.json"), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    page = render_report_page(digest, PageLinks())
+    originals = re.findall(r'<details class="original"><summary>原文</summary><p>(.*?)</p>'
+                           r'</details>', page)
+    assert len(originals) >= 10
+    assert any("Disable vLLM&#39;s multimodal processor cache" in o for o in originals)
+    assert "<details open" not in page  # collapsed
+    english = render_report_page(
+        build_digest(read_snapshot(shared_data / "verl-2026-07.json"), "2026-W29",
+                     repo_config=RepoConfig(), lang="en"), PageLinks())
+    assert 'class="original"' not in english  # the en lines are those sentences
