@@ -272,7 +272,7 @@ def parse_title(title: str) -> Title:
             rest, kind = _branch_title(rest, kind)
     security = security or any(m in _SECURITY_NAMES for m in modules)
     modules = [m for m in modules if m not in _SECURITY_NAMES]
-    text = rest.strip().lstrip(":：-– ").strip()
+    text = re.sub(r"\s+", " ", rest.strip().lstrip(":：-– ").strip())
     text = _TRAILING_ISSUES.sub("", text).strip() or text
     release = emoji == "🔖" or "release" in modules or bool(_RELEASE.match(text))
     bump = not release and (bump or _names_a_bump(text, modules))
