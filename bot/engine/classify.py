@@ -14,7 +14,6 @@ from functools import lru_cache
 import msgspec
 
 from bot.config import RepoConfig, TopicRule
-from bot.engine.conventions import TYPES as TYPES
 from bot.engine.conventions import (
     Title,
     canonical_type,
@@ -77,8 +76,8 @@ def is_breaking(pull: PullRequest, title: Title) -> bool:
 
 
 class Classification(msgspec.Struct, frozen=True, kw_only=True):
-    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update. Neither is
-    ever a key PR."""
+    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update; `release`: a
+    version's release. None of them is ever a key PR."""
 
     type: str
     modules: tuple[str, ...]

@@ -28,10 +28,6 @@ import msgspec
 
 from bot.engine.areas import GENERIC_FOLDERS
 
-TYPES = (
-    "feat", "fix", "perf", "refactor", "docs", "test", "ci", "build", "chore", "style",
-    "revert",
-)
 # Words used for a type in titles, labels and tags, mapped to the canonical type.
 _TYPE_WORDS = {
     "feat": "feat", "feature": "feat", "features": "feat", "enhancement": "feat",
@@ -167,11 +163,6 @@ def canonical_type(word: str) -> str | None:
 def type_word(word: str) -> str | None:
     """The type a word names exactly (a label's word: `bug`, `enhancement`)."""
     return _TYPE_WORDS.get(word.lower())
-
-
-def type_tag(word: str) -> str | None:
-    """The type a bracket tag names (`[Bugfix]`), or None for a module's tag."""
-    return _TYPE_TAGS.get(normalise_module(word))
 
 
 @lru_cache(maxsize=4096)

@@ -3,12 +3,11 @@
 Deterministic and never guessing. A title is parsed as a verb, its object and the
 adjuncts around them ("fix X in Y" -> "在 Y 中修复 X"), or as a noun phrase (said after
 its type: "新功能：分片 delta 权重同步"), from the words of `bot.engine.lexicon` alone.
-Identifiers and products stay as written, code in code spans. Where a word is not
-known, the line ends before the part that holds it when what is said still stands on
-its own (never inside a noun phrase, never short of the conditions of a verb such as
-"disable"); otherwise the title is said by its type and its names ("修复：
-`build_npu_attn_mask`"). English prose never reaches the line: the full title is in
-the full report's list.
+Identifiers and products stay as written, code in code spans. `headline` says how much
+of a title it could say (`whole`, `head`, `type`); a digest's line (`said_in`) never
+says less than the title: where the parse is not whole, the title as written follows
+its type in Chinese ("修复：Foo Git authentication"), and a title written in Chinese is
+used as written.
 """
 
 

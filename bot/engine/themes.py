@@ -2,12 +2,13 @@
 
 A theme is an area (`bot.engine.areas`): a configured topic, else a title module, else
 the folder most of a PR's files are in. Each PR lands in exactly one theme: the
-week's security fixes first (a theme of their own), the dependency updates in one theme
-of their own after the areas (never key), then the areas chosen one at a
+week's security fixes first (a theme of their own), then the areas chosen one at a
 time, configured topics before the rest, the area holding most of the PRs still
-unplaced next; at most `MAX_THEMES`, each of at least `MIN_PULLS` PRs. What is left is
-"Other changes". A theme's line counts its PRs by kind ("5 fixes, 4 CI and maintenance
-changes"), every PR of it, key or not.
+unplaced next; `MAX_THEMES` of at least `MIN_PULLS` PRs each, more while "Other
+changes" would hold more than `OTHER_SHARE` of the week; then the dependency updates,
+one theme of their own (never key); what is left is "Other changes". A theme's line
+counts its PRs by kind ("5 fixes, 4 CI and maintenance changes"), every PR of it, key or
+not.
 """
 
 from __future__ import annotations

@@ -88,12 +88,6 @@ def change_sentence(k: KeyPull) -> str:
     return "" if not k.line or restates(k.line, k.title) else k.line
 
 
-def with_sentence(title: str, sentence: str) -> str:
-    """A zh headline and the English sentence after it: after a colon, or after a full
-    stop where the headline has a colon of its own ("修复：X：..." reads as a stutter)."""
-    return f"{title}{'。' if '：' in title else '：'}{sentence}"
-
-
 def same_words(a: str, b: str) -> bool:
     """Whether two texts say the same, ignoring case, spacing and a final full stop."""
     def norm(text: str) -> str:

@@ -418,7 +418,7 @@ class DigestView:
         theme lists every fix it holds (up to the full report's number): they are its
         whole point, and a reader counts them."""
         if not self.d.key_pulls:
-            return self.quiet_themes
+            return self._quiet[: self.limits.themes]
         shown = [theme for theme in self.d.themes
                  if theme.pulls or theme.kind == DEPENDENCIES][: self.limits.themes]
         return [
@@ -431,14 +431,10 @@ class DigestView:
         ]
 
     @cached_property
-    def quiet_themes(self) -> list[ThemeView]:
+    def _quiet(self) -> list[ThemeView]:
         """The themes of a week with no key PR, each PR a line (its title said as the
         digest says titles): a quiet week still says what it changed. Branch syncs and
         dependency updates are said by the summary and their theme."""
-        return self._quiet[: self.limits.themes]
-
-    @cached_property
-    def _quiet(self) -> list[ThemeView]:
         by_number = {p.number: p for p in self.d.pulls}
         views = []
         for theme in self.d.themes:
@@ -534,10 +530,6 @@ class DigestView:
         change, where it says more than the title ("" in en, whose line is that
         sentence)."""
         return naming.change_sentence(k) if k.headline else ""
-
-    @cached_property
-    def quick_numbers(self) -> frozenset[int]:
-        return frozenset(k.number for k in self.quick)
 
     def key_summary(self, k: KeyPull) -> str:
         """What the full report's key PRs say after a key PR's title: in en its summary
