@@ -316,6 +316,16 @@ def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
     assert [k.number for k in digest.key_pulls] == [2]
 
 
+def test_a_pr_of_translations_only_is_never_key_however_large() -> None:
+    words = _pull(1, "perf: update i18n", lines=1400,
+                  paths=("apps/i18n/core/en/LC_MESSAGES/django.po", "web/src/locales/zh.ts"))
+    code = _pull(2, "feat: 国际化", lines=300,
+                 paths=("web/src/locales/en.ts", "web/src/views/chart/index.vue"))
+    digest = build_digest(Snapshot(repository="o/r", pulls=(words, code)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    assert [k.number for k in digest.key_pulls] == [2]
+
+
 def test_a_small_week_keeps_key_prs_selective() -> None:
     pulls = tuple(_pull(n, f"feat: feature number {n}", lines=50 * n) for n in range(1, 7))
     digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",

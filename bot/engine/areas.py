@@ -342,3 +342,15 @@ def docs_only(paths: Sequence[str]) -> bool:
     """Whether every file is documentation: such a PR is a docs change whatever its
     title's type says (`[doc] refactor: edit profiling docs`)."""
     return bool(paths) and all(_DOC_PATH.search(path) for path in paths)
+
+
+# Translation files: message catalogs and the folders that hold them.
+_TRANSLATION_PATH = re.compile(
+    r"(^|/)(?:i18n|l10n|locales?|lang|translations?|LC_MESSAGES)/|\.(?:po|pot|mo|xliff?)$",
+    re.I)
+
+
+def translations_only(paths: Sequence[str]) -> bool:
+    """Whether every file is a translation (`apps/i18n/…/django.po`, `locales/en.ts`):
+    however large, such a PR updates words, not code."""
+    return bool(paths) and all(_TRANSLATION_PATH.search(path) for path in paths)

@@ -7,6 +7,7 @@ import re
 
 import msgspec
 
+from bot.engine.areas import translations_only
 from bot.engine.classify import Classification
 from bot.engine.lexicon import lexicon
 from bot.engine.summarize import figure_text
@@ -96,9 +97,12 @@ class Score(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def is_routine(cls: Classification, pull: PullRequest, risks: list[Risk]) -> bool:
-    """Small maintenance with no risk is counted, but not key."""
-    return (cls.type in ROUTINE_TYPES and pull.lines_changed <= ROUTINE_MAX_LINES and not risks
-            and not cls.security)
+    """Small maintenance with no risk, and translations only whatever their size, are
+    counted, but not key."""
+    if risks or cls.security:
+        return False
+    return (cls.type in ROUTINE_TYPES and pull.lines_changed <= ROUTINE_MAX_LINES) or \
+        translations_only([f.path for f in pull.files])
 
 
 def score_pull(
