@@ -207,7 +207,9 @@ class ServerConfig(Section, frozen=True, kw_only=True):
     """`[server]`. The connection limits bound what slow or idle clients can hold
     (open sockets, half-sent requests); see docs/deployment.md, "Behind a reverse proxy"."""
 
-    public_url: str = "http://localhost:8080"
+    # Where users reach the service; unset, chat digests say where their full report is
+    # served instead of linking to it.
+    public_url: str | None = None
     catch_up_hours: float = 12.0
     read_timeout_seconds: float = 15.0
     keep_alive_seconds: int = 5
@@ -478,7 +480,8 @@ def _check_web_urls(config: Config) -> None:
         ("server.public_url", config.server.public_url, "https://bot.example.com"),
         ("github.api_url", config.github.api_url, "https://api.github.com"),
     ):
-        check_web_url(field, value, example)
+        if value is not None:  # an unset public_url links nothing
+            check_web_url(field, value, example)
 
 
 def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:

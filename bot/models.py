@@ -268,6 +268,8 @@ class PullEntry(Record, frozen=True, kw_only=True):
     short_title: str = ""
     line: str = ""
     security: bool = False
+    # A branch sync (`master->dev`): it moved work merged elsewhere, never key.
+    sync: bool = False
     # As KeyPull.headline: set for the PRs a zh digest names (key PRs, security fixes).
     headline: str = ""
 
@@ -319,17 +321,28 @@ class LoginCount(Record, frozen=True, kw_only=True):
     count: int
 
 
+class Tie(Record, frozen=True, kw_only=True):
+    """People tied on a count too many to name ("6 more wrote 2 PRs each")."""
+
+    people: int
+    count: int
+
+
 class People(Record, frozen=True, kw_only=True):
     """Who did the week's work, bots left out (`bot_pulls` says how many PRs bots
     opened). `authors`: how many people authored its PRs, `top_authors` the most active
     of them by PRs; `reviewers` by PRs reviewed. `first_timers` and `reviewers` are None
-    where the data does not record them (no author association, no reviews)."""
+    where the data does not record them (no author association, no reviews). People tied
+    on the count where the names stop are all named, or, too many to name, counted in
+    `authors_tie` / `reviewers_tie`: never some of them named as if they led."""
 
     authors: int
     top_authors: tuple[LoginCount, ...] = ()
     first_timers: tuple[str, ...] | None = None
     reviewers: tuple[LoginCount, ...] | None = None
     bot_pulls: int = 0
+    authors_tie: Tie | None = None
+    reviewers_tie: Tie | None = None
 
 
 class ChatForm(Record, frozen=True, kw_only=True):
@@ -367,6 +380,9 @@ class Digest(Record, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     data_as_of: Time | None = None
     report_url: str | None = None
+    # Where the service serves the full report (`/reports/...`) while no public address
+    # is set (`server.public_url`): the chat says it in place of a link.
+    report_path: str | None = None
     pulls: tuple[PullEntry, ...] = ()
     # The topics as the trends' prose counts them beside the themes
     # (`bot.engine.trends.area_counts`); empty in a digest of several repositories.

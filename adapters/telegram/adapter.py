@@ -180,7 +180,7 @@ class TelegramAdapter:
         if secret_token is not None and not _SECRET_TOKEN.fullmatch(secret_token):
             raise ConfigError(f"{section.secret_token_env}: Telegram accepts 1-256 characters "
                               "of A-Z, a-z, 0-9, _ and - in a webhook secret token")
-        public = config.server.public_url.rstrip("/")
+        public = (config.server.public_url or "").rstrip("/")
         options: dict[str, Any] = {
             "api_url": section.api_url,
             "post_lanes": section.post_lanes,
