@@ -8,6 +8,7 @@ invent, which is what the verifier must hold.
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 import time
@@ -48,7 +49,10 @@ def llama_server(*, context: int = 8192, threads: int = 2) -> Iterator[str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()),
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context),
-         "--n_threads", str(threads)], stdout=log, stderr=subprocess.STDOUT)
+         "--n_threads", str(threads)], stdout=log, stderr=subprocess.STDOUT,
+        # OpenMP's threads sleep while they wait instead of spinning: on a machine
+        # whose cores other tests keep busy, spinning threads slow each other down.
+        env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"})
     base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + START_SECONDS

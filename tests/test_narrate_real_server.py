@@ -14,18 +14,21 @@ from collections.abc import Iterator
 import msgspec
 import pytest
 
+from bot.digests import Digests
 from bot.narrate import MemoryNarrations, Narrator
 from bot.narrate.client import CallFailed, ModelClient
 from bot.narrate.hygiene import data_block
 from bot.narrate.prompts import system_prompt
 from bot.narrate.schema import PullBatch, PullNarration, WeekNarration
+from bot.snapshot import read_snapshot
+from bot.source import SnapshotSource
 from testkit.llama_server import llama_server
 from testkit.narration.faithful import shown_sentences
 from testkit.narration.models import reached
 from testkit.narration.week import (
+    EXAMPLE,
     REPO,
     WEEK,
-    example_digests,
     formats,
     llm_config,
     plain_config,
@@ -33,7 +36,19 @@ from testkit.narration.week import (
 
 pytestmark = pytest.mark.realmodel
 
-BUDGET_SECONDS = 150.0
+# A 135M model reads about a hundred prompt tokens a second on two loaded cores: a
+# three-PR week (about 3,500 prompt tokens over its two calls) takes it under a minute,
+# the example's seventeen PRs longer than any budget a test should wait for.
+SMALL_WEEK = (1201, 1203, 1206)
+BUDGET_SECONDS = 300.0
+
+
+def small_week() -> SnapshotSource:
+    """Three PRs of the example week: a feature, a fix with a review concern, a change
+    with a measured effect."""
+    snapshot = read_snapshot(EXAMPLE / "snapshot.json")
+    return SnapshotSource(msgspec.structs.replace(snapshot, pulls=tuple(
+        p for p in snapshot.pulls if p.number in SMALL_WEEK)))
 
 
 @pytest.fixture
@@ -85,28 +100,36 @@ async def test_one_call_in_the_documented_shape_returns_schema_valid_json(server
 async def test_the_small_model_answers_in_shape_and_its_inventions_reach_no_format(
         server: str) -> None:
     lang = "en"
-    config = llm_config(server, response_format="json_object_schema", timeout_seconds=120,
-                        budget_seconds=BUDGET_SECONDS, max_concurrency=1)
+    config = llm_config(server, response_format="json_object_schema",
+                        timeout_seconds=BUDGET_SECONDS - 20, budget_seconds=BUDGET_SECONDS,
+                        max_concurrency=1)
     assert config.llm is not None
     store = Kept()
     narrator = Narrator(config.llm, store)
     started = time.monotonic()
-    told = await example_digests(config, narrator=narrator).build(
+    told = await Digests(config, small_week(), narrator=narrator).build(
         REPO, WEEK, lang)  # type: ignore[arg-type]
     elapsed = time.monotonic() - started
     assert told.narration is not None
+    # Every call answered, in shape: a section may still fall back because the
+    # verifier refused what the model wrote ("verifier", "missing"), never because
+    # the server did not answer or answered out of shape.
     reasons = {f.reason for f in told.narration.fallbacks}
-    assert not reasons & {"schema", "not-json", "server-error", "refused-shape"}, reasons
+    assert not reasons & {"schema", "not-json", "server-error", "refused-shape", "timeout",
+                          "budget"}, reasons
     assert elapsed <= BUDGET_SECONDS + 5
     said = store.answers()
+    assert said  # the model did write: what follows checks its words, not an empty answer
     kept = shown_sentences(told)
     dropped = [s for s in said if not reached([s], kept)]
     assert told.narration.sentences_dropped >= len(dropped)  # each recorded with its rule
-    shown = list(formats(told).values())
-    assert reached(dropped, shown) == []
+    # What the model wrote and the verifier refused is nowhere - unless the engine
+    # says it too (the model often repeats a risk line or a PR's own summary).
+    engine = formats(await Digests(plain_config(), small_week()).build(REPO, WEEK, lang))
+    refused = [s for s in dropped if not reached([s], engine.values())]
+    assert reached(refused, formats(told).values()) == []
     # A PR number the model made up is nowhere: each format names only what the
     # engine's own names (references in titles and quotes included).
-    engine = formats(await example_digests(plain_config()).build(REPO, WEEK, lang))
     for name, text in formats(told).items():
         assert _refs(text) <= _refs(engine[name]) | _refs(engine["markdown"]), name
 
