@@ -74,6 +74,7 @@ from testkit.reliability.kill import kill_mid_post
 from testkit.reliability.killable_redis import KillableRedis
 from testkit.reliability.names import SLACK_ADMIN, SLACK_CHANNEL
 from testkit.reliability.world import world
+from testkit.schedule import tick_at
 
 # --- Redis -----------------------------------------------------------------------------------
 
@@ -115,7 +116,7 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                 assert proxy is not None
                 hold = proxy.hold("chat.postMessage", when="after")
                 mark(service)
-                first = asyncio.ensure_future(scheduler.tick(MONDAY))
+                first = asyncio.ensure_future(tick_at(scheduler, MONDAY))
                 await asyncio.to_thread(hold.parked.wait, 30)
                 server.kill()
                 row.faults += 1
@@ -143,7 +144,7 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                             row.lost += 1
                 mark(service)
                 with contextlib.suppress(Exception):
-                    await scheduler.tick(MONDAY)
+                    await tick_at(scheduler, MONDAY)
                 restarted = time.monotonic()
                 server.start()
                 await _healthy(service)

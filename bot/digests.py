@@ -15,11 +15,11 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Protocol
 
 import msgspec
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
 from bot.engine.combine import PartFacts, combine, combined_notes
@@ -82,7 +82,7 @@ class Digests:
         *,
         subscriptions: SubscriptionStore | None = None,
         reports: DigestStore | None = None,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Clock = SYSTEM_CLOCK,
         on_built: Callable[[str], None] | None = None,
         narrator: Narrator | None = None,
     ) -> None:
@@ -90,7 +90,7 @@ class Digests:
         self.source = source
         self.subscriptions = subscriptions
         self.reports = reports
-        self.now = now
+        self.clock = clock
         self.on_built = on_built
         self.narrator = narrator
         self._decoder = msgspec.json.Decoder(Digest)
@@ -302,7 +302,7 @@ class Digests:
 
     def _report_ttl(self, repo: str, week: str) -> int:
         settings = self.config.cache
-        current = current_week(self.now(), self.config.repo(repo).timezone)
+        current = current_week(self.clock.now(), self.config.repo(repo).timezone)
         return (settings.current_week_ttl_seconds if week == current
                 else settings.past_week_ttl_seconds)
 

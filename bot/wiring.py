@@ -8,11 +8,9 @@ the same wherever its digest is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
-
 import redis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
 from bot.digests import Digests
 from bot.narrate import Narrator, narrator_for
@@ -22,10 +20,6 @@ from bot.store.redis_cache import Cache
 from bot.store.subscriptions import RedisSubscriptionStore
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class ProcessDigests:
     """Builds the process's `Digests`: subscriptions and the narrator's answers in the
     Redis at `redis_url` (None: no subscriptions, answers kept in memory), the
@@ -33,7 +27,7 @@ class ProcessDigests:
     `close()` (or `async with`) lets go of the model client and Redis."""
 
     def __init__(self, config: Config, source: Source, *, redis_url: str | None = None,
-                 llm: bool = True, now: Callable[[], datetime] = utc_now) -> None:
+                 llm: bool = True, clock: Clock = SYSTEM_CLOCK) -> None:
         self.redis: redis.Redis | None = (sync_client(redis_url, config.cache.url_env)
                                           if redis_url else None)
         store = (Cache(self.redis) if self.redis is not None and config.llm is not None
@@ -41,7 +35,7 @@ class ProcessDigests:
         self.narrator: Narrator | None = narrator_for(config, store, enabled=llm)
         subscriptions = RedisSubscriptionStore(self.redis) if self.redis is not None else None
         self.digests = Digests(config, source, subscriptions=subscriptions,
-                               narrator=self.narrator, now=now)
+                               narrator=self.narrator, clock=clock)
 
     async def close(self) -> None:
         if self.narrator is not None:

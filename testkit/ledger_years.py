@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.clock import HeldClock
 from bot.snapshot import read_snapshot
 from bot.store.cache import CachedSource
 from bot.store.client import REDIS_ERRORS, async_client, sync_client
@@ -16,7 +17,6 @@ from bot.store.redis_cache import Cache
 from testkit.redis_topologies import all_keys
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -37,7 +37,7 @@ async def post_weeks(redis_url: str, *, weeks: int, channels: int,
         {"platform": PLATFORMS[n % 3], "id": f"c{n}", "repo": "acme/lumen",
          "timezone": "Asia/Shanghai", "schedule": "0 9 * * MON", "lang": "en", "topics": []}
         for n in range(channels)])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     source = CachedSource(WeekOnly(CountingSource(read_snapshot(EXAMPLES / "snapshot.json"))),
                           Cache(sync_client(redis_url)), config)

@@ -25,6 +25,7 @@ from typing import Any
 import redis.asyncio as aioredis
 import redis.exceptions
 
+from bot.clock import Clock
 from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler
@@ -38,19 +39,6 @@ FEISHU_WINDOW = timedelta(hours=1)
 
 class ReplicaKilled(redis.exceptions.ConnectionError):
     """What a dead replica's Redis commands and posts raise."""
-
-
-class Clock:
-    """A controlled clock: `now` moves only when the test moves it."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, delta: timedelta) -> None:
-        self.now += delta
 
 
 @dataclass(frozen=True)
@@ -70,7 +58,7 @@ class Delivery:
 class FakePlatforms:
     """Every platform's received messages, shared by all replicas."""
 
-    clock: Callable[[], datetime]
+    clock: Clock
     delivered: list[Delivery] = field(default_factory=list)
     dropped: list[Delivery] = field(default_factory=list)
     _keys: dict[tuple[str, str], tuple[datetime, str]] = field(default_factory=dict)
@@ -86,10 +74,10 @@ class FakePlatforms:
         if channel.platform == "feishu":
             # Feishu answers a repeated uuid with the first message, sending nothing new.
             seen = self._keys.get((channel.key, key))
-            if seen is not None and self.clock() - seen[0] < FEISHU_WINDOW:
+            if seen is not None and self.clock.now() - seen[0] < FEISHU_WINDOW:
                 self.dropped.append(delivery)
                 return seen[1]
-            self._keys[(channel.key, key)] = (self.clock(), delivery.message_id)
+            self._keys[(channel.key, key)] = (self.clock.now(), delivery.message_id)
         self.delivered.append(delivery)
         return delivery.message_id
 
@@ -305,3 +293,10 @@ THREE_PLATFORMS = [
 
 def statuses(results: list[PostResult]) -> Counter[str]:
     return Counter(r.status for r in results)
+
+
+async def tick_at(scheduler: Scheduler, moment: datetime) -> list[PostResult]:
+    """One pass of `scheduler` at `moment`: its clock (a `HeldClock` or a virtual one)
+    set there first."""
+    scheduler.clock.set(moment)  # type: ignore[attr-defined]
+    return await scheduler.tick()

@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 
 from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.models import Command, Reply
@@ -42,7 +43,7 @@ JSON = "application/json"
 def real_handler(config: Config) -> CommandHandler:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     return CommandHandler(Digests(config, SnapshotSource(snapshot),
-                                  subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
+                                  subscriptions=InMemorySubscriptionStore(), clock=HeldClock(NOW)))
 
 
 class RecordingHandler:

@@ -19,6 +19,7 @@ from starlette.applications import Starlette
 
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
 from bot.engine import build_digest
@@ -68,7 +69,7 @@ class SpyHandler:
     def __init__(self, *, fail: bool = False) -> None:
         self.inner = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
                                             subscriptions=InMemorySubscriptionStore(),
-                                            now=lambda: NOW))
+                                            clock=HeldClock(NOW)))
         self.fail = fail
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import redis.asyncio.connection as aioconnection
 
+from bot.clock import HeldClock
 from bot.delivery.due import due_runs
 from bot.delivery.schedule import Scheduler
 from bot.snapshot import read_snapshot
@@ -24,7 +25,6 @@ from bot.store.ledger import Ledger
 from testkit.redis_topologies import ClusterSet, flush, private_cluster_set
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -48,7 +48,7 @@ def channels(count: int) -> list[dict[str, Any]]:
 async def one_replica(url: str, count: int) -> AsyncIterator[tuple[Scheduler, FakePlatforms]]:
     """One replica on an emptied cluster, due to post `count` channels of each platform."""
     flush(url)
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     client = async_client(url)
     try:
@@ -85,7 +85,7 @@ async def test_a_post_whose_record_is_torn_down_is_recorded_once(
     async with one_replica(redis_cluster_url, 2) as (replica, platforms):
         results = await replica.tick()
         entries = await replica.ledger.get_many([r.slot for r in due_runs(
-            replica.config.channels, replica.clock(), replica.catch_up)])
+            replica.config.channels, replica.clock.now(), replica.catch_up)])
         again = await replica.tick()
     assert len(torn_down_writes) == 6  # each record's first write failed ...
     assert statuses(results) == Counter({"posted": 6})  # ... and was written again
@@ -150,7 +150,7 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
     cluster: ClusterSet
 ) -> None:
     config = make_config(channels(12))
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     clients = [async_client(cluster.url + "?failover_seconds=20") for _ in range(3)]
@@ -163,7 +163,7 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
                           replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
                           concurrency=2)
                 for n, client in enumerate(clients)]
-    slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
+    slots = [run.slot for run in due_runs(config.channels, clock.now(), replicas[0].catch_up)]
     outages: Counter[str] = Counter()
 
     async def run(replica: Scheduler) -> None:
@@ -209,17 +209,17 @@ async def test_healthz_names_the_master_that_fails_until_a_replica_takes_over(
     from bot.source import SnapshotSource
     from bot.web.app import create_app
     from testkit.server_support import (
+        clock,
         example_config,
         example_snapshot,
-        now,
         recording_adapters,
         services_of,
         serving,
     )
 
     app = create_app(example_config(), redis_url=cluster.url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
-                     adapters=recording_adapters())
+                     source=SnapshotSource(example_snapshot()), clock=clock(),
+                     background=False, adapters=recording_adapters())
     async with serving(app) as http:
         before = await http.get("/healthz")
         # Not the node a single PING would go to: that one alone would not show it.

@@ -30,11 +30,11 @@ from testkit.server_support import (
     WEBHOOK_SECRET,
     RecordingAdapter,
     clear_env,
+    clock,
     example_config,
     example_snapshot,
     merged_event,
     notices,
-    now,
     recording_adapters,
     serving,
     snapshot_pull,
@@ -122,7 +122,7 @@ async def test_the_notice_reaches_telegram_escaped(
             example_snapshot(),
             pulls=tuple(hostile if p.number == 1202 else p for p in example_snapshot().pulls))
         app = create_app(example_config(), redis_url=redis_url, source=SnapshotSource(snapshot),
-                         now=now, background=False,
+                         clock=clock(), background=False,
                          adapter_overrides={"telegram": {"api_url": tg.base_url}})
         async with serving(app) as http:
             body, headers = webhook_request(merged_event(hostile), delivery="d-hostile")
@@ -216,7 +216,7 @@ async def test_other_events_and_unmerged_closes_are_ignored(
 async def test_without_a_secret_the_webhook_is_off(redis_url: str) -> None:
     adapters = recording_adapters()
     app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                      adapters=adapters)
     body, headers = webhook_request(merged_event(snapshot_pull(1212)), delivery="d")
     async with serving(app) as http:
@@ -287,7 +287,7 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     config = example_config()
     store = RedisSubscriptionStore(sync_client(redis_url))
     handler = CommandHandler(Digests(config, SnapshotSource(example_snapshot()),
-                                     subscriptions=store, now=now))
+                                     subscriptions=store, clock=clock()))
     reply = await handler.handle(Command(kind="subscribe", lang="en", topics=("config",),
                                          text="subscribe config"),
                                  channel=channel(TELEGRAM), user="someone")

@@ -13,6 +13,7 @@ import pytest
 import redis.asyncio as aioredis
 from github import Github
 
+from bot.clock import HeldClock
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import MergePoller
 from bot.digests import Digests
@@ -51,13 +52,6 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the poller ---------------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> Any:
-        return self.now
-
 
 @pytest.fixture
 def github() -> Any:
@@ -65,15 +59,15 @@ def github() -> Any:
         yield fake
 
 
-def merged_later(number: int, clock: Clock, minutes: int) -> PullRequest:
+def merged_later(number: int, clock: HeldClock, minutes: int) -> PullRequest:
     """A snapshot PR merged `minutes` after the clock's time."""
-    moment = clock.now + timedelta(minutes=minutes)
+    moment = clock.now() + timedelta(minutes=minutes)
     return msgspec.structs.replace(snapshot_pull(number), merged_at=moment, closed_at=moment,
                                    updated_at=moment)
 
 
 def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, Any],
-               clock: Clock) -> tuple[MergePoller, aioredis.Redis, Github]:
+               clock: HeldClock) -> tuple[MergePoller, aioredis.Redis, Github]:
     config = example_config()
     client = async_client(redis_url)
     claims = Claims(client)
@@ -86,24 +80,24 @@ def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, An
     hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
                  seconds_between_writes=None)
     lister = PullLister(hub.requester)
-    return MergePoller(config, lister, claims, notifier, interval_seconds=0.01, now=clock), \
+    return MergePoller(config, lister, claims, notifier, interval_seconds=0.01, clock=clock), \
         client, hub
 
 
 async def test_the_poller_announces_new_merges_and_asks_conditionally(
     github: ConditionalGitHub, redis_url: str
 ) -> None:
-    clock = Clock()
+    clock = HeldClock(NOW)
     adapters = recording_adapters()
     github.put(snapshot_pull(1202))  # merged before the poller started: history, not news
     poller, client, hub = poller_for(github, redis_url, adapters, clock)
     first = await poller.poll_once()
     assert first.notified == []
     github.put(merged_later(1212, clock, 1))
-    clock.now += timedelta(minutes=5)
+    clock.advance(timedelta(minutes=5))
     await asyncio.sleep(0.02)  # the per-interval lock
     second = await poller.poll_once()
-    clock.now += timedelta(minutes=5)
+    clock.advance(timedelta(minutes=5))
     await asyncio.sleep(0.02)
     third = await poller.poll_once()  # nothing changed: 304
     await client.aclose()
@@ -123,18 +117,18 @@ async def test_the_poller_announces_new_merges_and_asks_conditionally(
 async def test_a_restarted_poller_keeps_its_etag_and_sends_nothing_twice(
     github: ConditionalGitHub, redis_url: str
 ) -> None:
-    clock = Clock()
+    clock = HeldClock(NOW)
     adapters = recording_adapters()
     poller, client, hub = poller_for(github, redis_url, adapters, clock)
     await poller.poll_once()
     github.put(merged_later(1201, clock, 1))
-    clock.now += timedelta(minutes=5)
+    clock.advance(timedelta(minutes=5))
     await asyncio.sleep(0.02)
     await poller.poll_once()
     await client.aclose()
     hub.close()
     restarted, client, hub = poller_for(github, redis_url, adapters, clock)
-    clock.now += timedelta(minutes=5)
+    clock.advance(timedelta(minutes=5))
     await asyncio.sleep(0.02)
     await restarted.poll_once()
     await client.aclose()
@@ -146,7 +140,7 @@ async def test_a_restarted_poller_keeps_its_etag_and_sends_nothing_twice(
 async def test_replicas_share_one_poll_per_interval(
     github: ConditionalGitHub, redis_url: str
 ) -> None:
-    clock = Clock()
+    clock = HeldClock(NOW)
     made = [poller_for(github, redis_url, recording_adapters(), clock) for _ in range(3)]
     for poller, _, _ in made:
         poller.interval_seconds = 60
@@ -160,12 +154,12 @@ async def test_replicas_share_one_poll_per_interval(
 async def test_the_server_polls_when_no_webhook_secret_is_set(
     github: ConditionalGitHub, redis_url: str
 ) -> None:
-    clock = Clock()
+    clock = HeldClock(NOW)
     adapters = recording_adapters()
     hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
                  seconds_between_writes=None)
     app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), adapters=adapters, now=clock,
+                     source=SnapshotSource(example_snapshot()), adapters=adapters, clock=clock,
                      pull_lister=PullLister(hub.requester))
     services = services_of(app)
     assert services.poller is not None
@@ -177,7 +171,7 @@ async def test_the_server_polls_when_no_webhook_secret_is_set(
                 break
             await asyncio.sleep(0.02)
         github.put(merged_later(1209, clock, 1))
-        clock.now += timedelta(minutes=5)
+        clock.advance(timedelta(minutes=5))
         for _ in range(200):
             if notices(adapters):
                 break

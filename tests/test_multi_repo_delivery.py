@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
@@ -23,7 +24,7 @@ from bot.store.claims import Claims
 from bot.store.client import async_client
 from bot.store.redis_cache import Cache
 from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
-from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, scheduler
+from testkit.schedule import CountingSource, FakePlatforms, FakePoster, at, scheduler, tick_at
 from testkit.schedule import WeekOnly as _WeekOnly
 from testkit.server_support import example_snapshot
 
@@ -44,7 +45,7 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
         _channel("telegram", "LUMEN", repo=LUMEN),
         _channel("slack", "PRISM", repo=PRISM),
     )
-    clock = Clock(MONDAY_9)
+    clock = HeldClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     github = CountingSource(example_snapshot())
     async with async_client(redis_url) as client:
@@ -55,7 +56,7 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
                                   FakePoster(platforms, f"r{n}", latency=0.01), clock,
                                   replica=f"r{n}") for n in range(3)]
             await asyncio.gather(*(r.tick() for r in replicas))
-            again = await replicas[0].tick(at("2026-07-20T01:10"))
+            again = await tick_at(replicas[0], at("2026-07-20T01:10"))
         finally:
             cache.close()
     assert platforms.counts() == {

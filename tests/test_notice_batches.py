@@ -16,6 +16,7 @@ import pytest
 import pytest_asyncio
 import redis.asyncio as aioredis
 
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
@@ -33,13 +34,6 @@ from testkit.server_support import NOW, REPO, example_config, example_snapshot, 
 SLACK = "slack:C0123456"  # follows npu and rollout
 BURST = (1208, 1212)  # both touch npu
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 class Sender:
@@ -82,15 +76,15 @@ async def prefix(redis_url: str) -> AsyncIterator[str]:
     yield f"prdigest:test:{secrets.token_hex(4)}"
 
 
-def replica(config: Config, client: aioredis.Redis, prefix: str, clock: Clock,
+def replica(config: Config, client: aioredis.Redis, prefix: str, clock: HeldClock,
             sent: list[tuple[str, Reply, str | None]], **options: Any
             ) -> tuple[MergeNotifier, BatchFlusher, Sender]:
     claims = Claims(client, prefix=prefix, alive_seconds=options.pop("alive_seconds", 10.0))
     sender = Sender(sent, **options)
     notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims, sender,
-                             now=clock)
+                             clock=clock)
     assert notifier.batches is not None
-    return notifier, BatchFlusher(config, notifier, notifier.batches, claims, now=clock), sender
+    return notifier, BatchFlusher(config, notifier, notifier.batches, claims, clock=clock), sender
 
 
 def merged(number: int, at: datetime) -> PullRequest:
@@ -105,7 +99,7 @@ def slack_notices(sent: list[tuple[str, Reply, str | None]]) -> list[tuple[int, 
 
 async def test_a_burst_is_one_message_sent_once_by_one_of_three_replicas(
         redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(), Clock(), []
+    config, clock, sent = batched_config(), HeldClock(NOW), []
     clients = [async_client(redis_url) for _ in range(3)]
     replicas = [replica(config, c, prefix, clock, sent) for c in clients]
     # Each replica sees each merge (webhook redeliveries, polls), a minute apart.
@@ -114,17 +108,17 @@ async def test_a_burst_is_one_message_sent_once_by_one_of_three_replicas(
         results = await asyncio.gather(*(n.announce(REPO, pull) for n, _, _ in replicas
                                          for _ in range(2)))
         assert sum(SLACK in r.batched for r in results) == 1
-    clock.now = NOW + timedelta(minutes=4)  # not due yet: the window runs 5 minutes
+    clock.set(NOW + timedelta(minutes=4))  # not due yet: the window runs 5 minutes
     await asyncio.gather(*(f.flush_due() for _, f, _ in replicas))
     assert slack_notices(sent) == []
-    clock.now = NOW + timedelta(minutes=5, seconds=1)
+    clock.set(NOW + timedelta(minutes=5, seconds=1))
     await asyncio.gather(*(f.flush_due() for _, f, _ in replicas for _ in range(2)))
     assert slack_notices(sent) == [BURST]
     [(_, reply, _)] = [s for s in sent if s[0] == SLACK]
     assert reply.kind == "notices" and reply.lang == "zh"
     # Seen again after the batch went out: no second notice, no new batch.
     again = await replicas[0][0].announce(REPO, merged(1212, NOW))
-    clock.now += timedelta(minutes=10)
+    clock.advance(timedelta(minutes=10))
     await replicas[1][1].flush_due()
     assert SLACK not in again.batched and slack_notices(sent) == [BURST]
     for client in clients:
@@ -133,7 +127,7 @@ async def test_a_burst_is_one_message_sent_once_by_one_of_three_replicas(
 
 async def test_a_replica_killed_mid_batch_leaves_it_to_another_once(
         redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(), Clock(), []
+    config, clock, sent = batched_config(), HeldClock(NOW), []
     doomed_client, other_client = async_client(redis_url), async_client(redis_url)
     # Its alive mark lives 2 s, nothing refreshes it: held while the survivor first
     # looks, however slow the machine, and lapsed after the kill.
@@ -142,7 +136,7 @@ async def test_a_replica_killed_mid_batch_leaves_it_to_another_once(
     _, survivor, _ = replica(config, other_client, prefix, clock, sent)
     for number in BURST:
         await doomed.announce(REPO, merged(number, NOW))
-    clock.now = NOW + timedelta(minutes=6)
+    clock.set(NOW + timedelta(minutes=6))
     flushing = asyncio.create_task(doomed_flusher.flush_due())
     await asyncio.wait_for(frozen.started.wait(), 5)
     await survivor.flush_due()  # the doomed replica is alive and holds the batch
@@ -160,15 +154,15 @@ async def test_a_replica_killed_mid_batch_leaves_it_to_another_once(
 
 async def test_merges_after_a_batch_went_out_open_the_next_one(
         redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(minutes=1), Clock(), []
+    config, clock, sent = batched_config(minutes=1), HeldClock(NOW), []
     client = async_client(redis_url)
     notifier, flusher, _ = replica(config, client, prefix, clock, sent)
     await notifier.announce(REPO, merged(1208, NOW))
-    clock.now = NOW + timedelta(minutes=2)
+    clock.set(NOW + timedelta(minutes=2))
     await flusher.flush_due()
-    await notifier.announce(REPO, merged(1212, clock.now))
+    await notifier.announce(REPO, merged(1212, clock.now()))
     await flusher.flush_due()  # the second batch is not due yet
-    clock.now += timedelta(minutes=2)
+    clock.advance(timedelta(minutes=2))
     await flusher.flush_due()
     assert slack_notices(sent) == [(1208,), (1212,)]
     # A lone merge is the plain notice, not a list of one.
@@ -178,7 +172,7 @@ async def test_merges_after_a_batch_went_out_open_the_next_one(
 
 async def test_threaded_notices_go_under_the_weeks_digest_once_it_is_posted(
         redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(minutes=0, notices="thread"), Clock(), []
+    config, clock, sent = batched_config(minutes=0, notices="thread"), HeldClock(NOW), []
     client = async_client(redis_url)
     notifier, _, _ = replica(config, client, prefix, clock, sent)
     channel = next(c for c in config.channels if c.key == SLACK)

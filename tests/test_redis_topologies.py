@@ -16,6 +16,7 @@ import redis
 from typer.testing import CliRunner
 
 from bot.cli import app as cli
+from bot.clock import HeldClock
 from bot.digests import Digests
 from bot.errors import ConfigError
 from bot.snapshot import read_snapshot
@@ -25,7 +26,6 @@ from bot.store.ledger import Ledger
 from bot.web.app import create_app
 from testkit.redis_topologies import SentinelSet, all_keys, flush, private_sentinel
 from testkit.schedule import (
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -33,9 +33,9 @@ from testkit.schedule import (
     make_config,
 )
 from testkit.server_support import (
+    clock,
     example_config,
     example_snapshot,
-    now,
     recording_adapters,
     serving,
 )
@@ -46,7 +46,8 @@ MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai: 2026-W29 is due
 
 def app_with(redis_url: str) -> Any:
     return create_app(example_config(), redis_url=redis_url,
-                      source=SnapshotSource(example_snapshot()), now=now, background=False,
+                      source=SnapshotSource(example_snapshot()), clock=clock(),
+                      background=False,
                       adapters=recording_adapters())
 
 
@@ -163,7 +164,7 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
                  "topics": []}
                 for n in range(12) for p in ("slack", "telegram", "feishu")]
     config = make_config(channels)
-    clock = Clock(MONDAY_9)
+    clock = HeldClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     url = sentinel.url + "?failover_seconds=20"
@@ -176,7 +177,7 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
                           replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
                           concurrency=2)
                 for n, client in enumerate(clients)]
-    slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
+    slots = [run.slot for run in due_runs(config.channels, clock.now(), replicas[0].catch_up)]
 
     async def run(replica: Scheduler) -> None:
         ledger = replica.ledger

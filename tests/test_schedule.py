@@ -14,6 +14,7 @@ import redis.exceptions
 
 from adapters.base import DeliveryError
 from adapters.poster import AdapterPoster
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.store.cache import CachedSource
@@ -24,7 +25,6 @@ from testkit.schedule import (
     REPO,
     SHANGHAI_MONDAY_9,
     THREE_PLATFORMS,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -35,6 +35,7 @@ from testkit.schedule import (
     redis_client,
     scheduler,
     statuses,
+    tick_at,
     wait_expired,
 )
 
@@ -126,14 +127,14 @@ async def test_a_due_week_is_posted_once_to_every_channel(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config(THREE_PLATFORMS)
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     source = CountingSource(snapshot)
     async with redis_client(redis_url) as client:
         one = scheduler(config, source, client, FakePoster(platforms, "r1"), clock)
         results = await one.tick()
         assert statuses(results) == {"posted": 3}
-        again = await one.tick(SHANGHAI_MONDAY_9 + timedelta(minutes=5))
+        again = await tick_at(one, SHANGHAI_MONDAY_9 + timedelta(minutes=5))
         assert statuses(again) == {"already-posted": 3}
         entries = await one.ledger.entries()
     assert platforms.counts() == {("2026-W29", key, REPO): 1
@@ -154,7 +155,7 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
                         repo=("acme/lumen", "acme/other")[n % 2])
                 for n in range(8) for p in ("slack", "telegram", "feishu")]
     config = make_config(channels, repos=("acme/lumen", "acme/other"))
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     github = CountingSource(snapshot)
     async with redis_client(redis_url) as client:
@@ -181,17 +182,17 @@ async def test_a_restart_catches_up_within_the_window_only(
     redis_url: str, snapshot: Snapshot, hours_down: float, posted: int
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9 + timedelta(hours=hours_down))
+    clock = HeldClock(SHANGHAI_MONDAY_9 + timedelta(hours=hours_down))
     platforms = FakePlatforms(clock)
     async with redis_client(redis_url) as client:
         started = scheduler(config, CountingSource(snapshot), client,
                             FakePoster(platforms, "r1"), clock)
         await started.tick()
-        await started.tick(clock.now + timedelta(minutes=1))
+        await tick_at(started, clock.now() + timedelta(minutes=1))
         # A second replica starting a little later changes nothing.
         late = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r2"),
                          clock, replica="r2")
-        await late.tick(clock.now + timedelta(minutes=2))
+        await tick_at(late, clock.now() + timedelta(minutes=2))
         assert len(await started.ledger.entries()) == posted
     assert len(platforms.delivered) == posted
 
@@ -200,7 +201,7 @@ async def test_a_failed_post_backs_off_and_is_retried_with_the_same_key(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     failures = iter(["channel_not_found"])
     poster = FakePoster(platforms, "r1", fail=lambda _: next(failures, None))
@@ -211,9 +212,9 @@ async def test_a_failed_post_backs_off_and_is_retried_with_the_same_key(
         entry = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
         assert entry is not None and entry.state == "failed"
         assert entry.retry_at == SHANGHAI_MONDAY_9 + timedelta(minutes=1)
-        [waiting] = await one.tick(SHANGHAI_MONDAY_9 + timedelta(seconds=30))
+        [waiting] = await tick_at(one, SHANGHAI_MONDAY_9 + timedelta(seconds=30))
         assert waiting.status == "waiting" and poster.calls == 1
-        [posted] = await one.tick(SHANGHAI_MONDAY_9 + timedelta(minutes=1))
+        [posted] = await tick_at(one, SHANGHAI_MONDAY_9 + timedelta(minutes=1))
         assert posted.status == "posted"
         final = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
     assert final is not None and final.attempts == 2 and final.delivery_key == entry.delivery_key
@@ -228,7 +229,7 @@ async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None
             raise SourceError("GitHub answered 502")
 
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     async with redis_client(redis_url) as client:
         one = scheduler(config, Down(Snapshot(repository=REPO)), client,
@@ -245,7 +246,7 @@ async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None
 
 async def test_post_on_demand_goes_through_the_ledger(redis_url: str, snapshot: Snapshot) -> None:
     config = make_config([channel("telegram", "-100", lang="en")])
-    clock = Clock(at("2026-08-05T12:00"))
+    clock = HeldClock(at("2026-08-05T12:00"))
     platforms = FakePlatforms(clock)
     async with redis_client(redis_url) as client:
         one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "cli"),
@@ -271,7 +272,7 @@ async def test_subscribed_topics_join_the_focus_and_share_builds(
     config = make_config([channel("slack", "C1", topics=("npu",)),
                           channel("slack", "C2", topics=("npu",)),
                           channel("slack", "C3", topics=("npu",))])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     async with redis_client(redis_url) as client:
         one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
@@ -288,7 +289,7 @@ async def test_run_forever_catches_up_at_start_and_stops_on_the_event(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config(THREE_PLATFORMS)
-    clock = Clock(SHANGHAI_MONDAY_9 + timedelta(hours=3))
+    clock = HeldClock(SHANGHAI_MONDAY_9 + timedelta(hours=3))
     platforms = FakePlatforms(clock)
     stop = asyncio.Event()
     async with redis_client(redis_url) as client:
@@ -307,7 +308,7 @@ async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config(THREE_PLATFORMS)
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     in_post = asyncio.Event()
     answer = asyncio.Event()
@@ -333,7 +334,7 @@ async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
 
 async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     # A port nobody listens on (port 1 may be taken by whatever the host runs).
     client = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
@@ -354,7 +355,7 @@ async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None
 async def test_while_redis_is_down_each_failed_pass_is_one_line_without_a_traceback(
         snapshot: Snapshot, caplog: pytest.LogCaptureFixture) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     client = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
                                      socket_connect_timeout=0.2)
     one = scheduler(config, CountingSource(snapshot), client,

@@ -11,6 +11,7 @@ import redis.asyncio as aioredis
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.clock import HeldClock
 from bot.config import load_config
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
@@ -18,7 +19,7 @@ from bot.snapshot import read_snapshot
 from bot.store.ledger import Ledger, Slot
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at
+from testkit.schedule import CountingSource, FakePlatforms, FakePoster, at
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CHANNEL = "slack:C0123456"
@@ -109,7 +110,7 @@ async def test_the_schedule_skips_a_week_posted_on_demand(
     code, _, err = await asyncio.to_thread(post, config_file)
     assert code == 0, err
     config = load_config(Path(config_file))
-    clock = Clock(at("2026-07-20T01:00"))  # the channel's Monday 09:00
+    clock = HeldClock(at("2026-07-20T01:00"))  # the channel's Monday 09:00
     platforms = FakePlatforms(clock)
     client = aioredis.Redis.from_url(env)
     try:

@@ -11,12 +11,13 @@ from pathlib import Path
 import msgspec
 import redis.asyncio as aioredis
 
+from bot.clock import HeldClock
 from bot.config import Config
 from bot.delivery.due import DueFailure, due_runs
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.snapshot import read_snapshot
-from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, make_config
+from testkit.schedule import CountingSource, FakePlatforms, FakePoster, at, make_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai; 2026-W29 is owed
@@ -46,7 +47,7 @@ def test_a_channel_whose_cron_cannot_be_walked_is_left_out_alone() -> None:
 
 async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out(
         redis_url: str) -> None:
-    clock = Clock(MONDAY_9)
+    clock = HeldClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     failures: list[str] = []
     client = aioredis.Redis.from_url(redis_url)
@@ -67,7 +68,7 @@ async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out(
 
 
 async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on(redis_url: str) -> None:
-    clock = Clock(MONDAY_9)
+    clock = HeldClock(MONDAY_9)
     failures: list[str] = []
     client = aioredis.Redis.from_url(redis_url)
     stop = asyncio.Event()

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 import redis.asyncio as aioredis
 
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.models import Snapshot
 from bot.store.ledger import Slot
@@ -16,7 +17,6 @@ from testkit.schedule import (
     DEAD_LOCK_SECONDS,
     REPO,
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -27,6 +27,7 @@ from testkit.schedule import (
     make_config,
     redis_client,
     scheduler,
+    tick_at,
 )
 
 REDIS_TOPOLOGIES = ("single", "cluster")
@@ -38,7 +39,7 @@ REDIS_TOPOLOGIES = ("single", "cluster")
 
 async def kill_after_accept(
     config: Config, snapshot: Snapshot, client: aioredis.Redis, platforms: FakePlatforms,
-    clock: Clock,
+    clock: HeldClock,
 ) -> KillSwitch:
     """Replica r1 posts and dies before its ledger write (the hard case)."""
     switch = KillSwitch()
@@ -56,7 +57,7 @@ async def test_a_post_left_in_doubt_is_resent_once(
     redis_url: str, snapshot: Snapshot, platform: str
 ) -> None:
     config = make_config([channel(platform, "X1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     slot = Slot("2026-W29", f"{platform}:X1", REPO)
     async with redis_client(redis_url) as client:
@@ -69,7 +70,7 @@ async def test_a_post_left_in_doubt_is_resent_once(
         await lapse_lock(client, survivor.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
         [result] = await survivor.tick()
         assert result.status == "posted" and result.in_doubt
-        await survivor.tick(clock.now + timedelta(minutes=1))
+        await tick_at(survivor, clock.now() + timedelta(minutes=1))
         entry = await survivor.ledger.get(slot)
     assert entry is not None and entry.state == "posted" and entry.resent_in_doubt == 1
     if platform == "feishu":
@@ -85,7 +86,7 @@ async def test_feishu_in_doubt_past_its_dedupe_window_follows_the_policy(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config([channel("feishu", "oc_1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     slot = Slot("2026-W29", "feishu:oc_1", REPO)
     async with redis_client(redis_url) as client:
@@ -103,7 +104,7 @@ async def test_hold_never_sends_twice_and_force_sends_again(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     slot = Slot("2026-W29", "slack:C1", REPO)
     async with redis_client(redis_url) as client:
@@ -113,7 +114,7 @@ async def test_hold_never_sends_twice_and_force_sends_again(
         await lapse_lock(client, holding.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
         [held] = await holding.tick()
         assert held.status == "held" and "--force" in held.detail
-        [still] = await holding.tick(clock.now + timedelta(minutes=5))
+        [still] = await tick_at(holding, clock.now() + timedelta(minutes=5))
         assert still.status == "held"
         assert len(platforms.delivered) == 1
         unforced = await holding.post(config.channels[0], "2026-W29")
@@ -130,7 +131,7 @@ async def test_a_graceful_stop_mid_post_finishes_and_records_it(
     redis_url: str, snapshot: Snapshot
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     in_post = asyncio.Event()
     answer = asyncio.Event()

@@ -14,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from adapters.poster import AdapterPoster, DigestAdapter
+from bot.clock import HeldClock
 from bot.config import Config
 from bot.delivery.due import due_runs
 from bot.delivery.post import adapter_for
@@ -25,7 +26,7 @@ from bot.store.client import async_client
 from bot.store.pacing import RedisPacer
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.pacing import PLATFORMS, LimitedPlatforms, limited_platforms
-from testkit.schedule import SHANGHAI_MONDAY_9, Clock, channel
+from testkit.schedule import SHANGHAI_MONDAY_9, channel
 from testkit.server_support import example_snapshot
 
 RATE = 4  # posts a second per platform: the real limits scaled down
@@ -59,7 +60,7 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
         redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     channels = [channel(p, chat_id(p, n), lang="en")
                 for n in range(CHANNELS_PER_PLATFORM) for p in PLATFORMS]
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     with limited_platforms(RATE, burst=BURST) as fakes:
         for name, value in fakes.env().items():
             monkeypatch.setenv(name, value)
@@ -89,9 +90,9 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
         assert set(delivered[platform]) == chats
 
 
-async def all_posted(schedulers: list[Scheduler], config: Config, clock: Clock) -> None:
+async def all_posted(schedulers: list[Scheduler], config: Config, clock: HeldClock) -> None:
     """Tick every replica together until the ledger holds every due channel posted."""
-    slots = [run.slot for run in due_runs(config.channels, clock(), schedulers[0].catch_up)]
+    slots = [run.slot for run in due_runs(config.channels, clock.now(), schedulers[0].catch_up)]
     while True:
         await asyncio.gather(*(s.tick() for s in schedulers))
         entries = await schedulers[0].ledger.get_many(slots)

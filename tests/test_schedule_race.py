@@ -28,6 +28,7 @@ import pytest
 import redis.asyncio as aioredis
 from croniter import croniter
 
+from bot.clock import HeldClock
 from bot.config import Config
 from bot.delivery.schedule import InDoubt, Scheduler
 from bot.digests import Digests
@@ -39,7 +40,6 @@ from bot.store.ledger import Ledger, LedgerEntry, Slot
 from bot.week import shift_week, week_of, zone
 from testkit.schedule import (
     LIVE_LOCK_SECONDS,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -99,7 +99,7 @@ class Race:
         self.client = client
         self.in_doubt = in_doubt
         self.rng = random.Random(seed)
-        self.clock = Clock(START)
+        self.clock = HeldClock(START)
         self.platforms = FakePlatforms(self.clock)
         self.killed: set[str] = set()
         self.kills: Counter[str] = Counter()
@@ -138,8 +138,8 @@ class Race:
         return restarted
 
     async def tick_all(self, now: datetime) -> None:
-        self.clock.now = now
-        await asyncio.gather(*(r.scheduler.tick(now) for r in self.replicas),
+        self.clock.set(now)
+        await asyncio.gather(*(r.scheduler.tick() for r in self.replicas),
                              return_exceptions=True)
 
     async def run_until_settled(self, now: datetime, slots: set[Slot]) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.render import render_digest
 from bot.render.chat import visible_length
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -39,7 +39,7 @@ async def test_a_compact_channel_is_posted_the_compact_digest(
         redis_url: str, snapshot: Snapshot) -> None:
     config = make_config([channel("slack", "C1") | {"style": "compact", "people": True},
                           channel("telegram", "-100")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     poster = RecordingPoster(FakePlatforms(clock), "r1")
     async with redis_client(redis_url) as client:
         one = scheduler(config, CountingSource(snapshot), client, poster, clock)

@@ -5,11 +5,12 @@ never stands in for the week itself."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
 
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule
 from bot.delivery.prefetch import prefetch_plan
 from bot.delivery.shared_digests import SharedDigests
@@ -45,7 +46,8 @@ def github() -> Iterator[FakeGitHub]:
 
 def cached(github: FakeGitHub, redis_url: str) -> CachedSource:
     source = GitHubSource(CONFIG, token=TOKEN, base_url=github.base_url, budget=Budget())
-    return CachedSource(source, Cache(sync_client(redis_url)), CONFIG)
+    return CachedSource(source, Cache(sync_client(redis_url)), CONFIG,
+                        clock=HeldClock(datetime.now(UTC)))
 
 
 def spent(github: FakeGitHub, before: int) -> int:
@@ -103,7 +105,9 @@ async def test_github_failing_serves_the_counts_read_before(
     later = entry.fresh_until
     github.fail_next(100, 502)
     source.source.policy.sleep = lambda seconds: None  # type: ignore[attr-defined]
-    data = source.fetch_trend_week(REPO, BEFORE, now=later)
+    assert isinstance(source.clock, HeldClock)
+    source.clock.set(later)
+    data = source.fetch_trend_week(REPO, BEFORE)
     assert data.stale and data.snapshot.pulls == first.pulls
 
 

@@ -37,9 +37,9 @@ from testkit.server_support import (
     REPO,
     RecordingAdapter,
     clear_env,
+    clock,
     example_config,
     example_snapshot,
-    now,
     recording_adapters,
     services_of,
     serving,
@@ -124,7 +124,7 @@ async def test_metrics_count_commands_by_platform_and_outcome() -> None:
     config = example_config()
     metrics = Metrics()
     source = SnapshotSource(example_snapshot())
-    digests = Digests(config, source, now=now, on_built=metrics.digest_built)
+    digests = Digests(config, source, clock=clock(), on_built=metrics.digest_built)
     handler = CommandHandler(digests)
     slack = MeteredHandler(handler, metrics, "slack", config)
     channel = config.channel("slack:C0123456")
@@ -225,7 +225,7 @@ async def test_telegram_route_is_mounted_answers_and_is_counted(
         monkeypatch.setenv("TELEGRAM_BOT_TOKEN", tg.token)
         monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TELEGRAM_SECRET)
         app = create_app(example_config(), redis_url=redis_url,
-                         source=SnapshotSource(example_snapshot()), now=now, background=False,
+                         source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                          adapter_overrides={"telegram": {"api_url": tg.base_url}})
         async with serving(app) as http:
             health = (await http.get("/healthz")).json()
@@ -291,7 +291,7 @@ async def test_a_server_process_freezes_its_startup_heap() -> None:
 async def test_background_work_starts_with_the_app_and_stops_with_it(redis_url: str) -> None:
     app = create_app(example_config(), redis_url=redis_url,
                      source=SnapshotSource(example_snapshot()), adapters=recording_adapters(),
-                     now=now)
+                     clock=clock())
     services = services_of(app)
     async with serving(app) as http:
         body = (await http.get("/healthz")).json()

@@ -16,10 +16,11 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import ParamSpec, TypeVar
 
 from bot.chat.grammar import MAX_PULL_NUMBER
+from bot.clock import Clock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.engine.classify import parse_title
@@ -60,11 +61,6 @@ ERROR_KEYS = (
 """Every `Reply.error` a handler can give; each has a sentence in the reply templates."""
 
 
-def utc_now() -> datetime:
-    """The clock handlers read by default; tests and offline runs pass their own."""
-    return datetime.now(UTC)
-
-
 def _echo(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= ECHO_LIMIT else text[: ECHO_LIMIT - 1] + "…"
@@ -90,7 +86,7 @@ class CommandHandler:
         self.config: Config = digests.config
         self.source: Source = digests.source
         self.subscriptions: SubscriptionStore | None = digests.subscriptions
-        self.now: Callable[[], datetime] = digests.now
+        self.clock: Clock = digests.clock
         self.recent_weeks = recent_weeks
 
     async def handle(
@@ -214,7 +210,7 @@ class CommandHandler:
     def _week(self, command: Command, channel: ChannelConfig) -> str:
         """The ISO week the command names, in the channel's time zone; `this` by default."""
         asked = command.week or "this"
-        now = self.now()
+        now = self.clock.now()
         try:
             return past_week(resolve_week(asked, now, channel.timezone), now, channel.timezone)
         except FutureWeekError as exc:
@@ -289,7 +285,7 @@ class CommandHandler:
         names = [name for repo in channel.repositories for name in self.config.repo(repo).topics]
         names = list(dict.fromkeys(names))
         names += [name for name in subscribed if name not in names]
-        this_week = current_week(self.now(), channel.timezone)
+        this_week = current_week(self.clock.now(), channel.timezone)
         weeks = [shift_week(this_week, -offset) for offset in range(self.recent_weeks)]
         # One worker thread reads the weeks in turn: sources keep state (rate limits,
         # the cache's last outcome) that is not meant for concurrent calls.

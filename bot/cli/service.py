@@ -70,6 +70,7 @@ def serve(
     settings = load_settings(config)
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
     if snapshot:
+        from bot.clock import HeldClock
         from bot.source import SnapshotSource
 
         held = served_snapshots(settings, snapshot)
@@ -77,7 +78,7 @@ def serve(
         options["source"] = SnapshotSource(*held)
         if moment is not None:
             # "This week" means the snapshots' last week, as in `prdigest ask`.
-            options["now"] = lambda: moment
+            options["clock"] = HeldClock(moment)
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     keys = private_report_keys(settings)

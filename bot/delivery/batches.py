@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from datetime import datetime
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config
-from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, utc_now
+from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
 from bot.models import Reply
 from bot.store.claims import Claims
@@ -54,14 +53,14 @@ class BatchFlusher:
 
     def __init__(self, config: Config, notifier: MergeNotifier, batches: NoticeBatches,
                  claims: Claims, *, interval_seconds: float = FLUSH_INTERVAL_SECONDS,
-                 now: Callable[[], datetime] = utc_now,
+                 clock: Clock = SYSTEM_CLOCK,
                  claim_ttl_seconds: int = NOTICE_TTL_SECONDS) -> None:
         self.config = config
         self.notifier = notifier
         self.batches = batches
         self.claims = claims
         self.interval_seconds = interval_seconds
-        self.now = now
+        self.clock = clock
         self.claim_ttl_seconds = claim_ttl_seconds
 
     def channels(self) -> list[ChannelConfig]:
@@ -73,7 +72,7 @@ class BatchFlusher:
         result = NoticeResult()
         for channel in self.channels():
             try:
-                batch = await self.batches.take(channel.key, self.now())
+                batch = await self.batches.take(channel.key, self.clock.now())
             except REDIS_ERRORS as exc:
                 log.warning("notice batch of %s unreadable: %s", channel.key,
                             type(exc).__name__)
@@ -124,5 +123,5 @@ class BatchFlusher:
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Flush until `stop` is set; errors are logged and the next pass goes on."""
-        await run_every(self.interval_seconds, stop, self.flush_due, log,
+        await run_every(self.clock, self.interval_seconds, stop, self.flush_due, log,
                         "notice batches: pass failed")

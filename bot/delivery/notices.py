@@ -21,11 +21,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 import msgspec
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config
 from bot.delivery.threads import ThreadParents
 from bot.digests import Digests
@@ -70,10 +71,6 @@ class NoticeSender(Protocol):
         ...
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class MergeNotifier:
     """Sends one notice per (merged PR, subscribed channel), ever.
 
@@ -92,7 +89,7 @@ class MergeNotifier:
         notice_ttl_seconds: int = NOTICE_TTL_SECONDS,
         threads: ThreadParents | None = None,
         batches: NoticeBatches | None = None,
-        now: Callable[[], datetime] = utc_now,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.config: Config = digests.config
         self.source: Source | None = digests.source
@@ -106,7 +103,7 @@ class MergeNotifier:
         self.threads = threads or ThreadParents(client, prefix=claims.keys.prefix)
         self.batches = batches if batches is not None else (
             NoticeBatches(client, claims.keys) if client is not None else None)
-        self.now = now
+        self.clock = clock
 
     def _repo_name(self, repo: str) -> str | None:
         lowered = repo.lower()
@@ -189,7 +186,7 @@ class MergeNotifier:
         week when the channel wants threads and there is one, else - also when that
         message is gone - in the channel, once. `in_doubt_since`: a replica that died
         began posting it then, so it is first looked for where it would be."""
-        parent = await self.threads.parent(channel, self.now())
+        parent = await self.threads.parent(channel, self.clock.now())
         if in_doubt_since is not None:
             found = await self._arrived(channel, reply, key, in_doubt_since, parent)
             if found is not None:
@@ -230,7 +227,7 @@ class MergeNotifier:
             if await self.claims.get(Keys.notice(repo, pull.number, channel.key)) is not None:
                 return "seen"  # announced on its own before the channel batched
             added = await self.batches.add(
-                channel.key, item, now=self.now(),
+                channel.key, item, now=self.clock.now(),
                 window_seconds=channel.notice_batch_minutes * 60.0,
                 marker_ttl_seconds=self.notice_ttl_seconds)
         except REDIS_ERRORS as exc:

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from adapters.poster import AdapterPoster, DigestAdapter
 from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
+from bot.clock import SYSTEM_CLOCK
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.results import PostResult
-from bot.delivery.schedule import Scheduler, utc_now
+from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.errors import ConfigError, UserError
 from bot.pacing import Pacer
@@ -54,7 +55,7 @@ def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
 def checked_week(text: str, channel: ChannelConfig) -> str:
     """The ISO week, normalised (`last` and `this` in the channel's time zone, where
     its schedule runs); a week that has not started yet is refused."""
-    now = utc_now()
+    now = SYSTEM_CLOCK.now()
     return past_week(resolve_week(text, now, channel.timezone), now, channel.timezone)
 
 

@@ -19,6 +19,7 @@ from typing import Protocol
 import msgspec
 import redis.asyncio as aioredis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, ExcludeRule
 from bot.digests import Digests
 from bot.github.budget import Budget
@@ -68,7 +69,7 @@ class SharedDigests:
     def __init__(self, digests: Digests, source: Source, client: aioredis.Redis, keys: Keys,
                  counts: BuildCounts, *, lock_seconds: float, share: bool = True,
                  trends: bool = True, log_prefix: str = "schedule",
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.digests = digests
         self.source = source
         self.redis = client
@@ -79,6 +80,7 @@ class SharedDigests:
         self.trends = trends
         self.log_prefix = log_prefix
         self.budget = budget
+        self.clock = clock
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
         self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
         self._trends: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
@@ -189,7 +191,7 @@ class SharedDigests:
                     "%.0f s for the refill at %s, so its posts go out late", self.log_prefix,
                     budget.remaining, repo, week, need, wait,
                     f"{budget.reset_at:%H:%M:%S} UTC" if budget.reset_at else "?")
-        await asyncio.sleep(wait)
+        await self.clock.sleep(wait)
 
     async def _fetch(self, repo: str, week: str) -> WeekData:
         await self._await_points(repo, week)
@@ -202,7 +204,8 @@ class SharedDigests:
         """Across replicas, one holder at a time. A live holder renews it, however long
         GitHub takes; a dead one's expires after `lock_seconds`. Waiting beyond
         `MUTEX_PATIENCE_SECONDS` goes ahead unlocked rather than never."""
-        lock = RedisLock(self.redis, self.keys.mutex(name), ttl_seconds=self.lock_seconds)
+        lock = RedisLock(self.redis, self.keys.mutex(name), ttl_seconds=self.lock_seconds,
+                         clock=self.clock)
         if not await lock.acquire_waiting(MUTEX_PATIENCE_SECONDS, poll=0.02):
             log.warning("%s: %s stayed locked; going ahead without it", self.log_prefix, name)
             yield

@@ -26,17 +26,16 @@ among them), so a failed piece of work does not stay claimed by a live process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import Enum
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.models import Admission
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import KEY_PREFIX, Keys
@@ -109,8 +108,9 @@ class Claims:
 
     def __init__(self, client: aioredis.Redis | None, *, prefix: str = KEY_PREFIX,
                  seen_ttl_seconds: int = SEEN_TTL_SECONDS,
-                 alive_seconds: float = ALIVE_SECONDS) -> None:
+                 alive_seconds: float = ALIVE_SECONDS, clock: Clock = SYSTEM_CLOCK) -> None:
         self.client = client
+        self.clock = clock
         self.keys = Keys(prefix)
         self.seen_ttl_seconds = seen_ttl_seconds
         self.alive_seconds = alive_seconds
@@ -205,7 +205,7 @@ class Claims:
             return Held.ELSEWHERE  # another taker won; it may still fail
         log.info("claim %s taken over from %s, which stopped before finishing", key, owner)
         elapsed = timedelta(milliseconds=px - left)
-        return self._granted(name, Begun(in_doubt_since=datetime.now(UTC) - elapsed))
+        return self._granted(name, Begun(in_doubt_since=self.clock.now() - elapsed))
 
     def _granted(self, name: str, begun: Begun) -> Begun:
         self._working.add(name)
@@ -274,12 +274,11 @@ class Claims:
                 await self._settle()
             except (RedisError, OSError) as exc:
                 log.warning("claims: alive mark not refreshed: %s", type(exc).__name__)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.alive_seconds / 3)
+            await self.clock.wait(stop, self.alive_seconds / 3)
 
     async def _keep_alive(self, *, force: bool = False) -> None:
         assert self.client is not None
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if not force and now < self._alive_until - self.alive_seconds * 2 / 3:
             return
         await self.client.set(self._alive_name(self.owner), b"1",
@@ -294,7 +293,7 @@ class Claims:
     async def claim(self, key: str, ttl_seconds: float) -> bool:
         name = self.keys.claim(key)
         if self.client is None:
-            now = time.monotonic()
+            now = self.clock.monotonic()
             if self._local.get(name, 0.0) > now:
                 return False
             self._local.pop(name, None)

@@ -46,6 +46,7 @@ from typing import Any, Literal
 import msgspec
 import redis.asyncio as aioredis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.store.client import write_replicated
 from bot.store.keys import KEY_PREFIX, Keys
 
@@ -204,9 +205,11 @@ class RedisLock:
     a renewal finds the lock gone or taken (the holder stalled past the expiry).
     """
 
-    def __init__(self, client: aioredis.Redis, key: str, *, ttl_seconds: float) -> None:
+    def __init__(self, client: aioredis.Redis, key: str, *, ttl_seconds: float,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.client = client
         self.key = key
+        self.clock = clock
         self.ttl_ms = max(1, int(ttl_seconds * 1000))
         self.token = secrets.token_hex(16)
         self.held = False
@@ -221,12 +224,11 @@ class RedisLock:
 
     async def acquire_waiting(self, timeout: float, poll: float = 0.05) -> bool:
         """Acquire, waiting up to `timeout` seconds for the current holder."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = self.clock.monotonic() + timeout
         while not await self.acquire():
-            if loop.time() >= deadline:
+            if self.clock.monotonic() >= deadline:
                 return False
-            await asyncio.sleep(poll)
+            await self.clock.sleep(poll)
         return True
 
     async def renew(self) -> bool:
@@ -258,9 +260,7 @@ class RedisLock:
 
         async def renew_until_stopped() -> None:
             while True:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=interval)
-                if stop.is_set():
+                if await self.clock.wait(stop, interval):
                     return
                 try:
                     if not await self.renew():
@@ -283,9 +283,10 @@ class Ledger:
 
     def __init__(
         self, client: aioredis.Redis, *, prefix: str = KEY_PREFIX,
-        ttl_seconds: int = LEDGER_TTL_SECONDS,
+        ttl_seconds: int = LEDGER_TTL_SECONDS, clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.client = client
+        self.clock = clock
         self.prefix = prefix
         self.keys = Keys(prefix)
         self.ttl_seconds = ttl_seconds
@@ -295,7 +296,7 @@ class Ledger:
 
     def lock(self, slot: Slot, ttl_seconds: float) -> RedisLock:
         return RedisLock(self.client, self.keys.post_lock(slot.name),
-                         ttl_seconds=ttl_seconds)
+                         ttl_seconds=ttl_seconds, clock=self.clock)
 
     async def read(self, slot: Slot) -> tuple[bytes | None, LedgerEntry | None]:
         """The raw entry (for a later fenced write) and its decoded form."""

@@ -12,11 +12,11 @@ than posting unpaced or not at all.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 
 import redis.asyncio as aioredis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Booking, BookingPacer, Lane, LocalPacer
 from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
@@ -68,10 +68,11 @@ class RedisPacer(BookingPacer):
     """Turns shared by every replica on `client` (any topology of `bot.store.client`)."""
 
     def __init__(self, client: aioredis.Redis, keys: Keys | None = None, *,
-                 fallback: LocalPacer | None = None) -> None:
+                 fallback: LocalPacer | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.client = client
         self.keys = keys or Keys()
-        self.fallback = fallback or LocalPacer()
+        self.clock = clock
+        self.fallback = fallback or LocalPacer(clock)
         self._warned_at: float | None = None
 
     def _names(self, lanes: Sequence[Lane]) -> list[str]:
@@ -99,7 +100,7 @@ class RedisPacer(BookingPacer):
             self._warn(exc)
 
     def _warn(self, exc: Exception) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if self._warned_at is None or now - self._warned_at >= _WARN_EVERY_SECONDS:
             self._warned_at = now
             log.warning("pacing: Redis is away (%s); this replica paces its posts on its "

@@ -11,7 +11,7 @@ cost last time, and beyond the allowance gets a short 503 page saying when to co
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import datetime
 
 from bot.models import Lang
 from bot.store.redis_cache import Cache
@@ -43,7 +43,7 @@ def _uncached_cost(services: Services, repo: str, week: str, lang: Lang) -> int:
     if cache.get_report(repo, week, lang) is not None:
         return 0
     tz = services.config.repo(repo).timezone
-    now = datetime.now(UTC)
+    now = services.clock.now()
     trends = TrendWeeks(cache.client, cache.keys)
     missing = [w for w in weeks if not _held_fresh(cache, repo, w, tz, now)
                and not (w != week and trends.fresh(repo, w, tz, now))]

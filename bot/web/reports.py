@@ -224,7 +224,7 @@ async def report_index(request: Request) -> Response:
         return asked
     snapshot = served_snapshot(services, asked.repo)
     weeks = await asyncio.to_thread(report_weeks, services.config, asked.repo,
-                                    services.redis_sync, services.now(), snapshot=snapshot)
+                                    services.redis_sync, services.clock.now(), snapshot=snapshot)
     query = report_query(asked.lang, asked.key)
     rows = [(w, f"{report_path(asked.repo, w.week)}{query}") for w in weeks]
     links = PageLinks(languages=_language_links(asked, None),
@@ -246,7 +246,7 @@ async def report_page(request: Request) -> Response:
         return asked
     t = translator(asked.lang)
     raw_week = request.path_params["week"]
-    week = check_week(services.config, asked.repo, raw_week, services.now())
+    week = check_week(services.config, asked.repo, raw_week, services.clock.now())
     if week is None:
         index = f"{report_path(asked.repo)}{report_query(asked.lang, asked.key)}"
         return _page_error(404, asked.lang, t("There is no report for this week."), services,
@@ -285,7 +285,7 @@ async def report_page(request: Request) -> Response:
         response.headers["Retry-After"] = "120"
         return response
     tz = services.config.repo(asked.repo).timezone
-    current = current_week(services.now(), tz)
+    current = current_week(services.clock.now(), tz)
     before, after = shift_week(week, -1), shift_week(week, 1)
     links = PageLinks(
         languages=_language_links(asked, week),

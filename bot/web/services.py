@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -25,6 +25,7 @@ from adapters.poster import AdapterPoster
 from adapters.registry import PLATFORMS
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
@@ -58,10 +59,6 @@ from bot.web.throttle import Allowance, ClientRate, SingleFlight
 log = logging.getLogger(__name__)
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 @dataclass
 class Services:
     """Everything the routes and the lifespan share; one per app, no globals."""
@@ -82,7 +79,7 @@ class Services:
     flusher: BatchFlusher | None = None
     webhook_secret: str | None = None
     report_secret: str | None = None
-    now: Callable[[], datetime] = utc_now
+    clock: Clock = SYSTEM_CLOCK
     background: bool = True
     github_health: GitHubHealth = field(default_factory=GitHubHealth)
     narrator: Narrator | None = None
@@ -239,7 +236,7 @@ def build_services(
     adapters: Mapping[str, ChatAdapter] | None = None,
     adapter_overrides: Mapping[str, Mapping[str, Any]] | None = None,
     pull_lister: ClosedLister | None = None,
-    now: Callable[[], datetime] = utc_now,
+    clock: Clock = SYSTEM_CLOCK,
     background: bool = True,
     metrics: Metrics | None = None,
     llm: bool = True,
@@ -254,7 +251,7 @@ def build_services(
     `llm=False` keeps the narrator off even when `[llm]` is configured (`--no-llm`).
     """
     metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
-    github_health = GitHubHealth()
+    github_health = GitHubHealth(clock)
 
     def on_github_request(api: str, status: int | str) -> None:
         metrics.github_request(api, status)
@@ -269,20 +266,22 @@ def build_services(
             rate.cost, rate.remaining, rate.reset_at.timestamp()))
         github = GitHubSource(config, on_request=on_github_request, budget=budget)
         cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
-        source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup)
+        source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup,
+                              clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
     digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
-    digests = Digests(config, source, subscriptions=store, reports=digest_store, now=now,
+    digests = Digests(config, source, subscriptions=store, reports=digest_store, clock=clock,
                       on_built=metrics.digest_built, narrator=narrator)
     handler = CommandHandler(digests)
-    claims = Claims(redis_async)
+    claims = Claims(redis_async, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
         # without Redis).
-        pacer = RedisPacer(redis_async) if redis_async is not None else LocalPacer()
+        pacer = (RedisPacer(redis_async, clock=clock) if redis_async is not None
+                 else LocalPacer(clock))
         adapters = build_adapters(
             config, lambda platform: MeteredHandler(handler, metrics, platform, config),
             claims, adapter_overrides, pacer=pacer)
@@ -290,33 +289,34 @@ def build_services(
     notifier = MergeNotifier(
         digests, claims, AdapterNotices(adapter_map),
         on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
-        now=now,
+        clock=clock,
     )
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
     if redis_async is not None:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
         scheduler = Scheduler(digests, redis_async, poster, on_failure=metrics.schedule_failure,
-                              budget=github.budget if github is not None else None)
+                              budget=github.budget if github is not None else None,
+                              clock=clock)
     poller = None
     if pull_lister is not None and (webhook_secret is None or config.github.reconcile_minutes):
         # With a webhook the poller reconciles: it announces what no delivery brought.
         every = (config.github.poll_minutes if webhook_secret is None
                  else config.github.reconcile_minutes)
-        poller = MergePoller(config, pull_lister, claims, notifier, now=now,
+        poller = MergePoller(config, pull_lister, claims, notifier, clock=clock,
                              interval_seconds=every * 60.0)
     flusher = None
     if notifier.batches is not None and any(c.notice_batch_minutes for c in config.channels):
-        flusher = BatchFlusher(config, notifier, notifier.batches, claims, now=now)
+        flusher = BatchFlusher(config, notifier, notifier.batches, claims, clock=clock)
     return Services(
         config=config, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
         poller=poller, flusher=flusher, webhook_secret=webhook_secret,
         report_secret=secret(REPORT_SECRET_ENV),
-        now=now, background=background, github_health=github_health, narrator=narrator,
-        report_rate=ClientRate(config.server.report_requests_per_minute),
-        report_points=Allowance(config.server.report_points_per_hour),
+        clock=clock, background=background, github_health=github_health, narrator=narrator,
+        report_rate=ClientRate(config.server.report_requests_per_minute, clock=clock),
+        report_points=Allowance(config.server.report_points_per_hour, clock=clock),
     )
 
 

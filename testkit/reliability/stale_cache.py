@@ -3,7 +3,7 @@ what a GitHub outage finds once their freshness has run out."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import msgspec
 import redis
@@ -16,11 +16,11 @@ STALE_MINUTES = 31
 
 
 def age_cached_weeks(client: redis.Redis, repo: str, week: str, week_before: str,
-                     tz: str) -> None:
-    """Both copies fetched `STALE_MINUTES` ago and fresh until a minute ago; each must
-    be cached already (an AssertionError if not)."""
+                     tz: str, now: datetime) -> None:
+    """Both copies fetched `STALE_MINUTES` before `now` (the service's clock) and fresh
+    until a minute before it; each must be cached already (an AssertionError if not)."""
     cache = Cache(client)
-    gone = datetime.now(UTC) - timedelta(minutes=1)
+    gone = now - timedelta(minutes=1)
     fetched = gone - timedelta(minutes=STALE_MINUTES - 1)
     entry = cache.get_week(repo, week, tz)
     assert entry is not None, f"{repo} {week} is not cached"

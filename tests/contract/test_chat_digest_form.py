@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.digests import Digests
 from bot.render.chat import COMPACT_CEILING
@@ -38,7 +39,7 @@ def _handler(**form: object) -> SpyHandler:
     spy = SpyHandler()
     spy.inner = CommandHandler(Digests(config, SnapshotSource(SNAPSHOT),
                                        subscriptions=InMemorySubscriptionStore(),
-                                       now=lambda: NOW))
+                                       clock=HeldClock(NOW)))
     return spy
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from adapters.feishu.adapter import FeishuAdapter
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import load_config
 from bot.digests import Digests
 from bot.snapshot import read_snapshot
@@ -36,7 +37,7 @@ def long_connection_threads() -> list[threading.Thread]:
 @pytest.mark.parametrize("run", [1, 2])
 async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
     handler = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
-                                     now=lambda: datetime(2026, 7, 17, tzinfo=UTC)))
+                                     clock=HeldClock(datetime(2026, 7, 17, tzinfo=UTC))))
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
                                 handler=handler, deduper=Claims(None), domain=fake.base_url,

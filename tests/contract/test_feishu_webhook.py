@@ -30,6 +30,7 @@ from adapters.feishu.adapter import FeishuAdapter
 from adapters.feishu.render import card_content, reply_cards
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
 from bot.models import Command, Reply
@@ -56,7 +57,7 @@ SNAPSHOT = read_snapshot(EXAMPLES / "snapshot.json")
 
 def example_handler() -> CommandHandler:
     return CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
-                                  now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC)))
+                                  clock=HeldClock(datetime(2026, 7, 17, 8, tzinfo=UTC))))
 
 
 class RecordingHandler:
@@ -396,7 +397,7 @@ async def test_a_hostile_pr_title_reaches_feishu_as_inert_text(fake: FakeFeishu)
                                       url="https://github.com/acme/lumen/pull/4242")
     snapshot = msgspec.structs.replace(SNAPSHOT, pulls=(*SNAPSHOT.pulls, hostile))
     handler = CommandHandler(Digests(CONFIG, SnapshotSource(snapshot),
-                                     now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC)))
+                                     clock=HeldClock(datetime(2026, 7, 17, 8, tzinfo=UTC))))
     async with feishu_bot(fake, handler=handler) as bot:
         await bot.deliver(asked("summary #4242"))
         await bot.adapter.wait_idle()

@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.payloads import NOTICE_EVENT
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
@@ -113,10 +114,10 @@ def replicas(world: tuple[FakeSlack, SlackAdapter, list[Any]], redis_url: str,
         if doomed:
             sender = Dies(sender, after_post=after_post)
         notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims,
-                                 sender, now=lambda: NOW, threads=FixedParent(parent))  # type: ignore[arg-type]
+                                 sender, clock=HeldClock(NOW), threads=FixedParent(parent))  # type: ignore[arg-type]
         assert notifier.batches is not None
         flusher = BatchFlusher(config, notifier, notifier.batches, claims,
-                               now=lambda: NOW + timedelta(minutes=6))
+                               clock=HeldClock(NOW + timedelta(minutes=6)))
         made.append((notifier, flusher, sender))
     (n1, f1, dies), (n2, f2, _) = made
     return (n1, f1, dies), (n2, f2)
