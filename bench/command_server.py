@@ -47,14 +47,14 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
 
     from bot.config import load_config
     from bot.store.cache import CachedSource
+    from bot.store.redis.cache import Cache
     from bot.web.app import create_app
     from bot.web.connections import uvicorn_limits
-    from bot.web.metered import MeteredCache
     from bot.web.metrics import Metrics
 
     config = load_config(EXAMPLES / "prdigest.toml")
     metrics = Metrics()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    cache = Cache(redis.Redis.from_url(redis_url), on_lookup=metrics.cache_lookup)
     source = CachedSource(SnapshotUpstream(EXAMPLES / "snapshot.json"), cache, config,
                           on_held_lookup=metrics.held_pull_lookup)
     app = create_app(

@@ -47,7 +47,7 @@ from bot.github.rest import week_queries
 from bot.github.source import GitHubSource
 from bot.models import Comment
 from bot.store.cache import CachedSource
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
 from bot.week import shift_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot

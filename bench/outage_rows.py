@@ -92,7 +92,8 @@ async def github_outage(redis_url: str, workdir: Path) -> Row:
             await ask_everywhere(service, "digest last week")
             await ask_everywhere(service, "risks for #1201")
             row.events += 6
-            age_cached_weeks(service.services.redis_sync,  # type: ignore[arg-type]
+            assert service.services.cache is not None
+            age_cached_weeks(service.services.cache,
                              REPO, WEEK, "2026-W28", TZ, service.services.clock.now())
             fakes.github.fail_next(100_000, 503)
             before = fakes.github.count()

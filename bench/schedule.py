@@ -47,8 +47,8 @@ from queue import Empty
 from typing import Any
 
 from bot.clock import SystemClock
-from bot.store.client import REDIS_ERRORS
 from bot.store.keys import Keys
+from bot.store.redis.client import REDIS_ERRORS
 
 WEEK = "2026-W29"
 PREVIOUS = "2026-W28"
@@ -124,9 +124,11 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     from bot.digests import Digests
     from bot.github.source import GitHubSource
     from bot.store.cache import CachedSource
-    from bot.store.client import REDIS_ERRORS, async_client, sync_client
-    from bot.store.pacing import RedisPacer
-    from bot.store.redis_cache import Cache
+    from bot.store.coordination import StoreUnavailable
+    from bot.store.pacing import SharedPacer
+    from bot.store.redis.cache import Cache
+    from bot.store.redis.client import sync_client
+    from bot.store.redis.coordination import RedisCoordination
 
     log_dir = options.get("log_dir")
     if log_dir:  # what went wrong in this replica, for a run that shows something odd
@@ -149,11 +151,12 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
     digests = Digests(config, source)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
+    clock = BenchClock()
     # Posts take their turns in the lanes the replicas share, as the server's do.
-    pacer = RedisPacer(client)
+    pacer = SharedPacer(port, clock=clock)
     adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
-    scheduler = Scheduler(digests, client, AdapterPoster(adapters), clock=BenchClock(),
+    scheduler = Scheduler(digests, port, AdapterPoster(adapters), clock=clock,
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
                           concurrency=options["concurrency"],
@@ -169,7 +172,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
             entries = await scheduler.ledger.get_many(slots)
             if all(e is not None and e.state == "posted" for e in entries):
                 break
-        except REDIS_ERRORS:  # a failover: the next pass goes on, as run_forever's does
+        except StoreUnavailable:  # a failover: the next pass goes on, as run_forever's does
             pass
         await asyncio.sleep(0.2)
     elapsed = time.perf_counter() - started
@@ -182,7 +185,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
         close = getattr(adapter, "close", None)
         if close is not None:
             await close()
-    await client.aclose()
+    await port.close()
 
 
 CLOCK_SPEED = 60.0
@@ -268,8 +271,9 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
         log_dir = args.log_dir / f"run-{run}"
         log_dir.mkdir(parents=True, exist_ok=True)
 
-    from bot.store.client import sync_client
-    from bot.store.ledger import Slot, as_bytes, decode_entry
+    from bot.store.ledger import Slot, decode_entry
+    from bot.store.redis.client import sync_client
+    from bot.store.redis.coordination import as_bytes
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week

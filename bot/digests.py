@@ -45,7 +45,7 @@ FetchWeek = Callable[[str, str], Awaitable[WeekData]]
 
 
 class DigestStore(Protocol):
-    """Where finished report digests are kept (`bot.store.redis_cache.Cache` has these two)."""
+    """Where finished report digests are kept (`bot.store.redis.cache.Cache` has these two)."""
 
     def get_report(self, repo: str, week: str, lang: str) -> bytes | None: ...
 

@@ -11,11 +11,12 @@ chat) that is not free by then books nothing, so a chat waiting for its own turn
 holds the others up; a message that wakes well after its turn (its process stalled)
 books again rather than crowding the turns after it. A platform's 429 moves every lane
 of that send to after its Retry-After (`hold_off`), so every sender - every replica,
-with `RedisPacer` - holds off until then.
+with `SharedPacer` - holds off until then.
 
 Each adapter declares its lanes and their rates (its `[platforms.<name>]` settings);
 the core never names one. `LocalPacer` keeps the lanes in this process (one replica, no
-Redis); `bot.store.pacing.RedisPacer` keeps them in Redis, shared by every replica.
+Redis); `bot.store.pacing.SharedPacer` keeps them in the coordination port (Redis),
+shared by every replica.
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ class BookingPacer(abc.ABC):
 
 class LocalPacer(BookingPacer):
     """The lanes of this process: the pacing of a single replica without Redis, and
-    what `RedisPacer` falls back to while Redis is away."""
+    what `SharedPacer` falls back to while Redis is away."""
 
     def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
         self.clock = clock

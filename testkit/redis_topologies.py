@@ -327,7 +327,7 @@ def private_sentinel() -> Iterator[SentinelSet]:
 
 def flush(url: str) -> None:
     """Empty every node behind `url` (tests start from nothing)."""
-    from bot.store.client import sync_client
+    from bot.store.redis.client import sync_client
 
     client = sync_client(url)
     try:

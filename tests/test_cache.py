@@ -21,8 +21,8 @@ from bot.errors import SourceError
 from bot.github.source import GitHubSource
 from bot.models import Comment, Snapshot
 from bot.store.cache import HELD_SECONDS, CachedSource
-from bot.store.client import sync_client
-from bot.store.redis_cache import Cache, cache_from_env
+from bot.store.redis.cache import Cache, cache_from_env
+from bot.store.redis.client import sync_client
 from bot.week import current_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
@@ -379,7 +379,7 @@ def test_redis_down_degrades_to_uncached(fake: FakeGitHub,
     dead = Cache(redis.Redis(port=free_port(), socket_connect_timeout=0.2,
                              retry=Retry(NoBackoff(), 0)))
     src = cached_source(fake, dead)
-    with caplog.at_level(logging.WARNING, logger="bot.store.redis_cache"):
+    with caplog.at_level(logging.WARNING, logger="bot.store.redis.cache"):
         snapshot, requests = fetch(src, fake)
         again, _ = fetch(src, fake)
     # numbers, PRs, follow-ups of the oversized lists

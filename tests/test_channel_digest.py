@@ -17,8 +17,8 @@ from bot.delivery.post import post_now
 from bot.models import ChatForm, Digest
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.client import sync_client
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.redis.client import sync_client
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.app import app_for
 from bot.web.services import build_services
 from testkit import EXAMPLES

@@ -286,7 +286,7 @@ def test_prdigest_ask_subscribes_through_the_servers_redis(
     # The same store a server uses: the channel's key holds the topic.
     import redis
 
-    from bot.store.subscriptions import RedisSubscriptionStore
+    from bot.store.redis.subscriptions import RedisSubscriptionStore
 
     store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
     assert store.topics("console:local") == {"rollout"}

@@ -20,7 +20,7 @@ from bot.engine.exclude import left_out_by
 from bot.errors import ConfigError
 from bot.models import Digest, PullRequest, Reply, Snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
+from testkit.coordination import local_claims
 from testkit.server_support import NOW, REPO, example_snapshot
 
 WEEK = "2026-W29"
@@ -169,6 +169,6 @@ async def test_a_left_out_pr_gets_no_merge_notice() -> None:
     snapshot = hostile_snapshot()
     pull = next(p for p in snapshot.pulls if p.number == BOT_PR)
     sent = Sent()
-    notifier = MergeNotifier(Digests(settings, SnapshotSource(snapshot)), Claims(None), sent)
+    notifier = MergeNotifier(Digests(settings, SnapshotSource(snapshot)), local_claims(), sent)
     await notifier.announce(REPO, msgspec.structs.replace(pull, state="merged"))
     assert [key for key, _ in sent.replies] == ["slack:C2"]

@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "adapters")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources", "bot.config",
+    ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation", "bot.resources",
+     "bot.config",
      "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
      "bot.pacing"),
@@ -39,9 +40,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.delivery",),
     ("bot.web", "bot.cli"),
 )
-ADAPTERS_MAY_USE = ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources",
-                    "bot.config", "bot.week", "bot.i18n", "bot.snapshot", "bot.source",
-                    "bot.links", "bot.redaction", "bot.pacing", "bot.render", "bot.chat")
+ADAPTERS_MAY_USE = ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation",
+                    "bot.resources", "bot.config", "bot.week", "bot.i18n", "bot.snapshot",
+                    "bot.source", "bot.links", "bot.redaction", "bot.pacing", "bot.render",
+                    "bot.chat")
 COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.delivery.post")
 MAX_ADAPTER_IMPORTERS = 3
 
@@ -223,3 +225,44 @@ def test_the_core_imports_no_platform_package() -> None:
     reaching = sorted(f"{module} -> {imported}" for module in CORE
                       for imported in GRAPH[module] if _within(imported, packages))
     assert reaching == []
+
+
+# Redis is one implementation of the coordination port (and the home of the cache and
+# subscriptions kept in it): nothing else speaks it.
+REDIS_IMPLEMENTATION = "bot.store.redis"
+EVERY_MODULE = sorted(GRAPH)
+
+
+def libraries(source: str) -> set[str]:
+    """The top-level names of what `source` imports, anywhere in it (a function's import
+    and one under `if TYPE_CHECKING` included)."""
+    tree = ast.parse(source)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    return imported | {node.module.split(".")[0] for node in ast.walk(tree)
+                       if isinstance(node, ast.ImportFrom) and node.module
+                       and node.level == 0}
+
+
+def speaking_redis_elsewhere(sources: Mapping[str, str]) -> list[str]:
+    """The modules (name -> source) outside the Redis implementation that import redis."""
+    return sorted(module for module, source in sources.items()
+                  if "redis" in libraries(source)
+                  and not _within(module, [REDIS_IMPLEMENTATION]))
+
+
+def test_only_the_redis_implementation_imports_redis() -> None:
+    sources = {module: _source(module) for module in EVERY_MODULE}
+    assert any("redis" in libraries(source) for module, source in sources.items()
+               if _within(module, [REDIS_IMPLEMENTATION]))
+    assert speaking_redis_elsewhere(sources) == []
+
+
+def test_a_module_importing_redis_elsewhere_is_reported() -> None:
+    sneaky = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import redis.asyncio\n"
+    inside = "def make() -> None:\n    from redis.asyncio import Redis\n"
+    assert speaking_redis_elsewhere({"bot.delivery.sneaky": sneaky,
+                                     "bot.store.redis.client": inside,
+                                     "bot.store.redisish": "from redis import Redis\n",
+                                     "bot.store.ledger": "import msgspec\n"}) == [
+        "bot.delivery.sneaky", "bot.store.redisish"]

@@ -21,10 +21,18 @@ from bot.models import Reply
 from bot.source import SnapshotSource
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
-from bot.store.client import async_client
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
+from testkit.coordination import memory_port
 from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
-from testkit.schedule import CountingSource, FakePlatforms, FakePoster, at, scheduler, tick_at
+from testkit.schedule import (
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    at,
+    redis_port,
+    scheduler,
+    tick_at,
+)
 from testkit.schedule import WeekOnly as _WeekOnly
 from testkit.server_support import example_snapshot
 
@@ -48,7 +56,7 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
     clock = HeldClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     github = CountingSource(example_snapshot())
-    async with async_client(redis_url) as client:
+    async with redis_port(redis_url) as client:
         cache = Cache.from_url(redis_url)
         try:
             source = CachedSource(_WeekOnly(github), cache, config)
@@ -72,7 +80,7 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
                             for week in ("2026-W29", "2026-W28")}
 
 
-async def test_a_merge_in_any_listed_repository_is_noticed_once(redis_url: str) -> None:
+async def test_a_merge_in_any_listed_repository_is_noticed_once() -> None:
     config = two_repo_config(_channel("slack", "BOTH", repos=[LUMEN, PRISM],
                                       topics=["npu"]))
     sent: list[tuple[str, str, int]] = []
@@ -88,14 +96,13 @@ async def test_a_merge_in_any_listed_repository_is_noticed_once(redis_url: str) 
             return ["m"]
 
     source = SnapshotSource(example_snapshot(), prism_snapshot())
-    clients = [async_client(redis_url) for _ in range(2)]
-    replicas = [MergeNotifier(Digests(config, source), Claims(c), Sender()) for c in clients]
+    shared = memory_port()
+    replicas = [MergeNotifier(Digests(config, source), Claims(shared), Sender())
+                for _ in range(2)]
     lumen = next(p for p in example_snapshot().pulls if p.number == 1212)  # [trainer, npu]
     prism = next(p for p in prism_snapshot().pulls if p.number == 2002)   # [npu] perf
     await asyncio.gather(*(r.announce(repo, pull) for r in replicas
                            for repo, pull in ((LUMEN, lumen), (PRISM, prism))))
-    for client in clients:
-        await client.aclose()
     assert sorted(sent) == [("slack:BOTH", LUMEN, 1212), ("slack:BOTH", PRISM, 2002)]
 
 

@@ -20,8 +20,9 @@ from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.store.cache import CachedSource
-from bot.store.client import async_client, sync_client
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
+from bot.store.redis.client import sync_client
+from bot.store.redis.coordination import RedisCoordination
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
 from testkit.schedule import FakePlatforms, FakePoster, at, make_config
@@ -133,9 +134,9 @@ async def test_the_week_is_fetched_before_the_post_which_reads_it_from_the_cache
     config, source, budget = parts(github, redis_url)
     clock = HeldClock(SUNDAY_20)
     platforms = FakePlatforms(clock)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), client, FakePoster(platforms, "r1"), clock=clock,
+        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"), clock=clock,
                         replica="r1", budget=budget)
         assert await one.tick() == []
         await one.prefetcher.idle()
@@ -153,7 +154,7 @@ async def test_the_week_is_fetched_before_the_post_which_reads_it_from_the_cache
         assert github.count() == asked  # the post asked GitHub nothing
         assert platforms.counts() == {("2026-W29", "slack:C1", REPO): 1}
     finally:
-        await client.aclose()
+        await port.close()
 
 
 async def test_with_no_window_the_post_fetches_the_week_itself(
@@ -161,9 +162,9 @@ async def test_with_no_window_the_post_fetches_the_week_itself(
 ) -> None:
     config, source, budget = parts(github, redis_url, hours=0)
     clock = HeldClock(MONDAY_8)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), client, FakePoster(FakePlatforms(clock), "r1"),
+        one = Scheduler(Digests(config, source), port, FakePoster(FakePlatforms(clock), "r1"),
                         clock=clock, replica="r1", budget=budget)
         await one.tick()
         await one.prefetcher.idle()
@@ -172,7 +173,7 @@ async def test_with_no_window_the_post_fetches_the_week_itself(
         assert [r.status for r in await one.tick()] == ["posted"]
         assert github.count() > 0
     finally:
-        await client.aclose()
+        await port.close()
 
 
 async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
@@ -184,9 +185,9 @@ async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
     config, source, budget = parts(github, redis_url, budget=budget)
     clock = HeldClock(MONDAY_8)
     platforms = FakePlatforms(clock)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), client, FakePoster(platforms, "r1"), clock=clock,
+        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"), clock=clock,
                         replica="r1", budget=budget)
         with caplog.at_level(logging.INFO):
             await one.tick()
@@ -202,4 +203,4 @@ async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
         assert late and f"{REPO} 2026-W29" in late[0] and "2 point(s) left" in late[0]
         assert platforms.counts() == {("2026-W29", "slack:C1", REPO): 1}
     finally:
-        await client.aclose()
+        await port.close()

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import pytest
-import redis.asyncio as aioredis
 
 from adapters.poster import AdapterPoster, DigestAdapter
 from bot.clock import HeldClock
@@ -22,12 +21,14 @@ from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.models import Reply
 from bot.source import SnapshotSource
-from bot.store.client import async_client
-from bot.store.pacing import RedisPacer
+from bot.store.pacing import SharedPacer
+from bot.store.redis.coordination import RedisCoordination
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.pacing import PLATFORMS, LimitedPlatforms, limited_platforms
 from testkit.schedule import SHANGHAI_MONDAY_9, channel
 from testkit.server_support import example_snapshot
+
+pytestmark = [pytest.mark.slow, pytest.mark.redis]  # the fakes' limits are real seconds
 
 RATE = 4  # posts a second per platform: the real limits scaled down
 # The fakes take bursts of 6 (1.5 s of turns: this process's threads stall on a loaded
@@ -43,11 +44,11 @@ def chat_id(platform: str, index: int) -> str:
 
 
 @asynccontextmanager
-async def replica_adapters(config: Config, client: aioredis.Redis
+async def replica_adapters(config: Config, port: RedisCoordination
                            ) -> AsyncIterator[dict[str, DigestAdapter]]:
     """One replica's adapters, posting in the lanes every replica shares in Redis."""
     digests = Digests(config, SnapshotSource(example_snapshot()))
-    pacer = RedisPacer(client)
+    pacer = SharedPacer(port)
     adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
     try:
         yield adapters
@@ -65,7 +66,7 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
         for name, value in fakes.env().items():
             monkeypatch.setenv(name, value)
         config = fakes.config(channels, rate=f"{RATE}/s")
-        clients = [async_client(redis_url) for _ in range(3)]
+        clients = [RedisCoordination.from_url(redis_url) for _ in range(3)]
         schedulers: list[Scheduler] = []
         try:
             async with (replica_adapters(config, clients[0]) as first,
@@ -81,7 +82,7 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
                 await asyncio.wait_for(all_posted(schedulers, config, clock), timeout=90)
         finally:
             for client in clients:
-                await client.aclose()
+                await client.close()
     delivered = fakes.delivered()
     assert fakes.refused() == dict.fromkeys(PLATFORMS, 0)  # not one 429
     assert sum(s.stats.failed for s in schedulers) == 0  # not one failed attempt
@@ -132,7 +133,7 @@ async def test_a_429_one_replica_gets_holds_the_other_replicas_off(
         config = fakes.config([], rate="1000/s")
         answered = answer_429_once(fakes, platform)
         reply = Reply(kind="help", lang="en")
-        clients = [async_client(redis_url) for _ in range(2)]
+        clients = [RedisCoordination.from_url(redis_url) for _ in range(2)]
         try:
             async with (replica_adapters(config, clients[0]) as told,
                         replica_adapters(config, clients[1]) as other):
@@ -147,7 +148,7 @@ async def test_a_429_one_replica_gets_holds_the_other_replicas_off(
                 await refused  # and the refused one went once the hold was over
         finally:
             for client in clients:
-                await client.aclose()
+                await client.close()
     assert waited >= RETRY_AFTER - 0.3 - 0.5
     delivered = fakes.delivered()[platform]
     assert sorted(set(delivered)) == [chat_id(platform, 1), chat_id(platform, 2)]

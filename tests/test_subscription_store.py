@@ -10,8 +10,8 @@ import pytest
 from bot.models import Command, Reply
 from bot.render import render_reply
 from bot.source import SnapshotSource
-from bot.store.client import sync_client
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.redis.client import sync_client
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.server_support import (
     SLACK,

@@ -148,11 +148,11 @@ async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
     import redis
 
     from bot.store.cache import CachedSource
-    from bot.web.metered import MeteredCache
+    from bot.store.redis.cache import Cache
 
     metrics = Metrics()
     config = example_config()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    cache = Cache(redis.Redis.from_url(redis_url), on_lookup=metrics.cache_lookup)
     source = CachedSource(SnapshotWeeks(example_snapshot()), cache, config)
     source.fetch_week(REPO, "2026-W29")  # cold: a miss
     source.fetch_week(REPO, "2026-W29")  # warm: a hit, and its PRs
@@ -169,10 +169,10 @@ async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
     import redis
 
     from bot.store.cache import CachedSource
-    from bot.web.metered import MeteredCache
+    from bot.store.redis.cache import Cache
 
     metrics = Metrics()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    cache = Cache(redis.Redis.from_url(redis_url), on_lookup=metrics.cache_lookup)
     source = CachedSource(SnapshotWeeks(example_snapshot()), cache, example_config(),
                           on_held_lookup=metrics.held_pull_lookup)
     number = example_snapshot().pulls[0].number

@@ -134,7 +134,7 @@ def post(
 
     from bot.cli.live import LiveSource
     from bot.delivery.post import describe, dry_run_post, post_now
-    from bot.store.client import REDIS_ERRORS
+    from bot.store.coordination import StoreUnavailable
 
     settings = load_settings(config)
     live = None if snapshot else LiveSource(settings)
@@ -154,9 +154,9 @@ def post(
     try:
         result = asyncio.run(post_now(settings, repo, week, channel, force=force,
                                       snapshots=snapshot or (), llm=not no_llm, live=live))
-    except REDIS_ERRORS as exc:
-        fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
-             "again once Redis answers (the ledger keeps a post from going out twice)")
+    except StoreUnavailable as exc:
+        fail(f"Redis ({settings.cache.url_env}) failed: {exc}; run it again once Redis "
+             "answers (the ledger keeps a post from going out twice)")
     line = describe(result)
     if result.status == "failed":
         fail(line)

@@ -26,7 +26,7 @@ from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
 from bot.models import Reply
 from bot.store.claims import Claims
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
 from bot.store.notice_batches import DueBatch, NoticeBatches
 
@@ -73,9 +73,8 @@ class BatchFlusher:
         for channel in self.channels():
             try:
                 batch = await self.batches.take(channel.key, self.clock.now())
-            except REDIS_ERRORS as exc:
-                log.warning("notice batch of %s unreadable: %s", channel.key,
-                            type(exc).__name__)
+            except StoreUnavailable as exc:
+                log.warning("notice batch of %s unreadable: %s", channel.key, exc.reason)
                 continue
             if batch is None:
                 continue

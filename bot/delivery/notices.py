@@ -34,8 +34,9 @@ from bot.errors import SourceError, ThreadGone
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
 from bot.store.claims import Begun, Claims, Held
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
+from bot.store.ledger import Ledger
 from bot.store.notice_batches import BatchItem, NoticeBatches
 from bot.store.subscriptions import TopicStore, followed_topics
 
@@ -99,10 +100,11 @@ class MergeNotifier:
         self.on_sent = on_sent
         self.notice_ttl_seconds = notice_ttl_seconds
         self.digests = digests
-        client = claims.client
-        self.threads = threads or ThreadParents(client, prefix=claims.keys.prefix)
+        # Threads under the digests the ledger records; batches where the store is
+        # shared (Redis): a batch one process alone holds would die with it.
+        self.threads = threads or ThreadParents(Ledger(claims.port, clock=clock))
         self.batches = batches if batches is not None else (
-            NoticeBatches(client, claims.keys) if client is not None else None)
+            NoticeBatches(claims.port) if claims.port.shared else None)
         self.clock = clock
 
     def _repo_name(self, repo: str) -> str | None:
@@ -133,7 +135,7 @@ class MergeNotifier:
         for channel in channels:
             try:
                 topics = await asyncio.to_thread(followed_topics, channel, self.store)
-            except REDIS_ERRORS as exc:
+            except StoreUnavailable as exc:
                 log.warning("subscriptions of %s unreadable, configured topics only: %s",
                             channel.key, exc)
                 topics = list(channel.topics)
@@ -230,9 +232,9 @@ class MergeNotifier:
                 channel.key, item, now=self.clock.now(),
                 window_seconds=channel.notice_batch_minutes * 60.0,
                 marker_ttl_seconds=self.notice_ttl_seconds)
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("notice of %s#%s not batched for %s: %s", repo, pull.number,
-                        channel.key, type(exc).__name__)
+                        channel.key, exc.reason)
             return "failed"
         return "batched" if added else "seen"
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bot.clock import Clock
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 
 
 async def run_every(clock: Clock, interval_seconds: float, stop: asyncio.Event,
@@ -27,8 +27,7 @@ async def run_every(clock: Clock, interval_seconds: float, stop: asyncio.Event,
 def log_failed_pass(log: logging.Logger, failure: str, exc: Exception) -> None:
     """One line for a pass that failed because Redis is down (expected while it is, every
     pass: a traceback a minute would bury the log), the traceback for anything else."""
-    if isinstance(exc, REDIS_ERRORS):
-        log.warning("%s: Redis unavailable (%s: %s); trying again next pass", failure,
-                    type(exc).__name__, exc)
+    if isinstance(exc, StoreUnavailable):
+        log.warning("%s: Redis unavailable (%s); trying again next pass", failure, exc)
     else:
         log.exception(failure)

@@ -27,7 +27,7 @@ from bot.errors import SourceError
 from bot.github.closed import ClosedPage
 from bot.github.policy import RateLimitReached
 from bot.store.claims import Begun, Claims, Held
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ class MergePoller:
                 except SourceError as exc:
                     log.warning("polling %s failed: %s", repo, exc)
                     return
-                except REDIS_ERRORS as exc:
+                except StoreUnavailable as exc:
                     broken.append(exc)
                     return
                 total.notified += result.notified
@@ -212,9 +212,9 @@ class MergePoller:
         self.paused += 1
         try:
             await self.claims.claim(Keys.poll_pause(), seconds)
-        except REDIS_ERRORS as exc:  # this replica stays paused all the same
+        except StoreUnavailable as exc:  # this replica stays paused all the same
             log.warning("merge poller pause not shared with other replicas: %s",
-                        type(exc).__name__)
+                        exc.reason)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Poll until `stop` is set; errors are logged and the next round goes on."""
@@ -225,9 +225,9 @@ class MergePoller:
         """One round; Redis away is one line (the round is simply tried again later)."""
         try:
             await self.poll_once()
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("merge poll skipped: Redis unavailable (%s); the next round, in "
-                        "%.0f s, tries again", type(exc).__name__, self.interval_seconds)
+                        "%.0f s, tries again", exc.reason, self.interval_seconds)
 
 
 def _parse_time(text: str | None) -> datetime | None:

@@ -25,10 +25,12 @@ from bot.pacing import Pacer
 from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
 from bot.store.claims import Claims
-from bot.store.client import REDIS_ERRORS, async_client
-from bot.store.client import parse as parse_redis_url
+from bot.store.coordination import StoreUnavailable
 from bot.store.ledger import Ledger, LedgerEntry, Slot, next_delivery_key
-from bot.store.pacing import RedisPacer
+from bot.store.memory import MemoryCoordination
+from bot.store.pacing import SharedPacer
+from bot.store.redis.client import parse as parse_redis_url
+from bot.store.redis.coordination import RedisCoordination
 from bot.week import past_week, resolve_week
 from bot.wiring import ProcessDigests
 
@@ -63,7 +65,7 @@ def adapter_for(digests: Digests, platform: str, *, pacer: Pacer | None = None
                 ) -> DigestAdapter:
     """The platform's adapter as the server would build it, for posting only: it asks
     only for the secrets a post uses (no signing secret, webhook secret or app token).
-    Its posts take their turns on `pacer` (the server's replicas' lanes, `RedisPacer`;
+    Its posts take their turns on `pacer` (the server's replicas' lanes, `SharedPacer`;
     without one, this process's own)."""
     from bot.chat.handler import CommandHandler
 
@@ -82,7 +84,8 @@ def adapter_for(digests: Digests, platform: str, *, pacer: Pacer | None = None
     if missing:
         raise ConfigError(f"{platform} is not configured in this environment: set "
                           f"{', '.join(missing)}")
-    adapter = factory.from_config(config, CommandHandler(digests), Claims(None),
+    adapter = factory.from_config(config, CommandHandler(digests),
+                                  Claims(MemoryCoordination(digests.clock)),
                                   outbound_only=True, pacer=pacer)
     if adapter is None:
         raise ConfigError(f"{platform} is not configured in this environment")
@@ -111,19 +114,19 @@ async def post_now(
     parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
     source = post_source(config, channel, snapshots, live)
     async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
-        client = async_client(url, config.cache.url_env)
+        port = RedisCoordination.from_url(url, config.cache.url_env)
         target: DigestAdapter | None = adapter
         try:
             # The post takes its turn in the lanes the server's replicas share.
             target = target or adapter_for(digests, channel.platform,
-                                           pacer=RedisPacer(client))
+                                           pacer=SharedPacer(port, clock=digests.clock))
             # A digest built from a local file is not shared with the schedule's replicas.
-            scheduler = Scheduler(digests, client, AdapterPoster({channel.platform: target}),
+            scheduler = Scheduler(digests, port, AdapterPoster({channel.platform: target}),
                                   replica=f"cli-{socket.gethostname()}-{os.getpid()}",
-                                  share_digests=not snapshots)
+                                  share_digests=not snapshots, clock=digests.clock)
             return await scheduler.post(channel, week, force=force)
         finally:
-            await client.aclose()
+            await port.close()
             if adapter is None and target is not None:
                 await target.close()
 
@@ -188,14 +191,14 @@ async def _ledger_entry(slot: Slot, url: str | None, variable: str
     not (the preview then shows a first delivery's key)."""
     if not url:
         return None, ""
-    client = async_client(url, variable)
+    port = RedisCoordination.from_url(url, variable)
     try:
-        return await Ledger(client).get(slot), ""
-    except REDIS_ERRORS as exc:
-        return None, (f"the ledger could not be read ({type(exc).__name__}); shown as a "
+        return await Ledger(port).get(slot), ""
+    except StoreUnavailable as exc:
+        return None, (f"the ledger could not be read ({exc.reason}); shown as a "
                       "first delivery")
     finally:
-        await client.aclose()
+        await port.close()
 
 
 def describe(result: PostResult) -> str:

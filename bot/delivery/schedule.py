@@ -50,7 +50,6 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 import msgspec
-import redis.asyncio as aioredis
 
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig
@@ -65,17 +64,16 @@ from bot.errors import SourceError, WeekError
 from bot.github.budget import Budget
 from bot.models import Digest
 from bot.source import Source
-from bot.store.client import REDIS_ERRORS
-from bot.store.keys import KEY_PREFIX, Keys
+from bot.store.coordination import Coordination, StoreUnavailable
 from bot.store.ledger import (
     POST_LOCK_SECONDS,
     Ledger,
     LedgerEntry,
-    RedisLock,
     Slot,
     backoff,
     next_delivery_key,
 )
+from bot.store.locks import Lock
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +111,7 @@ class Scheduler:
     def __init__(
         self,
         digests: Digests,
-        redis_client: aioredis.Redis,
+        port: Coordination,
         poster: Poster,
         *,
         clock: Clock = SYSTEM_CLOCK,
@@ -125,7 +123,6 @@ class Scheduler:
         in_doubt: InDoubt = "resend",
         previous_week: bool = True,
         share_digests: bool = True,
-        prefix: str = KEY_PREFIX,
         rng: random.Random | None = None,
         record_wait_seconds: float = 600.0,
         on_failure: Callable[[str], None] | None = None,
@@ -136,7 +133,7 @@ class Scheduler:
         config = digests.config
         self.config = config
         self.source: Source = digests.source
-        self.redis = redis_client
+        self.port = port
         self.poster = poster
         self.clock = clock
         self.replica = replica or default_replica_name()
@@ -147,16 +144,14 @@ class Scheduler:
         self.in_doubt = in_doubt
         self.previous_week = previous_week
         self.share_digests = share_digests
-        self.prefix = prefix
-        self.keys = Keys(prefix)
         self.rng = rng or random.Random()
         self.record_wait_seconds = record_wait_seconds
-        self.ledger = Ledger(redis_client, prefix=prefix, clock=clock)
+        self.ledger = Ledger(port, clock=clock)
         self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
         self.on_failure = on_failure or (lambda kind: None)
-        self.shared = SharedDigests(self.digests, self.source, redis_client, self.keys, self.stats,
+        self.shared = SharedDigests(self.digests, self.source, port, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
                                     trends=previous_week, budget=budget, clock=clock)
         self.prefetcher = Prefetcher(config, self.shared, budget=budget, trends=previous_week,
@@ -296,7 +291,7 @@ class Scheduler:
             await lock.release()
 
     async def _deliver_locked(
-        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, now: datetime, *,
+        self, channel: ChannelConfig, slot: Slot, lock: Lock, now: datetime, *,
         force: bool, manual: bool,
     ) -> PostResult:
         raw, entry = await self.ledger.read(slot)
@@ -389,7 +384,7 @@ class Scheduler:
             resent_in_doubt=entry.resent_in_doubt + (1 if in_doubt else 0))
 
     async def _send_and_record(
-        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, digest: Digest,
+        self, channel: ChannelConfig, slot: Slot, lock: Lock, digest: Digest,
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         """Post and record, shielded: a cancelled replica (a graceful stop) lets the post
@@ -403,7 +398,7 @@ class Scheduler:
             raise
 
     async def _post_and_record(
-        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, digest: Digest,
+        self, channel: ChannelConfig, slot: Slot, lock: Lock, digest: Digest,
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         try:
@@ -441,19 +436,19 @@ class Scheduler:
         while True:
             try:
                 return await self.ledger.record_posted(slot, posted)
-            except REDIS_ERRORS as exc:
+            except StoreUnavailable as exc:
                 if self.clock.monotonic() + delay > deadline:
                     log.error("schedule: %s was posted but could not be recorded: %s",
                               slot.name, exc)
                     raise
                 if delay == 0.1:
                     log.warning("schedule: %s was posted; recording it waits for Redis (%s)",
-                                slot.name, type(exc).__name__)
+                                slot.name, exc.reason)
                 await self.clock.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
     async def _fail(
-        self, slot: Slot, lock: RedisLock, raw: bytes | None, entry: LedgerEntry | None,
+        self, slot: Slot, lock: Lock, raw: bytes | None, entry: LedgerEntry | None,
         now: datetime | None, reason: str, *, counts_attempt: bool,
     ) -> PostResult:
         """Record a failure with its back-off; the slot is tried again while still due."""
@@ -472,7 +467,7 @@ class Scheduler:
         self.stats.failed += 1
         return self._result(slot, "failed", detail=reason)
 
-    async def _hold(self, slot: Slot, lock: RedisLock, raw: bytes | None,
+    async def _hold(self, slot: Slot, lock: Lock, raw: bytes | None,
                     entry: LedgerEntry, now: datetime) -> PostResult:
         reason = (f"a send by {entry.replica} at {entry.last_attempt_at} may or may not "
                   "have arrived; held (prdigest post --force sends it)")

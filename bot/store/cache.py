@@ -1,5 +1,5 @@
 """Redis between the GitHub source and the engine: `CachedSource` reads through the
-cache's entries (`bot.store.redis_cache`, which lists what is kept).
+cache's entries (`bot.store.redis.cache`, which lists what is kept).
 
 In front of Redis, each process keeps the PRs it served most recently while they are
 fresh, for at most a minute (`CachedSource.held_pull`): a chat question about a PR asked
@@ -28,8 +28,8 @@ from bot.config import Config
 from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
-from bot.store.redis_cache import Cache, CachedPointer, WeekEntry, cache_from_env, stamp
-from bot.store.trend_weeks import CountsWeeks, TrendWeeks, read_trends
+from bot.store.redis.cache import Cache, CachedPointer, WeekEntry, cache_from_env, stamp
+from bot.store.trend_weeks import CountsWeeks, read_trends
 from bot.week import belongs_to_week, week_period
 
 __all__ = ["CachedSource", "WeekData"]
@@ -95,7 +95,7 @@ class CachedSource:
         self.on_held_lookup = on_held_lookup
         self.cache = cache
         self.config = config
-        self.trends = TrendWeeks(cache.client, cache.keys) if cache is not None else None
+        self.trends = cache.trends() if cache is not None else None
         self.last = ""
         # (repo, number) -> (PR, fresh until); read on the event loop, written from
         # worker threads, hence the lock.

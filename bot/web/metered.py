@@ -1,55 +1,16 @@
-"""The parts of the service that count for `/metrics`: the cache's lookups, each
-platform's answers, each digest posted."""
+"""The parts of the service that count for `/metrics`: each platform's answers, each
+digest posted."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
-
-import redis
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
 from bot.delivery.poster import Poster
-from bot.models import Command, Digest, PullRequest, Reply
-from bot.store.redis_cache import Cache
+from bot.models import Command, Digest, Reply
 from bot.web.metrics import Metrics
-
-
-class MeteredCache(Cache):
-    """The Redis cache, counting each lookup as a hit or a miss in `/metrics`."""
-
-    def __init__(self, client: redis.Redis, metrics: Metrics) -> None:
-        super().__init__(client)
-        self.metrics = metrics
-
-    def _count(self, kind: str, hit: bool) -> None:
-        self.metrics.cache_lookup(kind, "hit" if hit else "miss")
-
-    def get_week(self, repo: str, week: str, tz: str) -> Any:
-        entry = super().get_week(repo, week, tz)
-        self._count("week", entry is not None)
-        return entry
-
-    def get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]) -> dict[int, PullRequest]:
-        found = super().get_pulls(repo, refs)
-        for _ in range(len(found)):
-            self._count("pull", True)
-        for _ in range(len(refs) - len(found)):
-            self._count("pull", False)
-        return found
-
-    def get_pointer(self, repo: str, number: int) -> Any:
-        pointer = super().get_pointer(repo, number)
-        self._count("pointer", pointer is not None)
-        return pointer
-
-    def get_report(self, repo: str, week: str, lang: str) -> bytes | None:
-        raw = super().get_report(repo, week, lang)
-        self._count("digest", raw is not None)
-        return raw
 
 
 class MeteredHandler:

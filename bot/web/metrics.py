@@ -194,13 +194,14 @@ class Metrics:
         self.github_points_remaining.set(remaining)
         self.github_points_reset.set(reset_at)
 
-    def cache_lookup(self, kind: str, result: CacheResult) -> None:
-        """One cache read: `hit` when the entry was there, `miss` otherwise."""
+    def cache_lookup(self, kind: str, hit: bool) -> None:
+        """One cache read of a `kind` of entry: a hit when it was there."""
+        result: CacheResult = "hit" if hit else "miss"
         self.cache_lookups.labels(kind, result).inc()
 
     def held_pull_lookup(self, hit: bool) -> None:
         """One look into the process's memory of fresh PRs (before Redis)."""
-        self.cache_lookup("held-pull", "hit" if hit else "miss")
+        self.cache_lookup("held-pull", hit)
 
     def webhook(self, event: str, outcome: str) -> None:
         self.webhooks.labels(event, outcome).inc()

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import redis
-import redis.asyncio as aioredis
 from starlette.requests import Request
 
 from adapters.base import ChatAdapter, DeliveryError
@@ -42,17 +40,15 @@ from bot.pacing import LocalPacer, Pacer
 from bot.source import Source
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
-from bot.store.client import (
-    REDIS_ERRORS,
-    async_client,
-    cluster_masters,
-    scripting_problem,
-    sync_client,
-)
-from bot.store.pacing import RedisPacer
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.coordination import Coordination
+from bot.store.memory import MemoryCoordination
+from bot.store.pacing import SharedPacer
+from bot.store.redis.cache import Cache
+from bot.store.redis.client import sync_client
+from bot.store.redis.coordination import RedisCoordination
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
-from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
+from bot.web.metered import MeteredHandler, MeteredPoster
 from bot.web.metrics import Metrics
 from bot.web.throttle import Allowance, ClientRate, SingleFlight
 
@@ -71,8 +67,8 @@ class Services:
     digests: Digests
     notifier: MergeNotifier
     adapters: dict[str, ChatAdapter]
-    redis_sync: redis.Redis | None = None
-    redis_async: aioredis.Redis | None = None
+    port: Coordination = field(default_factory=MemoryCoordination)
+    cache: Cache | None = None
     github: GitHubSource | None = None
     scheduler: Scheduler | None = None
     poller: MergePoller | None = None
@@ -103,10 +99,10 @@ class Services:
         in /healthz; the rest of the service runs on.
         """
         self.stop_event = asyncio.Event()
-        if self.redis_async is not None:
+        if self.port.shared:
             # Once, at start: without EVAL the locks cannot work; say so in /healthz
             # (503) instead of failing every post while the slot locks linger.
-            self.redis_problem = await scripting_problem(self.redis_async)
+            self.redis_problem = await self.port.problem()
             if self.redis_problem is not None:
                 log.error("redis: %s; the weekly schedule is not started",
                           self.redis_problem)
@@ -118,7 +114,7 @@ class Services:
                 self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
         if not self.background:
             return
-        if self.redis_async is not None:
+        if self.port.shared:
             self.tasks["claims"] = asyncio.create_task(
                 self.claims.keep_alive(self.stop_event), name="prdigest-claims-alive")
         if self.scheduler is not None and self.redis_problem is None:
@@ -155,10 +151,9 @@ class Services:
             self.poller.close()
         if self.narrator is not None:
             await self.narrator.close()
-        if self.redis_async is not None:
-            await self.redis_async.aclose()
-        if self.redis_sync is not None:
-            self.redis_sync.close()
+        await self.port.close()
+        if self.cache is not None:
+            self.cache.close()
 
     def track(self, task: asyncio.Task[Any]) -> None:
         """Keep a task that outlives its request until it ends (and at shutdown)."""
@@ -168,24 +163,17 @@ class Services:
     # --- health -----------------------------------------------------------------------
 
     async def redis_status(self) -> dict[str, Any]:
-        if self.redis_async is None:
+        if not self.port.shared:
             return {"configured": False, "ok": False,
                     "note": f"set {self.config.cache.url_env} for the cache, subscriptions "
                             "and the weekly schedule"}
         if self.redis_problem is not None:
             return {"configured": True, "ok": False, "error": "NoScripting",
                     "reason": self.redis_problem}
-        try:
-            masters = await cluster_masters(self.redis_async, timeout=2)
-            if masters is None:
-                await asyncio.wait_for(self.redis_async.ping(), timeout=2)
-        except REDIS_ERRORS as exc:
-            return {"configured": True, "ok": False, "error": type(exc).__name__}
-        if masters is None:
-            return {"configured": True, "ok": True}
-        ok = all(state == "ok" for state in masters.values())
-        return {"configured": True, "ok": ok, **({} if ok else {"error": "ClusterDown"}),
-                "cluster": {"masters": masters}}
+        health = await self.port.health(timeout=2)
+        return {"configured": True, "ok": health.ok,
+                **({} if health.error is None else {"error": health.error}),
+                **({} if health.masters is None else {"cluster": {"masters": health.masters}})}
 
     def narrator_status(self) -> dict[str, Any]:
         """/healthz's view of the optional narrator: off, or its model and circuit."""
@@ -258,30 +246,32 @@ def build_services(
         github_health.record(status)
 
     variable = config.cache.url_env
-    redis_sync = sync_client(redis_url, variable) if redis_url else None
-    redis_async = async_client(redis_url, variable) if redis_url else None
+    # Without Redis, this process coordinates with itself (in memory) and keeps no cache.
+    port: Coordination = (RedisCoordination.from_url(redis_url, variable) if redis_url
+                          else MemoryCoordination(clock))
+    client = sync_client(redis_url, variable) if redis_url else None
+    # The cache's lookups count in /metrics; the plain one looks up for the page budget.
+    counted = Cache(client, on_lookup=metrics.cache_lookup) if client is not None else None
     github: GitHubSource | None = None
     if source is None:
         budget = Budget(on_update=lambda rate: metrics.github_points(
             rate.cost, rate.remaining, rate.reset_at.timestamp()))
         github = GitHubSource(config, on_request=on_github_request, budget=budget)
-        cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
-        source = CachedSource(github, cache, config, on_held_lookup=metrics.held_pull_lookup,
+        source = CachedSource(github, counted, config, on_held_lookup=metrics.held_pull_lookup,
                               clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
-    store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
-    digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
+    store = RedisSubscriptionStore(client) if client is not None else None
+    digest_store = counted
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
     digests = Digests(config, source, subscriptions=store, reports=digest_store, clock=clock,
                       on_built=metrics.digest_built, narrator=narrator)
     handler = CommandHandler(digests)
-    claims = Claims(redis_async, clock=clock)
+    claims = Claims(port, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
         # without Redis).
-        pacer = (RedisPacer(redis_async, clock=clock) if redis_async is not None
-                 else LocalPacer(clock))
+        pacer = SharedPacer(port, clock=clock) if port.shared else LocalPacer(clock)
         adapters = build_adapters(
             config, lambda platform: MeteredHandler(handler, metrics, platform, config),
             claims, adapter_overrides, pacer=pacer)
@@ -293,9 +283,9 @@ def build_services(
     )
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
-    if redis_async is not None:
+    if port.shared:
         poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
-        scheduler = Scheduler(digests, redis_async, poster, on_failure=metrics.schedule_failure,
+        scheduler = Scheduler(digests, port, poster, on_failure=metrics.schedule_failure,
                               budget=github.budget if github is not None else None,
                               clock=clock)
     poller = None
@@ -311,7 +301,8 @@ def build_services(
     return Services(
         config=config, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
-        redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
+        port=port, cache=Cache(client) if client is not None else None, github=github,
+        scheduler=scheduler,
         poller=poller, flusher=flusher, webhook_secret=webhook_secret,
         report_secret=secret(REPORT_SECRET_ENV),
         clock=clock, background=background, github_health=github_health, narrator=narrator,

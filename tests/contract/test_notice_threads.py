@@ -32,9 +32,9 @@ from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import PullAnswer, Reply
 from bot.snapshot import read_snapshot
-from bot.store.claims import Claims
 from bot.web.services import AdapterNotices
 from testkit import EXAMPLES
+from testkit.coordination import local_claims
 from testkit.fakes.feishu import FakeFeishu
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.fakes.telegram import TOKEN, FakeTelegram
@@ -101,18 +101,18 @@ def _start(name: str, stack: ExitStack, config: Config) -> Platform:
     if name == "slack":
         slack = stack.enter_context(FakeSlack())
         return Platform(name, slack, SlackAdapter(
-            config, NoHandler(), Claims(None), bot_token=BOT_TOKEN, signing_secret=None,
+            config, NoHandler(), local_claims(), bot_token=BOT_TOKEN, signing_secret=None,
             api_url=slack.base_url, outbound_only=True))
     if name == "telegram":
         tg = stack.enter_context(FakeTelegram())
         return Platform(name, tg, TelegramAdapter(
-            config, NoHandler(), Claims(None), token=TOKEN, secret_token=None,
+            config, NoHandler(), local_claims(), token=TOKEN, secret_token=None,
             api_url=tg.base_url, outbound_only=True))
     feishu = stack.enter_context(FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}",
                                             app_secret="s"))
     return Platform(name, feishu, FeishuAdapter(
         app_id=feishu.app_id, app_secret="s", config=config, handler=NoHandler(),
-        deduper=Claims(None), domain=feishu.base_url, bot_open_id="ou_fake_bot",
+        deduper=local_claims(), domain=feishu.base_url, bot_open_id="ou_fake_bot",
         outbound_only=True))
 
 
@@ -178,7 +178,7 @@ def _notifier(platform: Platform, parent: str | None) -> tuple[MergeNotifier, An
     channel = msgspec.structs.replace(channel, id=platform.channel, notices="thread")
     config = msgspec.structs.replace(CONFIG, channels=(channel,))
     sender = AdapterNotices({platform.name: platform.adapter})
-    notifier = MergeNotifier(Digests(config, None), Claims(None), sender,
+    notifier = MergeNotifier(Digests(config, None), local_claims(), sender,
                              threads=FixedParent(parent))  # type: ignore[arg-type]
     return notifier, channel
 

@@ -11,7 +11,6 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
-from bot.store.redis_cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
 from testkit.reliability.names import (
@@ -118,10 +117,11 @@ async def test_github_staying_down_serves_the_cached_week_with_a_note(
     service.services.clock.set(MONDAY)  # type: ignore[attr-defined]
     first = _text(await service.slack("digest last week"))
     assert STALE_NOTE not in first
-    age_cached_weeks(service.services.redis_sync,  # type: ignore[arg-type]
+    assert service.services.cache is not None
+    age_cached_weeks(service.services.cache,
                      REPO, WEEK, "2026-W28", TZ, service.services.clock.now())
     # The week before was read for its trend counts only, kept under its own key.
-    assert Cache(service.services.redis_sync).get_week(  # type: ignore[arg-type]
+    assert service.services.cache.get_week(
         REPO, "2026-W28", TZ) is None
     service.world.github.fail_next(10_000, 503)
     again = _text(await service.slack("digest last week"))

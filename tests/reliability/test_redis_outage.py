@@ -41,6 +41,8 @@ from testkit.reliability.posts import (
 from testkit.reliability.world import Urls, World
 from testkit.schedule import tick_at
 
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
+
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
 TRY_AGAIN = "could not be read or changed just now"
 
