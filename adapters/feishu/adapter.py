@@ -157,7 +157,8 @@ class FeishuAdapter:
         self.sdk_config = sdk_config(app_id, app_secret, domain, timeout_seconds)
         self._transport = FeishuTransport(self.sdk_config, TENANT_TOKENS)
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
-                                  max_wait=max_rate_limit_wait, pacer=pacer or LocalPacer(),
+                                  max_wait=max_rate_limit_wait,
+                                  pacer=pacer if pacer is not None else LocalPacer(),
                                   lanes=post_lanes or FeishuSettings().post_lanes)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()

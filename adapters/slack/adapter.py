@@ -127,7 +127,7 @@ class SlackAdapter:
         self.client = AsyncWebClient(token=bot_token, base_url=api_url,
                                      retry_handlers=handlers)
         self.outbound = SlackOutbound(
-            self.client, handlers, pacer=pacer or LocalPacer(),
+            self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(),
             lanes=post_lanes or SlackSettings().post_lanes,
             post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
