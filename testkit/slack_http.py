@@ -19,10 +19,12 @@ from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.models import Command, Reply
+from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.slack import FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
@@ -71,6 +73,9 @@ OPEN_ADAPTERS: list[SlackAdapter] = []
 
 def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
                  **overrides: Any) -> SlackAdapter:
+    """The adapter on the fake; it takes its turns on a virtual clock unless given a
+    `pacer` (a chat's one message a second costs no wall time)."""
+    overrides.setdefault("pacer", LocalPacer(VirtualClock()))
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
                                        **overrides)
     assert adapter is not None

@@ -23,9 +23,11 @@ from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import Command, Digest, Reply, Snapshot
+from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.coordination import Coordination
+from testkit.clock import VirtualClock
 from testkit.coordination import claims_on
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.telegram import (
@@ -87,9 +89,11 @@ async def running(
     start: bool = True, **options: Any,
 ) -> AsyncIterator[tuple[TelegramAdapter, httpx.AsyncClient]]:
     """An adapter on the fake, its webhook route behind an ASGI client; it tells
-    deliveries apart in `port`'s claims."""
+    deliveries apart in `port`'s claims, and takes its turns (and waits out flood
+    control) on a virtual clock unless given a `pacer`."""
     settings: dict[str, Any] = {"token": tg.token, "secret_token": SECRET,
-                                "api_url": tg.base_url, "max_retries": 2}
+                                "api_url": tg.base_url, "max_retries": 2,
+                                "pacer": LocalPacer(VirtualClock())}
     settings.update(options)
     adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), claims_on(port), **settings)
     app = Starlette(routes=adapter.routes())

@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # fresh interpreters measure what each import loads
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -31,9 +31,11 @@ from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import PullAnswer, Reply
+from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
 from bot.web.services import AdapterNotices
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.coordination import local_claims
 from testkit.fakes.feishu import FakeFeishu
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
@@ -97,23 +99,28 @@ class Platform:
             self.fake.recall(message_id)
 
 
+def virtual_pacer() -> LocalPacer:
+    """Turns on a virtual clock: a chat's one message a second costs no wall time."""
+    return LocalPacer(VirtualClock())
+
+
 def _start(name: str, stack: ExitStack, config: Config) -> Platform:
     if name == "slack":
         slack = stack.enter_context(FakeSlack())
         return Platform(name, slack, SlackAdapter(
             config, NoHandler(), local_claims(), bot_token=BOT_TOKEN, signing_secret=None,
-            api_url=slack.base_url, outbound_only=True))
+            api_url=slack.base_url, outbound_only=True, pacer=virtual_pacer()))
     if name == "telegram":
         tg = stack.enter_context(FakeTelegram())
         return Platform(name, tg, TelegramAdapter(
             config, NoHandler(), local_claims(), token=TOKEN, secret_token=None,
-            api_url=tg.base_url, outbound_only=True))
+            api_url=tg.base_url, outbound_only=True, pacer=virtual_pacer()))
     feishu = stack.enter_context(FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}",
                                             app_secret="s"))
     return Platform(name, feishu, FeishuAdapter(
         app_id=feishu.app_id, app_secret="s", config=config, handler=NoHandler(),
         deduper=local_claims(), domain=feishu.base_url, bot_open_id="ou_fake_bot",
-        outbound_only=True))
+        outbound_only=True, pacer=virtual_pacer()))
 
 
 @pytest.fixture(params=["slack", "telegram", "feishu"])
