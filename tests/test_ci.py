@@ -7,6 +7,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -50,3 +52,17 @@ def test_the_quick_loop_leaves_out_only_marked_tests() -> None:
     assert set(markers) == {"redis", "failover", "kills", "slow"}
     registered = (ROOT / "pyproject.toml").read_text()
     assert all(f'"{marker}: ' in registered for marker in markers)
+
+
+def test_one_variable_rewrites_every_golden(monkeypatch: pytest.MonkeyPatch) -> None:
+    from testkit.golden import VARIABLE, updating
+
+    readers = [path.relative_to(ROOT) for path in (ROOT / "tests").rglob("*.py")
+               if re.search(r"os\.environ\.get\([^)]*GOLDEN", path.read_text())]
+    assert readers == []  # every golden test asks testkit.golden
+    users = [path for path in (ROOT / "tests").rglob("*.py") if "updating()" in path.read_text()]
+    assert len(users) >= 5
+    monkeypatch.setenv(VARIABLE, "1")
+    assert updating()
+    monkeypatch.setenv(VARIABLE, "0")
+    assert not updating()
