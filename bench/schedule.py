@@ -160,9 +160,9 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     import logging
 
     from adapters.poster import AdapterPoster
+    from bot.cli.post import adapter_for
     from bot.config import load_config
     from bot.delivery.due import due_runs
-    from bot.delivery.post import adapter_for
     from bot.delivery.schedule import Scheduler
     from bot.digests import Digests
     from bot.github.source import GitHubSource

@@ -11,9 +11,9 @@ import httpx
 import msgspec
 
 from bot.chat.grammar import parse_command
+from bot.cli.post import post_now
 from bot.clock import HeldClock
 from bot.config import Config, parse_config
-from bot.delivery.post import post_now
 from bot.models import ChatForm, Digest
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource

@@ -44,7 +44,7 @@ ADAPTERS_MAY_USE = ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validat
                     "bot.resources", "bot.config", "bot.week", "bot.i18n", "bot.snapshot",
                     "bot.source", "bot.links", "bot.redaction", "bot.pacing", "bot.render",
                     "bot.chat")
-COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.delivery.post")
+COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.cli.post")
 MAX_ADAPTER_IMPORTERS = 3
 
 
@@ -159,6 +159,15 @@ def test_at_most_the_composition_roots_import_adapters() -> None:
                        and any(i.startswith("adapters") for i in imports))
     assert set(importers) <= set(COMPOSITION_ROOTS)
     assert len(importers) <= MAX_ADAPTER_IMPORTERS
+
+
+def test_delivery_imports_no_adapter() -> None:
+    """What goes out - the schedule, notices, a post on demand - reaches the platforms
+    through `Poster` and `NoticeSender`, composed with them by a root."""
+    reaching = sorted(f"{module} -> {imported}" for module, imports in GRAPH.items()
+                      if _within(module, ["bot.delivery"]) for imported in imports
+                      if imported.startswith("adapters"))
+    assert reaching == []
 
 
 @pytest.mark.parametrize(("importer", "imported"), [

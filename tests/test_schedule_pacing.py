@@ -13,10 +13,10 @@ from contextlib import asynccontextmanager
 import pytest
 
 from adapters.poster import AdapterPoster, DigestAdapter
+from bot.cli.post import adapter_for
 from bot.clock import HeldClock
 from bot.config import Config
 from bot.delivery.due import due_runs
-from bot.delivery.post import adapter_for
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.models import Reply

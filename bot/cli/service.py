@@ -133,7 +133,8 @@ def post(
     import logging
 
     from bot.cli.live import LiveSource
-    from bot.delivery.post import describe, dry_run_post, post_now
+    from bot.cli.post import dry_run_post, post_now
+    from bot.delivery.post import describe
     from bot.store.coordination import StoreUnavailable
 
     settings = load_settings(config)
