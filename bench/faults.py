@@ -67,6 +67,7 @@ from bench.outage_rows import (
     telegram_429,
     timeouts,
 )
+from bot.store.coordination import StoreUnavailable
 from testkit.redis_server import private_redis
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.holding_proxy import HoldingProxy
@@ -95,7 +96,7 @@ async def _tick_until_done(service: Service, at: datetime) -> None:
         try:
             await tick(service, at + timedelta(minutes=attempt))
             return
-        except redis.RedisError:
+        except StoreUnavailable:
             await asyncio.sleep(0.2)
 
 

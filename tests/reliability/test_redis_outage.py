@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from redis.exceptions import RedisError
 
 from bot.delivery.schedule import Scheduler
+from bot.store.coordination import StoreUnavailable
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.holding_proxy import HoldingProxy
 from testkit.reliability.killable_redis import KillableRedis
@@ -83,7 +83,7 @@ async def _tick_as_the_loop_does(scheduler: Scheduler, at: datetime) -> None:
         try:
             await tick_at(scheduler, at)
             return
-        except RedisError:
+        except StoreUnavailable:
             await asyncio.sleep(0.2)
     raise AssertionError("three passes in a row failed after Redis came back")
 
