@@ -26,6 +26,7 @@ from bot.engine.combine import PartFacts, combine, combined_notes
 from bot.engine.digest import week_pulls
 from bot.engine.exclude import excluded_note, leave_out_of_week, left_out_by, left_out_note
 from bot.errors import SourceError, WeekError
+from bot.events import DigestBuilt, Events
 from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
@@ -70,7 +71,7 @@ class Digests:
     PR answers are asked for (notices without a source). `subscriptions`: topics
     subscribed from chat (read here, written by chat), which come after a channel's
     configured ones in its digest. `reports`: where report-page digests are kept, with the
-    cache's TTLs. `on_built(trigger)` counts each digest built (`/metrics`).
+    cache's TTLs. Each digest built is a `DigestBuilt` on `events` (`/metrics`).
     `narrator`: the optional model that words digests and PR answers (`[llm]`); None
     keeps every digest exactly the engine's.
     """
@@ -83,7 +84,7 @@ class Digests:
         subscriptions: SubscriptionStore | None = None,
         reports: DigestStore | None = None,
         clock: Clock = SYSTEM_CLOCK,
-        on_built: Callable[[str], None] | None = None,
+        events: Events | None = None,
         narrator: Narrator | None = None,
     ) -> None:
         self.config = config
@@ -91,7 +92,7 @@ class Digests:
         self.subscriptions = subscriptions
         self.reports = reports
         self.clock = clock
-        self.on_built = on_built
+        self.events = events or Events()
         self.narrator = narrator
         self._decoder = msgspec.json.Decoder(Digest)
         self.answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer)
@@ -126,8 +127,7 @@ class Digests:
         digest, _ = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
                                          exclude=exclude, budget=self._budget(),
                                          fetch_trends=fetch_trends)
-        if self.on_built is not None:
-            self.on_built(trigger)
+        self.events.emit(DigestBuilt(trigger))
         return with_report_url(digest, self.config) if link else digest
 
     async def build_many(
@@ -162,8 +162,7 @@ class Digests:
                                       exclude=exclude, budget=budget, fetch_trends=fetch_trends)
                  for repo in repos]
         parts = [with_report_url(part, self.config) if link else part for part, _ in built]
-        if self.on_built is not None:
-            self.on_built(trigger)
+        self.events.emit(DigestBuilt(trigger))
         return combine(parts, focus=focus,
                        notes=combined_notes([facts for _, facts in built], lang))
 

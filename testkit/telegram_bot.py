@@ -76,11 +76,11 @@ class SpyHandler:
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None) -> Reply:
+                     user: str | None, platform: str = "") -> Reply:
         self.asked.append((command, channel, user))
         if self.fail:
             raise RuntimeError("boom: /home/prdigest/secret/path")
-        return await self.inner.handle(command, channel=channel, user=user)
+        return await self.inner.handle(command, channel=channel, user=user, platform=platform)
 
 
 @asynccontextmanager

@@ -18,6 +18,7 @@ from redis.retry import Retry
 from bot.clock import HeldClock
 from bot.config import CacheConfig, Config, RepoConfig
 from bot.errors import SourceError
+from bot.events import CacheLookup, Events
 from bot.github.source import GitHubSource
 from bot.models import Comment, Snapshot
 from bot.store.cache import HELD_SECONDS, CachedSource
@@ -272,6 +273,14 @@ def counting_cache(redis_url: str) -> Iterator[CountingCache]:
     store.close()
 
 
+def held_lookups(lookups: list[bool]) -> Events:
+    """Events whose looks into the memory of PRs are told to `lookups`."""
+    events = Events()
+    events.subscribe(lambda event: lookups.append(event.hit) if isinstance(event, CacheLookup)
+                     and event.kind == "held-pull" else None)
+    return events
+
+
 def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
                                           counting_cache: CountingCache) -> None:
     pulls = build_week(REPO, count=3)
@@ -279,7 +288,7 @@ def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
     lookups: list[bool] = []
     src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
                                     sleep=lambda s: None),
-                       counting_cache, CONFIG, on_held_lookup=lookups.append)
+                       counting_cache, CONFIG, events=held_lookups(lookups))
     assert src.held_pull(REPO, 1001) is None
     assert src.fetch_pull(REPO, 1001) == pulls[1]
     reads, requests = counting_cache.reads, fake.count()

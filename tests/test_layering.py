@@ -27,9 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "adapters")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation", "bot.resources",
-     "bot.config",
-     "bot.config_fields", "bot.patterns",
+    ("bot", "bot.clock", "bot.events", "bot.models", "bot.errors", "bot.validation",
+     "bot.resources", "bot.config", "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
      "bot.pacing"),
     ("bot.engine",),

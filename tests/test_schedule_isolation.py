@@ -14,6 +14,7 @@ from bot.config import Config
 from bot.delivery.due import DueFailure, due_runs
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.events import Events, ScheduleFailed
 from bot.snapshot import read_snapshot
 from testkit.clock import VirtualClock
 from testkit.coordination import memory_port
@@ -45,6 +46,15 @@ def test_a_channel_whose_cron_cannot_be_walked_is_left_out_alone() -> None:
     assert "failed to find" in failures[0].error
 
 
+
+def failing_passes(failures: list[str]) -> Events:
+    """Events whose failed passes (`ScheduleFailed`) are told to `failures`."""
+    events = Events()
+    events.subscribe(lambda event: failures.append(event.kind)
+                     if isinstance(event, ScheduleFailed) else None)
+    return events
+
+
 async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out() -> None:
     clock = VirtualClock(MONDAY_9)
     platforms = FakePlatforms(clock)
@@ -54,7 +64,7 @@ async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out() -
         scheduler = Scheduler(Digests(_config(),
                                       CountingSource(read_snapshot(EXAMPLES / "snapshot.json"))),
                               port, FakePoster(platforms, "r1"), clock=clock, replica="r1",
-                              on_failure=failures.append)
+                              events=failing_passes(failures))
         results = await scheduler.tick()
         assert sorted(r.channel for r in results if r.status == "posted") == [
             "feishu:feishu-1", "slack:slack-1"]
@@ -76,7 +86,7 @@ async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on() -> None:
         scheduler = Scheduler(Digests(make_config([]),
                                       CountingSource( read_snapshot(EXAMPLES / "snapshot.json"))),
                               port, FakePoster(FakePlatforms(clock), "r1"), clock=clock,
-                              poll_seconds=0.01, on_failure=failures.append)
+                              poll_seconds=0.01, events=failing_passes(failures))
 
         async def tick() -> list[object]:
             passes.append(1)

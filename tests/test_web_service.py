@@ -24,10 +24,10 @@ from bot.chat.handler import CommandHandler
 from bot.cli import app as cli_app
 from bot.digests import Digests
 from bot.engine import week_pulls
+from bot.events import Events
 from bot.models import Command, PullRequest, Snapshot
 from bot.source import SnapshotSource
 from bot.web.app import create_app
-from bot.web.metered import MeteredHandler
 from bot.web.metrics import Metrics
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
 from testkit.redis_server import free_port
@@ -123,14 +123,15 @@ async def test_healthz_reports_redis_and_fails_when_it_is_down(redis_url: str) -
 async def test_metrics_count_commands_by_platform_and_outcome() -> None:
     config = example_config()
     metrics = Metrics()
+    events = Events()
+    events.subscribe(metrics.on)
     source = SnapshotSource(example_snapshot())
-    digests = Digests(config, source, clock=clock(), on_built=metrics.digest_built)
-    handler = CommandHandler(digests)
-    slack = MeteredHandler(handler, metrics, "slack", config)
+    digests = Digests(config, source, clock=clock(), events=events)
+    slack = CommandHandler(digests, events=events)
     channel = config.channel("slack:C0123456")
     await slack.handle(Command(kind="help", lang="en", text="help"), channel=channel)
     await slack.handle(Command(kind="risks", lang="en", pull=99999, text="risks #99999"),
-                       channel=channel)
+                       channel=channel, platform="slack")
     digest = await slack.handle(Command(kind="digest", lang="zh", week="last", text="digest"),
                                 channel=channel)
     text = metrics.exposition().decode()
@@ -151,8 +152,10 @@ async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
     from bot.store.redis.cache import Cache
 
     metrics = Metrics()
+    events = Events()
+    events.subscribe(metrics.on)
     config = example_config()
-    cache = Cache(redis.Redis.from_url(redis_url), on_lookup=metrics.cache_lookup)
+    cache = Cache(redis.Redis.from_url(redis_url), events=events)
     source = CachedSource(SnapshotWeeks(example_snapshot()), cache, config)
     source.fetch_week(REPO, "2026-W29")  # cold: a miss
     source.fetch_week(REPO, "2026-W29")  # warm: a hit, and its PRs
@@ -172,9 +175,11 @@ async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
     from bot.store.redis.cache import Cache
 
     metrics = Metrics()
-    cache = Cache(redis.Redis.from_url(redis_url), on_lookup=metrics.cache_lookup)
+    events = Events()
+    events.subscribe(metrics.on)
+    cache = Cache(redis.Redis.from_url(redis_url), events=events)
     source = CachedSource(SnapshotWeeks(example_snapshot()), cache, example_config(),
-                          on_held_lookup=metrics.held_pull_lookup)
+                          events=events)
     number = example_snapshot().pulls[0].number
     assert source.held_pull(REPO, number) is None
     source.fetch_pull(REPO, number)
@@ -417,6 +422,7 @@ _LOADS_LARK = """
 import sys
 from pathlib import Path
 from bot.digests import Digests
+from bot.events import Events
 from bot.config import load_config
 from bot.web.app import create_app
 app = create_app(load_config(Path("examples/prdigest.toml")), background=False)

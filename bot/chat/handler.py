@@ -25,6 +25,7 @@ from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.engine.classify import parse_title
 from bot.errors import FutureWeekError, SourceError, WeekError
+from bot.events import CommandAnswered, Events
 from bot.models import Command, PullRequest, Reply, Snapshot
 from bot.source import HeldPulls, Source
 from bot.store.subscriptions import SubscriptionStore, followed_topics
@@ -79,7 +80,8 @@ class CommandHandler:
     `Digests`: its config, source of PR data, subscriptions and clock, so a digest asked
     for in chat is the one the schedule posts."""
 
-    def __init__(self, digests: Digests, *, recent_weeks: int = RECENT_WEEKS) -> None:
+    def __init__(self, digests: Digests, *, recent_weeks: int = RECENT_WEEKS,
+                 events: Events | None = None) -> None:
         if digests.source is None:
             raise ValueError("commands are answered from a source of PR data")
         self.digests = digests
@@ -88,16 +90,28 @@ class CommandHandler:
         self.subscriptions: SubscriptionStore | None = digests.subscriptions
         self.clock: Clock = digests.clock
         self.recent_weeks = recent_weeks
+        self.events = events or Events()
 
     async def handle(
-        self, command: Command, *, channel: ChannelConfig | None, user: str | None = None
+        self, command: Command, *, channel: ChannelConfig | None, user: str | None = None,
+        platform: str = "",
     ) -> Reply:
         """The reply to `command` asked in `channel` by `user`; never raises.
 
         `channel` is None for a chat that is not in the config: it gets help and a
         polite refusal, never data. `user` is the platform's user id, checked against
-        the channel's admins for subscription changes.
+        the channel's admins for subscription changes. The answer is a `CommandAnswered`
+        on `events`, for `platform` (the channel's when not given).
         """
+        started = self.clock.monotonic()
+        reply = await self._reply(command, channel, user)
+        self.events.emit(CommandAnswered(
+            platform or (channel.platform if channel is not None else "unknown"),
+            command.kind, reply, self.clock.monotonic() - started))
+        return reply
+
+    async def _reply(self, command: Command, channel: ChannelConfig | None,
+                     user: str | None) -> Reply:
         try:
             return await self._dispatch(command, channel, user)
         except _Refusal as refusal:

@@ -102,11 +102,11 @@ SendReply = Callable[[Reply], Awaitable[object]]
 
 
 class CommandAnswering(Protocol):
-    """A command in, a reply out (`bot.chat.handler.CommandHandler`, or a wrapper such
-    as the server's metering one)."""
+    """A command in, a reply out (`bot.chat.handler.CommandHandler`); `platform` is
+    where it was asked."""
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply: ...
+                     user: str | None = None, platform: str = "") -> Reply: ...
 
 
 def preferred_lang(channel: ChannelConfig | None, question: Question,
@@ -226,7 +226,8 @@ class Inbox:
             lang = preferred_lang(channel, question, self.default_lang)
             command = read_command(question, preferred=lang, bot_names=bot_names)
             lang = command.lang
-            return await self.handler.handle(command, channel=channel, user=question.user_id)
+            return await self.handler.handle(command, channel=channel, user=question.user_id,
+                                             platform=question.platform)
         except Exception:
             log.exception("%s: answering a question in %s failed", question.platform,
                           question.channel_id)

@@ -24,6 +24,7 @@ from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config
 from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
+from bot.events import NoticePosted
 from bot.models import Reply
 from bot.store.claims import Claims
 from bot.store.coordination import StoreUnavailable
@@ -117,8 +118,7 @@ class BatchFlusher:
         return "sent"
 
     def _sent(self, channel: ChannelConfig, ok: bool) -> None:
-        if self.notifier.on_sent is not None:
-            self.notifier.on_sent(channel.platform, ok)
+        self.notifier.events.emit(NoticePosted(channel.platform, ok))
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Flush until `stop` is set; errors are logged and the next pass goes on."""

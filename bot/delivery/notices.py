@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -31,6 +30,7 @@ from bot.config import ChannelConfig, Config
 from bot.delivery.threads import ThreadParents
 from bot.digests import Digests
 from bot.errors import SourceError, ThreadGone
+from bot.events import Events, NoticePosted
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
 from bot.store.claims import Begun, Claims, Held
@@ -86,7 +86,7 @@ class MergeNotifier:
         claims: Claims,
         sender: NoticeSender,
         *,
-        on_sent: Callable[[str, bool], None] | None = None,
+        events: Events | None = None,
         notice_ttl_seconds: int = NOTICE_TTL_SECONDS,
         threads: ThreadParents | None = None,
         batches: NoticeBatches | None = None,
@@ -97,7 +97,7 @@ class MergeNotifier:
         self.store: TopicStore | None = digests.subscriptions
         self.claims = claims
         self.sender = sender
-        self.on_sent = on_sent
+        self.events = events or Events()
         self.notice_ttl_seconds = notice_ttl_seconds
         self.digests = digests
         # Threads under the digests the ledger records; batches where the store is
@@ -252,12 +252,10 @@ class MergeNotifier:
         except Exception as exc:  # one platform failing must not stop the other channels
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)
-            if self.on_sent is not None:
-                self.on_sent(channel.platform, False)
+            self.events.emit(NoticePosted(channel.platform, ok=False))
             return "failed"
         await self.claims.finish(claim, self.notice_ttl_seconds)
-        if self.on_sent is not None:
-            self.on_sent(channel.platform, True)
+        self.events.emit(NoticePosted(channel.platform, ok=True))
         return "sent"
 
 

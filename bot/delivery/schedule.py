@@ -45,7 +45,6 @@ import logging
 import os
 import random
 import socket
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -61,6 +60,7 @@ from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
 from bot.errors import SourceError, WeekError
+from bot.events import DigestPosted, Events, ScheduleFailed
 from bot.github.budget import Budget
 from bot.models import Digest
 from bot.source import Source
@@ -105,7 +105,8 @@ class Scheduler:
     replicas (off for digests built from a local snapshot file); `record_wait_seconds`
     is how long a confirmed post waits for Redis to come back to be recorded; `budget`
     (GitHub's points) paces the weekly fetches, which `server.prefetch_hours` spreads
-    over the hours before each posting minute (`bot.delivery.prefetch`).
+    over the hours before each posting minute (`bot.delivery.prefetch`); each post
+    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`.
     """
 
     def __init__(
@@ -125,7 +126,7 @@ class Scheduler:
         share_digests: bool = True,
         rng: random.Random | None = None,
         record_wait_seconds: float = 600.0,
-        on_failure: Callable[[str], None] | None = None,
+        events: Events | None = None,
         budget: Budget | None = None,
     ) -> None:
         if digests.source is None:
@@ -150,7 +151,7 @@ class Scheduler:
         self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
-        self.on_failure = on_failure or (lambda kind: None)
+        self.events = events or Events()
         self.shared = SharedDigests(self.digests, self.source, port, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
                                     trends=previous_week, budget=budget, clock=clock)
@@ -171,7 +172,7 @@ class Scheduler:
             except Exception as exc:  # Redis down, a bug: log it and try again next minute
                 log_failed_pass(log, "schedule: pass failed", exc)
                 self.stats.pass_done(f"{type(exc).__name__}: {exc}", self.clock.now())
-                self.on_failure("pass")
+                self.events.emit(ScheduleFailed("pass"))
             now = self.clock.now()
             to_next_minute = 60.0 - (now.second + now.microsecond / 1e6)
             delay = min(self.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
@@ -186,7 +187,7 @@ class Scheduler:
         failures: list[DueFailure] = []
         due = due_runs(self.config.channels, now, self.catch_up, failures=failures)
         for _ in failures:
-            self.on_failure("channel")
+            self.events.emit(ScheduleFailed("channel"))
         results: list[PostResult] = []
         todo: list[DueRun] = []
         for run, entry in zip(due, await self.ledger.get_many([r.slot for r in due]),
@@ -405,11 +406,13 @@ class Scheduler:
             ids = await self.poster.post_digest(channel, digest,
                                                 delivery_key=intent.delivery_key)
         except Exception as exc:
+            self.events.emit(DigestPosted(channel.platform, ok=False))
             reason = str(exc) or type(exc).__name__
             log.warning("schedule: posting %s failed: %s", slot.name, reason)
             return await self._fail(slot, lock, intent_raw, intent, intent.last_attempt_at,
                                     reason, counts_attempt=True)
         # The ledger write follows the platform's confirmation with nothing in between.
+        self.events.emit(DigestPosted(channel.platform, ok=True))
         posted = msgspec.structs.replace(
             intent, state="posted", posted_at=self.clock.now(), message_ids=tuple(ids),
             error=None, failures=0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
@@ -26,6 +26,7 @@ from cachetools import LRUCache
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
 from bot.errors import SourceError
+from bot.events import CacheLookup, Events
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
 from bot.store.redis.cache import Cache, CachedPointer, WeekEntry, cache_from_env, stamp
@@ -88,11 +89,11 @@ class CachedSource:
 
     def __init__(self, source: WeekSource, cache: Cache | None, config: Config, *,
                  held_pulls: int = HELD_PULLS,
-                 on_held_lookup: Callable[[bool], None] | None = None,
+                 events: Events | None = None,
                  clock: Clock = SYSTEM_CLOCK) -> None:
         self.source = source
         self.clock = clock
-        self.on_held_lookup = on_held_lookup
+        self.events = events or Events()
         self.cache = cache
         self.config = config
         self.trends = cache.trends() if cache is not None else None
@@ -238,8 +239,7 @@ class CachedSource:
         """The PR if this process holds a fresh copy; never does I/O, so the event
         loop may call it. None means: ask `fetch_pull`."""
         pull = self._held_copy(repo, number, self.clock.now())
-        if self.on_held_lookup is not None:
-            self.on_held_lookup(pull is not None)
+        self.events.emit(CacheLookup("held-pull", pull is not None))
         return pull
 
     def _held_copy(self, repo: str, number: int, now: datetime) -> PullRequest | None:

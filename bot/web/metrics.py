@@ -23,6 +23,15 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 
+from bot.events import (
+    CacheLookup,
+    CommandAnswered,
+    DigestBuilt,
+    DigestPosted,
+    Event,
+    NoticePosted,
+    ScheduleFailed,
+)
 from bot.models import Reply
 from bot.narrate.client import Usage
 
@@ -162,6 +171,24 @@ class Metrics:
         for kind in ("week", "pull", "pointer", "digest", "held-pull"):
             for result in ("hit", "miss"):
                 self.cache_lookups.labels(kind, result)
+
+    # --- the core's events (`bot.events`) ---------------------------------------------
+
+    def on(self, event: Event) -> None:
+        """Count one of the core's events; the server subscribes this to its `Events`."""
+        match event:
+            case DigestPosted(platform, ok):
+                self.digest_posted(platform, "ok" if ok else "failed")
+            case NoticePosted(platform, ok):
+                self.notice_posted(platform, "ok" if ok else "failed")
+            case CommandAnswered(platform, kind, reply, seconds):
+                self.command(platform, kind, reply, seconds)
+            case DigestBuilt(trigger):
+                self.digest_built(trigger)
+            case ScheduleFailed(kind):
+                self.schedule_failure(kind)
+            case CacheLookup(kind, hit):
+                self.cache_lookup(kind, hit)
 
     # --- hooks ----------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,7 @@ from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.events import Events
 from bot.github.budget import Budget
 from bot.github.closed import poll_lister
 from bot.github.source import GitHubSource
@@ -48,7 +49,6 @@ from bot.store.redis.client import sync_client
 from bot.store.redis.coordination import RedisCoordination
 from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
-from bot.web.metered import MeteredHandler, MeteredPoster
 from bot.web.metrics import Metrics
 from bot.web.throttle import Allowance, ClientRate, SingleFlight
 
@@ -239,6 +239,9 @@ def build_services(
     `llm=False` keeps the narrator off even when `[llm]` is configured (`--no-llm`).
     """
     metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
+    # The core tells what happens as events; /metrics counts them.
+    events = Events()
+    events.subscribe(metrics.on)
     github_health = GitHubHealth(clock)
 
     def on_github_request(api: str, status: int | str) -> None:
@@ -251,41 +254,34 @@ def build_services(
                           else MemoryCoordination(clock))
     client = sync_client(redis_url, variable) if redis_url else None
     # The cache's lookups count in /metrics; the plain one looks up for the page budget.
-    counted = Cache(client, on_lookup=metrics.cache_lookup) if client is not None else None
+    counted = Cache(client, events=events) if client is not None else None
     github: GitHubSource | None = None
     if source is None:
         budget = Budget(on_update=lambda rate: metrics.github_points(
             rate.cost, rate.remaining, rate.reset_at.timestamp()))
         github = GitHubSource(config, on_request=on_github_request, budget=budget)
-        source = CachedSource(github, counted, config, on_held_lookup=metrics.held_pull_lookup,
-                              clock=clock)
+        source = CachedSource(github, counted, config, events=events, clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(client) if client is not None else None
     digest_store = counted
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
     digests = Digests(config, source, subscriptions=store, reports=digest_store, clock=clock,
-                      on_built=metrics.digest_built, narrator=narrator)
-    handler = CommandHandler(digests)
+                      events=events, narrator=narrator)
+    handler = CommandHandler(digests, events=events)
     claims = Claims(port, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
         # without Redis).
         pacer = SharedPacer(port, clock=clock) if port.shared else LocalPacer(clock)
-        adapters = build_adapters(
-            config, lambda platform: MeteredHandler(handler, metrics, platform, config),
-            claims, adapter_overrides, pacer=pacer)
+        adapters = build_adapters(config, handler, claims, adapter_overrides, pacer=pacer)
     adapter_map = dict(adapters)
-    notifier = MergeNotifier(
-        digests, claims, AdapterNotices(adapter_map),
-        on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
-        clock=clock,
-    )
+    notifier = MergeNotifier(digests, claims, AdapterNotices(adapter_map), events=events,
+                             clock=clock)
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
     if port.shared:
-        poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
-        scheduler = Scheduler(digests, port, poster, on_failure=metrics.schedule_failure,
+        scheduler = Scheduler(digests, port, AdapterPoster(adapter_map), events=events,
                               budget=github.budget if github is not None else None,
                               clock=clock)
     poller = None
@@ -343,12 +339,11 @@ class AdapterNotices:
         return None if found is None else list(found)
 
 
-def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],
-                   deduper: FirstSeen,
+def build_adapters(config: Config, handler: CommandAnswering, deduper: FirstSeen,
                    overrides: Mapping[str, Mapping[str, Any]] | None = None, *,
                    pacer: Pacer | None = None) -> dict[str, ChatAdapter]:
     """Each registered platform's adapter whose secrets are set, answering through
-    `handler_for(platform)` and posting in its turns on `pacer`; `overrides[platform]`
+    `handler` and posting in its turns on `pacer`; `overrides[platform]`
     go to its `from_config` (tests). A platform without credentials is not even
     imported."""
     overrides = overrides or {}
@@ -358,7 +353,7 @@ def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering
             missing = spec.unconfigured_status(config).get("missing_env") or []
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
-        adapter = spec.load().from_config(config, handler_for(spec.name), deduper,
+        adapter = spec.load().from_config(config, handler, deduper,
                                           **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter

@@ -170,7 +170,7 @@ class _Handler:
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply:
+                     user: str | None = None, platform: str = "") -> Reply:
         self.asked.append((command, channel, user))
         if self.fail:
             raise RuntimeError("handler broke")

@@ -70,7 +70,7 @@ class RecordingHandler:
         self.fail = fail
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None) -> Reply:
+                     user: str | None = None, platform: str = "") -> Reply:
         self.asked.append((command, channel, user))
         if self.gate is not None:
             await self.gate.wait()

@@ -28,6 +28,7 @@ import msgspec
 import redis
 
 from bot.config import Config, secret
+from bot.events import CacheLookup, Events
 from bot.models import PullRequest
 from bot.store.keys import KEY_PREFIX, Keys
 from bot.store.redis.client import REDIS_ERRORS, sync_client
@@ -65,16 +66,16 @@ def stamp(moment: datetime | None) -> str:
 
 class Cache:
     """Typed access to the keys above; every Redis error becomes a logged miss. Each
-    lookup of a week, PR, pointer or report digest is told to `on_lookup(kind, hit)`
+    lookup of a week, PR, pointer or report digest is a `CacheLookup` on `events`
     (`/metrics` counts them)."""
 
     def __init__(
         self, client: redis.Redis, *, prefix: str = KEY_PREFIX, cooldown_seconds: float = 30.0,
         failures_before_cooldown: int = FAILURES_BEFORE_COOLDOWN,
-        on_lookup: Callable[[str, bool], None] | None = None,
+        events: Events | None = None,
     ) -> None:
         self.client = client
-        self.on_lookup = on_lookup
+        self.events = events or Events()
         self.prefix = prefix
         self.keys = Keys(prefix)
         # After failures in a row Redis is left alone for a while: each attempt on a
@@ -120,8 +121,7 @@ class Cache:
     # -- weeks --
 
     def _told(self, kind: str, found: T) -> T:
-        if self.on_lookup is not None:
-            self.on_lookup(kind, found is not None)
+        self.events.emit(CacheLookup(kind, found is not None))
         return found
 
     def get_week(self, repo: str, week: str, tz: str) -> WeekEntry | None:
@@ -154,9 +154,8 @@ class Cache:
     def get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]) -> dict[int, PullRequest]:
         """The cached PRs among `refs` (number, updated_at stamp); missing ones are absent."""
         found = self._get_pulls(repo, refs)
-        if self.on_lookup is not None:
-            for hit in [True] * len(found) + [False] * (len(refs) - len(found)):
-                self.on_lookup("pull", hit)
+        for hit in [True] * len(found) + [False] * (len(refs) - len(found)):
+            self.events.emit(CacheLookup("pull", hit))
         return found
 
     def _get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]
