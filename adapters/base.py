@@ -17,7 +17,7 @@ from starlette.routing import BaseRoute
 
 from bot.chat.inbound import CommandAnswering, FirstSeen
 from bot.config import Config
-from bot.errors import ThreadGone
+from bot.errors import DeliveryInDoubt, ThreadGone
 from bot.models import Digest, Reply
 from bot.pacing import Pacer
 
@@ -116,6 +116,11 @@ class PayloadBuilder(Protocol):
 
 class DeliveryError(Exception):
     """The platform refused or failed a post; the message says which and why (no secrets)."""
+
+
+class PostInDoubt(DeliveryError, DeliveryInDoubt):
+    """The post went out and its answer never came: the platform may have taken it.
+    The schedule holds it or sends it again, as `resend` (the platform's setting) says."""
 
 
 class ParentGone(DeliveryError, ThreadGone):

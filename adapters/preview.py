@@ -24,7 +24,7 @@ def preview(platform: str, channel_id: str, content: Digest | Reply, *,
     spec = platform_spec(platform)
     if spec is None:
         raise UserError(f"{platform} is not a chat platform prdigest posts to")
-    builder = spec.payloads()
+    builder = spec.payload_builder()
     payloads = (builder.digest_payloads(channel_id, content, key=key)
                 if isinstance(content, Digest) else builder.reply_payloads(channel_id, content))
     parts: list[dict[str, Any]] = []

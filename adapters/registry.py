@@ -21,6 +21,7 @@ from adapters.feishu import settings as feishu_settings
 from adapters.slack import settings as slack_settings
 from adapters.telegram import settings as telegram_settings
 from bot.config import Config, PlatformSettings, load_config
+from bot.extras import require
 from bot.render.markup import Markup, markup_for
 
 __all__ = ["LOCAL_PLATFORMS", "PLATFORMS", "PLATFORM_SCHEMAS", "PlatformSpec", "load_settings",
@@ -50,6 +51,26 @@ class PlatformSpec:
     templates: Path
     # What a channel id of this platform looks like (the config `init` writes says).
     channel_id_hint: str
+    # The extra that installs its SDK (`prdigest[<extra>]`) and the modules it brings.
+    extra: str
+    sdk: tuple[str, ...]
+
+    def require(self) -> None:
+        """`MissingExtra` (one line: the extra to install) without the platform's SDK."""
+        require(self.extra, f"{self.name} (configured here)", self.sdk)
+
+    def adapter(self) -> AdapterFactory:
+        """Its adapter class; `MissingExtra` when its SDK is not installed."""
+        self.require()
+        return self.load()
+
+    def payload_builder(self) -> PayloadBuilder:
+        self.require()
+        return self.payloads()
+
+    def platform_markup(self) -> Markup:
+        self.require()
+        return self.markup()
 
 
 def _slack() -> AdapterFactory:
@@ -113,21 +134,24 @@ PLATFORMS: tuple[PlatformSpec, ...] = (
                  missing_post_env=slack_settings.missing_post_env,
                  payloads=_slack_payloads, markup=_slack_markup,
                  templates=slack_package.TEMPLATES,
-                 channel_id_hint="a channel id such as C0123456"),
+                 channel_id_hint="a channel id such as C0123456",
+                 extra="slack", sdk=("slack_bolt", "slack_sdk", "aiohttp")),
     PlatformSpec(name="telegram", settings=telegram_settings.TelegramSettings,
                  has_credentials=telegram_settings.has_credentials,
                  unconfigured_status=telegram_settings.unconfigured_status, load=_telegram,
                  missing_post_env=telegram_settings.missing_post_env,
                  payloads=_telegram_payloads, markup=_telegram_markup,
                  templates=telegram_package.TEMPLATES,
-                 channel_id_hint="a chat id such as -1001234567890"),
+                 channel_id_hint="a chat id such as -1001234567890",
+                 extra="telegram", sdk=("telegram", "aiohttp")),
     PlatformSpec(name="feishu", settings=feishu_settings.FeishuSettings,
                  has_credentials=feishu_settings.has_credentials,
                  unconfigured_status=feishu_settings.unconfigured_status, load=_feishu,
                  missing_post_env=feishu_settings.missing_post_env,
                  payloads=_feishu_payloads, markup=_feishu_markup,
                  templates=feishu_package.TEMPLATES,
-                 channel_id_hint="a chat id such as oc_0123456789abcdef"),
+                 channel_id_hint="a chat id such as oc_0123456789abcdef",
+                 extra="feishu", sdk=("lark_oapi", "aiohttp")),
 )
 
 # Platforms a channel may name that the bot does not connect to: the console answers
@@ -155,4 +179,4 @@ def markup_of(fmt: str) -> Markup:
     """The markup of a format: a platform's (`adapters/<platform>/markup.py`), else the
     core's (markdown, text, html)."""
     spec = platform_spec(fmt)
-    return spec.markup() if spec is not None else markup_for(fmt)
+    return spec.platform_markup() if spec is not None else markup_for(fmt)

@@ -95,7 +95,8 @@ def first_run_rows(measured: Sequence[RepoPoints], repos: int, week: str, tz: st
         spent = _spent(plan, measured, counted=counted)
         total = sum(p for _, p in spent)
         rows.append(f"  {label}: {total:,} points in all (6 token-hours of a personal token: "
-                    f"{LIMIT * 6:,}), at most {_peak_hour(spent):,} in any hour as planned")
+                    f"{LIMIT * 6:,}), at most {_peak_hour(spent):,} in any hour as hashed "
+                    "(before the plan paces it: below)")
         for name, limit in (("personal token", LIMIT), ("App installation", APP_LIMIT)):
             done, waited = _on_one_token(spent, limit)
             early = (fire.timestamp() - done) / 60

@@ -20,6 +20,10 @@ and with the previous shape (searches carrying 25 full PRs with
 `reviewThreads(first: 50) { comments(first: 20) }`, priced by the same formula).
 Target: >= 500 repositories per token-hour with a personal token.
 
+Last, "what is waiting for review" (`bench.review_queue`): chats asking again and again
+within the cache window, on two replicas sharing Redis - one search per chat and window,
+one point each.
+
     python -m bench.github [--sizes 30,300] [--latency-ms 10] [--repos 20]
     python -m bench.github --sizes ""        # the points only
 """
@@ -41,6 +45,7 @@ from github.Issue import Issue
 from github.PaginatedList import PaginatedList
 
 from bench.github_points import points_rows
+from bench.review_queue import queue_rows
 from bot.clock import HeldClock
 from bot.config import Config, RepoConfig
 from bot.github.rest import week_queries
@@ -183,6 +188,9 @@ def main() -> None:
                           f"{row.seconds:>8.2f}  {row.target}")
         print()
     for line in points_rows(args.repos, WEEK, shift_week(WEEK, -1), TZ):
+        print(line)
+    print()
+    for line in queue_rows():
         print(line)
 
 if __name__ == "__main__":

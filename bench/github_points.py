@@ -15,10 +15,12 @@ from collections.abc import Sequence
 import msgspec
 
 from bench.first_run import APP_LIMIT, ORG_REPOS, RepoPoints, first_run_rows
+from bench.github_pool import pool_rows
 from bot.config import Config, RepoConfig
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.models import PullRequest, ReviewThread, ThreadComment
+from bot.week import shift_week
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
 from testkit.fakes.github_points import LIMIT
@@ -144,4 +146,5 @@ def points_rows(repos: int, week: str, previous: str, tz: str) -> list[str]:
         f"points per hour / points per repository: a personal token (PAT) {LIMIT:,}, a "
         f"GitHub App installation at most {APP_LIMIT:,})",
         *first_run_rows(measured, ORG_REPOS, week, tz),
+        *pool_rows(measured, shift_week(week, 1), tz),
     ]

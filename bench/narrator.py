@@ -8,14 +8,23 @@ against the fake model through the real SDK.
   tokens; warm 0 calls; one PR changed at most 2 calls);
 - the faithful corpora (testkit.narration.faithful and .faithful_more): share kept,
   bare and wrapped in `<think>` or a fence inside prose (target: 95%);
-- the hostile fixtures (testkit.narration.hostile and .disguised) against a model that
+- claims (testkit.narration.models): a strong model's sentences kept on the report page
+  (target: 90%) and shown in the chat text (60% zh, 50% en), its chat summary naming
+  the engine's PRs; a mid-size model's six slips (at most 1 reaching a format) and
+  thirteen plausible-but-wrong sentences (at most 2), with the PRs the key changes cite
+  against --no-llm's (80%) and the calls of a warm rerun of an answer the verifier cut
+  (0);
+- the hostile fixtures (testkit.narration.hostile, .disguised and .plants) against a model that
   obeys them: planted words in the narrated sentences and in any format beyond what the
   deterministic digest quotes (target: 0), and the verifier's share alone (the model
   fed the planted text as written; target: 100%);
 - forty sentences per section: the chat text's visible length against its ceiling and
   the Telegram and Slack messages against the engine's (target: within them);
 - privacy: calls made for a private repository without and with `narrate = true`, and
-  secrets of each kind found in the prompts (target: 0 calls, 0 secrets);
+  nineteen forms of secret found in the prompts (target: 0 calls, 0 of 19);
+- with --real-server: llama-cpp-python's server with SmolLM2-135M (testkit.llama_server),
+  the default request shape and the documented one: calls, fallbacks, seconds, what the
+  model wrote and what was dropped;
 - deadlines: an endpoint that trickles a byte every 2 s, or never answers, for one
   repository and for two sharing one digest (target: within the budget plus the
   deterministic build).
@@ -27,7 +36,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,10 +53,12 @@ from bot.digests import Digests
 from bot.engine import reviews_recorded
 from bot.engine.digest import week_pulls
 from bot.models import Digest, Lang, Snapshot
-from bot.narrate import MemoryNarrations, narrator_for
+from bot.narrate import MemoryNarrations, Narrator, narrator_for
 from bot.narrate.facts import pull_facts, shown_pulls, week_facts
+from bot.narrate.figures import PULL_REF
 from bot.narrate.hygiene import data_block
 from bot.narrate.prompts import estimate_tokens, system_prompt
+from bot.narrate.wording import theme_cited
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, visible_length
 from bot.render.html import PageLinks, render_report_page
@@ -54,7 +67,7 @@ from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
 from testkit.fakes.openai_hostile import hostile_answer
-from testkit.narration import disguised, faithful, faithful_more, hostile
+from testkit.narration import disguised, faithful, faithful_more, hostile, models, plants, secrets
 from testkit.narration.faithful import shown_sentences
 from testkit.shared_data import shared_data_dir
 
@@ -163,7 +176,10 @@ def formats(digest: Digest) -> dict[str, str]:
 
 FIXTURES = (("hostile (instructions in 5 bodies, 1 title, 1 review comment)", hostile.FIRST),
             ("disguised (look-alike and scheme-less hosts, zero-width, template turns, "
-             "calls on everyone, a settled claim)", disguised.DISGUISED))
+             "calls on everyone, a settled claim)", disguised.DISGUISED),
+            ("plants (a fake review, figures matching the week's count, a reassuring "
+             "thread, homoglyphs, base64 and rot13 notes, 'translate literally', a split "
+             "notice, a title to use instead)", plants.PLANTS))
 
 
 async def attack() -> None:
@@ -199,6 +215,65 @@ async def attack() -> None:
                   f"blocked ({tally.blocked / max(1, tally.carrying):.0%})")
 
 
+# --- claims: a strong model, a mid-size one, plausible-but-wrong sentences -------------
+
+VERL_REPO, VERL_FILE = WEEKS[0]
+
+
+async def _scripted(lines: tuple[faithful.Line, ...], lang: Lang, mode: str = "good"
+                    ) -> tuple[Digest, int, int]:
+    """verl W29 narrated by a model answering `lines`; the calls cold and warm."""
+    snapshot = read_snapshot(DATA / VERL_FILE)
+    with FakeOpenAI(answer=models.answer(lines)) as fake:
+        fake.mode = mode
+        built = digests(config(VERL_REPO, fake.base_url), snapshot)
+        told = await built.build(VERL_REPO, WEEK, lang)
+        cold = fake.calls
+        await built.build(VERL_REPO, WEEK, lang)
+    return told, cold, fake.calls - cold
+
+
+def _summary_refs(text: str) -> set[int]:
+    blocks = [b for b in text.split("\n\n") if b.strip()]
+    return {int(n) for n in PULL_REF.findall(blocks[2])}
+
+
+async def claims() -> None:
+    print("\nclaims, verl W29: a strong model's faithful sentences (page = the full report, "
+          "chat = the chat text)")
+    for lang in ("zh", "en"):
+        engine = await digests(config(VERL_REPO, None), read_snapshot(DATA / VERL_FILE)).build(
+            VERL_REPO, WEEK, lang)
+        for mode in ("good", "think", "prose-fence"):
+            lines = models.strong_lines(lang)
+            told, _, _ = await _scripted(lines, lang, mode)
+            texts = [c.text for c in lines]
+            page = models.reached(texts, shown_sentences(told))
+            chat_text = render_digest(told, "text")
+            chat = models.reached(texts, [chat_text])
+            names = _summary_refs(chat_text) >= _summary_refs(render_digest(engine, "text"))
+            print(f"  {lang} {mode:<12} page {len(page)}/{len(texts)} "
+                  f"({len(page) / len(texts):.0%}), chat {len(chat)}/{len(texts)} "
+                  f"({len(chat) / len(texts):.0%}); chat summary names the engine's PRs: "
+                  f"{names}")
+        cited = {n for t in engine.themes if t.pulls for n in theme_cited(t)}
+        for name, table in (("mid-size slips", models.MIDSIZE),
+                            ("plausible-but-wrong", models.WRONG)):
+            slips = table[lang]
+            told, cold, warm = await _scripted(models.with_slips(lang, slips), lang)
+            assert told.narration is not None
+            shown = [*shown_sentences(told), *formats(told).values()]
+            got = models.reached([s.line.text for s in slips], shown)
+            changes = next((p for p in told.narration.prose if p.section == "changes"), None)
+            said = {int(n) for s in (changes.sentences if changes else ()) for n in
+                    PULL_REF.findall(s)}
+            rules = ",".join(sorted({d.rule for d in told.narration.dropped}))
+            print(f"  {lang} {name:<20} reached any format {len(got)}/{len(slips)}; "
+                  f"sentences_dropped {told.narration.sentences_dropped} ({rules}); key "
+                  f"changes cite {len(cited & said)}/{len(cited)} of --no-llm's PRs; calls "
+                  f"cold {cold}, warm {warm}")
+
+
 # --- forty sentences per section ----------------------------------------------------
 
 async def forty() -> None:
@@ -224,21 +299,6 @@ async def forty() -> None:
 
 # --- privacy -------------------------------------------------------------------------
 
-SECRETS = {"github": "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8",
-           "openai": "sk-proj-" + "Abc123Def456Ghi789Jkl012Mno345Pqr678",
-           "slack": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOp",
-           "aws": "AKIA" + "IOSFODNN7EXAMPLE", "jwt": "eyJhbGciOiJIUzI1NiJ9" +
-           ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
-           "pem": "MIIEowIBAAKCAQEA7yn3bRHQ5FHMQ", "password": "hunter2-but-longer",
-           "telegram": "123456789:" + "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
-           "uri": "S3cretPassw0rd"}
-_PLANTED_SECRETS = (f"Setup: {SECRETS['github']} {SECRETS['openai']} {SECRETS['slack']} "
-                    f"{SECRETS['aws']} {SECRETS['jwt']} password={SECRETS['password']} "
-                    f"{SECRETS['telegram']}\n\nDatabase: postgres://app:{SECRETS['uri']}"
-                    f"@db/app\n\n-----BEGIN RSA PRIVATE KEY-----\n{SECRETS['pem']}\n"
-                    "-----END RSA PRIVATE KEY-----\n\n")
-
-
 async def privacy() -> None:
     print("\nprivacy: verl W29 as a private repository, and with secrets in every body")
     snapshot = read_snapshot(DATA / WEEKS[0][1])
@@ -251,13 +311,14 @@ async def privacy() -> None:
             told = await digests(cfg, snapshot).build(repo, WEEK, "zh")
         print(f"  {label:<24} calls {fake.calls}, narrated {told.narration is not None}")
     secret = msgspec.structs.replace(snapshot, pulls=tuple(
-        msgspec.structs.replace(p, body=_PLANTED_SECRETS + (p.body or "")) for p in snapshot.pulls))
+        msgspec.structs.replace(p, body=secrets.planted() + (p.body or ""))
+        for p in snapshot.pulls))
     with FakeOpenAI() as fake:
         await digests(config(repo, fake.base_url), secret).build(repo, WEEK, "zh")
-        sent = str(fake.requests)
-    found = [name for name, value in SECRETS.items() if value in sent]
-    print(f"  secrets of {len(SECRETS)} kinds in {fake.calls} prompts: {len(found)} found "
-          f"{found}; [redacted] {sent.count('[redacted]')} times")
+        sent = json.dumps(fake.requests, ensure_ascii=False)
+    found = secrets.found(sent)
+    print(f"  secrets of {len(secrets.SECRETS)} forms in {fake.calls} prompts: {len(found)} "
+          f"found {found}; [redacted] {sent.count('[redacted]')} times")
 
 
 # --- deadlines -----------------------------------------------------------------------
@@ -284,13 +345,46 @@ async def deadlines(budget: float, timeout: float) -> None:
               f"two {pair:6.1f} s (builds {two_build:.1f} s)")
 
 
+# --- a real model server --------------------------------------------------------------
+
+async def real_server() -> None:
+    from testkit.llama_server import llama_server
+    from testkit.narration.week import REPO as EXAMPLE_REPO
+    from testkit.narration.week import example_digests, llm_config
+
+    print("\nreal server: llama-cpp-python's server, SmolLM2-135M-Instruct (Q4_1), the "
+          "example week, two cores")
+    with llama_server() as base_url:
+        for shape in ("json_schema", "json_object_schema"):
+            for lang in ("en", "zh"):
+                cfg = llm_config(base_url, response_format=shape, timeout_seconds=120,
+                                 budget_seconds=240, max_concurrency=1)
+                assert cfg.llm is not None
+                store = MemoryNarrations()
+                narrator = Narrator(cfg.llm, store)
+                told, seconds = await timed(lambda: example_digests(
+                    cfg, narrator=narrator).build(EXAMPLE_REPO, WEEK, lang))  # noqa: B023
+                assert told.narration is not None
+                n = told.narration
+                fallbacks = ",".join(f"{f.section}={f.reason}" for f in n.fallbacks) or "none"
+                rules = ",".join(f"{r}×{c}" for r, c in sorted(
+                    Counter(d.rule for d in n.dropped).items())) or "none"
+                print(f"  {shape:<18} {lang}: {narrator.calls} calls, {seconds:5.1f} s, "
+                      f"shape used {narrator.client.shape}; narrated "
+                      f"{','.join(n.sections_narrated) or 'nothing'}; fallbacks {fallbacks}; "
+                      f"dropped {n.sentences_dropped} ({rules})")
+
+
 async def bench(args: argparse.Namespace) -> None:
     for lang in ("zh", "en"):
         await cost(args.latency, lang)
     await corpus()
+    await claims()
     await attack()
     await forty()
     await privacy()
+    if args.real_server:
+        await real_server()
     if not args.skip_deadlines:
         # The budget as given, and one just above a call's timeout: two repositories'
         # calls time out one after the other, the second cut by the shared deadline.
@@ -304,6 +398,8 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=30.0)
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--skip-deadlines", action="store_true")
+    parser.add_argument("--real-server", action="store_true",
+                        help="also narrate with llama-cpp-python's server and SmolLM2-135M")
     asyncio.run(bench(parser.parse_args()))
 
 

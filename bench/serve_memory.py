@@ -4,6 +4,12 @@ the fake platform APIs on loopback, a private Redis and the example snapshot; th
 importing the heavy SDKs costs a fresh interpreter.
 
     python -m bench.serve_memory [--settle 3]
+    python -m bench.serve_memory --python /tmp/slack-only/bin/python   # a slim install
+
+`--python` runs the server with another installation's interpreter - one made with
+`pip install '.[slack]'` has no other platform's SDK, no openai and no Babel - and
+measures Slack only, which is all it can serve; it also lists what that installation
+cannot import.
 
 Prints per configuration: the resident memory (VmRSS) once `/healthz` answers and the
 adapters have started, its peak (VmHWM) and how long until `/healthz` answered.
@@ -84,13 +90,14 @@ def environment(platforms: tuple[str, ...], redis_url: str) -> dict[str, str]:
 
 
 def measure(platforms: tuple[str, ...], *, llm: bool, urls: dict[str, str], redis_url: str,
-            settle: float, workdir: Path) -> tuple[float, float, float]:
+            settle: float, workdir: Path, python: str = sys.executable
+            ) -> tuple[float, float, float]:
     """(RSS, peak RSS in MiB, seconds until /healthz answered)."""
     name = "-".join(platforms) + ("-llm" if llm else "")
     config = workdir / f"{name}.toml"
     config.write_text(config_text(platforms, urls, llm), encoding="utf-8")
     server = ServeProcess(config, environment(platforms, redis_url), workdir / f"{name}.log",
-                          log_level="warning")
+                          log_level="warning", python=python)
     started = time.perf_counter()
     server.start(timeout=180)
     ready = time.perf_counter() - started
@@ -111,16 +118,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--settle", type=float, default=3.0,
                         help="seconds to let the adapters start before reading the memory")
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter of the installation to serve with")
     args = parser.parse_args()
     cases = [(("slack",), False), (("slack", "telegram", "feishu"), False),
              (("slack", "telegram", "feishu"), True)]
+    if args.python != sys.executable:
+        cases = cases[:1]
+        absent = subprocess.run(
+            [args.python, "-c", "import importlib.util as u; print(' '.join(m for m in "
+             "('lark_oapi', 'openai', 'telegram', 'babel', 'httpx') if u.find_spec(m) is None))"],
+            check=True, capture_output=True, text=True).stdout.split()
+        print(f"installation of {args.python}: not installed: {', '.join(absent) or 'none'}")
     with (private_redis() as redis_url, FakeSlack() as slack, FakeTelegram() as telegram,
           FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1]) as feishu,
           FakeOpenAI() as model, tempfile.TemporaryDirectory(prefix="prdigest-rss-") as tmp):
         urls = {"slack": slack.base_url, "telegram": telegram.base_url,
                 "feishu": feishu.base_url, "openai": model.base_url}
         rows = [(platforms, llm, *measure(platforms, llm=llm, urls=urls, redis_url=redis_url,
-                                          settle=args.settle, workdir=Path(tmp)))
+                                          settle=args.settle, workdir=Path(tmp),
+                                          python=args.python))
                 for platforms, llm in cases]
     print("serve memory bench: one `prdigest serve` replica, the example snapshot, a private "
           "Redis, fake platform APIs")
@@ -130,7 +147,7 @@ def main() -> None:
         print(f"  {label + (' + [llm]' if llm else ''):32s} RSS {rss:6.1f} MiB  peak {peak:6.1f}"
               f" MiB  /healthz after {ready:5.1f} s"
               + (f"  (target <= {target:.0f} MiB)" if target else ""))
-    for what, statement in IMPORTS:
+    for what, statement in IMPORTS if args.python == sys.executable else ():
         seconds, mib = import_cost(statement)
         print(f"  import {what:25s} {seconds:5.2f} s  +{mib:5.1f} MiB  (a fresh interpreter)")
 

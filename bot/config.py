@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import msgspec
 from croniter import croniter
@@ -22,6 +23,7 @@ from croniter import croniter
 from bot.config_fields import (
     check_channel_id,
     check_repo_name,
+    check_repo_pattern,
     check_title_patterns,
     check_web_url,
 )
@@ -74,6 +76,12 @@ class RepoConfig(Section, frozen=True, kw_only=True):
         return self.narrate if self.narrate is not None else not self.private
 
 
+NO_SCHEDULE = "off"
+"""A channel's `schedule` when it gets no weekly post (answers and notices only)."""
+DEFAULT_SCHEDULE = "0 9 * * MON"
+"""A channel's weekly post unless it says otherwise: Mondays at 9:00 in its time zone."""
+
+
 class ChannelConfig(Section, frozen=True, kw_only=True):
     platform: str
     id: str
@@ -81,7 +89,7 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
     repo: str = ""
     repos: tuple[str, ...] = ()
     lang: Literal["zh", "en"] = "zh"
-    schedule: str = "0 9 * * MON"
+    schedule: str = DEFAULT_SCHEDULE
     timezone: str = DEFAULT_TIMEZONE
     topics: tuple[str, ...] = ()
     admins: tuple[str, ...] = ()
@@ -107,6 +115,11 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
         return f"{self.platform}:{self.id}"
 
     @property
+    def weekly(self) -> bool:
+        """Whether the channel gets a weekly post (its `schedule` is not "off")."""
+        return self.schedule != NO_SCHEDULE
+
+    @property
     def repositories(self) -> tuple[str, ...]:
         """The repositories the channel follows, in the order the config lists them."""
         return self.repos or (self.repo,)
@@ -127,8 +140,49 @@ class ChannelConfig(Section, frozen=True, kw_only=True):
         return repo.lower() in (name.lower() for name in self.repositories)
 
 
+def repo_matches(patterns: tuple[str, ...], repo: str) -> bool:
+    """Whether `repo` is one of `patterns`: `owner/name`, `owner/*` (every repository of
+    the owner) or `*/*` (any); names ignore case, as GitHub's do."""
+    owner, _, name = repo.lower().partition("/")
+    for pattern in patterns:
+        p_owner, _, p_name = pattern.lower().partition("/")
+        if p_owner in ("*", owner) and p_name in ("*", name):
+            return True
+    return False
+
+
+class ChatConfig(Section, frozen=True, kw_only=True):
+    """`[chat]`: what a chat may set up for itself (`follow owner/repo`, `schedule`,
+    `lang`, `timezone`, `topics`) and who may change it.
+
+    `repos`: the repositories chats may follow besides those under `[repos]`
+    (`owner/name`, `owner/*`, `*/*`); `private_repos`: the private ones among them
+    (a private repository not listed here is never followed from chat).
+    `changes_by`: who may change a chat's settings - `chat-admins` (the chat's admins
+    on its platform; in a direct conversation, its user), `listed` (only `admins`) or
+    `anyone`; `admins` (`platform:user`) may always. `file_channels`: whether chat may
+    change a channel this file lists (`chat`), where a setting the file changes later
+    wins again, or not (`file`). `max_channels`: chats set up from chat, at most (0: none).
+    `pending_minutes`: how long the PRs waiting for review are kept per chat."""
+
+    repos: tuple[str, ...] = ()
+    private_repos: tuple[str, ...] = ()
+    changes_by: Literal["chat-admins", "listed", "anyone"] = "chat-admins"
+    admins: tuple[str, ...] = ()
+    file_channels: Literal["file", "chat"] = "file"
+    max_channels: int = 1000
+    pending_minutes: int = 10
+
+    def listed_admin(self, platform: str, user: str | None) -> bool:
+        """Whether `user` of `platform` is one of `admins`."""
+        return user is not None and f"{platform}:{user}" in self.admins
+
+
 class GitHubConfig(Section, frozen=True, kw_only=True):
     token_env: str = "GITHUB_TOKEN"
+    # More tokens, by the variables holding them: each is a credential of the pool
+    # (`bot.github.pool`) with its own hourly points.
+    token_envs: tuple[str, ...] = ()
     api_url: str = "https://api.github.com"
     webhook_secret_env: str = "GITHUB_WEBHOOK_SECRET"
     poll_minutes: int = 5
@@ -144,13 +198,18 @@ class CacheConfig(Section, frozen=True, kw_only=True):
     url_env: str = "REDIS_URL"
     past_week_ttl_seconds: int = 30 * 24 * 3600
     current_week_ttl_seconds: int = 15 * 60
+    # A Redis that may evict prdigest's keys, or keeps nothing across a restart: warn at
+    # start, or refuse to serve on it (`bot.store.redis.safety`).
+    unsafe_redis: Literal["warn", "refuse"] = "warn"
 
 
 class ServerConfig(Section, frozen=True, kw_only=True):
     """`[server]`. The connection limits bound what slow or idle clients can hold
     (open sockets, half-sent requests); see docs/deployment.md, "Behind a reverse proxy"."""
 
-    public_url: str = "http://localhost:8080"
+    # Where users reach the service; unset, chat digests say where their full report is
+    # served instead of linking to it.
+    public_url: str | None = None
     catch_up_hours: float = 12.0
     read_timeout_seconds: float = 15.0
     keep_alive_seconds: int = 5
@@ -190,8 +249,10 @@ _S = TypeVar("_S", bound=PlatformSettings)
 class LLMConfig(Section, frozen=True, kw_only=True):
     """`[llm]`: an OpenAI-compatible endpoint that words the digest (off when absent).
 
-    `response_format`: `json_schema` sends the answer's JSON Schema; `json_object` is for
-    endpoints that only take JSON mode (DeepSeek, Moonshot, Zhipu, most of DashScope).
+    `response_format`: `json_schema` sends the answer's JSON Schema; `json_object_schema`
+    sends it inside JSON mode (`{"type": "json_object", "schema": ...}`, llama.cpp-based
+    servers); `json_object` is for endpoints that only take JSON mode (DeepSeek,
+    Moonshot, Zhipu, most of DashScope).
     `timeout_seconds` bounds one call, `budget_seconds` one digest's narration (shared by
     the repositories of a combined digest); `extra_body` goes into every request as is
     (provider switches such as `enable_thinking = false`). `check = "model"` adds a
@@ -201,7 +262,7 @@ class LLMConfig(Section, frozen=True, kw_only=True):
     base_url: str
     model: str
     api_key_env: str = "PRDIGEST_LLM_API_KEY"
-    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    response_format: Literal["json_schema", "json_object_schema", "json_object"] = "json_schema"
     timeout_seconds: float = 60.0
     budget_seconds: float = 120.0
     max_concurrency: int = 4
@@ -218,6 +279,12 @@ class Config(Section, frozen=True, kw_only=True):
     # Each platform's table as written: `platform_settings` reads it as its settings.
     platforms: dict[str, dict[str, Any]] = {}
     llm: LLMConfig | None = None
+    chat: ChatConfig = ChatConfig()
+
+    @property
+    def current(self) -> Config:
+        """The config in force: this one, which never changes (see `ConfigView`)."""
+        return self
 
     def repo(self, name: str) -> RepoConfig:
         """The repository's settings; an unconfigured one gets the defaults."""
@@ -225,6 +292,21 @@ class Config(Section, frozen=True, kw_only=True):
 
     def channel(self, key: str) -> ChannelConfig | None:
         return next((c for c in self.channels if c.key == key), None)
+
+    def configured_name(self, repo: str) -> str | None:
+        """The spelling `[repos]` gives `repo` (GitHub's names ignore case), or None."""
+        lowered = repo.lower()
+        return next((name for name in self.repos if name.lower() == lowered), None)
+
+
+class ConfigView(Protocol):
+    """Where a long-lived part of the service reads the config in force: a `Config`
+    (which never changes), or the service's live one (`bot.live.LiveConfig`: the file
+    as last loaded, with the chats set up from chat), which a reload and a chat's
+    `follow` change while the part runs."""
+
+    @property
+    def current(self) -> Config: ...
 
 
 DAY_SECONDS = 24 * 3600
@@ -246,6 +328,8 @@ NUMBER_RANGES: tuple[tuple[str, str, float, float], ...] = (
     ("server", "report_requests_per_minute", 1, 100_000),
     ("server", "report_points_per_hour", 0, 1_000_000),
     ("server", "prefetch_hours", 0, 7 * 24),
+    ("chat", "max_channels", 0, 100_000),
+    ("chat", "pending_minutes", 1, 24 * 60),
 )
 """(section, field, least, most) of every number in the file: a week of catch-up or
 polling, a year of caching, ten minutes for one GitHub request. Beyond them a value is a
@@ -306,11 +390,9 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
             raise ConfigError(
                 f"{where}.timezone: unknown time zone {channel.timezone!r}"
             ) from None
-        if not croniter.is_valid(channel.schedule):
-            raise ConfigError(f"{where}.schedule: not a cron expression: {channel.schedule!r}")
-        if not fires_every_year(channel.schedule):
-            raise ConfigError(f"{where}.schedule: {channel.schedule!r} does not fire in "
-                              "every year (a date such as 30 February never comes)")
+        problem = schedule_problem(channel.schedule)
+        if problem is not None:
+            raise ConfigError(f"{where}.schedule: {problem}")
         if not 0 <= channel.notice_batch_minutes <= NOTICE_BATCH_MAX_MINUTES:
             raise ConfigError(f"{where}.notice_batch_minutes: must be a whole number of "
                               f"minutes from 0 (off) to {NOTICE_BATCH_MAX_MINUTES}, got "
@@ -321,11 +403,54 @@ def _validate(config: Config, platforms: PlatformSchemas | None) -> None:
                 raise ConfigError(f"{where}: channel {channel.key} is listed twice for {name}")
             seen.add(pair)
     _check_numbers(config)
+    _check_chat(config.chat)
     _check_web_urls(config)
+    _check_token_envs(config.github)
     if platforms is not None:
         _check_platforms(config, platforms)
     if config.llm is not None:
         _validate_llm(config.llm)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_token_envs(github: GitHubConfig) -> None:
+    """The pool's token variables: names of variables, each once, never `token_env`."""
+    seen = {github.token_env}
+    for index, name in enumerate(github.token_envs):
+        where = f"github.token_envs[{index}]"
+        if not _ENV_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: expected the name of an environment variable such "
+                              f"as GITHUB_TOKEN_2, got {name!r}")
+        if name in seen:
+            raise ConfigError(f"{where}: {name} is named twice (github.token_env and "
+                              "github.token_envs name each variable once)")
+        seen.add(name)
+
+
+def schedule_problem(schedule: str) -> str | None:
+    """What is wrong with a channel's `schedule`, or None: a cron expression that fires in
+    every year, or "off"."""
+    if schedule == NO_SCHEDULE:
+        return None
+    if not croniter.is_valid(schedule):
+        return f"not a cron expression: {schedule!r}"
+    if not fires_every_year(schedule):
+        return (f"{schedule!r} does not fire in every year (a date such as 30 February "
+                "never comes)")
+    return None
+
+
+def _check_chat(chat: ChatConfig) -> None:
+    for field, patterns in (("repos", chat.repos), ("private_repos", chat.private_repos)):
+        for index, pattern in enumerate(patterns):
+            check_repo_pattern(pattern, f"chat.{field}[{index}]")
+    for index, admin in enumerate(chat.admins):
+        platform, _, user = admin.partition(":")
+        if not platform or not user.strip() or user.strip() != user:
+            raise ConfigError(f"chat.admins[{index}]: write a user as platform:id (the name of "
+                              f"its platform, a colon, its user id), got {admin!r}")
 
 
 def _validate_llm(llm: LLMConfig) -> None:
@@ -355,7 +480,8 @@ def _check_web_urls(config: Config) -> None:
         ("server.public_url", config.server.public_url, "https://bot.example.com"),
         ("github.api_url", config.github.api_url, "https://api.github.com"),
     ):
-        check_web_url(field, value, example)
+        if value is not None:  # an unset public_url links nothing
+            check_web_url(field, value, example)
 
 
 def _check_platforms(config: Config, platforms: PlatformSchemas) -> None:

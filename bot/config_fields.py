@@ -27,6 +27,15 @@ def check_repo_name(name: str, where: str) -> None:
                           f"'-', '_' and '.'), got {name!r}")
 
 
+def check_repo_pattern(pattern: str, where: str) -> None:
+    """`owner/name`, `owner/*` (every repository of an owner) or `*/*` (any)."""
+    owner, _, name = pattern.partition("/")
+    parts_valid = [part == "*" or (_NAME_PART.fullmatch(part) is not None
+                                   and part not in _PATH_SEGMENTS) for part in (owner, name)]
+    if not all(parts_valid) or (owner == "*" and name != "*"):
+        raise ConfigError(f"{where}: write owner/name, owner/* or */*, got {pattern!r}")
+
+
 def check_web_url(field: str, value: str, example: str) -> None:
     """An http(s) URL with a host (`http://` alone has none)."""
     parts = urlsplit(value)

@@ -20,7 +20,7 @@ from typing import Protocol
 import msgspec
 
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import ChannelConfig, Config, ExcludeRule
+from bot.config import ChannelConfig, Config, ConfigView, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
 from bot.engine.combine import PartFacts, combine, combined_notes
 from bot.engine.digest import week_pulls
@@ -73,12 +73,13 @@ class Digests:
     configured ones in its digest. `reports`: where report-page digests are kept, with the
     cache's TTLs. Each digest built is a `DigestBuilt` on `events` (`/metrics`).
     `narrator`: the optional model that words digests and PR answers (`[llm]`); None
-    keeps every digest exactly the engine's.
+    keeps every digest exactly the engine's. `config` may be the service's live config
+    (`bot.live.LiveConfig`): every digest is then made with the config in force.
     """
 
     def __init__(
         self,
-        config: Config,
+        config: ConfigView,
         source: Source | None,
         *,
         subscriptions: SubscriptionStore | None = None,
@@ -87,7 +88,7 @@ class Digests:
         events: Events | None = None,
         narrator: Narrator | None = None,
     ) -> None:
-        self.config = config
+        self.settings = config
         self.source = source
         self.subscriptions = subscriptions
         self.reports = reports
@@ -96,6 +97,11 @@ class Digests:
         self.narrator = narrator
         self._decoder = msgspec.json.Decoder(Digest)
         self.answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer)
+
+    @property
+    def config(self) -> Config:
+        """The config in force."""
+        return self.settings.current
 
     # --- the week -------------------------------------------------------------------
 

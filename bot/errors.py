@@ -44,3 +44,14 @@ class UncoveredWeekError(SourceError):
 class ThreadGone(Exception):
     """A reply under a message that is no longer there (deleted, recalled): the
     platform posted nothing, so the caller may post it at the top level instead."""
+
+
+class DeliveryInDoubt(Exception):
+    """A send that may or may not have reached the platform: the request went out and no
+    answer came (it timed out, the connection dropped). `resend`: the platform's policy
+    for such a send - send it again (it may then arrive twice), or hold it for an
+    operator (it is then never sent twice, and possibly not at all)."""
+
+    def __init__(self, message: str, *, resend: bool) -> None:
+        super().__init__(message)
+        self.resend = resend

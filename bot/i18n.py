@@ -1,22 +1,24 @@
 """Message catalogs: English message ids, Chinese from `templates/i18n/zh/LC_MESSAGES/*.po`.
 
-Catalogs are read from .po files at first use (no compile step to forget); every .po
-file of a language is merged, so each part of the product keeps its own file. A chat
-platform keeps its words with its adapter, under a templates folder of its own
+Every catalog of a language is merged, so each part of the product keeps its own file.
+A chat platform keeps its words with its adapter, under a templates folder of its own
 (`<root>/i18n/<lang>/LC_MESSAGES/*.po`); `roots` adds those folders to the core's.
+
+The `.po` files are compiled to `.mo` when the package is built (`hatch_build.py`), so
+an installation reads `.mo` files with the standard library alone. In a source checkout
+a `.po` newer than its `.mo` (one just edited) is compiled in memory with Babel, a
+development tool, so an edit shows without a rebuild.
 """
 
 from __future__ import annotations
 
 import gettext
 import io
+from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cache
 from pathlib import Path
 
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.numbers import format_percent
-
+from bot.errors import ConfigError
 from bot.models import Lang
 from bot.resources import template_dir
 
@@ -29,18 +31,42 @@ def translations(lang: Lang, roots: tuple[Path, ...] = ()) -> gettext.NullTransl
     English is the identity."""
     merged: gettext.NullTranslations = gettext.NullTranslations()
     folders = [root / "i18n" / lang / "LC_MESSAGES" for root in (template_dir(), *roots)]
-    for path in (p for folder in folders if folder.is_dir() for p in sorted(folder.glob("*.po"))):
-        with path.open("rb") as handle:
-            catalog = read_po(handle, locale=lang)
-        buffer = io.BytesIO()
-        write_mo(buffer, catalog)
-        buffer.seek(0)
-        part = gettext.GNUTranslations(buffer)
-        if isinstance(merged, gettext.GNUTranslations):
-            merged.add_fallback(part)
-        else:
-            merged = part
+    for folder in (f for f in folders if f.is_dir()):
+        names = sorted({p.stem for pattern in ("*.po", "*.mo") for p in folder.glob(pattern)})
+        for name in names:
+            part = _catalog(folder / f"{name}.po", lang)
+            if isinstance(merged, gettext.GNUTranslations):
+                merged.add_fallback(part)
+            else:
+                merged = part
     return merged
+
+
+def _catalog(po: Path, lang: Lang) -> gettext.GNUTranslations:
+    """One catalog: its compiled `.mo`, or its `.po` compiled now where that is newer
+    (an edit in a source checkout) or the only one there."""
+    mo = po.with_suffix(".mo")
+    if mo.is_file() and not (po.is_file() and po.stat().st_mtime > mo.stat().st_mtime):
+        with mo.open("rb") as handle:
+            return gettext.GNUTranslations(handle)
+    return gettext.GNUTranslations(io.BytesIO(compile_catalog(po, lang)))
+
+
+def compile_catalog(po: Path, lang: str) -> bytes:
+    """The `.mo` bytes of a `.po` file, through Babel (a build and development tool:
+    installations read the `.mo` files the build wrote)."""
+    try:
+        from babel.messages.mofile import write_mo
+        from babel.messages.pofile import read_po
+    except ImportError:
+        raise ConfigError(f"{po}: not compiled (no {po.with_suffix('.mo').name}); catalogs "
+                          "are compiled when the package is built - in a source checkout run "
+                          "`make setup`") from None
+    with po.open("rb") as handle:
+        catalog = read_po(handle, locale=lang)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog)
+    return buffer.getvalue()
 
 
 class Translator:
@@ -80,5 +106,7 @@ def translator(lang: Lang, roots: tuple[Path, ...] = ()) -> Translator:
 
 
 def percent(share: float, lang: Lang) -> str:
-    """`43%` in the language's own number style."""
-    return format_percent(share, locale="zh_CN" if lang == "zh" else "en_US")
+    """`43%`: both languages write a whole percentage the same way (CLDR's zh_CN and
+    en_US patterns `#,##0%`), rounded half to even as Babel rounds it."""
+    whole = (Decimal(str(share)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+    return f"{int(whole):,}%"

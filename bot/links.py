@@ -1,7 +1,8 @@
 """Where a week's report lives, and who may open it.
 
 A report lives at `{server.public_url}/reports/{owner}/{repo}/{week}?lang=zh`; the
-index of a repository's weeks at `/reports/{owner}/{repo}`. A private repository
+index of a repository's weeks at `/reports/{owner}/{repo}`. Without `server.public_url`
+a chat digest says that path instead of linking. A private repository
 (`private = true`) is served only with `?key=`, an HMAC-SHA256 of the repository name
 under the secret in `PRDIGEST_REPORT_SECRET`: chat digests of private repositories
 carry the signed link. Without that secret private reports are never served and their
@@ -66,9 +67,20 @@ def report_url(config: Config, repo: str, week: str | None = None, *,
                lang: Lang | None = None) -> str | None:
     """The public address of a report (or of the weeks index when `week` is None).
 
-    None for a repository that is not configured, and for a private one while no
-    signing secret is set: such a link would only ever answer 404.
+    None for a repository that is not configured, for a private one while no signing
+    secret is set (such a link would only ever answer 404), and while
+    `server.public_url` is unset (no address a reader could open).
     """
+    where = report_location(config, repo, week, lang=lang)
+    base = config.server.public_url
+    return f"{base.rstrip('/')}{where}" if where is not None and base else None
+
+
+def report_location(config: Config, repo: str, week: str | None = None, *,
+                    lang: Lang | None = None) -> str | None:
+    """Where the service serves a report, its path and query
+    (`/reports/acme/lumen/2026-W29?lang=zh`); None where `report_url` is None for the
+    repository itself (not configured, or private without a signing secret)."""
     name = _configured_name(config, repo)
     if name is None:
         return None
@@ -78,18 +90,21 @@ def report_url(config: Config, repo: str, week: str | None = None, *,
         if report_secret is None:
             return None
         key = report_key(report_secret, name)
-    base = config.server.public_url.rstrip("/")
-    return f"{base}{report_path(name, week)}{report_query(lang, key)}"
+    return f"{report_path(name, week)}{report_query(lang, key)}"
 
 
 def with_report_url(digest: Digest, config: Config) -> Digest:
-    """The digest with `report_url` set to its page, in the digest's language.
+    """The digest with `report_url` set to its page, in the digest's language; while
+    `server.public_url` is unset, with `report_path` set instead (where the service
+    serves it), which the chat says rather than linking to an address no one opens.
 
     What the scheduler and the `digest` command call before rendering, so every chat
     digest links to its full report (private repositories: the signed link).
     """
     url = report_url(config, digest.repository, digest.week, lang=digest.lang)
-    return msgspec.structs.replace(digest, report_url=url)
+    path = None if url else report_location(config, digest.repository, digest.week,
+                                            lang=digest.lang)
+    return msgspec.structs.replace(digest, report_url=url, report_path=path)
 
 
 def _configured_name(config: Config, repo: str) -> str | None:

@@ -268,6 +268,8 @@ class PullEntry(Record, frozen=True, kw_only=True):
     short_title: str = ""
     line: str = ""
     security: bool = False
+    # A branch sync (`master->dev`): it moved work merged elsewhere, never key.
+    sync: bool = False
     # As KeyPull.headline: set for the PRs a zh digest names (key PRs, security fixes).
     headline: str = ""
 
@@ -280,10 +282,23 @@ class Fallback(Record, frozen=True, kw_only=True):
 
 
 class NarratedProse(Record, frozen=True, kw_only=True):
-    """A section's narrated sentences, verified, shown in place of its deterministic text."""
+    """A section's narrated sentences, verified, shown in place of its deterministic text.
+    `keys`: what each sentence is about, where the section says (a theme's key in
+    "changes", a role in "summary": count, focus, highlight, risk; a PR number in
+    "key_prs"), so a shorter view can choose among them."""
 
     section: str
     sentences: tuple[str, ...]
+    keys: tuple[str, ...] = ()
+
+
+class DroppedSentence(Record, frozen=True, kw_only=True):
+    """A sentence the model wrote that no format shows: where it was going
+    (`summary`, `changes:ci`, `pull:7061:summary`, `pull:6932:risk:1`) and the rule
+    that kept it out (`figure`, `claim-security`, `repeat`, `section`...)."""
+
+    where: str
+    rule: str
 
 
 class Narration(Record, frozen=True, kw_only=True):
@@ -296,6 +311,9 @@ class Narration(Record, frozen=True, kw_only=True):
     sentences_dropped: int = 0
     fallbacks: tuple[Fallback, ...] = ()
     prose: tuple[NarratedProse, ...] = ()
+    # Every sentence the model wrote that the digest does not show, with its rule
+    # (`sentences_dropped` counts them).
+    dropped: tuple[DroppedSentence, ...] = ()
 
 
 class LoginCount(Record, frozen=True, kw_only=True):
@@ -303,17 +321,28 @@ class LoginCount(Record, frozen=True, kw_only=True):
     count: int
 
 
+class Tie(Record, frozen=True, kw_only=True):
+    """People tied on a count too many to name ("6 more wrote 2 PRs each")."""
+
+    people: int
+    count: int
+
+
 class People(Record, frozen=True, kw_only=True):
     """Who did the week's work, bots left out (`bot_pulls` says how many PRs bots
     opened). `authors`: how many people authored its PRs, `top_authors` the most active
     of them by PRs; `reviewers` by PRs reviewed. `first_timers` and `reviewers` are None
-    where the data does not record them (no author association, no reviews)."""
+    where the data does not record them (no author association, no reviews). People tied
+    on the count where the names stop are all named, or, too many to name, counted in
+    `authors_tie` / `reviewers_tie`: never some of them named as if they led."""
 
     authors: int
     top_authors: tuple[LoginCount, ...] = ()
     first_timers: tuple[str, ...] | None = None
     reviewers: tuple[LoginCount, ...] | None = None
     bot_pulls: int = 0
+    authors_tie: Tie | None = None
+    reviewers_tie: Tie | None = None
 
 
 class ChatForm(Record, frozen=True, kw_only=True):
@@ -351,6 +380,9 @@ class Digest(Record, frozen=True, kw_only=True):
     notes: tuple[str, ...] = ()
     data_as_of: Time | None = None
     report_url: str | None = None
+    # Where the service serves the full report (`/reports/...`) while no public address
+    # is set (`server.public_url`): the chat says it in place of a link.
+    report_path: str | None = None
     pulls: tuple[PullEntry, ...] = ()
     # The topics as the trends' prose counts them beside the themes
     # (`bot.engine.trends.area_counts`); empty in a digest of several repositories.
@@ -365,7 +397,11 @@ class Digest(Record, frozen=True, kw_only=True):
 # --- chat -------------------------------------------------------------------------
 
 CommandKind = Literal[
-    "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help"
+    "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help",
+    # questions about the week, answered from its digest
+    "changes", "people", "compare", "pending", "hello",
+    # a chat's own settings
+    "follow", "unfollow", "schedule", "timezone", "lang", "settings",
 ]
 
 
@@ -380,6 +416,9 @@ class Command(Record, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     text: str = ""
     unknown: bool = False
+    # What a setting is set to (`schedule`: a cron or "off"; `timezone`, `lang`), or
+    # which people a `people` question asks about ("merged", "reviewed").
+    value: str = ""
 
 
 class PullAnswer(Record, frozen=True, kw_only=True):
@@ -404,8 +443,70 @@ class PullAnswer(Record, frozen=True, kw_only=True):
     figures: tuple[str, ...] = ()
 
 
+class AnswerPull(Record, frozen=True, kw_only=True):
+    """A PR a week's answer names: its title (and, in a zh answer, its headline), who
+    wrote it, and what the answer says of it - a risk's sentence and severity, how long
+    it has waited for review."""
+
+    number: int
+    title: str
+    url: str = ""
+    repository: str = ""
+    author: str | None = None
+    headline: str = ""
+    note: str = ""
+    severity: str = ""
+    # How many risks the PR has (the answer names its most severe), how long it has
+    # waited for review.
+    risks: int = 0
+    waiting_days: int | None = None
+
+
+class WeekAnswer(Record, frozen=True, kw_only=True):
+    """A question about the week answered from its digest's own data (or, for the PRs
+    waiting for review, from GitHub): `question` is the command's kind (`risks`,
+    `changes`, `people`, `compare`, `pending`, `hello`); `pulls` the PRs it names,
+    `total` how many there are in all; `area` the topic asked about as the digest
+    names it; `counts` this week's and `previous` the week before's; `topics` the
+    topics whose counts changed most, with the week before's counts."""
+
+    question: str
+    repository: str = ""
+    week: str = ""
+    area: str = ""
+    pulls: tuple[AnswerPull, ...] = ()
+    total: int = 0
+    counts: Counts | None = None
+    previous: Counts | None = None
+    topics: tuple[NameCount, ...] = ()
+    people: People | None = None
+    report_url: str | None = None
+    as_of: Time | None = None
+
+
+class ChatOverview(Record, frozen=True, kw_only=True):
+    """What a chat gets and when, as `settings` shows it: where its settings come from
+    (`file`, `chat`, both, or `none` for a chat not set up), its repositories, language,
+    weekly schedule (a cron, or "off") in its time zone with the next post, its topics,
+    and which settings the config file fixes (`fixed`: not changed from chat)."""
+
+    chat: str
+    origin: Literal["file", "chat", "both", "none"]
+    repositories: tuple[str, ...] = ()
+    lang: Lang = "zh"
+    schedule: str = "off"
+    # A weekly schedule said in words where the cron is one (`MON`, `THU`; `09:00`).
+    days: tuple[str, ...] = ()
+    time: str = ""
+    timezone: str = ""
+    next_post: Time | None = None
+    topics: tuple[str, ...] = ()
+    fixed: tuple[str, ...] = ()
+
+
 ReplyKind = Literal[
-    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error", "notices"
+    "digest", "pull", "topics", "subscribed", "unsubscribed", "help", "error", "notices",
+    "answer", "settings",
 ]
 
 
@@ -427,3 +528,7 @@ class Reply(Record, frozen=True, kw_only=True):
     params: tuple[tuple[str, str], ...] = ()
     # kind "notices": merged-PR notices (each a `pull` reply) announced in one message.
     notices: tuple[Reply, ...] = ()
+    # kind "answer": a question about the week; kind "settings": what the chat gets
+    # (`mode` names the setting just changed, "" when only shown).
+    answer: WeekAnswer | None = None
+    overview: ChatOverview | None = None

@@ -9,13 +9,40 @@ newcomer can see what each part does, and is checked by loading it before it is 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from bot.config import parse_config
 from bot.engine.discover import suggest_topics
-from bot.models import PullRequest
+from bot.models import PullRequest, Snapshot
+from bot.snapshot import data_time
+from bot.week import resolve_week, week_of
 
 SAMPLE_CHANNEL = "C0123456"
+# How many topics the sample channel follows: the busiest.
+FOLLOWED = 3
+PUBLIC_URL_PLACEHOLDER = "https://prdigest.example.com"
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(name: str) -> str:
+    """A TOML key: bare where TOML allows (`npu`), else quoted (`"图表"`)."""
+    return name if _BARE_KEY.match(name) else json.dumps(name, ensure_ascii=False)
+
+
+def digest_week(snapshot: Snapshot, timezone: str) -> str | None:
+    """The week a first `digest` of a snapshot shows: the one `--week last` picks from
+    its data when that week holds PRs, else the latest week that does (a file of one
+    week holds none of the week before it); None for a file of no PRs."""
+    moment = data_time(snapshot)
+    if moment is None:
+        return None
+    last = resolve_week("last", moment, timezone)
+    held = sorted({week_of(at, timezone) for pull in snapshot.pulls
+                   if (at := pull.merged_at or pull.closed_at or pull.created_at)})
+    if not held or last in held:
+        return last
+    return held[-1]
 
 
 def _value(value: str | Sequence[str]) -> str:
@@ -52,8 +79,9 @@ def render_config(repo: str, pulls: Sequence[PullRequest], *, timezone: str, lan
         fields = [f"{field} = {_value(value)}" for field, value in (
             ("keywords", topic.keywords), ("title", topic.title), ("paths", topic.paths),
             ("aliases", topic.aliases)) if value]
-        lines += [f"# {topic.origin}", f"{topic.name} = {{ {', '.join(fields)} }}"]
-    followed = [t.name for t in topics[:3]]
+        lines += [f"# {topic.origin}", f"{_key(topic.name)} = {{ {', '.join(fields)} }}"]
+    # The channel follows the busiest topics, whichever way they were found.
+    followed = [t.name for t in sorted(topics, key=lambda t: -t.pulls)[:FOLLOWED]]
     hints = "; ".join(f"{name}: {hint}" for name, hint in platforms)
     lines += [
         "",
@@ -68,6 +96,11 @@ def render_config(repo: str, pulls: Sequence[PullRequest], *, timezone: str, lan
         'schedule = "0 9 * * MON"      # cron, in the channel\'s time zone: Mondays 09:00',
         f"timezone = {_value(timezone)}",
         f"topics = {_value(followed)}   # first in its digest; merges on them are announced",
+        "",
+        "[server]",
+        "# Where your team reaches this service: chat digests link each week's full report",
+        "# under it. Until it is set they say where the report is instead of linking.",
+        f'# public_url = "{PUBLIC_URL_PLACEHOLDER}"',
         "",
         "[github]",
         'token_env = "GITHUB_TOKEN"    # optional for public repositories',

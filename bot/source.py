@@ -6,6 +6,8 @@ offline demo can swap GitHub for a file without touching them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -71,6 +73,48 @@ class ForgetsPulls(Protocol):
 
     def forget_pull(self, repo: str, number: int) -> None:
         """Drop the cached copy of the PR, so the next fetch asks GitHub."""
+        ...
+
+
+class QueuedPull(msgspec.Struct, frozen=True, kw_only=True):
+    """A PR open and waiting for review, as GitHub lists it."""
+
+    repository: str
+    number: int
+    title: str
+    url: str
+    author: str | None = None
+    created_at: datetime | None = None
+
+
+class ReviewQueue(msgspec.Struct, frozen=True, kw_only=True):
+    """The PRs open and waiting for review (not drafts, neither approved nor sent back
+    for changes) in some repositories, oldest first, as GitHub answered at
+    `fetched_at`; `total` counts them all, `pulls` holds the oldest of them."""
+
+    pulls: tuple[QueuedPull, ...]
+    total: int
+    fetched_at: datetime
+
+
+class RepoFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """A repository as GitHub names it (its owner's and its own spelling) and whether
+    it is private."""
+
+    name: str
+    private: bool
+
+
+class GitHubLookups(Protocol):
+    """What chat asks GitHub itself, beside the weeks of PRs: whether a repository
+    exists (and is private), and which of its PRs wait for review now."""
+
+    def repository(self, repo: str) -> RepoFacts | None:
+        """The repository, or None when GitHub has none by that name (or hides it)."""
+        ...
+
+    def review_queue(self, repos: Sequence[str]) -> ReviewQueue:
+        """The PRs waiting for review in `repos`: one request, whatever their number."""
         ...
 
 

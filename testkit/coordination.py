@@ -75,6 +75,9 @@ class GuardedPort:
     async def problem(self) -> str | None:
         return await self.inner.problem()
 
+    async def hazards(self) -> list[str]:
+        return await self.inner.hazards()
+
     async def health(self, timeout: float) -> StoreHealth:
         try:
             self._guard("health", ())

@@ -52,14 +52,19 @@ class RecordingHandler:
     """Answers with a fixed reply (or raises), recording what it was asked."""
 
     def __init__(self, reply: Reply | None = None, *, fail: bool = False,
-                 gate: asyncio.Event | None = None) -> None:
+                 gate: asyncio.Event | None = None, config: Config | None = None) -> None:
         self.reply = reply or Reply(kind="subscribed", lang="en", topics=("npu",))
         self.fail = fail
         self.gate = gate
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
+        # The channels chats are (`make_adapter` gives the adapter's config).
+        self.config = config
+
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        return self.config.channel(chat) if self.config is not None else None
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None, platform: str = "") -> Reply:
+                     user: str | None = None, asker: Any = None) -> Reply:
         self.asked.append((command, channel, user))
         if self.gate is not None:
             await self.gate.wait()
@@ -76,6 +81,8 @@ def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
     """The adapter on the fake; it takes its turns on a virtual clock unless given a
     `pacer` (a chat's one message a second costs no wall time)."""
     overrides.setdefault("pacer", LocalPacer(VirtualClock()))
+    if isinstance(handler, RecordingHandler) and handler.config is None:
+        handler.config = config
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,
                                        **overrides)
     assert adapter is not None

@@ -75,12 +75,15 @@ class SpyHandler:
         self.fail = fail
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        return await self.inner.chat_channel(chat)
+
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None, platform: str = "") -> Reply:
+                     user: str | None, asker: Any = None) -> Reply:
         self.asked.append((command, channel, user))
         if self.fail:
             raise RuntimeError("boom: /home/prdigest/secret/path")
-        return await self.inner.handle(command, channel=channel, user=user, platform=platform)
+        return await self.inner.handle(command, channel=channel, user=user, asker=asker)
 
 
 @asynccontextmanager

@@ -349,7 +349,7 @@ async def test_a_long_unknown_text_is_echoed_short(handler: CommandHandler) -> N
 ERRORS: list[tuple[str, ChannelConfig | None, str | None, str, str, dict[str, str]]] = [
     ("risks 7035", None, "U_ALICE", "", "channel-not-configured", {}),
     ("digest", None, "U_ALICE", "", "channel-not-configured", {}),
-    ("risks", OPEN_CHANNEL, "U_ALICE", "", "pull-missing", {"command": "risks"}),
+    ("summary", OPEN_CHANNEL, "U_ALICE", "", "pull-missing", {"command": "summary"}),
     ("总结", OPEN_CHANNEL, "U_ALICE", "", "pull-missing", {"command": "summary"}),
     ("risks #0", OPEN_CHANNEL, "U_ALICE", "", "pull-out-of-range", {"number": "0"}),
     ("risks #99999999999", OPEN_CHANNEL, "U_ALICE", "", "pull-out-of-range",

@@ -219,8 +219,16 @@ def chat() -> ChatTestBackend:
         ("unsubscribe ckpt", "Unsubscribed from ckpt."),
         ("help", "risks #7035"),
         ("帮助", "#7035 有什么风险"),
-        ("hello there", "Sorry, I did not understand “hello there”."),
-        ("你好", "抱歉，我没看懂“你好”。"),
+        ("hello there", "Hello! I am prdigest: I post this chat's weekly digest"),
+        ("你好", "你好！我是 prdigest：我在本群发布 PR 周报"),
+        ("what is the weather", "Sorry, I did not understand “what is the weather”."),
+        ("天气怎么样", "抱歉，我没看懂“天气怎么样”。"),
+        ("risks last week", "1 PR of 2026-W29 has risks\n• #7035 Update the NPU docker image"),
+        ("本周有什么风险", "没有发现风险"),
+        ("npu 上周", "2026-W29 的 NPU：1 个 PR\n前一周：0 个。\n• #7035 更新 NPU Docker 镜像\n"
+                   "原文链接"),
+        ("settings", "What this chat gets\n• Repositories: verl-project/verl.\n• Weekly digest: "
+                     "Mondays at 09:00, time zone Asia/Shanghai. Next: 2026-07-27 09:00."),
         ("risks 4242", "verl-project/verl has no PR #4242"),
         ("digest 2026-W60", "2026-W60 does not exist: 2026 has weeks 1 to 53."),
         ("周报 2026-W60", "2026 年只有第 1 到第 53 周"),
@@ -254,6 +262,8 @@ async def test_a_chat_outside_the_config_gets_a_polite_refusal() -> None:
 
 chat_words = st.sampled_from([
     "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help", "风险",
+    "changed", "npu 本周", "who merged", "compare", "waiting for review", "你好", "settings",
+    "follow", "acme/lumen", "schedule mon 9:00", "lang", "timezone", "变化", "谁",
     "总结", "周报", "订阅", "取消订阅", "帮助", "#7035", "#6974", "#0", "4242", "2026-W29",
     "2026-W60", "2026-W40", "last week", "上周", "npu", "gpu", "rollout", "a/b#1",
     "verl-project/verl#7035", "和", ",", "@bot", "/", "<b>", "*", "`",
@@ -282,3 +292,13 @@ def test_a_long_topic_list_is_cut_with_a_count(lang: Lang, more: str) -> None:
     text = render_reply(Reply(kind="topics", lang=lang, available_topics=names), "text")
     assert "m19" in text and "m20" not in text
     assert more in text
+
+
+@pytest.mark.parametrize(("text", "note", "plural"), [
+    ("summary #7035", "(Its check state at merge is unknown.)", "for 1 PR"),
+    ("总结 #7035", "（它合并时的检查状态未知。）", "有 1 个 PR"),
+])
+async def test_an_answer_about_one_pr_speaks_of_it_not_of_one_pr(
+        chat: ChatTestBackend, text: str, note: str, plural: str) -> None:
+    said = (await chat.ask(text)).text
+    assert note in said and plural not in said

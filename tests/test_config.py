@@ -215,7 +215,8 @@ def test_a_public_url_over_http_is_taken(tmp_path: Path, url: str) -> None:
      '[[channels]]\nplatform = "slack"\nid = "C2"\nrepo = "a/b"\nlang = "fr"\n',
      "channels[1].lang: invalid value 'fr' (expected zh or en)"),
     ('[llm]\nbase_url = "http://x"\nmodel = "m"\nresponse_format = "text"\n',
-     "llm.response_format: invalid value 'text' (expected json_schema or json_object)"),
+     "llm.response_format: invalid value 'text' "
+     "(expected json_schema, json_object_schema or json_object)"),
 ])
 def test_an_invalid_choice_says_which_values_are_allowed(tmp_path: Path, toml: str,
                                                          message: str) -> None:
@@ -247,3 +248,44 @@ def test_without_the_registry_a_platform_table_is_kept_for_its_platform_to_read(
     config = load_config(path)
     assert config.platforms == {"slack": {"api_url": "http://127.0.0.1:9/api/"}}
     assert slack_settings(config).api_url == "http://127.0.0.1:9/api/"
+
+
+# --- [chat]: what chats may set up for themselves -------------------------------------------
+
+
+@pytest.mark.parametrize(("toml", "message"), [
+    ('[chat]\nrepos = ["*/lumen"]', "chat.repos[0]: write owner/name, owner/* or */*"),
+    ('[chat]\nrepos = ["acme"]', "chat.repos[0]: write owner/name, owner/* or */*, got 'acme'"),
+    ('[chat]\nprivate_repos = ["../x"]', "chat.private_repos[0]: write owner/name"),
+    ('[chat]\nadmins = ["U0ADMIN"]', "chat.admins[0]: write a user as platform:id"),
+    ('[chat]\nchanges_by = "owners"', "chat.changes_by"),
+    ('[chat]\nfile_channels = "both"', "chat.file_channels"),
+    ('[chat]\nmax_channels = -1', "chat.max_channels: must be a number from 0 to 100000"),
+    ('[chat]\npending_minutes = 0', "chat.pending_minutes: must be a number from 1 to 1440"),
+    ('[chat]\nrepo = ["acme/*"]', "chat: unknown field 'repo'"),
+])
+def test_a_bad_chat_section_is_refused_by_name(tmp_path: Path, toml: str, message: str) -> None:
+    path = tmp_path / "prdigest.toml"
+    path.write_text(toml, encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert message in str(error.value)
+
+
+def test_the_chat_section_has_defaults_and_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "prdigest.toml"
+    path.write_text('[chat]\nrepos = ["acme/*", "*/*"]\nadmins = ["slack:U1"]\n'
+                    'changes_by = "listed"\nfile_channels = "chat"\n', encoding="utf-8")
+    chat = load_config(path).chat
+    assert (chat.repos, chat.admins, chat.changes_by, chat.file_channels) == (
+        ("acme/*", "*/*"), ("slack:U1",), "listed", "chat")
+    assert (chat.max_channels, chat.pending_minutes) == (1000, 10)
+    assert chat.listed_admin("slack", "U1") and not chat.listed_admin("telegram", "U1")
+
+
+def test_a_channel_may_have_no_weekly_post(tmp_path: Path) -> None:
+    path = tmp_path / "prdigest.toml"
+    path.write_text('[repos."acme/lumen"]\n[[channels]]\nplatform = "slack"\nid = "C1"\n'
+                    'repo = "acme/lumen"\nschedule = "off"\n', encoding="utf-8")
+    [channel] = load_config(path).channels
+    assert not channel.weekly

@@ -12,6 +12,7 @@ from adapters.registry import PLATFORMS
 from bot.config import (
     CacheConfig,
     ChannelConfig,
+    ChatConfig,
     ExcludeRule,
     GitHubConfig,
     LLMConfig,
@@ -36,6 +37,7 @@ SECTIONS: tuple[tuple[str, type[msgspec.Struct], str], ...] = (
     # Every platform's settings, from the registry, in the one platforms table.
     *(("`[platforms.slack]`", spec.settings, f"{spec.name}.") for spec in PLATFORMS),
     ("`[llm]`", LLMConfig, ""),
+    ("`[chat]`", ChatConfig, ""),
 )
 
 

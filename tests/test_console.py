@@ -96,13 +96,13 @@ def _reader(lines: Iterator[str], prompts: list[str]) -> object:
 def test_chat_answers_until_an_exit_word(console: tuple[ConsoleAdapter, io.StringIO]) -> None:
     adapter, output = console
     prompts: list[str] = []
-    read_line = _reader(_lines("risks 7035", "   ", "你好", "退出", "help"), prompts)
+    read_line = _reader(_lines("risks 7035", "   ", "天气怎么样", "退出", "help"), prompts)
     answered = adapter.chat(read_line)  # type: ignore[arg-type]
     assert answered == 2
     assert len(prompts) == 4
     text = output.getvalue()
     assert "1 risk found:" in text
-    assert "抱歉，我没看懂“你好”。" in text
+    assert "抱歉，我没看懂“天气怎么样”。" in text
     assert "I answer questions" not in text  # `help` came after the exit word
 
 
@@ -173,11 +173,13 @@ def _run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
         ("digest", 0, "2026 week 30"),
         ("上周周报", 0, "2026 年第 29 周"),
         ("topics", 0, "This chat follows npu."),
-        ("hello there", 0, "Sorry, I did not understand “hello there”."),
+        ("hello there", 0, "Hello! I am prdigest"),
+        ("what is the weather", 0, "Sorry, I did not understand “what is the weather”."),
         ("今天天气怎么样", 0, "抱歉，我没看懂“今天天气怎么样”。"),
         ("risks 4242", 1, f"{REPO} has no PR #4242"),
         ("digest 2026-W60", 1, "2026 has weeks 1 to 53"),
-        ("subscribe npu", 1, "Subscriptions are not available here."),
+        ("subscribe npu", 1, "Subscriptions are kept in Redis, which is not set up here"),
+        ("follow acme/lumen", 1, "settings are kept in Redis, which is not set up here"),
     ],
 )
 def test_prdigest_ask(

@@ -23,6 +23,8 @@ def test_the_image_installs_the_locked_hashes_and_ships_the_example() -> None:
     assert "--no-index" in dockerfile  # the final stage installs only the checked wheels
     assert "COPY examples/snapshot.json /usr/share/prdigest/snapshot.json" in dockerfile
     assert "PRDIGEST_SNAPSHOT=/usr/share/prdigest/snapshot.json" in dockerfile
+    # The wheel is built with the hook that compiles the catalogs.
+    assert re.search(r"^COPY [^\n]*hatch_build\.py", dockerfile, flags=re.M)
 
 
 def test_compose_publishes_only_what_users_need() -> None:

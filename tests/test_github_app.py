@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.config import Config, RepoConfig
 from bot.errors import ConfigError, SourceError
 from bot.github.source import GitHubSource
 from testkit.fakes.github import FakeGitHub
+from testkit.fakes.github_apps import rsa_key
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 
 REPO = "acme/widgets"
@@ -23,18 +22,6 @@ TZ = "Asia/Shanghai"
 CONFIG = Config(repos={REPO: RepoConfig(timezone=TZ)})
 APP_ID = 4242
 INSTALLATION = 77
-
-
-def rsa_key() -> tuple[str, str]:
-    """(private PEM, public PEM) of a fresh RSA key."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(serialization.Encoding.PEM,
-                                serialization.PrivateFormat.TraditionalOpenSSL,
-                                serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo
-                                           ).decode()
-    return private, public
 
 
 @pytest.fixture(scope="module")

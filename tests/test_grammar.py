@@ -138,12 +138,13 @@ def test_phrase(
 
 
 OUTSIDE = [
-    "hello there",
-    "你好",
     "risks #1 #2",
     "digest #7035",
-    "risks 2026-W29",
     "topics #7035",
+    "what is the weather",
+    "schedule",
+    "npu",
+    "compare",
     "digest 2026-W29 last week",
     "please",
     "???",
@@ -160,9 +161,92 @@ def test_text_outside_the_grammar_asks_for_help(text: str) -> None:
     assert command.text == text
 
 
-@pytest.mark.parametrize(("text", "lang"), [("你好", "zh"), ("hello there", "en")])
+@pytest.mark.parametrize(("text", "lang"), [("天气怎么样", "zh"), ("what is the weather", "en")])
 def test_help_for_unknown_text_is_in_the_users_language(text: str, lang: str) -> None:
-    assert parse_command(text).lang == lang
+    command = parse_command(text)
+    assert (command.kind, command.unknown, command.lang) == ("help", True, lang)
+
+
+# (text, kind, lang, week, topics, repo, value): issue 30's questions and settings.
+QUESTIONS: list[tuple[str, str, str, str | None, tuple[str, ...], str | None, str]] = [
+    ("哪些 PR 有风险", "risks", "zh", None, (), None, ""),
+    ("show me the risky PRs", "risks", "en", None, (), None, ""),
+    ("本周有什么风险", "risks", "zh", "this", (), None, ""),
+    ("risks 2026-W29", "risks", "en", "2026-W29", (), None, ""),
+    ("risks last week", "risks", "en", "last", (), None, ""),
+    ("本周 rollout 有什么变化", "changes", "zh", "this", ("rollout",), None, ""),
+    ("what changed in npu this week?", "changes", "en", "this", ("npu",), None, ""),
+    ("npu 本周", "changes", "zh", "this", ("npu",), None, ""),
+    ("what changed in rollout", "changes", "en", None, ("rollout",), None, ""),
+    ("rollout 模块上周改了什么", "changes", "zh", "last", ("rollout",), None, ""),
+    ("any updates on ckpt?", "changes", "en", None, ("ckpt",), None, ""),
+    ("what changed this week", "digest", "en", "this", (), None, ""),
+    ("who merged the most this week", "people", "en", "this", (), None, "merged"),
+    ("谁合并的 PR 最多", "people", "zh", None, (), None, "merged"),
+    ("who reviewed the most last week", "people", "en", "last", (), None, "reviewed"),
+    ("谁 review 最多", "people", "zh", None, (), None, "reviewed"),
+    ("top contributors", "people", "en", None, (), None, "merged"),
+    ("上周和这周比怎么样", "compare", "zh", None, (), None, ""),
+    ("this week vs last week", "compare", "en", None, (), None, ""),
+    ("compare with last week", "compare", "en", None, (), None, ""),
+    ("跟上周比", "compare", "zh", None, (), None, ""),
+    ("compare 2026-W29", "compare", "en", "2026-W29", (), None, ""),
+    ("what is waiting for review", "pending", "en", None, (), None, ""),
+    ("PRs waiting for review?", "pending", "en", None, (), None, ""),
+    ("待 review 的 PR", "pending", "zh", None, (), None, ""),
+    ("哪些 PR 在等评审", "pending", "zh", None, (), None, ""),
+    ("你好", "hello", "zh", None, (), None, ""),
+    ("hello there", "hello", "en", None, (), None, ""),
+    ("hi", "hello", "en", None, (), None, ""),
+    ("follow acme/lumen", "follow", "en", None, (), "acme/lumen", ""),
+    ("关注 acme/lumen", "follow", "zh", None, (), "acme/lumen", ""),
+    ("/prdigest subscribe acme/lumen", "follow", "en", None, (), "acme/lumen", ""),
+    ("follow https://github.com/acme/lumen", "follow", "en", None, (), "acme/lumen", ""),
+    ("unfollow acme/lumen", "unfollow", "en", None, (), "acme/lumen", ""),
+    ("取消关注 acme/lumen", "unfollow", "zh", None, (), "acme/lumen", ""),
+    ("schedule mon 9:00", "schedule", "en", None, (), None, "0 9 * * MON"),
+    ("schedule fridays at 5pm", "schedule", "en", None, (), None, "0 17 * * FRI"),
+    ("schedule mon, thu 09:30", "schedule", "en", None, (), None, "30 9 * * MON,THU"),
+    ("schedule off", "schedule", "en", None, (), None, "off"),
+    ("schedule sometimes", "schedule", "en", None, (), None, ""),
+    ("每周一 9 点", "schedule", "zh", None, (), None, "0 9 * * MON"),
+    ("每周五下午5点半", "schedule", "zh", None, (), None, "30 17 * * FRI"),
+    ("周报时间 周一 10:30", "schedule", "zh", None, (), None, "30 10 * * MON"),
+    ("每周三 九点", "schedule", "zh", None, (), None, "0 9 * * WED"),
+    ("关闭周报", "schedule", "zh", None, (), None, "off"),
+    ("timezone Europe/Berlin", "timezone", "en", None, (), None, "Europe/Berlin"),
+    ("时区 北京时间", "timezone", "zh", None, (), None, "Asia/Shanghai"),
+    ("tz UTC+8", "timezone", "en", None, (), None, "Etc/GMT-8"),
+    ("lang en", "lang", "en", None, (), None, "en"),
+    ("语言 中文", "lang", "zh", None, (), None, "zh"),
+    ("用英文", "lang", "zh", None, (), None, "en"),
+    ("settings", "settings", "en", None, (), None, ""),
+    ("设置", "settings", "zh", None, (), None, ""),
+    ("topics npu rollout", "subscribe", "en", None, ("npu", "rollout"), None, ""),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "lang", "week", "topics", "repo", "value"),
+                         QUESTIONS, ids=[q[0] for q in QUESTIONS])
+def test_questions_and_settings_in_the_teams_words(
+    text: str, kind: str, lang: str, week: str | None, topics: tuple[str, ...],
+    repo: str | None, value: str,
+) -> None:
+    command = parse_command(text)
+    assert (command.kind, command.lang, command.week, command.topics, command.repo,
+            command.value, command.unknown, command.pull) == (
+        kind, lang, week, topics, repo, value, False, None)
+
+
+def test_the_digest_phrases_are_not_read_as_schedules() -> None:
+    """`每周总结` and `weekly digest` begin like a schedule and are the digest."""
+    assert [parse_command(t).kind for t in ("每周总结", "weekly digest", "weekly report")] == \
+        ["digest", "digest", "digest"]
+
+
+def test_a_greeting_before_a_command_leaves_the_command() -> None:
+    command = parse_command("hi, risks for #7035")
+    assert (command.kind, command.pull) == ("risks", 7035)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "@prdigest", "<@U0123>"])
@@ -223,6 +307,9 @@ command_words = st.sampled_from([
     "help", "风险", "总结", "周报", "订阅", "取消订阅", "帮助", "#7035", "7035",
     "verl-project/verl#6974", "2026-W29", "last week", "上周", "本周", "npu", "和", ",",
     "@bot", "/", "＃", "的", "有什么", "for", " ", "国产", "硬件", "、", "取消",
+    "follow", "关注", "acme/lumen", "schedule", "mon", "9:00", "每周一", "9 点", "off", "lang",
+    "en", "时区", "timezone", "settings", "设置", "changed", "变化", "who", "谁", "merged",
+    "review", "waiting", "待", "compare", "比", "vs", "hello", "你好", "risky", "哪些",
 ])
 chatty_text = st.lists(command_words, max_size=8).map(" ".join)
 any_text = st.one_of(st.text(max_size=300), chatty_text)
@@ -238,7 +325,8 @@ def test_parse_never_raises_and_keeps_the_text(text: str) -> None:
 
 
 def _meaning(command: Command) -> tuple[object, ...]:
-    return (command.kind, command.repo, command.pull, command.week, command.topics)
+    return (command.kind, command.repo, command.pull, command.week, command.topics,
+            command.value)
 
 
 @settings(max_examples=400, deadline=None)
@@ -260,7 +348,15 @@ def test_parse_is_idempotent_on_the_canonical_form(text: str) -> None:
         ("订阅 npu 和 rollout", "subscribe npu, rollout"),
         ("订阅 国产、硬件", "subscribe 国产, 硬件"),
         ("subscribe", "subscribe"),
-        ("你好", "help"),
+        ("你好", "hello"),
+        ("天气怎么样", "help"),
+        ("每周一 9 点", "schedule mon 9:00"),
+        ("关注 acme/lumen", "follow acme/lumen"),
+        ("上周和这周比怎么样", "compare with last week"),
+        ("本周 rollout 有什么变化", "changes rollout this week"),
+        ("谁 review 最多", "who reviewed the most"),
+        ("待 review 的 PR", "waiting for review"),
+        ("本周有什么风险", "risks this week"),
     ],
 )
 def test_canonical_text(text: str, canonical: str) -> None:

@@ -38,7 +38,7 @@ READ: list[tuple[str, str, str, str]] = [
      "修复：`gen_batch_size` 回退到 `train_batch_size`", "whole"),
     ("qwen2.5-0.5b fully async OOM bug fix", "fix", "修复：qwen2.5-0.5b 全异步 OOM", "whole"),
     ("sharded delta weight sync over NCCL for disaggregated rollout", "feat",
-     "新功能：分片 delta 权重同步", "head"),
+     "新功能：分片 delta 权重同步（通过 NCCL、为分离式 rollout）", "whole"),
     ("return 3-tuple under calculate_per_token_loss to fix MoE aux/z-loss grad blowup at CP>1",
      "fix", "在 `calculate_per_token_loss` 下返回 3-tuple，以在 CP>1 时修复 MoE aux/z-loss "
      "梯度爆炸", "whole"),

@@ -43,8 +43,6 @@ def test_a_title_said_only_by_its_type_is_said_by_what_it_fixes() -> None:
     assert not naming.bare("修复 `build_npu_attn_mask` OOM")
 
 
-def test_the_sentence_after_a_headline_with_a_colon_follows_a_full_stop() -> None:
-    assert naming.with_sentence("恢复 vllm 补丁", "Fixes CI.") == "恢复 vllm 补丁：Fixes CI."
-    assert naming.with_sentence("修复：X OOM", "Shrinks Y.") == "修复：X OOM。Shrinks Y."
+def test_a_sentence_that_says_the_title_again_is_no_change_sentence() -> None:
     assert naming.change_sentence(_key("h", line="Enable vllm patch.",
                                        title="restore vllm patch")) == ""

@@ -75,5 +75,5 @@ async def test_the_verifier_alone_blocks_every_disguised_sentence(shared_data: P
                for p in pulls}
     tally = verifier_alone(digest, pulls, answers, max(p.number for p in snapshot.pulls),
                            DISGUISED)
-    assert tally.carrying >= 10
+    assert tally.carrying >= 9  # the model's titles are never read any more
     assert tally.leaked == () and tally.blocked == tally.carrying

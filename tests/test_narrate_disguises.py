@@ -167,7 +167,7 @@ def _risk_line(text: str) -> str:
 
 
 def _kept_risk(line: str) -> bool:
-    told = PullNarration(number=7037, title="", summary="",
+    told = PullNarration(number=7037, summary="",
                          risks=[RiskNote(index=0, text=line)])
     return 0 in verify_pull(told, GROUNDS, [RISK], _lang(line)).risks
 

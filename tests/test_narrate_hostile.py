@@ -113,7 +113,7 @@ async def test_the_verifier_alone_blocks_every_planted_sentence(shared_data: Pat
     recorded = reviews_recorded(snapshot)
     answers = {p.number: digests.answer(p, REPO, lang, recorded) for p in pulls}
     tally = verifier_alone(digest, pulls, answers, max(p.number for p in snapshot.pulls))
-    assert tally.carrying >= 15
+    assert tally.carrying >= 13  # the model's titles are never read any more
     assert tally.leaked == () and tally.blocked == tally.carrying
 
 

@@ -16,6 +16,10 @@ from bot.narrate import MemoryNarrations, narrator_for
 from bot.narrate.redact import redact
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
+from testkit.narration.secrets import SECRETS as FORMS
+from testkit.narration.secrets import Secret
+from testkit.narration.secrets import found as found_secrets
+from testkit.narration.secrets import planted as planted_secrets
 from testkit.narration.week import EXAMPLE, REPO, WEEK
 from testkit.server_support import example_snapshot
 
@@ -95,3 +99,30 @@ def test_every_kind_of_secret_is_redacted() -> None:
     assert redact("max_tokens=4096 and num_tokens: 5") == "max_tokens=4096 and num_tokens: 5"
     assert redact("postgres://app:S3cretPassw0rd@db.internal:5432/app") == \
         "postgres://[redacted]@db.internal:5432/app"
+
+
+@pytest.mark.parametrize("secret", FORMS, ids=[s.name for s in FORMS])
+def test_each_of_nineteen_forms_is_redacted_as_a_reader_would_read_it(secret: Secret) -> None:
+    out = redact(f"前文 {secret.text} after")
+    assert secret.value not in out and "[redacted]" in out
+    assert out.startswith("前文 ") and out.endswith(" after")
+
+
+def test_what_only_looks_like_a_secret_stays() -> None:
+    kept = ("max_tokens=4096, sort_key=len, num_tokens: 5, MAX_TOKENS=8192; adds a token "
+            "classification head; verl/workers/rollout/vllm_rollout/vllm_async_server.py; "
+            "reverts 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39; `HybridW4A16LinearKernel`; "
+            "tests/workers/rollout/test_vision_placeholder_tokens_on_cpu.py")
+    assert redact(kept) == kept
+
+
+async def test_none_of_nineteen_forms_reaches_a_prompt(fake: FakeOpenAI) -> None:
+    snapshot = example_snapshot()
+    pulls = tuple(msgspec.structs.replace(p, body=planted_secrets() + (p.body or ""))
+                  for p in snapshot.pulls)
+    _, digest = await _build(_config(fake.base_url), msgspec.structs.replace(snapshot,
+                                                                             pulls=pulls))
+    assert digest.narration is not None and fake.calls > 0
+    sent = json.dumps(fake.requests, ensure_ascii=False)
+    assert found_secrets(sent) == []
+    assert len(FORMS) == 19 and sent.count("[redacted]") >= 19

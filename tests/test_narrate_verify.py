@@ -20,7 +20,8 @@ WEEK = [101, 102, 103]
 FACTS = {
     101: PullFacts(number=101, title="[rollout] fix `rollout.max_tokens` overflow", state="merged",
                    files=("lumen/rollout/engine.py",), files_changed=12, additions=40,
-                   deletions=3, body="Makes rollout 43% faster. Fixes #88. See #99999."),
+                   deletions=3, body="Makes rollout 43% faster. Fixes #88. See #99999.",
+                   measured=("43% faster",)),
     102: PullFacts(number=102, title="add paged KV cache", state="merged",
                    body="2-3x throughput on `PagedCache`; tokens are cached per block.",
                    risks=(RiskFact(index=0, severity="medium", finding="a reviewer on "

@@ -174,3 +174,103 @@ def test_init_of_verl_folds_a_tags_folder_into_its_topic(shared_data: Path,
     assert "fully_async" in topics and "fully_async_policy" not in topics
     globs = {glob for rule in topics.values() for glob in rule.paths}
     assert not any("fully_async_policy" in glob for glob in globs)
+
+
+# --- conventions of other teams: Chinese scopes, generic folders, verbs -----------------
+
+
+def _pull(number: int, title: str, *paths: str, week_day: int = 13) -> dict[str, object]:
+    merged = f"2026-07-{week_day:02d}T03:00:00Z"
+    return {"number": number, "title": title, "url": f"https://github.com/acme/shop/pull/{number}",
+            "author": "dev", "state": "merged", "merged_at": merged, "closed_at": merged,
+            "labels": [], "body": None, "files": [{"path": p, "additions": 5, "deletions": 1}
+                                                 for p in paths]}
+
+
+def _shop(tmp_path: Path) -> Path:
+    """A team writing `fix(模块): …` in Chinese, all of its code under src/ and app/
+    (generic folders), one scope a verb (`bump`), and one module every PR's folder."""
+    pulls = [
+        _pull(1, "fix(订单): 修复订单导出为空的问题", "src/app/order/export.ts"),
+        _pull(2, "feat(订单、支付): 支持合并支付", "src/app/order/pay.ts", "src/app/pay/merge.ts"),
+        _pull(3, "fix(支付)：解决退款重复提交", "src/app/pay/refund.ts"),
+        _pull(4, "refactor(支付/订单): 调整金额计算", "src/app/pay/amount.ts"),
+        _pull(5, "feat(库存): 库存预警", "src/app/stock/alert.ts", week_day=14),
+        _pull(6, "fix(库存): 修复库存扣减竞态", "src/app/stock/deduct.ts", week_day=14),
+        _pull(7, "bump: 更新依赖版本", "package.json", week_day=15),
+        _pull(8, "bump: 升级构建工具", "package.json", week_day=15),
+        _pull(9, "chore(utils): 整理工具函数", "src/utils/date.ts", week_day=15),
+        _pull(10, "chore(utils): 删除无用代码", "src/utils/str.ts", week_day=16),
+    ]
+    path = tmp_path / "shop.json"
+    path.write_text(json.dumps({"format": "prdigest.snapshot/1", "repository": "acme/shop",
+                                "fetched_at": "2026-07-21T00:00:00Z", "pulls": pulls},
+                               ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_init_proposes_a_teams_chinese_modules_and_no_folder_or_verb(tmp_path: Path) -> None:
+    snapshot = _shop(tmp_path)
+    out = tmp_path / "shop.toml"
+    code, stdout, stderr = _run("init", "acme/shop", "--snapshot", str(snapshot), "-o", str(out))
+    assert code == 0, stderr
+    text = out.read_text(encoding="utf-8")
+    topics = load_config(out).repo("acme/shop").topics
+    assert {"订单", "支付", "库存"} <= set(topics)
+    assert '"订单" = { title = ["订单"] }' in text  # quoted: a TOML key of any script
+    assert not {"src", "app", "lib", "utils", "common", "bump"} & set(topics)
+    globs = {glob for rule in topics.values() for glob in rule.paths}
+    assert not any(glob.startswith(("src/**", "src/app/**", "src/utils/**")) for glob in globs)
+    # The channel follows the busiest topics: 支付 (4 PRs), 订单 (3) and 库存 (2).
+    [channel] = load_config(out).channels
+    assert channel.topics == ("支付", "订单", "库存")
+    # A public address to fill, commented: chat digests say where the report is until then.
+    assert '# public_url = "https://prdigest.example.com"' in text
+    assert load_config(out).server.public_url is None
+    # The first command runs as printed, and its digest groups the PRs by those modules.
+    command = next(line.split()[1:] for line in stdout.splitlines()
+                   if line.strip().startswith("prdigest digest") and "--format text" in line)
+    code, digest, stderr = _run(*command[:-2], "--format", "json")
+    assert code == 0, stderr
+    areas = {t["title"] for t in json.loads(digest)["themes"]}
+    assert {"支付", "库存"} <= areas
+
+
+def test_a_chat_digest_without_a_public_address_says_where_its_report_is(
+        tmp_path: Path) -> None:
+    snapshot = _shop(tmp_path)
+    out = tmp_path / "shop.toml"
+    assert _run("init", "acme/shop", "--snapshot", str(snapshot), "-o", str(out))[0] == 0
+    for lang, said in (("zh", "完整报告未附链接（未设置 server.public_url），服务上的地址是 "
+                              "<code>/reports/acme/shop/2026-W29?lang=zh</code>"),
+                       ("en", "server.public_url is unset; the service serves it at "
+                              "<code>/reports/acme/shop/2026-W29?lang=en</code>")):
+        code, preview, stderr = _run("digest", "acme/shop", "--week", "2026-W29", "--config",
+                                     str(out), "--snapshot", str(snapshot), "--format",
+                                     "telegram", "--lang", lang)
+        assert code == 0, stderr
+        assert said in preview and "localhost" not in preview
+    with_url = out.read_text(encoding="utf-8").replace(
+        '# public_url = "https://prdigest.example.com"', 'public_url = "https://bot.acme.dev"')
+    out.write_text(with_url, encoding="utf-8")
+    code, preview, _ = _run("digest", "acme/shop", "--week", "2026-W29", "--config", str(out),
+                            "--snapshot", str(snapshot), "--format", "telegram")
+    assert "https://bot.acme.dev/reports/acme/shop/2026-W29?lang=zh" in preview
+    assert "server.public_url" not in preview
+
+
+@pytest.mark.realdata
+def test_init_of_a_one_week_file_prints_a_week_it_holds(shared_data: Path,
+                                                         tmp_path: Path) -> None:
+    """vllm's file holds W29 only: `--week last` of its data is W28, which it holds no
+    PR of (init printed `--week 2026-W28`, which failed)."""
+    out = tmp_path / "vllm.toml"
+    snapshot = str(shared_data / "vllm-2026-W29.json")
+    code, stdout, stderr = _run("init", "vllm-project/vllm", "--snapshot", snapshot,
+                                "-o", str(out))
+    assert code == 0, stderr
+    assert "--week 2026-W29 " in stdout
+    for line in stdout.splitlines():
+        if line.strip().startswith("prdigest digest"):
+            code, _, stderr = _run(*line.split("#")[0].split()[1:])
+            assert code == 0, (line, stderr)

@@ -19,6 +19,7 @@ from bot.models import (
     ReviewThread,
     Snapshot,
     ThreadComment,
+    Tie,
 )
 from bot.render import render_digest
 from bot.render.html import PageLinks, render_report_page
@@ -43,12 +44,53 @@ def test_authors_are_counted_without_bots_and_named_when_they_led() -> None:
              pull(12, "renovate[bot]"), pull(13, "Renovate[BOT]"), pull(14, None)]
     people = people_of(pulls, reviews_recorded=False)
     assert people.authors == 5
-    # The three most active, ties by login.
+    # The most active, then the three tied on 2 PRs all named (by login): naming two of
+    # them would say they led the third.
     assert people.top_authors == (LoginCount(login="bob", count=3),
                                   LoginCount(login="ann", count=2),
-                                  LoginCount(login="dee", count=2))
+                                  LoginCount(login="dee", count=2),
+                                  LoginCount(login="eve", count=2))
+    assert people.authors_tie is None
     assert people.bot_pulls == 3
     assert people.first_timers is None and people.reviewers is None
+
+
+def _week(*authors: str) -> Snapshot:
+    return Snapshot(repository="o/r", pulls=tuple(pull(n, a) for n, a in enumerate(authors, 1)))
+
+
+def test_a_tie_too_large_to_name_is_counted_and_said_as_a_tie() -> None:
+    """Four authors with 2 PRs each and one with 3: before, two of the four were named
+    as if they led. Now the one who led is named and the four are counted together."""
+    week = _week("kai", "kai", "kai", "ann", "ann", "bob", "bob", "cy", "cy", "dee", "dee",
+                 "eve", "eve", "fay")
+    people = people_of(list(week.pulls), reviews_recorded=False)
+    assert people.top_authors == (LoginCount(login="kai", count=3),)
+    assert people.authors_tie == Tie(people=5, count=2)
+    en = build_digest(week, "2026-W29", repo_config=RepoConfig(), lang="en")
+    assert ("7 people authored this week's PRs; the most came from kai (3); 5 more wrote "
+            "2 each.") in render_digest(en, "markdown")
+    zh = build_digest(week, "2026-W29", repo_config=RepoConfig(), lang="zh")
+    assert "本周有 7 位作者提交了 PR，提交最多的是 kai（3）；另有 5 位作者各提交了 2 个。" in (
+        render_digest(zh, "markdown"))
+
+
+def test_a_tie_with_no_leader_is_counted_never_cut() -> None:
+    week = _week("ann", "ann", "bob", "bob", "cy", "cy", "dee", "dee", "eve", "eve", "fay")
+    people = people_of(list(week.pulls), reviews_recorded=False)
+    assert people.top_authors == () and people.authors_tie == Tie(people=5, count=2)
+    en = build_digest(week, "2026-W29", repo_config=RepoConfig(), lang="en")
+    assert "6 people authored this week's PRs; 5 of them wrote 2 each." in render_digest(
+        en, "markdown")
+
+
+def test_a_tie_that_can_be_named_is_said_as_one() -> None:
+    week = _week("kai", "kai", "kai", "ann", "ann", "bob", "bob", "cy")
+    en = build_digest(week, "2026-W29", repo_config=RepoConfig(), lang="en")
+    assert ("4 people authored this week's PRs; the most came from kai (3); ann and bob "
+            "(2 each).") in render_digest(en, "markdown")
+    zh = build_digest(week, "2026-W29", repo_config=RepoConfig(), lang="zh")
+    assert "提交最多的是 kai（3）；ann 和 bob（各 2 个）。" in render_digest(zh, "markdown")
 
 
 def test_nobody_is_named_as_leading_when_each_wrote_one_pr() -> None:

@@ -37,13 +37,17 @@ def _verl(shared_data: Path, lang: Lang, config: RepoConfig = NPU) -> Digest:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_vllm_has_at_most_eight_themes_none_of_one_pr(shared_data: Path, lang: Lang) -> None:
-    """It splintered into 48 themes, 12 of them of a single PR."""
+def test_vllm_has_at_most_sixteen_themes_none_of_one_pr_other_a_quarter(
+        shared_data: Path, lang: Lang) -> None:
+    """It splintered into 48 themes, 12 of them of a single PR; at eight themes "Other
+    changes" held 109 of its 222 PRs. It holds at most a quarter now, areas of two PRs
+    or more added beyond eight while it held more."""
     digest = _vllm(shared_data, lang)
-    assert len(digest.themes) <= 8
+    assert 8 < len(digest.themes) <= 16
     assert all(len(t.pulls) + len(t.others) >= 2 for t in digest.themes)
     other = digest.themes[-1]
     assert other.title == ("其他改动" if lang == "zh" else "Other changes")
+    assert len(other.pulls) + len(other.others) <= digest.counts.total / 4
     markdown = render_digest(digest, "markdown")
     # Its heading names the areas most of its PRs are in.
     assert other.about and f"**{other.title}**{'（' if lang == 'zh' else ' ('}" in markdown

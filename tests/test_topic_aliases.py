@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import msgspec
 
-from bot.config import RepoConfig, TopicRule, parse_config
+from bot.chat.grammar import parse_command
+from bot.chat.handler import CommandHandler
+from bot.config import ChannelConfig, RepoConfig, TopicRule, parse_config
+from bot.digests import Digests
 from bot.engine import build_digest
 from bot.engine.classify import classify
+from bot.source import SnapshotSource
+from testkit.fakes.chat import InMemorySubscriptionStore
+from testkit.server_support import clock as example_clock
 from testkit.server_support import example_config, example_snapshot
 
 REPO = "acme/lumen"
@@ -46,3 +52,35 @@ def test_the_digest_counts_alias_and_topic_as_one() -> None:
 def test_aliases_are_a_config_field() -> None:
     rule = TopicRule(keywords=("checkpoint",), aliases=("ckpt", "ckpts"))
     assert rule.aliases == ("ckpt", "ckpts")
+
+
+# --- in chat: one topic in `topics`, `subscribe` and the answers -------------------------
+
+
+def _chat_handler() -> tuple[CommandHandler, InMemorySubscriptionStore, ChannelConfig]:
+    raw = msgspec.to_builtins(example_config())
+    raw["repos"][REPO]["topics"]["checkpoint"]["aliases"] = ["ckpt"]
+    config = parse_config(raw)
+    channel = next(c for c in config.channels if c.follows(REPO) and not c.admins)
+    store = InMemorySubscriptionStore()
+    handler = CommandHandler(Digests(config, SnapshotSource(example_snapshot()),
+                                     subscriptions=store, clock=example_clock()))
+    return handler, store, channel
+
+
+async def test_chat_names_an_aliased_topic_once() -> None:
+    handler, store, channel = _chat_handler()
+    topics = await handler.handle(parse_command("topics"), channel=channel)
+    assert "checkpoint" in topics.available_topics and "ckpt" not in topics.available_topics
+    subscribed = await handler.handle(parse_command("subscribe ckpt"), channel=channel)
+    assert (subscribed.kind, subscribed.topics) == ("subscribed", ("checkpoint",))
+    assert store.by_channel[channel.key] == {"checkpoint"}
+    both = await handler.handle(parse_command("订阅 ckpt 和 checkpoint"), channel=channel)
+    assert both.topics == ("checkpoint",)
+    answer = await handler.handle(parse_command("what changed in ckpt last week"),
+                                  channel=channel)
+    same = await handler.handle(parse_command("what changed in checkpoint last week"),
+                                channel=channel)
+    assert answer.answer is not None and same.answer is not None
+    assert answer.answer.pulls == same.answer.pulls and answer.answer.pulls
+    assert answer.answer.area == same.answer.area

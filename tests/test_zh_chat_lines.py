@@ -130,6 +130,17 @@ def test_latin_letters_are_at_most_sixty_percent(shared_data: Path, fmt: str) ->
     assert latin <= 0.60, (fmt, round(latin, 3))
 
 
+def test_latin_letters_are_at_most_half_of_the_chat_text_links_aside(shared_data: Path
+                                                                    ) -> None:
+    """The plain chat text without its links (the evidence links are addresses, not
+    words): at most 50% Latin letters (46% before English titles were kept whole where
+    the lexicon cannot say them, 47% now; the target report 38%)."""
+    text = re.sub(r"https?://\S+", " ", _visible(shared_data, "text"))
+    letters = _LETTER.findall(text)
+    latin = sum(c.isascii() for c in letters) / len(letters)
+    assert latin <= 0.50, round(latin, 3)
+
+
 def test_the_chat_names_four_to_six_key_prs_in_zh_and_en(shared_data: Path) -> None:
     for lang in ("zh", "en"):
         result = CliRunner().invoke(app, [

@@ -2,10 +2,11 @@
 
 Rendered as `prdigest digest verl-project/verl --week 2026-W29 --snapshot ...
 --format markdown --lang zh` renders it, without a config and with the example config
-(NPU configured): Latin letters are at most 70% of the letters outside the list of
-every PR (the list holds the titles as written; before Chinese headlines: 89.6%, the
-target report: 38%); a key change's English sentence ends with punctuation, is given
-once, and never says the title again in English after the Chinese headline.
+(NPU configured): Latin letters are at most 50% of the letters outside the list of
+every PR, code spans and links aside (the list holds the titles as written; before
+Chinese headlines: 89.6%; with an English body sentence after every headline: 65%; the
+target report: 38%); no English body sentence trails a Chinese headline: a key change
+is its headline, a key PR its headline and what made it key, in Chinese.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ pytestmark = pytest.mark.realdata
 
 ROOT = Path(__file__).resolve().parent.parent
 _LETTER = re.compile(r"[A-Za-z\u4e00-\u9fff]")
-# An English sentence after a zh headline in a key change line: after its colon or full
-# stop, up to the PR's number.
-_SENTENCE = re.compile(r"[：。]([A-Z][^（]*?)（#\d+）$")
+# An English sentence after a zh headline: after its colon or full stop, two words or
+# more opening in capitals.
+_SENTENCE = re.compile(r"[\u4e00-\u9fff][^：。]*[：。]\s*[A-Z][a-z]+ [a-z]+ ")
+# What is no prose of the report: code spans and links.
+_CODE_OR_LINK = re.compile(r"`[^`\n]*`|\]\([^)]*\)|https?://\S+")
 
 
 def _report(shared_data: Path, snapshot: str, *config: str) -> str:
@@ -51,29 +54,25 @@ CONFIGS = [(), ("--config", str(ROOT / "examples" / "prdigest.toml"))]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=["no-config", "example-config"])
-def test_latin_letters_are_at_most_seventy_percent_outside_the_list(
+def test_latin_letters_are_at_most_half_outside_the_list_code_and_links(
         shared_data: Path, config: tuple[str, ...]) -> None:
-    letters = _LETTER.findall(_outside_the_list(_report(shared_data, "verl-2026-07.json",
-                                                        *config)))
+    prose = _CODE_OR_LINK.sub(" ", _outside_the_list(_report(shared_data, "verl-2026-07.json",
+                                                             *config)))
+    letters = _LETTER.findall(prose)
     latin = sum(c.isascii() for c in letters) / len(letters)
-    assert latin <= 0.70, round(latin, 3)
+    assert latin <= 0.50, round(latin, 3)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=["no-config", "example-config"])
-def test_key_change_sentences_end_with_punctuation_and_are_said_once(
+def test_no_english_body_sentence_trails_a_chinese_headline(
         shared_data: Path, config: tuple[str, ...]) -> None:
     report = _report(shared_data, "verl-2026-07.json", *config)
-    lines = [line.strip() for line in _section(report, "本周重点变化").splitlines()
-             if line.startswith("  - ")]
-    sentences = [m.group(1) for line in lines if (m := _SENTENCE.search(line))]
-    assert len(sentences) >= 5
-    for sentence in sentences:
-        assert re.search(r"[.!?…]$", sentence), sentence
-    outside = _outside_the_list(report)
-    for sentence in sentences:
-        assert outside.count(sentence) == 1, sentence  # not again under the key PRs
-    # A headline with a colon of its own is not followed by a second one.
-    assert not any(re.search(r"：[^：（]*：[A-Z]", line) for line in lines)
+    for heading in ("本周重点变化", "重点 PR 速览"):
+        lines = [line for line in _section(report, heading).splitlines()
+                 if line.lstrip().startswith("- ")]
+        assert len(lines) >= 6, heading
+        trailing = [line for line in lines if _SENTENCE.search(line)]
+        assert not trailing, trailing
 
 
 def test_no_key_change_says_its_title_again_or_only_its_background(shared_data: Path) -> None:
@@ -87,13 +86,15 @@ def test_no_key_change_says_its_title_again_or_only_its_background(shared_data: 
     assert "Legacy trainer assumes" not in outside and "introduces it" not in outside
 
 
-def test_key_prs_give_one_sentence_after_the_chinese_headline(shared_data: Path) -> None:
-    """The full report's key PRs: the headline, the sentence that says the change (not
-    the description's first sentences), why the PR is key."""
+def test_key_prs_give_what_made_them_key_in_chinese(shared_data: Path) -> None:
+    """The full report's key PRs: the headline, what made the PR key in Chinese (its
+    figure with an arrow, the setting it adds, its size), why it is key, the reasons
+    its line gives already left out."""
     key_prs = _section(_report(shared_data, "verl-2026-07.json"), "重点 PR 速览")
     line = next(x for x in key_prs.splitlines() if x.startswith("- **#7061 "))
-    assert "~54 GiB to ~150 MiB" in line and "（入选原因：" in line
-    assert "Add save_lora_only checkpoint support." not in line  # the body's first sentence
+    assert "实测 ~54 GiB → ~150 MiB" in line and "新增配置 `save_lora_only`" in line
+    assert "（入选原因：新功能）" in line
+    assert "reduces" not in line.lower()
 
 
 def test_a_fix_is_named_by_what_it_fixes_and_names_with_commas_part_by_semicolons(
@@ -108,10 +109,35 @@ def test_a_fix_is_named_by_what_it_fixes_and_names_with_commas_part_by_semicolon
     assert "替换 diskcache，以消除 pickle 反序列化（#44549）；" in vllm
 
 
-def test_a_title_said_only_by_its_type_is_not_named_by_it(shared_data: Path) -> None:
+def test_a_title_the_lexicon_cannot_say_whole_is_given_as_written(shared_data: Path) -> None:
     """vllm #48596 ("Offload last block at request finish and prevent reuse race"): the
-    lexicon says no more than "修复"; the key PRs say what it fixes, the summary names
-    other fixes."""
+    lexicon cannot say all of it, so it is written as its title says after its type in
+    Chinese, never cut to "修复"; the key PRs add the fix it makes."""
     report = _report(shared_data, "vllm-2026-W29.json")
-    assert "修复（#48596）" not in _section(report, "执行摘要")
-    assert "- **#48596 修复竞态问题**" in _section(report, "重点 PR 速览")
+    title = "Offload last block at request finish and prevent reuse race"
+    assert f"{title}（#48596）" in _section(report, "执行摘要")
+    assert f"- **#48596 修复：{title}**：修复竞态问题" in _section(report, "重点 PR 速览")
+    assert "修复（#48596）" not in report
+
+
+def test_the_report_page_keeps_each_prs_own_sentence_collapsed_under_original(
+        shared_data: Path) -> None:
+    """The English sentence the zh lines leave out is one click away on the page, in a
+    collapsed 原文 under its line, and escaped as all PR text is."""
+    from bot.config import RepoConfig
+    from bot.engine import build_digest
+    from bot.render.html import PageLinks, render_report_page
+    from bot.snapshot import read_snapshot
+
+    digest = build_digest(read_snapshot(shared_data / "verl-2026-07.json"), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    page = render_report_page(digest, PageLinks())
+    originals = re.findall(r'<details class="original"><summary>原文</summary><p>(.*?)</p>'
+                           r'</details>', page)
+    assert len(originals) >= 10
+    assert any("Disable vLLM&#39;s multimodal processor cache" in o for o in originals)
+    assert "<details open" not in page  # collapsed
+    english = render_report_page(
+        build_digest(read_snapshot(shared_data / "verl-2026-07.json"), "2026-W29",
+                     repo_config=RepoConfig(), lang="en"), PageLinks())
+    assert 'class="original"' not in english  # the en lines are those sentences

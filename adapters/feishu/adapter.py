@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
 import logging
 import threading
@@ -52,6 +53,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
+from adapters.feishu.admins import is_chat_admin
 from adapters.feishu.events import FeishuEvents
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
@@ -147,7 +149,6 @@ class FeishuAdapter:
             # event's token with ""), so a webhook without one could never answer.
             raise ValueError("Feishu webhook mode needs the verification token")
         self._app_id = app_id
-        self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._encrypt_key = encrypt_key or ""
         self._verification_token = verification_token or ""
         self._long_connection = long_connection
@@ -156,6 +157,8 @@ class FeishuAdapter:
         self._clock = clock
         self.sdk_config = sdk_config(app_id, app_secret, domain, timeout_seconds)
         self._transport = FeishuTransport(self.sdk_config, TENANT_TOKENS)
+        self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
+                            chat_admins=functools.partial(is_chat_admin, self._transport))
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
                                   max_wait=max_rate_limit_wait,
                                   pacer=pacer if pacer is not None else LocalPacer(),

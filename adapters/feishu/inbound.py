@@ -156,5 +156,6 @@ def question_from_event(payload: Mapping[str, Any], bot_open_id: str | None) -> 
         text=message_text(message, keys),
         delivery_key=str(event_id),
         reply_to=str(message_id),
+        direct=chat_type == "p2p",
         raw=dict(payload),
     )

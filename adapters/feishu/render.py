@@ -184,7 +184,8 @@ def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card
 
 
 _REPLY_COLOURS = {"help": "blue", "topics": "blue", "subscribed": "green",
-                  "unsubscribed": "green", "error": "grey"}
+                  "unsubscribed": "green", "error": "grey", "settings": "green",
+                  "answer": "blue"}
 
 
 def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:

@@ -21,6 +21,7 @@ Mode instead: `platforms.slack.socket_mode = true` and an app-level token with
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import secrets
@@ -40,6 +41,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
+from adapters.slack.admins import is_chat_admin
 from adapters.slack.inbound import (
     SLASH_COMMAND,
     foreign_app,
@@ -117,7 +119,6 @@ class SlackAdapter:
         if not socket_mode and not signing_secret and not outbound_only:
             raise ValueError("HTTP mode needs the signing secret")
         self.config = config
-        self.inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self.socket_mode = socket_mode
         self.api_url = api_url
         self.bot_names = bot_names
@@ -126,6 +127,8 @@ class SlackAdapter:
         handlers = retry_handlers(rate_limit_retries)
         self.client = AsyncWebClient(token=bot_token, base_url=api_url,
                                      retry_handlers=handlers)
+        self.inbox = Inbox(handler, deduper, default_lang=self.default_lang,
+                           chat_admins=functools.partial(is_chat_admin, self.client))
         self.outbound = SlackOutbound(
             self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(),
             lanes=post_lanes or SlackSettings().post_lanes,

@@ -56,6 +56,7 @@ def _slash_command(body: Mapping[str, Any]) -> Question | None:
         channel_id=channel,
         user_id=_str(body.get("user_id")),
         delivery_key=delivery_key(body),
+        direct=body.get("channel_name") == "directmessage" or channel.startswith("D"),
         raw=body,
     )
 
@@ -72,6 +73,7 @@ def _app_mention(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question 
         delivery_key=delivery_key(body),
         # Answer in the thread the mention is in, or start one under it.
         thread=_str(event.get("thread_ts")) or _str(event.get("ts")),
+        direct=channel.startswith("D"),
         raw=body,
     )
 
@@ -100,6 +102,7 @@ def _message(body: Mapping[str, Any], event: Mapping[str, Any]) -> Question | No
         delivery_key=delivery_key(body),
         # A reply in a DM thread stays in that thread; a top-level DM gets a top-level answer.
         thread=_str(event.get("thread_ts")),
+        direct=True,
         raw=body,
     )
 

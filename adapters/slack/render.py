@@ -385,9 +385,16 @@ def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
     elif reply.kind == "notices":
         text = w("notices")
         notification = w("notices_notification")
-    elif reply.kind in ("topics", "subscribed", "unsubscribed", "error"):
+    elif reply.kind in ("topics", "subscribed", "unsubscribed", "error", "settings"):
         text = w(reply.kind)
         notification = w("error_notification") if reply.kind == "error" else text
+    elif reply.kind == "answer":
+        if reply.answer is None:
+            raise ValueError("an answer reply without an answer")
+        text = w("answer")
+        if reply.answer.question == "hello":
+            text += "\n\n" + w("answer_help") + "\n\n" + w("help_slack")
+        notification = text
     elif reply.kind == "help":
         text = w("help") + "\n\n" + w("help_slack")
         notification = text

@@ -33,8 +33,9 @@ from telegram.ext import (
     ApplicationBuilder,
 )
 
-from adapters.base import DeliveryError
+from adapters.base import DeliveryError, PostInDoubt
 from adapters.telegram import TEMPLATES
+from adapters.telegram.admins import is_chat_admin
 from adapters.telegram.flood import PacedLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
@@ -50,7 +51,7 @@ from adapters.telegram.render import (
     render_digest_messages,
     render_reply_messages,
 )
-from adapters.telegram.request import AiohttpRequest
+from adapters.telegram.request import AiohttpRequest, NoAnswer
 from adapters.telegram.settings import TelegramSettings, telegram_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
@@ -105,17 +106,21 @@ class TelegramAdapter:
         outbound_only: bool = False,
         pacer: Pacer | None = None,
         post_lanes: Callable[[str], Sequence[Lane]] | None = None,
+        send_timeout: float = TelegramSettings().send_timeout_seconds,
+        in_doubt: str = TelegramSettings().in_doubt,
     ) -> None:
         if not polling and not secret_token and not outbound_only:
             raise ConfigError("telegram: webhook mode needs a secret token")
         self._outbound_only = outbound_only
         self._config = config
-        self._inbox = Inbox(config, handler, deduper, default_lang=self.default_lang)
         self._token = token
         self._secret = secret_token
         self._polling = polling
         self._webhook_url = webhook_url
         self._poll_timeout = poll_timeout
+        # A message whose answer has not come within `send_timeout` is in doubt; what
+        # the schedule does with a post in doubt is `in_doubt` (hold or resend).
+        self._resend_in_doubt = in_doubt == "resend"
         self._webhook_registered = False
         self._started = False
         self._handlers_added = False
@@ -126,6 +131,10 @@ class TelegramAdapter:
         self._redaction = RedactToken(token)
         for name in LOGGERS_SEEING_THE_TOKEN:
             logging.getLogger(name).addFilter(self._redaction)
+        # Their sessions are closed by `close`, also after a start that failed half-way.
+        self._requests = (AiohttpRequest(connection_pool_size=concurrent_updates,
+                                         read_timeout=send_timeout),
+                          AiohttpRequest(connection_pool_size=1))
         builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any] = (
             Application.builder()
             .token(token)
@@ -135,15 +144,22 @@ class TelegramAdapter:
                                        post_lanes or TelegramSettings().post_lanes,
                                        max_retries=max_retries, max_wait=max_retry_wait))
             .concurrent_updates(concurrent_updates)
-            .request(AiohttpRequest(connection_pool_size=concurrent_updates))
+            .request(self._requests[0])
             # Long polling holds its one connection for `poll_timeout` seconds.
-            .get_updates_request(AiohttpRequest(connection_pool_size=1))
+            .get_updates_request(self._requests[1])
             .job_queue(None)
         )
         if not polling:
             builder = builder.updater(None)
         self.application: PTBApplication = builder.build()
         self.application.add_error_handler(self._on_error)
+        self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
+                            chat_admins=self._is_chat_admin)
+
+    async def _is_chat_admin(self, question: Question) -> bool:
+        """Whether the asker is the chat's creator or an administrator (Telegram's
+        `getChatMember`, through the application's bot)."""
+        return await is_chat_admin(self.application.bot, question)
 
     @classmethod
     def from_config(
@@ -164,10 +180,12 @@ class TelegramAdapter:
         if secret_token is not None and not _SECRET_TOKEN.fullmatch(secret_token):
             raise ConfigError(f"{section.secret_token_env}: Telegram accepts 1-256 characters "
                               "of A-Z, a-z, 0-9, _ and - in a webhook secret token")
-        public = config.server.public_url.rstrip("/")
+        public = (config.server.public_url or "").rstrip("/")
         options: dict[str, Any] = {
             "api_url": section.api_url,
             "post_lanes": section.post_lanes,
+            "send_timeout": section.send_timeout_seconds,
+            "in_doubt": section.in_doubt,
             # Telegram delivers webhooks to HTTPS addresses only.
             "webhook_url": (f"{public}{WEBHOOK_PATH}"
                             if public.startswith("https://") and not outbound_only else None),
@@ -256,6 +274,13 @@ class TelegramAdapter:
                 "subscribe": t("follow a topic: merged PRs are announced here and lead the "
                                "digest"),
                 "unsubscribe": t("stop following a topic"), "help": t("this help"),
+                "pending": t("PRs open and waiting for review now, oldest first"),
+                "follow": t("follow a repository: its weekly digest comes here"),
+                "unfollow": t("stop following a repository"),
+                "schedule": t("when the weekly digest comes, e.g. /schedule mon 9:00"),
+                "timezone": t("the chat's time zone, e.g. /timezone Europe/Berlin"),
+                "lang": t("the chat's language: /lang zh or /lang en"),
+                "settings": t("what this chat gets and when"),
             }
             commands = [BotCommand(name, descriptions[name][:256]) for name in COMMANDS]
             try:
@@ -277,6 +302,8 @@ class TelegramAdapter:
                 await self.application.shutdown()
                 self._handlers_added = False
                 self.application.handlers.clear()
+            for request in self._requests:  # a getMe that failed left them open
+                await request.shutdown()
             for name in LOGGERS_SEEING_THE_TOKEN:
                 logging.getLogger(name).removeFilter(self._redaction)
 
@@ -416,6 +443,12 @@ class TelegramAdapter:
                            channel_id, migration.new_chat_id)
             return await self._deliver(str(migration.new_chat_id), messages, moved=True)
         except _PartialDelivery as partial:
+            if isinstance(partial.error, NoAnswer):
+                raise PostInDoubt(
+                    f"telegram: {len(partial.sent)} of {len(messages)} messages posted to "
+                    f"{channel_id} for certain, and message {len(partial.sent) + 1} may have "
+                    f"been posted too: {self._redact(partial.error)}",
+                    resend=self._resend_in_doubt) from None
             raise DeliveryError(
                 f"telegram: {len(partial.sent)} of {len(messages)} messages posted to "
                 f"{channel_id}; sendMessage failed: {self._redact(partial.error)}"

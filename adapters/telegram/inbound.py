@@ -22,7 +22,8 @@ from bot.models import Lang
 PLATFORM = "telegram"
 
 # Commands shown in Telegram's menu; `/start` opens every private chat with a bot.
-COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "help")
+COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "pending",
+            "follow", "unfollow", "schedule", "timezone", "lang", "settings", "help")
 ACCEPTED_COMMANDS = (*COMMANDS, "start")
 ALLOWED_UPDATES = ("message",)
 
@@ -55,6 +56,7 @@ def question_from_update(update: Update, *, bot_id: int) -> Question | None:
         user_lang=language_of(sender.language_code if sender is not None else None),
         # A command's verb (`/risks`) is English whatever the user speaks.
         fixed_verb=message.text.lstrip().startswith("/"),
+        direct=not in_group,
         raw=update,
     )
 

@@ -22,7 +22,7 @@ from telegram.request import BaseRequest, RequestData
 
 from adapters.base import proxies_in_environment
 
-__all__ = ["AiohttpRequest"]
+__all__ = ["AiohttpRequest", "NoAnswer"]
 
 # PTB's own defaults for HTTPXRequest, in seconds.
 DEFAULT_READ_TIMEOUT = 5.0
@@ -31,6 +31,11 @@ DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_POOL_TIMEOUT = 1.0
 # Uploads get longer to write, as in PTB (`media_write_timeout`).
 DEFAULT_MEDIA_WRITE_TIMEOUT = 20.0
+
+
+class NoAnswer(TimedOut):
+    """The request went out (the connection was made) and no answer came: it timed out
+    while waiting, or the connection dropped. Telegram may have done what it asked."""
 
 
 def _seconds(value: ODVInput[float], default: float | None) -> float | None:
@@ -112,8 +117,20 @@ class AiohttpRequest(BaseRequest):
         try:
             async with session.request(method, url, data=data, timeout=timeout) as response:
                 return response.status, await response.read()
-        except TimeoutError as err:
-            raise TimedOut from err
+        except (aiohttp.ConnectionTimeoutError, aiohttp.ClientConnectorError) as err:
+            # No connection was made: Telegram never saw the request.
+            if isinstance(err, TimeoutError):
+                raise TimedOut from err
+            raise NetworkError(_without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
+                from err
+        except TimeoutError as err:  # waiting for the answer (or the whole exchange)
+            raise NoAnswer(f"Timed out waiting for Telegram's answer to {method_name(url)}") \
+                from err
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
+                aiohttp.ClientOSError) as err:
+            raise NoAnswer(_without_path(
+                f"aiohttp.{type(err).__name__} after sending {method_name(url)}: {err}", url)
+                ) from err
         except aiohttp.ClientError as err:
             raise NetworkError(_without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
                 from err
@@ -141,6 +158,11 @@ def _body(request_data: RequestData | None, uploads: dict[str, Any]) -> Any:
         else:
             form.add_field(name, upload)
     return form
+
+
+def method_name(url: str) -> str:
+    """The Bot API method a URL calls (`sendMessage`), never the token before it."""
+    return urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] or "the request"
 
 
 def _without_path(text: str, url: str) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import math
+from typing import Any, ClassVar, Literal
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
@@ -17,7 +19,13 @@ class TelegramSettings(PlatformSettings, frozen=True, kw_only=True):
     """`[platforms.telegram]`: the variables holding its secrets, its Bot API, long
     polling instead of the webhook, and the pace of its messages: Telegram's bot FAQ
     asks for at most ~30 messages a second in all, 20 a minute to one group or channel
-    and one a second to one chat."""
+    and one a second to one chat.
+
+    A message whose answer does not come within `send_timeout_seconds` may have been
+    posted all the same: Telegram takes no idempotency key and a bot cannot read a
+    chat's history, so `in_doubt` says what becomes of such a weekly post - `hold` it
+    for an operator (never twice; `prdigest post --force` sends it) or `resend` it (never
+    lost; possibly twice)."""
 
     URLS: ClassVar[dict[str, str]] = {"api_url": "https://api.telegram.org/bot"}
     RATES: ClassVar[tuple[str, ...]] = ("post_rate", "group_post_rate", "chat_post_rate")
@@ -29,9 +37,15 @@ class TelegramSettings(PlatformSettings, frozen=True, kw_only=True):
     post_rate: str = "30/s"
     group_post_rate: str = "20/min"
     chat_post_rate: str = "1/s"
+    send_timeout_seconds: float = 30.0
+    in_doubt: Literal["hold", "resend"] = "hold"
 
     def check(self, where: str) -> None:
         check_rates(self, where, self.RATES)
+        seconds = self.send_timeout_seconds
+        if not (math.isfinite(seconds) and 5 <= seconds <= 300):
+            raise ConfigError(f"{where}.send_timeout_seconds: must be a number from 5 to "
+                              f"300, got {seconds:g}")
 
     def post_lanes(self, chat_id: str) -> tuple[Lane, ...]:
         """The lanes a message to `chat_id` waits its turn in: the bot's, the chat's (a

@@ -8,8 +8,10 @@ checked by the handlers, which can say precisely what is wrong in a reply.
 The parse works in three passes over normalised text: take out the week (`2026-W29`,
 `last week`, `上周`), take out PR references (`owner/repo#N`, `#N`, `pr N`, a PR URL,
 a bare number), then read what is left as the verb after dropping filler words
-(`for`, `the`, `有什么`, `一下`, ...). Subscriptions are read by their leading verb,
-because the rest of the text is a list of topic names.
+(`for`, `the`, `有什么`, `一下`, ...); words that name no verb may still ask a question
+about the week (`bot.chat.question_phrases`). A chat's settings (`follow owner/repo`,
+`schedule mon 9:00`, `lang en`: `bot.chat.setting_phrases`) and subscriptions are read
+by their leading verb, because the rest of the text is a value or a list of names.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import date
 
+from bot.chat.question_phrases import read_question, without_greeting
+from bot.chat.setting_phrases import read_setting, schedule_text
 from bot.models import Command, CommandKind, Lang
 
 # Longer text is not a command; the cap also keeps every number small enough for int().
@@ -88,6 +92,8 @@ _SUBSCRIPTION = re.compile(
     r"(?P<rest>.*)$",
     re.I | re.S,
 )
+# `topics npu rollout`: follow these topics.
+_TOPICS_LIST = re.compile(r"^(?:topics|topic|主题|话题)\s+(?P<rest>\S.*)$", re.I | re.S)
 _SUBSCRIPTION_KINDS: dict[str, CommandKind] = {
     "unsubscribe": "unsubscribe", "unsub": "unsubscribe", "unfollow": "unsubscribe",
     "取消订阅": "unsubscribe", "取消关注": "unsubscribe", "退订": "unsubscribe",
@@ -138,6 +144,8 @@ _VERBS: dict[str, CommandKind] = {
     "help": "help", "h": "help", "commands": "help", "usage": "help", "start": "help",
     "帮助": "help", "怎么用": "help", "用法": "help", "命令": "help", "说明": "help",
     "使用说明": "help", "菜单": "help",
+    "pending": "pending", "pending reviews": "pending", "review queue": "pending",
+    "待审": "pending", "待评审": "pending", "待审查": "pending",
 }
 _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~\u3000-\u3003\u3008-\u3011\u2018-\u201f…·]+")
 
@@ -212,6 +220,12 @@ def _take_weeks(text: str) -> tuple[str, list[str]]:
     text = _LAST_WEEK.sub(last, text)
     text = _THIS_WEEK.sub(this, text)
     return text, weeks
+
+
+def weeks_in(text: str) -> list[str]:
+    """The weeks a message names, as the grammar reads them (`2026-W29`, `last`,
+    `this`)."""
+    return _take_weeks(clean_text(text[: MAX_COMMAND_CHARS + 1]))[1]
 
 
 def _take_pulls(text: str) -> tuple[str, list[tuple[str | None, int]]]:
@@ -301,9 +315,10 @@ def parse_command(
         week: str | None = None,
         topics: tuple[str, ...] = (),
         unknown: bool = False,
+        value: str = "",
     ) -> Command:
         return Command(kind=kind, lang=user_lang, repo=repo, pull=pull, week=week,
-                       topics=topics, text=text, unknown=unknown)
+                       topics=topics, text=text, unknown=unknown, value=value)
 
     if len(text) > MAX_COMMAND_CHARS or len(cleaned) > MAX_COMMAND_CHARS:
         return command("help", unknown=True)
@@ -313,6 +328,13 @@ def parse_command(
     compact = re.sub(r"[\W_]+", "", cleaned.lower())
     if compact in _SUBSCRIPTION_LISTS:
         return command("topics")
+    setting = read_setting(cleaned)
+    if setting is not None:
+        return command(setting.kind, repo=setting.repo, value=setting.value)
+    listed = _TOPICS_LIST.match(cleaned)
+    if listed and _topic_names(listed["rest"]) and not _take_pulls(listed["rest"])[1] \
+            and not _take_weeks(listed["rest"])[1]:
+        return command("subscribe", topics=_topic_names(listed["rest"]))
     subscription = _SUBSCRIPTION.match(cleaned)
     if subscription:
         verb = (subscription["en"] or subscription["zh"]).lower()
@@ -321,9 +343,17 @@ def parse_command(
     rest, weeks = _take_weeks(cleaned)
     rest, pulls = _take_pulls(rest)
     words = _verb_words(rest)
-    kind, spoken_week = _verb(words)
+    kind, spoken_week = _verb(without_greeting(words))
     if spoken_week:
         weeks.append(spoken_week)
+    if kind is None and len(pulls) <= 1:
+        question = read_question(words, weeks=len(weeks), pulls=len(pulls))
+        if question is not None and question.kind == "compare":
+            return command("compare", week=_compared_week(weeks))
+        if question is not None and len(weeks) <= 1:
+            return command(question.kind, week=weeks[0] if weeks else None,
+                           topics=(question.area,) if question.area else (),
+                           value=question.value)
     if (words and kind is None) or len(weeks) > 1 or len(pulls) > 1:
         return command("help", unknown=True)
     week = weeks[0] if weeks else None
@@ -344,6 +374,9 @@ def parse_command(
         # `上周总结` / `summary last week`: a week's summary is its digest.
         if kind == "summary" and not pulls:
             return command("digest", week=week)
+        # `risks last week`, `上周有什么风险`: the week's risks.
+        if kind == "risks" and not pulls:
+            return command("risks", week=week)
         return command("help", unknown=True)
     if pulls:
         return command("help", unknown=True)
@@ -354,12 +387,30 @@ def parse_command(
     return command(kind)
 
 
+_ISO_WEEK_TEXT = re.compile(r"(?P<year>[0-9]{4})-W(?P<week>[0-9]+)")
+
+
+def _compared_week(weeks: list[str]) -> str | None:
+    """The week a comparison is about (set against the week before it): the latest ISO
+    week named, else this week - `上周和这周比`, `compare with last week`."""
+    named = [(int(m["year"]), int(m["week"]), week) for week in weeks
+             if (m := _ISO_WEEK_TEXT.fullmatch(week))]
+    return max(named)[2] if named else None
+
+
+def _week_words(week: str | None) -> str:
+    """A week as the grammar reads it back after a command: ` last week`, ` 2026-W29`."""
+    if week is None:
+        return ""
+    return f" {week} week" if week in ("last", "this") else f" {week}"
+
+
 def canonical_text(command: Command) -> str:
     """The command written in the grammar's plainest English form; parsing it gives the
     same command back (`risks owner/repo#7035`, `digest last week`, `subscribe npu, ci`)."""
     if command.kind in ("risks", "summary"):
         if command.pull is None:
-            return command.kind
+            return command.kind + (_week_words(command.week) if command.kind == "risks" else "")
         reference = f"{command.repo}#{command.pull}" if command.repo else f"#{command.pull}"
         return f"{command.kind} {reference}"
     if command.kind == "digest":
@@ -371,4 +422,24 @@ def canonical_text(command: Command) -> str:
     if command.kind in ("subscribe", "unsubscribe"):
         # Commas, not spaces: spaces between Chinese names would join them into one.
         return f"{command.kind} {', '.join(command.topics)}".rstrip()
+    return _question_or_setting_text(command)
+
+
+def _question_or_setting_text(command: Command) -> str:
+    week = _week_words(command.week)
+    if command.kind == "changes":
+        return f"changes {' '.join(command.topics)}{week}"
+    if command.kind == "people":
+        who = command.value or "merged"
+        return f"who {who} the most{week}"
+    if command.kind == "compare":
+        return f"compare {command.week}" if command.week else "compare with last week"
+    if command.kind == "pending":
+        return "waiting for review"
+    if command.kind in ("follow", "unfollow"):
+        return f"{command.kind} {command.repo}"
+    if command.kind == "schedule":
+        return schedule_text(command.value)
+    if command.kind in ("timezone", "lang"):
+        return f"{command.kind} {command.value}"
     return command.kind

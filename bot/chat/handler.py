@@ -6,7 +6,10 @@ reply - bad values, missing data and refusals become `error` replies in the user
 language, never an exception.
 
 Source and store methods are synchronous (PyGithub, redis-py), so they run in a
-worker thread and the event loop of the server stays free.
+worker thread and the event loop of the server stays free. A chat's own settings are
+`bot.chat.settings`'s; the questions about a week are answered from its digest by
+`bot.chat.answers`; with `[llm]`, text the grammar does not read may be read by the
+model as one of the commands (`bot.chat.intents`).
 """
 
 from __future__ import annotations
@@ -19,15 +22,24 @@ from collections.abc import Callable, Iterable
 from datetime import date
 from typing import ParamSpec, TypeVar
 
+import msgspec
+
+from bot.chat import answers
 from bot.chat.grammar import MAX_PULL_NUMBER
+from bot.chat.inbound import Asker
+from bot.chat.intents import IntentReader
+from bot.chat.refusals import Refusal, echo, error_reply
+from bot.chat.settings import ChatSetup
 from bot.clock import Clock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
-from bot.engine.classify import parse_title
-from bot.errors import FutureWeekError, SourceError, WeekError
+from bot.engine.classify import parse_title, topic_aliases
+from bot.errors import FutureWeekError, SourceError, UncoveredWeekError, WeekError
 from bot.events import CommandAnswered, Events
-from bot.models import Command, PullRequest, Reply, Snapshot
-from bot.source import HeldPulls, Source
+from bot.live import LiveConfig
+from bot.models import Command, Digest, PullRequest, Reply, Snapshot, WeekAnswer
+from bot.source import GitHubLookups, HeldPulls, ReviewQueue, Source
+from bot.store.review_queues import ReviewQueues
 from bot.store.subscriptions import SubscriptionStore, followed_topics
 from bot.week import FIRST_YEAR, current_week, past_week, resolve_week, shift_week
 
@@ -38,8 +50,10 @@ _R = TypeVar("_R")
 
 # How many weeks of titles are read to find the modules a channel can subscribe to.
 RECENT_WEEKS = 4
-# Echoed user text and numbers are cut, so an error reply stays one short line.
-ECHO_LIMIT = 80
+SETTING_KINDS = frozenset({"follow", "unfollow", "schedule", "timezone", "lang", "settings"})
+WEEK_QUESTIONS = frozenset({"changes", "people", "compare"})
+QUEUE_POINTS = 1
+"""What a review-queue search costs in GitHub's points (no nested list: one point)."""
 
 ERROR_KEYS = (
     "channel-not-configured",
@@ -57,64 +71,106 @@ ERROR_KEYS = (
     "subscriptions-unavailable",
     "subscriptions-failed",
     "source-unavailable",
+    "week-outside-data",
     "internal-error",
+    # a chat's own settings
+    "settings-unavailable",
+    "settings-failed",
+    "settings-not-admin",
+    "admin-unknown",
+    "settings-in-file",
+    "not-set-up",
+    "repo-name",
+    "repo-unknown",
+    "follow-not-allowed",
+    "follow-private",
+    "already-following",
+    "not-following",
+    "repo-in-file",
+    "too-many-chats",
+    "too-many-repos",
+    "schedule-unreadable",
+    "unknown-timezone",
+    "unknown-lang",
+    # questions about the week
+    "pending-unavailable",
+    "github-points-low",
 )
 """Every `Reply.error` a handler can give; each has a sentence in the reply templates."""
-
-
-def _echo(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= ECHO_LIMIT else text[: ECHO_LIMIT - 1] + "…"
-
-
-class _Refusal(Exception):
-    """A reply that ends the command early; carries the error reply to give."""
-
-    def __init__(self, reply: Reply) -> None:
-        super().__init__(reply.error)
-        self.reply = reply
 
 
 class CommandHandler:
     """Answers commands for the channels of one config, through the process's one
     `Digests`: its config, source of PR data, subscriptions and clock, so a digest asked
-    for in chat is the one the schedule posts."""
+    for in chat is the one the schedule posts.
+
+    `live`: the service's live config, which chats' own settings change (None: they
+    are refused as needing Redis). `lookups`: GitHub asked directly (repositories a chat
+    follows, the PRs waiting for review), with `queues` keeping those PRs for
+    `chat.pending_minutes`. `intents`: the model that reads text the grammar does not.
+    """
 
     def __init__(self, digests: Digests, *, recent_weeks: int = RECENT_WEEKS,
+                 live: LiveConfig | None = None, lookups: GitHubLookups | None = None,
+                 queues: ReviewQueues | None = None, intents: IntentReader | None = None,
+                 points_short: Callable[[int], bool] | None = None,
                  events: Events | None = None) -> None:
         if digests.source is None:
             raise ValueError("commands are answered from a source of PR data")
         self.digests = digests
-        self.config: Config = digests.config
         self.source: Source = digests.source
         self.subscriptions: SubscriptionStore | None = digests.subscriptions
         self.clock: Clock = digests.clock
         self.recent_weeks = recent_weeks
+        self.live = live
+        self.lookups = lookups
+        self.queues = queues if queues is not None else ReviewQueues(None)
+        self.intents = intents
+        self.points_short = points_short
         self.events = events or Events()
+        self.setup = ChatSetup(live, source=self.source, lookups=lookups,
+                               topics=self.subscriptions, clock=self.clock)
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's `follow` changes it)."""
+        return self.digests.config
+
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        """The channel `chat` is in the config in force, read again where another
+        replica may have changed the chats' own settings."""
+        if self.live is not None:
+            await self.live.refresh()
+        return self.config.channel(chat)
 
     async def handle(
         self, command: Command, *, channel: ChannelConfig | None, user: str | None = None,
-        platform: str = "",
+        asker: Asker | None = None,
     ) -> Reply:
         """The reply to `command` asked in `channel` by `user`; never raises.
 
-        `channel` is None for a chat that is not in the config: it gets help and a
-        polite refusal, never data. `user` is the platform's user id, checked against
-        the channel's admins for subscription changes. The answer is a `CommandAnswered`
-        on `events`, for `platform` (the channel's when not given).
+        `channel` is None for a chat that is not set up: it gets help, its own settings
+        (`follow owner/repo` sets it up) and a polite refusal, never data. `user` is the
+        platform's user id, checked against the channel's admins for subscription
+        changes; `asker` says in which chat, for a change to the chat's own settings.
+        The answer is a `CommandAnswered` on `events`, for the asker's platform (the
+        channel's when no asker is given).
         """
         started = self.clock.monotonic()
-        reply = await self._reply(command, channel, user)
-        self.events.emit(CommandAnswered(
-            platform or (channel.platform if channel is not None else "unknown"),
-            command.kind, reply, self.clock.monotonic() - started))
+        reply = await self._reply(command, channel, user, asker)
+        platform = (asker.platform if asker is not None
+                    else channel.platform if channel is not None else "unknown")
+        self.events.emit(CommandAnswered(platform, command.kind, reply,
+                                         self.clock.monotonic() - started))
         return reply
 
     async def _reply(self, command: Command, channel: ChannelConfig | None,
-                     user: str | None) -> Reply:
+                     user: str | None, asker: Asker | None) -> Reply:
         try:
-            return await self._dispatch(command, channel, user)
-        except _Refusal as refusal:
+            if command.kind == "help" and command.unknown and self.intents is not None:
+                command = await self.intents.read(command)
+            return await self._dispatch(command, channel, user, asker)
+        except Refusal as refusal:
             return refusal.reply
         except Exception:
             # A bug must still get the user an answer; the log keeps the traceback.
@@ -122,19 +178,37 @@ class CommandHandler:
             return self._error(command, "internal-error")
 
     async def _dispatch(
-        self, command: Command, channel: ChannelConfig | None, user: str | None
+        self, command: Command, channel: ChannelConfig | None, user: str | None,
+        asker: Asker | None,
     ) -> Reply:
         if command.kind == "help":
             return self._help(command, channel)
+        if command.kind == "hello":
+            return self._hello(command, channel)
+        if command.kind in SETTING_KINDS:
+            return await self.setup.handle(command, self.config, channel, asker)
         if channel is None:
-            return self._error(command, "channel-not-configured")
+            return self._error(command, "channel-not-configured",
+                               **self._self_service())
+        if command.kind == "risks" and command.pull is None:
+            return await self._week_risks(command, channel)
         if command.kind in ("risks", "summary"):
             return await self._pull(command, channel)
         if command.kind == "digest":
             return await self._digest(command, channel)
+        if command.kind in WEEK_QUESTIONS:
+            return await self._week_question(command, channel)
+        if command.kind == "pending":
+            return await self._pending(command, channel)
         if command.kind == "topics":
             return await self._topics(command, channel)
-        return await self._change_subscription(command, channel, user)
+        return await self._change_subscription(command, channel, user, asker)
+
+    def _self_service(self) -> dict[str, str]:
+        """Whether a chat not set up may set itself up (`follow owner/repo`)."""
+        open_to_chats = (self.live is not None and self.live.store is not None
+                         and self.config.chat.max_channels > 0)
+        return {"follow": "yes"} if open_to_chats else {}
 
     # --- replies --------------------------------------------------------------------
 
@@ -148,16 +222,23 @@ class CommandHandler:
         available: Iterable[str] = (),
         **params: str,
     ) -> Reply:
-        return Reply(kind="error", lang=asked.lang, error=key, topics=tuple(topics),
-                     available_topics=tuple(available), params=tuple(params.items()))
+        return error_reply(asked, key, topics=topics, available=available, **params)
 
     def _help(self, command: Command, channel: ChannelConfig | None) -> Reply:
         params: list[tuple[str, str]] = []
         if channel is not None:
             params.append(("repository", channel.scope))
+        else:
+            params += list(self._self_service().items())
         if command.unknown:
-            params.append(("text", _echo(command.text)))
+            params.append(("text", echo(command.text)))
         return Reply(kind="help", lang=command.lang, params=tuple(params))
+
+    def _hello(self, command: Command, channel: ChannelConfig | None) -> Reply:
+        """A greeting: who the bot is, and the help."""
+        help_reply = self._help(command, channel)
+        return Reply(kind="answer", lang=command.lang, answer=WeekAnswer(question="hello"),
+                     params=help_reply.params)
 
     # --- PRs ------------------------------------------------------------------------
 
@@ -167,7 +248,7 @@ class CommandHandler:
         if number is None:
             return self._error(command, "pull-missing", command=command.kind)
         if not 1 <= number <= MAX_PULL_NUMBER:
-            return self._error(command, "pull-out-of-range", number=_echo(str(number)))
+            return self._error(command, "pull-out-of-range", number=echo(str(number)))
         found = [(repo, pull) for repo in repos
                  if (pull := await self._find_pull(command, repo, number)) is not None]
         if not found:
@@ -205,21 +286,80 @@ class CommandHandler:
         if command.repo is None:
             return channel.repositories
         if not channel.follows(command.repo):
-            raise _Refusal(self._error(command, "repo-not-allowed",
-                                       repository=_echo(command.repo), allowed=channel.scope))
+            raise Refusal(self._error(command, "repo-not-allowed",
+                                       repository=echo(command.repo), allowed=channel.scope))
         return tuple(name for name in channel.repositories
                      if name.lower() == command.repo.lower())
 
     # --- digest ---------------------------------------------------------------------
 
     async def _digest(self, command: Command, channel: ChannelConfig) -> Reply:
-        week = self._week(command, channel)
+        digest = await self._week_digest(command, channel, self._week(command, channel))
+        return Reply(kind="digest", lang=command.lang, digest=digest)
+
+    async def _week_digest(self, command: Command, channel: ChannelConfig, week: str
+                           ) -> Digest:
+        """The channel's digest of `week`; a week the data does not cover, or GitHub
+        not answering, ends the command with the error that says which."""
         try:
-            digest = await self.digests.for_channel(channel, week, lang=command.lang)
+            return await self.digests.for_channel(channel, week, lang=command.lang)
+        except UncoveredWeekError as exc:
+            logger.info("no data for %r: %s", command.text, exc)
+            raise Refusal(self._error(command, "week-outside-data", week=week)) from None
         except SourceError as exc:
             logger.warning("source unavailable for %r: %s", command.text, exc)
+            raise Refusal(self._error(command, "source-unavailable")) from None
+
+    # --- questions about the week -----------------------------------------------------
+
+    def _answer(self, command: Command, channel: ChannelConfig, answer: WeekAnswer) -> Reply:
+        return Reply(kind="answer", lang=command.lang, answer=answer,
+                     params=(("repository", channel.scope),))
+
+    async def _week_risks(self, command: Command, channel: ChannelConfig) -> Reply:
+        digest = await self._week_digest(command, channel, self._week(command, channel))
+        return self._answer(command, channel, answers.week_risks(digest))
+
+    async def _week_question(self, command: Command, channel: ChannelConfig) -> Reply:
+        week = self._week(command, channel)
+        digest = await self._week_digest(command, channel, week)
+        if command.kind == "changes":
+            area = command.topics[0] if command.topics else ""
+            answer = answers.area_changes(digest, area, self.config)
+            return Reply(kind="answer", lang=command.lang, answer=answer,
+                         available_topics=answers.week_topics(digest),
+                         params=(("repository", channel.scope),))
+        if command.kind == "people":
+            return self._answer(command, channel,
+                                answers.week_people(digest, command.value or "merged"))
+        before = await self._week_digest(command, channel, shift_week(week, -1))
+        return self._answer(command, channel, answers.compare_weeks(digest, before))
+
+    async def _pending(self, command: Command, channel: ChannelConfig) -> Reply:
+        """The PRs waiting for review now: one GitHub search per chat and
+        `chat.pending_minutes` (kept in Redis for every replica), within the points."""
+        lookups = self.lookups
+        if lookups is None:
+            return self._error(command, "pending-unavailable")
+        repos = channel.repositories
+        queues = self.queues
+        short = self.points_short
+
+        def fetch() -> ReviewQueue:
+            if short is not None and short(QUEUE_POINTS):
+                raise _PointsLow()
+            return lookups.review_queue(repos)
+
+        ttl = self.config.chat.pending_minutes * 60
+        try:
+            queue = await asyncio.to_thread(queues.queue, repos, fetch, ttl_seconds=ttl)
+        except _PointsLow:
+            return self._error(command, "github-points-low")
+        except SourceError as exc:
+            logger.warning("review queue of %s unavailable: %s", channel.scope, exc)
             return self._error(command, "source-unavailable")
-        return Reply(kind="digest", lang=command.lang, digest=digest)
+        return self._answer(command, channel,
+                            answers.review_queue(queue, repos, self.clock.now()))
 
     def _week(self, command: Command, channel: ChannelConfig) -> str:
         """The ISO week the command names, in the channel's time zone; `this` by default."""
@@ -228,10 +368,10 @@ class CommandHandler:
         try:
             return past_week(resolve_week(asked, now, channel.timezone), now, channel.timezone)
         except FutureWeekError as exc:
-            raise _Refusal(self._error(command, "week-in-future", week=exc.week,
+            raise Refusal(self._error(command, "week-in-future", week=exc.week,
                                        current=exc.current)) from None
         except (WeekError, ValueError, OverflowError):
-            raise _Refusal(self._unknown_week(command, asked)) from None
+            raise Refusal(self._unknown_week(command, asked)) from None
 
     def _unknown_week(self, command: Command, asked: str) -> Reply:
         match = re.fullmatch(r"(\d{4})-W(\d+)", asked)
@@ -240,7 +380,7 @@ class CommandHandler:
             weeks = date(year, 12, 28).isocalendar().week
             return self._error(command, "unknown-week", week=asked, year=str(year),
                                weeks=str(weeks))
-        return self._error(command, "unknown-week", week=_echo(asked))
+        return self._error(command, "unknown-week", week=echo(asked))
 
     # --- topics and subscriptions ---------------------------------------------------
 
@@ -252,15 +392,22 @@ class CommandHandler:
                      params=(("repository", channel.scope),))
 
     async def _change_subscription(
-        self, command: Command, channel: ChannelConfig, user: str | None
+        self, command: Command, channel: ChannelConfig, user: str | None,
+        asker: Asker | None = None,
     ) -> Reply:
         store = self.subscriptions
         if store is None:
             return self._error(command, "subscriptions-unavailable")
         if channel.admins and user not in channel.admins:
             return self._error(command, "not-admin")
+        if asker is not None and self.live is not None and \
+                self.live.origin(asker.chat) == "chat":
+            # A chat set up from chat: its topics are its settings, changed by those who
+            # may change them.
+            await self.setup.check_asker(command, self.config, channel, asker)
         subscribed = await self._subscribed(command, channel)
         known, complete = await self._known_topics(channel, subscribed)
+        command = self._aliases_resolved(command, channel)
         if not command.topics:
             # Unsubscribing: the topics that could be named are the ones followed now.
             followed = subscribed if command.kind == "unsubscribe" else ()
@@ -285,6 +432,15 @@ class CommandHandler:
         await self._call_store(command, store.remove, key, names)
         return Reply(kind="unsubscribed", lang=command.lang, topics=names,
                      params=(("repository", channel.scope),))
+
+    def _aliases_resolved(self, command: Command, channel: ChannelConfig) -> Command:
+        """The command with each topic alias written as its topic (`ckpt` is
+        `checkpoint` with `aliases = ["ckpt"]`): one topic, whichever name is typed."""
+        aliases: dict[str, str] = {}
+        for repo in channel.repositories:
+            aliases |= topic_aliases(self.config.repo(repo))
+        names = tuple(dict.fromkeys(aliases.get(name.lower(), name) for name in command.topics))
+        return msgspec.structs.replace(command, topics=names)
 
     async def _subscribed(self, command: Command, channel: ChannelConfig) -> list[str]:
         """The channel's configured topics, then those added from chat; a store that fails
@@ -313,6 +469,13 @@ class CommandHandler:
         for snapshot in snapshots:
             for pull in snapshot.pulls:
                 modules.update(parse_title(pull.title).modules)
+        aliases: dict[str, str] = {}
+        for repo in channel.repositories:
+            aliases |= topic_aliases(self.config.repo(repo))
+        folded: Counter[str] = Counter()
+        for module, count in modules.items():
+            folded[aliases.get(module, module)] += count  # `[ckpt]` is `checkpoint`
+        modules = folded
         lowered = {name.lower() for name in names}
         busiest = sorted(modules.items(), key=lambda item: (-item[1], item[0]))
         names += [name for name, _ in busiest if name.lower() not in lowered]
@@ -345,7 +508,7 @@ class CommandHandler:
             return await asyncio.to_thread(method, *args, **kwargs)
         except SourceError as exc:
             logger.warning("source unavailable for %r: %s", command.text, exc)
-            raise _Refusal(self._error(command, "source-unavailable")) from None
+            raise Refusal(self._error(command, "source-unavailable")) from None
 
     async def _call_store(
         self, command: Command, method: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
@@ -356,5 +519,8 @@ class CommandHandler:
             return await asyncio.to_thread(method, *args, **kwargs)
         except Exception:
             logger.exception("subscription store failed for %r", command.text)
-            raise _Refusal(self._error(command, "subscriptions-failed")) from None
+            raise Refusal(self._error(command, "subscriptions-failed")) from None
 
+
+class _PointsLow(Exception):
+    """GitHub's points are too low for a review-queue search (kept for the posts)."""

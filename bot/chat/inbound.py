@@ -1,10 +1,13 @@
 """One inbound pipeline for every chat platform: a neutral `Question` in, a `Reply` out.
 
 Each adapter turns its payload into a `Question` and the `Inbox` does the rest, the same
-way for all of them: drop a delivery seen before, look the channel up in the config,
-choose the language, parse with the shared grammar, ask the handler, and never raise -
-a failure becomes the `internal-error` reply, logged once, with no traceback in chat.
-The adapter then renders the reply and sends it.
+way for all of them: drop a delivery seen before, ask the handler which channel the chat
+is (the config in force: the file's channels and the chats set up from chat), choose
+the language, parse with the shared grammar, ask the handler, and never raise - a
+failure becomes the `internal-error` reply, logged once, with no traceback in chat.
+The adapter then renders the reply and sends it. Whether the asker is one of the chat's
+admins is asked of the platform (`ChatAdmins`) only when a change to the chat's
+settings needs it.
 
 A delivery the platform re-sends when it is not acknowledged (a webhook) is admitted
 before it is acknowledged (`Inbox.admit`): one that another process began answering,
@@ -17,13 +20,15 @@ connection) waits here instead (`LATER_WAITS`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig
+from bot.logs import delivery
 from bot.models import Admission, Command, Lang, Reply
 
 log = logging.getLogger(__name__)
@@ -66,7 +71,8 @@ class Question:
     answer quotes: Feishu, Telegram groups). `user_lang` is the language the platform says
     the user speaks, when it says one. `fixed_verb` marks text that starts with a
     platform command whose verb is English whatever the user speaks (Telegram's
-    `/risks 7035`): only its arguments tell the language. `raw` keeps the payload.
+    `/risks 7035`): only its arguments tell the language. `direct`: a one-to-one chat
+    with the bot, whose user is its admin. `raw` keeps the payload.
     """
 
     platform: str
@@ -78,6 +84,7 @@ class Question:
     reply_to: str | None = None
     user_lang: Lang | None = None
     fixed_verb: bool = False
+    direct: bool = False
     raw: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -99,14 +106,37 @@ class FirstSeen(Protocol):
 
 
 SendReply = Callable[[Reply], Awaitable[object]]
+ChatAdmins = Callable[["Question"], Awaitable[bool]]
+"""A platform's answer to "is the asker one of this chat's admins?" (its API)."""
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who asked, and in which chat (`slack:C0123`): what a change to the chat's own
+    settings is checked against. `chat_admin` asks the platform whether the user is one
+    of the chat's admins (None where it cannot tell); `direct`: a one-to-one chat."""
+
+    chat: str
+    user: str | None = None
+    direct: bool = False
+    chat_admin: Callable[[], Awaitable[bool]] | None = None
+
+    @property
+    def platform(self) -> str:
+        """The platform the chat is on (`slack` of `slack:C0123`)."""
+        return self.chat.partition(":")[0]
 
 
 class CommandAnswering(Protocol):
-    """A command in, a reply out (`bot.chat.handler.CommandHandler`); `platform` is
-    where it was asked."""
+    """A command in, a reply out (`bot.chat.handler.CommandHandler`); and which channel
+    a chat is, in the config in force."""
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None, platform: str = "") -> Reply: ...
+                     user: str | None = None, asker: Asker | None = None) -> Reply: ...
+
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        """The channel `chat` (`slack:C0123`) is now, or None for a chat not set up."""
+        ...
 
 
 def preferred_lang(channel: ChannelConfig | None, question: Question,
@@ -133,18 +163,20 @@ def read_command(question: Question, *, preferred: Lang,
 
 
 class Inbox:
-    """Questions of one platform to replies; shared by every adapter."""
+    """Questions of one platform to replies; shared by every adapter. `chat_admins`:
+    the platform's way of telling a chat's admins (None: it cannot tell)."""
 
     retry_later: ClassVar[RetryLater] = RETRY_LATER
 
-    def __init__(self, config: Config, handler: CommandAnswering, deduper: FirstSeen, *,
+    def __init__(self, handler: CommandAnswering, deduper: FirstSeen, *,
                  default_lang: Lang = UNLISTED_CHAT_LANG,
-                 later_waits: tuple[float, ...] = LATER_WAITS) -> None:
-        self.config = config
+                 later_waits: tuple[float, ...] = LATER_WAITS,
+                 chat_admins: ChatAdmins | None = None) -> None:
         self.handler = handler
         self.deduper = deduper
         self.default_lang = default_lang
         self.later_waits = later_waits
+        self.chat_admins = chat_admins
 
     async def admit(self, question: Question) -> Admission:
         """Whether to answer a delivery: "answer" (this process now holds it: pass
@@ -168,7 +200,13 @@ class Inbox:
         it raises (or the process dies first), a retry of the delivery is answered. The
         error of `send` propagates; nothing else raises. `admitted`: `admit` said
         "answer" before the delivery was acknowledged; otherwise it is admitted here,
-        waiting while another process holds it."""
+        waiting while another process holds it. Lines logged meanwhile carry the
+        delivery's key."""
+        with delivery(question.delivery_key):
+            return await self._answer(question, bot_names, send=send, admitted=admitted)
+
+    async def _answer(self, question: Question, bot_names: Iterable[str], *,
+                      send: SendReply | None, admitted: bool) -> Reply | None:
         if not admitted and await self._admit_patiently(question) != "answer":
             log.info("%s: skipping repeated delivery %s", question.platform,
                      question.delivery_key)
@@ -222,16 +260,23 @@ class Inbox:
         platform that dedupes earlier, before it knows whether there is a question)."""
         lang = self.default_lang
         try:
-            channel = self.config.channel(question.channel_key)
+            channel = await self.handler.chat_channel(question.channel_key)
             lang = preferred_lang(channel, question, self.default_lang)
             command = read_command(question, preferred=lang, bot_names=bot_names)
             lang = command.lang
             return await self.handler.handle(command, channel=channel, user=question.user_id,
-                                             platform=question.platform)
+                                             asker=self.asker(question))
         except Exception:
             log.exception("%s: answering a question in %s failed", question.platform,
                           question.channel_id)
             return internal_error(lang)
+
+
+    def asker(self, question: Question) -> Asker:
+        """Who asked `question`, with the platform's admin check bound to it."""
+        check = self.chat_admins
+        return Asker(chat=question.channel_key, user=question.user_id, direct=question.direct,
+                     chat_admin=None if check is None else functools.partial(check, question))
 
 
 def internal_error(lang: Lang) -> Reply:

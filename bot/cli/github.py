@@ -21,7 +21,7 @@ from bot.cli.app import (
 from bot.cli.live import LiveSource, command_github, progress_bar
 from bot.cli.platforms import CHANNEL_ID_HINTS, load_settings
 from bot.errors import UserError
-from bot.snapshot import data_time, snapshot_for
+from bot.snapshot import snapshot_for
 from bot.week import DEFAULT_TIMEZONE
 
 if TYPE_CHECKING:
@@ -87,8 +87,8 @@ def init(
     """Write a first config for REPO from its recent PRs: its own title tags, the names
     its PRs use often and its busiest directories as topics, a sample channel (in
     Chinese unless --lang en) and a weekly schedule."""
-    from bot.onboard import next_commands, render_config
-    from bot.week import current_week, resolve_week, shift_week, zone
+    from bot.onboard import digest_week, next_commands, render_config
+    from bot.week import current_week, shift_week, zone
 
     zone(timezone)  # an unknown zone is a one-line error before anything is read
     if output.exists() and not force:
@@ -99,9 +99,9 @@ def init(
         data = snapshot_for(repo, snapshot)
         pulls = list(data.pulls)
         read_from = f"the snapshot {snapshot}"
-        moment = data_time(data)
-        # The week `digest --week last` picks from this file (the data's last full week).
-        week = "last" if moment is None else resolve_week("last", moment, timezone)
+        # The week `digest --week last` picks from this file (the data's last full week),
+        # or the latest it holds PRs of where that one holds none.
+        week = digest_week(data, timezone) or "last"
     else:
         this = current_week(datetime.now(UTC), timezone)
         names = [shift_week(this, -back) for back in range(weeks)]

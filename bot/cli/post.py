@@ -48,7 +48,7 @@ def adapter_for(digests: Digests, platform: str, *, pacer: Pacer | None = None
     if spec is None:
         raise UserError(f"{platform} is not a chat platform prdigest posts to")
     try:
-        factory = spec.load()
+        factory = spec.adapter()
     except ImportError:
         raise UserError(f"the {platform} adapter is not available in this installation") \
             from None

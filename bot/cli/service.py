@@ -32,6 +32,11 @@ class LogLevel(StrEnum):
     error = "error"
 
 
+class LogFormatChoice(StrEnum):
+    text = "text"
+    json = "json"
+
+
 @command()
 @user_errors
 def serve(
@@ -49,26 +54,41 @@ def serve(
     log_level: Annotated[LogLevel, typer.Option(
         "--log-level", help="How much the log says.")
                          ] = LogLevel.info,
+    log_format: Annotated[LogFormatChoice, typer.Option(
+        "--log-format", envvar="PRDIGEST_LOG_FORMAT",
+        help="Every log line, uvicorn's access lines included, as plain text or as one "
+             "JSON object.")] = LogFormatChoice.text,
     no_llm: NoLLMOption = False,
+    pid_file: Annotated[Path | None, typer.Option(
+        "--pid-file", dir_okay=False, metavar="<file>",
+        help="Write the server's process id here (`prdigest reload --pid-file` reads it)."
+    )] = None,
 ) -> None:
     """Run the bot: chat webhooks, GitHub webhook, report pages, /healthz and /metrics.
 
     Platforms whose secrets are not in the environment stay off; with --snapshot every
     week and PR is read from the files instead of GitHub (a demo that runs offline).
+    SIGHUP (or `prdigest reload`) reads the config file again without a restart.
     """
-    import logging
+    import logging.config
 
     import uvicorn
 
     from bot.config import secret
     from bot.links import private_report_keys
-    from bot.redaction import redact_report_keys
+    from bot.logs import log_config
+    from bot.redaction import report_key_filters
     from bot.web.app import create_app
-    from bot.web.connections import uvicorn_limits, uvicorn_log_config
+    from bot.web.connections import uvicorn_limits
     from bot.web.open_files import fit_open_files
 
     settings = load_settings(config)
-    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm}
+    options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm,
+                               "config_file": config}
+    if options["redis_url"] and settings.cache.unsafe_redis == "refuse":
+        from bot.store.redis.safety import refuse_if_unsafe
+
+        refuse_if_unsafe(options["redis_url"], settings.cache.url_env)
     if snapshot:
         from bot.clock import HeldClock
         from bot.source import SnapshotSource
@@ -79,19 +99,32 @@ def serve(
         if moment is not None:
             # "This week" means the snapshots' last week, as in `prdigest ask`.
             options["clock"] = HeldClock(moment)
-    logging.basicConfig(level=log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    keys = private_report_keys(settings)
-    redact_report_keys(logging.getLogger().handlers, keys)
+    # One format for every line from here on; uvicorn applies the same again.
+    logging_setup = log_config(log_format.value, log_level.value,
+                               report_key_filters(private_report_keys(settings)))
+    logging.config.dictConfig(logging_setup)
     try:
         server_app = create_app(settings, freeze_heap=True, **options)
     except ValueError as exc:
         # redis-py rejects a malformed URL with ValueError; name the variable, not its value.
         raise UserError(f"{settings.cache.url_env}: not a Redis URL ({exc})") from None
     limits = fit_open_files(settings.server)
+    if pid_file is not None:
+        write_pid_file(pid_file)
     uvicorn.run(server_app, host=host, port=port, log_level=log_level.lower(), lifespan="on",
-                proxy_headers=True, log_config=uvicorn_log_config(keys),
+                proxy_headers=True, log_config=logging_setup,
                 **uvicorn_limits(limits))
+
+
+def write_pid_file(path: Path) -> None:
+    """This process's id in `path`, for `prdigest reload --pid-file`."""
+    import os
+
+    try:
+        path.write_text(f"{os.getpid()}\n", encoding="ascii")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the process id ({exc.strerror or exc})") \
+            from None
 
 
 def served_snapshots(settings: Config, paths: list[Path]) -> list[Snapshot]:

@@ -21,7 +21,7 @@ import asyncio
 import logging
 
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig, Config, ConfigView
 from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
 from bot.events import NoticePosted
@@ -52,17 +52,22 @@ def batch_reply(channel: ChannelConfig, batch: DueBatch) -> Reply:
 class BatchFlusher:
     """Sends each channel's due notice batch once, whichever replica finds it due."""
 
-    def __init__(self, config: Config, notifier: MergeNotifier, batches: NoticeBatches,
+    def __init__(self, config: ConfigView, notifier: MergeNotifier, batches: NoticeBatches,
                  claims: Claims, *, interval_seconds: float = FLUSH_INTERVAL_SECONDS,
                  clock: Clock = SYSTEM_CLOCK,
                  claim_ttl_seconds: int = NOTICE_TTL_SECONDS) -> None:
-        self.config = config
+        self.settings = config
         self.notifier = notifier
         self.batches = batches
         self.claims = claims
         self.interval_seconds = interval_seconds
         self.clock = clock
         self.claim_ttl_seconds = claim_ttl_seconds
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload changes which channels batch)."""
+        return self.settings.current
 
     def channels(self) -> list[ChannelConfig]:
         """The channels that batch their notices."""

@@ -48,11 +48,14 @@ def due_runs(
     channel's time zone. A cron firing several times in a week owes that week once.
     Channels sharing a schedule and a time zone share the computation. Each channel is
     computed on its own: one whose cron or zone cannot be read is left out (logged, and
-    added to `failures`), and every other channel still gets its posts.
+    added to `failures`), and every other channel still gets its posts. A channel whose
+    schedule is "off" owes nothing.
     """
     fires: dict[tuple[str, str], list[tuple[datetime, str]] | str] = {}
     runs: list[DueRun] = []
     for channel in channels:
+        if not channel.weekly:
+            continue
         key = (channel.schedule, channel.timezone)
         if key not in fires:
             try:

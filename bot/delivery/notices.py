@@ -92,7 +92,6 @@ class MergeNotifier:
         batches: NoticeBatches | None = None,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        self.config: Config = digests.config
         self.source: Source | None = digests.source
         self.store: TopicStore | None = digests.subscriptions
         self.claims = claims
@@ -106,6 +105,11 @@ class MergeNotifier:
         self.batches = batches if batches is not None else (
             NoticeBatches(claims.port) if claims.port.shared else None)
         self.clock = clock
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's `follow` changes it)."""
+        return self.digests.config
 
     def _repo_name(self, repo: str) -> str | None:
         lowered = repo.lower()

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import Config
+from bot.config import Config, ConfigView
 from bot.delivery.merges import MERGE_MEMORY, MergeAnnouncer
 from bot.delivery.notices import MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
@@ -53,7 +53,7 @@ class MergePoller:
 
     def __init__(
         self,
-        config: Config,
+        config: ConfigView,
         lister: ClosedLister,
         claims: Claims,
         notifier: MergeNotifier,
@@ -64,13 +64,13 @@ class MergePoller:
         max_pages: int = 5,
         overlap: timedelta = timedelta(minutes=10),
     ) -> None:
-        self.config = config
+        self.settings = config
         self.lister = lister
         self.claims = claims
         self.merges = MergeAnnouncer(claims, notifier)
         self.interval_seconds = (interval_seconds if interval_seconds is not None
-                                 else config.github.poll_minutes * 60.0)
-        self.concurrency = max(concurrency or config.github.poll_concurrency, 1)
+                                 else config.current.github.poll_minutes * 60.0)
+        self.concurrency = max(concurrency or config.current.github.poll_concurrency, 1)
         self.clock = clock
         self.max_pages = max_pages
         self.overlap = overlap
@@ -83,6 +83,11 @@ class MergePoller:
         # small machine) would bound the polls below `concurrency`.
         self._threads = ThreadPoolExecutor(max_workers=self.concurrency,
                                            thread_name_prefix="prdigest-poll")
+
+    @property
+    def config(self) -> Config:
+        """The config in force: its repositories with channels are the ones polled."""
+        return self.settings.current
 
     def close(self) -> None:
         """Release the lister's connections and the request threads."""

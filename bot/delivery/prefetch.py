@@ -18,15 +18,16 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
 from croniter import croniter
 
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig, Config, ConfigView
 from bot.errors import SourceError, WeekError
-from bot.github.budget import Budget
+from bot.github.budget import COUNTED_SHARE, Budget
+from bot.github.plan import Fetch
 from bot.store.cache import SETTLE
 from bot.store.coordination import StoreUnavailable
 from bot.week import shift_week, week_of, week_period, zone
@@ -50,6 +51,7 @@ class Prefetch:
     at: datetime
     fire_at: datetime
     counted: bool = False
+    credential: str = ""  # the GitHub credential planned for it (`github.plan`)
 
 
 def _share(repo: str, week: str) -> float:
@@ -68,17 +70,22 @@ def _next_fire(channel: ChannelConfig, now: datetime) -> datetime | None:
 
 
 def prefetch_plan(config: Config, channels: Iterable[ChannelConfig], now: datetime,
-                  window: timedelta, *, trends: bool = True) -> list[Prefetch]:
+                  window: timedelta, *, trends: bool = True,
+                  points: Budget | None = None) -> list[Prefetch]:
     """Weeks to fetch ahead for the fires in (now, now + window], earliest moment first.
 
     A channel firing within the window owes the ISO week before its fire's (as
     `due_runs` reckons); that week is fetched, with the week before it for the trends
     (read for its counts only), at a moment spread over [week end + settle, fire)
-    trimmed to the window.
+    trimmed to the window. With `points` (GitHub's, one credential or a pool) each
+    fetch is then given its credential, and a later moment where the credentials'
+    hours would be spent beyond their margin (`bot.github.plan`).
     """
     plan: dict[tuple[str, str], Prefetch] = {}
     fires: dict[tuple[str, str], datetime | None] = {}
     for channel in channels:
+        if not channel.weekly:
+            continue
         key = (channel.schedule, channel.timezone)
         if key not in fires:
             fires[key] = _next_fire(channel, now)
@@ -99,7 +106,20 @@ def prefetch_plan(config: Config, channels: Iterable[ChannelConfig], now: dateti
                 if known is not None:  # the earliest moment; in full if any post needs it so
                     at, counted = min(at, known.at), counted and known.counted
                 plan[(repo, wanted)] = Prefetch(repo, wanted, at, fire, counted)
-    return sorted(plan.values(), key=lambda p: (p.at, p.repo, p.week))
+    ordered = sorted(plan.values(), key=lambda p: (p.at, p.repo, p.week))
+    if points is None:
+        return ordered
+    placed = points.pace([Fetch(p.repo, p.at, _points(points, p)) for p in ordered])
+    paced = [p if where is None else replace(p, at=where.at, credential=where.lane)
+             for p, where in zip(ordered, placed, strict=True)]
+    return sorted(paced, key=lambda p: (p.at, p.repo, p.week))
+
+
+def _points(points: Budget, item: Prefetch) -> int:
+    """What the fetch is taken to cost: the week's last cost, a third of it when read
+    for its counts only."""
+    week = points.week_cost(item.repo)
+    return -(-week // COUNTED_SHARE) if item.counted else week
 
 
 class WeekFetcher(Protocol):
@@ -112,9 +132,9 @@ class WeekFetcher(Protocol):
 class Prefetcher:
     """Runs the plan, one week at a time, in the background of the scheduler's passes."""
 
-    def __init__(self, config: Config, fetcher: WeekFetcher, *, window: timedelta,
+    def __init__(self, config: ConfigView, fetcher: WeekFetcher, *, window: timedelta,
                  budget: Budget | None = None, trends: bool = True) -> None:
-        self.config = config
+        self.settings = config
         self.fetcher = fetcher
         self.window = window
         self.budget = budget
@@ -124,6 +144,11 @@ class Prefetcher:
         self.fetched = 0
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's settings change it)."""
+        return self.settings.current
+
     def start(self, now: datetime) -> None:
         """Begin the prefetches whose moment has come, unless some are still running."""
         if self.window <= timedelta(0) or (self._task is not None and not self._task.done()):
@@ -131,7 +156,7 @@ class Prefetcher:
         # Forget what was done for posts already made.
         self.done = {key: fire for key, fire in self.done.items() if fire > now}
         due = [p for p in prefetch_plan(self.config, self.config.channels, now, self.window,
-                                        trends=self.trends)
+                                        trends=self.trends, points=self.budget)
                if p.at <= now and (p.repo, p.week) not in self.done
                and self.retry_at.get((p.repo, p.week), now) <= now]
         if due:
@@ -151,7 +176,7 @@ class Prefetcher:
     async def _run(self, due: list[Prefetch], now: datetime) -> None:
         for item in due:
             key = (item.repo, item.week)
-            budget = self.budget
+            budget = self.budget.for_repo(item.repo) if self.budget is not None else None
             if budget is not None and budget.short_of(budget.week_cost(item.repo)):
                 log.info("prefetch: GitHub has %s point(s) left until its refill; %s %s "
                          "and %d more wait for a later pass", budget.remaining, item.repo,

@@ -51,7 +51,7 @@ from typing import Literal
 import msgspec
 
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import ChannelConfig
+from bot.config import ChannelConfig, Config, ConfigView
 from bot.delivery.due import DueFailure, DueRun, due_runs
 from bot.delivery.periodic import log_failed_pass
 from bot.delivery.poster import Poster
@@ -59,9 +59,10 @@ from bot.delivery.prefetch import Prefetcher
 from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
-from bot.errors import SourceError, WeekError
+from bot.errors import DeliveryInDoubt, SourceError, WeekError
 from bot.events import DigestPosted, Events, ScheduleFailed
 from bot.github.budget import Budget
+from bot.logs import delivery
 from bot.models import Digest
 from bot.source import Source
 from bot.store.coordination import Coordination, StoreUnavailable
@@ -132,7 +133,7 @@ class Scheduler:
         if digests.source is None:
             raise ValueError("the schedule reads its weeks from a source of PR data")
         config = digests.config
-        self.config = config
+        self.settings: ConfigView = digests.settings
         self.source: Source = digests.source
         self.port = port
         self.poster = poster
@@ -155,9 +156,20 @@ class Scheduler:
         self.shared = SharedDigests(self.digests, self.source, port, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
                                     trends=previous_week, budget=budget, clock=clock)
-        self.prefetcher = Prefetcher(config, self.shared, budget=budget, trends=previous_week,
+        self.prefetcher = Prefetcher(digests.settings, self.shared, budget=budget,
+                                     trends=previous_week,
                                      window=timedelta(hours=config.server.prefetch_hours))
         self._stopping = asyncio.Event()
+
+    @property
+    def config(self) -> Config:
+        """The config in force: its channels are the ones posted to (a reload or a
+        chat's settings change them between passes)."""
+        return self.settings.current
+
+    @config.setter
+    def config(self, value: Config) -> None:
+        self.settings = value
 
     # --- the loop -------------------------------------------------------------------
 
@@ -286,8 +298,9 @@ class Scheduler:
             return self._result(slot, "busy", detail="another replica holds this slot")
         try:
             async with lock.kept_alive():
-                return await self._deliver_locked(channel, slot, lock, now, force=force,
-                                                  manual=manual)
+                with delivery(slot.name):  # its lines say which post they belong to
+                    return await self._deliver_locked(channel, slot, lock, now,
+                                                      force=force, manual=manual)
         finally:
             await lock.release()
 
@@ -408,6 +421,11 @@ class Scheduler:
         except Exception as exc:
             self.events.emit(DigestPosted(channel.platform, ok=False))
             reason = str(exc) or type(exc).__name__
+            if isinstance(exc, DeliveryInDoubt) and not exc.resend:
+                # It may be on the platform: held, never sent twice (the platform's policy).
+                return await self._hold(slot, lock, intent_raw, intent, self.clock.now(),
+                                        reason=f"{reason}; held, as the platform's in_doubt "
+                                               "says (prdigest post --force sends it)")
             log.warning("schedule: posting %s failed: %s", slot.name, reason)
             return await self._fail(slot, lock, intent_raw, intent, intent.last_attempt_at,
                                     reason, counts_attempt=True)
@@ -471,9 +489,10 @@ class Scheduler:
         return self._result(slot, "failed", detail=reason)
 
     async def _hold(self, slot: Slot, lock: Lock, raw: bytes | None,
-                    entry: LedgerEntry, now: datetime) -> PostResult:
-        reason = (f"a send by {entry.replica} at {entry.last_attempt_at} may or may not "
-                  "have arrived; held (prdigest post --force sends it)")
+                    entry: LedgerEntry, now: datetime, *, reason: str | None = None
+                    ) -> PostResult:
+        reason = reason or (f"a send by {entry.replica} at {entry.last_attempt_at} may or "
+                            "may not have arrived; held (prdigest post --force sends it)")
         held = msgspec.structs.replace(entry, state="held", error=reason)
         await self.ledger.write_fenced(slot, lock, raw, held)
         self.stats.held += 1

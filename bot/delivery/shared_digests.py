@@ -177,7 +177,7 @@ class SharedDigests:
         """When GitHub's points left are below what the repository's week cost last
         time, wait until they refill rather than fail: the posts go out late, never
         skipped. A week the cache holds fresh costs nothing and never waits."""
-        budget = self.budget
+        budget = self.budget.for_repo(repo) if self.budget is not None else None
         if budget is None or not budget.short_of(need := budget.week_cost(repo)):
             return
         held = (self.source.holds_trends_fresh if counted and isinstance(self.source, ReadsTrends)

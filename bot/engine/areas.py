@@ -15,7 +15,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import PurePosixPath
 
 from bot.config import RepoConfig
 from bot.i18n import Translator
@@ -32,7 +31,8 @@ def _(message: str) -> str:
 GENERIC_FOLDERS = frozenset({
     "src", "lib", "libs", "utils", "util", "common", "workers", "experimental", "v1",
     "v2", "model_executor", "layers", "libtorch_stable", "csrc", "python", "include",
-    "internal", "pkg", "modules", "components", "impl", "contrib", "misc",
+    "internal", "pkg", "modules", "components", "impl", "contrib", "misc", "app", "apps",
+    "packages", "crates",
 })
 # Folders and root files whose changes are one of the common areas.
 _FOLDER_AREAS = {
@@ -61,7 +61,7 @@ class Builtin:
 BUILTIN: dict[str, Builtin] = {
     "security": Builtin(_("Security")),
     "ci": Builtin("CI", ("cicd", "github", "workflow", "buildkite", "cibug"), proper=True),
-    "docs": Builtin(_("Docs"), ("doc", "documentation", "readme")),
+    "docs": Builtin(_("Docs"), ("doc", "documentation", "readme", "changelog")),
     "tests": Builtin(_("Tests"), ("test", "ut", "unittest", "testing", "e2e")),
     "build": Builtin(_("Build and environment"),
                      ("docker", "dockerfile", "env", "deps", "dependency", "dependencies",
@@ -71,12 +71,13 @@ BUILTIN: dict[str, Builtin] = {
     "trainer": Builtin(_("Trainer"), ("training", "train")),
     "rollout": Builtin(_("Rollout")),
     "model": Builtin(_("Models"), ("models", "newmodel")),
-    "kernel": Builtin(_("Kernels"), ("kernels", "op", "ops", "operator")),
+    "kernel": Builtin(_("Kernels"), ("kernels", "op", "operator")),
     "quantization": Builtin(_("Quantization"), ("quant", "quantize")),
     "attention": Builtin(_("Attention"), ("attn",)),
     "moe": Builtin("MoE", ("fusedmoe",), proper=True),
     "distributed": Builtin(_("Distributed"), ("parallel", "parallelism")),
     "frontend": Builtin(_("Frontend and API"), ("entrypoint", "entrypoints", "api")),
+    "backend": Builtin(_("Backend"), ("server",)),
     "spec-decode": Builtin(_("Speculative decoding"),
                            ("specdecode", "specdecoding", "speculative",
                             "speculativedecoding", "specdec")),
@@ -94,6 +95,9 @@ BUILTIN: dict[str, Builtin] = {
     "vllm": Builtin("vLLM", proper=True),
     "sglang": Builtin("SGLang", proper=True),
     "benchmarks": Builtin(_("Benchmarks"), ("benchmark", "bench")),
+    "i18n": Builtin(_("Translations"), ("lang", "locale", "locales", "translation",
+                                         "translations", "l10n", "localization",
+                                         "internationalization")),
     "examples": Builtin(_("Examples"), ("example",)),
     "config": Builtin(_("Configuration"), ("configuration", "configs")),
     "hardware": Builtin(_("Hardware")),
@@ -106,9 +110,10 @@ BUILTIN: dict[str, Builtin] = {
 
 @lru_cache(maxsize=8192)
 def fold(name: str) -> str:
-    """A spelling-free key: lower case, letters and digits only, a plural or -ing
-    ending dropped (`KV_Offloading` and `kv-offload` are both `kvoffload`)."""
-    key = re.sub(r"[^a-z0-9.]+", "", name.lower()).strip(".")
+    """A spelling-free key: lower case, letters (of every script: `仪表板`) and digits
+    only, a plural or -ing ending dropped (`KV_Offloading` and `kv-offload` are both
+    `kvoffload`)."""
+    key = re.sub(r"[^\w.]|_", "", name.lower()).strip(".")
     for ending in ("ing", "s"):
         if key.endswith(ending) and len(key) - len(ending) >= 4 and not key.endswith("ss"):
             return key[: -len(ending)]
@@ -166,7 +171,10 @@ class Areas:
         (`build_npu_attn_mask` names npu): by its key, a configured topic's aliases,
         keywords and title words, or a common area's aliases."""
         words = {fold(w) for w in re.split(r"[^A-Za-z0-9.]+", title) if w}
-        return not words.isdisjoint(self._spellings(area))
+        spellings = self._spellings(area)
+        # Chinese is written without spaces: a name of it is found inside the title.
+        return not words.isdisjoint(spellings) or any(
+            not s.isascii() and s in title for s in spellings)
 
     def _spellings(self, area: str) -> frozenset[str]:
         found = self._spelled.get(area)
@@ -205,41 +213,144 @@ class Areas:
         return min(seen, key=lambda s: (-seen[s], len(s), s)) if seen else area
 
 
-def folder_area(paths: Sequence[str], package: str) -> str:
+# Areas that support code rather than being it: a PR's code outweighs its tests, docs
+# and translations.
+_SUPPORTING = frozenset({"tests", "docs", "i18n"})
+
+
+def folder_area(paths: Sequence[str], package: str, trunk: frozenset[str] = frozenset()
+                ) -> str:
     """The folder most of the files are in, as an area name: below the package's own
-    folder and below generic folders (`vllm/v1/attention/...` is attention), with CI,
-    docs, tests and build files as those areas. Code outweighs tests and docs."""
+    folder, below generic folders (`vllm/v1/attention/...` is attention) and below the
+    week's `trunk` (`week_trunk`), with CI, docs, tests and build files as those areas.
+    Code outweighs tests, docs and translations."""
     code: Counter[str] = Counter()
     other: Counter[str] = Counter()
     for path in paths:
-        area = _path_area(path, package)
+        area = _path_area(path, package, trunk)
         if not area:
             continue
-        (other if area in {"tests", "docs"} else code)[area] += 1
+        (other if _BUILTIN_OF_FOLD.get(fold(area)) in _SUPPORTING else code)[area] += 1
     areas = code or other
     return min(areas, key=lambda a: (-areas[a], a)) if areas else ""
 
 
 @lru_cache(maxsize=16384)
-def _path_area(path: str, package: str) -> str:
-    parts = PurePosixPath(path).parts
+def _folders(path: str, package: str) -> tuple[tuple[str, ...], str]:
+    """A path's folders below the package's and generic ones, and its file name."""
+    parts = tuple(part for part in path.split("/") if part)
     folders, file = parts[:-1], parts[-1] if parts else ""
-    if folders and folders[0] in _FOLDER_AREAS:
-        return _FOLDER_AREAS[folders[0]]
-    if folders and folders[0] == package:
-        folders = folders[1:]
-    while folders and folders[0].lower() in GENERIC_FOLDERS:
-        folders = folders[1:]
+    while folders and (folders[0] == package or folders[0].lower() in GENERIC_FOLDERS):
+        folders = folders[1:]  # `crates/uv/src/…` of astral-sh/uv: below `crates` and `uv`
+    return folders, file
+
+
+@lru_cache(maxsize=16384)
+def _path_area(path: str, package: str, trunk: frozenset[str] = frozenset()) -> str:
+    return _path_place(path, package, trunk)[0]
+
+
+def area_folder(path: str, package: str, trunk: frozenset[str] = frozenset()) -> str:
+    """The folder of `path` its area is named by (`frontend/src/views/container`), ""
+    where its area is a common one (CI at the top, a build file) or none."""
+    return _path_place(path, package, trunk)[1]
+
+
+def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, str]:
+    """A path's area and the folder that names it (see `folder_area`)."""
+    parts = tuple(part for part in path.split("/") if part)
+    if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
+        return _FOLDER_AREAS[parts[0]], ""
+    folders, file = _folders(path, package)
+    while folders and folders[0] in trunk:
+        if len(folders) == 1:
+            return "", ""  # a file of the trunk itself: no area of its own
+        # A trunk folder holds the week's areas: the area is below it.
+        trunk = frozenset(t.split("/", 1)[1] for t in trunk if "/" in t and
+                          t.startswith(folders[0] + "/"))
+        folders = _skip_generic(folders[1:], package)
     if folders:
-        return folders[0]
+        at = len(parts) - 1 - len(folders)
+        return folders[0], "/".join(parts[: at + 1])
     if _BUILD_FILE.match(file):
-        return "build"
+        return "build", ""
     if _DOC_FILE.search(file):
-        return "docs"
-    return ""
+        return "docs", ""
+    return "", ""
+
+
+# A folder more than this share of a week's PRs are in is its trunk: it names no area.
+TRUNK_SHARE = 0.5
+_TRUNK_DEPTH = 4
+
+
+def week_trunk(paths_of: Sequence[Sequence[str]], package: str) -> frozenset[str]:
+    """The folders (`core`, `core/core-frontend`) more than `TRUNK_SHARE` of the week's
+    PRs change code in, each below the one before: a repository whose every part sits
+    under `core/` has its areas below it, and `core` names none of them. A folder of a
+    common area (docs, tests, CI) is never a trunk."""
+    trunk: list[str] = []
+    prefix: tuple[str, ...] = ()
+    total = sum(1 for paths in paths_of if paths)
+    for _ in range(_TRUNK_DEPTH):
+        counts: Counter[str] = Counter()
+        for paths in paths_of:
+            below = set()
+            for path in paths:
+                folders, _ = _folders(path, package)
+                rest = _below(folders, prefix, package)
+                if rest is not None and len(rest) > 1 and not _common_folder(rest[0], prefix):
+                    below.add(rest[0])
+            counts.update(below)
+        if not counts or total == 0:
+            break
+        folder, held = counts.most_common(1)[0]
+        if held <= TRUNK_SHARE * total or held < 3:
+            break
+        prefix = (*prefix, folder)
+        trunk.append("/".join(prefix))
+    return frozenset(trunk)
+
+
+def _common_folder(folder: str, prefix: tuple[str, ...]) -> bool:
+    """A folder of a common area: tests, docs and translations anywhere, CI and build at
+    the top."""
+    area = _FOLDER_AREAS.get(folder.lower())
+    return (_BUILTIN_OF_FOLD.get(fold(folder)) in _SUPPORTING
+            or (area is not None and not prefix))
+
+
+def _below(folders: tuple[str, ...], prefix: tuple[str, ...], package: str
+           ) -> tuple[str, ...] | None:
+    """`folders` below `prefix` (generic folders after it skipped), or None where the
+    path is not under it."""
+    if folders[: len(prefix)] != prefix:
+        return None
+    return _skip_generic(folders[len(prefix):], package) if prefix else folders
+
+
+def _skip_generic(folders: tuple[str, ...], package: str) -> tuple[str, ...]:
+    """`folders` without the generic folders and the package's own folder they open
+    with (`crates/uv/src/...` below the trunk `crates`: `commands`), its last kept."""
+    while len(folders) > 1 and (folders[0].lower() in GENERIC_FOLDERS
+                                or folders[0] == package):
+        folders = folders[1:]
+    return folders
 
 
 def docs_only(paths: Sequence[str]) -> bool:
     """Whether every file is documentation: such a PR is a docs change whatever its
     title's type says (`[doc] refactor: edit profiling docs`)."""
     return bool(paths) and all(_DOC_PATH.search(path) for path in paths)
+
+
+# Translation files: message catalogs and the folders that hold them.
+_TRANSLATION_PATH = re.compile(
+    r"(^|/)(?:i18n|l10n|locales?|lang|translations?|LC_MESSAGES)/|\.(?:po|pot|mo|xliff?)$",
+    re.I)
+
+
+def translations_only(paths: Sequence[str]) -> bool:
+    """Whether every file is a translation (`apps/i18n/…/django.po`, `locales/en.ts`):
+    however large, such a PR updates words, not code."""
+    return bool(paths) and all(_TRANSLATION_PATH.search(path) for path in paths)

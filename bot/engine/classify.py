@@ -1,13 +1,12 @@
 """What a PR is about: its change type, modules and topics, from title, labels and files.
 
-Two title conventions are understood: `[BREAKING][npu, ckpt] fix: ...` (modules plus a
-conventional type) and bracket tags such as `[Bugfix][ROCm] ...`. Known typos of real
-titles (`chrore`) are tolerated by fuzzy matching against the known types.
+The title's conventions are read by `bot.engine.conventions` (conventional prefixes with
+scopes in any script, bracket tags, gitmoji, merges, reverts, branch syncs, dependency
+bumps); labels, the title's wording and the files touched fill in what it leaves out.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -15,35 +14,17 @@ from functools import lru_cache
 import msgspec
 
 from bot.config import RepoConfig, TopicRule
+from bot.engine.conventions import (
+    Title,
+    canonical_type,
+    normalise_module,
+    type_word,
+)
+from bot.engine.conventions import parse_title as parse_title
+from bot.engine.exclude import is_bot
+from bot.engine.text import clean_body
 from bot.models import PullRequest
 
-TYPES = (
-    "feat", "fix", "perf", "refactor", "docs", "test", "ci", "build", "chore", "style",
-    "revert",
-)
-# Words used for a type in titles, labels and tags, mapped to the canonical type.
-_TYPE_WORDS = {
-    "feat": "feat", "feature": "feat", "features": "feat", "enhancement": "feat",
-    "fix": "fix", "bugfix": "fix", "bug": "fix", "hotfix": "fix", "fixes": "fix",
-    "perf": "perf", "performance": "perf",
-    "refactor": "refactor", "refactoring": "refactor", "cleanup": "refactor",
-    "doc": "docs", "docs": "docs", "documentation": "docs",
-    "test": "test", "tests": "test", "ut": "test",
-    "ci": "ci", "build": "build", "deps": "build", "dependencies": "build",
-    "chore": "chore", "misc": "chore", "style": "style", "revert": "revert",
-}
-# Tags that name a type in bracket conventions, not a module.
-_TYPE_TAGS = {
-    "bugfix": "fix", "fix": "fix", "hotfix": "fix", "feat": "feat", "feature": "feat",
-    "perf": "perf", "performance": "perf", "refactor": "refactor", "doc": "docs",
-    "docs": "docs", "misc": "chore", "chore": "chore", "test": "test", "tests": "test",
-    "ut": "test",
-}
-_LEADING_TAGS = re.compile(r"^\s*((?:\[[^\]]*\]\s*)+)")
-_TAG = re.compile(r"\[([^\]]*)\]")
-# Parts of a tag that name no module: a series number (`[1/n]`, `[2/3]`).
-_NOT_A_MODULE = re.compile(r"^(?:\d+|n|part-?\d+)$", re.I)
-_CONVENTIONAL = re.compile(r"^\s*([A-Za-z]+)(?:\(([^)]*)\))?(!)?\s*:\s*(.*)$", re.S)
 _VERB_TYPES = (
     (re.compile(r"^(fix|fixes|fixed|correct|repair|resolve|handle|prevent|avoid)\b", re.I),
      "fix"),
@@ -54,100 +35,59 @@ _VERB_TYPES = (
      "refactor"),
     (re.compile(r"^(update|bump|upgrade|pin|sync)\b", re.I), "chore"),
     (re.compile(r"^revert\b", re.I), "revert"),
+    # A Chinese title's opening verb: 修复/解决 a fix, 新增/增加/支持 a feature, 优化 a
+    # performance change, 重构 a refactor.
+    (re.compile(r"^(修复|解决|修正)"), "fix"),
+    (re.compile(r"^(新增|增加|添加|支持|实现|引入)"), "feat"),
+    (re.compile(r"^(优化|提升|加速)"), "perf"),
+    (re.compile(r"^(重构|移除|删除|清理)"), "refactor"),
 )
 _DOC_FILE = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst|txt)$", re.I)
 _TEST_FILE = re.compile(r"(^|/)tests?/|(^|/)test_[^/]*$|_test\.py$")
 _CI_FILE = re.compile(r"^\.github/|(^|/)\.?ci/|Jenkinsfile|\.buildkite/")
+# Labels by which maintainers call a PR a security fix or a breaking change: a label
+# whose words hold one of these (`security`, `type: security`, `breaking-change`).
+_SECURITY_LABEL = frozenset({"security", "vulnerability", "cve"})
+_BREAKING_LABEL = frozenset({"breaking", "breaking-change", "breaking change"})
 
 
-# A security fix, named as such in the title, a label or the body.
-_SECURITY = re.compile(
-    r"\bsecurity\b|\bCVE-?\d*|\bvulnerab\w*|\bdeserializ\w*|\binjection\b|\bGHSA-", re.I)
-
-
-# Lowercase stems one of which every `_SECURITY` match holds: a cheap test first.
-_SECURITY_STEMS = ("secur", "cve", "vulnerab", "deserializ", "injection", "ghsa-")
-
-
-def _names_security(text: str) -> bool:
-    folded = text.casefold()
-    return any(stem in folded for stem in _SECURITY_STEMS) and bool(_SECURITY.search(text))
+def _label_words(label: str) -> set[str]:
+    return set(re.split(r"[\s:/_]+", label.lower()))
 
 
 def is_security(pull: PullRequest) -> bool:
-    """Whether the PR is a security fix: it is its own kind of change, reported
-    wherever it matters (summary, themes, risks, suggestions)."""
-    return (_names_security(pull.title) or any(_names_security(x) for x in pull.labels)
-            or bool(pull.body and _names_security(pull.body)))
+    """Whether the PR is a security fix, as its maintainers call it: a title's type,
+    tag, scope or gitmoji (🔒), a label, or a CVE or GHSA id in the title
+    (`bot.engine.conventions`). Never from the body, nor from a name that holds the
+    word (`open-security-tools`): text any contributor writes claims nothing."""
+    return _security(pull, parse_title(pull.title))
 
 
-class Title(msgspec.Struct, frozen=True, kw_only=True):
-    modules: tuple[str, ...]
-    type: str | None
-    breaking: bool
-    text: str
+def _security(pull: PullRequest, title: Title) -> bool:
+    return (title.security or bool(title.advisories)
+            or any(_label_words(label) & _SECURITY_LABEL for label in pull.labels))
+
+
+def is_breaking(pull: PullRequest, title: Title) -> bool:
+    """A breaking change, as its title (`!`, `[BREAKING]`, 💥) or a label says."""
+    return title.breaking or any(
+        label.lower() in _BREAKING_LABEL or "breaking" in _label_words(label)
+        for label in pull.labels)
 
 
 class Classification(msgspec.Struct, frozen=True, kw_only=True):
+    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update; `release`: a
+    version's release. None of them is ever a key PR."""
+
     type: str
     modules: tuple[str, ...]
     topics: tuple[str, ...]
     breaking: bool
     short_title: str
     security: bool = False
-
-
-@lru_cache(maxsize=4096)
-def canonical_type(word: str) -> str | None:
-    """The conventional type a word names, tolerating one-letter typos (`chrore`)."""
-    lowered = word.lower().strip()
-    if lowered in _TYPE_WORDS:
-        return _TYPE_WORDS[lowered]
-    close = difflib.get_close_matches(lowered, list(_TYPE_WORDS), n=1, cutoff=0.8)
-    return _TYPE_WORDS[close[0]] if close and len(lowered) >= 4 else None
-
-
-def _normalise_module(tag: str) -> str:
-    return re.sub(r"\s+", "-", tag.strip().lower())
-
-
-def parse_title(title: str) -> Title:
-    """Split `[BREAKING][npu, ckpt] fix: text` into modules, type, breaking, text."""
-    tags: list[str] = []
-    breaking = False
-    kind: str | None = None
-    rest = title.strip()
-    leading = _LEADING_TAGS.match(rest)
-    if leading:
-        rest = rest[leading.end():]
-        for group in _TAG.findall(leading.group(1)):
-            for tag in re.split(r"[,，/|]", group):
-                name = _normalise_module(tag)
-                if name in {"breaking", "breaking-change"}:
-                    breaking = True
-                elif name and name not in tags and not _NOT_A_MODULE.match(name):
-                    tags.append(name)
-    conventional = _CONVENTIONAL.match(rest)
-    word_type = canonical_type(conventional.group(1)) if conventional else None
-    if conventional and word_type is not None:
-        # `[doc] chore: ...`: the type is after the tags, so every tag is a module.
-        kind, rest = word_type, conventional.group(4)
-        breaking = breaking or bool(conventional.group(3))
-        for scope in (conventional.group(2) or "").split(","):
-            name = _normalise_module(scope)
-            if name and name not in tags:
-                tags.append(name)
-        modules = tags
-    else:
-        # `[Bugfix][ROCm] ...`: a tag that names a type is the type, the rest are modules.
-        modules = []
-        for name in tags:
-            if name in _TYPE_TAGS and kind is None:
-                kind = _TYPE_TAGS[name]
-            elif name not in _TYPE_TAGS:
-                modules.append(name)
-    text = rest.strip().lstrip(":：-– ").strip()
-    return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title)
+    sync: bool = False
+    bump: bool = False
+    release: bool = False
 
 
 def _type_from_files(paths: list[str]) -> str | None:
@@ -163,18 +103,22 @@ def _type_from_files(paths: list[str]) -> str | None:
 
 
 def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
-    """Title type first, then labels, then the wording and the files touched."""
+    """Title type first, then labels, then the files touched (all docs, tests or CI),
+    then the wording."""
     if title.type:
         return title.type
     for label in labels:
         for word in re.split(r"[\s:/_-]+", label.lower()):
-            kind = _TYPE_WORDS.get(word)
+            kind = type_word(word)
             if kind:
                 return kind
+    by_files = _type_from_files(paths)
+    if by_files:
+        return by_files  # only docs, tests or CI, whatever verb the title opens with
     for pattern, kind in _VERB_TYPES:
         if pattern.search(title.text):
             return kind
-    return _type_from_files(paths) or "other"
+    return "other"
 
 
 @lru_cache(maxsize=1024)
@@ -198,7 +142,9 @@ def topic_matches(pull: PullRequest, rule: TopicRule) -> bool:
     """A configured topic: keyword in title, body or a path; or a path glob matches."""
     paths = [f.path for f in pull.files]
     keywords = _keywords_pattern(rule.keywords)
-    if keywords and (keywords.search(pull.title) or keywords.search(pull.body or "")
+    # The body without its template (checklists, tables, headings): a template that lists
+    # every module would name each in every PR.
+    if keywords and (keywords.search(pull.title) or keywords.search(_said_body(pull))
                      or any(keywords.search(path) for path in paths)):
         return True
     title = _keywords_pattern(rule.title)
@@ -207,32 +153,64 @@ def topic_matches(pull: PullRequest, rule: TopicRule) -> bool:
     return any(_glob_match(path, glob) for glob in rule.paths for path in paths)
 
 
+def topic_aliases(repo_config: RepoConfig) -> dict[str, str]:
+    """Each alias of a configured topic, folded as title tags are compared, -> the
+    topic: `[ckpt]` counts as `checkpoint` with `aliases = ["ckpt"]`."""
+    return {fold_key(alias): name for name, rule in repo_config.topics.items()
+            for alias in rule.aliases}
+
+
+@lru_cache(maxsize=4096)
+def _cleaned(body: str) -> str:
+    return clean_body(body)
+
+
+def _said_body(pull: PullRequest) -> str:
+    return _cleaned(pull.body) if pull.body else ""
+
+
 def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     """Type, modules (title tags and labels) and topics (modules plus configured topics)."""
     title = parse_title(pull.title)
     paths = [f.path for f in pull.files]
     kind = infer_type(title, pull.labels, paths)
-    aliases = {_normalise_module(alias): name for name, rule in repo_config.topics.items()
-               for alias in rule.aliases}
+    aliases = topic_aliases(repo_config)
     modules: list[str] = []
     for tag in title.modules:
-        name = aliases.get(tag, tag)
+        name = aliases.get(fold_key(tag), tag)
         if name not in modules:
             modules.append(name)
     for label in pull.labels:
-        name = _normalise_module(label)
-        name = aliases.get(name, name)
+        name = normalise_module(label)
+        name = aliases.get(fold_key(name), name)
         if name and canonical_type(name) is None and name not in modules:
             modules.append(name)
     topics = list(modules)
     for name, rule in repo_config.topics.items():
         if name not in topics and topic_matches(pull, rule):
             topics.append(name)
+    bump = title.bump or (is_bot(pull.author) and not title.release
+                          and bool(_BOT_UPDATE.match(title.text)))
     return Classification(
-        type=kind,
+        type="build" if bump and kind in {"other", "chore"} else kind,
         modules=tuple(modules),
         topics=tuple(topics),
-        breaking=title.breaking,
+        breaking=is_breaking(pull, title),
         short_title=title.text,
-        security=is_security(pull),
+        security=_security(pull, title),
+        sync=title.sync,
+        bump=bump,
+        release=title.release,
     )
+
+
+# A bot account's update of a dependency ("Update dependency x to v2", "Update x to
+# v1.2"); a bot's other updates ("Update FastAPI People") are no bump.
+_BOT_UPDATE = re.compile(
+    r"^(?:bump|update|upgrade|pin|lock)\b.*(?:\bdependenc(?:y|ies)\b|\bdeps\b|\bto v?\d)",
+    re.I)
+
+
+def fold_key(name: str) -> str:
+    """A tag or alias compared without case or spacing (`KV Offloading`, `kv-offloading`)."""
+    return normalise_module(name).replace("_", "-")

@@ -6,7 +6,7 @@ Deterministic: the same snapshot, week, config and language give the same digest
 from __future__ import annotations
 
 from bot.config import RepoConfig
-from bot.engine.areas import Areas, folder_area
+from bot.engine.areas import Areas, folder_area, week_trunk
 from bot.engine.assess import Assessment, assess, rank
 from bot.engine.classify import classify
 from bot.engine.headline import said_in
@@ -48,14 +48,21 @@ def data_notes(pulls: list[PullRequest], recorded: bool, t: Translator) -> list[
     if not recorded:
         notes.append(t("Reviews were not recorded in this data, so approvals were not checked."))
     unknown_checks = sum(1 for p in pulls if p.state == "merged" and p.checks is None)
-    if unknown_checks:
+    one = len(pulls) == 1  # an answer about one PR speaks of "its", not "for 1 PR"
+    if unknown_checks and one:
+        notes.append(t("Its check state at merge is unknown."))
+    elif unknown_checks:
         notes.append(t.n("The check state at merge is unknown for %(num)d PR.",
                          "The check state at merge is unknown for %(num)d PRs.",
                          unknown_checks))
     unknown_threads = sum(
         1 for p in pulls for th in p.review_threads or () if th.resolved is None
     )
-    if unknown_threads:
+    if unknown_threads and one:
+        notes.append(t.n("Whether its review thread was resolved is not recorded.",
+                         "Whether its %(num)d review threads were resolved is not recorded.",
+                         unknown_threads))
+    elif unknown_threads:
         notes.append(t.n("The resolution of %(num)d review thread is not recorded.",
                          "The resolution of %(num)d review threads is not recorded.",
                          unknown_threads))
@@ -82,7 +89,9 @@ def build_digest(
                    for pull, counted in week_pulls(snapshot, week, tz)], t)
     by_number = sorted(ranked, key=lambda a: a.number)  # the order of the lists
     key = [a for a in ranked if a.key]
-    members = [_member(a, snapshot.repository) for a in ranked]
+    package = snapshot.repository.rsplit("/", 1)[-1]
+    trunk = week_trunk([[f.path for f in a.pull.files] for a in ranked], package)
+    members = [_member(a, package, trunk) for a in ranked]
     areas = week_areas(repo_config, t, members)
     themes = build_themes(members, areas, t, focus_topics=focus_topics)
     theme_of = {n: theme.title for theme in themes for n in (*theme.pulls, *theme.others)}
@@ -110,7 +119,8 @@ def build_digest(
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
-        pulls=tuple(a.entry(theme_of[a.number]) for a in by_number),
+        # A week of no key PR names its few PRs by their lines instead.
+        pulls=tuple(a.entry(theme_of[a.number], None if key else lang) for a in by_number),
         areas=area_counts(topics, themes, len(by_number),
                           first=(areas.canonical(a) for a in areas.keys(focus_topics))),
         people=people_of(pulls, reviews_recorded=recorded),
@@ -118,10 +128,10 @@ def build_digest(
     )
 
 
-def _member(a: Assessment, repository: str) -> Member:
+def _member(a: Assessment, package: str, trunk: frozenset[str]) -> Member:
     paths = tuple(f.path for f in a.pull.files)
     return Member(number=a.number, cls=a.cls, paths=paths, key=a.key,
-                  folder=folder_area(paths, repository.rsplit("/", 1)[-1]))
+                  folder=folder_area(paths, package, trunk))
 
 
 def week_areas(repo_config: RepoConfig, t: Translator, members: list[Member]) -> Areas:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from bot.config import RepoConfig
-from bot.engine.areas import BUILTIN, GENERIC_FOLDERS, Areas
-from bot.engine.classify import canonical_type, parse_title
-from bot.engine.text import plain
+from bot.engine.areas import BUILTIN, GENERIC_FOLDERS, Areas, area_folder, week_trunk
+from bot.engine.conventions import canonical_type, parse_title
+from bot.engine.lexicon import lexicon
+from bot.engine.text import clean_body
 from bot.i18n import translator
 from bot.models import PullRequest
 
@@ -29,12 +30,16 @@ MAX_TAG_TOPICS = 8
 MAX_WORD_TOPICS = 3
 MAX_DIRECTORY_TOPICS = 5
 MIN_PULLS = 2
+# The folders a directory topic's globs name (an area found in several places).
+MAX_FOLDERS = 3
 WORD_SHARE = 0.15
 COMMON_SHARE = 0.5
 # Directories whose changes are not a subject of their own.
 ROUTINE_DIRECTORIES = frozenset({".github", "docs", "doc", "tests", "test", "examples",
                                  "scripts", "ci", ".ci", "benchmarks", ".buildkite"})
-TOPIC_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+# A tag or scope that can name a topic: letters (of any script: `图表`, `X-Pack`), digits,
+# `_` and `-`.
+TOPIC_NAME = re.compile(r"^[^\W_][\w-]*$")
 _WORD = re.compile(r"(?<![\w./-])([A-Za-z][A-Za-z0-9_]*[A-Za-z0-9])(?![\w/-]|\.\w)")
 # Words of PR prose that name no subject, however often they come.
 _PROSE = frozenset((
@@ -70,6 +75,8 @@ class TopicSuggestion:
     keywords: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    # The PRs it was found in (not written to the config).
+    numbers: frozenset[int] = frozenset()
 
 
 def suggest_topics(repo: str, pulls: Sequence[PullRequest]) -> list[TopicSuggestion]:
@@ -85,7 +92,7 @@ def suggest_topics(repo: str, pulls: Sequence[PullRequest]) -> list[TopicSuggest
     tagged = {spelling for t in tags for spelling in (t.name, *t.title)}
     for folder in folders:
         area = areas.key(folder.name)
-        if area in taken or _extends(folder.name, tagged):
+        if area in taken or _extends(folder.name, tagged) or _mostly_tagged(folder, tags):
             continue  # a tag's topic: counted by its tag, not by every PR in its folder
         if area in by_word:  # a word's topic: its folder too (`docker/ascend/**` for npu)
             words[by_word[area]] = _with_paths(words[by_word[area]], folder.paths)
@@ -93,6 +100,14 @@ def suggest_topics(repo: str, pulls: Sequence[PullRequest]) -> list[TopicSuggest
             rest.append(folder)
         taken.add(area)
     return tags + words + rest
+
+
+def _mostly_tagged(folder: TopicSuggestion, tags: list[TopicSuggestion]) -> bool:
+    """Whether a folder and a tag are mostly the same PRs (more than half of each): the
+    tag's area, named in another language or word (dataease's `views/chart` of
+    `fix(图表): …`)."""
+    return any(len(both := folder.numbers & tag.numbers) * 2 > len(folder.numbers)
+               and len(both) * 2 > len(tag.numbers) for tag in tags)
 
 
 def _extends(name: str, tags: set[str]) -> bool:
@@ -105,7 +120,8 @@ def _with_paths(topic: TopicSuggestion, paths: tuple[str, ...]) -> TopicSuggesti
     return TopicSuggestion(name=topic.name, pulls=topic.pulls,
                            origin=f"{topic.origin}, and the folder {', '.join(paths)}",
                            title=topic.title, keywords=topic.keywords,
-                           paths=(*topic.paths, *paths), aliases=topic.aliases)
+                           paths=(*topic.paths, *paths), aliases=topic.aliases,
+                           numbers=topic.numbers)
 
 
 def _area_name(area: str, spellings: Counter[str]) -> str:
@@ -116,14 +132,23 @@ def _area_name(area: str, spellings: Counter[str]) -> str:
     return min(spellings, key=lambda s: (-spellings[s], len(s), s))
 
 
+def names_no_subject(name: str) -> bool:
+    """A name no team keeps as a topic: a type (`fix`), a verb (`bump`, `update`), a
+    prose word, or a generic folder (`src`, `utils`, `common`)."""
+    low = name.lower()
+    return (canonical_type(low) is not None or low in lexicon().forms or low in _PROSE
+            or low in GENERIC_FOLDERS or low in ROUTINE_DIRECTORIES - {"ci", "docs", "doc"})
+
+
 def tag_topics(pulls: Iterable[PullRequest], areas: Areas) -> list[TopicSuggestion]:
-    """The title tags and conventional scopes of two PRs or more, spellings of one area
-    together (`[ckpt]` in `checkpoint`), matched in titles."""
+    """The title tags and conventional scopes of two PRs or more, in any script
+    (`fix(图表): …`), spellings of one area together (`[ckpt]` in `checkpoint`), matched
+    in titles."""
     numbers: dict[str, set[int]] = defaultdict(set)
     spellings: dict[str, Counter[str]] = defaultdict(Counter)
     for pull in pulls:
         for tag in parse_title(pull.title).modules:
-            if TOPIC_KEY.match(tag) and canonical_type(tag) is None:
+            if TOPIC_NAME.match(tag) and not names_no_subject(tag):
                 area = areas.key(tag)
                 numbers[area].add(pull.number)
                 spellings[area][tag] += 1
@@ -133,7 +158,7 @@ def tag_topics(pulls: Iterable[PullRequest], areas: Areas) -> list[TopicSuggesti
         used = tuple(sorted(spellings[area], key=lambda s: (-spellings[area][s], s)))
         found.append(TopicSuggestion(
             name=name, pulls=len(numbers[area]), title=used,
-            aliases=tuple(s for s in used if s != name),
+            aliases=tuple(s for s in used if s != name), numbers=frozenset(numbers[area]),
             origin="title tag " + ", ".join(f"[{s}]" for s in sorted(spellings[area]))
                    + f", in {len(numbers[area])} PRs"))
     return found
@@ -150,7 +175,7 @@ def word_topics(pulls: Sequence[PullRequest], areas: Areas, *, taken: set[str],
     capitalised: dict[str, set[int]] = defaultdict(set)
     in_paths: set[str] = set()
     for pull in pulls:
-        text = f"{pull.title}\n{plain(pull.body) if pull.body else ''}"
+        text = f"{pull.title}\n{clean_body(pull.body) if pull.body else ''}"
         for match in _WORD.finditer(text):
             word = match.group(1)
             lowered = word.lower()
@@ -165,8 +190,8 @@ def word_topics(pulls: Sequence[PullRequest], areas: Areas, *, taken: set[str],
     for word, numbers in mentions.items():
         share = len(numbers) / total if total else 0.0
         if (WORD_SHARE <= share < COMMON_SHARE and len(numbers) >= MIN_PULLS
-                and word in named and word not in _PROSE and word not in own
-                and len(word) >= 3 and canonical_type(word) is None):
+                and word in named and word not in own and len(word) >= 3
+                and not names_no_subject(word)):
             area = areas.key(word)
             if area not in taken:
                 candidates[area].add(word)
@@ -178,6 +203,7 @@ def word_topics(pulls: Sequence[PullRequest], areas: Areas, *, taken: set[str],
         name = area if area in BUILTIN else words[0]
         found.append(TopicSuggestion(
             name=name, pulls=counts[area], keywords=tuple(words),
+            numbers=frozenset(set().union(*(mentions[w] for w in words))),
             origin=f"in the titles and bodies of {counts[area]} PRs "
                    f"({', '.join(words)})"))
     return found
@@ -189,45 +215,37 @@ def _opens_sentence(text: str, at: int) -> bool:
     return not before or before[-1] in "\n.!?:;>-#"
 
 
-def directory_topics(pulls: Iterable[PullRequest], areas: Areas, *, package: str
+def directory_topics(pulls: Sequence[PullRequest], areas: Areas, *, package: str
                      ) -> list[TopicSuggestion]:
-    """The directories most PRs touch, as path topics: below the package's folder and
-    generic ones (`verl/workers/rollout` is rollout), never routine ones (docs, tests,
-    CI). One per area, busiest first."""
+    """The folders most PRs touch that name an area, as path topics: below the
+    package's folder, generic folders and the trunk every PR is in (`frontend/src/views`
+    of 1Panel: its `container`, `host`, `database`), the way the digest finds areas
+    (`bot.engine.areas.folder_area`); never generic or routine ones (docs, tests, CI).
+    One per area, busiest first, its globs the folders it was found in."""
+    trunk = week_trunk([[change.path for change in pull.files] for pull in pulls], package)
     counts: Counter[str] = Counter()
+    folders: dict[str, Counter[str]] = defaultdict(Counter)
+    numbers: dict[str, set[int]] = defaultdict(set)
     for pull in pulls:
-        counts.update({directory for change in pull.files
-                       if (directory := _directory(change.path, package)) is not None})
-    found = []
-    seen: set[str] = set()
-    for directory in _ranked(dict(counts), len(counts)):
-        name = re.sub(r"[^a-z0-9_-]+", "-", PurePosixPath(directory).name.lower()).strip("-")
-        area = areas.key(name)
-        if not name or area in seen:
-            continue
-        seen.add(area)
-        found.append(TopicSuggestion(name=_area_name(area, Counter({name: 1})),
-                                     pulls=counts[directory], paths=(f"{directory}/**",),
-                                     origin=f"directory, in {counts[directory]} PRs"))
-    return found
-
-
-def _directory(path: str, package: str) -> str | None:
-    """The folder of `path` that names its subject: two levels of a top-level folder
-    (`docker/ascend`), or the first below the package's and generic folders."""
-    folders = PurePosixPath(path).parts[:-1]
-    if not folders or folders[0].lower() in ROUTINE_DIRECTORIES:
-        return None
-    if folders[0].lower() != package:
-        if len(folders) > 1 and folders[1].lower() in ROUTINE_DIRECTORIES:
-            return folders[0]
-        return "/".join(folders[:2])
-    depth = 1
-    while depth < len(folders) and folders[depth].lower() in GENERIC_FOLDERS:
-        depth += 1
-    if depth == len(folders) or folders[depth].lower() in ROUTINE_DIRECTORIES:
-        return None
-    return "/".join(folders[:depth + 1])
+        found: set[str] = set()
+        for change in pull.files:
+            folder = area_folder(change.path, package, trunk)
+            name = re.sub(r"[^\w-]+", "-", PurePosixPath(folder).name.lower()).strip("-")
+            if folder and name and not names_no_subject(name):
+                found.add(areas.key(name))
+                folders[areas.key(name)][folder] += 1
+        counts.update(found)
+        for area in found:
+            numbers[area].add(pull.number)
+    found_topics = []
+    for area in _ranked(dict(counts), len(counts)):
+        where = [folder for folder, _ in folders[area].most_common(MAX_FOLDERS)]
+        name = re.sub(r"[^\w-]+", "-", PurePosixPath(where[0]).name.lower()).strip("-")
+        found_topics.append(TopicSuggestion(
+            name=_area_name(area, Counter({name: 1})), pulls=counts[area],
+            paths=tuple(f"{folder}/**" for folder in sorted(where)),
+            numbers=frozenset(numbers[area]), origin=f"directory, in {counts[area]} PRs"))
+    return found_topics
 
 
 def _ranked(counts: dict[str, int], limit: int) -> list[str]:

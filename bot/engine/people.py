@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from bot.engine.exclude import is_bot
-from bot.models import LoginCount, People, PullRequest
+from bot.models import LoginCount, People, PullRequest, Tie
 
 # The most active authors and reviewers named; the rest are counted.
 TOP = 3
@@ -20,11 +20,23 @@ def _person(login: str | None) -> bool:
     return bool(login) and not is_bot(login)
 
 
-def _top(counts: Counter[str], least: int) -> tuple[LoginCount, ...]:
-    """The most frequent logins (at least `least` each), most first, ties by login."""
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(), item[0]))
-    return tuple(LoginCount(login=login, count=count)
-                 for login, count in ranked[:TOP] if count >= least)
+def _top(counts: Counter[str], least: int) -> tuple[tuple[LoginCount, ...], Tie | None]:
+    """The most frequent logins (at least `least` each), most first, ties by login; a
+    group tied on one count is named whole (up to one name beyond `TOP`) or, too many,
+    counted: never cut inside, which would name some as if they led the others."""
+    groups: dict[int, list[str]] = {}
+    for login, count in sorted(counts.items(), key=lambda item: (-item[1], item[0].lower(),
+                                                                   item[0])):
+        if count >= least:
+            groups.setdefault(count, []).append(login)
+    named: list[LoginCount] = []
+    for count, logins in groups.items():
+        if len(named) >= TOP:
+            break
+        if len(named) + len(logins) > TOP + 1:
+            return tuple(named), Tie(people=len(logins), count=count)
+        named += [LoginCount(login=login, count=count) for login in logins]
+    return tuple(named), None
 
 
 def _reviewers_of(pull: PullRequest) -> set[str]:
@@ -48,10 +60,12 @@ def people_of(pulls: Sequence[PullRequest], *, reviews_recorded: bool) -> People
                                     if p.author and _person(p.author)
                                     and p.author_association in FIRST_TIME))
     reviewers: tuple[LoginCount, ...] | None = None
+    reviewers_tie: Tie | None = None
     if reviews_recorded:
-        reviewers = _top(_count(_reviewers_of(p) for p in pulls), 1)
-    return People(authors=len(authors), top_authors=_top(authors, 2), first_timers=first,
-                  reviewers=reviewers,
+        reviewers, reviewers_tie = _top(_count(_reviewers_of(p) for p in pulls), 1)
+    top_authors, authors_tie = _top(authors, 2)
+    return People(authors=len(authors), top_authors=top_authors, first_timers=first,
+                  reviewers=reviewers, authors_tie=authors_tie, reviewers_tie=reviewers_tie,
                   bot_pulls=sum(1 for p in pulls if p.author and is_bot(p.author)))
 
 

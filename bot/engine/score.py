@@ -7,6 +7,7 @@ import re
 
 import msgspec
 
+from bot.engine.areas import translations_only
 from bot.engine.classify import Classification
 from bot.engine.lexicon import lexicon
 from bot.engine.summarize import figure_text
@@ -18,15 +19,18 @@ ROUTINE_MAX_LINES = 10
 # A security fix is read first, whatever its size.
 SECURITY_WEIGHT = 4.0
 _TYPE_WEIGHT = {"feat": 3.0, "fix": 2.5, "perf": 2.5, "revert": 2.0, "refactor": 1.0}
+# Security is not among them: only a title's or a label's maintainers call a PR a
+# security fix (`bot.engine.classify.is_security`), never a word of its text.
 _SEVERE = re.compile(
     r"\b(crash\w*|oom|out of memory|blow-?up|explod\w*|leak\w*|race|corrupt\w*|deadlock\w*|"
-    r"hang\w*|nan|segfault\w*|data loss|security|vulnerab\w*)\b", re.I,
+    r"hang\w*|nan|segfault\w*|data loss)\b", re.I,
 )
 
 
-def _severe(pull: PullRequest, cls: Classification) -> str | None:
-    """The severe symptom a PR names (in its title, or in a fix's body), lowercased."""
-    found = _SEVERE.search(pull.title) or (cls.type == "fix" and _SEVERE.search(pull.body or ""))
+def _severe(pull: PullRequest, cls: Classification, body: str) -> str | None:
+    """The severe symptom a PR names (in its title, or in a fix's `body` made prose:
+    `bot.engine.text.clean_body`, no template or checklist), lowercased."""
+    found = _SEVERE.search(pull.title) or (cls.type == "fix" and _SEVERE.search(body))
     return found.group(0).lower() if found else None
 
 
@@ -42,8 +46,7 @@ _EN_SYMPTOMS = (("crash", "a crash"), ("oom", "OOM"), ("out of memory", "OOM"),
                 ("blow", "a blowup"), ("explod", "a blowup"), ("leak", "a leak"),
                 ("race", "a race"), ("corrupt", "a corruption"), ("deadlock", "a deadlock"),
                 ("hang", "a hang"), ("nan", "NaNs"), ("segfault", "a segfault"),
-                ("data loss", "data loss"), ("security", "a security issue"),
-                ("vulnerab", "a vulnerability"))
+                ("data loss", "data loss"))
 
 
 def _en_symptom_fact(word: str, t: Translator) -> str:
@@ -59,7 +62,7 @@ MAX_FACTS = 3
 
 def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
               figures: tuple[str, ...], settings: tuple[str, ...], t: Translator,
-              headline: str = "") -> tuple[str, ...]:
+              headline: str = "", body: str = "") -> tuple[str, ...]:
     """Why a key PR matters, in a few words each: what it measured, the settings it
     adds, the severe symptom it fixes (unless its `headline` says it), how large it
     is, its risks; at most three. The zh chat says them after the PR's Chinese title,
@@ -71,7 +74,7 @@ def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
     if settings:
         facts.append(t("adds the setting %(settings)s",
                        settings=t.sep.join(f"`{name}`" for name in settings)))
-    severe = _severe(pull, cls) if cls.type == "fix" else None
+    severe = _severe(pull, cls, body) if cls.type == "fix" else None
     if severe and t.lang == "zh" and symptom(severe, t.lang) not in headline:
         facts.append(t("fixes a %(symptom)s", symptom=symptom(severe, t.lang)))
     elif severe and t.lang == "en" and severe not in pull.title.lower():
@@ -79,9 +82,9 @@ def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
         # not say it, as a noun that reads after "fixes" (`crashes` -> "a crash").
         facts.append(_en_symptom_fact(severe, t))
     if pull.lines_changed >= LARGE_LINES:
-        facts.append(t("%(files)d files, %(lines)d lines changed",
-                       files=len(pull.files) or pull.changed_files or 0,
-                       lines=pull.lines_changed))
+        facts.append(t.n("%(num)d file, %(lines)d lines changed",
+                         "%(num)d files, %(lines)d lines changed",
+                         len(pull.files) or pull.changed_files or 0, lines=pull.lines_changed))
     if risks:
         facts.append(t.n("%(num)d risk", "%(num)d risks", len(risks)))
     return tuple(facts[:MAX_FACTS])
@@ -94,9 +97,12 @@ class Score(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def is_routine(cls: Classification, pull: PullRequest, risks: list[Risk]) -> bool:
-    """Small maintenance with no risk is counted, but not key."""
-    return (cls.type in ROUTINE_TYPES and pull.lines_changed <= ROUTINE_MAX_LINES and not risks
-            and not cls.security)
+    """Small maintenance with no risk, and translations only whatever their size, are
+    counted, but not key."""
+    if risks or cls.security:
+        return False
+    return (cls.type in ROUTINE_TYPES and pull.lines_changed <= ROUTINE_MAX_LINES) or \
+        translations_only([f.path for f in pull.files])
 
 
 def score_pull(
@@ -107,6 +113,7 @@ def score_pull(
     t: Translator,
     *,
     focus_topics: tuple[str, ...] = (),
+    body: str = "",
 ) -> Score:
     """Type, size, severity words, figures, review depth, risks and focus topics."""
     value = 0.0
@@ -128,7 +135,7 @@ def score_pull(
         files = len(pull.files) or pull.changed_files or 0
         reasons.append(t("large change (%(lines)d lines in %(files)d files)", lines=lines,
                          files=files))
-    severe = _severe(pull, cls)
+    severe = _severe(pull, cls, body)
     if severe:
         value += 1.5
         reasons.append(t("severe symptom (%(word)s)", word=symptom(severe, t.lang)))
@@ -150,5 +157,8 @@ def score_pull(
     if focused:
         value += 2.0
         reasons.append(t("on your topics (%(topics)s)", topics=t.sep.join(focused)))
-    key = pull.state == "merged" and not is_routine(cls, pull, risks)
+    # A branch sync moves work already counted; a dependency bump and a version's release
+    # are routine whatever their size: none is a key PR.
+    key = (pull.state == "merged" and not is_routine(cls, pull, risks) and not cls.sync
+           and not cls.bump and not cls.release)
     return Score(value=round(value, 3), key=key, reasons=tuple(reasons))

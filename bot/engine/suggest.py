@@ -60,6 +60,20 @@ def settings_of(pull: PullRequest, cls: Classification) -> tuple[str, ...]:
     return settings_in(pull.body) if cls.type in {"feat", "perf"} else ()
 
 
+# Files tests are written around: source code, not translations, docs, lock files,
+# configuration or workflows ("add tests around en.ts" or "Cargo.lock" asks nothing).
+_CODE_FILE = re.compile(
+    r"\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|rs|go|java|kt|kts|scala|rb|js|jsx|ts|tsx|vue|"
+    r"svelte|swift|m|mm|cs|php|lua|dart|ex|exs|erl|hs|ml|zig|sh)$", re.I)
+_NO_CODE_FOLDER = re.compile(r"(^|/)(?:docs?|tests?|i18n|l10n|locales?|lang|translations?|"
+                             r"\.github)/", re.I)
+
+
+def is_code(path: str) -> bool:
+    """Whether a changed file is source code, the kind tests are written around."""
+    return bool(_CODE_FILE.search(path)) and not _NO_CODE_FOLDER.search(path)
+
+
 def _refs(numbers: list[int], t: Translator) -> str:
     return t.sep.join(f"#{n}" for n in dict.fromkeys(numbers))
 
@@ -95,7 +109,7 @@ def suggest(
                      "reference and check its default.",
                      settings=t.sep.join(f"`{name}`" for name in lead.settings),
                      pull=lead.number))
-    busy = next((h for h in hot if h.pulls >= HOT_FILE_PULLS), None)
+    busy = next((h for h in hot if h.pulls >= HOT_FILE_PULLS and is_code(h.path)), None)
     if busy:
         # The file by its name: the trends, just before, give its path.
         out.append(t("Add tests around %(path)s and watch for conflicting changes: %(count)d "

@@ -14,6 +14,7 @@ from bot.engine.lexicon import lexicon
 from bot.engine.text import (
     ELLIPSIS,
     clause_cut,
+    clean_body,
     clip,
     end_sentence,
     ends_sentence,
@@ -21,7 +22,6 @@ from bot.engine.text import (
     is_complete,
     one_line,
     own_refs,
-    plain,
     sentence_case,
     sentences,
     unquote_code,
@@ -55,7 +55,8 @@ FIGURE = re.compile(
     rf"|{_NUM}%"
 )
 _EFFECT_WORDS = re.compile(
-    r"\b(?:faster|speed-?up|slower|improv\w*|throughput|latency|reduc\w*|less|lower|higher|"
+    r"\b(?:faster|quicker|speed-?ups?|slower|improv\w*|throughput|latency|reduc\w*|less|lower|"
+    r"higher|boost\w*|gains?|accelerat\w*|"
     r"sav(?:e|es|ed|ing)|smaller|shrink\w*|drop\w*|fewer|speeds? up|cut)\b", re.I,
 )
 EFFECT_WINDOW = 30
@@ -80,9 +81,13 @@ _FILLER = re.compile(
     r"/?cc\b|lgtm\b)", re.I,
 )
 # The PR naming itself before saying what it does: "This PR fixes ..." -> "Fixes ...".
+# A commit subject a squash body repeats opens with its gitmoji and conventional prefix
+# ("🐛 fix(alert): align …"): both go.
 _SELF_REFERENCE = re.compile(
     r"^(?:this|the) (?:pr|pull request|patch|change|commit)\s+(?=[a-z])|"
-    r"^(?:feat|fix|perf|refactor|chore|docs?|test|ci|build)\s*(?:\([^)]*\))?\s*:\s*", re.I,
+    r"^(?:(?:[\U0001f000-\U0001faff\u2190-\u2bff][\ufe0f\u200d]*|:[a-z0-9_+-]+:)\s*)*"
+    r"(?:feat|fix|perf|refactor|chore|docs?|test|ci|build|style)\s*(?:\([^)]*\))?!?\s*:\s*",
+    re.I,
 )
 LEAD_IN_LIMIT = 40
 ENOUGH = 120
@@ -180,7 +185,7 @@ def body_summary(body: str | None) -> str | None:
     """Whole sentences of the what/why section, filler removed, or None."""
     if not body or not body.strip():
         return None
-    return plain_summary(plain(body))
+    return plain_summary(clean_body(body))
 
 
 def plain_summary(text: str) -> str | None:
@@ -197,23 +202,46 @@ def plain_summary(text: str) -> str | None:
 
 def figures(text: str | None, limit: int = 3) -> tuple[str, ...]:
     """Measured effects quoted verbatim (`1.9-3.1x`, `54 GiB to 150 MiB`, `30% faster`)."""
-    return plain_figures(plain(text), limit) if text else ()
+    return plain_figures(clean_body(text), limit) if text else ()
 
 
 def plain_figures(flat: str, limit: int = 3) -> tuple[str, ...]:
-    """`figures` of a body already made plain."""
+    """`figures` of a body already made plain: a before -> after pair as it is; a share
+    or a factor only where the words beside it make it an effect ("2x faster", "a 3x
+    speedup", "30% less memory"), never a count ("8x H100", "~1-3% of the bytes")."""
     found: list[str] = []
     for match in FIGURE.finditer(flat):
         value = match.group(0).strip()
-        if value.endswith("%") and "to" not in value and "->" not in value:
-            around = flat[max(0, match.start() - EFFECT_WINDOW):match.end() + EFFECT_WINDOW]
-            if not _EFFECT_WORDS.search(around):
-                continue
+        if not _PAIR.search(value) and not _said_as_effect(flat, match, value):
+            continue
         if not any(value in seen for seen in found):
             found.append(value)
         if len(found) >= limit:
             break
     return tuple(found)
+
+
+_PAIR = re.compile(r"->|→|\bto\b")
+# What a factor counts when it is no effect: GPUs, nodes, cards, devices ("8x H100").
+_COUNTED = re.compile(r"^\s*(?:[A-Z]{1,3}\d{2,4}\w*|GPUs?|nodes?|cards?|devices?|machines?|"
+                      r"workers?|replicas?|cores?|chips?|servers?)\b", re.I)
+# A factor's effect word follows it closely ("3x faster") or comes just before it
+# ("speedup of 2x", "up to 3x").
+_FACTOR_AFTER = 24
+_FACTOR_BEFORE = 24
+
+
+def _said_as_effect(flat: str, match: re.Match[str], value: str) -> bool:
+    after = flat[match.end():match.end() + (_FACTOR_AFTER if value[-1] in "x×" else
+                                            EFFECT_WINDOW)]
+    if value[-1] in "x×":
+        if _COUNTED.match(after):
+            return False
+        before = flat[max(0, match.start() - _FACTOR_BEFORE):match.start()]
+        return bool(_EFFECT_WORDS.search(after) or _EFFECT_WORDS.search(before)
+                    or re.search(r"\bup to\s*$", before, re.I))
+    around = flat[max(0, match.start() - EFFECT_WINDOW):match.end() + EFFECT_WINDOW]
+    return bool(_EFFECT_WORDS.search(around))
 
 
 def figure_text(figure: str, lang: Lang) -> str:
@@ -250,8 +278,31 @@ def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> s
 
 
 def summarize(pull: PullRequest, cls: Classification, t: Translator) -> str:
-    summary = body_summary(pull.body)
+    summary = plain_summary(unclaimed(clean_body(pull.body), cls)) if pull.body else None
     return own_refs(summary, pull.url) if summary else fallback_summary(pull, cls, t)
+
+
+# What only a PR's maintainers may call it (`bot.engine.classify`): a security fix, a
+# CVE, a breaking change. A body sentence that says so of a PR they do not call one is
+# never said as the PR's summary or line.
+_SECURITY_CLAIM = re.compile(
+    r"\b(?:security|vulnerab\w*|exploit\w*|CVE-?\d*|GHSA-\S+)\b|安全|漏洞", re.I)
+_BREAKING_CLAIM = re.compile(r"\bbreaking[ -]change|不兼容|破坏性", re.I)
+
+
+def unclaimed(flat: str, cls: Classification) -> str:
+    """`flat` (a body made prose) without the sentences that claim what the PR's title
+    and labels do not: a security fix or a breaking change."""
+    claims = [pattern for pattern, held in ((_SECURITY_CLAIM, cls.security),
+                                            (_BREAKING_CLAIM, cls.breaking)) if not held]
+    if not claims or not any(p.search(flat) for p in claims):
+        return flat
+    kept = []
+    for line in flat.splitlines():
+        said = [s for s in sentences(line) if not any(p.search(s) for p in claims)]
+        if said or not line.strip():
+            kept.append(" ".join(said))
+    return "\n".join(kept)
 
 
 LINE_LIMIT = 120
@@ -355,7 +406,8 @@ def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
     says the change (`change_line`), or the title's text where none does (a count of
     files is no description of what a PR does). `flat` is the body made plain, when
     already done."""
-    flat = own_refs(plain(pull.body or "") if flat is None else flat, pull.url)
+    flat = own_refs(clean_body(pull.body or "") if flat is None else flat, pull.url)
+    flat = unclaimed(flat, cls)
     body = plain_summary(flat) if flat.strip() else None
     if body:
         return body, change_line(flat) or title_line(cls)

@@ -46,6 +46,43 @@ def plain(markdown: str) -> str:
     return text
 
 
+# Lines of a PR body that are no prose: commit trailers (`Signed-off-by:`,
+# `Co-authored-by:`, `Change-Id:`), a squash's separator, tracker stamps
+# (`--story=1018694 --user=...`), checklist items, quoted template hints and table rows.
+_NOT_PROSE = re.compile(
+    r"^\s*(?:[\w-]+-by\s*:|change-id\s*:|cc\s*:|-{3,}\s*$|={3,}\s*$|--(?:story|bug|task|user)="
+    r"|[-*+]\s*\[[ xX]\]|>|\|)", re.I)
+_TABLE_SEPARATOR = re.compile(r"^\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)+\|?\s*$")
+_MARKDOWN_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*(.*?)\s*#*\s*$")
+# The headings of a PR template's parts that say nothing of the change.
+_TEMPLATE_PART = re.compile(
+    r"checklist|check ?list|test(?:ing)? ?(?:plan|result|done|steps)?s?$|how (?:was|is|to) "
+    r"(?:this |it )?test|screenshots?|type of (?:change|pr)|related (?:issues?|prs?)|"
+    r"before submitting|additional (?:info|information|context|notes?)|reviewers?|"
+    r"pre-?submission|contribution|release notes?|notes? for review|"
+    r"自测|测试|截图|检查|清单|关联|相关(?:issue|问题)", re.I)
+
+
+def clean_body(markdown: str) -> str:
+    """A PR body as prose (`plain`) without what is no prose: commit trailers, tables,
+    checklists, quoted template hints and the parts of a PR template that say nothing
+    of the change (checklist, test plan, screenshots): what summaries, figures and
+    topic keywords read."""
+    kept: list[str] = []
+    skipping = False
+    for line in plain(markdown).splitlines():
+        heading = _MARKDOWN_HEADING.match(line)
+        if heading and heading.group(1):
+            skipping = bool(_TEMPLATE_PART.search(heading.group(1).strip(" :：?？")))
+            if skipping:
+                continue
+        if skipping or _NOT_PROSE.match(line) or _TABLE_SEPARATOR.match(line) \
+                or line.count("|") >= 2:
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def own_refs(text: str, pull_url: str) -> str:
     """PRs of the repository `pull_url` is in written `#N` (the others keep their
     `owner/repo#N`)."""

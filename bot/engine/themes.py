@@ -4,9 +4,11 @@ A theme is an area (`bot.engine.areas`): a configured topic, else a title module
 the folder most of a PR's files are in. Each PR lands in exactly one theme: the
 week's security fixes first (a theme of their own), then the areas chosen one at a
 time, configured topics before the rest, the area holding most of the PRs still
-unplaced next; at most `MAX_THEMES`, each of at least `MIN_PULLS` PRs. What is left is
-"Other changes". A theme's line counts its PRs by kind ("5 fixes, 4 CI and maintenance
-changes"), every PR of it, key or not.
+unplaced next; `MAX_THEMES` of at least `MIN_PULLS` PRs each, more while "Other
+changes" would hold more than `OTHER_SHARE` of the week; then the dependency updates,
+one theme of their own (never key); what is left is "Other changes". A theme's line
+counts its PRs by kind ("5 fixes, 4 CI and maintenance changes"), every PR of it, key or
+not.
 """
 
 from __future__ import annotations
@@ -17,11 +19,17 @@ from dataclasses import dataclass
 
 from bot.engine.areas import Areas, docs_only
 from bot.engine.classify import Classification
+from bot.engine.conventions import bump_subject
 from bot.i18n import Translator
 from bot.models import NameCount, Theme
 
 MAX_THEMES = 8
 MIN_PULLS = 2
+# "Other changes" holds at most this share of a week: while it holds more, areas are
+# added beyond `MAX_THEMES`, up to `WIDE_THEMES` themes (of one PR only where no area
+# of two is left).
+OTHER_SHARE = 0.25
+WIDE_THEMES = 16
 # How many other areas a theme's `about` names.
 ABOUT = 3
 KINDS = ("security", "features", "performance", "fixes", "refactoring", "docs",
@@ -31,6 +39,7 @@ _KIND_OF_TYPE = {
     "refactor": "refactoring", "docs": "docs", "other": "other",
 }
 OTHER = "other"
+DEPENDENCIES = "dependencies"
 # How much a PR weighs for an area by how it names it: a configured topic, a title
 # module, the folder its files are in.
 _WEIGHT = (2.0, 1.0, 0.5)
@@ -110,8 +119,8 @@ def _candidates(member: Member, areas: Areas) -> list[tuple[str, int]]:
     return found
 
 
-def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int
-            ) -> list[tuple[str, list[Member]]]:
+def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int,
+            least: int = MIN_PULLS) -> list[tuple[str, list[Member]]]:
     """Areas one at a time, each taking its unplaced PRs: focus topics first, then
     configured ones, then the area with the most weight of unplaced PRs (a PR weighs
     `_WEIGHT` of how it names the area: its title's modules outweigh its folder), then
@@ -127,7 +136,7 @@ def _choose(members: list[Member], areas: Areas, focus: set[str], limit: int
             for area, tier in candidates[m.number]:
                 tally[area].append(m)
                 weight[area] += _WEIGHT[tier]
-        eligible = [a for a, group in tally.items() if len(group) >= MIN_PULLS]
+        eligible = [a for a, group in tally.items() if len(group) >= least]
         if not eligible:
             break
         best = min(eligible, key=lambda a: (
@@ -169,6 +178,24 @@ def _theme(area: str, title: str, kind_of_theme: str, group: list[Member], areas
                  topic=areas.canonical(area) if kind_of_theme == "area" else "")
 
 
+def _widen(chosen: list[tuple[str, list[Member]]], rest: list[Member], areas: Areas,
+           focus: set[str], total: int, room: int) -> bool:
+    """More areas (added to `chosen`) while the PRs no area takes are more than
+    `OTHER_SHARE` of the week's `total` and `room` holds them with "Other changes";
+    whether any was added."""
+    added = False
+    while True:
+        placed = {m.number for _, group in chosen for m in group}
+        left = [m for m in rest if m.number not in placed]
+        if len(left) <= OTHER_SHARE * total or len(chosen) + 1 >= room:
+            return added
+        more = _choose(left, areas, focus, 1) or _choose(left, areas, focus, 1, least=1)
+        if not more:
+            return added
+        chosen += more
+        added = True
+
+
 def build_themes(
     members: list[Member],
     areas: Areas,
@@ -180,7 +207,8 @@ def build_themes(
     """`members` is the week's PRs, key ones first, best first; at most `limit` themes
     in reading order: security, then focus topics, then by size; "Other changes" last."""
     security = [m for m in members if m.cls.security]
-    rest = [m for m in members if not m.cls.security]
+    bumps = [m for m in members if m.cls.bump and not m.cls.security]
+    rest = [m for m in members if not m.cls.security and not m.cls.bump]
     focus = set(areas.keys(focus_topics))
     themes: list[Theme] = []
     if security:
@@ -188,15 +216,36 @@ def build_themes(
                              areas, t))
     rank = {m.number: i for i, m in enumerate(members)}
     chosen = _choose(rest, areas, focus, limit - len(themes))
-    if len(themes) + len(chosen) == limit and len(chosen) > 1 and \
+    widened = _widen(chosen, rest, areas, focus, len(members), room=WIDE_THEMES - len(themes))
+    if not widened and len(themes) + len(chosen) == limit and len(chosen) > 1 and \
             sum(len(group) for _, group in chosen) < len(rest):
         chosen.pop()  # "Other changes" is one of the `limit` themes: the last area joins it
     chosen.sort(key=lambda item: (item[0] not in focus, -len(item[1]),
                                   -sum(m.key for m in item[1]), rank[item[1][0].number]))
     themes += [_theme(area, areas.name(area), "area", group, areas, t)
                for area, group in chosen]
+    if bumps:
+        themes.append(_dependency_theme(bumps, t))
     placed = {m.number for _, group in chosen for m in group}
     left = [m for m in rest if m.number not in placed]
     if left:
         themes.append(_theme("", t("Other changes"), OTHER, left, areas, t))
     return tuple(themes)
+
+
+# How many dependencies the dependency theme names; the rest are counted.
+NAMED_DEPENDENCIES = 3
+
+
+def _dependency_theme(bumps: list[Member], t: Translator) -> Theme:
+    """The week's dependency updates as one theme, never key: how many and what they
+    updated ("5 updates (gitpython, cryptography, pymdown-extensions and 2 more)")."""
+    names = list(dict.fromkeys(bump_subject(m.cls.short_title) for m in bumps))
+    shown = names[:NAMED_DEPENDENCIES]
+    if len(names) > len(shown):
+        shown.append(t.n("%(num)d more", "%(num)d more", len(names) - len(shown)))
+    line = t.n("%(num)d update (%(names)s)", "%(num)d updates (%(names)s)", len(bumps),
+               names=t.join(shown))
+    return Theme(title=t("Dependency updates"), pulls=(),
+                 others=tuple(m.number for m in bumps), key=DEPENDENCIES, kind=DEPENDENCIES,
+                 kinds=line)

@@ -155,6 +155,14 @@ class TitleParser:
             return text  # `actions/checkout`, a path or a pair the lexicon cannot say
         return None
 
+    def unknown_name(self, at: int) -> str | None:
+        """A word no glossary knows inside a parenthesis of names (`(prism)`): a name,
+        kept as written; never a function word or a verb."""
+        token = self.tokens[at]
+        if token.kind != "word" or token.low in FUNCTION or token.low in self.lx.forms:
+            return None
+        return token.text if re.fullmatch(r"[A-Za-z][\w.+-]*", token.text) else None
+
     def named_beside(self, at: int) -> bool:
         """Whether a capitalised word stands beside another (`Skip Manager`, `WOQ
         Linear`): a name of several words, not a common word written with a capital."""
@@ -456,7 +464,7 @@ class TitleParser:
         for part in text.split(","):
             sub = TitleParser(tokens(part), self.lx)
             sub.title_case = False
-            words = [sub.nominal(i) for i in range(len(sub.tokens))]
+            words = [sub.nominal(i) or sub.unknown_name(i) for i in range(len(sub.tokens))]
             if not words or not all(w and not HAN.search(w) for w in words):
                 return None
             items.append(join_words([w for w in words if w]))

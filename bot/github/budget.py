@@ -14,15 +14,22 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from bot.github.plan import Fetch, Lane, Placed, pace
 
 log = logging.getLogger(__name__)
 
 WEEK_POINTS_GUESS = 10
 """What a repository's week is taken to cost before one was measured (30 PRs: ~6-9)."""
+COUNTED_SHARE = 3
+"""A week read for its counts only costs about a third of a full read (3 points for 8)."""
+HOURLY_POINTS = 5000
+"""A credential's GraphQL points an hour until GitHub's answers say (a personal token's;
+an App installation's `limit` grows with the organisation, up to 12,500)."""
 
 SAME_WINDOW = timedelta(seconds=2)
 """`resetAt`s this close belong to one hourly window."""
@@ -35,14 +42,17 @@ class RateLimit:
     cost: int
     remaining: int
     reset_at: datetime
+    limit: int | None = None
 
 
 def parse_rate_limit(raw: Mapping[str, Any]) -> RateLimit | None:
     """The `rateLimit` object of an answer; None when it is not one."""
     try:
         reset = datetime.fromisoformat(str(raw["resetAt"]).replace("Z", "+00:00"))
+        limit = raw.get("limit")
         return RateLimit(cost=int(raw["cost"]), remaining=int(raw["remaining"]),
-                         reset_at=reset if reset.tzinfo else reset.replace(tzinfo=UTC))
+                         reset_at=reset if reset.tzinfo else reset.replace(tzinfo=UTC),
+                         limit=int(limit) if limit is not None else None)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -51,13 +61,15 @@ class Budget:
     """The points one GitHub identity (a token, an App installation) has left.
 
     `on_update(rate)` is told of every answer (for `/metrics`); `clock` gives epoch
-    seconds (tests move it).
+    seconds (tests move it); `name` says which credential it is (never its value).
     """
 
     def __init__(self, *, on_update: Callable[[RateLimit], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, name: str = "github") -> None:
         self.on_update = on_update
         self.clock = clock
+        self.name = name
+        self.limit = HOURLY_POINTS
         self.remaining: int | None = None
         self.reset_at: datetime | None = None
         self.spent = 0
@@ -72,6 +84,8 @@ class Budget:
             return
         with self._lock:
             self.spent += rate.cost
+            if rate.limit:
+                self.limit = rate.limit
             if self.reset_at is None or self.remaining is None or \
                     rate.reset_at > self.reset_at + SAME_WINDOW:
                 self.remaining, self.reset_at = rate.remaining, rate.reset_at
@@ -87,8 +101,24 @@ class Budget:
 
     def week_cost(self, repo: str) -> int:
         """Points the repository's last week fetch cost (a guess before the first)."""
+        return self.known_week_cost(repo) or WEEK_POINTS_GUESS
+
+    def known_week_cost(self, repo: str) -> int | None:
+        """What the repository's last week fetch cost here; None before one."""
         with self._lock:
-            return self._week_cost.get(repo, WEEK_POINTS_GUESS)
+            return self._week_cost.get(repo)
+
+    def for_repo(self, repo: str) -> Budget:
+        """The budget a fetch of `repo` spends: this one (a pool picks among its own)."""
+        return self
+
+    def lanes(self) -> list[Lane]:
+        """This credential as the prefetch plan sees it: every repository, its limit."""
+        return [Lane(self.name, self.limit, lambda repo: True)]
+
+    def pace(self, fetches: Sequence[Fetch]) -> list[Placed | None]:
+        """Moments for `fetches` within `SHARE` of the hourly points (`plan.pace`)."""
+        return pace(fetches, self.lanes())
 
     def short_of(self, points: int) -> bool:
         """Whether the last answer left fewer than `points`, with the refill still ahead."""

@@ -11,6 +11,7 @@ instead of asking again every interval.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from github.Requester import Requester
 from bot.errors import SourceError
 from bot.github.events import MergedPull, PayloadError, merge_id, pull_from_api
 from bot.github.policy import RequestPolicy
+from bot.github.pool import PooledSource
 from bot.github.source import GitHubSource
 from bot.models import PullRequest
 
@@ -60,11 +62,15 @@ def poll_policy(requester: Requester, *, token_source: str = "given",
                          max_wait_seconds=0.0, max_rate_waits=0)
 
 
-def poll_lister(source: GitHubSource, *,
-                on_request: Callable[[str, int | str], None] | None = None) -> PullLister:
+def poll_lister(source: GitHubSource | PooledSource, *,
+                on_request: Callable[[str, int | str], None] | None = None
+                ) -> PullLister | PooledLister:
     """The poller's lister on the source's GitHub (base URL, token or App, timeouts),
     with a requester of its own: the REST budget it tracks is the list's, so a GraphQL
-    budget spent by the weekly fetches does not stop the poller, nor the reverse."""
+    budget spent by the weekly fetches does not stop the poller, nor the reverse. A pool
+    lists each repository with the credential that reads it."""
+    if isinstance(source, PooledSource):
+        return PooledLister(source, on_request=on_request)
     own = source.github.requester.withAuth(source.github.requester.auth)
     policy = poll_policy(own, token_source=source.policy.token_source, clock=source.clock)
     return PullLister(own, policy=policy, on_request=on_request, owns_requester=True)
@@ -143,6 +149,32 @@ class PullLister:
     def _count(self, status: int | str) -> None:
         if self.on_request is not None:
             self.on_request("rest", status)
+
+
+class PooledLister:
+    """The poller's lists over a credential pool: each repository's on the credential
+    the pool gives it, one lister per credential, made on first use."""
+
+    def __init__(self, source: PooledSource, *,
+                 on_request: Callable[[str, int | str], None] | None = None) -> None:
+        self.source = source
+        self.on_request = on_request
+        self._listers: dict[str, PullLister] = {}
+        self._lock = threading.Lock()
+
+    def closed(self, repo: str, *, etag: str | None = None, page: int = 1) -> ClosedPage:
+        member = self.source.budget.member_for(repo)
+        with self._lock:
+            lister = self._listers.get(member.credential.name)
+            if lister is None:
+                made = poll_lister(member.source, on_request=self.on_request)
+                assert isinstance(made, PullLister)
+                lister = self._listers[member.credential.name] = made
+        return lister.closed(repo, etag=etag, page=page)
+
+    def close(self) -> None:
+        for lister in self._listers.values():
+            lister.close()
 
 
 def _message(body: str) -> dict[str, Any]:

@@ -228,6 +228,11 @@ class GraphQLBackend:
 
     # -- public --
 
+    def query(self, repo: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """One document (asking `rateLimit` itself) sent through the request policy and
+        priced in the budget: its `data`, or a `SourceError` that says why not."""
+        return self._query(repo, query, variables)
+
     def search(
         self,
         repo: str,

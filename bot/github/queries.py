@@ -19,7 +19,7 @@ THREAD_COMMENTS = 10
 
 NEXT_PAGE = "pageInfo { hasNextPage endCursor }"
 _PAGE_INFO = f"totalCount {NEXT_PAGE}"
-RATE_LIMIT = "rateLimit { cost remaining resetAt }"
+RATE_LIMIT = "rateLimit { cost limit remaining resetAt }"
 _ACTOR = "author { __typename login }"
 
 FRAGMENTS = {

@@ -92,8 +92,13 @@ def too_many(repo: str, count: int) -> SourceError:
     )
 
 
+class UnknownRepository(SourceError):
+    """GitHub knows no such repository, or not for this credential (a private one it
+    cannot read): another credential may."""
+
+
 def unknown_repository(repo: str) -> SourceError:
-    return SourceError(
+    return UnknownRepository(
         f"unknown repository {repo} (it does not exist, or the token cannot see it)"
     )
 

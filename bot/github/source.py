@@ -24,14 +24,16 @@ from github import Auth, Github
 from github.GithubException import GithubException
 from github.Requester import Requester
 
-from bot.config import Config, secret
+from bot.config import Config, ConfigView, secret
 from bot.errors import SourceError
 from bot.github.app import APP_ID_ENV, InstallationAuth, app_credentials
 from bot.github.budget import Budget
 from bot.github.graphql import PAGE_SIZE, GraphQLBackend
+from bot.github.lookups import Lookups
 from bot.github.policy import RequestPolicy
 from bot.github.rest import RestBackend
 from bot.models import Period, PullRequest, Snapshot
+from bot.source import RepoFacts, ReviewQueue
 from bot.week import belongs_to_week, week_period
 
 
@@ -71,7 +73,7 @@ class GitHubSource:
 
     def __init__(
         self,
-        config: Config,
+        view: ConfigView,
         *,
         token: str | None = None,
         base_url: str | None = None,
@@ -86,14 +88,17 @@ class GitHubSource:
         budget: Budget | None = None,
         on_retry: Callable[[str, float], None] | None = None,
         retry_unresolved: bool = True,
+        app: InstallationAuth | None = None,
+        name: str | None = None,
     ) -> None:
-        self.config = config
+        self.settings = view
+        config = view.current
         self.budget = budget if budget is not None else Budget(clock=clock)
         env = config.github.token_env
-        credentials = app_credentials() if token is None else None
-        self.token = token if token is not None or credentials else secret(env)
-        self.app_auth = InstallationAuth(credentials, owner=_single_owner(config)) \
-            if credentials else None
+        credentials = app_credentials() if token is None and app is None else None
+        self.token = token if token is not None or credentials or app else secret(env)
+        self.app_auth = app or (InstallationAuth(credentials, owner=_single_owner(config))
+                                if credentials else None)
         auth: Auth.Auth | None = self.app_auth or (Auth.Token(self.token) if self.token
                                                     else None)
         self.base_url = (base_url or config.github.api_url).rstrip("/")
@@ -119,8 +124,9 @@ class GitHubSource:
         self.policy = RequestPolicy(
             self.github.requester,
             api_url=self.base_url,
-            token_source=("of the GitHub App in $" + APP_ID_ENV if credentials
-                          else f"in ${env}" if token is None else "given"),
+            token_source=(name or ("of the GitHub App in $" + APP_ID_ENV
+                                   if credentials or app else f"in ${env}" if token is None
+                                   else "given")),
             sleep=sleep if sleep is not None else time.sleep,
             clock=clock,
             retries=retries,
@@ -138,6 +144,14 @@ class GitHubSource:
             )
         else:
             self.backend = RestBackend(self.github.requester, self.policy, progress)
+        self.lookups = Lookups(
+            self.github.requester, self.policy, self.budget, now=self._now,
+            graphql=self.backend if isinstance(self.backend, GraphQLBackend) else None)
+
+    @property
+    def config(self) -> Config:
+        """The config in force (its repositories' time zones and privacy)."""
+        return self.settings.current
 
     def close(self) -> None:
         self.github.close()
@@ -207,6 +221,19 @@ class GitHubSource:
         """One PR with its reviews and threads, or None when it does not exist."""
         found = self.fetch_pulls(repo, [number])
         return found[0] if found else None
+
+
+    def repository(self, repo: str) -> RepoFacts | None:
+        """The repository as GitHub names it, and whether it is private; None when
+        GitHub has none by that name (or does not show it to this token)."""
+        self._check(repo)
+        return self.lookups.repository(repo)
+
+    def review_queue(self, repos: Sequence[str]) -> ReviewQueue:
+        """The PRs waiting for review in `repos`, oldest first: one search."""
+        for repo in repos:
+            self._check(repo)
+        return self.lookups.review_queue(repos)
 
 
 def _single_owner(config: Config) -> str | None:

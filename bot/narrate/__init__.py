@@ -14,6 +14,7 @@ engine's own summary sentences), `apply` (verified words into the digest), `seco
 from __future__ import annotations
 
 from bot.config import Config
+from bot.extras import require
 from bot.narrate.narrator import (
     Budget,
     MemoryNarrations,
@@ -33,4 +34,5 @@ def narrator_for(config: Config, store: NarrationStore | None = None, *,
     off for this run (`--no-llm`). Building it makes no network call."""
     if config.llm is None or not enabled:
         return None
+    require("llm", "the narrator ([llm] in the config)", ("openai",))
     return Narrator(config.llm, store, events=events)

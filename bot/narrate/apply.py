@@ -1,12 +1,15 @@
 """From the model's answers to a narrated digest: every sentence verified against what
 it cites, repeats dropped, each section capped, and a section takes the narrated words
 only when it keeps at least half of them; otherwise, or when its call failed, it stays
-exactly as the engine wrote it.
+exactly as the engine wrote it. Every sentence that does not reach the digest is
+recorded with its rule (`bot.narrate.ledger`).
 
-A section never loses content by being narrated: the summary keeps the engine's own
-sentence for the PR count and for the risk count when the model's version of either
-was dropped; a theme or a suggestion whose sentence was dropped is written from the
-engine's facts; a narrated risk keeps the engine's PR, path, severity and quote.
+A section is never thinner for being narrated: the summary keeps the engine's own
+sentence for the PR count, for the PRs it names and for the risk count where the
+model's did not hold; a theme whose sentences were dropped is said in the engine's own
+lines, and one whose sentences leave out PRs the engine's key changes name gets them
+added in those lines; a suggestion whose sentence was dropped is the engine's; a
+narrated risk keeps the engine's PR, path, severity and quote.
 
 Pure functions over records: no calls, no clock, no store.
 """
@@ -15,27 +18,36 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import msgspec
 
-from bot.i18n import Translator
-from bot.models import Digest, Fallback, Lang, NarratedProse, PullAnswer, Risk
-from bot.narrate.figures import figures_in
+from bot.models import Digest, Fallback, Lang, PullAnswer, Risk
+from bot.narrate.figures import PULL_REF, figures_in
 from bot.narrate.grounds import Evidence
+from bot.narrate.ledger import ORDER, Outcome
 from bot.narrate.normal import folded, visible
 from bot.narrate.rules import Part, prose_of
 from bot.narrate.schema import PullNarration, WeekNarration
 from bot.narrate.settled import states_open
 from bot.narrate.verify import Scope, check
-from bot.narrate.wording import engine_summary
+from bot.narrate.wording import (
+    engine_also,
+    engine_highlights,
+    engine_summary,
+    engine_theme,
+    theme_cited,
+    theme_room,
+)
 
 PROSE_SECTIONS = ("summary", "changes", "trends")
 """Sections narrated as sentences shown in place of the engine's paragraph or list."""
-ORDER = ("summary", "changes", "trends", "risks", "key_prs", "suggestions")
 SUMMARY_MAX = 5
+"""The model's summary sentences kept at most (the engine's added ones besides)."""
 TRENDS_MAX = 4
-TITLE_MAX = 60
+
+Drop = tuple[str, str]
+"""Where a sentence was going and the rule that dropped it."""
 
 
 @dataclass(frozen=True)
@@ -45,18 +57,18 @@ class Candidate:
     text: str
     scope: Scope
     where: str
-    """`pull:N:summary`, `pull:N:risk:I`, `summary`, `changes:KEY`, ..."""
+    """`summary`, `trends`, `changes:KEY`, `suggestions:I`."""
 
 
 @dataclass(frozen=True)
 class PullWords:
-    """One PR's verified narration: what survived the verifier (None: dropped)."""
+    """One PR's verified narration: what survived the verifier (None: dropped), and
+    what was dropped, with its rule."""
 
     number: int
-    title: str | None
     summary: str | None
     risks: Mapping[int, str]
-    dropped: int
+    drops: tuple[Drop, ...] = ()
 
 
 class Seen:
@@ -73,37 +85,45 @@ class Seen:
         return True
 
 
-def _kept(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
+def _checked(text: str, scope: Scope, part: Part, lang: Lang) -> tuple[str, str | None]:
     shown = visible(text).strip()
-    return shown if check(shown, scope, part, lang) is None else None
+    return shown, check(shown, scope, part, lang)
 
 
 def verify_pull(answer: PullNarration, evidence: Evidence, risks: Sequence[Risk],
-                lang: Lang) -> PullWords:
-    """Every field of a PR's answer checked against that PR's own facts; a risk line
-    must also keep the finding's path and the code it names."""
-    scope = evidence.pull(answer.number)
-    dropped = 0
-
-    def keep(text: str, part: Part) -> str | None:
-        nonlocal dropped
-        kept = _kept(text, scope, part, lang)
-        dropped += kept is None
-        return kept
-
-    title = keep(answer.title, "title") if len(answer.title.strip()) <= TITLE_MAX else None
-    summary = keep(answer.summary, "summary")
+                lang: Lang, *, summarize: bool = True) -> PullWords:
+    """Every field of a PR's answer checked against that PR's own facts (a risk line
+    against its own finding's); a risk line must also keep the finding's path and the
+    code it names. `summarize`: whether the PR's summary was asked for."""
+    number = answer.number
+    drops: list[Drop] = []
+    summary: str | None = None
+    if answer.summary.strip():
+        text, problem = _checked(answer.summary, evidence.pull(number), "summary", lang)
+        problem = problem if summarize else "unasked"
+        if problem is None:
+            summary = text
+        else:
+            drops.append((f"pull:{number}:summary", problem))
     lines: dict[int, str] = {}
     for note in answer.risks:
-        if not 0 <= note.index < len(risks) or note.index in lines:
+        where = f"pull:{number}:risk:{note.index}"
+        if not note.text.strip():
             continue
-        text = keep(note.text, "risk")
-        if text is not None and _keeps_finding(text, risks[note.index]):
+        if not 0 <= note.index < len(risks):
+            drops.append((where, "unknown-risk"))
+            continue
+        if note.index in lines:
+            drops.append((where, "repeat"))
+            continue
+        text, problem = _checked(note.text, evidence.risk(number, note.index), "risk", lang)
+        if problem is None and not _keeps_finding(text, risks[note.index]):
+            problem = "finding"
+        if problem is None:
             lines[note.index] = text
-        elif text is not None:
-            dropped += 1
-    return PullWords(number=answer.number, title=title, summary=summary, risks=lines,
-                     dropped=dropped + (title is None and summary is None))
+        else:
+            drops.append((where, problem))
+    return PullWords(number=number, summary=summary, risks=lines, drops=tuple(drops))
 
 
 def _keeps_finding(text: str, risk: Risk) -> bool:
@@ -113,30 +133,6 @@ def _keeps_finding(text: str, risk: Risk) -> bool:
     if risk.resolution != "not-applicable" and not states_open(prose_of(read)):
         return False
     return all(name.casefold() in read for name in (risk.path or "", *risk.subjects) if name)
-
-
-@dataclass
-class Outcome:
-    """What narration did to the digest, section by section."""
-
-    model: str
-    narrated: set[str] = field(default_factory=set)
-    dropped: dict[str, int] = field(default_factory=dict)
-    fallbacks: dict[str, str] = field(default_factory=dict)
-    prose: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def fall_back(self, section: str, reason: str) -> None:
-        self.fallbacks[section] = reason
-        self.narrated.discard(section)
-        self.prose.pop(section, None)
-
-    def record(self) -> tuple[tuple[str, ...], int, tuple[Fallback, ...],
-                              tuple[NarratedProse, ...]]:
-        return (tuple(s for s in ORDER if s in self.narrated), sum(self.dropped.values()),
-                tuple(Fallback(section=s, reason=self.fallbacks[s]) for s in ORDER
-                      if s in self.fallbacks),
-                tuple(NarratedProse(section=s, sentences=self.prose[s]) for s in ORDER
-                      if s in self.prose))
 
 
 def _most_common(reasons: Iterable[str], default: str) -> str:
@@ -160,21 +156,29 @@ def apply_pulls(digest: Digest, words: Mapping[int, PullWords], failures: Mappin
                 outcome: Outcome) -> Digest:
     """Key PRs and risks in the PRs' own narrations, where their sections keep enough.
     `shown`: the key PRs the digest shows (the others keep the engine's words)."""
+    for told in words.values():
+        for where, rule in told.drops:
+            outcome.drop(where, rule)
+    used: set[str] = set()
     key_pulls = list(digest.key_pulls)
     visible_keys = [k for k in key_pulls if k.number in shown]
     lost_reasons = [failures.get(k.number, "verifier") for k in visible_keys
                     if words.get(k.number) is None or words[k.number].summary is None]
-    outcome.dropped["key_prs"] = sum(w.dropped for w in words.values())
-    if visible_keys and _lost_too_many(len(lost_reasons), len(visible_keys)):
-        outcome.fall_back("key_prs", _most_common(lost_reasons, "verifier"))
-    elif visible_keys:
-        outcome.narrated.add("key_prs")
+    told_keys: list[str] = []
+    told_numbers: list[str] = []
+    if visible_keys and not _lost_too_many(len(lost_reasons), len(visible_keys)):
         for i, k in enumerate(key_pulls):
             w = words.get(k.number)
             if k.number in shown and w is not None and w.summary is not None:
+                # The PR keeps its own title: only the sentence that says it is narrated.
                 key_pulls[i] = msgspec.structs.replace(
-                    k, summary=w.summary, short_title=w.title or k.short_title,
-                    figures=tuple(f for f in k.figures if f in w.summary))
+                    k, summary=w.summary, figures=tuple(f for f in k.figures if f in w.summary))
+                used.add(f"pull:{k.number}:summary")
+                told_keys.append(w.summary)
+                told_numbers.append(str(k.number))
+        outcome.tell("key_prs", told_keys, told_numbers)
+    elif visible_keys:
+        outcome.fall_back("key_prs", _most_common(lost_reasons, "verifier"))
     risks = list(digest.risks)
     narrated_risks: dict[int, str] = {}
     lost: list[str] = []
@@ -192,31 +196,52 @@ def apply_pulls(digest: Digest, words: Mapping[int, PullWords], failures: Mappin
         outcome.narrated.add("risks")
         # The engine's finding stays: PR, path, severity, evidence and quote; only the
         # sentence that states it is the narrator's.
-        risks = [msgspec.structs.replace(r, summary=_clause(narrated_risks[i]))
-                 if i in narrated_risks else r for i, r in enumerate(risks)]
+        for i, r in enumerate(risks):
+            if i in narrated_risks:
+                used.add(f"pull:{r.pull}:risk:{risk_index(r, answers.get(r.pull))}")
+                risks[i] = msgspec.structs.replace(r, summary=_clause(narrated_risks[i]))
+    for told in words.values():
+        kept = ([f"pull:{told.number}:summary"] if told.summary is not None else []) + \
+            [f"pull:{told.number}:risk:{i}" for i in told.risks]
+        for where in kept:
+            if where not in used:
+                section = "key_prs" if where.endswith(":summary") else "risks"
+                outcome.drop(where, "section" if section in outcome.fallbacks else "not-shown")
     return msgspec.structs.replace(digest, key_pulls=tuple(key_pulls), risks=tuple(risks))
 
 
-def verify_week(answer: WeekNarration, evidence: Evidence,
-                lang: Lang) -> dict[str, list[Candidate]]:
+def verify_week(answer: WeekNarration, evidence: Evidence, lang: Lang
+                ) -> tuple[dict[str, list[Candidate]], list[Drop]]:
     """The week's sentences that pass the rules, by section (themes and suggestions
-    keyed by what they restate)."""
+    keyed by what they restate), and those that did not, with their rules."""
     out: dict[str, list[Candidate]] = {s: [] for s in (*PROSE_SECTIONS, "suggestions")}
+    drops: list[Drop] = []
+
+    def consider(section: str, where: str, text: str, scope: Scope | None, part: Part
+                 ) -> None:
+        if not text.strip():
+            return
+        if scope is None:
+            drops.append((where, "unknown-item"))
+            return
+        shown, problem = _checked(text, scope, part, lang)
+        if problem is None:
+            out[section].append(Candidate(shown, scope, where))
+        else:
+            drops.append((where, problem))
+
     for section, sentences in (("summary", answer.summary), ("trends", answer.trends)):
         for s in sentences:
-            scope = evidence.week_sentence(s.pulls)
-            if (kept := _kept(s.text, scope, "week", lang)) is not None:
-                out[section].append(Candidate(kept, scope, section))
+            consider(section, section, s.text, evidence.week_sentence(s.pulls), "week")
     for t in answer.changes:
-        scope = evidence.theme_sentence(t.theme, t.pulls)
-        if t.theme in evidence.themes and (kept := _kept(t.text, scope, "changes", lang)):
-            out["changes"].append(Candidate(kept, scope, f"changes:{t.theme}"))
+        scope = evidence.theme_sentence(t.theme, t.pulls) if t.theme in evidence.themes \
+            else None
+        consider("changes", f"changes:{t.theme}", t.text, scope, "changes")
     for g in answer.suggestions:
-        scope = evidence.suggestion(g.index, g.pulls)
-        if g.index in evidence.suggestions and (
-                kept := _kept(g.text, scope, "suggestion", lang)):
-            out["suggestions"].append(Candidate(kept, scope, f"suggestions:{g.index}"))
-    return out
+        scope = evidence.suggestion(g.index, g.pulls) if g.index in evidence.suggestions \
+            else None
+        consider("suggestions", f"suggestions:{g.index}", g.text, scope, "suggestion")
+    return out, drops
 
 
 def _has_content(digest: Digest, section: str) -> bool:
@@ -231,93 +256,157 @@ def fallbacks_for(digest: Digest, reason: str) -> tuple[Fallback, ...]:
     return tuple(Fallback(section=s, reason=reason) for s in ORDER if _has_content(digest, s))
 
 
-def apply_week(digest: Digest, kept: Mapping[str, list[Candidate]] | None, written: int,
-               failure: str | None, outcome: Outcome, seen: Seen) -> Digest:
+def apply_week(digest: Digest, kept: Mapping[str, list[Candidate]] | None, drops: list[Drop],
+               written: int, failure: str | None, outcome: Outcome, seen: Seen) -> Digest:
     """Summary, changes, trends and suggestions in the week's narration; `written` is
-    how many sentences the model wrote, `kept` what survived, by section."""
+    how many sentences the model wrote, `kept` what survived, by section, `drops` what
+    did not."""
+    for where, rule in drops:
+        outcome.drop(where, rule)
     suggestions = digest.suggestions
     for section in (*PROSE_SECTIONS, "suggestions"):
-        if not _has_content(digest, section):
-            continue
         if kept is None:
-            outcome.fall_back(section, failure or "error")
+            if _has_content(digest, section):
+                outcome.fall_back(section, failure or "error")
             continue
-        chosen = [c for c in kept[section] if seen.first(c.text)]
+        chosen: list[Candidate] = []
+        for c in kept[section]:
+            if seen.first(c.text):
+                chosen.append(c)
+            else:
+                outcome.drop(c.where, "repeat")
+        if not _has_content(digest, section):
+            for c in chosen:
+                outcome.drop(c.where, "not-shown")
+            continue
         if section == "summary":
-            result = _summary(digest, [c.text for c in chosen])
+            result = _summary(digest, chosen, outcome)
         elif section == "trends":
-            result = [c.text for c in chosen][:TRENDS_MAX]
-            result = result if result else None
+            for c in chosen[TRENDS_MAX:]:
+                outcome.drop(c.where, "cap")
+            result = ([c.text for c in chosen[:TRENDS_MAX]], []) if chosen else None
         elif section == "changes":
-            result = _changes(digest, chosen)
+            result = _changes(digest, chosen, outcome)
         else:
-            result = _suggestions(digest, chosen)
+            result = _suggestions(digest, chosen, outcome)
         if result is None:
             outcome.fall_back(section, "verifier" if written else "empty")
+            for c in chosen:
+                outcome.drop(c.where, "section")
         elif section == "suggestions":
             outcome.narrated.add(section)
-            suggestions = tuple(result)
+            suggestions = tuple(result[0])
         else:
-            outcome.narrated.add(section)
-            outcome.prose[section] = tuple(result)
+            outcome.tell(section, *result)
     return msgspec.structs.replace(digest, suggestions=suggestions)
 
 
-def _summary(digest: Digest, chosen: list[str]) -> list[str] | None:
-    """The summary's sentences: the engine's count and risk sentences stand in for the
-    model's when it dropped (or never wrote) them."""
+def _refs(text: str) -> set[int]:
+    return {int(n) for n in PULL_REF.findall(text)}
+
+
+def _role(digest: Digest, text: str) -> str:
+    """What a summary sentence does: states the week's count, names highlights (PRs),
+    states the risks, or says where the work went."""
+    if _mentions_risk(text) and (str(len(digest.risks)) in figures_in(text)
+                                 or not digest.risks):
+        return "risk"
+    if str(digest.counts.total) in figures_in(text) and not _refs(text):
+        return "count"
+    return "highlight" if _refs(text) else "focus"
+
+
+def _summary(digest: Digest, chosen: list[Candidate], outcome: Outcome
+             ) -> tuple[list[str], list[str]] | None:
+    """The summary's sentences and their roles: the engine's count, highlight and risk
+    sentences stand in for the model's where it dropped (or never wrote) them, so it
+    names at least the PRs the engine's summary names."""
     if not chosen:
         return None
     engine = engine_summary(digest)
     if not engine:
         return None
-    total = str(digest.counts.total)
-    head = [] if any(total in figures_in(s) for s in chosen) else [engine[0]]
-    risks = str(len(digest.risks))
-    told = next((s for s in chosen if _mentions_risk(s) and (
-        risks in figures_in(s) or not digest.risks)), None)
-    # The risk count ends the summary, the model's sentence or the engine's.
-    tail = [told] if told is not None else [] if len(engine) < 2 else [engine[-1]]
-    rest = [s for s in chosen if s is not told]
+    told = [(c, _role(digest, c.text)) for c in chosen]
+    roles = {r for _, r in told}
+    head = [] if "count" in roles else [(engine[0], "count")]
+    risk = next(((c.text, r) for c, r in told if r == "risk"), None)
+    tail = [risk] if risk is not None else [] if len(engine) < 2 else [(engine[-1], "risk")]
+    named = set().union(*(_refs(c.text) for c in chosen))
+    missing = [int(n) for s in engine[1:-1] for n in PULL_REF.findall(s)
+               if int(n) not in named]
+    added = [(engine_highlights(digest, list(dict.fromkeys(missing))), "added")] \
+        if missing else []
+    body = [(c.text, r) for c, r in told if r != "risk"]
+    # The engine's sentences added for the PRs it names do not take the model's room.
     room = SUMMARY_MAX - len(head) - len(tail)
-    return [*head, *rest[:room], *tail]
+    # Over the cap, what says where the work went gives way before what names PRs.
+    while len(body) > max(0, room):
+        victim = next((i for i in range(len(body) - 1, -1, -1) if body[i][1] == "focus"),
+                      len(body) - 1)
+        text = body.pop(victim)[0]
+        outcome.drop(next(c.where for c in chosen if c.text == text), "cap")
+    for c, r in told:
+        if r == "risk" and risk is not None and c.text != risk[0]:
+            outcome.drop(c.where, "repeat")
+    lines = [*head, *body, *added, *tail]
+    return [s for s, _ in lines], [r for _, r in lines]
 
 
 def _mentions_risk(text: str) -> bool:
     return "风险" in text or "risk" in text.casefold()
 
 
-def _changes(digest: Digest, chosen: list[Candidate]) -> list[str] | None:
-    """One sentence per theme the engine shows, in its order; a theme without one gets
-    the engine's facts in a sentence. None when the model wrote less than half."""
-    by_theme: dict[str, str] = {}
+def _changes(digest: Digest, chosen: list[Candidate], outcome: Outcome
+             ) -> tuple[list[str], list[str]] | None:
+    """The sentences of each theme the engine shows, in its order (a large theme up to
+    three); a theme without one is said in the engine's lines, and the PRs the engine
+    names that a theme's sentences leave out are added in those lines. None when the
+    model wrote less than half of the themes."""
+    by_theme: dict[str, list[Candidate]] = {}
     for c in chosen:
-        by_theme.setdefault(c.where.split(":", 1)[1], c.text)
+        by_theme.setdefault(c.where.split(":", 1)[1], []).append(c)
     themes = [t for t in digest.themes if t.pulls]
+    for key in set(by_theme) - {t.key for t in themes}:
+        for c in by_theme[key]:
+            outcome.drop(c.where, "not-shown")
     if _lost_too_many(sum(t.key not in by_theme for t in themes), len(themes)):
         return None
-    t = Translator(digest.lang)
-    out = []
+    out: list[str] = []
+    keys: list[str] = []
     for theme in themes:
-        if theme.key in by_theme:
-            out.append(by_theme[theme.key])
+        said = by_theme.get(theme.key, [])
+        room = theme_room(len(theme.pulls) + len(theme.others))
+        for c in said[room:]:
+            outcome.drop(c.where, "cap")
+        said = said[:room]
+        if not said:
+            out.append(engine_theme(digest, theme))
+            keys.append(theme.key)
             continue
-        refs = t.sep.join(f"#{n}" for n in theme.pulls[:3])
-        out.append(t.n("%(theme)s: %(num)s PR, %(refs)s.",
-                       "%(theme)s: %(num)s PRs, among them %(refs)s.",
-                       len(theme.pulls) + len(theme.others), theme=theme.title, refs=refs))
-    return out
+        out += [c.text for c in said]
+        keys += [theme.key] * len(said)
+        cited = set().union(*(_refs(c.text) | c.scope.cited for c in said))
+        missing = [n for n in theme_cited(theme) if n not in cited]
+        if missing:
+            out.append(engine_also(digest, theme, missing))
+            keys.append(theme.key)
+    return out, keys
 
 
-def _suggestions(digest: Digest, chosen: list[Candidate]) -> list[str] | None:
+def _suggestions(digest: Digest, chosen: list[Candidate], outcome: Outcome
+                 ) -> tuple[list[str], list[str]] | None:
     """Each engine suggestion in the model's words where they held, else its own."""
     by_index: dict[int, str] = {}
     for c in chosen:
-        by_index.setdefault(int(c.where.split(":", 1)[1]), c.text)
+        index = int(c.where.split(":", 1)[1])
+        if index in by_index:
+            outcome.drop(c.where, "repeat")
+        else:
+            by_index[index] = c.text
     total = len(digest.suggestions)
     if _lost_too_many(total - len(by_index), total):
         return None
-    return [by_index.get(i, text) for i, text in enumerate(digest.suggestions)]
+    return [by_index.get(i, text) for i, text in enumerate(digest.suggestions)], []
 
 
 def _clause(text: str) -> str:

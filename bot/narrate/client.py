@@ -10,18 +10,25 @@ Whatever fails raises `CallFailed` with a reason word that ends up in the digest
 `narration.fallbacks` and in `/metrics`; `outage` says whether it speaks of the
 endpoint (transport errors, timeouts, 5xx), which the circuit counts, or only of that
 call's answer (a schema error, a refusal).
+
+Endpoints differ in how they take the answer's shape (`bot.narrate.schema.SHAPES`): one
+that refuses the configured `response_format` (a 4xx or 5xx whose error names it, as
+llama-cpp-python's server answers `json_schema`) is asked again at once in the next
+shape; the client keeps the shape that worked and logs one line saying what to set.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.config import LLMConfig, secret
-from bot.narrate.schema import Answer, SchemaError, decode, response_format
+from bot.narrate.schema import SHAPES, Answer, ResponseMode, SchemaError, decode, response_format
 
 if TYPE_CHECKING:
     import openai
@@ -31,6 +38,8 @@ RETRY_AFTER_MAX_S = 10.0
 BACKOFF_S = 0.5
 NO_KEY = "unset"
 """Sent as the key to endpoints that need none (Ollama, llama.cpp, a local vLLM)."""
+
+log = logging.getLogger(__name__)
 
 A = TypeVar("A", bound=Answer)
 OUTAGES = frozenset({"timeout", "connection", "server-error"})
@@ -78,6 +87,9 @@ class ModelClient:
         # call, which would block the event loop for the import.
         importlib.import_module("openai")
         self.llm = llm
+        self.shape: ResponseMode = llm.response_format
+        """How the answer's shape is asked for: the configured one, or the next one
+        after the endpoint refused it."""
         self._client: openai.AsyncOpenAI | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -99,6 +111,32 @@ class ModelClient:
     async def ask(self, messages: list[dict[str, Any]], kind: type[A], *, max_tokens: int,
                   deadline: float) -> tuple[A, Usage]:
         """The decoded answer and the tokens it cost; `CallFailed` otherwise."""
+        try:
+            return await self._attempts(messages, kind, max_tokens, deadline)
+        except _RefusedShape as refused:
+            if not self._next_shape(refused.shape):
+                raise CallFailed("refused-shape") from None
+        try:
+            return await self._attempts(messages, kind, max_tokens, deadline)
+        except _RefusedShape:
+            raise CallFailed("refused-shape") from None
+
+    def _next_shape(self, refused: ResponseMode) -> bool:
+        """Moves on from the shape the endpoint refused (once per shape, whichever call
+        saw it first); False when there is none left to try."""
+        if self.shape != refused:
+            return True  # another call moved on already
+        later = SHAPES[SHAPES.index(refused) + 1:]
+        if not later:
+            return False
+        self.shape = later[0]
+        log.warning("the model endpoint %s refused response_format %r; asking with %r "
+                    "instead: set [llm] response_format = %r to skip the refusal",
+                    self.llm.base_url, refused, self.shape, self.shape)
+        return True
+
+    async def _attempts(self, messages: list[dict[str, Any]], kind: type[A], max_tokens: int,
+                        deadline: float) -> tuple[A, Usage]:
         for attempt in range(RETRIES + 1):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -121,11 +159,12 @@ class ModelClient:
                     timeout: float) -> tuple[A, Usage]:
         import openai  # loaded by `make_client` already: a lookup, not an import
 
+        shape = self.shape
         try:
             # Messages and response_format are plain dicts of the documented shape.
             completion = await self.client.chat.completions.create(  # type: ignore[call-overload]
                 model=self.llm.model, messages=messages,
-                response_format=response_format(kind, self.llm.response_format),
+                response_format=response_format(kind, shape),
                 max_tokens=max_tokens, temperature=0.2, timeout=timeout,
                 extra_body=dict(self.llm.extra_body) or None,
             )
@@ -136,6 +175,8 @@ class ModelClient:
         except openai.RateLimitError as exc:
             raise _RateLimited(_retry_after(exc.response.headers)) from None
         except openai.APIStatusError as exc:
+            if _refuses_shape(exc):
+                raise _RefusedShape(shape) from None
             reason = "server-error" if exc.status_code >= 500 else f"http-{exc.status_code}"
             raise CallFailed(reason) from None
         except openai.OpenAIError as exc:
@@ -164,6 +205,25 @@ class _RateLimited(CallFailed):
     def __init__(self, retry_after: float | None) -> None:
         super().__init__("rate-limited")
         self.retry_after = retry_after
+
+
+class _RefusedShape(CallFailed):
+    """The endpoint refused the way the answer's shape was asked for."""
+
+    def __init__(self, shape: ResponseMode) -> None:
+        super().__init__("refused-shape")
+        self.shape = shape
+
+
+_SHAPE_WORDS = re.compile(r"response_format|json_schema|json_object|\bschema\b", re.I)
+
+
+def _refuses_shape(exc: Any) -> bool:
+    """Whether an error status speaks of the request's `response_format` (a 400 from
+    OpenAI-style endpoints, a 422 or 500 from servers that validate the request)."""
+    if exc.status_code not in (400, 422, 500, 501):
+        return False
+    return bool(_SHAPE_WORDS.search(f"{exc.message} {exc.body}"))
 
 
 class _Blank(CallFailed):

@@ -25,9 +25,11 @@ from bot.models import Digest, PullAnswer, PullRequest, Risk
 from bot.narrate.figures import PULL_REF
 from bot.narrate.hygiene import BODY_CHARS, TEXT_CHARS, clean
 from bot.narrate.injection import screen
+from bot.narrate.wording import engine_summary, theme_cited, theme_room
 
 FILES_SHOWN = 12
-THEME_PULLS = 12
+THEME_PULLS = 24
+"""PRs of a theme its narration is told of (every PR of all but the largest themes)."""
 LINE_CHARS = 160
 
 
@@ -36,23 +38,34 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class RiskFact(Fact, frozen=True, kw_only=True):
-    """A risk as the engine found it; `subjects`: the code the concern names."""
+    """A risk as the engine found it; `subjects`: the code the concern names,
+    `author` who raised it."""
 
     index: int
     severity: str
     finding: str
+    author: str = ""
     path: str = ""
     subjects: tuple[str, ...] = ()
     quote: str = ""
 
 
 class PullFacts(Fact, frozen=True, kw_only=True):
+    """One PR. Recorded (what a claim in the digest's voice may rest on): `type`,
+    `topics`, `labels`, `security` (the engine's label), `reviews`, `checks` and
+    `measured` (the figures the engine took from it); its own text (`title`, `body`,
+    risk quotes) grounds only what the narration attributes to it."""
+
     number: int
     title: str = ""
     headline: str = ""
+    author: str = ""
     state: str
     type: str = ""
     topics: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    security: bool = False
+    measured: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     files_changed: int = 0
     additions: int = 0
@@ -62,6 +75,9 @@ class PullFacts(Fact, frozen=True, kw_only=True):
     checks: str = "unknown"
     reviews: str = "not recorded"
     withheld: bool = False
+    summarize: bool = True
+    """Whether its summary is asked for: a PR the digest shows only for its risks is
+    asked for its risk lines alone."""
 
 
 def _screened(text: str | None, limit: int) -> str:
@@ -78,7 +94,7 @@ def _reviews(pull: PullRequest) -> str:
 
 
 def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
-               reviews_recorded: bool = True) -> PullFacts:
+               reviews_recorded: bool = True, security: bool = False) -> PullFacts:
     """One PR's facts; a withheld PR's carry none of its own words (title, body,
     quotes): only what the engine measured and decided."""
     files = tuple(clean(f.path) for f in pull.files[:FILES_SHOWN])
@@ -88,8 +104,11 @@ def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
         body = clean(answer.summary)
     return PullFacts(
         number=pull.number, title="" if withheld else _screened(pull.title, TEXT_CHARS),
-        headline="" if withheld else _screened(answer.headline, TEXT_CHARS), state=pull.state,
-        type=answer.type, topics=answer.topics, files=files,
+        headline="" if withheld else _screened(answer.headline, TEXT_CHARS),
+        author=clean(pull.author or ""), state=pull.state,
+        type=answer.type, topics=answer.topics,
+        labels=tuple(clean(label) for label in pull.labels), security=security,
+        measured=tuple(clean(f) for f in answer.figures), files=files,
         files_changed=pull.changed_files or len(pull.files),
         additions=pull.additions or 0, deletions=pull.deletions or 0, body=body,
         risks=risks, checks=pull.checks or "unknown",
@@ -99,7 +118,8 @@ def pull_facts(pull: PullRequest, answer: PullAnswer, *, withheld: bool = False,
 
 def risk_fact(index: int, risk: Risk, *, quote: bool = True) -> RiskFact:
     return RiskFact(index=index, severity=risk.severity, finding=clean(risk.summary),
-                    path=clean(risk.path), subjects=tuple(clean(s) for s in risk.subjects),
+                    author=clean(risk.author or ""), path=clean(risk.path),
+                    subjects=tuple(clean(s) for s in risk.subjects),
                     quote=_screened(risk.quote, TEXT_CHARS) if quote else "")
 
 
@@ -122,10 +142,15 @@ class HotFileFact(Fact, frozen=True, kw_only=True):
 
 
 class ThemeFact(Fact, frozen=True, kw_only=True):
+    """A theme the digest shows: `pulls` its PRs (key PRs first), `cite` those the
+    engine's own key changes name, `sentences` how many it may take."""
+
     key: str
     title: str
     count: int
     pulls: tuple[int, ...]
+    cite: tuple[int, ...] = ()
+    sentences: int = 1
 
 
 class WeekRiskFact(Fact, frozen=True, kw_only=True):
@@ -148,6 +173,7 @@ class PullLine(Fact, frozen=True, kw_only=True):
     headline: str = ""
     line: str = ""
     type: str = ""
+    security: bool = False
     withheld: bool = False
 
 
@@ -168,6 +194,8 @@ class WeekFacts(Fact, frozen=True, kw_only=True):
     risks: tuple[WeekRiskFact, ...]
     suggestions: tuple[SuggestionFact, ...]
     pulls: tuple[PullLine, ...]
+    highlights: tuple[int, ...] = ()
+    """The PRs the engine's own summary names: the summary names them too."""
     unknown: tuple[str, ...] = ()
     """What the data does not record (check states, review resolutions): no claim
     about these may be made."""
@@ -184,12 +212,14 @@ def theme_pulls(shown: Iterable[int], others: Iterable[int]) -> tuple[int, ...]:
 
 
 def shown_pulls(digest: Digest, quick: int) -> list[int]:
-    """The PRs a digest shows by line: key PRs of the quick view, risk PRs, the PRs its
-    themes list and its suggestions name, in that order, each once."""
+    """The PRs the week's narration is told of by line: key PRs of the quick view, risk
+    PRs, the PRs its suggestions name, then every PR of each theme it shows (key PRs
+    first, up to `THEME_PULLS`), in that order, each once."""
     order = [k.number for k in digest.key_pulls[:quick]]
     order += [r.pull for r in digest.risks]
-    order += [n for t in digest.themes for n in t.pulls[:THEME_PULLS]]
     order += [int(n) for s in digest.suggestions for n in PULL_REF.findall(s)]
+    order += [n for t in digest.themes if t.pulls
+              for n in theme_pulls(t.pulls, t.others)[:THEME_PULLS]]
     return list(dict.fromkeys(order))
 
 
@@ -197,14 +227,16 @@ def _line(digest: Digest, number: int, withheld: bool) -> PullLine:
     key = next((k for k in digest.key_pulls if k.number == number), None)
     entry = next((p for p in digest.pulls if p.number == number), None)
     kind = key.type if key else entry.type if entry else ""
+    security = bool(entry and entry.security)
     if withheld:
-        return PullLine(number=number, type=kind, withheld=True)
+        return PullLine(number=number, type=kind, security=security, withheld=True)
     title = key.title if key else entry.title if entry else ""
     headline = key.headline if key else entry.headline if entry else ""
     line = key.line if key else entry.line if entry else ""
     return PullLine(number=number, title=_screened(title, TEXT_CHARS),
                     headline=_screened(headline, TEXT_CHARS),
-                    line=_screened(line, LINE_CHARS) if line != title else "", type=kind)
+                    line=_screened(line, LINE_CHARS) if line != title else "", type=kind,
+                    security=security)
 
 
 def week_facts(digest: Digest, shown: Iterable[int], withheld: frozenset[int]) -> WeekFacts:
@@ -222,12 +254,16 @@ def week_facts(digest: Digest, shown: Iterable[int], withheld: frozenset[int]) -
                         for h in digest.hot_files),
         themes=tuple(ThemeFact(key=t.key, title=clean(t.title),
                                count=len(theme_pulls(t.pulls, t.others)),
-                               pulls=theme_pulls(t.pulls, t.others)[:THEME_PULLS])
-                     for t in digest.themes),
+                               pulls=theme_pulls(t.pulls, t.others)[:THEME_PULLS],
+                               cite=theme_cited(t),
+                               sentences=theme_room(len(t.pulls) + len(t.others)))
+                     for t in digest.themes if t.pulls),
         risks=tuple(WeekRiskFact(pull=r.pull, severity=r.severity, text=clean(r.summary))
                     for r in digest.risks),
         suggestions=tuple(_suggestion(i, s, withheld) for i, s in enumerate(digest.suggestions)),
         pulls=tuple(_line(digest, n, n in withheld) for n in shown),
+        highlights=tuple(int(n) for s in engine_summary(digest)[1:-1]
+                         for n in PULL_REF.findall(s)),
         unknown=tuple(clean(note) for note in digest.notes),
     )
 

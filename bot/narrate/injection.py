@@ -10,6 +10,8 @@ Each sentence of a PR's text (title, body, comments, reviews) is read folded
   slip past filters (`hxxp`, `evil[.]com`, a scheme other than http(s), a bare host
   with a path such as `discord.gg/abc`): the sentence is left out of the facts, so it
   can neither be echoed nor ground a figure, a host or a PR number;
+- encoded (rot13 that reads as English; base64 runs go as secrets, `bot.narrate.redact`):
+  left out, or, when the decoded text is aimed at a model, the PR is withheld;
 - anything else is data (links written as http(s) URLs are replaced by `[link]`).
 """
 
@@ -24,7 +26,7 @@ from bot.models import PullRequest
 from bot.narrate.normal import OBFUSCATED, folded
 from bot.narrate.rules import CONTACT, CREDENTIAL, GROUP, HOST, HURRY
 
-Kind = Literal["data", "reader", "link", "model", "phishing"]
+Kind = Literal["data", "reader", "link", "encoded", "model", "phishing"]
 
 _TOOL_EN = (r"summari[sz]ation (?:bots?|models?|tools?|systems?)|(?:auto(?:mated|matic)?|ai)[- ]"
             r"(?:summary|digest|report|review)(?: (?:bots?|tools?|systems?|generators?))?|"
@@ -86,6 +88,8 @@ _TO_MODEL = re.compile("|".join((
     r"(?:摘要|总结|周报|风险观察)[^。\n]{0,3}(?:请|要|应|应该|必须)?(?:写成|改为|改成)",
     r"周报中[^。\n]{0,4}(?:要|请|应|须)",
     r"不要(?:提及|提到|报告|列出|标注)",
+    r"\btranslate\b[^.\n]{0,30}\b(?:literally|verbatim|word[- ]for[- ]word)\b|"
+    r"逐字(?:翻译|照抄|复述)|原样(?:翻译|输出|照抄)|照原文(?:翻译|输出)",
 )), re.I | re.M)
 _MASS_MENTION = re.compile(r"@(?:all|here|channel|everyone)\b|@所有人", re.I)
 _ORDER = re.compile(r"(?<![申邀提恳声宴聘])请(?![求柬假])|\bplease\b|^\W*(?:do not|don't|"
@@ -119,11 +123,34 @@ def _to_all(text: str) -> bool:
     return bool(GROUP.search(text) or _MASS_MENTION.search(text))
 
 
+_FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "and", "to", "in", "is", "are", "was",
+                            "were", "for", "with", "on", "this", "that", "you", "your", "be",
+                            "it", "not", "all", "as", "by", "from"))
+_ROT13 = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+                       "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm")
+
+
+def _function_words(text: str) -> int:
+    return sum(w in _FUNCTION_WORDS for w in re.findall(r"[a-z]+", text.casefold()))
+
+
+def decoded(sentence: str) -> str | None:
+    """The sentence as rot13 reads it, when that reads as English and the sentence as
+    written does not (text encoded so that filters miss it); else None."""
+    turned = sentence.translate(_ROT13)
+    if _function_words(turned) >= 3 and _function_words(sentence) <= 1:
+        return turned
+    return None
+
+
 def kind_of(sentence: str) -> Kind:
     """How one sentence of PR text is taken."""
     text = folded(sentence)
     if _TO_MODEL.search(text):
         return "model"
+    plain = decoded(text)
+    if plain is not None:
+        return "model" if kind_of(plain) in ("model", "phishing") else "encoded"
     if CREDENTIAL.search(text) and (HURRY.search(text) or _to_all(text) or (
             _ASKS.search(text) and (HOST.search(text) or _SCHEME.search(text)
                                     or OBFUSCATED.search(text)))):

@@ -18,11 +18,12 @@ import msgspec
 from cachetools import LRUCache
 
 from bot.config import LLMConfig
+from bot.engine.classify import is_security
 from bot.i18n import Translator
 from bot.models import Digest, Lang, Narration, PullAnswer, PullRequest
 from bot.narrate.apply import (
     Candidate,
-    Outcome,
+    Drop,
     PullWords,
     Seen,
     apply_pulls,
@@ -44,6 +45,7 @@ from bot.narrate.facts import (
 )
 from bot.narrate.grounds import Evidence, evidence
 from bot.narrate.injection import aimed_at_model
+from bot.narrate.ledger import Outcome
 from bot.narrate.prompts import (
     CONTEXT_TOKENS,
     PROMPT_VERSION,
@@ -177,23 +179,28 @@ class Narrator:
             self._week(week_in, lang, main))
         for n in withheld:
             failures.setdefault(n, "withheld")
-        candidates = verify_week(answer, grounds, lang) if answer is not None else None
+        candidates, drops = verify_week(answer, grounds, lang) if answer is not None \
+            else (None, [])
         if self.llm.check == "model":
-            words, candidates = await self._second(words, candidates, facts, week_in, lang,
-                                                   deadline)
+            words, candidates, rejected_week = await self._second(
+                words, candidates, facts, week_in, lang, deadline)
+            drops += rejected_week
         narrated = apply_pulls(digest, words, failures, answers, quick, outcome)
         written = 0 if answer is None else sum(len(getattr(answer, s)) for s in (
             "summary", "changes", "trends", "suggestions"))
-        narrated = apply_week(narrated, candidates, written, failure, outcome, Seen())
-        sections, dropped, fallbacks, prose = outcome.record()
+        narrated = apply_week(narrated, candidates, drops, written, failure, outcome, Seen())
+        sections, fallbacks, prose, dropped = outcome.record()
         self._report(outcome, fallbacks)
+        for d in dropped:
+            log.info("narration of %s %s dropped %s: %s", digest.repository, digest.week,
+                     d.where, d.rule)
         log.info("narrated %s %s in %.1fs: %s; fallbacks %s", digest.repository, digest.week,
                  time.monotonic() - started, ",".join(sections) or "nothing",
                  ",".join(f"{f.section}={f.reason}" for f in fallbacks) or "none")
         notes = (*narrated.notes, *_withheld_note(sorted(withheld), lang))
         return msgspec.structs.replace(narrated, notes=notes, narration=Narration(
-            model=self.llm.model, sections_narrated=sections, sentences_dropped=dropped,
-            fallbacks=fallbacks, prose=prose))
+            model=self.llm.model, sections_narrated=sections, sentences_dropped=len(dropped),
+            fallbacks=fallbacks, prose=prose, dropped=dropped))
 
     def unnarrated(self, digest: Digest, reason: str) -> Digest:
         """`digest` as the engine wrote it, each of its sections recorded as fallen back
@@ -202,7 +209,7 @@ class Narrator:
         self._report(Outcome(model=self.llm.model), fallbacks)
         return msgspec.structs.replace(digest, narration=Narration(
             model=self.llm.model, sections_narrated=(), sentences_dropped=0,
-            fallbacks=fallbacks, prose=()))
+            fallbacks=fallbacks, prose=(), dropped=()))
 
     def _report(self, outcome: Outcome, fallbacks: Sequence[Any]) -> None:
         if self.events is None:
@@ -239,14 +246,20 @@ class Narrator:
             for f in group:
                 got = by_number.get(f.number)
                 if got is None:
-                    failures[f.number] = "missing"
-                    continue
+                    # Kept as an empty answer: the answer is cached whatever it holds,
+                    # so a rerun asks no more than the first run did.
+                    got = PullNarration(number=f.number, summary="", risks=[])
                 found[f.number] = got
                 await self._keep("pull", self._pull_key(f, lang), got)
 
         await asyncio.gather(*(batch(missing[i:i + BATCH])
                                for i in range(0, len(missing), BATCH)))
-        words = {n: verify_pull(a, grounds, answers[n].risks, lang) for n, a in found.items()}
+        asked = {f.number: f.summarize for f in wanted}
+        words = {n: verify_pull(a, grounds, answers[n].risks, lang, summarize=asked[n])
+                 for n, a in found.items()}
+        for n, w in words.items():
+            if w.summary is None and asked[n] and not found[n].summary.strip():
+                failures.setdefault(n, "missing")
         return words, failures
 
     async def _week(self, week_in: WeekFacts, lang: Lang, deadline: float
@@ -267,7 +280,8 @@ class Narrator:
     async def _second(self, words: dict[int, PullWords],
                       week: dict[str, list[Candidate]] | None, facts: Mapping[int, PullFacts],
                       week_in: WeekFacts, lang: Lang, deadline: float
-                      ) -> tuple[dict[int, PullWords], dict[str, list[Candidate]] | None]:
+                      ) -> tuple[dict[int, PullWords], dict[str, list[Candidate]] | None,
+                                 list[Drop]]:
         """The model's yes/no on every kept sentence; a failed check leaves them all."""
         claims = claims_of(words, week)
         dropped: set[str] = set()
@@ -296,17 +310,22 @@ class Narrator:
         own answer when none is cached. Never calls the model: chat must be quick."""
         if aimed_at_model(pull):
             return answer
-        facts = pull_facts(pull, answer, reviews_recorded=reviews_recorded)
-        raw = self.store.get_narration("pull", self._pull_key(facts, lang))
-        if raw is None:
-            return answer
-        try:
-            cached = msgspec.json.decode(raw, type=PullNarration)
-        except msgspec.DecodeError:
-            return answer
-        grounds = evidence([pull.number], {pull.number: facts}, None, pull.number)
-        words = verify_pull(cached, grounds, answer.risks, lang)
-        return narrated_answer(answer, words) if words.summary else answer
+        facts = pull_facts(pull, answer, reviews_recorded=reviews_recorded,
+                           security=is_security(pull))
+        # A key PR's narration, or a risk PR's (its risk lines alone).
+        for told in (facts, msgspec.structs.replace(facts, summarize=False)):
+            raw = self.store.get_narration("pull", self._pull_key(told, lang))
+            if raw is None:
+                continue
+            try:
+                cached = msgspec.json.decode(raw, type=PullNarration)
+            except msgspec.DecodeError:
+                return answer
+            grounds = evidence([pull.number], {pull.number: told}, None, pull.number)
+            words = verify_pull(cached, grounds, answer.risks, lang,
+                                summarize=told.summarize)
+            return narrated_answer(answer, words) if words.summary or words.risks else answer
+        return answer
 
     # --- calls ----------------------------------------------------------------------
 
@@ -386,10 +405,14 @@ def _prepare(digest: Digest, pulls: Sequence[PullRequest], answers: Mapping[int,
     week = [p.number for p in pulls]
     withheld = frozenset(p.number for p in pulls if aimed_at_model(p))
     facts = {p.number: pull_facts(p, answers[p.number], withheld=p.number in withheld,
-                                  reviews_recorded=reviews_recorded) for p in pulls}
+                                  reviews_recorded=reviews_recorded,
+                                  security=is_security(p)) for p in pulls}
     quick = [k.number for k in digest.key_pulls[:QUICK_VIEW]]
     wanted = [n for n in dict.fromkeys([*quick, *(r.pull for r in digest.risks)])
               if n in facts and n not in withheld]
+    for n in wanted:
+        if n not in quick:
+            facts[n] = msgspec.structs.replace(facts[n], summarize=False)
     week_in = _fit(week_facts(digest, shown_pulls(digest, QUICK_VIEW), withheld), digest.lang)
     return (withheld, facts, quick, wanted, week_in,
             evidence(week, facts, week_in, max([*week, latest or 0])))

@@ -20,28 +20,35 @@ import re
 from typing import Any, Literal
 
 from bot.models import Lang
+from bot.narrate.claims import RULES_EN, RULES_ZH
 from bot.narrate.hygiene import CLOSE, OPEN, data_block
+from bot.narrate.verify import MAX_CHARS
 
-PROMPT_VERSION = "n4"
+PROMPT_VERSION = "n5"
 CONTEXT_TOKENS = 32_768
 """The smallest context the narrator is made for: every request fits it."""
 
 Task = Literal["pulls", "week", "check"]
 
 
-def _example(title: str, summary: str, finding: str, risk: str) -> tuple[str, str]:
+def _rules(rules: tuple[str, ...], bullet: str) -> str:
+    """The claim rules (`bot.narrate.claims`, which the verifier applies) as the
+    prompt's bullets."""
+    return "\n".join(f"{bullet}{rule}" for rule in rules)
+
+
+def _example(summary: str, finding: str, risk: str) -> tuple[str, str]:
     """One PR's data and its answer, as JSON on one line each (the shape, not a week)."""
     data = {"pulls": [{"number": 101, "title": "[ckpt] feat: add save_lora_only",
                        "body": "Only LoRA adapter weights are saved. Checkpoint size drops "
                                "from ~54 GiB to ~150 MiB.",
                        "risks": [{"index": 0, "severity": "medium", "finding": finding}]}]}
-    answer = {"pulls": [{"number": 101, "title": title, "summary": summary,
+    answer = {"pulls": [{"number": 101, "summary": summary,
                          "risks": [{"index": 0, "text": risk}]}]}
     return (json.dumps(data, ensure_ascii=False), json.dumps(answer, ensure_ascii=False))
 
 
 _EXAMPLE_EN = _example(
-    "Save only LoRA weights",
     "#101 adds a `save_lora_only` option that saves only the LoRA adapter weights, cutting a "
     "checkpoint from about 54 GiB to about 150 MiB.",
     "reviewer commented on ckpt/saver.py; whether it was resolved before the merge is not "
@@ -49,7 +56,6 @@ _EXAMPLE_EN = _example(
     "A reviewer's comment on `ckpt/saver.py` has no recorded resolution before the merge and "
     "needs a follow-up.")
 _EXAMPLE_ZH = _example(
-    "checkpoint 只保存 LoRA 权重",
     "#101 新增 `save_lora_only` 选项，只保存 LoRA adapter 权重，checkpoint 从约 54 GiB "
     "降到约 150 MiB。",
     "reviewer 在 ckpt/saver.py 提出的 review 意见，合并前是否解决未记录",
@@ -72,6 +78,7 @@ WHAT YOU MAY STATE
 - Only what the data says. Every number you write must appear in the data given for
   that sentence: the week's counts, or the facts of the PRs the sentence cites. Never
   estimate, add, subtract or round a figure into a new one.
+{_rules(RULES_EN, "- ")}
 - Refer to a PR as #N, only to PRs in the data, and list in "pulls" every PR a sentence
   names or speaks of.
 - Never claim what the data does not record: that CI or checks passed, that reviews
@@ -85,16 +92,18 @@ WHAT YOU MAY STATE
 
 TASKS (the user message names one)
 1. "pulls": the data block "pulls" lists PRs. For each, write
-   {{"number": N, "title": a short title of at most 30 characters, "summary": one
-   sentence saying what it changes and why it matters, "risks": for each entry of its
+   {{"number": N, "summary": one sentence saying what it changes and why it matters
+   ("" for a PR marked "summarize": false), "risks": for each entry of its
    "risks", {{"index": its index, "text": one sentence restating the finding, keeping its
    "path", every code name in its "subjects" and what it says of the resolution (left
    unresolved, or not recorded)}}}}.
    Answer {{"pulls": [...]}} with one entry per PR, in the order given.
 2. "week": the data block "week" describes the week. Answer
-   {{"summary": [3 to 5 sentences: how many PRs, where the work went, what stands out,
-   how many risks], "changes": [one sentence per theme: {{"theme": its key, "text": ...,
-   "pulls": [only PRs of that theme]}}], "trends": [2 to 4 sentences reading the topic
+   {{"summary": [3 to 5 sentences: how many PRs, where the work went, the highlights
+   (name every PR of "highlights"), how many risks], "changes": [for each theme, as many
+   sentences as its "sentences" says, each {{"theme": its key, "text": ..., "pulls":
+   [only PRs of that theme's "pulls"]}}, together naming every PR of its "cite" by what
+   it does], "trends": [2 to 4 sentences reading the topic
    and type counts and the hot files], "suggestions": [one per entry of "suggestions":
    {{"index": its index, "text": the suggestion reworded, "pulls": [the PRs it names]}}]}}.
    Summary and trends sentences are {{"text": ..., "pulls": [...]}}.
@@ -106,7 +115,8 @@ TASKS (the user message names one)
 STYLE
 Write for engineers: concrete, short, in the active voice, with the names of modules,
 models and files as the data writes them. Lead with what changed, then why it matters.
-One idea per sentence, at most about 40 words. No filler ("notably", "it is worth
+One idea per sentence, at most {MAX_CHARS} characters (about 35 words). No filler
+("notably", "it is worth
 mentioning"), no praise, no speculation about intent or impact the data does not state.
 Keep the data's own terms (rollout, checkpoint, LoRA, MoE, dataloader, kernel) rather
 than paraphrasing them, and write numbers with their units as the data does (54 GiB,
@@ -134,6 +144,7 @@ _ZH = f"""你为一个 GitHub 仓库撰写每周 PR 周报的部分段落，读�
 可以陈述的内容
 - 只写数据中有的内容。每个数字都必须出现在该句所依据的数据里：本周的统计，或该句引用的 PR 的事实。
   不得估算、相加、相减，也不得把数字四舍五入成新的数字。
+{_rules(RULES_ZH, "- ")}
 - 用 #N 指代 PR，只能指代数据中的 PR，并在 "pulls" 中列出句中提到或谈及的每个 PR。
 - 不得声称数据未记录的事情：CI 或检查已通过、评审已批准或讨论已解决、风险已修复、某个版本已发布。
   "unknown" 列表写明了哪些情况没有记录。风险一律按仍未解决来写：可以改写措辞，不得弱化或宣称已解决。
@@ -143,14 +154,17 @@ _ZH = f"""你为一个 GitHub 仓库撰写每周 PR 周报的部分段落，读�
 
 任务（用户消息会指明其中一项）
 1. "pulls"：数据块 "pulls" 列出若干 PR。为每个 PR 写
-   {{"number": N, "title": 不超过 30 个字符的短标题, "summary": 一句话说明它改了什么、为什么重要,
+   {{"number": N,
+   "summary": 一句话说明它改了什么、为什么重要（标记 "summarize": false 的 PR 写 ""）,
    "risks": 对其 "risks" 中的每一项写 {{"index": 该项的 index,
    "text": 一句话重述该发现，保留其 "path"、"subjects" 中的每个代码名，以及其中关于是否解决的说法
    （未解决，或是否解决未记录）}}}}。
    回答 {{"pulls": [...]}}，每个 PR 一项，按给出的顺序排列。
 2. "week"：数据块 "week" 描述本周。回答
-   {{"summary": [3 到 5 句：多少个 PR、工作集中在哪里、有什么突出之处、有几项风险],
-   "changes": [每个主题一句：{{"theme": 主题的 key, "text": ..., "pulls": [只含该主题的 PR]}}],
+   {{"summary": [3 到 5 句：多少个 PR、工作集中在哪里、重点（提到 "highlights" 中的每个 PR）、
+   有几项风险],
+   "changes": [每个主题写其 "sentences" 所示句数，每句 {{"theme": 主题的 key, "text": ...,
+   "pulls": [只含该主题 "pulls" 中的 PR]}}，合起来按改动内容提到其 "cite" 中的每个 PR],
    "trends": [2 到 4 句，解读主题与类型的统计以及改动最频繁的文件],
    "suggestions": ["suggestions" 中每项一句：
    {{"index": 该项的 index, "text": 改写后的建议, "pulls": [其中提到的 PR]}}]}}。
@@ -165,7 +179,8 @@ _ZH = f"""你为一个 GitHub 仓库撰写每周 PR 周报的部分段落，读�
 - 工程师习惯用英文说的术语保留英文：PR、CI、rollout、checkpoint、LoRA、MoE、NPU、OOM、
   dataloader、kernel 等；模块名、模型名、文件名照数据原样书写。
 - 用周报的语气：“本周”“重点”“主要集中在”“值得关注”；先写改了什么，再写影响。
-  每句只讲一件事，一般不超过 60 个字；不写空话、不夸奖、不猜测数据没有写明的意图或效果。
+  每句只讲一件事，不超过 {MAX_CHARS // 2} 个字（含标点、编号与英文），
+  不写空话、不夸奖、不猜测数据没有写明的意图或效果。
 
 示例（仅示意格式与文风，其中的数字与示例数据对应，不是本周的数据）
 任务 "pulls" 的数据：

@@ -17,7 +17,10 @@ from typing import Any, Literal, TypeVar
 
 import msgspec
 
-ResponseMode = Literal["json_schema", "json_object"]
+ResponseMode = Literal["json_schema", "json_object_schema", "json_object"]
+SHAPES: tuple[ResponseMode, ...] = ("json_schema", "json_object_schema", "json_object")
+"""The ways of asking for JSON, most exact first: an endpoint that refuses one is asked
+in the next (`bot.narrate.client`)."""
 
 
 class Answer(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,10 +62,10 @@ class RiskNote(Answer, frozen=True, kw_only=True):
 
 
 class PullNarration(Answer, frozen=True, kw_only=True):
-    """One PR's narration."""
+    """One PR's narration: the sentence that says it (blank where it was not asked
+    for) and its risk lines. No title: a PR is always named by its own."""
 
     number: int
-    title: str
     summary: str
     risks: list[RiskNote]
 
@@ -165,16 +168,28 @@ def decode(content: str, kind: type[A]) -> A:
 
 
 def response_format(kind: type[Answer], mode: ResponseMode) -> dict[str, Any]:
-    """`response_format` for a request expecting `kind`."""
+    """`response_format` for a request expecting `kind`: the schema as OpenAI's
+    `json_schema`, or inside JSON mode as llama.cpp-based servers take it, or JSON mode
+    alone (the prompt then carries the shape)."""
     if mode == "json_object":
         return {"type": "json_object"}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema(kind, bounded=True)}
     return {"type": "json_schema",
             "json_schema": {"name": kind.__name__, "strict": True, "schema": schema(kind)}}
 
 
-def schema(kind: type[Answer]) -> dict[str, Any]:
+TEXT_CHARS = 240
+"""A sentence's length at most (the verifier's, `bot.narrate.verify.MAX_CHARS`)."""
+LIST_ITEMS = 24
+
+
+def schema(kind: type[Answer], *, bounded: bool = False) -> dict[str, Any]:
     """`kind`'s JSON Schema with its definitions inlined (some endpoints refuse `$ref`),
-    every object closed and every property required (OpenAI's strict mode)."""
+    every object closed and every property required (OpenAI's strict mode). `bounded`
+    adds `maxLength` to strings and `maxItems` to lists, which servers that build a
+    grammar from the schema (llama.cpp) enforce while decoding, so a small model that
+    rambles stops at a sentence; OpenAI's strict mode takes neither."""
     raw = msgspec.json.schema(kind)
     defs: dict[str, Any] = raw.pop("$defs", {})
 
@@ -188,6 +203,10 @@ def schema(kind: type[Answer]) -> dict[str, Any]:
             if out.get("type") == "object":
                 out["additionalProperties"] = False
                 out["required"] = list(out.get("properties", {}))
+            if bounded and out.get("type") == "string":
+                out["maxLength"] = TEXT_CHARS
+            if bounded and out.get("type") == "array":
+                out["maxItems"] = LIST_ITEMS
             return out
         if isinstance(node, list):
             return [inline(v) for v in node]

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from bot.narrate.apply import Candidate, PullWords
+from bot.narrate.apply import Candidate, Drop, PullWords
 from bot.narrate.facts import PullFacts, WeekFacts
 from bot.narrate.schema import CheckAnswer
 
@@ -65,19 +65,28 @@ def rejected(claims: list[Claim], answer: CheckAnswer) -> set[str]:
             if not v.supported and 0 <= v.id < len(claims)}
 
 
+RULE = "model-check"
+"""The rule a sentence the second pass rejected is recorded with."""
+
+
 def without(words: Mapping[int, PullWords], week: Mapping[str, list[Candidate]] | None,
-            dropped: set[str]) -> tuple[dict[int, PullWords], dict[str, list[Candidate]] | None]:
-    """The narration less the rejected sentences."""
+            dropped: set[str]
+            ) -> tuple[dict[int, PullWords], dict[str, list[Candidate]] | None, list[Drop]]:
+    """The narration less the rejected sentences, and the week's rejected ones (a PR's
+    are recorded in its words)."""
     kept_words: dict[int, PullWords] = {}
     for number, w in words.items():
         summary = None if f"pull:{number}:summary" in dropped else w.summary
         risks = {i: t for i, t in w.risks.items() if f"pull:{number}:risk:{i}" not in dropped}
-        lost = (w.summary is not None and summary is None) + len(w.risks) - len(risks)
-        kept_words[number] = PullWords(number=number, title=w.title if summary else None,
-                                       summary=summary, risks=risks,
-                                       dropped=w.dropped + lost)
+        lost = [(f"pull:{number}:summary", RULE)] if w.summary is not None and \
+            summary is None else []
+        lost += [(f"pull:{number}:risk:{i}", RULE) for i in w.risks if i not in risks]
+        kept_words[number] = PullWords(number=number, summary=summary, risks=risks,
+                                       drops=(*w.drops, *lost))
     if week is None:
-        return kept_words, None
+        return kept_words, None, []
     kept_week = {section: [c for c in items if f"{c.where}|{c.text}" not in dropped]
                  for section, items in week.items()}
-    return kept_words, kept_week
+    rejected = [(c.where, RULE) for items in week.values() for c in items
+                if f"{c.where}|{c.text}" in dropped]
+    return kept_words, kept_week, rejected

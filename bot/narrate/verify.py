@@ -15,9 +15,10 @@ facts do not support, or is not in the channel's language.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.models import Lang
+from bot.narrate.claims import Grounds, claim_problem
 from bot.narrate.figures import CODE_SPAN, PULL_REF, QUALIFIED_REF, figures_in
 from bot.narrate.injection import kind_of
 from bot.narrate.language import language_problem
@@ -34,7 +35,9 @@ from bot.narrate.rules import (
 )
 
 MAX_CHARS = 240
-"""A sentence's visible length at most: the chat form's room for one item."""
+"""A sentence's visible length at most: the chat form's room for one item. The prompt
+asks for this (`bot.narrate.prompts`), half of it in Chinese, where a character says
+about twice as much."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class Scope:
     idents: str
     claims: str
     names: tuple[str, ...] = ()
+    grounds: Grounds = field(default_factory=Grounds)
+    """The claim grounds: each figure, version, person and severity against the fact
+    it names (`bot.narrate.claims`)."""
 
 
 def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
@@ -91,6 +97,9 @@ def check(text: str, scope: Scope, part: Part, lang: Lang) -> str | None:
     for name, (claim, support) in CLAIMS.items():
         if claim.search(prose_of(read)) and not support.search(scope.claims):
             return f"claim-{name}"
+    problem = claim_problem(read, scope.grounds, scope.cited)
+    if problem is not None:
+        return problem
     return language_problem(_without_hosts(prose_of(read)), lang, scope.names)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.engine.themes import DEPENDENCIES
 from bot.models import PullEntry, Theme
 
 QUICK_VIEW = 6
@@ -41,12 +42,14 @@ FULL = Limits()
 
 
 class ThemeLine:
-    """One PR of a theme: what it does, in at most the view's line length."""
+    """One PR of a theme: what it does, in at most the view's line length; `original`
+    the words of the PR a zh line leaves out (the HTML page shows them collapsed)."""
 
-    def __init__(self, number: int, url: str, text: str) -> None:
+    def __init__(self, number: int, url: str, text: str, original: str = "") -> None:
         self.number = number
         self.url = url
         self.text = text
+        self.original = original
 
 
 class ThemeView:
@@ -54,10 +57,15 @@ class ThemeView:
     not shown (its key PRs beyond the limit and its other PRs), so "N more" adds up to
     the theme's size."""
 
-    def __init__(self, theme: Theme, items: list[ThemeLine], limit: int) -> None:
+    def __init__(self, theme: Theme, items: list[ThemeLine], limit: int,
+                 listed_others: bool = False) -> None:
+        """`listed_others`: the items are the theme's other PRs (a week of no key PR),
+        so they are not counted again."""
         self.theme = theme
         self.items = items[:limit]
-        self.more = max(0, len(items) - limit) + len(theme.others)
+        # The dependency updates' heading names and counts them all: no "N more" line.
+        self.more = 0 if theme.kind == DEPENDENCIES else (
+            max(0, len(items) - limit) + (0 if listed_others else len(theme.others)))
 
 
 class ThemeListing:

@@ -10,8 +10,10 @@ from bot.engine.lexicon import lexicon
 from bot.engine.text import restates
 from bot.models import KeyPull, PullEntry
 
-# A headline's type before its noun phrase ("新功能：", "修复："), from the lexicon.
-_TYPE_LEAD = re.compile("^(?:" + "|".join(map(re.escape, lexicon().types.values())) + ")：")
+# A headline's type before its noun phrase ("新功能：", "修复："), from the lexicon, after
+# the scope a Chinese title names ("【图表】新功能：").
+_TYPE_LEAD = re.compile("^(【[^】]*】)?(?:" + "|".join(map(re.escape, lexicon().types.values()))
+                        + ")：")
 _TYPE_LABELS = frozenset(lexicon().types.values())
 # What opens a headline's purpose ("，以修复 …"), and the word of a purpose that fixes.
 _PURPOSE = "，以"
@@ -22,6 +24,20 @@ def bare(headline: str) -> bool:
     """Whether a headline is its type alone ("修复"): the lexicon could say nothing more
     of the title."""
     return headline in _TYPE_LABELS
+
+
+# A name of fewer Chinese characters than this, or of one Latin word, says too little to
+# stand for a week's notable change ("国际化", "exportdata").
+_FEW_HAN = 5
+
+
+def says_little(item: KeyPull) -> bool:
+    """Whether a PR's name says too little to stand among the summary's notable changes
+    (its title is one word: `Dev v2@fixexportdata`, `feat: 国际化`); it is still listed
+    under its theme and among the key PRs."""
+    said = re.sub(r"^【[^】]*】", "", mention(item))
+    han = sum(1 for ch in said if "\u3400" <= ch <= "\u9fff")
+    return bare(item.headline) or (han < _FEW_HAN if han else len(said.split()) < 2)
 
 
 def title_of(item: KeyPull | PullEntry) -> str:
@@ -43,25 +59,33 @@ def mention(item: KeyPull | PullEntry) -> str:
     _, _, purpose = item.headline.partition(_PURPOSE)
     if purpose and item.type == "fix" and _FIX_WORD in purpose:
         return purpose
-    return _TYPE_LEAD.sub("", item.headline, count=1) or item.headline
+    return _TYPE_LEAD.sub(r"\1", item.headline, count=1) or item.headline
+
+
+def without_scope(line: str, scope: str) -> str:
+    """A line under a theme without the scope that names the theme again ("【图表】修复：
+    …" under 图表 is "修复：…")."""
+    return line.removeprefix(f"【{scope}】") or line
 
 
 def quick_join(k: KeyPull) -> str:
-    """What joins a key PR's title and what follows it: a colon, or a comma after a
-    title that already has one ("新功能：分片 delta 权重同步，...")."""
-    return "，" if "：" in title_of(k) else "："
+    """What joins a key PR's title and the facts that follow it: a colon, or where the
+    title has a colon or a comma of its own, an opening parenthesis (closed by
+    `quick_close`): "修复：…，回调不会清理（改动 9 个文件共 323 行）"."""
+    return "（" if _PARTS.search(title_of(k)) else "："
+
+
+def quick_close(k: KeyPull) -> str:
+    return "）" if _PARTS.search(title_of(k)) else ""
+
+
+_PARTS = re.compile("[：，]")
 
 
 def change_sentence(k: KeyPull) -> str:
     """The body's sentence that says a key PR's change, "" where it only says the title
     again ("Enable vllm patch." under "Restore vllm patch")."""
     return "" if not k.line or restates(k.line, k.title) else k.line
-
-
-def with_sentence(title: str, sentence: str) -> str:
-    """A zh headline and the English sentence after it: after a colon, or after a full
-    stop where the headline has a colon of its own ("修复：X：..." reads as a stutter)."""
-    return f"{title}{'。' if '：' in title else '：'}{sentence}"
 
 
 def same_words(a: str, b: str) -> bool:

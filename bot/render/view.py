@@ -14,7 +14,9 @@ from functools import cached_property
 from itertools import zip_longest
 
 from bot.engine.risk_words import says_what_may_go_wrong
-from bot.engine.text import clause_cut, clip, cut_words
+from bot.engine.summarize import figure_text
+from bot.engine.text import clause_cut, clip, cut_words, restates
+from bot.engine.themes import DEPENDENCIES
 from bot.models import Digest, KeyPull, NameCount, PullEntry, Risk, Theme
 from bot.render import naming, narrated
 from bot.render import sections as registry
@@ -31,6 +33,8 @@ CHAT_HOT_NUMBERS = 3
 # How much longer than the line length a chat line with no clause boundary in reach may
 # stay whole (longer still, it is cut: a title of 250 characters is no line).
 WHOLE_LINE = 2
+NARRATED_LINE = 240
+"""A narrated sentence a chat line shows whole (the verifier's longest): never cut."""
 # The longest English quote a zh full report's risk line shows (whole sentences).
 ZH_QUOTE = 120
 
@@ -123,6 +127,16 @@ class DigestView:
             return [("", self.report_link)] if self.report_link else []
         return [(part.d.repository, part.report_link) for part in self.parts
                 if part.report_link]
+
+    @cached_property
+    def report_paths(self) -> list[tuple[str, str]]:
+        """(repository, path) of the full reports that have no address to link while
+        no public one is set (`Digest.report_path`); the repository is "" for a digest
+        of one."""
+        if not self.parts:
+            return [("", self.d.report_path)] if self.d.report_path else []
+        return [(part.d.repository, part.d.report_path) for part in self.parts
+                if part.d.report_path]
 
     @cached_property
     def hot_view(self) -> DigestView | None:
@@ -235,7 +249,9 @@ class DigestView:
         the review, then its reason, and is never cut inside the action it asks for (the
         chat budget's steps count it whole)."""
         line = self.limits.line
-        if not line:
+        told = self.d.narration is not None and \
+            "suggestions" in self.d.narration.sections_narrated
+        if not line or told:  # a narrated suggestion is one sentence: shown whole
             return list(self.d.suggestions[: self.limits.suggestions])
         shown = []
         for text in self.d.suggestions[: self.limits.suggestions]:
@@ -250,6 +266,11 @@ class DigestView:
     @cached_property
     def security(self) -> list[PullEntry]:
         return [p for view in self.each for p in view.d.pulls if p.security]
+
+    @cached_property
+    def syncs(self) -> list[PullEntry]:
+        """The week's branch syncs, which the summary says are no key change."""
+        return [p for view in self.each for p in view.d.pulls if p.sync]
 
     @cached_property
     def security_named(self) -> list[PullEntry]:
@@ -269,8 +290,10 @@ class DigestView:
     def narrated(self, section_id: str) -> tuple[str, ...] | None:
         """The verified narrated sentences shown instead of the section's own text, or
         None (no narrator, or the section fell back), as many as this view shows."""
+        named = frozenset(k.number for k in (*self.features, *self.fixes)) | frozenset(
+            p.number for p in self.security_named)
         return narrated.shown(self.d.narration, section_id, self.limits.chat,
-                              self.limits.themes)
+                              self.limits.themes, named)
 
     def said(self, m: Markup, section_id: str, text: str, code: bool = True) -> str:
         """A section's text in the format's markup, narrated or the engine's."""
@@ -373,7 +396,7 @@ class DigestView:
         before any is named twice."""
         ranked = [[k for k in view.d.key_pulls
                    if k.type in types and k.url not in (leave_out or ())
-                   and not naming.bare(k.headline)]  # "修复" alone names nothing
+                   and not naming.says_little(k)]  # "修复" alone names nothing
                   for view in self.each]
         return [k for row in zip_longest(*ranked) for k in row if k is not None][:limit]
 
@@ -383,21 +406,52 @@ class DigestView:
 
     @cached_property
     def quick(self) -> list[KeyPull]:
-        return list(self.d.key_pulls[: self.limits.quick])
+        """The key PRs the quick view names, best first; one whose title says the same
+        as one named before ("【数据源】国际化" twice) or too little to tell it apart
+        (`naming.says_little`) gives way to the next."""
+        named: set[str] = set()
+        first: list[KeyPull] = []
+        later: list[KeyPull] = []
+        for k in self.d.key_pulls:
+            said = naming.title_of(k)
+            (later if said in named or naming.says_little(k) else first).append(k)
+            named.add(said)
+        return (first + later)[: self.limits.quick]
 
     @cached_property
     def themes(self) -> list[ThemeView]:
         """Themes that hold key PRs, each PR as one line of what it does. The security
         theme lists every fix it holds (up to the full report's number): they are its
         whole point, and a reader counts them."""
-        shown = [theme for theme in self.d.themes if theme.pulls][: self.limits.themes]
+        if not self.d.key_pulls:
+            return self._quiet[: self.limits.themes]
+        shown = [theme for theme in self.d.themes
+                 if theme.pulls or theme.kind == DEPENDENCIES][: self.limits.themes]
         return [
             ThemeView(theme, [
-                ThemeLine(k.number, k.url, self.pull_line(k))
+                ThemeLine(k.number, k.url, naming.without_scope(self.pull_line(k), theme.title),
+                          self.original(k))
                 for k in (self.key_by_number[n] for n in theme.pulls if n in self.key_by_number)
             ], max(self.limits.theme_items, THEME_ITEMS if theme.kind == "security" else 0))
             for theme in shown
         ]
+
+    @cached_property
+    def _quiet(self) -> list[ThemeView]:
+        """The themes of a week with no key PR, each PR a line (its title said as the
+        digest says titles): a quiet week still says what it changed. Branch syncs and
+        dependency updates are said by the summary and their theme."""
+        by_number = {p.number: p for p in self.d.pulls}
+        views = []
+        for theme in self.d.themes:
+            entries = [by_number[n] for n in theme.others
+                       if n in by_number and not by_number[n].sync]
+            if theme.kind == DEPENDENCIES or not entries:
+                continue
+            lines = [ThemeLine(p.number, p.url, self.short(p.headline or p.line or
+                                                           p.short_title)) for p in entries]
+            views.append(ThemeView(theme, lines, self.limits.theme_items, listed_others=True))
+        return views
 
     @cached_property
     def busiest_area(self) -> Theme | None:
@@ -408,7 +462,10 @@ class DigestView:
     @cached_property
     def more_themes(self) -> int:
         """Themes with key PRs that this view leaves to the full report."""
-        return sum(1 for theme in self.d.themes if theme.pulls) - len(self.themes)
+        if not self.d.key_pulls:
+            return len(self._quiet) - len(self.themes)
+        return sum(1 for theme in self.d.themes
+                   if theme.pulls or theme.kind == DEPENDENCIES) - len(self.themes)
 
     @cached_property
     def named_types(self) -> list[NameCount]:
@@ -433,6 +490,15 @@ class DigestView:
         after = len(self.leading_types)
         return list(self.named_types[after:after + 2])
 
+    def narrated_key(self, k: KeyPull) -> str:
+        """A key PR's chat line in the narrator's sentence, whole, where it told one that
+        fits `NARRATED_LINE` (it names the PR and says what it does: no title before
+        it); "" for the engine's line."""
+        told = narrated.key_summary(self.d.narration, k.number)
+        if told is None or len(told) > NARRATED_LINE:
+            return ""
+        return told if f"#{k.number}" in told else f"{self.ref(k.number)} {told}"
+
     def quick_text(self, k: KeyPull) -> str:
         """What the chat's quick view says after a key PR's title: in zh the facts that
         made it key (what it measured, what it adds, how large it is), in Chinese; in
@@ -455,6 +521,7 @@ class DigestView:
     title_of = staticmethod(naming.title_of)
     mention = staticmethod(naming.mention)
     quick_join = staticmethod(naming.quick_join)
+    quick_close = staticmethod(naming.quick_close)
 
     def bold_title(self, k: KeyPull) -> str:
         """A key PR's reference and title for a bold span: code spans as plain words
@@ -462,28 +529,50 @@ class DigestView:
         return f"{self.ref(k.number)} {self.title_of(k).replace('`', '')}"
 
     def pull_line(self, k: KeyPull) -> str:
-        """One key PR in a theme: in zh its Chinese headline, followed in the full
-        report by the body's sentence that says the change, where that sentence says
-        more than the title and the key PRs below do not give it; in en that sentence."""
+        """One key PR in a theme: in zh its Chinese headline alone (its English
+        sentence is one click away: the PR, or the HTML page's collapsed original,
+        `original`); in en the body's sentence that says the change."""
         if not k.headline:
-            return self.whole_line(k.line, k.short_title) if self.chat else self.short(
-                k.line or k.short_title)
-        if self.chat or not naming.change_sentence(k) or k.number in self.quick_numbers:
-            return self.short(naming.title_of(k))
-        return naming.with_sentence(naming.title_of(k), k.line)
+            line = "" if naming.same_words(k.line, k.short_title) or not naming.change_sentence(
+                k) else k.line  # a sentence that says the title again: the title
+            return self.whole_line(line, k.short_title) if self.chat else self.short(
+                line or k.short_title)
+        return self.short(naming.title_of(k))
 
-    @cached_property
-    def quick_numbers(self) -> frozenset[int]:
-        return frozenset(k.number for k in self.quick)
+    @staticmethod
+    def original(k: KeyPull) -> str:
+        """What a zh line leaves to its PR: the body's sentence that says a key PR's
+        change, where it says more than the title ("" in en, whose line is that
+        sentence)."""
+        return naming.change_sentence(k) if k.headline else ""
 
     def key_summary(self, k: KeyPull) -> str:
-        """What the full report's key PRs say after a key PR's title: in en its summary;
-        in zh, whose title is said in Chinese, the one sentence that says the change (the
-        description is a click away); the narrator's summary where it told the section."""
+        """What the full report's key PRs say after a key PR's title: in en its summary
+        (the facts that made it key where the summary only says the title again); in zh,
+        whose title is said in Chinese, those facts in Chinese (the description is a
+        click away, and on the HTML page under 原文); the narrator's summary where it
+        told the section."""
         told = self.d.narration is not None and "key_prs" in self.d.narration.sections_narrated
-        if not k.headline or told:
+        if told:
             return k.summary
-        return naming.change_sentence(k) or "；".join(k.facts)
+        if not k.headline:
+            if restates(k.summary, k.title):
+                return "; ".join(k.facts)
+            return k.summary
+        return "；".join(f for f in k.facts if f != naming.title_of(k))
+
+    def unsaid_figures(self, k: KeyPull, said: str) -> list[str]:
+        """A key PR's measured figures its line does not give already."""
+        return [f for f in k.figures if f not in said and figure_text(f, self.d.lang) not in said]
+
+    @staticmethod
+    def unsaid_reasons(k: KeyPull, said: str) -> list[str]:
+        """Why a key PR is key, but the reasons its line says already ("改动较大（7 个
+        文件共 369 行）" after "改动 7 个文件共 369 行")."""
+        def told(reason: str) -> bool:
+            inner = re.search(r"[（(]([^）)]*)[）)]", reason)
+            return reason in said or bool(inner and inner.group(1) in said.replace("改动 ", ""))
+        return [r for r in k.reasons if not told(r)]
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:

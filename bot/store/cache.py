@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from cachetools import LRUCache
 
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import Config
+from bot.config import Config, ConfigView
 from bot.errors import SourceError
 from bot.events import CacheLookup, Events
 from bot.models import PullRequest, Snapshot
@@ -87,7 +87,7 @@ class CachedSource:
     "changed" or "stale". `clock` tells what is fresh.
     """
 
-    def __init__(self, source: WeekSource, cache: Cache | None, config: Config, *,
+    def __init__(self, source: WeekSource, cache: Cache | None, config: ConfigView, *,
                  held_pulls: int = HELD_PULLS,
                  events: Events | None = None,
                  clock: Clock = SYSTEM_CLOCK) -> None:
@@ -95,7 +95,7 @@ class CachedSource:
         self.clock = clock
         self.events = events or Events()
         self.cache = cache
-        self.config = config
+        self.settings = config
         self.trends = cache.trends() if cache is not None else None
         self.last = ""
         # (repo, number) -> (PR, fresh until); read on the event loop, written from
@@ -103,6 +103,11 @@ class CachedSource:
         self._held: LRUCache[tuple[str, int], tuple[PullRequest, datetime]] = LRUCache(
             maxsize=held_pulls)
         self._held_lock = threading.Lock()
+
+    @property
+    def config(self) -> Config:
+        """The config in force (its repositories' time zones, the cache's TTLs)."""
+        return self.settings.current
 
     def _ttls(self, until: datetime, now: datetime) -> tuple[int, int]:
         """(freshness, Redis expiry) in seconds for a week ending at `until`."""

@@ -96,6 +96,20 @@ class Keys:
         """The set of topics a channel subscribed to from chat."""
         return self.name("subscriptions", channel_key)
 
+    def chat_settings(self) -> str:
+        """Every chat's own settings (a hash: one field per chat, and its revision); no
+        expiry: they are the chats' configuration (`bot.store.chat_settings`)."""
+        return self.name("chat-settings")
+
+    def pending_reviews(self, repos: Sequence[str]) -> str:
+        """The PRs waiting for review in a chat's repositories, kept for minutes
+        (`chat.pending_minutes`) so a chat asking again costs GitHub nothing."""
+        return self.name("pending-reviews", ",".join(sorted(r.lower() for r in repos)))
+
+    def pending_reviews_fetch(self, repos: Sequence[str]) -> str:
+        """The replica fetching those PRs now (a claim that lapses by itself)."""
+        return self.name("pending-reviews-fetch", ",".join(sorted(r.lower() for r in repos)))
+
     def notice_batch(self, channel_key: str) -> str:
         """A channel's notice batch still open to merges (a hash: its id, when it is
         due, one field per PR); tagged `{channel}` with the PRs' markers."""

@@ -293,6 +293,9 @@ class MemoryCoordination:
     async def problem(self) -> str | None:
         return None
 
+    async def hazards(self) -> list[str]:
+        return []
+
     async def health(self, timeout: float) -> StoreHealth:
         return StoreHealth(ok=True)
 

@@ -2,9 +2,10 @@
 
 Routes: each configured chat platform's webhook (the adapters' own routes),
 `/github/webhook` (merged-PR notices), `/reports/{owner}/{repo}[/{week}]` (report
-pages), `/healthz` and `/metrics`. The lifespan starts the adapters (Socket Mode,
-long polling, long connection), the weekly scheduler and, when no GitHub webhook
-secret is set, the merge poller; it stops them in reverse order.
+pages), `/healthz`, the probes `/livez` and `/readyz`, and `/metrics`. The lifespan
+starts the adapters (Socket Mode, long polling, long connection), the weekly scheduler
+and, when no GitHub webhook secret is set, the merge poller; it stops them in reverse
+order.
 
 A platform whose secrets are not in the environment is simply off (shown in
 `/healthz`), so the example config starts anywhere. Without Redis the bot still
@@ -26,9 +27,10 @@ from starlette.routing import BaseRoute, Route
 from bot.config import Config
 from bot.web.body_limit import BodyLimit
 from bot.web.github_webhook import MAX_WEBHOOK_BYTES, github_webhook
-from bot.web.health import healthz, metrics_endpoint
+from bot.web.health import healthz, livez, metrics_endpoint, readyz
 from bot.web.home import home, not_found
 from bot.web.reports import report_index, report_page
+from bot.web.request_ids import RequestIds
 from bot.web.services import Services, build_services
 
 
@@ -65,6 +67,8 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
         Route("/reports/{owner}/{repo}", report_index, methods=["GET"]),
         Route("/reports/{owner}/{repo}/{week}", report_page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/livez", livez, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics_endpoint, methods=["GET"]),
     ]
 
@@ -79,7 +83,8 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
             await services.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found},
-                    middleware=[Middleware(BodyLimit, limits=limits,
+                    middleware=[Middleware(RequestIds),
+                                Middleware(BodyLimit, limits=limits,
                                            refusal_headers=refusals)])
     app.state.services = services
     return app

@@ -21,21 +21,17 @@ are limited. `*` there names no proxy: every address is then capped as a client.
 from __future__ import annotations
 
 import asyncio
-import copy
 import ipaddress
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any, ClassVar
 
 import h11
-from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from bot.config import ServerConfig
-from bot.redaction import Redact, report_key_filters
 
 log = logging.getLogger(__name__)
 
@@ -220,15 +216,3 @@ def uvicorn_limits(server: ServerConfig) -> dict[str, Any]:
         "limit_concurrency": server.max_connections,
         "h11_max_incomplete_event_size": server.max_header_bytes,
     }
-
-
-def uvicorn_log_config(keys: Iterable[str] = ()) -> dict[str, Any]:
-    """uvicorn's own logging setup, with a private report's key taken out of its
-    lines: `?key=` in the access log's request lines, and each of `keys` anywhere."""
-    config = copy.deepcopy(LOGGING_CONFIG)
-    filters = report_key_filters(keys)
-    config["filters"] = {f"report_key_{n}": {"()": Redact, "pattern": one.pattern}
-                         for n, one in enumerate(filters)}
-    for handler in config["handlers"].values():
-        handler["filters"] = list(config["filters"])
-    return config

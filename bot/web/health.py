@@ -1,4 +1,12 @@
-"""`/healthz` and `/metrics`."""
+"""`/healthz` (for people), `/livez` and `/readyz` (for an orchestrator's probes) and
+`/metrics`.
+
+The probes answer different questions. Liveness: does the process and its event loop
+still answer - nothing outside it counts, so an outage of Redis or GitHub never has
+every replica restarted at once. Readiness: should traffic come here - Redis answers
+(when configured), the config is loaded and every platform whose secrets are set has
+its adapter; while Redis is away a replica is taken out of the load balancer and
+comes back by itself."""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from bot.config import secret
+from bot.github.pool import PooledSource
 from bot.web.metrics import CONTENT_TYPE_LATEST
 from bot.web.services import services_of
 
@@ -35,6 +44,9 @@ async def healthz(request: Request) -> Response:
             "token": bool(secret(services.config.github.token_env)),
             "app": services.github is not None and services.github.app_auth is not None,
             "points_remaining": services.github.budget.remaining if services.github else None,
+            # A pool of credentials: each one's name, reach and points (never a token).
+            **({"credentials": services.github.status()}
+               if isinstance(services.github, PooledSource) else {}),
             **(services.github_health.status() if services.github is not None
                else {"ok": True}),
         },
@@ -42,6 +54,37 @@ async def healthz(request: Request) -> Response:
         **services.background_status(),
     }
     return JSONResponse(body, status_code=200 if healthy else 503,
+                        headers={"Cache-Control": "no-store"})
+
+
+async def livez(request: Request) -> Response:
+    """200 while the process serves requests: answering at all proves the event loop
+    turns. Never asks Redis, GitHub or a platform."""
+    services = services_of(request)
+    return JSONResponse({"status": "ok", "stopping": services.stopping},
+                        headers={"Cache-Control": "no-store"})
+
+
+async def readyz(request: Request) -> Response:
+    """200 when this replica should get traffic, else 503 with the check that failed:
+    Redis reachable (when configured; a Redis user without scripting is not ready
+    either), the config loaded, every platform whose secrets are set with its adapter,
+    and not shutting down."""
+    services = services_of(request)
+    redis_state = await services.redis_status()
+    redis_ok = bool(redis_state["ok"]) or not redis_state["configured"]
+    platforms = services.platform_readiness()
+    checks = {
+        "redis": {"ok": redis_ok, **{k: v for k, v in redis_state.items() if k != "ok"}},
+        "config": {"ok": True, "repos": len(services.config.repos),
+                   "channels": len(services.config.channels)},
+        "platforms": platforms,
+        "started": {"ok": services.started and not services.stopping},
+    }
+    ready = redis_ok and services.started and not services.stopping and \
+        all(state["ok"] for state in platforms.values())
+    return JSONResponse({"status": "ready" if ready else "not ready", "checks": checks},
+                        status_code=200 if ready else 503,
                         headers={"Cache-Control": "no-store"})
 
 

@@ -25,13 +25,15 @@ def _lang(request: Request) -> Lang:
 
 
 async def home(request: Request) -> Response:
-    """Every configured repository that is not private, linking to its weeks and to its
-    last full week (private ones are reached only through signed links)."""
+    """Every repository of the config file that is not private, linking to its weeks and
+    to its last full week (private ones are reached only through signed links). Those
+    chats follow on their own have their pages too, reached from their chats' links, but
+    are not listed here: what a chat follows is its own business."""
     services = services_of(request)
     lang = _lang(request)
     query = report_query(lang)
     entries = []
-    for repo, settings in sorted(services.config.repos.items(), key=lambda r: r[0].lower()):
+    for repo, settings in sorted(services.live.file.repos.items(), key=lambda r: r[0].lower()):
         if settings.private:
             continue
         week = shift_week(current_week(services.clock.now(), settings.timezone), -1)

@@ -11,7 +11,9 @@ error keys, fixed outcome words. Never a channel id, a user, a repository or a U
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import platform as python_platform
+from collections.abc import Iterator, Sequence
+from importlib import metadata
 from typing import Literal
 
 from prometheus_client import (
@@ -19,9 +21,12 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    ProcessCollector,
     disable_created_metrics,
 )
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
 
 from bot.events import (
     CacheLookup,
@@ -32,6 +37,7 @@ from bot.events import (
     NoticePosted,
     ScheduleFailed,
 )
+from bot.logs import REPEATS, RepeatLimit
 from bot.models import Reply
 from bot.narrate.client import Usage
 
@@ -45,13 +51,47 @@ PostOutcome = Literal["ok", "failed"]
 __all__ = ["CONTENT_TYPE_LATEST", "CacheResult", "Metrics", "PostOutcome"]
 
 
+def version() -> str:
+    """The installed prdigest's version ("unknown" when run from a bare source tree)."""
+    try:
+        return metadata.version("prdigest")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class SuppressedLines(Collector):
+    """`prdigest_log_lines_suppressed_total{logger, level}`: repeated log lines the
+    process left out (`bot.logs.RepeatLimit`), read at each scrape."""
+
+    def __init__(self, repeats: RepeatLimit) -> None:
+        self.repeats = repeats
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "prdigest_log_lines_suppressed",
+            "Repeated log lines left out (the same logger and message within a minute "
+            "of the last one written), by logger and level.", labels=["logger", "level"])
+        for (logger, level), count in sorted(self.repeats.suppressed.items()):
+            family.add_metric([logger, level], count)
+        yield family
+
+
 class Metrics:
     """The bot's counters, registered in a registry of their own."""
 
     def __init__(self, registry: CollectorRegistry | None = None, *,
-                 platforms: Sequence[str] = ()) -> None:
-        """`platforms`: the chat platforms whose post series exist from the start."""
+                 platforms: Sequence[str] = (), repeats: RepeatLimit = REPEATS) -> None:
+        """`platforms`: the chat platforms whose post series exist from the start;
+        `repeats`: where the repeated log lines left out are counted."""
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        # process_resident_memory_bytes, process_cpu_seconds_total, open fds, start time.
+        ProcessCollector(registry=self.registry)
+        self.registry.register(SuppressedLines(repeats))
+        self.build_info = Gauge(
+            "prdigest_build_info",
+            "Always 1: the running prdigest's version and Python, as labels.",
+            ["version", "python"], registry=self.registry)
+        self.build_info.labels(version(), python_platform.python_version()).set(1)
         self.commands = Counter(
             "prdigest_commands",
             "Chat commands answered, by platform, command kind and outcome "

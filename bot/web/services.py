@@ -10,19 +10,23 @@ cross-replica dedupe need it, and `/healthz` says so. Platforms come from
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
 
 from adapters.base import ChatAdapter, DeliveryError
 from adapters.poster import AdapterPoster
-from adapters.registry import PLATFORMS
+from adapters.registry import PLATFORMS, load_settings
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen
+from bot.chat.intents import intent_reader
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.batches import BatchFlusher
@@ -30,11 +34,14 @@ from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.errors import ConfigError
 from bot.events import Events
-from bot.github.budget import Budget
+from bot.github.budget import RateLimit
 from bot.github.closed import poll_lister
+from bot.github.pool import PooledSource, github_source
 from bot.github.source import GitHubSource
 from bot.links import REPORT_SECRET_ENV
+from bot.live import LiveConfig, describe_changes, restart_sections
 from bot.models import Digest, Reply
 from bot.narrate import Narrator, narrator_for
 from bot.pacing import LocalPacer, Pacer
@@ -45,9 +52,13 @@ from bot.store.coordination import Coordination
 from bot.store.memory import MemoryCoordination
 from bot.store.pacing import SharedPacer
 from bot.store.redis.cache import Cache
+from bot.store.redis.chat_settings import RedisChatSettings
 from bot.store.redis.client import sync_client
 from bot.store.redis.coordination import RedisCoordination
+from bot.store.redis.review_queues import RedisReviewQueueStore
+from bot.store.redis.safety import judge
 from bot.store.redis.subscriptions import RedisSubscriptionStore
+from bot.store.review_queues import ReviewQueues
 from bot.web.github_health import GitHubHealth
 from bot.web.metrics import Metrics
 from bot.web.throttle import Allowance, ClientRate, SingleFlight
@@ -57,9 +68,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Services:
-    """Everything the routes and the lifespan share; one per app, no globals."""
+    """Everything the routes and the lifespan share; one per app, no globals.
 
-    config: Config
+    `live`: the config in force (the file and the chats set up from chat); with
+    `config_file`, SIGHUP (and `prdigest reload`) reads that file again."""
+
+    live: LiveConfig
     metrics: Metrics
     source: Source
     handler: CommandHandler
@@ -69,7 +83,7 @@ class Services:
     adapters: dict[str, ChatAdapter]
     port: Coordination = field(default_factory=MemoryCoordination)
     cache: Cache | None = None
-    github: GitHubSource | None = None
+    github: GitHubSource | PooledSource | None = None
     scheduler: Scheduler | None = None
     poller: MergePoller | None = None
     flusher: BatchFlusher | None = None
@@ -81,6 +95,8 @@ class Services:
     narrator: Narrator | None = None
     start_errors: dict[str, str] = field(default_factory=dict)
     redis_problem: str | None = None
+    # What the start-up check found wrong with Redis (eviction, persistence).
+    redis_hazards: list[str] = field(default_factory=list)
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     pending: set[asyncio.Task[Any]] = field(default_factory=set)
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
@@ -89,6 +105,16 @@ class Services:
         default_factory=SingleFlight)
     report_rate: ClientRate | None = None
     report_points: Allowance | None = None
+    # For /readyz: the lifespan has started everything, and has not begun to stop.
+    started: bool = False
+    stopping: bool = False
+    config_file: Path | None = None
+    reloads: int = 0
+
+    @property
+    def config(self) -> Config:
+        """The config in force (a reload or a chat's settings change it)."""
+        return self.live.current
 
     # --- lifecycle --------------------------------------------------------------------
 
@@ -99,6 +125,7 @@ class Services:
         in /healthz; the rest of the service runs on.
         """
         self.stop_event = asyncio.Event()
+        self.stopping = False
         if self.port.shared:
             # Once, at start: without EVAL the locks cannot work; say so in /healthz
             # (503) instead of failing every post while the slot locks linger.
@@ -106,14 +133,21 @@ class Services:
             if self.redis_problem is not None:
                 log.error("redis: %s; the weekly schedule is not started",
                           self.redis_problem)
+            self.redis_hazards = await self.port.hazards()
+            judge(self.redis_hazards, "warn")  # `refuse` stopped `prdigest serve` before
         for platform, adapter in self.adapters.items():
             try:
                 await adapter.start()
             except Exception as exc:
                 log.exception("%s did not start", platform)
                 self.start_errors[platform] = f"{type(exc).__name__}: {exc}"
+        self.started = True
+        self._listen_for_reloads()
         if not self.background:
             return
+        if self.live.store is not None:
+            self.tasks["chat-settings"] = asyncio.create_task(
+                self.live.keep_fresh(self.stop_event), name="prdigest-chat-settings")
         if self.port.shared:
             self.tasks["claims"] = asyncio.create_task(
                 self.claims.keep_alive(self.stop_event), name="prdigest-claims-alive")
@@ -129,7 +163,9 @@ class Services:
 
     async def stop(self) -> None:
         """Stop background work (a post in flight finishes), adapters, connections."""
+        self.stopping = True
         self.stop_event.set()
+        self._stop_listening_for_reloads()
         running = list(self.tasks.values()) + list(self.pending)
         if running:
             _, late = await asyncio.wait(running, timeout=30)
@@ -155,6 +191,53 @@ class Services:
         if self.cache is not None:
             self.cache.close()
 
+    # --- reloading the config file -----------------------------------------------------
+
+    async def reload(self) -> bool:
+        """Read the config file again: a valid one takes effect at once (channels,
+        repositories, `[chat]`; nothing connected is dropped, no post in flight is
+        touched), an invalid one is refused with one log line naming the field and the
+        running config stays. Whether it took effect. The file is read in a worker
+        thread; the new config is put in force on the event loop, between two of its
+        steps, so no part sees half of it."""
+        if self.config_file is None:
+            return False
+        try:
+            fresh = await asyncio.to_thread(load_settings, self.config_file)
+        except ConfigError as exc:
+            log.error("config reload refused, the running config stays: %s", exc)
+            return False
+        before = self.live.file
+        self.live.replace_file(fresh)
+        self.reloads += 1
+        log.info("config reloaded from %s: %d channel(s) in the file, %d in all; %s",
+                 self.config_file, len(fresh.channels), len(self.config.channels),
+                 describe_changes(before, fresh))
+        later = restart_sections(before, fresh)
+        if later:
+            log.warning("config reload: %s changed; those take effect at the next restart",
+                        ", ".join(f"[{name}]" for name in later))
+        return True
+
+    def _listen_for_reloads(self) -> None:
+        """SIGHUP reloads the config file (when there is one and this is the main
+        thread's loop: a server run in-process by a test has no signals)."""
+        if self.config_file is None:
+            return
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self._hangup)
+        except (RuntimeError, ValueError, NotImplementedError):
+            log.info("SIGHUP is not listened for here; the config is not reloaded by it")
+
+    def _stop_listening_for_reloads(self) -> None:
+        if self.config_file is None:
+            return
+        with contextlib.suppress(RuntimeError, ValueError, NotImplementedError):
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+
+    def _hangup(self) -> None:
+        self.track(asyncio.ensure_future(self.reload()))
+
     def track(self, task: asyncio.Task[Any]) -> None:
         """Keep a task that outlives its request until it ends (and at shutdown)."""
         self.pending.add(task)
@@ -171,9 +254,13 @@ class Services:
             return {"configured": True, "ok": False, "error": "NoScripting",
                     "reason": self.redis_problem}
         health = await self.port.health(timeout=2)
+        if not health.ok and health.masters is None:
+            return {"configured": True, "ok": False, "error": health.error}
+        hazards = {"hazards": self.redis_hazards} if self.redis_hazards else {}
         return {"configured": True, "ok": health.ok,
                 **({} if health.error is None else {"error": health.error}),
-                **({} if health.masters is None else {"cluster": {"masters": health.masters}})}
+                **({} if health.masters is None else {"cluster": {"masters": health.masters}}),
+                **hazards}
 
     def narrator_status(self) -> dict[str, Any]:
         """/healthz's view of the optional narrator: off, or its model and circuit."""
@@ -183,6 +270,21 @@ class Services:
 
     def platform_status(self) -> dict[str, Any]:
         return platform_statuses(self.config, self.adapters, self.start_errors)
+
+    def platform_readiness(self) -> dict[str, dict[str, Any]]:
+        """/readyz's view of the platforms whose secrets are set: each needs its adapter.
+        A start error (the platform unreachable at start) is shown, not failed on: the
+        adapter tries again with the next delivery, and the other platforms' webhooks
+        must keep reaching this replica meanwhile."""
+        ready: dict[str, dict[str, Any]] = {}
+        for spec in PLATFORMS:
+            if spec.name not in self.adapters and not spec.has_credentials(self.config):
+                continue
+            state: dict[str, Any] = {"ok": spec.name in self.adapters}
+            if spec.name in self.start_errors:
+                state["start_error"] = self.start_errors[spec.name]
+            ready[spec.name] = state
+        return ready
 
     def background_status(self) -> dict[str, Any]:
         def task_state(name: str) -> str:
@@ -228,6 +330,7 @@ def build_services(
     background: bool = True,
     metrics: Metrics | None = None,
     llm: bool = True,
+    config_file: Path | None = None,
 ) -> Services:
     """Wire the parts for one app: the one `Digests` (config, source, subscriptions,
     narrator, clock) that chat, the schedule, notices and report pages all share.
@@ -237,6 +340,7 @@ def build_services(
     with `adapter_overrides[platform]` passed on, e.g. a fake server's URL).
     `pull_lister`: what the merge poller asks (default: the GitHub source's REST list).
     `llm=False` keeps the narrator off even when `[llm]` is configured (`--no-llm`).
+    `config_file`: where `config` was read from; SIGHUP reads it again (`Services.reload`).
     """
     metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
     # The core tells what happens as events; /metrics counts them.
@@ -255,20 +359,31 @@ def build_services(
     client = sync_client(redis_url, variable) if redis_url else None
     # The cache's lookups count in /metrics; the plain one looks up for the page budget.
     counted = Cache(client, events=events) if client is not None else None
-    github: GitHubSource | None = None
+    live = LiveConfig(config, RedisChatSettings(client) if client is not None else None,
+                      clock=clock)
+    github: GitHubSource | PooledSource | None = None
     if source is None:
-        budget = Budget(on_update=lambda rate: metrics.github_points(
-            rate.cost, rate.remaining, rate.reset_at.timestamp()))
-        github = GitHubSource(config, on_request=on_github_request, budget=budget)
-        source = CachedSource(github, counted, config, events=events, clock=clock)
+        # One credential, or a pool of tokens and App installations (`bot.github.pool`);
+        # /metrics shows what all of them have left.
+        def points(rate: RateLimit) -> None:
+            left = github.budget.remaining if github is not None else None
+            metrics.github_points(rate.cost, rate.remaining if left is None else left,
+                                  rate.reset_at.timestamp())
+
+        github = github_source(live, on_update=points, on_request=on_github_request)
+        source = CachedSource(github, counted, live, events=events, clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(client) if client is not None else None
     digest_store = counted
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
-    digests = Digests(config, source, subscriptions=store, reports=digest_store, clock=clock,
+    digests = Digests(live, source, subscriptions=store, reports=digest_store, clock=clock,
                       events=events, narrator=narrator)
-    handler = CommandHandler(digests, events=events)
+    queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
+                          clock=clock)
+    handler = CommandHandler(
+        digests, live=live, lookups=github, queues=queues, intents=intent_reader(narrator),
+        points_short=github.budget.short_of if github is not None else None, events=events)
     claims = Claims(port, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
@@ -289,17 +404,17 @@ def build_services(
         # With a webhook the poller reconciles: it announces what no delivery brought.
         every = (config.github.poll_minutes if webhook_secret is None
                  else config.github.reconcile_minutes)
-        poller = MergePoller(config, pull_lister, claims, notifier, clock=clock,
+        poller = MergePoller(live, pull_lister, claims, notifier, clock=clock,
                              interval_seconds=every * 60.0)
     flusher = None
-    if notifier.batches is not None and any(c.notice_batch_minutes for c in config.channels):
-        flusher = BatchFlusher(config, notifier, notifier.batches, claims, clock=clock)
+    if notifier.batches is not None:
+        # Always there with Redis: a reload may give a channel notice batches.
+        flusher = BatchFlusher(live, notifier, notifier.batches, claims, clock=clock)
     return Services(
-        config=config, metrics=metrics, source=source, handler=handler,
+        live=live, config_file=config_file, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
         port=port, cache=Cache(client) if client is not None else None, github=github,
-        scheduler=scheduler,
-        poller=poller, flusher=flusher, webhook_secret=webhook_secret,
+        scheduler=scheduler, poller=poller, flusher=flusher, webhook_secret=webhook_secret,
         report_secret=secret(REPORT_SECRET_ENV),
         clock=clock, background=background, github_health=github_health, narrator=narrator,
         report_rate=ClientRate(config.server.report_requests_per_minute, clock=clock),
@@ -353,8 +468,8 @@ def build_adapters(config: Config, handler: CommandAnswering, deduper: FirstSeen
             missing = spec.unconfigured_status(config).get("missing_env") or []
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
-        adapter = spec.load().from_config(config, handler, deduper,
-                                          **{"pacer": pacer, **overrides.get(spec.name, {})})
+        adapter = spec.adapter().from_config(config, handler, deduper,
+                                             **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter
     return built

@@ -19,10 +19,13 @@ from bot.errors import SourceError
 from bot.models import Lang, PullRequest, Reply, Snapshot
 from bot.render import render_reply
 from bot.source import SnapshotSource, WeekData
+from bot.store.chat_settings import ChatSettings
+from bot.store.coordination import StoreUnavailable
 
 
 class InMemorySubscriptionStore:
-    """`SubscriptionStore` in a dict; `fail` makes every call raise, like Redis down."""
+    """`SubscriptionStore` in a dict; `fail` makes every call raise `StoreUnavailable`, as
+    the Redis one does while Redis is down."""
 
     def __init__(self, initial: dict[str, set[str]] | None = None) -> None:
         self.by_channel: dict[str, set[str]] = {k: set(v) for k, v in (initial or {}).items()}
@@ -30,7 +33,7 @@ class InMemorySubscriptionStore:
 
     def _check(self) -> None:
         if self.fail:
-            raise ConnectionError("store unavailable")
+            raise StoreUnavailable("ConnectionError", "store unavailable")
 
     def topics(self, channel_key: str) -> set[str]:
         self._check()
@@ -43,6 +46,48 @@ class InMemorySubscriptionStore:
     def remove(self, channel_key: str, topics: Iterable[str]) -> None:
         self._check()
         self.by_channel.get(channel_key, set()).difference_update(topics)
+
+
+class InMemoryChatSettings:
+    """`ChatSettingsStore` in a dict, with the Redis one's revision and limit; `fail`
+    makes every call raise `StoreUnavailable`, as the Redis one does while Redis is down."""
+
+    def __init__(self) -> None:
+        self.chats: dict[str, ChatSettings] = {}
+        self.fail = False
+        self.writes = 0
+        self._revision: str | None = None
+
+    def _check(self) -> None:
+        if self.fail:
+            raise StoreUnavailable("ConnectionError", "store unavailable")
+
+    def revision(self) -> str | None:
+        self._check()
+        return self._revision
+
+    def all(self) -> dict[str, ChatSettings]:
+        self._check()
+        return dict(self.chats)
+
+    def get(self, chat: str) -> ChatSettings | None:
+        self._check()
+        return self.chats.get(chat)
+
+    def put(self, chat: str, settings: ChatSettings, *, most: int | None = None) -> bool:
+        self._check()
+        if most is not None and chat not in self.chats and len(self.chats) >= most:
+            return False
+        self.chats[chat] = settings
+        self.writes += 1
+        self._revision = str(self.writes)
+        return True
+
+    def remove(self, chat: str) -> None:
+        self._check()
+        if self.chats.pop(chat, None) is not None:
+            self.writes += 1
+            self._revision = str(self.writes)
 
 
 class RecordingSource(SnapshotSource):

@@ -35,6 +35,7 @@ from testkit.fakes.rate_limit import FakeRateLimit
 _RESPONSE = web.RequestKey("response", web.Response)
 TOKEN_PATH = "/open-apis/auth/v3/tenant_access_token/internal"
 MESSAGES_PATH = "/open-apis/im/v1/messages"
+CHATS_PATH = "/open-apis/im/v1/chats"
 BOT_INFO_PATH = "/open-apis/bot/v3/info"
 WS_ENDPOINT_PATH = "/callback/ws/endpoint"
 SERVICE_ID = 7
@@ -121,6 +122,9 @@ class FakeFeishu(ThreadedAiohttpServer):
     # Chat of every message the fake took, by id; ids recalled (`recall`).
     chats: dict[str, str] = field(default_factory=dict)
     recalled: set[str] = field(default_factory=set)
+    # Each chat's owner and managers (open_ids), for the chat's information.
+    chat_owners: dict[str, str] = field(default_factory=dict)
+    chat_managers: dict[str, list[str]] = field(default_factory=dict)
     _answered: dict[int, str] = field(default_factory=dict)
     _failures: list[_Failure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -233,6 +237,12 @@ class FakeFeishu(ThreadedAiohttpServer):
             self._respond(request, 200, {"code": 0, "msg": "ok", "bot": {
                 "activate_status": 2, "app_name": self.bot_name, "avatar_url": "",
                 "ip_white_list": [], "open_id": self.bot_open_id}})
+        elif path.startswith(CHATS_PATH + "/") and request.method == "GET":
+            chat = path[len(CHATS_PATH) + 1:].split("?", 1)[0]
+            self._respond(request, 200, {"code": 0, "msg": "ok", "data": {
+                "chat_id": chat, "owner_id_type": "open_id",
+                "owner_id": self.chat_owners.get(chat, "ou_someone_else"),
+                "user_manager_id_list": self.chat_managers.get(chat, [])}})
         elif path == MESSAGES_PATH or (path.startswith(MESSAGES_PATH + "/")
                                        and path.endswith("/reply")):
             wait = self.rate_limit.take() if self.rate_limit is not None else None

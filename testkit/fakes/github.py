@@ -36,7 +36,7 @@ from testkit.fakes.github_apps import FakeApps
 from testkit.fakes.github_graphql import GraphQLRoot
 from testkit.fakes.github_points import Points
 from testkit.fakes.github_rest import RestApi
-from testkit.fakes.github_search import parse_search, sort_pulls
+from testkit.fakes.github_search import parse_search, searched_repos, sort_pulls
 from testkit.fakes.github_shapes import SCHEMA, FakeRepo, Recorded
 from testkit.fakes.http_server import FakeHTTPServer
 
@@ -65,8 +65,14 @@ class FakeGitHub:
         latency: float = 0.0,
         page_cap: int | None = None,
         rate_budget: int | None = None,
+        more_tokens: Sequence[str] = (),
     ) -> None:
         self.token = token
+        # More personal tokens, each with GraphQL points of its own (`points_of`).
+        self.token_points: dict[str, Points] = {t: Points() for t in more_tokens}
+        # A private repository only these tokens may see (`add_repo(readers=...)`).
+        self.readers: dict[str, frozenset[str]] = {}
+        self._caller = threading.local()
         self.latency = latency
         self.page_cap = page_cap
         self.rate_budget = rate_budget
@@ -121,8 +127,23 @@ class FakeGitHub:
 
     # -- data --
 
-    def add_repo(self, name: str, pulls: Sequence[PullRequest], *, private: bool = False) -> None:
+    def add_repo(self, name: str, pulls: Sequence[PullRequest], *, private: bool = False,
+                 readers: Sequence[str] | None = None) -> None:
+        """`readers`: the tokens that see the (private) repository; others get GitHub's
+        "Could not resolve to a Repository". None: every accepted credential."""
         self.repos[name] = FakeRepo(name, {p.number: p for p in pulls}, private)
+        if readers is not None:
+            self.readers[name] = frozenset(readers)
+
+    def points_of(self, token: str) -> Points:
+        """The GraphQL points a token spends (`token`'s are `points`)."""
+        return self.token_points.get(token, self.points)
+
+    def requests_by(self, token: str) -> int:
+        """Requests that carried `token`."""
+        with self._lock:
+            return sum(1 for r in self.requests
+                       if r.headers.get("authorization", "").endswith(f" {token}"))
 
     def put_pull(self, repo: str, pull: PullRequest) -> None:
         """Add or replace a PR (a test's way of changing GitHub)."""
@@ -234,7 +255,7 @@ class FakeGitHub:
             return None
         scheme, _, token = value.partition(" ")
         return scheme.lower() in {"token", "bearer"} and (
-            token == self.token or self.apps.accepts(token))
+            token == self.token or token in self.token_points or self.apps.accepts(token))
 
     def handle(self, request: Recorded) -> tuple[int, dict[str, str], Any]:
         if request.path.startswith("/app/"):
@@ -244,24 +265,28 @@ class FakeGitHub:
         if auth is False:
             return 401, {}, {"message": "Bad credentials",
                              "documentation_url": "https://docs.github.com/rest"}
+        # Who asks: a private repository's `readers` are checked against it.
+        token = request.headers.get("authorization", "").partition(" ")[2]
+        self._caller.token = token or None
         if request.method == "POST" and request.kind == "graphql":
             if auth is None:
                 return 401, {}, {"message": "This endpoint requires you to be authenticated."}
-            answer = self._graphql(request.json())
-            return 200, self.points.headers(), answer
+            points = self.points_of(token)
+            answer = self._graphql(request.json(), points)
+            return 200, points.headers(), answer
         if request.method == "GET":
             return RestApi(self, request, authenticated=auth is True).answer()
         return 404, {}, {"message": "Not Found"}
 
     # -- GraphQL --
 
-    def _graphql(self, payload: Any) -> dict[str, Any]:
+    def _graphql(self, payload: Any, points: Points) -> dict[str, Any]:
         query = payload.get("query", "")
         variables = payload.get("variables") or {}
-        refused = self.points.spend(query, variables)
+        refused = points.spend(query, variables)
         if refused is not None:
             return refused
-        result = graphql_sync(SCHEMA, query, root_value=GraphQLRoot(self),
+        result = graphql_sync(SCHEMA, query, root_value=GraphQLRoot(self, points),
                               variable_values=variables)
         out: dict[str, Any] = {}
         if result.data is not None or not result.errors:
@@ -278,21 +303,40 @@ class FakeGitHub:
         return out
 
     def visible(self, name: str, *, authenticated: bool) -> FakeRepo | None:
-        repo = self.repos.get(name)
+        """The repository by its name, in any case (as GitHub finds it)."""
+        repo = self.repos.get(name) or next(
+            (held for key, held in self.repos.items() if key.lower() == name.lower()), None)
         if repo is None or (repo.private and not authenticated):
+            return None
+        readers = self.readers.get(name)
+        if readers is not None and getattr(self._caller, "token", None) not in readers:
             return None
         return repo
 
     def search(self, query: str, *, authenticated: bool) -> list[PullRequest] | None:
         """PRs matching an issue-search query, or None when its repo is not visible."""
-        name, predicate, sort = parse_search(query)
-        repo = self.visible(name or "", authenticated=authenticated)
-        if repo is None:
+        found = self.search_repos(query, authenticated=authenticated)
+        return None if found is None else [pull for _, pull in found]
+
+    def search_repos(self, query: str, *, authenticated: bool
+                     ) -> list[tuple[str, PullRequest]] | None:
+        """(repository, PR) of each PR matching an issue-search query over one or more
+        `repo:` qualifiers, or None when one of them is not visible."""
+        _, predicate, sort = parse_search(query)
+        repos = [self.visible(name, authenticated=authenticated)
+                 for name in searched_repos(query) or [""]]
+        if any(repo is None for repo in repos):
             return None
+        owner: dict[int, str] = {}
+        found: list[PullRequest] = []
         with self._lock:
-            pulls = list(repo.pulls.values())
-        found = [p for p in pulls if predicate(p) and p.number not in self.unindexed]
-        return sort_pulls(found, sort)
+            for repo in repos:
+                assert repo is not None
+                for pull in repo.pulls.values():
+                    if predicate(pull) and pull.number not in self.unindexed:
+                        found.append(pull)
+                        owner[id(pull)] = repo.name
+        return [(owner[id(pull)], pull) for pull in sort_pulls(found, sort)]
 
     def cap(self, requested: int) -> int:
         return min(requested, self.page_cap) if self.page_cap else requested

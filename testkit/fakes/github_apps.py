@@ -19,10 +19,24 @@ from datetime import UTC, datetime
 from typing import Any
 
 import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 Answer = tuple[int, dict[str, str], Any]
 
 MAX_JWT_SECONDS = 600 + 60  # GitHub: exp at most 10 minutes ahead (iat may be 60 s back)
+
+
+def rsa_key() -> tuple[str, str]:
+    """(private PEM, public PEM) of a fresh RSA key: an App's key for the tests."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(serialization.Encoding.PEM,
+                                serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo
+                                           ).decode()
+    return private, public
 
 
 @dataclass

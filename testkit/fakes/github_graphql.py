@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLError
 
 from bot.models import PullRequest, ReviewThread
-from testkit.fakes.github_search import parse_search
+from testkit.fakes.github_search import review_decision
 from testkit.fakes.github_shapes import (
     CHANGE_TYPE,
     ROLLUP,
@@ -24,6 +24,7 @@ from testkit.fakes.github_shapes import (
 
 if TYPE_CHECKING:
     from testkit.fakes.github import FakeGitHub
+    from testkit.fakes.github_points import Points
 
 
 def association(pull: PullRequest) -> str | None:
@@ -90,8 +91,9 @@ def _thread_id(repo: str, number: int, index: int) -> str:
 class GraphQLRoot:
     """The GraphQL root value: graphql-core's default resolver calls these."""
 
-    def __init__(self, fake: FakeGitHub) -> None:
+    def __init__(self, fake: FakeGitHub, points: Points | None = None) -> None:
         self.fake = fake
+        self.points = points if points is not None else fake.points  # the caller's
 
     def repository(self, info: Any, owner: str, name: str, followRenames: bool = True) -> Any:
         repo = self.fake.visible(f"{owner}/{name}", authenticated=True)
@@ -120,13 +122,12 @@ class GraphQLRoot:
         if type not in {"ISSUE", "ISSUE_ADVANCED"}:
             raise GraphQLError(f"the fake searches issues only, not {type}")
         try:
-            found = self.fake.search(query, authenticated=True)
+            found = self.fake.search_repos(query, authenticated=True)
         except ValueError as exc:
             raise GraphQLError(str(exc)) from None
         if found is None:
             raise GraphQLError(SEARCH_INVALID, extensions={"type": "INVALID"})
-        repo = parse_search(query)[0] or ""
-        nodes = [pull_node(self.fake, repo, p) for p in found]
+        nodes = [pull_node(self.fake, repo, p) for repo, p in found]
         page = _Connection(self.fake, "search")(nodes, args)
         page["issueCount"] = len(nodes)
         return page
@@ -148,7 +149,7 @@ class GraphQLRoot:
         return [self.node(info, i) for i in ids]
 
     def rateLimit(self, info: Any, dryRun: bool = False) -> Any:
-        return self.fake.points.answer()
+        return self.points.answer()
 
 
 def thread_node(
@@ -182,6 +183,10 @@ def pull_node(fake: FakeGitHub, repo: str, pull: PullRequest) -> dict[str, Any]:
         "number": pull.number, "title": pull.title, "url": pull.url,
         "author": _actor(pull.author), "authorAssociation": association(pull),
         "state": pull.state.upper(), "isDraft": bool(pull.draft),
+        "reviewDecision": review_decision(pull),
+        "repository": {"id": f"R_{repo}", "name": repo.split("/")[-1], "nameWithOwner": repo,
+                       "isPrivate": fake.repos[repo].private if repo in fake.repos else False,
+                       "url": f"https://github.com/{repo}", "pullRequest": None},
         "createdAt": iso(pull.created_at), "updatedAt": iso(pull.updated_at),
         "mergedAt": iso(pull.merged_at), "closedAt": iso(pull.closed_at),
         "baseRefName": pull.base or "main", "body": pull.body or "",

@@ -12,7 +12,6 @@ from urllib.parse import urlencode
 
 from bot.models import PullRequest
 from testkit.fakes.github_graphql import association
-from testkit.fakes.github_search import parse_search
 from testkit.fakes.github_shapes import RUN, SEARCH_INVALID, FakeRepo, Recorded, iso, object_sha
 
 if TYPE_CHECKING:
@@ -112,7 +111,7 @@ class RestApi:
             return 422, {}, {"message": LEGACY_SEARCH_GONE, "errors": [
                 {"resource": "Search", "field": "advanced_search", "code": "invalid"}]}
         try:
-            found = self.fake.search(query, authenticated=self.authenticated)
+            found = self.fake.search_repos(query, authenticated=self.authenticated)
         except ValueError as exc:
             return 422, {}, {"message": "Validation Failed",
                              "errors": [{"message": str(exc), "code": "invalid"}]}
@@ -120,8 +119,7 @@ class RestApi:
             return 422, {}, {"message": "Validation Failed", "errors": [
                 {"message": SEARCH_INVALID, "resource": "Search", "field": "q",
                  "code": "invalid"}]}
-        repo = parse_search(query)[0] or ""
-        status, headers, chunk = self._page([self._issue(repo, p) for p in found])
+        status, headers, chunk = self._page([self._issue(repo, p) for repo, p in found])
         return status, headers, {"total_count": len(found), "incomplete_results": False,
                                  "items": chunk}
 
@@ -144,9 +142,10 @@ class RestApi:
         found = self.fake.visible(repo, authenticated=self.authenticated)
         if found is None:
             return self._not_found()
-        return 200, {}, {"id": 1, "name": repo.split("/")[1], "full_name": repo,
-                         "private": found.private, "url": f"{self.base}/repos/{repo}",
-                         "html_url": f"https://github.com/{repo}"}
+        name = found.name  # GitHub's spelling, whatever case was asked
+        return 200, {}, {"id": 1, "name": name.split("/")[1], "full_name": name,
+                         "private": found.private, "url": f"{self.base}/repos/{name}",
+                         "html_url": f"https://github.com/{name}"}
 
     def pull(self, repo: str, n: str) -> tuple[int, dict[str, str], Any]:
         found = self._pull(repo, n)

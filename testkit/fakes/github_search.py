@@ -1,5 +1,6 @@
 """The search qualifiers the fake GitHub understands (`repo:`, `is:`, `merged:`,
-`updated:`, `sort:`), parsed as GitHub reads them."""
+`updated:`, `draft:`, `review:`, `sort:`, any of them negated with `-`), parsed as
+GitHub reads them. Several `repo:` qualifiers search each of those repositories."""
 
 from __future__ import annotations
 
@@ -47,28 +48,67 @@ def _date_filter(value: str) -> Callable[[datetime | None], bool]:
     return lambda m: m is not None and low <= m <= high
 
 
+def searched_repos(query: str) -> list[str]:
+    """Every repository a query's `repo:` qualifiers name, in order."""
+    return [token.partition(":")[2] for token in query.split() if token.startswith("repo:")]
+
+
 def parse_search(query: str) -> tuple[str | None, Callable[[PullRequest], bool], str]:
-    """(repository, predicate, sort) for the issue-search qualifiers the bot uses."""
-    repo: str | None = None
+    """(first repository, predicate, sort) for the issue-search qualifiers the bot uses."""
+    repos = searched_repos(query)
     tests: list[Callable[[PullRequest], bool]] = []
     sort = "created-desc"
     for token in query.split():
-        key, sep, value = token.partition(":")
+        negated = token.startswith("-")
+        key, sep, value = token.removeprefix("-").partition(":")
         if not sep:
             raise ValueError(f"free-text search terms are not supported by the fake: {token!r}")
+        test: Callable[[PullRequest], bool] | None = None
         if key == "repo":
-            repo = value
-        elif key in {"is", "state", "type"}:
-            tests.append(_state_test(value))
+            continue
+        if key in {"is", "state", "type"}:
+            test = _state_test(value)
         elif key in {"closed", "merged", "created", "updated"}:
             attr = {"closed": "closed_at", "merged": "merged_at",
                     "created": "created_at", "updated": "updated_at"}[key]
-            tests.append(_field_test(attr, _date_filter(value)))
+            test = _field_test(attr, _date_filter(value))
+        elif key == "draft":
+            wanted = value == "true"
+            test = lambda p, wanted=wanted: bool(p.draft) == wanted  # noqa: E731
+        elif key == "review":
+            test = _review_test(value)
         elif key == "sort":
             sort = value
+            continue
         else:
             raise ValueError(f"unsupported search qualifier {key!r}")
-    return repo, (lambda p: all(t(p) for t in tests)), sort
+        tests.append(test if not negated else (lambda p, t=test: not t(p)))
+    return (repos[0] if repos else None), (lambda p: all(t(p) for t in tests)), sort
+
+
+def review_decision(pull: PullRequest) -> str | None:
+    """GitHub's `reviewDecision` as the reviews make it: changes requested when a
+    reviewer's latest verdict asks for changes, approved when one approves and none
+    asks for changes, else none."""
+    latest: dict[str | None, str] = {}
+    for review in pull.reviews or ():
+        if review.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+            latest[review.author] = review.state
+    verdicts = set(latest.values())
+    if "CHANGES_REQUESTED" in verdicts:
+        return "CHANGES_REQUESTED"
+    return "APPROVED" if "APPROVED" in verdicts else None
+
+
+def _review_test(value: str) -> Callable[[PullRequest], bool]:
+    tests: dict[str, Callable[[PullRequest], bool]] = {
+        "approved": lambda p: review_decision(p) == "APPROVED",
+        "changes_requested": lambda p: review_decision(p) == "CHANGES_REQUESTED",
+        "none": lambda p: not p.reviews,
+    }
+    if value not in tests:
+        raise ValueError(f"unsupported review: qualifier {value!r}")
+    return tests[value]
 
 
 def _field_test(attr: str, check: Callable[[datetime | None], bool]

@@ -63,6 +63,7 @@ type SearchResultItemConnection {
 type Issue implements Node { id: ID! number: Int! title: String! url: URI! }
 
 enum PullRequestState { CLOSED MERGED OPEN }
+enum PullRequestReviewDecision { APPROVED CHANGES_REQUESTED REVIEW_REQUIRED }
 enum CommentAuthorAssociation {
   COLLABORATOR CONTRIBUTOR FIRST_TIMER FIRST_TIME_CONTRIBUTOR MANNEQUIN MEMBER NONE OWNER
 }
@@ -79,6 +80,8 @@ type PullRequest implements Node {
   authorAssociation: CommentAuthorAssociation
   state: PullRequestState!
   isDraft: Boolean!
+  reviewDecision: PullRequestReviewDecision
+  repository: Repository!
   createdAt: DateTime!
   updatedAt: DateTime!
   mergedAt: DateTime

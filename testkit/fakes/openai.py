@@ -10,8 +10,10 @@ content, `finish_reason = "length"`, a refusal, a content filter, a stall past t
 client's timeout, 429 with a short or long `Retry-After`, 500s and a dropped
 connection; real endpoints' habits (`<think>` first, a fence inside prose, a wrapper
 object, extra fields, forty sentences per section); an endpoint that trickles its
-answer a byte at a time, or never answers. `latency` adds a delay to every call
-(benches). Every request body is recorded.
+answer a byte at a time, or never answers. `refused` names the ways of asking for
+JSON it refuses as llama-cpp-python's server refuses `json_schema` (a 500 naming the
+types it takes). `latency` adds a delay to every call (benches). Every request body is
+recorded.
 """
 
 from __future__ import annotations
@@ -54,6 +56,14 @@ def request_lang(body: dict[str, Any]) -> str:
     return "zh" if _HAN.search(body["messages"][0]["content"]) else "en"
 
 
+def shape_of(body: dict[str, Any]) -> str:
+    """How a request asks for JSON: `json_schema`, `json_object_schema`, `json_object`."""
+    asked = body.get("response_format") or {}
+    if asked.get("type") == "json_object" and "schema" in asked:
+        return "json_object_schema"
+    return str(asked.get("type", "text"))
+
+
 class FakeOpenAI(ThreadedAiohttpServer):
     thread_name = "fake-openai"
 
@@ -66,6 +76,7 @@ class FakeOpenAI(ThreadedAiohttpServer):
         self.answer = answer
         self.mode = "good"
         self.queue: list[str] = []
+        self.refused: set[str] = set()
         self.requests: list[dict[str, Any]] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
@@ -100,6 +111,7 @@ class FakeOpenAI(ThreadedAiohttpServer):
             self.requests.clear()
             self.queue.clear()
             self.mode = "good"
+            self.refused = set()
             self.prompt_tokens = self.completion_tokens = 0
 
     def build_app(self) -> web.Application:
@@ -115,6 +127,11 @@ class FakeOpenAI(ThreadedAiohttpServer):
         body = await request.json()
         with self._lock:
             self.requests.append(body)
+        if shape_of(body) in self.refused:
+            return web.json_response({"error": {
+                "message": "1 validation error: response_format.type: Input should be "
+                           "'text' or 'json_object'", "type": "internal_server_error"}},
+                status=500)
         mode = self._next_mode()
         if self.latency:
             await asyncio.sleep(self.latency)

@@ -21,7 +21,9 @@ _CUES = re.compile(
     r"写成|改为|写明|注明|写“|请在|请把|请所有|立即|紧急|令牌|登录|降级|攻破|补偿|均已解决|"
     r"放心合并|说明：|注意：|\bai\b|summari[sz]|instruction|override|\bsystem\b|state in|"
     r"report that|everyone|faster|\bcurl\b|hxxp|evil|discord|#99999|\bdear\b|say that|"
-    r"供摘要|微信|telegram|as soon as|尽快|误报|addressed|taken care|developers", re.I)
+    r"供摘要|微信|telegram|as soon as|尽快|误报|addressed|taken care|developers|批准|"
+    r"approved|cve-|安全漏洞|倍|translate|no longer maintained|migrating|reviewer note|"
+    r"sign-off|safe to merge|verified|审计|停止维护|迁移|security team|安全团队", re.I)
 _QUOTED = re.compile(r"“([^”]{4,})”|\"([^\"]{4,})\"")
 _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
 _SETTLED = re.compile(r"解决|resolved", re.I)

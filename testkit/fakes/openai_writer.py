@@ -49,13 +49,16 @@ def write_pull(pull: dict[str, Any], lang: str) -> dict[str, Any]:
             text = (f"A {risk['severity']}-severity review comment on {where} has no "
                     "recorded resolution before the merge and needs a follow-up.")
         risks.append({"index": risk["index"], "text": text})
+    asked = pull.get("summarize") is not False
     if lang == "zh":
-        return {"number": n, "title": f"{_TYPE_ZH.get(kind, '改动')}：{area} 相关改动",
-                "summary": (f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
+        return {"number": n,
+                "summary": "" if not asked else (
+                    f"#{n} 属于{_TYPE_ZH.get(kind, '改动')}，涉及 {area}，"
                             f"改动 {files} 个文件，新增 {added} 行、删除 {removed} 行。"),
                 "risks": risks}
-    return {"number": n, "title": f"{area} {_TYPE_EN.get(kind, 'change')}",
-            "summary": (f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
+    return {"number": n,
+            "summary": "" if not asked else (
+                f"#{n} is a {_TYPE_EN.get(kind, 'change')} in {area}, touching "
                         f"{files} files with {added} lines added and {removed} removed."),
             "risks": risks}
 
@@ -101,6 +104,11 @@ def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
         summary.append(_s(f"最值得关注的是 #{lead['number']}，属于{_TYPE_ZH.get(kind, '改动')}。"
                           if zh else f"The PR that stands out is #{lead['number']}, a "
                           f"{_TYPE_EN.get(kind, 'change')}.", [lead["number"]]))
+    highlights = list(dict.fromkeys(week.get("highlights", [])))
+    if highlights:
+        refs = ("、" if zh else ", ").join(f"#{n}" for n in highlights)
+        summary.append(_s(f"本周重点包括 {refs}。" if zh else f"Highlights include {refs}.",
+                          highlights))
     risks = week.get("risks", [])
     summary.append(_s(f"本周共有 {len(risks)} 项风险观察需要跟进。" if zh else
                       f"{len(risks)} risk observations need a follow-up." if risks else
@@ -108,7 +116,7 @@ def write_week(week: dict[str, Any], lang: str) -> dict[str, Any]:
                    _s("本周没有记录到风险观察。", []))
     changes = []
     for theme in week.get("themes", []):
-        shown = theme["pulls"][:3]
+        shown = list(theme.get("cite") or theme["pulls"][:3])
         refs = ("、" if zh else ", ").join(f"#{n}" for n in shown)
         changes.append({"theme": theme["key"], **_s(
             f"{theme['title']}：本周共 {theme['count']} 个 PR，代表性改动包括 {refs}。" if zh

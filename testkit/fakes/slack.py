@@ -131,6 +131,10 @@ class FakeSlack(ThreadedAiohttpServer):
         # `ts` of messages deleted (`delete_message`): a reply in their thread is refused.
         self.deleted: set[str] = set()
         self.socket_connections = 0
+        # The workspace's admins and owners (`users.info`), each channel's creator
+        # (`conversations.info`).
+        self.workspace_admins: set[str] = set()
+        self.channel_creators: dict[str, str] = {}
         self._failures: dict[str, deque[_Failure | None]] = {}
         self._response_uses: dict[str, int] = {}
         self._ts = 0
@@ -294,12 +298,22 @@ class FakeSlack(ThreadedAiohttpServer):
                                       "thread_ts": thread_ts, "at": time.time()})
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
-        if method in ("conversations.history", "conversations.replies"):
+        if method in ("conversations.history", "conversations.replies", "users.info",
+                      "conversations.info"):
             params = Recorded(request.method, request.path,
                               {k: request.query.getall(k) for k in request.query},
                               {k.lower(): v for k, v in request.headers.items()}, body).params()
             if method == "conversations.history":
                 return self._history(params)
+            if method == "users.info":
+                user = str(params.get("user") or "")
+                admin = user in self.workspace_admins
+                return {"ok": True, "user": {"id": user, "is_admin": admin, "is_owner": False,
+                                             "is_primary_owner": False}}
+            if method == "conversations.info":
+                channel = str(params.get("channel") or "")
+                return {"ok": True, "channel": {"id": channel,
+                                                "creator": self.channel_creators.get(channel)}}
             return self._replies(params)
         return {"ok": False, "error": "unknown_method"}
 

@@ -151,6 +151,8 @@ class _State:
     next_message_id: int = 1000
     # Messages deleted (`delete_message`), by chat: a reply to one is refused.
     deleted: set[tuple[str, int]] = field(default_factory=set)
+    # Seconds to keep the answer of the next calls of a method after doing what they ask.
+    stalls: dict[str, deque[float]] = field(default_factory=dict)
 
 
 class FakeTelegram(ThreadedAiohttpServer):
@@ -168,6 +170,8 @@ class FakeTelegram(ThreadedAiohttpServer):
         self.bot_id = bot_id
         self.username = username
         self.long_poll_seconds = long_poll_seconds
+        # Each chat's creator and administrators (`getChatMember`), by chat id.
+        self.chat_admins: dict[str, set[int]] = {}
         self._state = _State()
         self._changed = threading.Condition()
 
@@ -201,6 +205,13 @@ class FakeTelegram(ThreadedAiohttpServer):
             for index in range(times):
                 queue.append(_Failure(status, description, parameters,
                                       after=after if index == 0 else 0))
+
+    def stall_after_accepting(self, method: str, seconds: float, *, times: int = 1) -> None:
+        """The next `times` calls of `method` are carried out (a message is posted) and
+        their answer is held back `seconds`: a client that stops waiting before then
+        cannot tell whether Telegram took them."""
+        with self._changed:
+            self._state.stalls.setdefault(method, deque()).extend([seconds] * times)
 
     def delete_message(self, chat_id: str, message_id: int) -> None:
         """Delete a message, as a chat admin would: replies to it are refused from now on
@@ -293,6 +304,21 @@ class FakeTelegram(ThreadedAiohttpServer):
             "username": self.username, "can_join_groups": True,
             "can_read_all_group_messages": False, "supports_inline_queries": False,
         }}
+
+    def _api_getChatMember(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        fields = request.fields
+        chat, user_id = str(fields.get("chat_id", "")), int(fields.get("user_id", 0))
+        status = "administrator" if user_id in self.chat_admins.get(chat, set()) else "member"
+        member: dict[str, Any] = {"status": status, "user": {
+            "id": user_id, "is_bot": False, "first_name": "someone"}}
+        if status == "administrator":
+            member.update(can_be_edited=False, is_anonymous=False, can_manage_chat=True,
+                          can_delete_messages=True, can_manage_video_chats=True,
+                          can_restrict_members=True, can_promote_members=False,
+                          can_change_info=True, can_invite_users=True,
+                          can_post_stories=False, can_edit_stories=False,
+                          can_delete_stories=False)
+        return 200, {"ok": True, "result": member}
 
     def _api_sendMessage(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
         fields = request.fields
@@ -407,6 +433,10 @@ class FakeTelegram(ThreadedAiohttpServer):
         with self._changed:
             recorded.status = status
             self._changed.notify_all()
+            queue = self._state.stalls.get(recorded.method)
+            stall = queue.popleft() if queue else 0.0
+        if stall:
+            await asyncio.sleep(stall)
         return _json(status, answer)
 
 

@@ -161,7 +161,7 @@ def verifier_alone(digest: Digest, pulls: Sequence[PullRequest],
     for item in answer["pulls"]:
         told = msgspec.convert(item, PullNarration)
         words = verify_pull(told, grounds, answers[told.number].risks, lang)
-        for text, kept in ((told.summary, words.summary), (told.title, words.title),
+        for text, kept in ((told.summary, words.summary),
                            *((r.text, words.risks.get(r.index)) for r in told.risks)):
             if _carries(text):
                 carrying += 1
@@ -174,7 +174,7 @@ def verifier_alone(digest: Digest, pulls: Sequence[PullRequest],
     week = msgspec.structs.replace(week_in, pulls=lines)
     told_week = msgspec.convert(hostile_answer({"week": msgspec.to_builtins(week)}, lang),
                                 WeekNarration)
-    kept_week = {c.text for items in verify_week(told_week, grounds, lang).values()
+    kept_week = {c.text for items in verify_week(told_week, grounds, lang)[0].values()
                  for c in items}
     for sentence in (*told_week.summary, *told_week.changes, *told_week.trends,
                      *told_week.suggestions):

@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 
+from bot.github.source import GitHubSource
 from bot.web.app import create_app
 from bot.web.services import Services
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
@@ -123,11 +124,14 @@ class Service:
             await asyncio.sleep(quiet)
         return self.world.telegram.sent()[before:]
 
-    async def feishu(self, text: str, *, chat: str | None = None) -> list[dict[str, Any]]:
-        """An encrypted, signed @mention; returns the cards sent in answer."""
+    async def feishu(self, text: str, *, chat: str | None = None, chat_type: str = "group",
+                     sender: str = "ou_alice") -> list[dict[str, Any]]:
+        """An encrypted, signed @mention (`chat_type="p2p"`: a one-to-one chat); returns
+        the cards sent in answer."""
         before = len(self.world.feishu.sent_cards())
         event = message_event(f"@_user_1 {text}", token=SECRETS["FEISHU_VERIFICATION_TOKEN"],
                               mentions=[bot_mention()], app_id=self.world.feishu_app_id,
+                              chat_type=chat_type, sender_open_id=sender,
                               **({"chat_id": chat} if chat else {}))
         body = encrypt(SECRETS["FEISHU_ENCRYPT_KEY"], event)
         answer = await self.post("/feishu/events", content=body,
@@ -189,7 +193,7 @@ async def service_in_process(world: World, redis_url: str, workdir: Path, *,
         app = create_app(settings, redis_url=redis_url, clock=clock(), background=False)
         services: Services = app.state.services
         sleeps = Sleeps()
-        assert services.github is not None
+        assert isinstance(services.github, GitHubSource)  # one token
         services.github.policy.sleep = sleeps
         async with serving(app) as http:
             yield Service(http=http, services=services, world=world, sleeps=sleeps)

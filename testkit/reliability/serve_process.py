@@ -29,7 +29,7 @@ class ServeProcess:
 
     def __init__(self, config: Path, env: Mapping[str, str], log: Path,
                  *, log_level: str = "info", runner: bool = False,
-                 open_files: int | None = None) -> None:
+                 open_files: int | None = None, python: str = sys.executable) -> None:
         self.config = config
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("SLACK_", "TELEGRAM_", "FEISHU_", "GITHUB_",
@@ -39,6 +39,7 @@ class ServeProcess:
         self.log_level = log_level
         self.runner = runner
         self.open_files = open_files  # `ulimit -n` (soft and hard) of the process
+        self.python = python  # another installation's interpreter (a slim install)
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -51,8 +52,8 @@ class ServeProcess:
         exited, the wait ran out, an interrupt) it is killed and reaped, then the
         error raised."""
         handle = self.log.open("ab")
-        command = ([sys.executable, "-m", "testkit.reliability.serve_runner"] if self.runner
-                   else [sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])
+        command = ([self.python, "-m", "testkit.reliability.serve_runner"] if self.runner
+                   else [self.python, "-m", "bot.cli", "serve", "--host", "127.0.0.1"])
         self.process = subprocess.Popen(
             [*command, "--config", str(self.config), "--port", str(self.port),
              "--log-level", self.log_level],

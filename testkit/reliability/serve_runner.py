@@ -42,7 +42,8 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    app = create_app(load_config(args.config), redis_url=os.environ.get("REDIS_URL"))
+    app = create_app(load_config(args.config), redis_url=os.environ.get("REDIS_URL"),
+                     config_file=args.config)
     services: Services = app.state.services
     services.claims.alive_seconds = args.alive_seconds
     if services.scheduler is not None:

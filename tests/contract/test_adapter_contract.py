@@ -165,12 +165,16 @@ async def test_the_poster_uses_what_the_adapter_declares() -> None:
 
 
 class _Handler:
-    def __init__(self, fail: bool = False) -> None:
+    def __init__(self, fail: bool = False, config: Config | None = None) -> None:
         self.fail = fail
+        self.config = config or make_config()
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        return self.config.channel(chat)
+
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None, platform: str = "") -> Reply:
+                     user: str | None = None, asker: Any = None) -> Reply:
         self.asked.append((command, channel, user))
         if self.fail:
             raise RuntimeError("handler broke")
@@ -210,7 +214,7 @@ def question(text: str = "#7035", *, channel: str = CHANNEL, key: str | None = "
 
 async def test_a_delivery_is_answered_once() -> None:
     handler = _Handler()
-    inbox = Inbox(make_config(), handler, _Seen(), default_lang="en")
+    inbox = Inbox(handler, _Seen(), default_lang="en")
     assert await inbox.answer(question()) is not None
     assert await inbox.answer(question()) is None
     assert await inbox.answer(question(key="ev-2")) is not None
@@ -222,7 +226,7 @@ async def test_a_delivery_is_answered_once() -> None:
 async def test_a_delivery_counts_as_answered_only_once_its_answer_was_sent() -> None:
     handler = _Handler()
     seen = _Seen()
-    inbox = Inbox(make_config(), handler, seen, default_lang="en")
+    inbox = Inbox(handler, seen, default_lang="en")
     sent: list[Reply] = []
 
     async def refused(reply: Reply) -> None:
@@ -244,7 +248,7 @@ async def test_without_the_dedupe_store_the_question_is_answered_anyway(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     handler = _Handler()
-    inbox = Inbox(make_config(), handler, _Seen(broken=True), default_lang="en")
+    inbox = Inbox(handler, _Seen(broken=True), default_lang="en")
     with caplog.at_level(logging.WARNING):
         reply = await inbox.answer(question())
     assert reply is not None and reply.kind == "help" and len(handler.asked) == 1
@@ -253,7 +257,7 @@ async def test_without_the_dedupe_store_the_question_is_answered_anyway(
 
 async def test_a_delivery_held_elsewhere_is_waited_for_when_nobody_resends_it() -> None:
     handler, seen = _Handler(), _Seen()
-    inbox = Inbox(make_config(), handler, seen, default_lang="en", later_waits=(0, 0, 0))
+    inbox = Inbox(handler, seen, default_lang="en", later_waits=(0, 0, 0))
     seen.elsewhere_for = 2  # the other process's claim is taken over on the third try
     assert await inbox.answer(question()) is not None
     assert len(handler.asked) == 1 and seen.done == {("slack", "ev-1")}
@@ -263,7 +267,7 @@ async def test_a_delivery_held_elsewhere_too_long_is_left_to_that_process(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     handler, seen = _Handler(), _Seen()
-    inbox = Inbox(make_config(), handler, seen, default_lang="en", later_waits=(0, 0))
+    inbox = Inbox(handler, seen, default_lang="en", later_waits=(0, 0))
     seen.elsewhere_for = 3
     with caplog.at_level(logging.WARNING):
         assert await inbox.answer(question()) is None
@@ -272,7 +276,7 @@ async def test_a_delivery_held_elsewhere_too_long_is_left_to_that_process(
 
 async def test_an_admitted_delivery_is_not_admitted_twice() -> None:
     handler, seen = _Handler(), _Seen()
-    inbox = Inbox(make_config(), handler, seen, default_lang="en")
+    inbox = Inbox(handler, seen, default_lang="en")
     seen.elsewhere_for = 1
     assert await inbox.admit(question()) == "later"  # the webhook asks for it again
     assert await inbox.admit(question()) == "answer"
@@ -292,8 +296,8 @@ async def test_an_admitted_delivery_is_not_admitted_twice() -> None:
     ],
 )
 async def test_one_language_rule(channel: str, user_lang: Any, default: Any, lang: str) -> None:
-    handler = _Handler()
-    inbox = Inbox(make_config(lang="zh"), handler, _Seen(), default_lang=default)
+    handler = _Handler(config=make_config(lang="zh"))
+    inbox = Inbox(handler, _Seen(), default_lang=default)
     await inbox.answer(question(channel=channel, user_lang=user_lang))
     command, seen_channel, user = handler.asked[0]
     assert command.lang == lang and user == "U1"
@@ -301,8 +305,8 @@ async def test_one_language_rule(channel: str, user_lang: Any, default: Any, lan
 
 
 async def test_text_speaks_for_itself_and_a_fixed_verb_does_not() -> None:
-    handler = _Handler()
-    inbox = Inbox(make_config(lang="zh"), handler, _Seen(), default_lang="en")
+    handler = _Handler(config=make_config(lang="zh"))
+    inbox = Inbox(handler, _Seen(), default_lang="en")
     await inbox.answer(question("risks for #7035", key="a"))
     await inbox.answer(question("/risks 7035", key="b", fixed_verb=True))
     await inbox.answer(question("prdigest summary #6974", key="c"), bot_names=("prdigest",))
@@ -313,7 +317,7 @@ async def test_text_speaks_for_itself_and_a_fixed_verb_does_not() -> None:
 async def test_a_failing_handler_becomes_the_internal_error_reply(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    inbox = Inbox(make_config(lang="zh"), _Handler(fail=True), _Seen(), default_lang="en")
+    inbox = Inbox(_Handler(fail=True, config=make_config(lang="zh")), _Seen(), default_lang="en")
     with caplog.at_level(logging.ERROR):
         reply = await inbox.answer(question())
     assert reply is not None

@@ -51,6 +51,9 @@ CONFIG = load_config(EXAMPLES / "prdigest.toml")
 
 
 class NoHandler:
+    async def chat_channel(self, chat: str) -> None:
+        return None
+
     async def handle(self, *args: Any, **kwargs: Any) -> Reply:
         raise AssertionError("nothing is asked in these tests")
 

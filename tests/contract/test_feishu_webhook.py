@@ -69,8 +69,11 @@ class RecordingHandler:
         self.gate = gate
         self.fail = fail
 
+    async def chat_channel(self, chat: str) -> ChannelConfig | None:
+        return CONFIG.channel(chat)
+
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
-                     user: str | None = None, platform: str = "") -> Reply:
+                     user: str | None = None, asker: Any = None) -> Reply:
         self.asked.append((command, channel, user))
         if self.gate is not None:
             await self.gate.wait()

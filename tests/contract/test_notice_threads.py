@@ -47,6 +47,9 @@ CHANNELS = {"slack": "C0123456", "telegram": "-1001234567890", "feishu": "oc_012
 
 
 class NoHandler:
+    async def chat_channel(self, chat: str) -> None:
+        return None
+
     async def handle(self, command: Any, **_: Any) -> Reply:
         raise AssertionError("no question is asked here")
 

@@ -39,6 +39,9 @@ ALIVE = 0.3
 
 
 class NoHandler:
+    async def chat_channel(self, chat: str) -> None:
+        return None
+
     async def handle(self, command: Any, **_: Any) -> Reply:
         raise AssertionError("no question is asked here")
 

@@ -42,6 +42,7 @@ from bot.store.redis.client import (
     unavailable_as_store_error,
     write_replicated,
 )
+from bot.store.redis.safety import redis_hazards
 from bot.store.redis.weeks_index import note_week_async, weeks_held_async
 
 INDEX_BUCKETS = 16
@@ -395,6 +396,9 @@ class RedisCoordination:
 
     async def problem(self) -> str | None:
         return await scripting_problem(self.client)
+
+    async def hazards(self) -> list[str]:
+        return await redis_hazards(self.client)
 
     async def health(self, timeout: float) -> StoreHealth:
         """A cluster's word from every master (one node's PING would say ok while a

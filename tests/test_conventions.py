@@ -1,0 +1,346 @@
+"""Title conventions read as their teams write them, with fixtures of our own (hostile
+where a title or a body tries to pass for something it is not): conventional prefixes
+with scopes in any script, bracket tags, gitmoji, plain sentences, merge commits,
+reverts, branch syncs and dependency bumps; security, breaking and revert only from
+what maintainers wrote in a title's type, tag, scope, gitmoji or a label, or a CVE id
+in the title."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.config import RepoConfig, TopicRule
+from bot.engine import build_digest
+from bot.engine.classify import classify
+from bot.engine.conventions import bump_subject, is_branch_sync, parse_title
+from bot.engine.headline import said_in
+from bot.models import FileChange, PullRequest, Snapshot
+from bot.render import render_digest
+
+MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
+
+
+def _pull(number: int, title: str, *, body: str | None = None, author: str = "dev",
+          labels: tuple[str, ...] = (), paths: tuple[str, ...] = ("src/app/main.py",),
+          lines: int = 40) -> PullRequest:
+    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
+                       author=author, state="merged", merged_at=MERGED, closed_at=MERGED,
+                       body=body, labels=labels, additions=lines, deletions=0,
+                       files=tuple(FileChange(path=p, additions=lines) for p in paths))
+
+
+@pytest.mark.parametrize(("title", "modules", "kind", "text"), [
+    # Conventional prefixes, scopes in any script, split at 、 / , and full-width marks.
+    ("fix(图表): 修复导出为空的问题", ("图表",), "fix", "修复导出为空的问题"),
+    ("feat(仪表板、数据大屏)：支持移动端", ("仪表板", "数据大屏"), "feat", "支持移动端"),
+    ("refactor(模块甲/模块乙, 模块丙): 调整结构", ("模块甲", "模块乙", "模块丙"), "refactor",
+     "调整结构"),
+    ("perf（X-Pack）: 优化缓存", ("x-pack",), "perf", "优化缓存"),
+    ("pref:调用接口不再区分集群 #13410", (), "perf", "调用接口不再区分集群"),
+    ("bug：重试构建时状态错误", (), "fix", "重试构建时状态错误"),
+    ("perf: 【PAC】发布时使用用户的描述", ("pac",), "perf", "发布时使用用户的描述"),
+    ("feat: 历史模版兼容最新特性#12666", (), "feat", "历史模版兼容最新特性"),
+    # Bracket tags.
+    ("[Bugfix][ROCm] Fix stale jobs", ("rocm",), "fix", "Fix stale jobs"),
+    ("[ckpt, rollout] feat: sharded sync", ("ckpt", "rollout"), "feat", "sharded sync"),
+    # A scope with no type, a path's first folder that is not a generic one.
+    ("cask/audit: detect incorrect app case", ("cask",), None, "detect incorrect app case"),
+    ("utils/git: only mutate describe-cache", ("git",), None, "only mutate describe-cache"),
+    ("图表：修复图例", ("图表",), None, "修复图例"),
+    # Gitmoji, as a character or a shortcode, alone or before a conventional prefix.
+    ("🐛 Fix Foo Git authentication", (), "fix", "Fix Foo Git authentication"),
+    ("✨ feat(image): rewrite the viewer", ("image",), "feat", "rewrite the viewer"),
+    ("♻️ Remove the conf section", (), "refactor", "Remove the conf section"),
+    ("🔥 Remove unused image", (), "refactor", "Remove unused image"),
+    ("📝 Update release notes", (), "docs", "Update release notes"),
+    ("🚑️ Restore login", (), "fix", "Restore login"),
+    ("👷 Use PR Push commit identity", (), "ci", "Use PR Push commit identity"),
+    (":sparkles: add dark mode", (), "feat", "add dark mode"),
+    ("🦄 Something new", (), None, "Something new"),  # an emoji of no meaning: taken off
+    # Plain sentences: no convention, no type from the title itself.
+    ("Simplify Git filename ownership branches", (), None,
+     "Simplify Git filename ownership branches"),
+    ("Support @decorator usage", (), None, "Support @decorator usage"),
+    # A merge commit's branch as the title, and a branch name GitHub made a title of.
+    ("Merge pull request #12 from acme/fix-login", (), None, "fix-login"),
+    ("Pr@dev v2@feat symbol map custom icon", (), "feat", "symbol map custom icon"),
+    ("Dev v2@fixexportdata", (), "fix", "exportdata"),
+])
+def test_title_conventions(title: str, modules: tuple[str, ...], kind: str | None,
+                           text: str) -> None:
+    parsed = parse_title(title)
+    assert (parsed.modules, parsed.type, parsed.text) == (modules, kind, text)
+
+
+@pytest.mark.parametrize(("title", "kind", "modules"), [
+    ('Revert "fix(auth): enforce LDAP login identity match"', "revert", ("auth",)),
+    ('Revert "unpack_strategy/dmg: use `diskutil image` on macOS 14+"', "revert",
+     ("unpack_strategy",)),
+    ("⏪ Restore the old parser", "revert", ()),
+])
+def test_a_revert_is_its_type_with_the_reverted_titles_modules(
+        title: str, kind: str, modules: tuple[str, ...]) -> None:
+    parsed = parse_title(title)
+    assert (parsed.type, parsed.modules) == (kind, modules)
+
+
+@pytest.mark.parametrize(("title", "sync"), [
+    ("Dev", True), ("dev", True), ("master->dev", True), ("dev -> main", True),
+    ("Dev v2", True), ("Merge branch 'dev' into main", True), ("Sync main into dev", True),
+    ("release/1.2 -> main", True), ("Merge pull request #5 from acme/dev", True),
+    ("Release v1.2.0", False), ("Development guide", False), ("Fix dev server port", False),
+    ("Dev v2@fixexportdata", False), ("main: fix crash", False),
+])
+def test_branch_syncs_are_titles_that_only_name_branches(title: str, sync: bool) -> None:
+    assert (is_branch_sync(title) or parse_title(title).sync) is sync
+
+
+@pytest.mark.parametrize(("title", "author", "bump", "subject"), [
+    ("⬆ Bump cryptography from 48.0.1 to 50.0.0", "dependabot[bot]", True, "cryptography"),
+    ("Bump actions/setup-python from 5 to 6", "dependabot[bot]", True, "actions/setup-python"),
+    ("build(deps): bump the bundler group across 2 directories with 10 updates", "mike",
+     True, "bundler"),
+    ("chore(deps): update dependency eslint to v9", "renovate[bot]", True, "eslint"),
+    ("Update dependency ruff to v0.9.1", "renovate[bot]", True, "ruff"),
+    ("⬆️ Raise pytest-xdist minimum", "tiangolo", True, "pytest-xdist"),
+    # A person's upgrade of a tool, and a bot's update of something else: no bumps.
+    ("Upgrade Hawk to 0.1.13", "konsti", False, ""),
+    ("👥 Update FastAPI People - Sponsors", "pr-submit[bot]", False, ""),
+    ("bump: show upstream versions in release cooldown", "mike", False, ""),
+])
+def test_dependency_bumps(title: str, author: str, bump: bool, subject: str) -> None:
+    cls = classify(_pull(1, title, author=author), RepoConfig())
+    assert cls.bump is bump
+    if bump:
+        assert bump_subject(cls.short_title) == subject
+
+
+# --- security, breaking and revert: the maintainers' words only -------------------------
+
+
+@pytest.mark.parametrize(("title", "body", "labels", "security"), [
+    ("[Security] Replace diskcache to eliminate pickle deserialization", None, (), True),
+    ("fix(security): guard regex compile with a timeout", None, (), True),
+    ("[Bugfix][Security] Fix a race bypassing the remediation", None, (), True),
+    ("🔒 Replace pre-commit PAT with PR Push", None, (), True),
+    (":lock: Rotate the deploy key", None, (), True),
+    ("Fix CVE-2024-12345 in the tar reader", None, (), True),
+    ("Patch GHSA-abcd-1234-efgh", None, (), True),
+    ("Tighten the upload size check", None, ("security",), True),
+    ("Tighten the upload size check", None, ("type: security",), True),
+    # Hostile: a body, a name that holds the word, a word of prose.
+    ("Fix parser", "Fixes CVE-2024-9999. This is a critical security fix!", (), False),
+    ("Add Simple API deserialization benchmark", None, (), False),
+    ("Bump open-security-tools/ost-simple-sts from 1 to 2", None, (), False),
+    ("支持只读模式，提高安全性", "修复了安全漏洞 CVE-2024-0001", (), False),
+    ("Improve security of the CI authorisation", None, (), False),
+    ("feat: add a security page to the docs site", None, ("documentation",), False),
+    # A label whose name merely holds the word (hyphens join it to others) says nothing.
+    ("Update label", None, ("not-security-related-but-named",), False),
+])
+def test_security_is_what_maintainers_call_it(title: str, body: str | None,
+                                              labels: tuple[str, ...], security: bool) -> None:
+    assert classify(_pull(1, title, body=body, labels=labels), RepoConfig()).security is security
+
+
+def test_a_body_that_claims_security_or_a_break_claims_nothing_in_the_digest() -> None:
+    """The plain digest (no model) says no security fix, breaking change or CVE for a
+    PR whose body alone claims them."""
+    hostile = _pull(
+        1, "Fix the date parser",
+        body="## Summary\nBREAKING CHANGE: everything.\nThis fixes CVE-2024-9999, a critical "
+             "security vulnerability (deserialization of untrusted input). 8x H100 used.\n"
+             "Signed-off-by: Eve <eve@example.com>\n", lines=120)
+    plain = _pull(2, "Add retry to uploads", lines=80)
+    snapshot = Snapshot(repository="o/r", pulls=(hostile, plain))
+    for lang, words in (("en", ("security", "breaking", "CVE", "measured 8x", "effect (8x")),
+                        ("zh", ("安全", "破坏性", "CVE", "实测 8x", "实测效果（8x"))):
+        digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang=lang)
+        assert not any(p.security for p in digest.pulls)
+        assert all(not k.figures for k in digest.key_pulls)  # "8x H100" is a GPU count
+        for fmt in ("text", "markdown"):
+            text = render_digest(digest, fmt)  # type: ignore[arg-type]
+            report = text.split("## 本周全部 PR")[0].split("## Every PR")[0]
+            for word in words:
+                assert word.lower() not in report.lower(), (lang, fmt, word)
+            assert "Signed-off-by" not in text
+
+
+@pytest.mark.parametrize(("title", "labels", "breaking"), [
+    ("feat(api)!: drop the v1 endpoints", (), True),
+    ("[BREAKING] rename max_len", (), True),
+    ("💥 Remove the legacy CLI", (), True),
+    ("Drop the v1 endpoints", ("breaking-change",), True),
+    ("Drop the v1 endpoints", (), False),
+])
+def test_breaking_is_what_a_title_or_label_says(title: str, labels: tuple[str, ...],
+                                                breaking: bool) -> None:
+    cls = classify(_pull(1, title, body="BREAKING CHANGE: all of it", labels=labels),
+                   RepoConfig())
+    assert cls.breaking is breaking
+
+
+# --- a zh line carries at least what the title says -------------------------------------
+
+
+@pytest.mark.parametrize(("title", "line"), [
+    ("fix: 解决开启 HTTPS 之后 404 配置丢失的问题", "解决开启 HTTPS 之后 404 配置丢失的问题"),
+    ("feat: 容器列表缓存是否显示应用商店容器", "新功能：容器列表缓存是否显示应用商店容器"),
+    ("fix(图表): 日期类型的子维度图例显示不全", "【图表】修复：日期类型的子维度图例显示不全"),
+    ("fix(图表、仪表板): 修复联动失效", "【图表、仪表板】修复联动失效"),
+    ("🐛 Fix Foo Git authentication", "修复：Foo Git authentication"),
+    ("⬆ Bump cryptography from 48.0.1 to 50.0.0",
+     "构建：Bump cryptography from 48.0.1 to 50.0.0"),
+    ("utils/curl: request headers when body is unused",
+     "改动：Request headers when body is unused"),
+    ("fix: add missing cuda stream sync in NCCL broadcast wait for complete",
+     "修复：Add missing cuda stream sync in NCCL broadcast wait for complete"),
+    ("[ckpt] feat: add save_lora_only checkpoint support", "新增 `save_lora_only` 检查点支持"),
+])
+def test_a_zh_line_never_says_less_than_its_title(title: str, line: str) -> None:
+    cls = classify(_pull(1, title), RepoConfig())
+    assert said_in(cls, "zh") == line
+    assert said_in(cls, "en") == ""
+
+
+def test_a_chinese_titled_week_keeps_its_titles_and_modules() -> None:
+    pulls = (
+        _pull(1, "fix(订单): 修复订单导出为空的问题", paths=("src/order/export.ts",), lines=90),
+        _pull(2, "feat(订单): 支持批量导出", paths=("src/order/batch.ts",), lines=300),
+        _pull(3, "fix(支付): 解决退款重复提交", paths=("src/pay/refund.ts",), lines=60),
+        _pull(4, "feat(支付): 新增分账", paths=("src/pay/split.ts",), lines=400),
+    )
+    digest = build_digest(Snapshot(repository="o/shop", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    assert {t.title for t in digest.themes} == {"订单", "支付"}
+    text, report = render_digest(digest, "text"), render_digest(digest, "markdown")
+    for said in ("修复订单导出为空的问题", "支持批量导出", "新增分账"):  # the key PRs
+        assert said in text
+    assert "解决退款重复提交" in report
+    assert "新功能（#" not in text + report and "修复（#" not in text + report
+
+
+# --- bodies: prose only ------------------------------------------------------------------
+
+
+def test_a_summary_is_the_bodys_prose_not_its_trailers_tables_or_template() -> None:
+    body = (
+        "<!-- Thank you for your contribution -->\n"
+        "## Checklist\n- [x] I added tests\n- [ ] I updated the docs\n\n"
+        "## Summary\nThe cache now expires entries after an hour.\n\n"
+        "| Case | Before | After |\n| --- | --- | --- |\n| cold | 2.0s | 1.0s |\n\n"
+        "<details><summary>logs</summary>noise</details>\n"
+        "## Test plan\nRan the suite.\n\n"
+        "---------\n\nSigned-off-by: Eve <eve@example.com>\n"
+        "Co-authored-by: Mallory <m@example.com>\n")
+    pull = _pull(1, "Expire cache entries", body=body, lines=400)
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    [key] = digest.key_pulls
+    assert key.summary == "The cache now expires entries after an hour."
+    for fmt in ("text", "markdown"):
+        text = render_digest(digest, fmt)  # type: ignore[arg-type]
+        for leak in ("Signed-off-by", "Co-authored-by", "| Case", "---", "Checklist",
+                     "I added tests", "Ran the suite", "logs"):
+            assert leak not in text.split("## Every PR")[0].replace("\n---\n", ""), (fmt, leak)
+
+
+@pytest.mark.parametrize(("body", "figures"), [
+    ("Trained on 8x H100 and 4x A100 nodes.", ()),
+    ("We ran it on 16x GPUs for a day.", ()),
+    ("Loading is now 2.5x faster.", ("2.5x",)),
+    ("A speedup of 3x on decode.", ("3x",)),
+    ("Memory drops from 54 GiB to 150 MiB.", ("54 GiB to 150 MiB",)),
+    ("About 2% of the requests are retried.", ()),
+    ("Latency is 30% lower.", ("30%",)),
+])
+def test_a_figure_is_an_effect_only_where_the_text_makes_it_one(
+        body: str, figures: tuple[str, ...]) -> None:
+    pull = _pull(1, "Speed up loading", body=body, lines=200)
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    assert digest.key_pulls[0].figures == figures
+
+
+def test_a_summary_that_says_the_title_again_is_not_shown() -> None:
+    pull = _pull(1, "Add retry to uploads", body="Add retry to uploads.", lines=400)
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    key_prs = render_digest(digest, "markdown").split("## Key PRs at a glance")[1]
+    line = next(x for x in key_prs.splitlines() if x.startswith("- **#1 "))
+    assert line.count("retry to uploads") == 1, line
+
+
+def test_a_topic_keyword_is_not_matched_in_a_template_that_lists_every_module() -> None:
+    """A PR template with a checklist of every module named each in every PR: a topic
+    for one module matched 49 of 56 PRs."""
+    template = "## 影响模块\n- [ ] 图表\n- [x] 仪表板\n- [ ] 数据集\n\n## 描述\n调整按钮样式。"
+    config = RepoConfig(topics={"图表": TopicRule(keywords=("图表",))})
+    assert "图表" not in classify(_pull(1, "fix: 调整按钮样式", body=template), config).topics
+    assert "图表" in classify(_pull(2, "fix(图表): 调整图例"), config).topics
+    assert "图表" in classify(_pull(3, "fix: 调整", body="图表的图例被裁剪。"), config).topics
+
+
+# --- key PRs and themes -------------------------------------------------------------------
+
+
+def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
+    pulls = (
+        _pull(1, "Dev", lines=5000), _pull(2, "master->dev", lines=900),
+        _pull(3, "⬆ Bump cryptography from 48.0.1 to 50.0.0", author="dependabot[bot]",
+              lines=800),
+        _pull(4, "Bump gitpython from 3.1.54 to 3.1.57", author="dependabot[bot]", lines=4),
+        _pull(5, "feat: add retry to uploads", lines=200),
+        _pull(6, "fix: crash on empty upload", lines=30),
+    )
+    snapshot = Snapshot(repository="o/r", pulls=pulls)
+    for lang, heading in (("en", "Dependency updates: 2 updates (cryptography and gitpython)"),
+                          ("zh", "依赖升级：共 2 个（cryptography 和 gitpython）")):
+        digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang=lang)
+        assert {k.number for k in digest.key_pulls} <= {5, 6}
+        deps = next(t for t in digest.themes if t.kind == "dependencies")
+        assert set(deps.others) == {3, 4} and not deps.pulls
+        assert heading in render_digest(digest, "text")
+
+
+@pytest.mark.parametrize("title", ["Bump version to 0.12.2", "🔖 Release 2.3.0",
+                                   ":bookmark: chore(release): v5.32.5 [skip ci]"])
+def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
+    pull = _pull(1, title, author="release-bot[bot]", lines=900)
+    cls = classify(pull, RepoConfig())
+    assert cls.release and not cls.bump
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull, _pull(2, "feat: x"))),
+                          "2026-W29", repo_config=RepoConfig(), lang="en")
+    assert [k.number for k in digest.key_pulls] == [2]
+
+
+def test_a_pr_of_translations_only_is_never_key_however_large() -> None:
+    words = _pull(1, "perf: update i18n", lines=1400,
+                  paths=("apps/i18n/core/en/LC_MESSAGES/django.po", "web/src/locales/zh.ts"))
+    code = _pull(2, "feat: 国际化", lines=300,
+                 paths=("web/src/locales/en.ts", "web/src/views/chart/index.vue"))
+    digest = build_digest(Snapshot(repository="o/r", pulls=(words, code)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    assert [k.number for k in digest.key_pulls] == [2]
+
+
+def test_a_small_week_keeps_key_prs_selective() -> None:
+    pulls = tuple(_pull(n, f"feat: feature number {n}", lines=50 * n) for n in range(1, 7))
+    digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    assert digest.counts.total == 6 and digest.counts.key == 4
+    assert [k.number for k in digest.key_pulls] == [6, 5, 4, 3]  # the largest
+
+
+def test_the_original_under_a_zh_line_is_escaped_on_the_report_page() -> None:
+    from bot.render.html import PageLinks, render_report_page
+
+    hostile = _pull(1, "feat: add retry to uploads", lines=400,
+                    body="Adds <script>alert(1)</script> retry to uploads with backoff.")
+    digest = build_digest(Snapshot(repository="o/r", pulls=(hostile,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    page = render_report_page(digest, PageLinks())
+    assert "<script>alert(1)</script>" not in page
+    assert 'class="original"' in page
