@@ -19,8 +19,10 @@ def week_of(snapshot: Snapshot, week: str, tz: str = TZ) -> list[PullRequest]:
 
 
 def words(pull: PullRequest) -> set[str]:
-    """The whole words of a PR's title, body and changed paths (`npu_patch.py` has npu)."""
-    text = " ".join([pull.title, pull.body or "", *(f.path for f in pull.files)])
+    """The whole words of a PR's title, body and changed paths (`npu_patch.py` has npu);
+    a fenced code block is no prose of the body (a log quoting `device "npu:0"`)."""
+    prose = re.sub(r"```.*?(?:```|$)", " ", pull.body or "", flags=re.S)
+    text = " ".join([pull.title, prose, *(f.path for f in pull.files)])
     return set(re.split(r"[^a-z0-9]+", text.lower()))
 
 

@@ -225,8 +225,8 @@ def chat() -> ChatTestBackend:
         ("天气怎么样", "抱歉，我没看懂“天气怎么样”。"),
         ("risks last week", "1 PR of 2026-W29 has risks\n• #7035 Update the NPU docker image"),
         ("本周有什么风险", "没有发现风险"),
-        ("npu 上周", "2026-W29 的 NPU：1 个 PR\n前一周：0 个。\n• #7035 更新 NPU Docker 镜像\n"
-                   "原文链接"),
+        # No [server] public_url here: no link to a report the chat could not open.
+        ("npu 上周", "2026-W29 的 NPU：1 个 PR\n前一周：0 个。\n• #7035 更新 NPU Docker 镜像\n"),
         ("settings", "What this chat gets\n• Repositories: verl-project/verl.\n• Weekly digest: "
                      "Mondays at 09:00, time zone Asia/Shanghai. Next: 2026-07-27 09:00."),
         ("risks 4242", "verl-project/verl has no PR #4242"),

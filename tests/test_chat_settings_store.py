@@ -94,6 +94,7 @@ FILE = parse_config({
     "channels": [{"platform": "slack", "id": "CFILE", "repo": "acme/lumen", "lang": "zh",
                   "schedule": "0 9 * * MON"}],
     "chat": {"repos": ["friends/*"], "private_repos": ["friends/secret"]},
+    "server": {"public_url": "https://digest.example.com"},
 })
 
 
@@ -124,7 +125,7 @@ def test_a_chat_made_channel_is_a_channel_of_the_config_in_force() -> None:
     assert "friends/app" in config.repos and not config.repo("friends/app").private
     # Its report links work as a file repository's do.
     assert report_url(config, "friends/app", "2026-W29") == \
-        "http://localhost:8080/reports/friends/app/2026-W29"
+        "https://digest.example.com/reports/friends/app/2026-W29"
     assert report_url(FILE, "friends/app", "2026-W29") is None
 
 

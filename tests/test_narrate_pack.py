@@ -138,7 +138,7 @@ async def test_a_section_loses_no_content_when_sentences_are_dropped() -> None:
     assert prose["summary"][0] == engine[0] and str(told.counts.total) in engine[0]
     assert prose["summary"][-1] == engine[-1] and str(len(told.risks)) in engine[-1]
     assert engine[-1] in render_digest(told, "text")  # the chat form keeps the risk count
-    themes = [t for t in told.themes if t.pulls]
+    themes = [t for t in told.themes if t.pulls or t.others]  # every theme shown
     assert len(prose["changes"]) == len(themes)
     assert prose["changes"][0].startswith(themes[0].title)  # the engine's facts, in a sentence
     assert f"#{themes[0].pulls[0]}" in prose["changes"][0]

@@ -365,7 +365,7 @@ def _changes(digest: Digest, chosen: list[Candidate], outcome: Outcome
     by_theme: dict[str, list[Candidate]] = {}
     for c in chosen:
         by_theme.setdefault(c.where.split(":", 1)[1], []).append(c)
-    themes = [t for t in digest.themes if t.pulls]
+    themes = [t for t in digest.themes if t.pulls or t.others]
     for key in set(by_theme) - {t.key for t in themes}:
         for c in by_theme[key]:
             outcome.drop(c.where, "not-shown")

@@ -210,7 +210,10 @@ RECORDED_CLAIMS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "approval": (re.compile(r"批准|审批通过|审核通过|签字|签署|\bapprov(?:ed|al|es|ing)\b|"
                             r"\blgtm\b|\bsigned[- ]off\b|\bsign-?off\b", re.I),
                  re.compile(r'"reviews":"approved"')),
-    "verified": (re.compile(r"审计|验证过|经过验证|已验证|已通过验证|\baudit(?:ed|s|ing)?\b|"
+    "verified": (re.compile(r"审计|验证过|经过验证|已验证|已通过验证|"
+                            r"(?:已|均已|都已|已经)[^。；;，,.!?！？]{0,12}验证|"
+                            r"(?:生产|线上|真实)环境(?:中|下)?(?:验证|测试|运行)|"
+                            r"\baudit(?:ed|s|ing)?\b|"
                             r"\b(?:verified|validated|battle-tested|proven)\b", re.I),
                  re.compile(r"(?!)")),
     "release": (re.compile(r"发布|发版|上线|正式版|\breleas(?:e|ed|es|ing)\b|"

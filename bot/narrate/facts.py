@@ -218,7 +218,7 @@ def shown_pulls(digest: Digest, quick: int) -> list[int]:
     order = [k.number for k in digest.key_pulls[:quick]]
     order += [r.pull for r in digest.risks]
     order += [int(n) for s in digest.suggestions for n in PULL_REF.findall(s)]
-    order += [n for t in digest.themes if t.pulls
+    order += [n for t in digest.themes if t.pulls or t.others
               for n in theme_pulls(t.pulls, t.others)[:THEME_PULLS]]
     return list(dict.fromkeys(order))
 
@@ -257,7 +257,7 @@ def week_facts(digest: Digest, shown: Iterable[int], withheld: frozenset[int]) -
                                pulls=theme_pulls(t.pulls, t.others)[:THEME_PULLS],
                                cite=theme_cited(t),
                                sentences=theme_room(len(t.pulls) + len(t.others)))
-                     for t in digest.themes if t.pulls),
+                     for t in digest.themes if t.pulls or t.others),
         risks=tuple(WeekRiskFact(pull=r.pull, severity=r.severity, text=clean(r.summary))
                     for r in digest.risks),
         suggestions=tuple(_suggestion(i, s, withheld) for i, s in enumerate(digest.suggestions)),
