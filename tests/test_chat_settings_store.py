@@ -26,9 +26,11 @@ LUMEN = ChatSettings(repos=("acme/lumen",), lang="en", schedule="0 10 * * FRI",
                      changed_at=datetime(2026, 7, 22, tzinfo=UTC))
 
 
-@pytest.fixture(params=["redis", "cluster", "memory"])
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis),
+                        pytest.param("cluster", marks=pytest.mark.redis), "memory"])
 def store(request: pytest.FixtureRequest) -> Iterator[ChatSettingsStore]:
-    """Redis on one server, on a real Redis Cluster, and the in-memory twin."""
+    """Redis on one server, on a real Redis Cluster (both `redis`), and the in-memory
+    twin."""
     if request.param == "memory":
         yield InMemoryChatSettings()
         return
