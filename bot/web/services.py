@@ -382,7 +382,7 @@ def build_services(
     queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
                           clock=clock)
     handler = CommandHandler(
-        digests, live=live, lookups=github, queues=queues, intents=intent_reader(narrator),
+        digests, live=live, lookups=github, queues=queues, intents=intent_reader(narrator, clock),
         points_short=github.budget.short_of if github is not None else None, events=events)
     claims = Claims(port, clock=clock)
     if adapters is None:
