@@ -1,9 +1,10 @@
-# The two commands a newcomer runs: `make demo` and `make test`.
+# The commands a newcomer runs: `make demo`, `make test` (the quick loop) and
+# `make test-all` (every test, what CI runs).
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint check bench setup runtime lock system-deps clean
+.PHONY: demo test test-all lint check bench setup runtime lock system-deps clean
 
 # uv installs (a PyPI client, pinned): it unpacks the ~60 locked packages in parallel,
 # a cold `make demo` in a third of pip's time.
@@ -43,14 +44,24 @@ demo: runtime
 	$(BIN)/prdigest digest acme/lumen --week 2026-W29 \
 		--snapshot examples/snapshot.json --config examples/prdigest.toml --format text
 
+# The quick loop: every test that needs no Redis, no killed process and no real wait
+# (the exactly-once core runs on the in-memory store and a virtual clock), on every
+# core. The rest - Redis single, Cluster and Sentinel, failovers, killed processes,
+# real platform rates - is `make test-all`, which CI runs.
+QUICK := not redis and not failover and not kills and not slow
+
 test: setup system-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto -m "$(QUICK)"
+	@echo "make test: the quick loop passed; make test-all runs every test (Redis, failovers, kills), as CI does"
+
+test-all: setup system-deps
+	$(BIN)/pytest -n auto
 
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-check: lint test
+check: lint test-all
 
 bench: setup
 	$(BIN)/python -m bench.digest

@@ -89,7 +89,7 @@ class AdapterFactory(Protocol):
     Its limits are its own: each message it posts waits for a turn in the lanes its
     `[platforms.<name>]` settings declare (`post_lanes`: the bot's, the chat's, at the
     platform's documented rates) on `pacer` - the lanes every replica shares in Redis
-    (`bot.store.pacing.RedisPacer`), or this process's own when None - and a 429 holds
+    (`bot.store.pacing.SharedPacer`), or this process's own when None - and a 429 holds
     those lanes off for its Retry-After."""
 
     def from_config(self, config: Config, handler: CommandAnswering, deduper: FirstSeen, *,

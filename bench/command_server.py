@@ -46,17 +46,20 @@ def serve(redis_url: str, slack_api: str, telegram_api: str, feishu_domain: str,
     from starlette.routing import Route
 
     from bot.config import load_config
+    from bot.events import Events
     from bot.store.cache import CachedSource
+    from bot.store.redis.cache import Cache
     from bot.web.app import create_app
     from bot.web.connections import uvicorn_limits
-    from bot.web.metered import MeteredCache
     from bot.web.metrics import Metrics
 
     config = load_config(EXAMPLES / "prdigest.toml")
     metrics = Metrics()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    events = Events()
+    events.subscribe(metrics.on)
+    cache = Cache(redis.Redis.from_url(redis_url), events=events)
     source = CachedSource(SnapshotUpstream(EXAMPLES / "snapshot.json"), cache, config,
-                          on_held_lookup=metrics.held_pull_lookup)
+                          events=events)
     app = create_app(
         config, freeze_heap=True, redis_url=redis_url, source=source, metrics=metrics,
         background=False,

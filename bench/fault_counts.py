@@ -21,6 +21,7 @@ from testkit.reliability.posts import (
     slack_channel_texts,
     telegram_chat_texts,
 )
+from testkit.schedule import tick_at
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due
 
@@ -81,4 +82,4 @@ async def ask_everywhere(service: Service, text: str) -> list[str]:
 async def tick(service: Service, at: datetime = MONDAY) -> dict[str, str]:
     assert service.services.scheduler is not None
     mark(service)
-    return {r.channel: r.status for r in await service.services.scheduler.tick(at)}
+    return {r.channel: r.status for r in await tick_at(service.services.scheduler, at)}

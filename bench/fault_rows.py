@@ -20,6 +20,7 @@ from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.slow_clients import slow_clients
 from testkit.reliability.uploads import hostile_uploads
 from testkit.reliability.world import world, write_config
+from testkit.schedule import tick_at
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is due
 NEVER = "0 9 30 2 *"
@@ -127,7 +128,7 @@ async def never_firing_cron_row(redis_url: str, workdir: Path) -> Row:
                              if c.id == TELEGRAM_CHAT else c
                              for c in scheduler.config.channels)
             scheduler.config = msgspec.structs.replace(scheduler.config, channels=channels)
-            results = await scheduler.tick(MONDAY)
+            results = await tick_at(scheduler, MONDAY)
             health = (await service.get("/healthz")).json()
     row.events = row.expected = len(channels) - 1
     row.faults = 1

@@ -67,6 +67,7 @@ from bench.outage_rows import (
     telegram_429,
     timeouts,
 )
+from bot.store.coordination import StoreUnavailable
 from testkit.redis_server import private_redis
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.holding_proxy import HoldingProxy
@@ -74,6 +75,7 @@ from testkit.reliability.kill import kill_mid_post
 from testkit.reliability.killable_redis import KillableRedis
 from testkit.reliability.names import SLACK_ADMIN, SLACK_CHANNEL
 from testkit.reliability.world import world
+from testkit.schedule import tick_at
 
 # --- Redis -----------------------------------------------------------------------------------
 
@@ -94,7 +96,7 @@ async def _tick_until_done(service: Service, at: datetime) -> None:
         try:
             await tick(service, at + timedelta(minutes=attempt))
             return
-        except redis.RedisError:
+        except StoreUnavailable:
             await asyncio.sleep(0.2)
 
 
@@ -115,7 +117,7 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                 assert proxy is not None
                 hold = proxy.hold("chat.postMessage", when="after")
                 mark(service)
-                first = asyncio.ensure_future(scheduler.tick(MONDAY))
+                first = asyncio.ensure_future(tick_at(scheduler, MONDAY))
                 await asyncio.to_thread(hold.parked.wait, 30)
                 server.kill()
                 row.faults += 1
@@ -143,7 +145,7 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                             row.lost += 1
                 mark(service)
                 with contextlib.suppress(Exception):
-                    await scheduler.tick(MONDAY)
+                    await tick_at(scheduler, MONDAY)
                 restarted = time.monotonic()
                 server.start()
                 await _healthy(service)

@@ -46,12 +46,13 @@ from github.PaginatedList import PaginatedList
 
 from bench.github_points import points_rows
 from bench.review_queue import queue_rows
+from bot.clock import HeldClock
 from bot.config import Config, RepoConfig
 from bot.github.rest import week_queries
 from bot.github.source import GitHubSource
 from bot.models import Comment
 from bot.store.cache import CachedSource
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
 from bot.week import shift_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
@@ -121,7 +122,8 @@ def bench_size(size: int, latency: float, url: str) -> list[Row]:
         for key in cache.client.scan_iter(f"{cache.prefix}:*"):
             cache.client.delete(key)
         github = GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url)
-        source = CachedSource(github, cache, CONFIG)
+        clock = HeldClock(datetime.now(UTC))
+        source = CachedSource(github, cache, CONFIG, clock=clock)
 
         count, seconds, data = measure(fake, lambda: source.fetch_week(REPO, WEEK))
         assert data.snapshot.pulls == expected.pulls, "cold fetch differs from the fixture"
@@ -138,8 +140,8 @@ def bench_size(size: int, latency: float, url: str) -> list[Row]:
                        created_at=datetime.now(UTC).replace(microsecond=0))
         for pull in changed:
             fake.touch(REPO, pull.number, comments=(*(pull.comments or ()), note))
-        later = datetime.now(UTC) + timedelta(days=31)
-        count, seconds, data = measure(fake, lambda: source.fetch_week(REPO, WEEK, now=later))
+        clock.set(datetime.now(UTC) + timedelta(days=31))
+        count, seconds, data = measure(fake, lambda: source.fetch_week(REPO, WEEK))
         assert source.last == "changed"
         now_expected = week_snapshot(REPO, list(fake.repos[REPO].pulls.values()), WEEK, TZ)
         assert data.snapshot.pulls == now_expected.pulls, "changed fetch differs"

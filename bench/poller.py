@@ -22,9 +22,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from bench.github import redis_url
+from bot.store.keys import Keys
+from bot.store.redis.coordination import RedisCoordination
 from testkit.poller_world import PollerWorld, poller_world
+
+
+def world_in(url: str, prefix: str, **options: Any
+             ) -> AbstractAsyncContextManager[PollerWorld]:
+    """The poller world, its claims in the Redis at `url` under keys of `prefix`."""
+    return poller_world(RedisCoordination.from_url(url, keys=Keys(prefix)), **options)
 
 
 async def next_round(world: PollerWorld) -> float:
@@ -36,8 +46,8 @@ async def next_round(world: PollerWorld) -> float:
 
 
 async def cost_rows(url: str, repos: int, merges: int) -> list[str]:
-    async with poller_world(url, repos=repos, pulls_per_repo=merges,
-                            prefix="prdigest-bench-poller-cost") as world:
+    async with world_in(url, "prdigest-bench-poller-cost", repos=repos,
+                        pulls_per_repo=merges) as world:
         await world.poller.poll_once()
         seconds = []
         for _ in range(merges):
@@ -63,8 +73,8 @@ async def limited_rows(url: str, repos: int, rounds: int) -> list[str]:
     rows = [f"rate limits: every answer limited, {rounds} rounds over {repos} repositories"]
     for kind, label in (("secondary", "secondary (403, Retry-After 60)"),
                         ("primary", "primary (403, remaining 0, reset in 60 s)")):
-        async with poller_world(url, repos=repos, pulls_per_repo=1,
-                                prefix=f"prdigest-bench-poller-{kind}") as world:
+        async with world_in(url, f"prdigest-bench-poller-{kind}", repos=repos,
+                            pulls_per_repo=1) as world:
             world.github.rate_limit_next(1_000_000, kind=kind, retry_after=60, reset_in=60,
                                          status=403)
             started = time.perf_counter()
@@ -83,9 +93,9 @@ async def latency_rows(url: str, repos: int, latency: float,
                        concurrencies: list[int]) -> list[str]:
     rows = [f"round time: {repos} repositories, {latency * 1000:.0f} ms per answer"]
     for concurrency in concurrencies:
-        async with poller_world(url, repos=repos, pulls_per_repo=1, latency=latency,
-                                concurrency=concurrency,
-                                prefix=f"prdigest-bench-poller-latency-{concurrency}") as world:
+        async with world_in(url, f"prdigest-bench-poller-latency-{concurrency}",
+                            repos=repos, pulls_per_repo=1, latency=latency,
+                            concurrency=concurrency) as world:
             world.merge(next(iter(world.config.repos)))  # one closed PR in one list
             first = await next_round(world)
             steady = await next_round(world)

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from bench.schedule import redis_topology
-from bot.store.client import sync_client
+from bot.store.redis.client import sync_client
 from testkit.ledger_years import keys_without_expiry, run
 from testkit.redis_topologies import all_keys
 

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from bot.config import Config, RepoConfig
 from bot.github.source import GitHubSource
 from bot.models import PullRequest
-from bot.store.client import sync_client
+from bot.store.redis.client import sync_client
+from bot.store.redis.review_queues import RedisReviewQueueStore
 from bot.store.review_queues import ReviewQueues
 from testkit.fakes.github import FakeGitHub
 from testkit.redis_server import private_redis
@@ -44,7 +45,7 @@ def queue_rows(chats: int = 20, questions: int = 10) -> list[str]:
             for name in repos:
                 fake.add_repo(name, [_open(name, n) for n in range(1, 26)])
             source = GitHubSource(config, token=TOKEN, base_url=fake.base_url)
-            replicas = [ReviewQueues(sync_client(url)), ReviewQueues(sync_client(url))]
+            replicas = [ReviewQueues(RedisReviewQueueStore(sync_client(url))) for _ in range(2)]
             asked = 0
             for chat in range(chats):
                 followed = repos[chat * width:(chat + 1) * width]

@@ -22,6 +22,11 @@ the others once its locks expire (--lock-seconds): on Slack and Telegram a re-se
 post that had already arrived is a duplicate - the window `bot.delivery.schedule` documents.
 The fake servers also print the killed replica's reset connections.
 
+However the bench ends - its figures printed, an error, Ctrl-C, SIGTERM, even SIGKILL
+of its own PID - it leaves no process behind: the replicas end with it (each watches
+its parent), and so do the redis-servers it started (the kernel ends them with it). A
+failover slower than the wait for it is reported, and the run goes on.
+
 With --platform-rate N each fake platform takes N posts a second across its chats and
 answers 429 (with its Retry-After) beyond, and each platform's `post_rate` is set to
 N/s: the bench then prints the 429 answers, the attempts marked failed, and the wall
@@ -34,10 +39,12 @@ import argparse
 import asyncio
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import os
 import resource
 import signal
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -46,8 +53,9 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
-from bot.store.client import REDIS_ERRORS
+from bot.clock import SystemClock
 from bot.store.keys import Keys
+from bot.store.redis.client import REDIS_ERRORS
 
 WEEK = "2026-W29"
 PREVIOUS = "2026-W28"
@@ -107,8 +115,44 @@ def cpu_seconds() -> float:
 def replica_main(number: int, config_path: str, redis_url: str, env: dict[str, str],
                  options: dict[str, Any], go: Any, reports: Any) -> None:
     """One replica: build what the server builds, wait for the start, tick until done."""
+    end_with_parent()
     os.environ.update(env)
     asyncio.run(_replica(number, Path(config_path), redis_url, options, go, reports))
+
+
+def end_with_parent() -> None:
+    """End this process when the one that started it ends, however that ends (an
+    error, a signal, SIGKILL): a thread waits on the parent's sentinel and exits."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(3)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def stop_replicas(processes: Sequence[Any]) -> None:
+    """Stop every replica still running and reap it (SIGTERM, then SIGKILL)."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join(10)
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (`kill PID`) unwinds the bench like an error: its replicas, servers and
+    files are let go of on the way out."""
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 async def _replica(number: int, config_path: Path, redis_url: str, options: dict[str, Any],
@@ -116,16 +160,18 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     import logging
 
     from adapters.poster import AdapterPoster
+    from bot.cli.post import adapter_for
     from bot.config import load_config
     from bot.delivery.due import due_runs
-    from bot.delivery.post import adapter_for
     from bot.delivery.schedule import Scheduler
     from bot.digests import Digests
     from bot.github.source import GitHubSource
     from bot.store.cache import CachedSource
-    from bot.store.client import REDIS_ERRORS, async_client, sync_client
-    from bot.store.pacing import RedisPacer
-    from bot.store.redis_cache import Cache
+    from bot.store.coordination import StoreUnavailable
+    from bot.store.pacing import SharedPacer
+    from bot.store.redis.cache import Cache
+    from bot.store.redis.client import sync_client
+    from bot.store.redis.coordination import RedisCoordination
 
     log_dir = options.get("log_dir")
     if log_dir:  # what went wrong in this replica, for a run that shows something odd
@@ -148,11 +194,12 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     github = CountingGitHub(config)
     source = CachedSource(github, Cache.from_url(redis_url), config)
     digests = Digests(config, source)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
+    clock = BenchClock()
     # Posts take their turns in the lanes the replicas share, as the server's do.
-    pacer = RedisPacer(client)
+    pacer = SharedPacer(port, clock=clock)
     adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
-    scheduler = Scheduler(digests, client, AdapterPoster(adapters), clock=bench_clock(),
+    scheduler = Scheduler(digests, port, AdapterPoster(adapters), clock=clock,
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
                           concurrency=options["concurrency"],
@@ -168,7 +215,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
             entries = await scheduler.ledger.get_many(slots)
             if all(e is not None and e.state == "posted" for e in entries):
                 break
-        except REDIS_ERRORS:  # a failover: the next pass goes on, as run_forever's does
+        except StoreUnavailable:  # a failover: the next pass goes on, as run_forever's does
             pass
         await asyncio.sleep(0.2)
     elapsed = time.perf_counter() - started
@@ -181,8 +228,12 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
         close = getattr(adapter, "close", None)
         if close is not None:
             await close()
-    await client.aclose()
+    await port.close()
 
+
+FAILOVER_WAIT_SECONDS = 60.0
+"""How long the bench waits to see a replica promoted before it reports the failover as
+slow and goes on (the replicas keep retrying through it)."""
 
 CLOCK_SPEED = 60.0
 """The replicas' clock starts at the due minute and runs this much faster than real time:
@@ -191,9 +242,15 @@ back-off pass in a second instead of never - a frozen clock would wait for ever 
 while every run stays well inside the catch-up window."""
 
 
-def bench_clock() -> Any:
-    started = time.monotonic()
-    return lambda: DUE + timedelta_hours((time.monotonic() - started) * CLOCK_SPEED / 3600)
+class BenchClock(SystemClock):
+    """The machine's clock, its date starting at the due minute and running
+    `CLOCK_SPEED` times faster; its waits pass in real time."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def now(self) -> datetime:
+        return DUE + timedelta_hours((time.monotonic() - self.started) * CLOCK_SPEED / 3600)
 
 
 def received_per_channel(slack: Any, telegram: Any, feishu: Any) -> tuple[Counter[str],
@@ -243,7 +300,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--platform-rate", type=int, default=None, metavar="N",
                         help="each fake platform takes N posts a second, 429 beyond; the "
                              "bots are configured to post N a second")
+    parser.add_argument("--failover-wait", type=float, default=FAILOVER_WAIT_SECONDS,
+                        metavar="S", help="how long to wait for the promoted master before "
+                                          "reporting the failover slow and going on")
     args = parser.parse_args(argv)
+    exit_on_sigterm()
     if args.failover and args.redis == "single":
         parser.error("--failover needs --redis sentinel or --redis cluster")
     if args.lock_seconds is None:
@@ -261,8 +322,9 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
         log_dir = args.log_dir / f"run-{run}"
         log_dir.mkdir(parents=True, exist_ok=True)
 
-    from bot.store.client import sync_client
-    from bot.store.ledger import Slot, as_bytes, decode_entry
+    from bot.store.ledger import Slot, decode_entry
+    from bot.store.redis.client import sync_client
+    from bot.store.redis.coordination import as_bytes
     from testkit.fakes.feishu import FakeFeishu
     from testkit.fakes.github import FakeGitHub
     from testkit.fakes.github_fixtures import build_week
@@ -270,6 +332,7 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
     from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
     from testkit.fakes.telegram import TOKEN as TELEGRAM_TOKEN
     from testkit.fakes.telegram import FakeTelegram
+    from testkit.redis_topologies import WaitedTooLong
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
     limits = {platform: FakeRateLimit(args.platform_rate) if args.platform_rate else None
               for platform in PLATFORMS}
@@ -279,7 +342,8 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
           FakeTelegram(rate_limit=limits["telegram"]) as telegram,
           FakeFeishu(app_id=FEISHU_APP[0], app_secret=FEISHU_APP[1],
                      rate_limit=limits["feishu"]) as feishu,
-          tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir):
+          tempfile.TemporaryDirectory(prefix="prdigest-bench-") as workdir,
+          contextlib.ExitStack() as stack):
         for index, repo in enumerate(repos):
             pulls = build_week(repo, count=args.pulls, week=WEEK, seed=index, overflow=None)
             pulls += build_week(repo, count=args.pulls // 2, week=PREVIOUS, seed=1000 + index,
@@ -300,8 +364,9 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
         context = multiprocessing.get_context("spawn")
         go, reports = context.Event(), context.Queue()
         processes = [context.Process(target=replica_main, name=f"replica-{n}", args=(
-            n, str(config_path), redis_url, env, options, go, reports))
+            n, str(config_path), redis_url, env, options, go, reports), daemon=True)
             for n in range(args.replicas)]
+        stack.callback(stop_replicas, processes)
         for process in processes:
             process.start()
         baseline: dict[int, float] = {}
@@ -322,7 +387,7 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
         started = time.perf_counter()
         go.set()
         killed: int | None = None
-        failed_over: tuple[int, int, float] | None = None
+        failed_over: tuple[int, int | None, float] | None = None
         while True:
             try:
                 entries = [decode_entry(as_bytes(raw)) for raw in read_all(client, keys)]
@@ -340,7 +405,10 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
                     and posted >= len(slots) // 3:
                 old = failing.kill_master()
                 killed_at = time.perf_counter()
-                new = failing.wait_for_failover(old)
+                try:
+                    new: int | None = failing.wait_for_failover(old, args.failover_wait)
+                except WaitedTooLong:
+                    new = None  # reported below; the replicas wait it out, or the run fails
                 failed_over = (old, new, time.perf_counter() - killed_at)
             if time.perf_counter() - started > 600:
                 raise SystemExit(f"only {posted} of {len(slots)} posted after 600 s")
@@ -361,6 +429,7 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
             process.join(timeout=30)
         exits = {n: p.exitcode for n, p in enumerate(processes)
                  if p.exitcode != 0 and p.pid != killed}
+        stop_replicas(processes)
 
         counts, repeated = received_per_channel(slack, telegram, feishu)
         recorded: Counter[str] = Counter()
@@ -384,9 +453,12 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
           f"{args.pulls} PRs per repository-week, concurrency {args.concurrency}/replica"
           + (f", replica 0 SIGKILLed (pid {killed})" if killed else "")
           + f"; Redis: {args.redis}")
-    if failed_over is not None:
+    if failed_over is not None and failed_over[1] is not None:
         print(f"  failover              master :{failed_over[0]} SIGKILLed, :{failed_over[1]} "
               f"promoted after {failed_over[2]:.1f} s")
+    elif failed_over is not None:
+        print(f"  failover              master :{failed_over[0]} SIGKILLed; no replica "
+              f"promoted within {failed_over[2]:.1f} s (slow failover; the run went on)")
     print(f"  all posted after      {elapsed:8.2f} s")
     print(f"  posts per second      {len(slots) / elapsed:8.1f}  ({messages} messages, "
           f"{messages / elapsed:.1f}/s)")
@@ -421,7 +493,8 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
     return (f"dup {duplicates} ({', '.join(f'{p} {n}' for p, n in by_platform.items())}) "
             f"missing {missing} exits {len(exits)} "
             f"fetches/repo-week {week_fetches / repository_weeks:.2f} {elapsed:.0f}s"
-            + (f" failover {failed_over[2]:.1f}s" if failed_over else ""))
+            + (f" failover {failed_over[2]:.1f}s" + ("" if failed_over[1] else " (slow)")
+               if failed_over else ""))
 
 
 def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elapsed: float,

@@ -22,17 +22,17 @@ from datetime import timedelta
 
 from adapters.poster import AdapterPoster
 from adapters.telegram.adapter import TelegramAdapter
+from bot.clock import HeldClock
 from bot.store.claims import Claims
 from testkit.fakes.telegram import FakeTelegram
 from testkit.redis_server import private_redis
 from testkit.redis_topologies import flush
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     channel,
     make_config,
-    redis_client,
+    redis_port,
     scheduler,
 )
 from testkit.server_support import example_snapshot
@@ -52,14 +52,15 @@ async def run(url: str, channels: int, timeout: float, in_doubt: str, stalls: li
     with FakeTelegram() as tg:
         for seconds in stalls:
             tg.stall_after_accepting("sendMessage", seconds / scale)
-        async with redis_client(url) as client:
-            adapter = TelegramAdapter(config, None, Claims(client),  # type: ignore[arg-type]
+        clock = HeldClock(SHANGHAI_MONDAY_9 + timedelta(minutes=1))  # the date held
+        async with redis_port(url) as port:
+            adapter = TelegramAdapter(config, None,  # type: ignore[arg-type]
+                                      Claims(port, clock=clock),
                                       token=tg.token, secret_token="s", api_url=tg.base_url,
                                       send_timeout=timeout / scale, in_doubt=in_doubt,
                                       max_retries=0)
             try:
-                clock = Clock(SHANGHAI_MONDAY_9 + timedelta(minutes=1))
-                schedule = scheduler(config, CountingSource(example_snapshot()), client,
+                schedule = scheduler(config, CountingSource(example_snapshot()), port,
                                      AdapterPoster({"telegram": adapter}), clock,
                                      concurrency=64)
                 await schedule.tick()

@@ -199,7 +199,7 @@ class CacheConfig(Section, frozen=True, kw_only=True):
     past_week_ttl_seconds: int = 30 * 24 * 3600
     current_week_ttl_seconds: int = 15 * 60
     # A Redis that may evict prdigest's keys, or keeps nothing across a restart: warn at
-    # start, or refuse to serve on it (`bot.store.redis_safety`).
+    # start, or refuse to serve on it (`bot.store.redis.safety`).
     unsafe_redis: Literal["warn", "refuse"] = "warn"
 
 

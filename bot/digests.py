@@ -15,17 +15,18 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Protocol
 
 import msgspec
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ConfigView, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
 from bot.engine.combine import PartFacts, combine, combined_notes
 from bot.engine.digest import week_pulls
 from bot.engine.exclude import excluded_note, leave_out_of_week, left_out_by, left_out_note
 from bot.errors import SourceError, WeekError
+from bot.events import DigestBuilt, Events
 from bot.i18n import translator
 from bot.links import with_report_url
 from bot.models import Digest, Lang, PullAnswer, PullRequest, Snapshot
@@ -45,7 +46,7 @@ FetchWeek = Callable[[str, str], Awaitable[WeekData]]
 
 
 class DigestStore(Protocol):
-    """Where finished report digests are kept (`bot.store.redis_cache.Cache` has these two)."""
+    """Where finished report digests are kept (`bot.store.redis.cache.Cache` has these two)."""
 
     def get_report(self, repo: str, week: str, lang: str) -> bytes | None: ...
 
@@ -70,7 +71,7 @@ class Digests:
     PR answers are asked for (notices without a source). `subscriptions`: topics
     subscribed from chat (read here, written by chat), which come after a channel's
     configured ones in its digest. `reports`: where report-page digests are kept, with the
-    cache's TTLs. `on_built(trigger)` counts each digest built (`/metrics`).
+    cache's TTLs. Each digest built is a `DigestBuilt` on `events` (`/metrics`).
     `narrator`: the optional model that words digests and PR answers (`[llm]`); None
     keeps every digest exactly the engine's. `config` may be the service's live config
     (`bot.live.LiveConfig`): every digest is then made with the config in force.
@@ -83,16 +84,16 @@ class Digests:
         *,
         subscriptions: SubscriptionStore | None = None,
         reports: DigestStore | None = None,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
-        on_built: Callable[[str], None] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        events: Events | None = None,
         narrator: Narrator | None = None,
     ) -> None:
         self.settings = config
         self.source = source
         self.subscriptions = subscriptions
         self.reports = reports
-        self.now = now
-        self.on_built = on_built
+        self.clock = clock
+        self.events = events or Events()
         self.narrator = narrator
         self._decoder = msgspec.json.Decoder(Digest)
         self.answer = functools.lru_cache(maxsize=ANSWERS_KEPT)(self._answer)
@@ -132,8 +133,7 @@ class Digests:
         digest, _ = await self._assemble(repo, week, lang, focus, fetch=fetch, trends=trends,
                                          exclude=exclude, budget=self._budget(),
                                          fetch_trends=fetch_trends)
-        if self.on_built is not None:
-            self.on_built(trigger)
+        self.events.emit(DigestBuilt(trigger))
         return with_report_url(digest, self.config) if link else digest
 
     async def build_many(
@@ -168,8 +168,7 @@ class Digests:
                                       exclude=exclude, budget=budget, fetch_trends=fetch_trends)
                  for repo in repos]
         parts = [with_report_url(part, self.config) if link else part for part, _ in built]
-        if self.on_built is not None:
-            self.on_built(trigger)
+        self.events.emit(DigestBuilt(trigger))
         return combine(parts, focus=focus,
                        notes=combined_notes([facts for _, facts in built], lang))
 
@@ -308,7 +307,7 @@ class Digests:
 
     def _report_ttl(self, repo: str, week: str) -> int:
         settings = self.config.cache
-        current = current_week(self.now(), self.config.repo(repo).timezone)
+        current = current_week(self.clock.now(), self.config.repo(repo).timezone)
         return (settings.current_week_ttl_seconds if week == current
                 else settings.past_week_ttl_seconds)
 

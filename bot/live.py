@@ -18,13 +18,13 @@ lets chat change it - and even then a setting the file changes afterwards wins a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Literal
 
 import msgspec
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import (
     ChannelConfig,
     Config,
@@ -33,7 +33,7 @@ from bot.config import (
     schedule_problem,
 )
 from bot.store.chat_settings import ChatSettings, ChatSettingsStore
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.week import DEFAULT_TIMEZONE, zone
 
 log = logging.getLogger(__name__)
@@ -162,13 +162,14 @@ class LiveConfig:
     """The `ConfigView` of a running service (see the module's docstring).
 
     `store` holds the chats' own settings (None without Redis: only the file's
-    channels).
+    channels); `clock` spaces the refreshes.
     """
 
     def __init__(self, file: Config, store: ChatSettingsStore | None = None, *,
-                 refresh_seconds: float = REFRESH_SECONDS) -> None:
+                 refresh_seconds: float = REFRESH_SECONDS, clock: Clock = SYSTEM_CLOCK) -> None:
         self.store = store
         self.refresh_seconds = refresh_seconds
+        self.clock = clock
         self._file = file
         self._chats: dict[str, ChatSettings] = {}
         self._revision: str | None = None
@@ -231,7 +232,7 @@ class LiveConfig:
                 chats = await asyncio.to_thread(store.all)
                 self._chats, self._revision = chats, revision
                 self._current = effective_config(self._file, chats)
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             if not self._failing:
                 log.warning("chat settings unreadable (%s); using those read last",
                             type(exc).__name__)
@@ -246,8 +247,7 @@ class LiveConfig:
         """Refresh every `refresh_seconds` until `stop` is set (the service's task)."""
         while not stop.is_set():
             await self.refresh()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.refresh_seconds)
+            await self.clock.wait(stop, self.refresh_seconds)
 
 
 def restart_sections(before: Config, after: Config) -> list[str]:

@@ -11,23 +11,23 @@ chat) that is not free by then books nothing, so a chat waiting for its own turn
 holds the others up; a message that wakes well after its turn (its process stalled)
 books again rather than crowding the turns after it. A platform's 429 moves every lane
 of that send to after its Retry-After (`hold_off`), so every sender - every replica,
-with `RedisPacer` - holds off until then.
+with `SharedPacer` - holds off until then.
 
 Each adapter declares its lanes and their rates (its `[platforms.<name>]` settings);
 the core never names one. `LocalPacer` keeps the lanes in this process (one replica, no
-Redis); `bot.store.pacing.RedisPacer` keeps them in Redis, shared by every replica.
+Redis); `bot.store.pacing.SharedPacer` keeps them in the coordination port (Redis),
+shared by every replica.
 """
 
 from __future__ import annotations
 
 import abc
-import asyncio
 import re
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.errors import ConfigError
 
 # The periods a rate may be given per, in seconds.
@@ -133,7 +133,10 @@ class Booking:
 
 
 class BookingPacer(abc.ABC):
-    """A `Pacer` over one booking step (in this process, or one Redis script)."""
+    """A `Pacer` over one booking step (in this process, or one Redis script); its
+    waits pass on `clock`."""
+
+    clock: Clock = SYSTEM_CLOCK
 
     @abc.abstractmethod
     async def book(self, lanes: Sequence[Lane], *, within: float) -> Booking:
@@ -145,20 +148,20 @@ class BookingPacer(abc.ABC):
     async def take_turn(self, lanes: Sequence[Lane], *, max_wait: float) -> None:
         if not lanes:
             return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max_wait
+        clock = self.clock
+        deadline = clock.monotonic() + max_wait
         late_turns = 0
         while True:
-            left = deadline - loop.time()
+            left = deadline - clock.monotonic()
             booking = await self.book(lanes, within=max(0.0, left))
             if booking.wait > left:
                 raise NoTurn(booking.wait)
-            due = loop.time() + booking.wait
+            due = clock.monotonic() + booking.wait
             if booking.wait > 0:
-                await asyncio.sleep(booking.wait)
+                await clock.sleep(booking.wait)
             if not booking.granted:
                 continue
-            if loop.time() - due <= LATE_TOLERANCE or late_turns == MAX_LATE_TURNS:
+            if clock.monotonic() - due <= LATE_TOLERANCE or late_turns == MAX_LATE_TURNS:
                 return
             # The process stalled past the turn (CPU starved, a long pause): going now
             # would crowd the turns booked after it, so book again at the queue's end.
@@ -167,14 +170,14 @@ class BookingPacer(abc.ABC):
 
 class LocalPacer(BookingPacer):
     """The lanes of this process: the pacing of a single replica without Redis, and
-    what `RedisPacer` falls back to while Redis is away."""
+    what `SharedPacer` falls back to while Redis is away."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.clock = clock
         self._free: dict[str, float] = {}  # lane name -> when its next turn is
 
     async def book(self, lanes: Sequence[Lane], *, within: float) -> Booking:
-        now = self._clock()
+        now = self.clock.monotonic()
         start = max(now, self._free.get(lanes[0].name, now))
         for lane in lanes[1:]:
             free = self._free.get(lane.name, now)
@@ -188,7 +191,7 @@ class LocalPacer(BookingPacer):
         return Booking(True, start - now)
 
     async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None:
-        until = self._clock() + max(0.0, seconds)
+        until = self.clock.monotonic() + max(0.0, seconds)
         for lane in lanes:
             self._free[lane.name] = max(self._free.get(lane.name, until), until)
 

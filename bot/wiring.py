@@ -8,22 +8,13 @@ the same wherever its digest is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
-
-import redis
-
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
 from bot.digests import Digests
 from bot.narrate import Narrator, narrator_for
 from bot.source import Source
-from bot.store.client import sync_client
-from bot.store.redis_cache import Cache
-from bot.store.subscriptions import RedisSubscriptionStore
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+from bot.store.redis.cache import Cache
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 
 
 class ProcessDigests:
@@ -33,21 +24,20 @@ class ProcessDigests:
     `close()` (or `async with`) lets go of the model client and Redis."""
 
     def __init__(self, config: Config, source: Source, *, redis_url: str | None = None,
-                 llm: bool = True, now: Callable[[], datetime] = utc_now) -> None:
-        self.redis: redis.Redis | None = (sync_client(redis_url, config.cache.url_env)
-                                          if redis_url else None)
-        store = (Cache(self.redis) if self.redis is not None and config.llm is not None
-                 and llm else None)
+                 llm: bool = True, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.cache = Cache.from_url(redis_url, config.cache.url_env) if redis_url else None
+        store = self.cache if config.llm is not None and llm else None
         self.narrator: Narrator | None = narrator_for(config, store, enabled=llm)
-        subscriptions = RedisSubscriptionStore(self.redis) if self.redis is not None else None
+        subscriptions = (RedisSubscriptionStore(self.cache.client) if self.cache is not None
+                         else None)
         self.digests = Digests(config, source, subscriptions=subscriptions,
-                               narrator=self.narrator, now=now)
+                               narrator=self.narrator, clock=clock)
 
     async def close(self) -> None:
         if self.narrator is not None:
             await self.narrator.close()
-        if self.redis is not None:
-            self.redis.close()
+        if self.cache is not None:
+            self.cache.close()
 
     async def __aenter__(self) -> Digests:
         return self.digests

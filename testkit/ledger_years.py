@@ -9,14 +9,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.clock import HeldClock
 from bot.snapshot import read_snapshot
 from bot.store.cache import CachedSource
-from bot.store.client import REDIS_ERRORS, async_client, sync_client
-from bot.store.redis_cache import Cache
+from bot.store.coordination import StoreUnavailable
+from bot.store.redis.cache import Cache
+from bot.store.redis.client import sync_client
+from bot.store.redis.coordination import RedisCoordination
 from testkit.redis_topologies import all_keys
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -37,28 +39,28 @@ async def post_weeks(redis_url: str, *, weeks: int, channels: int,
         {"platform": PLATFORMS[n % 3], "id": f"c{n}", "repo": "acme/lumen",
          "timezone": "Asia/Shanghai", "schedule": "0 9 * * MON", "lang": "en", "topics": []}
         for n in range(channels)])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     source = CachedSource(WeekOnly(CountingSource(read_snapshot(EXAMPLES / "snapshot.json"))),
                           Cache(sync_client(redis_url)), config)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     counts: Counter[str] = Counter()
     try:
-        replica = scheduler(config, source, client, FakePoster(platforms, "r1"), clock,
+        replica = scheduler(config, source, port, FakePoster(platforms, "r1"), clock,
                             lock_seconds=30.0, concurrency=concurrency)
         for _ in range(weeks):
             for attempt in range(5):  # a pass Redis failed is run again, as run_forever does
                 try:
                     counts.update(r.status for r in await replica.tick())
                     break
-                except REDIS_ERRORS:
+                except StoreUnavailable:
                     if attempt == 4:
                         raise
                     await asyncio.sleep(1.0)
             clock.advance(timedelta(weeks=1))
             platforms.delivered.clear()
     finally:
-        await client.aclose()
+        await port.close()
         if source.cache is not None:
             source.cache.close()
     return counts

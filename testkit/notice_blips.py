@@ -1,7 +1,7 @@
 """A Redis blip in the middle of a merged-PR notice, then GitHub's redelivery.
 
 `notice_blip` sends the signed delivery of a merge every example channel follows to the
-service in-process; Redis (through `FlakyRedis` under the service's claims) goes away
+service in-process; Redis (through `FlakyPort` under the service's claims) goes away
 at the first claim of a channel's notice (`passing=0`: before anything was posted) or
 just after the first channel's notice was posted (`passing=1`), so writing that outcome
 and releasing the merge fail too. Redis comes back, the same delivery is sent twice
@@ -11,13 +11,12 @@ more, and what each answer said and which notices arrived are returned.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import httpx
-import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
-from testkit.flaky_redis import FlakyRedis
+from testkit.coordination import FlakyPort
 from testkit.server_support import (
     merged_event,
     notices,
@@ -49,9 +48,8 @@ class Blip:
 async def notice_blip(app: Starlette, adapters: dict[str, Any], *, passing: int) -> Blip:
     """One blip at the chosen step, then the redelivery and one more."""
     claims = services_of(app).claims
-    assert claims.client is not None
-    flaky = FlakyRedis(claims.client, down_on="notice:", passing=passing)
-    claims.client = cast(aioredis.Redis, flaky)
+    flaky = FlakyPort(claims.port, down_on="notice:", passing=passing)
+    claims.store = flaky.claims
     body, headers = webhook_request(merged_event(snapshot_pull(MERGE)), delivery="d-blip")
     async with serving(app) as http:
         during = await http.post("/github/webhook", content=body, headers=headers)

@@ -10,9 +10,9 @@ from bot.config import Config
 from bot.source import SnapshotSource
 from bot.web.app import create_app
 from testkit.server_support import (
+    clock,
     example_config,
     example_snapshot,
-    now,
     recording_adapters,
 )
 
@@ -53,5 +53,5 @@ class Page(HTMLParser):
 def app_with(config: Config | None = None, *, source: Any = None, redis_url: str | None = None
              ) -> Any:
     return create_app(config or example_config(), redis_url=redis_url,
-                      source=source or SnapshotSource(example_snapshot()), now=now,
+                      source=source or SnapshotSource(example_snapshot()), clock=clock(),
                       background=False, adapters=recording_adapters())

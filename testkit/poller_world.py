@@ -24,7 +24,7 @@ from bot.github.source import GitHubSource
 from bot.models import PullRequest
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
-from bot.store.client import async_client
+from bot.store.coordination import Coordination
 from bot.web.services import AdapterNotices
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
@@ -90,10 +90,9 @@ class PollerWorld:
 
 
 @contextlib.asynccontextmanager
-async def poller_world(redis_url: str, *, repos: int, pulls_per_repo: int,
-                       latency: float = 0.0, concurrency: int = 4,
-                       prefix: str = "prdigest-poller") -> AsyncIterator[PollerWorld]:
-    """The world, started; everything closed afterwards. Keys live under `prefix`."""
+async def poller_world(port: Coordination, *, repos: int, pulls_per_repo: int,
+                       latency: float = 0.0, concurrency: int = 4) -> AsyncIterator[PollerWorld]:
+    """The world, started, its poller's claims on `port`; everything closed afterwards."""
     config = org_config(repos, concurrency=concurrency)
     with FakeGitHub(token=TOKEN, latency=latency) as github:
         waiting = {}
@@ -102,8 +101,7 @@ async def poller_world(redis_url: str, *, repos: int, pulls_per_repo: int,
             github.add_repo(name, pulls)
             waiting[name] = [p.number for p in pulls]
         source = GitHubSource(config, token=TOKEN, base_url=github.base_url, budget=Budget())
-        client = async_client(redis_url)
-        claims = Claims(client, prefix=prefix)
+        claims = Claims(port)
         adapters = recording_adapters()
         notifier = MergeNotifier(Digests(config, CachedSource(source, None, config)), claims,
                                  AdapterNotices(adapters))
@@ -115,4 +113,3 @@ async def poller_world(redis_url: str, *, repos: int, pulls_per_repo: int,
         finally:
             poller.close()
             source.close()
-            await client.aclose()

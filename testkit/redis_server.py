@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import redis
 
-from testkit.processes import stop_process
+from testkit.processes import dies_with_parent, stop_process
 
 START_SECONDS = 60.0
 """How long to wait for a new redis-server to answer PING; the wait ends when it does,
@@ -47,7 +47,8 @@ def private_redis(*, appendonly: bool = False) -> Iterator[str]:
         binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
         "--appendonly", "yes" if appendonly else "no", "--dir", workdir,
     ]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=dies_with_parent())
     url = f"redis://127.0.0.1:{port}/0"
     try:
         client = redis.Redis.from_url(url)

@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from testkit.processes import kill_process, stop_all
+from testkit.processes import dies_with_parent, kill_process, stop_all
 from testkit.redis_server import free_port
 
 SENTINEL_SERVICE = "mymaster"
@@ -57,9 +57,13 @@ def cluster_port(rng: random.Random | None = None) -> int:
             return port
 
 
+class WaitedTooLong(RuntimeError):
+    """What was waited for did not happen within the limit (a failover still going on)."""
+
+
 def _wait(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
     """Poll `check` until it holds; the limit is generous (a loaded machine is slow) and
-    costs nothing when it holds early."""
+    costs nothing when it holds early; `WaitedTooLong` past it."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -68,7 +72,7 @@ def _wait(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
         except (redis.RedisError, OSError):
             pass
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not happen within {timeout:.0f} s")
+            raise WaitedTooLong(f"{what} did not happen within {timeout:.0f} s")
         time.sleep(0.05)
 
 
@@ -89,7 +93,8 @@ class _Processes:
         command = [_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no", "--dir", str(self.workdir), *args]
         proc = self.procs[port] = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                                   stderr=subprocess.DEVNULL)
+                                                   stderr=subprocess.DEVNULL,
+                                                   preexec_fn=dies_with_parent())
         client = redis.Redis(port=port, socket_connect_timeout=0.5)
 
         def answering() -> bool:
@@ -115,7 +120,8 @@ class _Processes:
         command = [binary, str(conf)] if binary else [_binary("redis-server"), str(conf),
                                                       "--sentinel"]
         self.procs[port] = subprocess.Popen(command, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL)
+                                            stderr=subprocess.DEVNULL,
+                                            preexec_fn=dies_with_parent())
         client = redis.Redis(port=port, socket_connect_timeout=0.5)
         _wait(lambda: bool(client.sentinel_masters()), f"sentinel on port {port} monitoring")
         client.close()
@@ -327,7 +333,7 @@ def private_sentinel() -> Iterator[SentinelSet]:
 
 def flush(url: str) -> None:
     """Empty every node behind `url` (tests start from nothing)."""
-    from bot.store.client import sync_client
+    from bot.store.redis.client import sync_client
 
     client = sync_client(url)
     try:

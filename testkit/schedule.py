@@ -1,20 +1,18 @@
 """Doubles for the schedule tests: in-memory platforms, a poster per replica, a source
-that counts, a controlled clock, and a Redis client that a test can kill.
+that counts, and a replica's store that a test can kill.
 
 `FakePlatforms` keeps what each platform accepted. Like Feishu, the `feishu` platform
 drops a message whose idempotency key (the message `uuid`) it accepted within the
 last hour; Slack and Telegram take every message.
 
 A killed replica behaves as a SIGKILLed process does: from the kill on, none of its
-Redis commands and none of its posts happen (they raise `ReplicaKilled`), so it
+store's steps and none of its posts happen (they raise `ReplicaKilled`), so it
 neither writes the ledger nor releases its locks - they expire.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -22,35 +20,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import redis.asyncio as aioredis
-import redis.exceptions
-
+from bot.clock import Clock
 from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.results import PostResult
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.models import Digest, Snapshot
 from bot.source import SnapshotSource, WeekData
-from bot.store.client import async_client
+from bot.store.coordination import Coordination, StoreUnavailable
+from bot.store.redis.coordination import RedisCoordination
+from testkit.coordination import GuardedPort
 
 FEISHU_WINDOW = timedelta(hours=1)
 
 
-class ReplicaKilled(redis.exceptions.ConnectionError):
-    """What a dead replica's Redis commands and posts raise."""
+class ReplicaKilled(StoreUnavailable):
+    """What a dead replica's store steps and posts raise."""
 
-
-class Clock:
-    """A controlled clock: `now` moves only when the test moves it."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, delta: timedelta) -> None:
-        self.now += delta
+    def __init__(self, detail: str) -> None:
+        super().__init__("ReplicaKilled", detail)
 
 
 @dataclass(frozen=True)
@@ -70,7 +58,7 @@ class Delivery:
 class FakePlatforms:
     """Every platform's received messages, shared by all replicas."""
 
-    clock: Callable[[], datetime]
+    clock: Clock
     delivered: list[Delivery] = field(default_factory=list)
     dropped: list[Delivery] = field(default_factory=list)
     _keys: dict[tuple[str, str], tuple[datetime, str]] = field(default_factory=dict)
@@ -86,10 +74,10 @@ class FakePlatforms:
         if channel.platform == "feishu":
             # Feishu answers a repeated uuid with the first message, sending nothing new.
             seen = self._keys.get((channel.key, key))
-            if seen is not None and self.clock() - seen[0] < FEISHU_WINDOW:
+            if seen is not None and self.clock.now() - seen[0] < FEISHU_WINDOW:
                 self.dropped.append(delivery)
                 return seen[1]
-            self._keys[(channel.key, key)] = (self.clock(), delivery.message_id)
+            self._keys[(channel.key, key)] = (self.clock.now(), delivery.message_id)
         self.delivered.append(delivery)
         return delivery.message_id
 
@@ -99,11 +87,12 @@ class FakePlatforms:
 
 
 class KillSwitch:
-    """Kills a replica at a chosen point: its `after`-th Redis command, or a poster phase."""
+    """Kills a replica at a chosen point: its `kill_at_call`-th step of the store, or a
+    poster phase."""
 
     def __init__(self) -> None:
         self.dead = False
-        self.redis_calls = 0
+        self.store_calls = 0
         self.kill_at_call: int | None = None
         self.kill_in_post: str | None = None  # "before-accept" | "after-accept"
         self.killed_after_accept: list[tuple[str, str, str]] = []
@@ -112,10 +101,10 @@ class KillSwitch:
         if self.dead:
             raise ReplicaKilled("replica is dead")
 
-    def on_redis_call(self) -> None:
+    def on_store_call(self) -> None:
         self.check()
-        self.redis_calls += 1
-        if self.kill_at_call is not None and self.redis_calls >= self.kill_at_call:
+        self.store_calls += 1
+        if self.kill_at_call is not None and self.store_calls >= self.kill_at_call:
             self.kill()
 
     def kill(self) -> None:
@@ -123,36 +112,9 @@ class KillSwitch:
         raise ReplicaKilled("replica killed")
 
 
-class KillableRedis:
-    """The replica's Redis client, cut off for good once its switch kills it."""
-
-    def __init__(self, client: aioredis.Redis, switch: KillSwitch) -> None:
-        self._client = client
-        self._switch = switch
-
-    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
-        """A pipeline whose `execute` is one call to the cut-off Redis."""
-        pipe = self._client.pipeline(*args, **kwargs)
-        execute = pipe.execute
-        switch = self._switch
-
-        async def killable_execute(*args: Any, **kwargs: Any) -> Any:
-            switch.on_redis_call()
-            return await execute(*args, **kwargs)
-
-        pipe.execute = killable_execute  # type: ignore[method-assign]
-        return pipe
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._client, name)
-        if not callable(attribute):
-            return attribute
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            self._switch.on_redis_call()
-            return await attribute(*args, **kwargs)
-
-        return call
+def killable(port: Coordination, switch: KillSwitch) -> GuardedPort:
+    """The replica's store, cut off for good once its switch kills it."""
+    return GuardedPort(port, lambda step, args: switch.on_store_call())
 
 
 class FakePoster:
@@ -175,7 +137,7 @@ class FakePoster:
         self.calls += 1
         self.switch.check()
         if self.latency:
-            await asyncio.sleep(self.latency)
+            await self.platforms.clock.sleep(self.latency)
         if self.before_accept is not None:
             await self.before_accept(channel)
         if self.switch.kill_in_post == "before-accept":
@@ -240,46 +202,30 @@ def channel(platform: str, id: str, *, tz: str = "Asia/Shanghai", schedule: str 
 
 
 @asynccontextmanager
-async def redis_client(url: str) -> AsyncIterator[aioredis.Redis]:
-    client = async_client(url)
+async def redis_port(url: str) -> AsyncIterator[RedisCoordination]:
+    """The coordination port on the Redis at `url`, closed after."""
+    port = RedisCoordination.from_url(url)
     try:
-        yield client
+        yield port
     finally:
-        await client.aclose()
+        await port.close()
 
 
 LIVE_LOCK_SECONDS = 5.0
 """A slot lock's TTL for replicas that stay alive: renewed every third of it, so a
 loaded machine (a renewal late by a second) never loses a lock a live replica holds."""
 
-DEAD_LOCK_SECONDS = 60.0
-"""A slot lock's TTL where a test kills its holder: long enough that no machine is slow
-enough to see it lapse by itself before the test checks the slot is still busy; the test
-then lets it lapse with `lapse_lock`."""
+DEAD_LOCK_SECONDS = 300.0
+"""A slot lock's TTL where a test kills its holder: still held at the next minute's
+pass; the test lets it lapse by letting that much time pass on its clock."""
 
 
-async def lapse_lock(client: aioredis.Redis, key: str) -> None:
-    """Let the lock at `key` expire now, as its TTL running out would (Redis drops it),
-    and wait until it is gone."""
-    await client.pexpire(key, 1)
-    await wait_expired(client, key)
-
-
-async def wait_expired(client: aioredis.Redis, key: str, timeout: float = 30.0) -> None:
-    """Wait until Redis has dropped `key` (its TTL ran out); a condition, not a fixed
-    sleep, so a slow machine only waits longer."""
-    deadline = time.monotonic() + timeout
-    while await client.exists(key):
-        assert time.monotonic() < deadline, f"{key} did not expire within {timeout:.0f} s"
-        await asyncio.sleep(0.01)
-
-
-def scheduler(config: Config, source: Any, client: Any, poster: Any, clock: Clock,
+def scheduler(config: Config, source: Any, port: Coordination, poster: Any, clock: Clock,
               **options: Any) -> Scheduler:
     options.setdefault("lock_seconds", LIVE_LOCK_SECONDS)
     options.setdefault("build_lock_seconds", 2.0)
     digests = Digests(config, source, subscriptions=options.pop("subscriptions", None))
-    return Scheduler(digests, client, poster, clock=clock, replica=options.pop("replica", "r1"),
+    return Scheduler(digests, port, poster, clock=clock, replica=options.pop("replica", "r1"),
                      **options)
 
 
@@ -305,3 +251,10 @@ THREE_PLATFORMS = [
 
 def statuses(results: list[PostResult]) -> Counter[str]:
     return Counter(r.status for r in results)
+
+
+async def tick_at(scheduler: Scheduler, moment: datetime) -> list[PostResult]:
+    """One pass of `scheduler` at `moment`: its clock (a `HeldClock` or a virtual one)
+    set there first."""
+    scheduler.clock.set(moment)  # type: ignore[attr-defined]
+    return await scheduler.tick()

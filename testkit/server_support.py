@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from adapters.base import DeliveryError
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
 from bot.models import Digest, PullRequest, Reply, Snapshot
 from bot.snapshot import read_snapshot
@@ -69,8 +70,17 @@ def clear_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def now() -> datetime:
-    return NOW
+def snapshot_clock() -> HeldClock:
+    """The date held where the example snapshot was fetched (its week is `this week`)."""
+    moment = example_snapshot().fetched_at
+    assert moment is not None
+    return HeldClock(moment)
+
+
+def clock() -> HeldClock:
+    """An app's clock: the date held at `NOW` (the example week's Wednesday), waits in
+    real time."""
+    return HeldClock(NOW)
 
 
 @dataclass
@@ -155,7 +165,7 @@ def webhook_service(redis_url: str) -> Iterator[tuple[Starlette, dict[str, Recor
         patch.setenv("GITHUB_WEBHOOK_SECRET", WEBHOOK_SECRET)
         adapters = recording_adapters()
         yield create_app(example_config(), redis_url=redis_url,
-                         source=SnapshotSource(example_snapshot()), now=now,
+                         source=SnapshotSource(example_snapshot()), clock=clock(),
                          background=False, adapters=adapters), adapters
 
 

@@ -15,13 +15,16 @@ from starlette.applications import Starlette
 
 from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.models import Command, Reply
+from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.slack import FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
@@ -42,7 +45,7 @@ JSON = "application/json"
 def real_handler(config: Config) -> CommandHandler:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     return CommandHandler(Digests(config, SnapshotSource(snapshot),
-                                  subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
+                                  subscriptions=InMemorySubscriptionStore(), clock=HeldClock(NOW)))
 
 
 class RecordingHandler:
@@ -75,6 +78,9 @@ OPEN_ADAPTERS: list[SlackAdapter] = []
 
 def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
                  **overrides: Any) -> SlackAdapter:
+    """The adapter on the fake; it takes its turns on a virtual clock unless given a
+    `pacer` (a chat's one message a second costs no wall time)."""
+    overrides.setdefault("pacer", LocalPacer(VirtualClock()))
     if isinstance(handler, RecordingHandler) and handler.config is None:
         handler.config = config
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,

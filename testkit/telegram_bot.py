@@ -14,18 +14,21 @@ from typing import Any
 
 import httpx
 import msgspec
-import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import Command, Digest, Reply, Snapshot
+from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
+from bot.store.coordination import Coordination
+from testkit.clock import VirtualClock
+from testkit.coordination import claims_on
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.telegram import (
     FakeTelegram,
@@ -68,7 +71,7 @@ class SpyHandler:
     def __init__(self, *, fail: bool = False) -> None:
         self.inner = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
                                             subscriptions=InMemorySubscriptionStore(),
-                                            now=lambda: NOW))
+                                            clock=HeldClock(NOW)))
         self.fail = fail
         self.asked: list[tuple[Command, ChannelConfig | None, str | None]] = []
 
@@ -85,15 +88,17 @@ class SpyHandler:
 
 @asynccontextmanager
 async def running(
-    tg: FakeTelegram, redis_url: str, *, handler: SpyHandler | None = None,
+    tg: FakeTelegram, port: Coordination, *, handler: SpyHandler | None = None,
     start: bool = True, **options: Any,
 ) -> AsyncIterator[tuple[TelegramAdapter, httpx.AsyncClient]]:
-    """An adapter on the fake, its webhook route behind an ASGI client."""
-    client = aioredis.from_url(redis_url)
+    """An adapter on the fake, its webhook route behind an ASGI client; it tells
+    deliveries apart in `port`'s claims, and takes its turns (and waits out flood
+    control) on a virtual clock unless given a `pacer`."""
     settings: dict[str, Any] = {"token": tg.token, "secret_token": SECRET,
-                                "api_url": tg.base_url, "max_retries": 2}
+                                "api_url": tg.base_url, "max_retries": 2,
+                                "pacer": LocalPacer(VirtualClock())}
     settings.update(options)
-    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), Claims(client), **settings)
+    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), claims_on(port), **settings)
     app = Starlette(routes=adapter.routes())
     try:
         if start:
@@ -103,7 +108,6 @@ async def running(
             yield adapter, http
     finally:
         await adapter.close()
-        await client.aclose()
 
 
 async def post_update(http: httpx.AsyncClient, update: dict[str, Any] | str | bytes,

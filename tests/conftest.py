@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import settings
 
+from bot.store.memory import MemoryCoordination
+from testkit.coordination import memory_port
 from testkit.fakes.openai import FakeOpenAI
 from testkit.redis_server import private_redis
-from testkit.redis_topologies import flush, private_cluster
+from testkit.redis_topologies import flush, private_cluster, private_sentinel
 from testkit.shared_data import shared_data_dir
 
 if TYPE_CHECKING:
@@ -47,6 +49,16 @@ def redis_cluster_url() -> Iterator[str]:
     """One private 3-node Redis Cluster for the whole run (started on first use)."""
     with private_cluster() as url:
         yield url
+
+
+REDIS_FIXTURES = {"redis_url", "redis_server_url", "redis_cluster_url", "redis_sentinel_url"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reaches a private Redis (through any fixture) is marked `redis`."""
+    for item in items:
+        if REDIS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.redis)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -103,3 +115,18 @@ def fake() -> Iterator[FakeOpenAI]:
     """A fake model endpoint for the narrator tests of one module."""
     with FakeOpenAI(stall_seconds=5) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def redis_sentinel_url() -> Iterator[str]:
+    """One private Sentinel set (a master, its replica, a Sentinel) for the whole run,
+    started on first use; no test fails it over (those start their own)."""
+    with private_sentinel() as sentinel:
+        yield sentinel.url
+
+
+@pytest.fixture
+def port() -> MemoryCoordination:
+    """The coordination port in memory (on a virtual clock), shared by every replica a
+    test runs; the contract suite holds Redis to the same behaviour."""
+    return memory_port()

@@ -18,7 +18,7 @@ from bot.source import SnapshotSource
 from bot.web.app import create_app
 from bot.web.body_limit import BodyLimit
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET
-from testkit.server_support import clear_env, example_config, example_snapshot, now
+from testkit.server_support import clear_env, clock, example_config, example_snapshot
 
 CAP = 1000
 
@@ -117,7 +117,7 @@ async def test_the_slack_route_tells_slack_not_to_send_a_refused_body_again(
     clear_env(monkeypatch)
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
-    app = create_app(example_config(), source=SnapshotSource(example_snapshot()), now=now,
+    app = create_app(example_config(), source=SnapshotSource(example_snapshot()), clock=clock(),
                      background=False)
     too_big = b"x" * (MAX_BODY_BYTES + 1)
     transport = httpx.ASGITransport(app=app)

@@ -15,13 +15,15 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from bot.clock import HeldClock
 from bot.config import CacheConfig, Config, RepoConfig
 from bot.errors import SourceError
+from bot.events import CacheLookup, Events
 from bot.github.source import GitHubSource
 from bot.models import Comment, Snapshot
 from bot.store.cache import HELD_SECONDS, CachedSource
-from bot.store.client import sync_client
-from bot.store.redis_cache import Cache, cache_from_env
+from bot.store.redis.cache import Cache, cache_from_env
+from bot.store.redis.client import sync_client
 from bot.week import current_week, week_period
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
@@ -55,7 +57,14 @@ def cached_source(fake: FakeGitHub, cache: Cache | None, *, token: str | None = 
                   config: Config = CONFIG, retries: int = 3) -> CachedSource:
     github = GitHubSource(config, token=token, base_url=fake.base_url, sleep=lambda s: None,
                           retries=retries)
-    return CachedSource(github, cache, config)
+    return CachedSource(github, cache, config, clock=HeldClock(datetime.now(UTC)))
+
+
+def at(src: CachedSource, moment: datetime) -> CachedSource:
+    """`src` with its clock set to `moment`."""
+    assert isinstance(src.clock, HeldClock)
+    src.clock.set(moment)
+    return src
 
 
 def now_on_github(fake: FakeGitHub, week: str = WEEK, tz: str = TZ) -> Snapshot:
@@ -66,7 +75,7 @@ def fetch(src: CachedSource, fake: FakeGitHub, *, now: datetime | None = None,
           week: str = WEEK) -> tuple[Snapshot, int]:
     """The week's snapshot and the number of HTTP requests it took."""
     fake.clear()
-    data = src.fetch_week(REPO, week, now=now)
+    data = at(src, now or datetime.now(UTC)).fetch_week(REPO, week)
     return data.snapshot, fake.count()
 
 
@@ -211,7 +220,7 @@ def test_stale_copy_is_served_with_its_age_when_github_fails(fake: FakeGitHub,
     assert not fresh.stale and fresh.age_seconds is None
     fake.fail_next(10, 502)
     when = datetime.now(UTC) + LATER
-    data = src.fetch_week(REPO, WEEK, now=when)
+    data = at(src, when).fetch_week(REPO, WEEK)
     assert data.stale and src.last == "stale"
     assert data.age_seconds == pytest.approx(LATER.total_seconds(), abs=60)
     assert data.snapshot.pulls == fresh.snapshot.pulls
@@ -234,7 +243,7 @@ def test_stale_single_pull_when_github_fails(fake: FakeGitHub, cache: Cache) -> 
     fake.clear()
     assert src.fetch_pull(REPO, 1001) == pulls[1] and fake.count() == 0
     fake.fail_next(1, 502)
-    assert src.fetch_pull(REPO, 1001, now=later()) == pulls[1]
+    assert at(src, later()).fetch_pull(REPO, 1001) == pulls[1]
     assert fake.count() == 1
 
 
@@ -264,6 +273,14 @@ def counting_cache(redis_url: str) -> Iterator[CountingCache]:
     store.close()
 
 
+def held_lookups(lookups: list[bool]) -> Events:
+    """Events whose looks into the memory of PRs are told to `lookups`."""
+    events = Events()
+    events.subscribe(lambda event: lookups.append(event.hit) if isinstance(event, CacheLookup)
+                     and event.kind == "held-pull" else None)
+    return events
+
+
 def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
                                           counting_cache: CountingCache) -> None:
     pulls = build_week(REPO, count=3)
@@ -271,7 +288,7 @@ def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
     lookups: list[bool] = []
     src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
                                     sleep=lambda s: None),
-                       counting_cache, CONFIG, on_held_lookup=lookups.append)
+                       counting_cache, CONFIG, events=held_lookups(lookups))
     assert src.held_pull(REPO, 1001) is None
     assert src.fetch_pull(REPO, 1001) == pulls[1]
     reads, requests = counting_cache.reads, fake.count()
@@ -289,24 +306,24 @@ def test_a_held_pr_lasts_a_minute_then_redis_then_github(fake: FakeGitHub,
     fake.add_repo(REPO, pulls)
     src = cached_source(fake, counting_cache)
     start = datetime.now(UTC)
-    src.fetch_pull(REPO, 1001, now=start)
+    at(src, start).fetch_pull(REPO, 1001)
     fresh = CONFIG.cache.current_week_ttl_seconds
-    assert src.held_pull(REPO, 1001, now=start + timedelta(seconds=HELD_SECONDS - 1)) == pulls[1]
+    assert at(src, start + timedelta(seconds=HELD_SECONDS - 1)).held_pull(REPO, 1001) == pulls[1]
     later_on = start + timedelta(seconds=HELD_SECONDS + 1)
-    assert src.held_pull(REPO, 1001, now=later_on) is None
+    assert at(src, later_on).held_pull(REPO, 1001) is None
     # still fresh in Redis: read from there (and held again), GitHub not asked
     fake.clear()
     reads = counting_cache.reads
-    assert src.fetch_pull(REPO, 1001, now=later_on) == pulls[1]
+    assert at(src, later_on).fetch_pull(REPO, 1001) == pulls[1]
     assert fake.count() == 0 and counting_cache.reads > reads
-    assert src.held_pull(REPO, 1001, now=later_on) == pulls[1]
+    assert at(src, later_on).held_pull(REPO, 1001) == pulls[1]
     # past the current-week TTL GitHub is asked again, and its answer is held
     fake.touch(REPO, 1001, title="[ci] fix: renamed on GitHub")
     past = start + timedelta(seconds=fresh + 60)
-    renamed = src.fetch_pull(REPO, 1001, now=past)
+    renamed = at(src, past).fetch_pull(REPO, 1001)
     assert renamed is not None and renamed.title == "[ci] fix: renamed on GitHub"
     assert fake.count() >= 1
-    assert src.held_pull(REPO, 1001, now=past) == renamed
+    assert at(src, past).held_pull(REPO, 1001) == renamed
 
 
 def test_a_forgotten_pr_is_fetched_again_here_and_by_other_replicas(
@@ -327,7 +344,7 @@ def test_a_forgotten_pr_is_fetched_again_here_and_by_other_replicas(
     # the other replica answers from its memory for up to a minute, then sees the merge
     assert other.fetch_pull(REPO, 1001) == pulls[1]
     soon = datetime.now(UTC) + timedelta(seconds=HELD_SECONDS + 1)
-    seen = other.fetch_pull(REPO, 1001, now=soon)
+    seen = at(other, soon).fetch_pull(REPO, 1001)
     assert seen is not None and seen.state == "merged"
 
 
@@ -371,7 +388,7 @@ def test_redis_down_degrades_to_uncached(fake: FakeGitHub,
     dead = Cache(redis.Redis(port=free_port(), socket_connect_timeout=0.2,
                              retry=Retry(NoBackoff(), 0)))
     src = cached_source(fake, dead)
-    with caplog.at_level(logging.WARNING, logger="bot.store.redis_cache"):
+    with caplog.at_level(logging.WARNING, logger="bot.store.redis.cache"):
         snapshot, requests = fetch(src, fake)
         again, _ = fetch(src, fake)
     # numbers, PRs, follow-ups of the oversized lists

@@ -11,16 +11,18 @@ import httpx
 import msgspec
 
 from bot.chat.grammar import parse_command
+from bot.cli.post import post_now
+from bot.clock import HeldClock
 from bot.config import Config, parse_config
-from bot.delivery.post import post_now
 from bot.models import ChatForm, Digest
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.client import sync_client
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.redis.client import sync_client
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.app import app_for
 from bot.web.services import build_services
 from testkit import EXAMPLES
+from testkit.schedule import tick_at
 from testkit.server_support import RecordingAdapter
 
 REPO = "acme/lumen"
@@ -81,14 +83,14 @@ async def test_post_the_schedule_chat_and_the_report_page_give_a_channel_one_dig
     catcher = RecordingAdapter("slack")
     services = build_services(config, redis_url=redis_url,
                               source=SnapshotSource(read_snapshot(SNAPSHOT)),
-                              adapters={"slack": catcher}, now=lambda: MONDAY_MORNING,
+                              adapters={"slack": catcher}, clock=HeldClock(MONDAY_MORNING),
                               background=False)
     try:
         assert services.scheduler is not None
         assert services.handler.digests is services.digests
         assert services.scheduler.digests is services.digests
         assert services.notifier.digests is services.digests
-        results = await services.scheduler.tick(MONDAY_MORNING)
+        results = await tick_at(services.scheduler, MONDAY_MORNING)
         assert sorted(r.status for r in results) == ["posted", "posted"]
         scheduled = {f"slack:{channel_id}": digest for channel_id, digest in catcher.digests}
 

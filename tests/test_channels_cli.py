@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.store.chat_settings import ChatSettings, RedisChatSettings
-from bot.store.client import sync_client
+from bot.store.chat_settings import ChatSettings
+from bot.store.redis.chat_settings import RedisChatSettings
+from bot.store.redis.client import sync_client
 from testkit.cli import run_cli
 
 CONFIG = """

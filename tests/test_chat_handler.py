@@ -13,6 +13,7 @@ import pytest
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import ERROR_KEYS, CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.digests import Digests
 from bot.errors import SourceError
@@ -44,7 +45,7 @@ def store() -> InMemorySubscriptionStore:
 
 @pytest.fixture
 def handler(source: RecordingSource, store: InMemorySubscriptionStore) -> CommandHandler:
-    return CommandHandler(Digests(CONFIG, source, subscriptions=store, now=lambda: NOW))
+    return CommandHandler(Digests(CONFIG, source, subscriptions=store, clock=HeldClock(NOW)))
 
 
 async def ask(
@@ -117,7 +118,7 @@ class HoldingSource(RecordingSource):
 
 async def test_a_held_pr_is_answered_on_the_loop_without_fetching() -> None:
     source = HoldingSource(SNAPSHOT, held={7035})
-    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, source, clock=HeldClock(NOW)))
     reply = await ask(handler, "risks 7035")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
     # held_pull ran on the event loop's thread; the one fetch_pull is its own lookup
@@ -144,7 +145,7 @@ async def test_the_same_pr_version_is_answered_once_per_language(
 
     monkeypatch.setattr(bot.digests, "answer_pull", counting)
     source = RecordingSource(SNAPSHOT)
-    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, source, clock=HeldClock(NOW)))
     first = await ask(handler, "risks 7035")
     assert await ask(handler, "summary 7035") == Reply(
         kind="pull", lang="en", pull=first.pull, mode="summary")
@@ -163,7 +164,7 @@ async def test_a_failing_memory_lookup_falls_back_to_the_source(
 ) -> None:
     source = HoldingSource(SNAPSHOT, held={7035})
     source.held_error = RuntimeError("corrupt entry")
-    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, source, clock=HeldClock(NOW)))
     with caplog.at_level(logging.ERROR):
         reply = await ask(handler, "risks 7035")
     assert reply.kind == "pull" and reply.pull is not None and reply.pull.number == 7035
@@ -174,7 +175,7 @@ async def test_a_failing_memory_lookup_falls_back_to_the_source(
 async def test_reviews_are_judged_only_where_the_snapshot_recorded_them() -> None:
     unrecorded = Snapshot(repository=REPO, pulls=(
         pull(5, "[ci] fix: flaky test", state="merged", merged_at=at(15)),))
-    handler = CommandHandler(Digests(CONFIG, RecordingSource(unrecorded), now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(unrecorded), clock=HeldClock(NOW)))
     reply = await ask(handler, "risks 5")
     assert reply.pull is not None
     assert [r.kind for r in reply.pull.risks] == []
@@ -219,7 +220,7 @@ async def test_digest_counts_of_a_week(handler: CommandHandler) -> None:
 async def test_the_week_is_read_in_the_channels_time_zone(source: RecordingSource) -> None:
     # Monday 01:00 in Shanghai is still Sunday in UTC: "this week" differs.
     monday = datetime(2026, 7, 20, 1, 0, tzinfo=SHANGHAI)
-    handler = CommandHandler(Digests(CONFIG, source, now=lambda: monday))
+    handler = CommandHandler(Digests(CONFIG, source, clock=HeldClock(monday)))
     utc_channel = ChannelConfig(platform="slack", id="C9", repo=REPO, timezone="UTC")
     in_shanghai = await ask(handler, "digest", channel=OPEN_CHANNEL)
     in_utc = await ask(handler, "digest", channel=utc_channel)
@@ -442,7 +443,7 @@ async def test_a_refused_change_changes_nothing(
 async def test_without_a_store_subscriptions_are_refused_but_topics_answer(
     source: RecordingSource,
 ) -> None:
-    handler = CommandHandler(Digests(CONFIG, source, now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, source, clock=HeldClock(NOW)))
     assert (await ask(handler, "subscribe npu")).error == "subscriptions-unavailable"
     topics = await ask(handler, "topics")
     assert (topics.kind, topics.topics) == ("topics", ("npu",))

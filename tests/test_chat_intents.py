@@ -12,12 +12,14 @@ import pytest
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.chat.intents import IntentReader
+from bot.clock import HeldClock
 from bot.config import LLMConfig
 from bot.digests import Digests
 from bot.models import Reply
 from bot.narrate.client import ModelClient
 from bot.render import render_reply
 from testkit.chat_week import CONFIG, NOW, OPEN_CHANNEL, SNAPSHOT
+from testkit.clock import VirtualClock
 from testkit.fakes.chat import InMemorySubscriptionStore, RecordingSource
 from testkit.fakes.openai import FakeOpenAI
 
@@ -47,7 +49,7 @@ def model() -> Iterator[FakeOpenAI]:
 def handler(model: FakeOpenAI) -> CommandHandler:
     client = ModelClient(LLMConfig(base_url=model.base_url, model="reader"))
     digests = Digests(CONFIG, RecordingSource(SNAPSHOT),
-                      subscriptions=InMemorySubscriptionStore(), now=lambda: NOW)
+                      subscriptions=InMemorySubscriptionStore(), clock=HeldClock(NOW))
     return CommandHandler(digests, intents=IntentReader(client))
 
 
@@ -127,13 +129,15 @@ async def test_prose_from_the_model_is_never_shown(handler: CommandHandler) -> N
 
 
 async def test_the_model_reads_at_most_so_many_messages_a_minute(model: FakeOpenAI) -> None:
-    clock = [1000.0]
+    clock = VirtualClock()
     reader = IntentReader(ModelClient(LLMConfig(base_url=model.base_url, model="reader")),
-                          per_minute=2, clock=lambda: clock[0])
+                          per_minute=2, clock=clock)
     text = "could you dig up the hazards lurking in 7035"
     READINGS[text] = reading("risks", pull=7035)
     asked = parse_command(text)
     kinds = [(await reader.read(asked)).kind for _ in range(3)]
     assert kinds == ["risks", "risks", "help"] and model.calls == 2
-    clock[0] += 60
+    clock.advance(59)
+    assert (await reader.read(asked)).kind == "help" and model.calls == 2
+    clock.advance(1)
     assert (await reader.read(asked)).kind == "risks" and model.calls == 3

@@ -13,6 +13,7 @@ import pytest
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import Config, parse_config
 from bot.digests import Digests
 from bot.models import Reply, Snapshot
@@ -44,7 +45,7 @@ def snapshot(shared_data: Path) -> Snapshot:
 
 @pytest.fixture(scope="module")
 def handler(snapshot: Snapshot) -> CommandHandler:
-    return CommandHandler(Digests(CONFIG, SnapshotSource(snapshot), now=lambda: NOW))
+    return CommandHandler(Digests(CONFIG, SnapshotSource(snapshot), clock=HeldClock(NOW)))
 
 
 async def ask(handler: CommandHandler, text: str) -> Reply:

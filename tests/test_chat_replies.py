@@ -16,6 +16,7 @@ from jinja2.ext import babel_extract
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import ERROR_KEYS, CommandHandler
+from bot.clock import HeldClock
 from bot.digests import Digests
 from bot.i18n import translations
 from bot.models import Lang, PullAnswer, Reply, Risk
@@ -196,7 +197,8 @@ def test_markdown_lines_stay_apart() -> None:
 @pytest.fixture
 def chat() -> ChatTestBackend:
     handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT),
-                                     subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
+                                     subscriptions=InMemorySubscriptionStore(),
+                                     clock=HeldClock(NOW)))
     return ChatTestBackend(handler, OPEN_CHANNEL)
 
 
@@ -250,7 +252,7 @@ async def test_replies_come_out_in_order(chat: ChatTestBackend) -> None:
 
 
 async def test_a_chat_outside_the_config_gets_a_polite_refusal() -> None:
-    handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT), now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT), clock=HeldClock(NOW)))
     chat = ChatTestBackend(handler, None)
     assert "not set up for prdigest" in (await chat.ask("risks 7035")).text
     assert "I answer questions about pull requests:" in (await chat.ask("help")).text
@@ -273,7 +275,8 @@ typed = st.one_of(st.text(max_size=120), st.lists(chat_words, max_size=6).map(" 
 @given(text=typed, admin=st.booleans(), fmt=st.sampled_from(FORMATS))
 def test_every_message_gets_a_reply_in_words(text: str, admin: bool, fmt: str) -> None:
     handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT),
-                                     subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
+                                     subscriptions=InMemorySubscriptionStore(),
+                                     clock=HeldClock(NOW)))
     command = parse_command(text)
     with asyncio.Runner() as runner:
         reply = runner.run(handler.handle(command, channel=OPEN_CHANNEL,

@@ -14,9 +14,10 @@ import pytest
 from bot.config import Config, parse_config
 from bot.links import report_url
 from bot.live import LiveConfig, describe_changes, effective_config, follow_refusal
-from bot.store.chat_settings import ChatSettings, ChatSettingsStore, RedisChatSettings
-from bot.store.client import sync_client
+from bot.store.chat_settings import ChatSettings, ChatSettingsStore
 from bot.store.keys import Keys
+from bot.store.redis.chat_settings import RedisChatSettings
+from bot.store.redis.client import sync_client
 from testkit.fakes.chat import InMemoryChatSettings
 from testkit.redis_topologies import flush
 
@@ -25,9 +26,11 @@ LUMEN = ChatSettings(repos=("acme/lumen",), lang="en", schedule="0 10 * * FRI",
                      changed_at=datetime(2026, 7, 22, tzinfo=UTC))
 
 
-@pytest.fixture(params=["redis", "cluster", "memory"])
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis),
+                        pytest.param("cluster", marks=pytest.mark.redis), "memory"])
 def store(request: pytest.FixtureRequest) -> Iterator[ChatSettingsStore]:
-    """Redis on one server, on a real Redis Cluster, and the in-memory twin."""
+    """Redis on one server, on a real Redis Cluster (both `redis`), and the in-memory
+    twin."""
     if request.param == "memory":
         yield InMemoryChatSettings()
         return

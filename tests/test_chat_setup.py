@@ -13,6 +13,7 @@ import pytest
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import Asker
+from bot.clock import HeldClock
 from bot.config import Config, parse_config
 from bot.digests import Digests
 from bot.errors import SourceError
@@ -71,7 +72,7 @@ class World:
         self.live = LiveConfig(file, self.store if redis else None)
         self.lookups = lookups or Lookups()
         digests = Digests(self.live, RecordingSource(SNAPSHOT),
-                          subscriptions=InMemorySubscriptionStore(), now=lambda: NOW)
+                          subscriptions=InMemorySubscriptionStore(), clock=HeldClock(NOW))
         self.handler = CommandHandler(digests, live=self.live, lookups=self.lookups)
 
     async def ask(self, text: str, *, chat: str = "slack:CNEW", user: str = "U1",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.clock import HeldClock
 from bot.digests import Digests
 from bot.i18n import translator
 from bot.render import render_digest
@@ -22,7 +23,7 @@ def suggestion_lines(text: str, lang: str) -> list[str]:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_chat_suggestions_are_whole_sentences_naming_their_pr(lang: str) -> None:
-    digests = Digests(example_config(), SnapshotSource(example_snapshot()), now=lambda: NOW)
+    digests = Digests(example_config(), SnapshotSource(example_snapshot()), clock=HeldClock(NOW))
     digest = await digests.build(REPO, "2026-W29", lang)  # type: ignore[arg-type]
     lines = suggestion_lines(render_digest(digest, "text"), lang)
     assert lines, "the example week has suggestions"

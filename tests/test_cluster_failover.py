@@ -16,15 +16,16 @@ from typing import Any
 import pytest
 import redis.asyncio.connection as aioconnection
 
+from bot.clock import HeldClock
 from bot.delivery.due import due_runs
 from bot.delivery.schedule import Scheduler
 from bot.snapshot import read_snapshot
-from bot.store.client import REDIS_ERRORS, async_client
+from bot.store.coordination import StoreUnavailable
 from bot.store.ledger import Ledger
+from bot.store.redis.coordination import RedisCoordination
 from testkit.redis_topologies import ClusterSet, flush, private_cluster_set
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -32,6 +33,8 @@ from testkit.schedule import (
     scheduler,
     statuses,
 )
+
+pytestmark = [pytest.mark.redis, pytest.mark.failover]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 WRITE_TORN_DOWN = "'NoneType' object has no attribute 'writelines'"
@@ -48,15 +51,15 @@ def channels(count: int) -> list[dict[str, Any]]:
 async def one_replica(url: str, count: int) -> AsyncIterator[tuple[Scheduler, FakePlatforms]]:
     """One replica on an emptied cluster, due to post `count` channels of each platform."""
     flush(url)
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
-    client = async_client(url)
+    client = RedisCoordination.from_url(url)
     try:
         yield scheduler(make_config(channels(count)),
                         CountingSource(read_snapshot(EXAMPLES / "snapshot.json")), client,
                         FakePoster(platforms, "r1"), clock, lock_seconds=5.0), platforms
     finally:
-        await client.aclose()
+        await client.close()
 
 
 @pytest.fixture
@@ -85,7 +88,7 @@ async def test_a_post_whose_record_is_torn_down_is_recorded_once(
     async with one_replica(redis_cluster_url, 2) as (replica, platforms):
         results = await replica.tick()
         entries = await replica.ledger.get_many([r.slot for r in due_runs(
-            replica.config.channels, replica.clock(), replica.catch_up)])
+            replica.config.channels, replica.clock.now(), replica.catch_up)])
         again = await replica.tick()
     assert len(torn_down_writes) == 6  # each record's first write failed ...
     assert statuses(results) == Counter({"posted": 6})  # ... and was written again
@@ -150,10 +153,11 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
     cluster: ClusterSet
 ) -> None:
     config = make_config(channels(12))
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    clients = [async_client(cluster.url + "?failover_seconds=20") for _ in range(3)]
+    clients = [RedisCoordination.from_url(cluster.url + "?failover_seconds=20")
+               for _ in range(3)]
     # Locks outlive the clients' failover window (20 s), as in production (60 s): a
     # replica whose post is in flight through the failover records it before another
     # may take the slot over. A 5 s lock expired on the promoted replica when a loaded
@@ -163,7 +167,7 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
                           replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
                           concurrency=2)
                 for n, client in enumerate(clients)]
-    slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
+    slots = [run.slot for run in due_runs(config.channels, clock.now(), replicas[0].catch_up)]
     outages: Counter[str] = Counter()
 
     async def run(replica: Scheduler) -> None:
@@ -174,8 +178,8 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
                 entries = await replica.ledger.get_many(slots)
                 if all(e is not None and e.state == "posted" for e in entries):
                     return
-            except REDIS_ERRORS as exc:  # as run_forever: the next pass goes on
-                outages[type(exc).__name__] += 1
+            except StoreUnavailable as exc:  # as run_forever: the next pass goes on
+                outages[exc.reason] += 1
             await asyncio.sleep(0.1)
         raise AssertionError("not every slot was posted within 120 s")
 
@@ -192,7 +196,7 @@ async def test_a_master_failover_mid_run_loses_nothing_and_doubles_nothing(
         entries = await Ledger(clients[0]).get_many(slots)
     finally:
         for client in clients:
-            await client.aclose()
+            await client.close()
     assert new != old and new in cluster.masters()
     assert all(e is not None and e.state == "posted" for e in entries)  # 0 lost
     per_slot = platforms.counts()
@@ -209,21 +213,21 @@ async def test_healthz_names_the_master_that_fails_until_a_replica_takes_over(
     from bot.source import SnapshotSource
     from bot.web.app import create_app
     from testkit.server_support import (
+        clock,
         example_config,
         example_snapshot,
-        now,
         recording_adapters,
         services_of,
         serving,
     )
 
     app = create_app(example_config(), redis_url=cluster.url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
-                     adapters=recording_adapters())
+                     source=SnapshotSource(example_snapshot()), clock=clock(),
+                     background=False, adapters=recording_adapters())
     async with serving(app) as http:
         before = await http.get("/healthz")
         # Not the node a single PING would go to: that one alone would not show it.
-        default = services_of(app).redis_async.get_default_node().port  # type: ignore[attr-defined]
+        default = services_of(app).port.client.get_default_node().port  # type: ignore[attr-defined]
         victim = cluster.kill_master(next(p for p in cluster.masters() if p != default))
         during = await http.get("/healthz")
         new = await asyncio.to_thread(cluster.wait_for_failover, victim)

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from bot.store.client import async_client
-from bot.store.failover import LAYOUT_RECHECK_SECONDS, FailoverCluster
+from bot.store.redis.client import async_client
+from bot.store.redis.failover import LAYOUT_RECHECK_SECONDS, FailoverCluster
 from testkit.redis_topologies import ClusterSet, private_cluster_set
+
+pytestmark = [pytest.mark.redis, pytest.mark.failover]
 
 KEY = "prdigest:test:ledger:{2026-W29:telegram:-100:acme/lumen}"
 

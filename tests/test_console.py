@@ -14,6 +14,7 @@ from adapters.base import ChatAdapter
 from adapters.console import ConsoleAdapter, console_channel
 from bot.chat.handler import CommandHandler
 from bot.cli import app
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, RepoConfig
 from bot.digests import Digests
 from bot.models import Snapshot
@@ -40,7 +41,8 @@ topics = ["npu"]
 def console() -> tuple[ConsoleAdapter, io.StringIO]:
     output = io.StringIO()
     handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT),
-                                     subscriptions=InMemorySubscriptionStore(), now=lambda: NOW))
+                                     subscriptions=InMemorySubscriptionStore(),
+                                     clock=HeldClock(NOW)))
     return ConsoleAdapter(handler, OPEN_CHANNEL, output=output, user="U_ALICE"), output
 
 
@@ -70,7 +72,7 @@ async def test_a_digest_posted_to_the_console_is_the_text_digest(
 
 async def test_the_platform_language_overrides_detection() -> None:
     output = io.StringIO()
-    handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT), now=lambda: NOW))
+    handler = CommandHandler(Digests(CONFIG, RecordingSource(SNAPSHOT), clock=HeldClock(NOW)))
     adapter = ConsoleAdapter(handler, OPEN_CHANNEL, output=output, lang="en")
     await adapter.ask("帮助")
     assert "I answer questions" in output.getvalue()
@@ -286,7 +288,7 @@ def test_prdigest_ask_subscribes_through_the_servers_redis(
     # The same store a server uses: the channel's key holds the topic.
     import redis
 
-    from bot.store.subscriptions import RedisSubscriptionStore
+    from bot.store.redis.subscriptions import RedisSubscriptionStore
 
     store = RedisSubscriptionStore(redis.Redis.from_url(redis_url))
     assert store.topics("console:local") == {"rollout"}

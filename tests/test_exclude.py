@@ -11,6 +11,7 @@ import pytest
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, ExcludeRule, parse_config
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
@@ -19,7 +20,7 @@ from bot.engine.exclude import left_out_by
 from bot.errors import ConfigError
 from bot.models import Digest, PullRequest, Reply, Snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
+from testkit.coordination import local_claims
 from testkit.server_support import NOW, REPO, example_snapshot
 
 WEEK = "2026-W29"
@@ -60,7 +61,7 @@ def numbers_in(digest: Digest) -> set[int]:
 
 async def build(settings: Config, snapshot: Snapshot, lang: str = "en",
                 channel: ChannelConfig | None = None) -> Digest:
-    digests = Digests(settings, SnapshotSource(snapshot), now=lambda: NOW)
+    digests = Digests(settings, SnapshotSource(snapshot), clock=HeldClock(NOW))
     exclude = (channel.exclude,) if channel is not None else ()
     return await digests.build(REPO, WEEK, lang, exclude=exclude)  # type: ignore[arg-type]
 
@@ -134,7 +135,8 @@ async def test_a_channels_rules_add_to_the_repositorys() -> None:
 
 async def test_asking_about_a_left_out_pr_still_answers_and_says_so() -> None:
     settings = config(None, {"labels": ["skip-digest"]})
-    handler = CommandHandler(Digests(settings, SnapshotSource(hostile_snapshot()), now=lambda: NOW))
+    handler = CommandHandler(Digests(settings, SnapshotSource(hostile_snapshot()),
+                                     clock=HeldClock(NOW)))
     channel = settings.channels[0]
     asked = await handler.handle(parse_command(f"summary #{LABELLED_PR}"), channel=channel)
     assert asked.kind == "pull" and asked.pull is not None
@@ -167,6 +169,6 @@ async def test_a_left_out_pr_gets_no_merge_notice() -> None:
     snapshot = hostile_snapshot()
     pull = next(p for p in snapshot.pulls if p.number == BOT_PR)
     sent = Sent()
-    notifier = MergeNotifier(Digests(settings, SnapshotSource(snapshot)), Claims(None), sent)
+    notifier = MergeNotifier(Digests(settings, SnapshotSource(snapshot)), local_claims(), sent)
     await notifier.announce(REPO, msgspec.structs.replace(pull, state="merged"))
     assert [key for key, _ in sent.replies] == ["slack:C2"]

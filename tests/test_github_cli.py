@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.clock import SystemClock
 from bot.models import PullRequest
 from bot.snapshot import read_snapshot
-from bot.store import cache as cache_module
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.redis_server import free_port
@@ -137,9 +137,9 @@ def test_stale_digest_says_so_with_its_age(fake: FakeGitHub, tmp_path: Path, red
     code, fresh, err = run(*args, env=env)
     assert code == 0, err
     assert "could not be reached" not in fresh
-    clock = cache_module._aware
-    monkeypatch.setattr(cache_module, "_aware",
-                        lambda now: clock(now) + timedelta(hours=2))
+    real_now = SystemClock.now
+    monkeypatch.setattr(SystemClock, "now",
+                        lambda self: real_now(self) + timedelta(hours=2))
     fake.fail_next(100, 502)
     monkeypatch.setattr(time, "sleep", lambda seconds: None)  # no waits between retries
     code, stale, err = run(*args, env=env)

@@ -13,6 +13,7 @@ import pytest
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import parse_config
 from bot.digests import Digests
 from bot.github.lookups import queue_query
@@ -20,8 +21,9 @@ from bot.github.source import GitHubSource
 from bot.models import PullRequest, Review
 from bot.render import render_reply
 from bot.source import SnapshotSource
-from bot.store.client import sync_client
 from bot.store.keys import Keys
+from bot.store.redis.client import sync_client
+from bot.store.redis.review_queues import RedisReviewQueueStore
 from bot.store.review_queues import ReviewQueues
 from testkit.chat_week import SNAPSHOT
 from testkit.fakes.github import FakeGitHub
@@ -112,19 +114,20 @@ def test_the_search_costs_one_point(fake: FakeGitHub) -> None:
 @pytest.fixture
 def queues(redis_url: str) -> Iterator[ReviewQueues]:
     client = sync_client(redis_url)
-    yield ReviewQueues(client)
+    yield ReviewQueues(RedisReviewQueueStore(client))
     client.close()
 
 
 def handler(fake: FakeGitHub, queues: ReviewQueues, **options: object) -> CommandHandler:
-    digests = Digests(CONFIG, SnapshotSource(SNAPSHOT), now=lambda: NOW)
+    digests = Digests(CONFIG, SnapshotSource(SNAPSHOT), clock=HeldClock(NOW))
     return CommandHandler(digests, lookups=github(fake), queues=queues, **options)  # type: ignore[arg-type]
 
 
 async def test_a_chat_asking_again_within_the_window_costs_nothing(
         fake: FakeGitHub, redis_url: str) -> None:
-    first = ReviewQueues(sync_client(redis_url))
-    second = ReviewQueues(sync_client(redis_url))  # another replica, the same Redis
+    first = ReviewQueues(RedisReviewQueueStore(sync_client(redis_url)))
+    # Another replica, the same Redis.
+    second = ReviewQueues(RedisReviewQueueStore(sync_client(redis_url)))
     here, there = handler(fake, first), handler(fake, second)
     channel = CONFIG.channels[0]
     replies = [await here.handle(parse_command("what is waiting for review"), channel=channel),

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "adapters")
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources", "bot.config",
-     "bot.config_fields", "bot.patterns",
+    ("bot", "bot.clock", "bot.events", "bot.models", "bot.errors", "bot.validation",
+     "bot.resources", "bot.config", "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
      "bot.pacing", "bot.logs", "bot.extras"),
     ("bot.engine",),
@@ -39,11 +39,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.delivery",),
     ("bot.web", "bot.cli"),
 )
-ADAPTERS_MAY_USE = ("bot", "bot.models", "bot.errors", "bot.validation", "bot.resources",
-                    "bot.config", "bot.week", "bot.i18n", "bot.snapshot", "bot.source",
-                    "bot.links", "bot.redaction", "bot.pacing", "bot.render", "bot.chat",
-                    "bot.extras", "bot.logs")
-COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.delivery.post")
+ADAPTERS_MAY_USE = ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation",
+                    "bot.resources", "bot.config", "bot.week", "bot.i18n", "bot.snapshot",
+                    "bot.source", "bot.links", "bot.redaction", "bot.pacing", "bot.render",
+                    "bot.chat", "bot.extras", "bot.logs")
+COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.cli.post")
 MAX_ADAPTER_IMPORTERS = 3
 
 
@@ -160,6 +160,15 @@ def test_at_most_the_composition_roots_import_adapters() -> None:
     assert len(importers) <= MAX_ADAPTER_IMPORTERS
 
 
+def test_delivery_imports_no_adapter() -> None:
+    """What goes out - the schedule, notices, a post on demand - reaches the platforms
+    through `Poster` and `NoticeSender`, composed with them by a root."""
+    reaching = sorted(f"{module} -> {imported}" for module, imports in GRAPH.items()
+                      if _within(module, ["bot.delivery"]) for imported in imports
+                      if imported.startswith("adapters"))
+    assert reaching == []
+
+
 @pytest.mark.parametrize(("importer", "imported"), [
     ("bot.engine.risks", "bot.web.app"),
     ("bot.store.cache", "bot.digests"),
@@ -224,3 +233,44 @@ def test_the_core_imports_no_platform_package() -> None:
     reaching = sorted(f"{module} -> {imported}" for module in CORE
                       for imported in GRAPH[module] if _within(imported, packages))
     assert reaching == []
+
+
+# Redis is one implementation of the coordination port (and the home of the cache and
+# subscriptions kept in it): nothing else speaks it.
+REDIS_IMPLEMENTATION = "bot.store.redis"
+EVERY_MODULE = sorted(GRAPH)
+
+
+def libraries(source: str) -> set[str]:
+    """The top-level names of what `source` imports, anywhere in it (a function's import
+    and one under `if TYPE_CHECKING` included)."""
+    tree = ast.parse(source)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    return imported | {node.module.split(".")[0] for node in ast.walk(tree)
+                       if isinstance(node, ast.ImportFrom) and node.module
+                       and node.level == 0}
+
+
+def speaking_redis_elsewhere(sources: Mapping[str, str]) -> list[str]:
+    """The modules (name -> source) outside the Redis implementation that import redis."""
+    return sorted(module for module, source in sources.items()
+                  if "redis" in libraries(source)
+                  and not _within(module, [REDIS_IMPLEMENTATION]))
+
+
+def test_only_the_redis_implementation_imports_redis() -> None:
+    sources = {module: _source(module) for module in EVERY_MODULE}
+    assert any("redis" in libraries(source) for module, source in sources.items()
+               if _within(module, [REDIS_IMPLEMENTATION]))
+    assert speaking_redis_elsewhere(sources) == []
+
+
+def test_a_module_importing_redis_elsewhere_is_reported() -> None:
+    sneaky = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import redis.asyncio\n"
+    inside = "def make() -> None:\n    from redis.asyncio import Redis\n"
+    assert speaking_redis_elsewhere({"bot.delivery.sneaky": sneaky,
+                                     "bot.store.redis.client": inside,
+                                     "bot.store.redisish": "from redis import Redis\n",
+                                     "bot.store.ledger": "import msgspec\n"}) == [
+        "bot.delivery.sneaky", "bot.store.redisish"]

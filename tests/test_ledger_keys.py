@@ -7,8 +7,8 @@ import asyncio
 from collections import Counter
 from datetime import UTC, datetime
 
-from bot.store.client import async_client
 from bot.store.ledger import Ledger, LedgerEntry, Slot
+from bot.store.redis.coordination import RedisCoordination
 from testkit.ledger_years import keys_without_expiry, post_weeks
 
 REDIS_TOPOLOGIES = ("single", "cluster")
@@ -23,11 +23,11 @@ async def test_weeks_of_posts_leave_no_key_without_an_expiry(redis_url: str) -> 
 
 async def test_the_index_lists_every_entry_of_every_week(redis_url: str) -> None:
     await post_weeks(redis_url, weeks=3, channels=40)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        entries = await Ledger(client).entries()
+        entries = await Ledger(port).entries()
     finally:
-        await client.aclose()
+        await port.close()
     assert len(entries) == 3 * 40
     assert Counter(e.week for e in entries) == Counter(
         {week: 40 for week in {e.week for e in entries}}) and len({e.week for e in entries}) == 3
@@ -35,9 +35,9 @@ async def test_the_index_lists_every_entry_of_every_week(redis_url: str) -> None
 
 
 async def test_an_expired_week_leaves_the_index(redis_url: str) -> None:
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        ledger = Ledger(client, ttl_seconds=1)
+        ledger = Ledger(port, ttl_seconds=1)
         slot = Slot("2026-W29", "slack:C1", "acme/lumen")
         await ledger.record_posted(slot, LedgerEntry(
             state="posted", week=slot.week, channel=slot.channel, repo=slot.repo,
@@ -45,6 +45,6 @@ async def test_an_expired_week_leaves_the_index(redis_url: str) -> None:
         assert [e.channel for e in await ledger.entries()] == ["slack:C1"]
         await asyncio.sleep(1.5)
         assert await ledger.entries() == []
-        assert await client.zcard(ledger.keys.ledger_weeks()) == 0
+        assert await port.client.zcard(ledger.keys.ledger_weeks()) == 0
     finally:
-        await client.aclose()
+        await port.close()

@@ -75,12 +75,12 @@ def test_a_warning_repeated_2102_times_is_one_line_and_a_count(
 def test_the_lines_left_out_are_counted_in_metrics() -> None:
     clock = Clock()
     limit = RepeatLimit(60, clock=clock)
-    record = logging.LogRecord("bot.store.failover", logging.WARNING, __file__, 1,
+    record = logging.LogRecord("bot.store.redis.failover", logging.WARNING, __file__, 1,
                                "replica gone: %s", ("r1",), None)
     assert [limit.filter(record) for _ in range(5)] == [True, False, False, False, False]
     text = Metrics(repeats=limit).exposition().decode()
     assert metric(text, "prdigest_log_lines_suppressed_total",
-                  logger="bot.store.failover", level="WARNING") == 4
+                  logger="bot.store.redis.failover", level="WARNING") == 4
 
 
 def test_every_metrics_scrape_has_the_process_figures_and_the_build() -> None:

@@ -17,10 +17,11 @@ from bot.digests import Digests
 from bot.github.events import PayloadError, merged_pull, pull_from_api, signature_valid
 from bot.models import Command, PullRequest, Reply
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
-from bot.store.client import async_client, sync_client
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.coordination import Coordination
+from bot.store.redis.client import sync_client
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
+from testkit.coordination import claims_on, local_claims
 from testkit.fakes.telegram import FakeTelegram
 from testkit.server_support import (
     FEISHU,
@@ -30,11 +31,11 @@ from testkit.server_support import (
     WEBHOOK_SECRET,
     RecordingAdapter,
     clear_env,
+    clock,
     example_config,
     example_snapshot,
     merged_event,
     notices,
-    now,
     recording_adapters,
     serving,
     snapshot_pull,
@@ -43,9 +44,6 @@ from testkit.server_support import (
 from testkit.server_support import (
     example_channel as channel,
 )
-
-REDIS_TOPOLOGIES = ("single", "cluster")
-"""Each Redis test here runs on one server and on a real Redis Cluster."""
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +120,7 @@ async def test_the_notice_reaches_telegram_escaped(
             example_snapshot(),
             pulls=tuple(hostile if p.number == 1202 else p for p in example_snapshot().pulls))
         app = create_app(example_config(), redis_url=redis_url, source=SnapshotSource(snapshot),
-                         now=now, background=False,
+                         clock=clock(), background=False,
                          adapter_overrides={"telegram": {"api_url": tg.base_url}})
         async with serving(app) as http:
             body, headers = webhook_request(merged_event(hostile), delivery="d-hostile")
@@ -216,7 +214,7 @@ async def test_other_events_and_unmerged_closes_are_ignored(
 async def test_without_a_secret_the_webhook_is_off(redis_url: str) -> None:
     adapters = recording_adapters()
     app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                      adapters=adapters)
     body, headers = webhook_request(merged_event(snapshot_pull(1212)), delivery="d")
     async with serving(app) as http:
@@ -244,7 +242,7 @@ async def test_a_failed_post_is_retried_by_the_next_delivery_only_for_that_chann
 
 
 async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
-    redis_url: str
+    port: Coordination
 ) -> None:
     config = example_config()
     sent: list[tuple[str, int]] = []
@@ -255,18 +253,15 @@ async def test_two_replicas_seeing_one_merge_send_one_notice_per_channel(
 
         async def send(self, channel: ChannelConfig, reply: Reply, *,
                        thread: str | None = None, key: str | None = None) -> list[str]:
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0)  # another replica may go on meanwhile
             assert reply.pull is not None
             sent.append((channel.key, reply.pull.number))
             return ["m"]
 
-    clients = [async_client(redis_url) for _ in range(4)]
-    replicas = [MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), Claims(c),
-                              Sender()) for c in clients]
+    replicas = [MergeNotifier(Digests(config, SnapshotSource(example_snapshot())),
+                              claims_on(port), Sender()) for _ in range(4)]
     pull = snapshot_pull(1212)
     await asyncio.gather(*(r.announce(REPO, pull) for r in replicas for _ in range(3)))
-    for client in clients:
-        await client.aclose()
     assert sorted(sent) == [(FEISHU, 1212), (SLACK, 1212), (TELEGRAM, 1212)]
 
 
@@ -287,25 +282,22 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
     config = example_config()
     store = RedisSubscriptionStore(sync_client(redis_url))
     handler = CommandHandler(Digests(config, SnapshotSource(example_snapshot()),
-                                     subscriptions=store, now=now))
+                                     subscriptions=store, clock=clock()))
     reply = await handler.handle(Command(kind="subscribe", lang="en", topics=("config",),
                                          text="subscribe config"),
                                  channel=channel(TELEGRAM), user="someone")
     assert reply.kind == "subscribed"
     adapters = recording_adapters()
-    client = async_client(redis_url)
     from bot.web.services import AdapterNotices
 
     notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot()),
-                                     subscriptions=store), Claims(client), AdapterNotices(adapters))
+                                     subscriptions=store), local_claims(),
+                             AdapterNotices(adapters))
     result = await notifier.announce(REPO, snapshot_pull(1205))  # [config]
-    await client.aclose()
     assert result.notified == [TELEGRAM]
 
 
-async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
-    redis_url: str,
-) -> None:
+async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr() -> None:
     """The notice (and later questions) see the PR as merged, not a copy from before."""
     config = example_config()
     calls: list[tuple[str, int]] = []
@@ -326,10 +318,8 @@ async def test_a_merge_drops_the_cached_copy_before_the_notice_reads_the_pr(
                        thread: str | None = None, key: str | None = None) -> list[str]:
             return ["m"]
 
-    client = async_client(redis_url)
-    notifier = MergeNotifier(Digests(config, CachingSource(example_snapshot())), Claims(client),
+    notifier = MergeNotifier(Digests(config, CachingSource(example_snapshot())), local_claims(),
                              Sender())
     result = await notifier.announce(REPO, snapshot_pull(1212))
-    await client.aclose()
     assert result.notified
     assert calls == [("forget", 1212), ("fetch", 1212)]

@@ -10,9 +10,9 @@ from typing import Any
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 from github import Github
 
+from bot.clock import HeldClock
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import MergePoller
 from bot.digests import Digests
@@ -20,9 +20,10 @@ from bot.github.closed import PullLister
 from bot.models import PullRequest
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
-from bot.store.client import async_client, sync_client
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.coordination import Coordination
 from bot.web.app import create_app
+from testkit.clock import VirtualClock
+from testkit.coordination import memory_port
 from testkit.server_support import (
     FEISHU,
     NOW,
@@ -51,13 +52,6 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the poller ---------------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> Any:
-        return self.now
-
 
 @pytest.fixture
 def github() -> Any:
@@ -65,48 +59,47 @@ def github() -> Any:
         yield fake
 
 
-def merged_later(number: int, clock: Clock, minutes: int) -> PullRequest:
+def merged_later(number: int, clock: HeldClock, minutes: int) -> PullRequest:
     """A snapshot PR merged `minutes` after the clock's time."""
-    moment = clock.now + timedelta(minutes=minutes)
+    moment = clock.now() + timedelta(minutes=minutes)
     return msgspec.structs.replace(snapshot_pull(number), merged_at=moment, closed_at=moment,
                                    updated_at=moment)
 
 
-def poller_for(github: ConditionalGitHub, redis_url: str, adapters: dict[str, Any],
-               clock: Clock) -> tuple[MergePoller, aioredis.Redis, Github]:
+def poller_for(github: ConditionalGitHub, port: Coordination, adapters: dict[str, Any],
+               clock: VirtualClock) -> tuple[MergePoller, Coordination, Github]:
+    """A replica's poller; the replicas of a test share `port`."""
     config = example_config()
-    client = async_client(redis_url)
-    claims = Claims(client)
-    sync = sync_client(redis_url)
+    claims = Claims(port, clock=clock)
     from bot.web.services import AdapterNotices
 
-    notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot()),
-                                     subscriptions=RedisSubscriptionStore(sync)), claims,
-                             AdapterNotices(adapters))
+    notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims,
+                             AdapterNotices(adapters), clock=clock)
     hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
                  seconds_between_writes=None)
     lister = PullLister(hub.requester)
-    return MergePoller(config, lister, claims, notifier, interval_seconds=0.01, now=clock), \
-        client, hub
+    return MergePoller(config, lister, claims, notifier, interval_seconds=0.01, clock=clock), \
+        port, hub
 
 
 async def test_the_poller_announces_new_merges_and_asks_conditionally(
-    github: ConditionalGitHub, redis_url: str
+    github: ConditionalGitHub
 ) -> None:
-    clock = Clock()
+    clock = VirtualClock(NOW)
+    port = memory_port(clock)
     adapters = recording_adapters()
     github.put(snapshot_pull(1202))  # merged before the poller started: history, not news
-    poller, client, hub = poller_for(github, redis_url, adapters, clock)
+    poller, client, hub = poller_for(github, port, adapters, clock)
     first = await poller.poll_once()
     assert first.notified == []
     github.put(merged_later(1212, clock, 1))
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)  # the per-interval lock
+    clock.advance(timedelta(minutes=5))
+    await clock.sleep(0.02)  # the per-interval lock
     second = await poller.poll_once()
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)
+    clock.advance(timedelta(minutes=5))
+    await clock.sleep(0.02)
     third = await poller.poll_once()  # nothing changed: 304
-    await client.aclose()
+    await client.close()
     hub.close()
     assert sorted(second.notified) == sorted([SLACK, TELEGRAM, FEISHU])
     assert third.notified == []
@@ -121,38 +114,40 @@ async def test_the_poller_announces_new_merges_and_asks_conditionally(
 
 
 async def test_a_restarted_poller_keeps_its_etag_and_sends_nothing_twice(
-    github: ConditionalGitHub, redis_url: str
+    github: ConditionalGitHub
 ) -> None:
-    clock = Clock()
+    clock = VirtualClock(NOW)
+    port = memory_port(clock)
     adapters = recording_adapters()
-    poller, client, hub = poller_for(github, redis_url, adapters, clock)
+    poller, client, hub = poller_for(github, port, adapters, clock)
     await poller.poll_once()
     github.put(merged_later(1201, clock, 1))
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)
+    clock.advance(timedelta(minutes=5))
+    await clock.sleep(0.02)
     await poller.poll_once()
-    await client.aclose()
+    await client.close()
     hub.close()
-    restarted, client, hub = poller_for(github, redis_url, adapters, clock)
-    clock.now += timedelta(minutes=5)
-    await asyncio.sleep(0.02)
+    restarted, client, hub = poller_for(github, port, adapters, clock)
+    clock.advance(timedelta(minutes=5))
+    await clock.sleep(0.02)
     await restarted.poll_once()
-    await client.aclose()
+    await client.close()
     hub.close()
     assert github.requests[-1].status == 304
     assert notices(adapters) == [("slack", "C0123456", 1201)]
 
 
 async def test_replicas_share_one_poll_per_interval(
-    github: ConditionalGitHub, redis_url: str
+    github: ConditionalGitHub
 ) -> None:
-    clock = Clock()
-    made = [poller_for(github, redis_url, recording_adapters(), clock) for _ in range(3)]
+    clock = VirtualClock(NOW)
+    port = memory_port(clock)
+    made = [poller_for(github, port, recording_adapters(), clock) for _ in range(3)]
     for poller, _, _ in made:
         poller.interval_seconds = 60
     await asyncio.gather(*(poller.poll_once() for poller, _, _ in made))
     for _, client, hub in made:
-        await client.aclose()
+        await client.close()
         hub.close()
     assert len(github.requests) == 1
 
@@ -160,12 +155,12 @@ async def test_replicas_share_one_poll_per_interval(
 async def test_the_server_polls_when_no_webhook_secret_is_set(
     github: ConditionalGitHub, redis_url: str
 ) -> None:
-    clock = Clock()
+    clock = HeldClock(NOW)
     adapters = recording_adapters()
     hub = Github(base_url=github.base_url, retry=None, seconds_between_requests=None,
                  seconds_between_writes=None)
     app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), adapters=adapters, now=clock,
+                     source=SnapshotSource(example_snapshot()), adapters=adapters, clock=clock,
                      pull_lister=PullLister(hub.requester))
     services = services_of(app)
     assert services.poller is not None
@@ -177,7 +172,7 @@ async def test_the_server_polls_when_no_webhook_secret_is_set(
                 break
             await asyncio.sleep(0.02)
         github.put(merged_later(1209, clock, 1))
-        clock.now += timedelta(minutes=5)
+        clock.advance(timedelta(minutes=5))
         for _ in range(200):
             if notices(adapters):
                 break

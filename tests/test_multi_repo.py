@@ -36,7 +36,7 @@ from testkit.multi_repo import (
     prism_snapshot,
     two_repo_config,
 )
-from testkit.server_support import example_snapshot
+from testkit.server_support import example_snapshot, snapshot_clock
 
 CONFIG = two_repo_config()
 CHANNEL = CONFIG.channels[0]
@@ -317,7 +317,7 @@ def test_the_cli_says_which_snapshot_is_missing(tmp_path: Path, which: str, mess
 
 
 async def _ask(text: str, lang: Lang = "en") -> Reply:
-    handler = CommandHandler(Digests(CONFIG, _source(), now=lambda: example_snapshot().fetched_at))
+    handler = CommandHandler(Digests(CONFIG, _source(), clock=snapshot_clock()))
     channel = msgspec.structs.replace(CHANNEL, lang=lang)
     return await handler.handle(parse_command(text), channel=channel, user="U1")
 
@@ -371,7 +371,7 @@ async def test_an_answer_in_a_chat_of_several_names_the_repository() -> None:
     reply = await _ask(f"summary {PRISM}#1201")
     assert render_reply(reply, "text").startswith(f"{PRISM}#1201 ")
     single = two_repo_config({"platform": "slack", "id": "C2", "repo": PRISM})
-    handler = CommandHandler(Digests(single, _source(), now=lambda: example_snapshot().fetched_at))
+    handler = CommandHandler(Digests(single, _source(), clock=snapshot_clock()))
     alone = await handler.handle(parse_command("summary #1201"), channel=single.channels[0],
                                  user="U1")
     assert render_reply(alone, "text").startswith("#1201 ")

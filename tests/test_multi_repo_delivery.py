@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
@@ -20,10 +21,18 @@ from bot.models import Reply
 from bot.source import SnapshotSource
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
-from bot.store.client import async_client
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
+from testkit.coordination import memory_port
 from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
-from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, scheduler
+from testkit.schedule import (
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    at,
+    redis_port,
+    scheduler,
+    tick_at,
+)
 from testkit.schedule import WeekOnly as _WeekOnly
 from testkit.server_support import example_snapshot
 
@@ -44,10 +53,10 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
         _channel("telegram", "LUMEN", repo=LUMEN),
         _channel("slack", "PRISM", repo=PRISM),
     )
-    clock = Clock(MONDAY_9)
+    clock = HeldClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     github = CountingSource(example_snapshot())
-    async with async_client(redis_url) as client:
+    async with redis_port(redis_url) as client:
         cache = Cache.from_url(redis_url)
         try:
             source = CachedSource(_WeekOnly(github), cache, config)
@@ -55,7 +64,7 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
                                   FakePoster(platforms, f"r{n}", latency=0.01), clock,
                                   replica=f"r{n}") for n in range(3)]
             await asyncio.gather(*(r.tick() for r in replicas))
-            again = await replicas[0].tick(at("2026-07-20T01:10"))
+            again = await tick_at(replicas[0], at("2026-07-20T01:10"))
         finally:
             cache.close()
     assert platforms.counts() == {
@@ -71,7 +80,7 @@ async def test_replicas_post_a_multi_repository_channel_once_and_fetch_each_week
                             for week in ("2026-W29", "2026-W28")}
 
 
-async def test_a_merge_in_any_listed_repository_is_noticed_once(redis_url: str) -> None:
+async def test_a_merge_in_any_listed_repository_is_noticed_once() -> None:
     config = two_repo_config(_channel("slack", "BOTH", repos=[LUMEN, PRISM],
                                       topics=["npu"]))
     sent: list[tuple[str, str, int]] = []
@@ -87,14 +96,13 @@ async def test_a_merge_in_any_listed_repository_is_noticed_once(redis_url: str) 
             return ["m"]
 
     source = SnapshotSource(example_snapshot(), prism_snapshot())
-    clients = [async_client(redis_url) for _ in range(2)]
-    replicas = [MergeNotifier(Digests(config, source), Claims(c), Sender()) for c in clients]
+    shared = memory_port()
+    replicas = [MergeNotifier(Digests(config, source), Claims(shared), Sender())
+                for _ in range(2)]
     lumen = next(p for p in example_snapshot().pulls if p.number == 1212)  # [trainer, npu]
     prism = next(p for p in prism_snapshot().pulls if p.number == 2002)   # [npu] perf
     await asyncio.gather(*(r.announce(repo, pull) for r in replicas
                            for repo, pull in ((LUMEN, lumen), (PRISM, prism))))
-    for client in clients:
-        await client.aclose()
     assert sorted(sent) == [("slack:BOTH", LUMEN, 1212), ("slack:BOTH", PRISM, 2002)]
 
 

@@ -20,7 +20,7 @@ from bot.models import Lang, Reply
 from bot.render import render_reply
 from bot.source import SnapshotSource
 from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
-from testkit.server_support import example_snapshot
+from testkit.server_support import example_snapshot, snapshot_clock
 
 CONFIG = two_repo_config()
 CHANNEL = CONFIG.channels[0]
@@ -33,7 +33,7 @@ def _source() -> SnapshotSource:
 
 
 def _handler() -> CommandHandler:
-    return CommandHandler(Digests(CONFIG, _source(), now=lambda: example_snapshot().fetched_at))
+    return CommandHandler(Digests(CONFIG, _source(), clock=snapshot_clock()))
 
 
 async def _ask(text: str, lang: Lang) -> Reply:

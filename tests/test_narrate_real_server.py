@@ -34,7 +34,7 @@ from testkit.narration.week import (
     plain_config,
 )
 
-pytestmark = pytest.mark.realmodel
+pytestmark = [pytest.mark.realmodel, pytest.mark.slow]
 
 # A 135M model reads about a hundred prompt tokens a second on two loaded cores: a
 # three-PR week (about 3,500 prompt tokens over its two calls) takes it under a minute,

@@ -2,12 +2,11 @@
 
 The fake writes template prose from the fact pack it receives, so these files show the
 pipeline (map, reduce, verifier, renderers), not a real model's style. Regenerate with
-`PRDIGEST_UPDATE_GOLDEN=1` after a deliberate change, and read the diff.
+`UPDATE_GOLDEN=1` after a deliberate change, and read the diff.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from bot.render.sections import DIGEST_SECTIONS
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from testkit.fakes.openai import FakeOpenAI
+from testkit.golden import updating
 from testkit.narration.week import latin_share
 
 pytestmark = pytest.mark.realdata
@@ -60,6 +60,6 @@ async def test_narrated_verl_week(shared_data: Path, lang: str) -> None:
             narrated_part(render_digest(engine, "markdown")))
         assert told < own - 0.04 and told <= 0.52, (told, own)
     path = GOLDEN / f"verl-2026-W29.{lang}.md"
-    if os.environ.get("PRDIGEST_UPDATE_GOLDEN"):
+    if updating():
         path.write_text(text)
     assert text == path.read_text()

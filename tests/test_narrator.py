@@ -14,7 +14,7 @@ from bot.narrate.breaker import THRESHOLD
 from bot.narrate.hygiene import read_blocks
 from bot.render import render_digest
 from bot.render.view import QUICK_VIEW
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
 from bot.web.metrics import Metrics
 from testkit.fakes.openai import FakeOpenAI
 from testkit.narration.week import (

@@ -1,20 +1,17 @@
-"""Batched and threaded notices against a real Redis: a burst of merges on a channel's
-topics is one message, sent by one of several replicas, once per PR - also when the
-replica sending it is killed mid-batch - and threaded notices go under the digest the
-ledger recorded for the week."""
+"""Batched and threaded notices: a burst of merges on a channel's topics is one message,
+sent by one of several replicas, once per PR - also when the replica sending it is
+killed mid-batch - and threaded notices go under the digest the ledger recorded for the
+week. The replicas share a store in memory, on a virtual clock (the contract suite
+holds Redis to the same batch steps)."""
 
 from __future__ import annotations
 
 import asyncio
-import secrets
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
 import pytest
-import pytest_asyncio
-import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.batches import BatchFlusher
@@ -25,21 +22,17 @@ from bot.errors import ConfigError
 from bot.models import PullRequest, Reply
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
-from bot.store.client import async_client
+from bot.store.coordination import Coordination
 from bot.store.keys import Keys
 from bot.store.ledger import Ledger, LedgerEntry, Slot
+from bot.store.notice_batches import NoticeBatches
+from testkit.clock import VirtualClock
+from testkit.coordination import memory_port
 from testkit.server_support import NOW, REPO, example_config, example_snapshot, snapshot_pull
 
 SLACK = "slack:C0123456"  # follows npu and rollout
 BURST = (1208, 1212)  # both touch npu
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 class Sender:
@@ -76,21 +69,15 @@ def batched_config(minutes: int = 5, notices: str = "channel") -> Config:
     return msgspec.structs.replace(config, channels=channels)
 
 
-@pytest_asyncio.fixture(loop_scope="function")
-async def prefix(redis_url: str) -> AsyncIterator[str]:
-    """A key prefix of this test's own."""
-    yield f"prdigest:test:{secrets.token_hex(4)}"
-
-
-def replica(config: Config, client: aioredis.Redis, prefix: str, clock: Clock,
+def replica(config: Config, port: Coordination, clock: VirtualClock,
             sent: list[tuple[str, Reply, str | None]], **options: Any
             ) -> tuple[MergeNotifier, BatchFlusher, Sender]:
-    claims = Claims(client, prefix=prefix, alive_seconds=options.pop("alive_seconds", 10.0))
+    claims = Claims(port, alive_seconds=options.pop("alive_seconds", 10.0), clock=clock)
     sender = Sender(sent, **options)
     notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims, sender,
-                             now=clock)
+                             clock=clock, batches=NoticeBatches(port))
     assert notifier.batches is not None
-    return notifier, BatchFlusher(config, notifier, notifier.batches, claims, now=clock), sender
+    return notifier, BatchFlusher(config, notifier, notifier.batches, claims, clock=clock), sender
 
 
 def merged(number: int, at: datetime) -> PullRequest:
@@ -104,45 +91,43 @@ def slack_notices(sent: list[tuple[str, Reply, str | None]]) -> list[tuple[int, 
 
 
 async def test_a_burst_is_one_message_sent_once_by_one_of_three_replicas(
-        redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(), Clock(), []
-    clients = [async_client(redis_url) for _ in range(3)]
-    replicas = [replica(config, c, prefix, clock, sent) for c in clients]
+        ) -> None:
+    config, clock, sent = batched_config(), VirtualClock(NOW), []
+    port = memory_port(clock)
+    replicas = [replica(config, port, clock, sent) for _ in range(3)]
     # Each replica sees each merge (webhook redeliveries, polls), a minute apart.
     for minute, number in enumerate(BURST):
         pull = merged(number, NOW + timedelta(minutes=minute))
         results = await asyncio.gather(*(n.announce(REPO, pull) for n, _, _ in replicas
                                          for _ in range(2)))
         assert sum(SLACK in r.batched for r in results) == 1
-    clock.now = NOW + timedelta(minutes=4)  # not due yet: the window runs 5 minutes
+    clock.set(NOW + timedelta(minutes=4))  # not due yet: the window runs 5 minutes
     await asyncio.gather(*(f.flush_due() for _, f, _ in replicas))
     assert slack_notices(sent) == []
-    clock.now = NOW + timedelta(minutes=5, seconds=1)
+    clock.set(NOW + timedelta(minutes=5, seconds=1))
     await asyncio.gather(*(f.flush_due() for _, f, _ in replicas for _ in range(2)))
     assert slack_notices(sent) == [BURST]
     [(_, reply, _)] = [s for s in sent if s[0] == SLACK]
     assert reply.kind == "notices" and reply.lang == "zh"
     # Seen again after the batch went out: no second notice, no new batch.
     again = await replicas[0][0].announce(REPO, merged(1212, NOW))
-    clock.now += timedelta(minutes=10)
+    clock.advance(timedelta(minutes=10))
     await replicas[1][1].flush_due()
     assert SLACK not in again.batched and slack_notices(sent) == [BURST]
-    for client in clients:
-        await client.aclose()
 
 
 async def test_a_replica_killed_mid_batch_leaves_it_to_another_once(
-        redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(), Clock(), []
-    doomed_client, other_client = async_client(redis_url), async_client(redis_url)
+        ) -> None:
+    config, clock, sent = batched_config(), VirtualClock(NOW), []
+    port = memory_port(clock)
     # Its alive mark lives 2 s, nothing refreshes it: held while the survivor first
-    # looks, however slow the machine, and lapsed after the kill.
-    doomed, doomed_flusher, frozen = replica(config, doomed_client, prefix, clock, sent,
-                                             hang=True, alive_seconds=2)
-    _, survivor, _ = replica(config, other_client, prefix, clock, sent)
+    # looks, and lapsed after the kill.
+    doomed, doomed_flusher, frozen = replica(config, port, clock, sent, hang=True,
+                                             alive_seconds=2)
+    _, survivor, _ = replica(config, port, clock, sent)
     for number in BURST:
         await doomed.announce(REPO, merged(number, NOW))
-    clock.now = NOW + timedelta(minutes=6)
+    clock.set(NOW + timedelta(minutes=6))
     flushing = asyncio.create_task(doomed_flusher.flush_due())
     await asyncio.wait_for(frozen.started.wait(), 5)
     await survivor.flush_due()  # the doomed replica is alive and holds the batch
@@ -151,48 +136,44 @@ async def test_a_replica_killed_mid_batch_leaves_it_to_another_once(
     async with asyncio.timeout(30):
         while not slack_notices(sent):  # taken over once the mark has lapsed
             await survivor.flush_due()
-            await asyncio.sleep(0.05)
+            await clock.sleep(0.5)
     await survivor.flush_due()
     assert slack_notices(sent) == [BURST]
-    await doomed_client.aclose()
-    await other_client.aclose()
 
 
 async def test_merges_after_a_batch_went_out_open_the_next_one(
-        redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(minutes=1), Clock(), []
-    client = async_client(redis_url)
-    notifier, flusher, _ = replica(config, client, prefix, clock, sent)
+        ) -> None:
+    config, clock, sent = batched_config(minutes=1), VirtualClock(NOW), []
+    port = memory_port(clock)
+    notifier, flusher, _ = replica(config, port, clock, sent)
     await notifier.announce(REPO, merged(1208, NOW))
-    clock.now = NOW + timedelta(minutes=2)
+    clock.set(NOW + timedelta(minutes=2))
     await flusher.flush_due()
-    await notifier.announce(REPO, merged(1212, clock.now))
+    await notifier.announce(REPO, merged(1212, clock.now()))
     await flusher.flush_due()  # the second batch is not due yet
-    clock.now += timedelta(minutes=2)
+    clock.advance(timedelta(minutes=2))
     await flusher.flush_due()
     assert slack_notices(sent) == [(1208,), (1212,)]
     # A lone merge is the plain notice, not a list of one.
     assert [r.kind for k, r, _ in sent if k == SLACK] == ["pull", "pull"]
-    await client.aclose()
 
 
 async def test_threaded_notices_go_under_the_weeks_digest_once_it_is_posted(
-        redis_url: str, prefix: str) -> None:
-    config, clock, sent = batched_config(minutes=0, notices="thread"), Clock(), []
-    client = async_client(redis_url)
-    notifier, _, _ = replica(config, client, prefix, clock, sent)
+        ) -> None:
+    config, clock, sent = batched_config(minutes=0, notices="thread"), VirtualClock(NOW), []
+    port = memory_port(clock)
+    notifier, _, _ = replica(config, port, clock, sent)
     channel = next(c for c in config.channels if c.key == SLACK)
     await notifier.announce(REPO, merged(1208, NOW))  # no digest posted yet this week
     week = digest_week(channel, NOW)
     entry = LedgerEntry(state="posted", week=week, channel=SLACK, repo=REPO,
                         delivery_key="k", message_ids=("1700000000.000001", "1700000000.2"))
-    await Ledger(client, prefix=prefix).record_posted(Slot(week, SLACK, REPO), entry)
+    await Ledger(port).record_posted(Slot(week, SLACK, REPO), entry)
     await notifier.announce(REPO, merged(1212, NOW))
     threads = [thread for key, _, thread in sent if key == SLACK]
     assert threads == [None, "1700000000.000001"]
     # The other channels keep top-level notices.
     assert {thread for key, _, thread in sent if key != SLACK} == {None}
-    await client.aclose()
 
 
 def test_digest_week_is_the_week_before_in_the_channels_time_zone() -> None:
@@ -229,19 +210,17 @@ def test_keys_of_one_batch_share_a_cluster_slot() -> None:
 
 
 async def test_a_channel_of_several_repositories_finds_its_digest_as_its_thread(
-        redis_url: str, prefix: str) -> None:
+        ) -> None:
     """Its digest is recorded under the slot naming every listed repository: a notice
     of either repository goes under that message."""
     from bot.delivery.threads import ThreadParents
 
     channel = ChannelConfig(platform="slack", id="CBOTH", repos=(REPO, "acme/prism"),
                             notices="thread")
-    client = async_client(redis_url)
+    port = memory_port()
     week = digest_week(channel, NOW)
     entry = LedgerEntry(state="posted", week=week, channel=channel.key, repo=channel.scope,
                         delivery_key="k", message_ids=("1700000000.000009",))
-    await Ledger(client, prefix=prefix).record_posted(Slot(week, channel.key, channel.scope),
-                                                      entry)
-    parent = await ThreadParents(client, prefix=prefix).parent(channel, NOW)
-    await client.aclose()
+    await Ledger(port).record_posted(Slot(week, channel.key, channel.scope), entry)
+    parent = await ThreadParents(Ledger(port)).parent(channel, NOW)
     assert parent == "1700000000.000009"

@@ -17,6 +17,7 @@ from adapters.slack.settings import SlackSettings, slack_settings
 from adapters.telegram.settings import TelegramSettings
 from bot.errors import ConfigError
 from bot.pacing import Lane, LocalPacer, NoTurn, Rate, parse_rate
+from testkit.clock import VirtualClock
 from testkit.fakes.rate_limit import FakeRateLimit
 
 FAST = Rate(20, "s")  # 50 ms between turns: quick tests, gaps far above timer noise
@@ -154,10 +155,10 @@ async def test_messages_that_wake_after_a_stall_take_new_turns_rather_than_crowd
 
 
 async def test_a_pacer_forgets_lanes_whose_turn_has_passed() -> None:
-    clock = [0.0]
-    pacer = LocalPacer(clock=lambda: clock[0])
+    clock = VirtualClock()
+    pacer = LocalPacer(clock)
     for chat in range(3000):
         await pacer.take_turn([Lane("bot", Rate(1_000_000, "s")), Lane(f"bot:{chat}", FAST)],
                               max_wait=1)
-        clock[0] += 1.0
+        clock.advance(1.0)
     assert len(pacer) <= 1100

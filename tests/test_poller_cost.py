@@ -11,6 +11,7 @@ import pytest
 from bot.delivery.merges import MergeAnnouncer
 from bot.delivery.poller import MergePoller
 from bot.github.events import MergedPull
+from bot.store.memory import MemoryCoordination
 from testkit.poller_world import PollerWorld, poller_world
 from testkit.server_support import clear_env
 
@@ -26,9 +27,8 @@ async def next_pass(world: PollerWorld) -> None:
 
 
 async def test_each_merge_is_fetched_once_however_often_the_list_shows_it(
-    redis_url: str,
-) -> None:
-    async with poller_world(redis_url, repos=2, pulls_per_repo=8) as world:
+    ) -> None:
+    async with poller_world(MemoryCoordination(shared=True), repos=2, pulls_per_repo=8) as world:
         await world.poller.poll_once()  # the start: nothing merged is news yet
         merged = []
         for _ in range(8):
@@ -45,8 +45,8 @@ async def test_each_merge_is_fetched_once_however_often_the_list_shows_it(
     assert sorted(number for _, number in sent) == sorted(merged)
 
 
-async def test_a_merge_the_webhook_announced_costs_the_poller_no_fetch(redis_url: str) -> None:
-    async with poller_world(redis_url, repos=1, pulls_per_repo=2) as world:
+async def test_a_merge_the_webhook_announced_costs_the_poller_no_fetch() -> None:
+    async with poller_world(MemoryCoordination(shared=True), repos=1, pulls_per_repo=2) as world:
         await world.poller.poll_once()
         repo = next(iter(world.config.repos))
         number = world.merge(repo)
@@ -65,9 +65,9 @@ async def test_a_merge_the_webhook_announced_costs_the_poller_no_fetch(redis_url
 
 @pytest.mark.parametrize("kind", ["secondary", "primary"])
 async def test_a_rate_limit_stops_every_poll_until_its_window_ends(
-    redis_url: str, kind: str
+    kind: str
 ) -> None:
-    async with poller_world(redis_url, repos=12, pulls_per_repo=1) as world:
+    async with poller_world(MemoryCoordination(shared=True), repos=12, pulls_per_repo=1) as world:
         world.github.rate_limit_next(10_000, kind=kind, retry_after=60, reset_in=60,
                                      status=403)
         for _ in range(3):
@@ -85,8 +85,9 @@ async def test_a_rate_limit_stops_every_poll_until_its_window_ends(
     assert world.poller.paused_until is not None
 
 
-async def test_the_poller_resumes_when_the_window_ends(redis_url: str) -> None:
-    async with poller_world(redis_url, repos=3, pulls_per_repo=2, concurrency=1) as world:
+async def test_the_poller_resumes_when_the_window_ends() -> None:
+    async with poller_world(MemoryCoordination(shared=True), repos=3, pulls_per_repo=2,
+                            concurrency=1) as world:
         await world.poller.poll_once()
         repo = next(iter(world.config.repos))  # polled first: the limited answer is its
         number = world.merge(repo)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 import pytest
 
+from bot.clock import HeldClock
 from bot.config import Config, GitHubConfig
 from bot.delivery.prefetch import Prefetcher, prefetch_plan
 from bot.delivery.schedule import Scheduler
@@ -19,11 +20,12 @@ from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.store.cache import CachedSource
-from bot.store.client import async_client, sync_client
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
+from bot.store.redis.client import sync_client
+from bot.store.redis.coordination import RedisCoordination
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
-from testkit.schedule import Clock, FakePlatforms, FakePoster, at, make_config
+from testkit.schedule import FakePlatforms, FakePoster, at, make_config
 
 REPO = "acme/lumen"
 TOKEN = "ghp_fake_token"
@@ -130,48 +132,48 @@ async def test_the_week_is_fetched_before_the_post_which_reads_it_from_the_cache
     redis_url: str, github: FakeGitHub
 ) -> None:
     config, source, budget = parts(github, redis_url)
-    clock = Clock(SUNDAY_20)
+    clock = HeldClock(SUNDAY_20)
     platforms = FakePlatforms(clock)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), client, FakePoster(platforms, "r1"), clock=clock,
+        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"), clock=clock,
                         replica="r1", budget=budget)
         assert await one.tick() == []
         await one.prefetcher.idle()
         assert github.count() == 0  # Sunday evening: no post within the window
-        clock.now = MONDAY_8
+        clock.set(MONDAY_8)
         assert await one.tick() == []  # nothing due yet...
         await one.prefetcher.idle()
         assert one.prefetcher.fetched == 2  # ...but the week and the week before are in
         asked = github.count()
         assert asked > 0
-        clock.now = MONDAY_9
+        clock.set(MONDAY_9)
         results = await one.tick()
         await one.prefetcher.idle()
         assert [r.status for r in results] == ["posted"]
         assert github.count() == asked  # the post asked GitHub nothing
         assert platforms.counts() == {("2026-W29", "slack:C1", REPO): 1}
     finally:
-        await client.aclose()
+        await port.close()
 
 
 async def test_with_no_window_the_post_fetches_the_week_itself(
     redis_url: str, github: FakeGitHub
 ) -> None:
     config, source, budget = parts(github, redis_url, hours=0)
-    clock = Clock(MONDAY_8)
-    client = async_client(redis_url)
+    clock = HeldClock(MONDAY_8)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), client, FakePoster(FakePlatforms(clock), "r1"),
+        one = Scheduler(Digests(config, source), port, FakePoster(FakePlatforms(clock), "r1"),
                         clock=clock, replica="r1", budget=budget)
         await one.tick()
         await one.prefetcher.idle()
         assert github.count() == 0
-        clock.now = MONDAY_9
+        clock.set(MONDAY_9)
         assert [r.status for r in await one.tick()] == ["posted"]
         assert github.count() > 0
     finally:
-        await client.aclose()
+        await port.close()
 
 
 async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
@@ -181,18 +183,18 @@ async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
     refill = datetime.now(UTC) + timedelta(seconds=1.5)
     budget.record({"cost": 1, "remaining": 2, "resetAt": refill.isoformat()})
     config, source, budget = parts(github, redis_url, budget=budget)
-    clock = Clock(MONDAY_8)
+    clock = HeldClock(MONDAY_8)
     platforms = FakePlatforms(clock)
-    client = async_client(redis_url)
+    port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), client, FakePoster(platforms, "r1"), clock=clock,
+        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"), clock=clock,
                         replica="r1", budget=budget)
         with caplog.at_level(logging.INFO):
             await one.tick()
             await one.prefetcher.idle()
             assert github.count() == 0 and one.prefetcher.fetched == 0
             assert any("wait for a later pass" in r.getMessage() for r in caplog.records)
-            clock.now = MONDAY_9
+            clock.set(MONDAY_9)
             started = time.monotonic()
             results = await one.tick()
         assert [r.status for r in results] == ["posted"]
@@ -201,4 +203,4 @@ async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
         assert late and f"{REPO} 2026-W29" in late[0] and "2 point(s) left" in late[0]
         assert platforms.counts() == {("2026-W29", "slack:C1", REPO): 1}
     finally:
-        await client.aclose()
+        await port.close()

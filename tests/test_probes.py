@@ -28,6 +28,8 @@ def _no_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_env(monkeypatch)
 
 
+@pytest.mark.redis
+@pytest.mark.kills  # its Redis SIGKILLed and started again
 async def test_with_redis_stopped_readiness_fails_and_liveness_holds() -> None:
     server = KillableRedis(appendonly=False).start()
     try:

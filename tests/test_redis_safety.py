@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from bot.cli import app as cli_app
 from bot.source import SnapshotSource
-from bot.store.client import async_client
-from bot.store.redis_safety import hazards_of, redis_hazards
+from bot.store.redis.client import async_client
+from bot.store.redis.safety import hazards_of, redis_hazards
 from bot.web.app import create_app
 from testkit.redis_server import private_redis
 from testkit.server_support import (
@@ -66,11 +66,12 @@ def test_persistence_is_off_only_without_both_the_file_and_snapshots() -> None:
     assert hazards_of("", safe, {"aof_enabled": 0}, None) == []
 
 
+@pytest.mark.redis
 async def test_starting_against_an_lru_redis_gives_the_documented_warning(
         lru_redis: str, caplog: pytest.LogCaptureFixture) -> None:
     app = create_app(example_config(), redis_url=lru_redis,
                      source=SnapshotSource(example_snapshot()), background=False)
-    with caplog.at_level(logging.WARNING, logger="bot.store.redis_safety"):
+    with caplog.at_level(logging.WARNING, logger="bot.store.redis.safety"):
         async with serving(app) as http:
             health = (await http.get("/healthz")).json()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -105,6 +106,7 @@ async def test_every_master_of_a_cluster_is_asked(redis_cluster_url: str) -> Non
     assert all(h.startswith("persistence is off on 127.0.0.1:") for h in found)
 
 
+@pytest.mark.redis
 def test_serve_refuses_an_unsafe_redis_when_told_to(lru_redis: str, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "prdigest.toml"

@@ -12,20 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from typer.testing import CliRunner
 
 from bot.cli import app as cli
+from bot.clock import HeldClock
 from bot.digests import Digests
 from bot.errors import ConfigError
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.client import async_client, parse, sync_client
+from bot.store.coordination import StoreUnavailable
 from bot.store.ledger import Ledger
+from bot.store.redis.client import parse, sync_client
+from bot.store.redis.coordination import RedisCoordination
 from bot.web.app import create_app
 from testkit.redis_topologies import SentinelSet, all_keys, flush, private_sentinel
 from testkit.schedule import (
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -33,9 +34,9 @@ from testkit.schedule import (
     make_config,
 )
 from testkit.server_support import (
+    clock,
     example_config,
     example_snapshot,
-    now,
     recording_adapters,
     serving,
 )
@@ -46,7 +47,8 @@ MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai: 2026-W29 is due
 
 def app_with(redis_url: str) -> Any:
     return create_app(example_config(), redis_url=redis_url,
-                      source=SnapshotSource(example_snapshot()), now=now, background=False,
+                      source=SnapshotSource(example_snapshot()), clock=clock(),
+                      background=False,
                       adapters=recording_adapters())
 
 
@@ -152,6 +154,8 @@ def sentinel() -> Iterator[SentinelSet]:
         yield started
 
 
+@pytest.mark.redis
+@pytest.mark.failover
 async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     sentinel: SentinelSet
 ) -> None:
@@ -163,11 +167,11 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
                  "topics": []}
                 for n in range(12) for p in ("slack", "telegram", "feishu")]
     config = make_config(channels)
-    clock = Clock(MONDAY_9)
+    clock = HeldClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     url = sentinel.url + "?failover_seconds=20"
-    clients = [async_client(url) for _ in range(3)]
+    clients = [RedisCoordination.from_url(url) for _ in range(3)]
     # Locks outlive the clients' failover window (20 s), as in production (60 s): a
     # replica whose post is in flight through the failover records it before anyone
     # may take the slot over, however long a loaded machine makes the failover.
@@ -176,7 +180,7 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
                           replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
                           concurrency=2)
                 for n, client in enumerate(clients)]
-    slots = [run.slot for run in due_runs(config.channels, clock(), replicas[0].catch_up)]
+    slots = [run.slot for run in due_runs(config.channels, clock.now(), replicas[0].catch_up)]
 
     async def run(replica: Scheduler) -> None:
         ledger = replica.ledger
@@ -187,7 +191,7 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
                 entries = await ledger.get_many(slots)
                 if all(e is not None and e.state == "posted" for e in entries):
                     return
-            except redis.RedisError:
+            except StoreUnavailable:
                 pass  # as run_forever: the next pass goes on
             await asyncio.sleep(0.1)
         raise AssertionError("not every slot was posted within 90 s")
@@ -205,7 +209,7 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
         entries = await Ledger(clients[0]).get_many(slots)
     finally:
         for client in clients:
-            await client.aclose()
+            await client.close()
     assert new_master != sentinel.master_port
     assert all(e is not None and e.state == "posted" for e in entries)  # 0 lost
     counts = platforms.counts()
@@ -213,6 +217,8 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     assert Counter(counts.values()) == {1: len(channels)}  # 0 duplicated
 
 
+@pytest.mark.redis
+@pytest.mark.failover
 async def test_a_lock_no_replica_confirms_is_still_taken_and_logged(
     sentinel: SentinelSet, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -222,30 +228,30 @@ async def test_a_lock_no_replica_confirms_is_still_taken_and_logged(
     import os
     import signal
 
-    from bot.store.ledger import RedisLock
+    from bot.store.locks import Lock
 
-    client = async_client(sentinel.url)
+    port = RedisCoordination.from_url(sentinel.url)
     replica = sentinel.procs.procs[sentinel.replica_port]
     try:
         os.kill(replica.pid, signal.SIGSTOP)
         try:
-            with caplog.at_level("WARNING", logger="bot.store.client"):
-                assert await RedisLock(client, "{t}:stalled", ttl_seconds=5).acquire()
+            with caplog.at_level("WARNING", logger="bot.store.redis.client"):
+                assert await Lock(port.locks, "{t}:stalled", ttl_seconds=5).acquire()
         finally:
             os.kill(replica.pid, signal.SIGCONT)
         assert "no replica confirmed a write" in caplog.text
         caplog.clear()
         await asyncio.sleep(0.5)
-        with caplog.at_level("WARNING", logger="bot.store.client"):
-            assert await RedisLock(client, "{t}:healthy", ttl_seconds=5).acquire()
-            assert not await RedisLock(client, "{t}:healthy", ttl_seconds=5).acquire()
+        with caplog.at_level("WARNING", logger="bot.store.redis.client"):
+            assert await Lock(port.locks, "{t}:healthy", ttl_seconds=5).acquire()
+            assert not await Lock(port.locks, "{t}:healthy", ttl_seconds=5).acquire()
         assert "no replica confirmed" not in caplog.text
     finally:
-        await client.aclose()
+        await port.close()
 
 
 async def test_an_unreachable_cluster_is_a_redis_outage_not_a_crash() -> None:
-    from bot.store.redis_cache import Cache
+    from bot.store.redis.cache import Cache
     from testkit.redis_server import free_port
 
     url = (f"redis+cluster://127.0.0.1:{free_port()}"
@@ -263,8 +269,8 @@ def test_a_post_s_lock_outlives_the_longest_failover_the_clients_wait_out() -> N
     """Renewed every third of its life, the lock has two thirds left when a failover
     begins just before a renewal: the longest wait must fit in them, or another replica
     takes the slot over while the post waits for the new master."""
-    from bot.store.client import MAX_FAILOVER_SECONDS
     from bot.store.ledger import POST_LOCK_SECONDS
+    from bot.store.redis.client import MAX_FAILOVER_SECONDS
 
     assert POST_LOCK_SECONDS * 2 / 3 >= MAX_FAILOVER_SECONDS
     assert parse("redis+cluster://a:7000?failover_seconds=40").failover_seconds == 40

@@ -17,9 +17,9 @@ from bot.models import PullRequest, Snapshot
 from bot.render import render_digest
 from bot.render.html import topic_chart
 from bot.source import SnapshotSource, WeekData
-from bot.store.client import sync_client
 from bot.store.keys import Keys
-from bot.store.weeks_index import note_week
+from bot.store.redis.client import sync_client
+from bot.store.redis.weeks_index import note_week
 from testkit.pages import REPORT, Page, app_with
 from testkit.redis_topologies import all_keys
 from testkit.server_support import (

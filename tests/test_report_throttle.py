@@ -18,7 +18,8 @@ from bot.config import Config
 from bot.source import SnapshotSource, WeekData
 from bot.web.app import create_app
 from bot.web.throttle import Allowance, ClientRate
-from testkit.server_support import clear_env, example_config, example_snapshot, now, serving
+from testkit.clock import VirtualClock
+from testkit.server_support import clear_env, clock, example_config, example_snapshot, serving
 
 PAGE = "/reports/acme/lumen/2026-W29?lang=en"
 
@@ -39,7 +40,7 @@ class SlowCountingSource(SnapshotSource):
 
 
 def app_with(config: Config, source: SnapshotSource) -> Starlette:
-    return create_app(config, source=source, now=now, background=False, adapters={})
+    return create_app(config, source=source, clock=clock(), background=False, adapters={})
 
 
 def limited(per_minute: int) -> Config:
@@ -94,27 +95,27 @@ async def test_the_limit_is_per_client(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_bucket_refills_at_the_configured_rate() -> None:
-    clock = [0.0]
-    rate = ClientRate(6, clock=lambda: clock[0])  # one request per 10 s, six at once
+    clock = VirtualClock()
+    rate = ClientRate(6, clock=clock)  # one request per 10 s, six at once
     assert [rate.wait_seconds("a") for _ in range(6)] == [0] * 6
     assert rate.wait_seconds("a") == 10
-    clock[0] = 9.0
+    clock.advance(9.0)
     assert rate.wait_seconds("a") == 1
-    clock[0] = 10.5
+    clock.advance(1.5)
     assert rate.wait_seconds("a") == 0
-    clock[0] = 1000.0  # long idle: forgotten, and full again
+    clock.advance(989.5)  # long idle: forgotten, and full again
     assert [rate.wait_seconds("a") for _ in range(7)] == [0] * 6 + [10]
 
 
 def test_the_shared_allowance_refills_by_the_hour_and_lets_a_large_cost_through_when_full(
 ) -> None:
-    clock = [0.0]
-    allowance = Allowance(60, clock=lambda: clock[0])
+    clock = VirtualClock()
+    allowance = Allowance(60, clock=clock)
     assert allowance.take(40) == 0
     assert allowance.take(30) == 10 * 60  # 30 needed, 20 left: 10 more at one a minute
-    clock[0] += 10 * 60
+    clock.advance(10 * 60)
     assert allowance.take(30) == 0
-    clock[0] += 3600
+    clock.advance(3600)
     assert allowance.take(500) == 0  # larger than the bucket: only when it is full
     assert allowance.take(1) > 0
-    assert Allowance(0, clock=lambda: clock[0]).take(1) == 3600
+    assert Allowance(0, clock=clock).take(1) == 3600

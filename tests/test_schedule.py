@@ -9,22 +9,22 @@ from typing import Any
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
-import redis.exceptions
 
 from adapters.base import DeliveryError
 from adapters.poster import AdapterPoster
 from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.store.cache import CachedSource
-from bot.store.ledger import Ledger, RedisLock, Slot, backoff
-from bot.store.redis_cache import Cache
-from testkit.redis_server import free_port
+from bot.store.coordination import StoreUnavailable
+from bot.store.ledger import Ledger, Slot, backoff
+from bot.store.locks import Lock
+from bot.store.redis.cache import Cache
+from testkit.clock import VirtualClock
+from testkit.coordination import FlakyPort, in_memory, memory_port
 from testkit.schedule import (
     REPO,
     SHANGHAI_MONDAY_9,
     THREE_PLATFORMS,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
@@ -32,14 +32,11 @@ from testkit.schedule import (
     at,
     channel,
     make_config,
-    redis_client,
     scheduler,
     statuses,
-    wait_expired,
+    tick_at,
 )
 
-REDIS_TOPOLOGIES = ("single", "cluster")
-"""Each Redis test here runs on one server and on a real Redis Cluster."""
 STOP_LIMIT = 30.0
 """Seconds a stopped scheduler has to end: these tests check that it ends, not how fast
 (a loaded machine is slow), so the limit only bounds a hang."""
@@ -48,47 +45,49 @@ STOP_LIMIT = 30.0
 # --- ledger and locks ----------------------------------------------------------------
 
 
-async def test_a_lock_is_held_by_one_token_and_expires(redis_url: str) -> None:
-    async with redis_client(redis_url) as client:
-        # 2 s: a loaded machine's pause cannot let it expire before the checks below.
-        first = RedisLock(client, "t:lock", ttl_seconds=2)
-        second = RedisLock(client, "t:lock", ttl_seconds=2)
+async def test_a_lock_is_held_by_one_token_and_expires() -> None:
+    clock = VirtualClock()
+    async with in_memory(clock) as port:
+        first = Lock(port.locks, "t:lock", ttl_seconds=2, clock=clock)
+        second = Lock(port.locks, "t:lock", ttl_seconds=2, clock=clock)
         assert await first.acquire()
         assert not await second.acquire()
         await second.release()  # not its lock: nothing happens
-        assert await client.exists("t:lock")
-        await wait_expired(client, "t:lock")  # on its own, with nobody releasing it
+        assert not await Lock(port.locks, "t:lock", ttl_seconds=2, clock=clock).acquire()
+        await clock.sleep(2.1)  # it expires on its own, with nobody releasing it
         assert await second.acquire()
         assert not await first.renew() and first.lost
         await first.release()
-        assert await client.get("t:lock") == second.token.encode()
+        assert not await port.locks.acquire("t:lock", first.token, 2000)  # second's
+        assert await port.locks.acquire("t:lock", second.token, 2000)
 
 
-async def test_a_lock_kept_alive_outlives_its_ttl(redis_url: str) -> None:
-    async with redis_client(redis_url) as client:
-        # Renewed every third of its 2 s, so a pause of a second on a loaded machine
-        # does not lose it; the wait is past its TTL.
-        lock = RedisLock(client, "t:lock", ttl_seconds=2)
+async def test_a_lock_kept_alive_outlives_its_ttl() -> None:
+    clock = VirtualClock()
+    async with in_memory(clock) as port:
+        # Renewed every third of its 2 s; the wait is well past its TTL.
+        lock = Lock(port.locks, "t:lock", ttl_seconds=2, clock=clock)
         assert await lock.acquire()
         async with lock.kept_alive():
-            await asyncio.sleep(2.5)
-            assert not await RedisLock(client, "t:lock", ttl_seconds=1).acquire()
+            await clock.sleep(7.5)
+            assert not await Lock(port.locks, "t:lock", ttl_seconds=1, clock=clock).acquire()
         assert not lock.lost
         await lock.release()
-        assert not await client.exists("t:lock")
+        assert await Lock(port.locks, "t:lock", ttl_seconds=1, clock=clock).acquire()
 
 
-async def test_a_fenced_write_needs_the_lock_and_the_entry_it_read(redis_url: str) -> None:
+async def test_a_fenced_write_needs_the_lock_and_the_entry_it_read() -> None:
     from bot.store.ledger import LedgerEntry
 
-    async with redis_client(redis_url) as client:
-        ledger = Ledger(client)
+    clock = VirtualClock()
+    async with in_memory(clock) as port:
+        ledger = Ledger(port, clock=clock)
         slot = Slot("2026-W29", "slack:C1", REPO)
         entry = LedgerEntry(state="sending", week=slot.week, channel=slot.channel,
                             repo=slot.repo, delivery_key=slot.delivery_key())
         stalled = ledger.lock(slot, 0.1)
         assert await stalled.acquire()
-        await asyncio.sleep(0.2)  # the holder stalls past its lock's expiry
+        await clock.sleep(0.2)  # the holder stalls past its lock's expiry
         taker = ledger.lock(slot, 5)
         assert await taker.acquire()
         written, _ = await ledger.write_fenced(slot, stalled, None, entry)
@@ -123,17 +122,17 @@ def test_backoff_doubles_up_to_its_cap() -> None:
 
 
 async def test_a_due_week_is_posted_once_to_every_channel(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config(THREE_PLATFORMS)
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     source = CountingSource(snapshot)
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, source, client, FakePoster(platforms, "r1"), clock)
+    async with in_memory(clock) as port:
+        one = scheduler(config, source, port, FakePoster(platforms, "r1"), clock)
         results = await one.tick()
         assert statuses(results) == {"posted": 3}
-        again = await one.tick(SHANGHAI_MONDAY_9 + timedelta(minutes=5))
+        again = await tick_at(one, SHANGHAI_MONDAY_9 + timedelta(minutes=5))
         assert statuses(again) == {"already-posted": 3}
         entries = await one.ledger.entries()
     assert platforms.counts() == {("2026-W29", key, REPO): 1
@@ -147,6 +146,7 @@ async def test_a_due_week_is_posted_once_to_every_channel(
     assert source.reads == {(REPO, "2026-W29"): 1, (REPO, "2026-W28"): 1}
 
 
+@pytest.mark.redis  # the cache the replicas share is Redis's
 async def test_three_replicas_in_the_same_minute_post_each_channel_once(
     redis_url: str, snapshot: Snapshot
 ) -> None:
@@ -154,14 +154,14 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
                         repo=("acme/lumen", "acme/other")[n % 2])
                 for n in range(8) for p in ("slack", "telegram", "feishu")]
     config = make_config(channels, repos=("acme/lumen", "acme/other"))
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     github = CountingSource(snapshot)
-    async with redis_client(redis_url) as client:
+    async with in_memory(clock) as port:
         cache = Cache.from_url(redis_url)
         try:
             source = CachedSource(WeekOnly(github), cache, config)
-            replicas = [scheduler(config, source, client, FakePoster(platforms, f"r{n}",
+            replicas = [scheduler(config, source, port, FakePoster(platforms, f"r{n}",
                                                                       latency=0.01),
                                   clock, replica=f"r{n}") for n in range(3)]
             results = await asyncio.gather(*(r.tick() for r in replicas))
@@ -178,49 +178,49 @@ async def test_three_replicas_in_the_same_minute_post_each_channel_once(
 
 @pytest.mark.parametrize("hours_down, posted", [(11.5, 1), (12.5, 0)])
 async def test_a_restart_catches_up_within_the_window_only(
-    redis_url: str, snapshot: Snapshot, hours_down: float, posted: int
+    snapshot: Snapshot, hours_down: float, posted: int
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9 + timedelta(hours=hours_down))
+    clock = VirtualClock(SHANGHAI_MONDAY_9 + timedelta(hours=hours_down))
     platforms = FakePlatforms(clock)
-    async with redis_client(redis_url) as client:
-        started = scheduler(config, CountingSource(snapshot), client,
+    async with in_memory(clock) as port:
+        started = scheduler(config, CountingSource(snapshot), port,
                             FakePoster(platforms, "r1"), clock)
         await started.tick()
-        await started.tick(clock.now + timedelta(minutes=1))
+        await tick_at(started, clock.now() + timedelta(minutes=1))
         # A second replica starting a little later changes nothing.
-        late = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r2"),
+        late = scheduler(config, CountingSource(snapshot), port, FakePoster(platforms, "r2"),
                          clock, replica="r2")
-        await late.tick(clock.now + timedelta(minutes=2))
+        await tick_at(late, clock.now() + timedelta(minutes=2))
         assert len(await started.ledger.entries()) == posted
     assert len(platforms.delivered) == posted
 
 
 async def test_a_failed_post_backs_off_and_is_retried_with_the_same_key(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     failures = iter(["channel_not_found"])
     poster = FakePoster(platforms, "r1", fail=lambda _: next(failures, None))
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client, poster, clock)
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port, poster, clock)
         [failed] = await one.tick()
         assert failed.status == "failed" and "channel_not_found" in failed.detail
         entry = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
         assert entry is not None and entry.state == "failed"
         assert entry.retry_at == SHANGHAI_MONDAY_9 + timedelta(minutes=1)
-        [waiting] = await one.tick(SHANGHAI_MONDAY_9 + timedelta(seconds=30))
+        [waiting] = await tick_at(one, SHANGHAI_MONDAY_9 + timedelta(seconds=30))
         assert waiting.status == "waiting" and poster.calls == 1
-        [posted] = await one.tick(SHANGHAI_MONDAY_9 + timedelta(minutes=1))
+        [posted] = await tick_at(one, SHANGHAI_MONDAY_9 + timedelta(minutes=1))
         assert posted.status == "posted"
         final = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
     assert final is not None and final.attempts == 2 and final.delivery_key == entry.delivery_key
     assert len(platforms.delivered) == 1
 
 
-async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None:
+async def test_a_missing_week_is_retried_without_posting() -> None:
     from bot.errors import SourceError
 
     class Down(CountingSource):
@@ -228,10 +228,10 @@ async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None
             raise SourceError("GitHub answered 502")
 
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, Down(Snapshot(repository=REPO)), client,
+    async with in_memory(clock) as port:
+        one = scheduler(config, Down(Snapshot(repository=REPO)), port,
                         FakePoster(platforms, "r1"), clock)
         [result] = await one.tick()
         entry = await one.ledger.get(Slot("2026-W29", "slack:C1", REPO))
@@ -243,12 +243,12 @@ async def test_a_missing_week_is_retried_without_posting(redis_url: str) -> None
 # --- on demand, subscriptions, the loop ---------------------------------------------
 
 
-async def test_post_on_demand_goes_through_the_ledger(redis_url: str, snapshot: Snapshot) -> None:
+async def test_post_on_demand_goes_through_the_ledger(snapshot: Snapshot) -> None:
     config = make_config([channel("telegram", "-100", lang="en")])
-    clock = Clock(at("2026-08-05T12:00"))
+    clock = VirtualClock(at("2026-08-05T12:00"))
     platforms = FakePlatforms(clock)
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "cli"),
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port, FakePoster(platforms, "cli"),
                         clock)
         target = config.channels[0]
         first = await one.post(target, "2026-W29")
@@ -262,7 +262,7 @@ async def test_post_on_demand_goes_through_the_ledger(redis_url: str, snapshot: 
 
 
 async def test_subscribed_topics_join_the_focus_and_share_builds(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     class Store:
         def topics(self, channel_key: str) -> set[str]:
@@ -271,32 +271,32 @@ async def test_subscribed_topics_join_the_focus_and_share_builds(
     config = make_config([channel("slack", "C1", topics=("npu",)),
                           channel("slack", "C2", topics=("npu",)),
                           channel("slack", "C3", topics=("npu",))])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port, FakePoster(platforms, "r1"),
                         clock, subscriptions=Store())
         await one.tick()
         names = [f"prdigest:v2:{{{REPO}}}:digest:weekly:2026-W29:zh:{topics}"
                  for topics in ("npu", "npu,ckpt", "ckpt,npu", "")]
-        kept = [name for name in names if await client.exists(name)]
+        kept = [name for name in names if await port.values.get(name) is not None]
     assert one.stats.digest_builds == 2
     assert kept == names[:2]
 
 
 async def test_run_forever_catches_up_at_start_and_stops_on_the_event(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config(THREE_PLATFORMS)
-    clock = Clock(SHANGHAI_MONDAY_9 + timedelta(hours=3))
+    clock = VirtualClock(SHANGHAI_MONDAY_9 + timedelta(hours=3))
     platforms = FakePlatforms(clock)
     stop = asyncio.Event()
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port, FakePoster(platforms, "r1"),
                         clock, poll_seconds=0.05)
         running = asyncio.create_task(one.run_forever(stop))
         while one.stats.ticks < 3:
-            await asyncio.sleep(0.02)
+            await clock.sleep(0.02)
         stop.set()
         await asyncio.wait_for(running, STOP_LIMIT)
     assert len(platforms.delivered) == 3
@@ -304,10 +304,10 @@ async def test_run_forever_catches_up_at_start_and_stops_on_the_event(
 
 
 async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config(THREE_PLATFORMS)
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     in_post = asyncio.Event()
     answer = asyncio.Event()
@@ -317,8 +317,8 @@ async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
         await answer.wait()
 
     stop = asyncio.Event()
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client,
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port,
                         FakePoster(platforms, "r1", before_accept=slow_platform), clock,
                         concurrency=1, lock_seconds=5)
         running = asyncio.create_task(one.run_forever(stop))
@@ -333,40 +333,37 @@ async def test_stopping_finishes_the_post_in_flight_and_starts_no_other(
 
 async def test_run_forever_survives_redis_going_away(snapshot: Snapshot) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
-    # A port nobody listens on (port 1 may be taken by whatever the host runs).
-    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
-                                     socket_connect_timeout=0.2)
-    one = scheduler(config, CountingSource(snapshot), client, FakePoster(platforms, "r1"),
+    away = FlakyPort(memory_port(clock))
+    away.down = True
+    one = scheduler(config, CountingSource(snapshot), away, FakePoster(platforms, "r1"),
                     clock, poll_seconds=0.05)
-    with pytest.raises(redis.exceptions.ConnectionError):
+    with pytest.raises(StoreUnavailable):
         await one.tick()
     stop = asyncio.Event()
     running = asyncio.create_task(one.run_forever(stop))
-    await asyncio.sleep(0.2)
+    await clock.sleep(0.2)
     stop.set()
     await asyncio.wait_for(running, STOP_LIMIT)
-    await client.aclose()
-    assert platforms.delivered == []
+    assert platforms.delivered == [] and one.stats.failed_passes >= 3
 
 
 async def test_while_redis_is_down_each_failed_pass_is_one_line_without_a_traceback(
         snapshot: Snapshot, caplog: pytest.LogCaptureFixture) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
-    client = aioredis.Redis.from_url(f"redis://127.0.0.1:{free_port()}/0",
-                                     socket_connect_timeout=0.2)
-    one = scheduler(config, CountingSource(snapshot), client,
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
+    away = FlakyPort(memory_port(clock))
+    away.down = True
+    one = scheduler(config, CountingSource(snapshot), away,
                     FakePoster(FakePlatforms(clock), "r1"), clock, poll_seconds=0.01)
     stop = asyncio.Event()
     with caplog.at_level(logging.INFO, logger="bot.delivery.schedule"):
         running = asyncio.create_task(one.run_forever(stop))
         while one.stats.failed_passes < 3:
-            await asyncio.sleep(0.02)
+            await clock.sleep(0.02)
         stop.set()
         await asyncio.wait_for(running, 5)
-    await client.aclose()
     failed = [r for r in caplog.records if "pass failed" in r.getMessage()]
     assert len(failed) == one.stats.failed_passes
     assert all(r.exc_info is None and r.levelno == logging.WARNING for r in failed)

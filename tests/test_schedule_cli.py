@@ -7,18 +7,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.clock import HeldClock
 from bot.config import load_config
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.snapshot import read_snapshot
 from bot.store.ledger import Ledger, Slot
+from bot.store.redis.coordination import RedisCoordination
 from testkit import EXAMPLES
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at
+from testkit.schedule import CountingSource, FakePlatforms, FakePoster, at
 
 SNAPSHOT = str(EXAMPLES / "snapshot.json")
 CHANNEL = "slack:C0123456"
@@ -71,11 +72,11 @@ def post(config_file: str, *extra: str, week: str = "2026-W29") -> tuple[int, st
 
 def entry_of(redis_url: str, week: str = "2026-W29") -> object:
     async def read() -> object:
-        client = aioredis.Redis.from_url(redis_url)
+        port = RedisCoordination.from_url(redis_url)
         try:
-            return await Ledger(client).get(Slot(week, CHANNEL, "acme/lumen"))
+            return await Ledger(port).get(Slot(week, CHANNEL, "acme/lumen"))
         finally:
-            await client.aclose()
+            await port.close()
 
     return asyncio.run(read())
 
@@ -109,15 +110,15 @@ async def test_the_schedule_skips_a_week_posted_on_demand(
     code, _, err = await asyncio.to_thread(post, config_file)
     assert code == 0, err
     config = load_config(Path(config_file))
-    clock = Clock(at("2026-07-20T01:00"))  # the channel's Monday 09:00
+    clock = HeldClock(at("2026-07-20T01:00"))  # the channel's Monday 09:00
     platforms = FakePlatforms(clock)
-    client = aioredis.Redis.from_url(env)
+    port = RedisCoordination.from_url(env)  # the ledger `prdigest post` wrote
     try:
         scheduler = Scheduler(Digests(config, CountingSource(read_snapshot(Path(SNAPSHOT)))),
-                              client, FakePoster(platforms, "r1"), clock=clock)
+                              port, FakePoster(platforms, "r1"), clock=clock)
         [result] = await scheduler.tick()
     finally:
-        await client.aclose()
+        await port.close()
     assert result.status == "already-posted"
     assert platforms.delivered == []
 

@@ -9,14 +9,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import msgspec
-import redis.asyncio as aioredis
 
 from bot.config import Config
 from bot.delivery.due import DueFailure, due_runs
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
+from bot.events import Events, ScheduleFailed
 from bot.snapshot import read_snapshot
-from testkit.schedule import Clock, CountingSource, FakePlatforms, FakePoster, at, make_config
+from testkit.clock import VirtualClock
+from testkit.coordination import memory_port
+from testkit.schedule import CountingSource, FakePlatforms, FakePoster, at, make_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MONDAY_9 = at("2026-07-20T01:00")  # 09:00 in Shanghai; 2026-W29 is owed
@@ -44,17 +46,25 @@ def test_a_channel_whose_cron_cannot_be_walked_is_left_out_alone() -> None:
     assert "failed to find" in failures[0].error
 
 
-async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out(
-        redis_url: str) -> None:
-    clock = Clock(MONDAY_9)
+
+def failing_passes(failures: list[str]) -> Events:
+    """Events whose failed passes (`ScheduleFailed`) are told to `failures`."""
+    events = Events()
+    events.subscribe(lambda event: failures.append(event.kind)
+                     if isinstance(event, ScheduleFailed) else None)
+    return events
+
+
+async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out() -> None:
+    clock = VirtualClock(MONDAY_9)
     platforms = FakePlatforms(clock)
     failures: list[str] = []
-    client = aioredis.Redis.from_url(redis_url)
+    port = memory_port(clock)
     try:
         scheduler = Scheduler(Digests(_config(),
                                       CountingSource(read_snapshot(EXAMPLES / "snapshot.json"))),
-                              client, FakePoster(platforms, "r1"), clock=clock, replica="r1",
-                              on_failure=failures.append)
+                              port, FakePoster(platforms, "r1"), clock=clock, replica="r1",
+                              events=failing_passes(failures))
         results = await scheduler.tick()
         assert sorted(r.channel for r in results if r.status == "posted") == [
             "feishu:feishu-1", "slack:slack-1"]
@@ -63,20 +73,20 @@ async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out(
         assert "telegram:telegram-1" in str(status["last_error"])
         assert failures == ["channel"]
     finally:
-        await client.aclose()
+        await port.close()
 
 
-async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on(redis_url: str) -> None:
-    clock = Clock(MONDAY_9)
+async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on() -> None:
+    clock = VirtualClock(MONDAY_9)
     failures: list[str] = []
-    client = aioredis.Redis.from_url(redis_url)
+    port = memory_port(clock)
     stop = asyncio.Event()
     passes = []
     try:
         scheduler = Scheduler(Digests(make_config([]),
                                       CountingSource( read_snapshot(EXAMPLES / "snapshot.json"))),
-                              client, FakePoster(FakePlatforms(clock), "r1"), clock=clock,
-                              poll_seconds=0.01, on_failure=failures.append)
+                              port, FakePoster(FakePlatforms(clock), "r1"), clock=clock,
+                              poll_seconds=0.01, events=failing_passes(failures))
 
         async def tick() -> list[object]:
             passes.append(1)
@@ -92,4 +102,4 @@ async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on(redis_url: str
         assert scheduler.status()["last_error"] == "RuntimeError: the ledger is unreadable"
         assert failures == ["pass"]
     finally:
-        await client.aclose()
+        await port.close()

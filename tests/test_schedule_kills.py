@@ -7,43 +7,39 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-import redis.asyncio as aioredis
 
 from bot.config import ChannelConfig, Config
 from bot.models import Snapshot
+from bot.store.coordination import Coordination
 from bot.store.ledger import Slot
+from testkit.clock import VirtualClock
+from testkit.coordination import in_memory
 from testkit.schedule import (
     DEAD_LOCK_SECONDS,
     REPO,
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
-    KillableRedis,
     KillSwitch,
     channel,
-    lapse_lock,
+    killable,
     make_config,
-    redis_client,
     scheduler,
+    tick_at,
 )
-
-REDIS_TOPOLOGIES = ("single", "cluster")
-"""Each Redis test here runs on one server and on a real Redis Cluster."""
-
 
 # --- killed mid-post -----------------------------------------------------------------
 
 
 async def kill_after_accept(
-    config: Config, snapshot: Snapshot, client: aioredis.Redis, platforms: FakePlatforms,
-    clock: Clock,
+    config: Config, snapshot: Snapshot, port: Coordination, platforms: FakePlatforms,
+    clock: VirtualClock,
 ) -> KillSwitch:
     """Replica r1 posts and dies before its ledger write (the hard case)."""
     switch = KillSwitch()
     switch.kill_in_post = "after-accept"
-    doomed = scheduler(config, CountingSource(snapshot), KillableRedis(client, switch),
+    doomed = scheduler(config, CountingSource(snapshot), killable(port, switch),
                        FakePoster(platforms, "r1", switch=switch), clock,
                        record_wait_seconds=0.0, lock_seconds=DEAD_LOCK_SECONDS)
     await doomed.tick()
@@ -53,23 +49,23 @@ async def kill_after_accept(
 
 @pytest.mark.parametrize("platform", ["slack", "telegram", "feishu"])
 async def test_a_post_left_in_doubt_is_resent_once(
-    redis_url: str, snapshot: Snapshot, platform: str
+    snapshot: Snapshot, platform: str
 ) -> None:
     config = make_config([channel(platform, "X1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     slot = Slot("2026-W29", f"{platform}:X1", REPO)
-    async with redis_client(redis_url) as client:
-        await kill_after_accept(config, snapshot, client, platforms, clock)
-        survivor = scheduler(config, CountingSource(snapshot), client,
+    async with in_memory(clock) as port:
+        await kill_after_accept(config, snapshot, port, platforms, clock)
+        survivor = scheduler(config, CountingSource(snapshot), port,
                              FakePoster(platforms, "r2"), clock, replica="r2")
         clock.advance(timedelta(minutes=1))
         [busy] = await survivor.tick()  # the dead replica's lock has not expired yet
         assert busy.status == "busy"
-        await lapse_lock(client, survivor.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
+        await clock.sleep(DEAD_LOCK_SECONDS)  # the dead replica's lock lapses
         [result] = await survivor.tick()
         assert result.status == "posted" and result.in_doubt
-        await survivor.tick(clock.now + timedelta(minutes=1))
+        await tick_at(survivor, clock.now() + timedelta(minutes=1))
         entry = await survivor.ledger.get(slot)
     assert entry is not None and entry.state == "posted" and entry.resent_in_doubt == 1
     if platform == "feishu":
@@ -82,38 +78,37 @@ async def test_a_post_left_in_doubt_is_resent_once(
 
 
 async def test_feishu_in_doubt_past_its_dedupe_window_follows_the_policy(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config([channel("feishu", "oc_1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
-    slot = Slot("2026-W29", "feishu:oc_1", REPO)
-    async with redis_client(redis_url) as client:
-        await kill_after_accept(config, snapshot, client, platforms, clock)
+    async with in_memory(clock) as port:
+        await kill_after_accept(config, snapshot, port, platforms, clock)
         clock.advance(timedelta(hours=2))
-        holding = scheduler(config, CountingSource(snapshot), client,
+        holding = scheduler(config, CountingSource(snapshot), port,
                             FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
-        await lapse_lock(client, holding.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
+        await clock.sleep(DEAD_LOCK_SECONDS)  # the dead replica's lock lapses
         [result] = await holding.tick()
     assert result.status == "held"
     assert len(platforms.delivered) == 1
 
 
 async def test_hold_never_sends_twice_and_force_sends_again(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     slot = Slot("2026-W29", "slack:C1", REPO)
-    async with redis_client(redis_url) as client:
-        await kill_after_accept(config, snapshot, client, platforms, clock)
-        holding = scheduler(config, CountingSource(snapshot), client,
+    async with in_memory(clock) as port:
+        await kill_after_accept(config, snapshot, port, platforms, clock)
+        holding = scheduler(config, CountingSource(snapshot), port,
                             FakePoster(platforms, "r2"), clock, replica="r2", in_doubt="hold")
-        await lapse_lock(client, holding.ledger.lock(slot, DEAD_LOCK_SECONDS).key)
+        await clock.sleep(DEAD_LOCK_SECONDS)  # the dead replica's lock lapses
         [held] = await holding.tick()
         assert held.status == "held" and "--force" in held.detail
-        [still] = await holding.tick(clock.now + timedelta(minutes=5))
+        [still] = await tick_at(holding, clock.now() + timedelta(minutes=5))
         assert still.status == "held"
         assert len(platforms.delivered) == 1
         unforced = await holding.post(config.channels[0], "2026-W29")
@@ -127,10 +122,10 @@ async def test_hold_never_sends_twice_and_force_sends_again(
 
 
 async def test_a_graceful_stop_mid_post_finishes_and_records_it(
-    redis_url: str, snapshot: Snapshot
+    snapshot: Snapshot
 ) -> None:
     config = make_config([channel("slack", "C1")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     platforms = FakePlatforms(clock)
     in_post = asyncio.Event()
     answer = asyncio.Event()
@@ -140,19 +135,19 @@ async def test_a_graceful_stop_mid_post_finishes_and_records_it(
         await answer.wait()
 
     slot = Slot("2026-W29", "slack:C1", REPO)
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client,
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port,
                         FakePoster(platforms, "r1", before_accept=slow_platform), clock,
                         lock_seconds=5)
         ticking = asyncio.create_task(one.tick())
         await in_post.wait()
         ticking.cancel()
-        await asyncio.sleep(0.05)
+        await clock.sleep(0.05)
         assert not ticking.done()  # waiting for the post in flight
         answer.set()
         with pytest.raises(asyncio.CancelledError):
             await ticking
         entry = await one.ledger.get(slot)
-        assert not await client.exists(one.ledger.lock(slot, 1).key)
+        assert await port.locks.acquire(one.ledger.lock(slot, 1).key, "next", 1000)  # released
     assert entry is not None and entry.state == "posted"
     assert len(platforms.delivered) == 1

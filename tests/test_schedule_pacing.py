@@ -11,22 +11,24 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import pytest
-import redis.asyncio as aioredis
 
 from adapters.poster import AdapterPoster, DigestAdapter
+from bot.cli.post import adapter_for
+from bot.clock import HeldClock
 from bot.config import Config
 from bot.delivery.due import due_runs
-from bot.delivery.post import adapter_for
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.models import Reply
 from bot.source import SnapshotSource
-from bot.store.client import async_client
-from bot.store.pacing import RedisPacer
+from bot.store.pacing import SharedPacer
+from bot.store.redis.coordination import RedisCoordination
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.pacing import PLATFORMS, LimitedPlatforms, limited_platforms
-from testkit.schedule import SHANGHAI_MONDAY_9, Clock, channel
+from testkit.schedule import SHANGHAI_MONDAY_9, channel
 from testkit.server_support import example_snapshot
+
+pytestmark = [pytest.mark.slow, pytest.mark.redis]  # the fakes' limits are real seconds
 
 RATE = 4  # posts a second per platform: the real limits scaled down
 # The fakes take bursts of 6 (1.5 s of turns: this process's threads stall on a loaded
@@ -42,11 +44,11 @@ def chat_id(platform: str, index: int) -> str:
 
 
 @asynccontextmanager
-async def replica_adapters(config: Config, client: aioredis.Redis
+async def replica_adapters(config: Config, port: RedisCoordination
                            ) -> AsyncIterator[dict[str, DigestAdapter]]:
     """One replica's adapters, posting in the lanes every replica shares in Redis."""
     digests = Digests(config, SnapshotSource(example_snapshot()))
-    pacer = RedisPacer(client)
+    pacer = SharedPacer(port)
     adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
     try:
         yield adapters
@@ -59,12 +61,12 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
         redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     channels = [channel(p, chat_id(p, n), lang="en")
                 for n in range(CHANNELS_PER_PLATFORM) for p in PLATFORMS]
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = HeldClock(SHANGHAI_MONDAY_9)
     with limited_platforms(RATE, burst=BURST) as fakes:
         for name, value in fakes.env().items():
             monkeypatch.setenv(name, value)
         config = fakes.config(channels, rate=f"{RATE}/s")
-        clients = [async_client(redis_url) for _ in range(3)]
+        clients = [RedisCoordination.from_url(redis_url) for _ in range(3)]
         schedulers: list[Scheduler] = []
         try:
             async with (replica_adapters(config, clients[0]) as first,
@@ -80,7 +82,7 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
                 await asyncio.wait_for(all_posted(schedulers, config, clock), timeout=90)
         finally:
             for client in clients:
-                await client.aclose()
+                await client.close()
     delivered = fakes.delivered()
     assert fakes.refused() == dict.fromkeys(PLATFORMS, 0)  # not one 429
     assert sum(s.stats.failed for s in schedulers) == 0  # not one failed attempt
@@ -89,9 +91,9 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
         assert set(delivered[platform]) == chats
 
 
-async def all_posted(schedulers: list[Scheduler], config: Config, clock: Clock) -> None:
+async def all_posted(schedulers: list[Scheduler], config: Config, clock: HeldClock) -> None:
     """Tick every replica together until the ledger holds every due channel posted."""
-    slots = [run.slot for run in due_runs(config.channels, clock(), schedulers[0].catch_up)]
+    slots = [run.slot for run in due_runs(config.channels, clock.now(), schedulers[0].catch_up)]
     while True:
         await asyncio.gather(*(s.tick() for s in schedulers))
         entries = await schedulers[0].ledger.get_many(slots)
@@ -131,7 +133,7 @@ async def test_a_429_one_replica_gets_holds_the_other_replicas_off(
         config = fakes.config([], rate="1000/s")
         answered = answer_429_once(fakes, platform)
         reply = Reply(kind="help", lang="en")
-        clients = [async_client(redis_url) for _ in range(2)]
+        clients = [RedisCoordination.from_url(redis_url) for _ in range(2)]
         try:
             async with (replica_adapters(config, clients[0]) as told,
                         replica_adapters(config, clients[1]) as other):
@@ -146,7 +148,7 @@ async def test_a_429_one_replica_gets_holds_the_other_replicas_off(
                 await refused  # and the refused one went once the hold was over
         finally:
             for client in clients:
-                await client.aclose()
+                await client.close()
     assert waited >= RETRY_AFTER - 0.3 - 0.5
     delivered = fakes.delivered()[platform]
     assert sorted(set(delivered)) == [chat_id(platform, 1), chat_id(platform, 2)]

@@ -1,8 +1,8 @@
 """Three replicas race for 52 weeks across three time zones under a controlled clock.
 
 Every fire time of every channel's cron is visited; at each, the three replicas tick
-together. One replica is killed at random points - at its n-th Redis command, or in
-a post before or after the platform accepted it - and restarts as a new replica. Two
+together. One replica is killed at random points - at its n-th step of the store, or
+in a post before or after the platform accepted it - and restarts as a new replica. Two
 outages stop every replica: one shorter than the catch-up window (its runs are posted
 at restart), one longer (its runs are not posted at all).
 
@@ -22,10 +22,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 from croniter import croniter
 
 from bot.config import Config
@@ -33,20 +32,19 @@ from bot.delivery.schedule import InDoubt, Scheduler
 from bot.digests import Digests
 from bot.models import Snapshot
 from bot.snapshot import read_snapshot
-from bot.store.client import async_client
-from bot.store.keys import KEY_PREFIX
+from bot.store.coordination import Coordination
 from bot.store.ledger import Ledger, LedgerEntry, Slot
 from bot.week import shift_week, week_of, zone
+from testkit.clock import VirtualClock
+from testkit.coordination import memory_port
 from testkit.schedule import (
     LIVE_LOCK_SECONDS,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
-    KillableRedis,
     KillSwitch,
     at,
-    lapse_lock,
+    killable,
     make_config,
 )
 
@@ -57,8 +55,8 @@ ZONES = {"SH": ("Asia/Shanghai", "0 9 * * MON"), "BER": ("Europe/Berlin", "30 9 
 START = at("2026-01-05T00:00")
 WEEKS = 52
 LOCK_SECONDS = LIVE_LOCK_SECONDS
-"""Live replicas keep their locks through a loaded machine's pauses; a dead replica's
-locks are let lapse explicitly (`lapse_dead_locks`) instead of waited out."""
+"""Live replicas renew their locks; a dead replica's lapse once that much time passes
+(`lapse_dead_locks`)."""
 CATCH_UP = timedelta(hours=12)
 # (start, end) during which no replica runs: shorter and longer than the catch-up window.
 OUTAGES = ((START + timedelta(weeks=20, hours=-2), START + timedelta(weeks=20, hours=9)),
@@ -92,14 +90,14 @@ class Replica:
 
 
 class Race:
-    def __init__(self, config: Config, snapshot: Snapshot, client: aioredis.Redis,
-                 in_doubt: InDoubt, seed: int) -> None:
+    def __init__(self, config: Config, snapshot: Snapshot, port: Coordination,
+                 clock: VirtualClock, in_doubt: InDoubt, seed: int) -> None:
         self.config = config
         self.snapshot = snapshot
-        self.client = client
+        self.port = port
         self.in_doubt = in_doubt
         self.rng = random.Random(seed)
-        self.clock = Clock(START)
+        self.clock = clock
         self.platforms = FakePlatforms(self.clock)
         self.killed: set[str] = set()
         self.kills: Counter[str] = Counter()
@@ -111,7 +109,7 @@ class Race:
         self.switches.append(switch)
         replica_id = f"{name}.{generation}"
         scheduler = Scheduler(Digests(self.config, CountingSource(self.snapshot)),
-                              cast(aioredis.Redis, KillableRedis(self.client, switch)),
+                              killable(self.port, switch),
                               FakePoster(self.platforms, replica_id, switch=switch,
                                          latency=self.rng.uniform(0, 0.004)),
                               clock=self.clock, replica=replica_id, lock_seconds=LOCK_SECONDS,
@@ -121,10 +119,10 @@ class Race:
 
     def arm_a_kill(self) -> None:
         victim = self.rng.choice(self.replicas)
-        how = self.rng.choice(("redis", "before-accept", "after-accept"))
+        how = self.rng.choice(("store", "before-accept", "after-accept"))
         self.kills[how] += 1
-        if how == "redis":
-            victim.switch.kill_at_call = victim.switch.redis_calls + self.rng.randint(1, 14)
+        if how == "store":
+            victim.switch.kill_at_call = victim.switch.store_calls + self.rng.randint(1, 14)
         else:
             victim.switch.kill_in_post = how
 
@@ -138,28 +136,28 @@ class Race:
         return restarted
 
     async def tick_all(self, now: datetime) -> None:
-        self.clock.now = now
-        await asyncio.gather(*(r.scheduler.tick(now) for r in self.replicas),
+        self.clock.set(now)
+        await asyncio.gather(*(r.scheduler.tick() for r in self.replicas),
                              return_exceptions=True)
 
     async def run_until_settled(self, now: datetime, slots: set[Slot]) -> None:
-        ledger = Ledger(self.client)
+        ledger = Ledger(self.port)
         for step in range(40):
             await self.tick_all(now + timedelta(minutes=step))
             restarted = self.restart_the_dead()
             entries = await ledger.get_many(sorted(slots))
             if all(e is not None and e.state in ("posted", "held") for e in entries):
                 return
-            # A dead replica's lock runs out in Redis time; a failure backs off a minute.
+            # A dead replica's lock runs out in the store's time; a failure backs off a
+            # minute.
             if restarted or any(e is None or e.state == "sending" for e in entries):
                 await self.lapse_dead_locks()
         raise AssertionError(f"slots never settled: {sorted(slots)}")
 
     async def lapse_dead_locks(self) -> None:
-        """Every tick has returned, so the locks still in Redis are those of replicas
-        killed holding them: their TTLs run out now, as they would in time."""
-        async for key in self.client.scan_iter(match=f"{KEY_PREFIX}:lock:*"):
-            await lapse_lock(self.client, key)
+        """Every tick has returned, so the locks still held are those of replicas
+        killed holding them: their TTLs run out as the time passes."""
+        await self.clock.sleep(LOCK_SECONDS + 1)
 
 
 def fire_times(config: Config) -> dict[datetime, set[Slot]]:
@@ -178,15 +176,16 @@ def in_outage(moment: datetime) -> tuple[datetime, datetime] | None:
     return next(((s, e) for s, e in OUTAGES if s <= moment < e), None)
 
 
-async def race(redis_url: str, snapshot: Snapshot, in_doubt: InDoubt, seed: int) -> tuple[
+async def race(snapshot: Snapshot, in_doubt: InDoubt, seed: int) -> tuple[
         Race, set[Slot], set[Slot], list[LedgerEntry]]:
     config = race_config()
     fires = fire_times(config)
     expected: set[Slot] = set()
     missed: set[Slot] = set()
-    client = async_client(redis_url)
+    clock = VirtualClock(START)
+    port = memory_port(clock)
     try:
-        contest = Race(config, snapshot, client, in_doubt, seed)
+        contest = Race(config, snapshot, port, clock, in_doubt, seed)
         pending_after_outage: dict[datetime, set[Slot]] = defaultdict(set)
         for fired in sorted(fires):
             slots = fires[fired]
@@ -208,18 +207,16 @@ async def race(redis_url: str, snapshot: Snapshot, in_doubt: InDoubt, seed: int)
             await contest.run_until_settled(fired, slots)
         for end, slots in sorted(pending_after_outage.items()):
             await contest.run_until_settled(end, slots)
-        entries = await Ledger(client).entries()
+        entries = await Ledger(port).entries()
     finally:
-        await client.aclose()
+        await port.close()
     return contest, expected, missed, entries
 
 
 @pytest.mark.parametrize("seed", [7, 2026])
-async def test_52_weeks_three_replicas_each_week_and_channel_once(
-    redis_url: str, seed: int
-) -> None:
+async def test_52_weeks_three_replicas_each_week_and_channel_once(seed: int) -> None:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    contest, expected, missed, entries = await race(redis_url, snapshot, "resend", seed)
+    contest, expected, missed, entries = await race(snapshot, "resend", seed)
     # The long outage ends 13 h after Shanghai's fire (lost) but within 12 h of
     # Berlin's and New York's (caught up).
     assert {s.channel.split(":")[1] for s in missed} == {"SH-slack", "SH-telegram", "SH-feishu"}
@@ -243,7 +240,7 @@ async def test_52_weeks_three_replicas_each_week_and_channel_once(
         duplicates += len(extra)
     assert sum(contest.kills.values()) >= 20 and contest.kills["after-accept"] > 0
     # Every kill right after a Slack or Telegram post made one; kills at the ledger
-    # write itself (a Redis-command kill) may add more.
+    # write itself (a kill at a step of the store) may add more.
     hard = [slot for switch in contest.switches for slot in switch.killed_after_accept
             if not slot[1].startswith("feishu:")]
     assert duplicates >= len(hard)
@@ -253,9 +250,9 @@ async def test_52_weeks_three_replicas_each_week_and_channel_once(
           f"{len(contest.platforms.dropped)} Feishu re-send(s) dropped by uuid")
 
 
-async def test_52_weeks_with_hold_never_send_twice(redis_url: str) -> None:
+async def test_52_weeks_with_hold_never_send_twice() -> None:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
-    contest, expected, _, entries = await race(redis_url, snapshot, "hold", 11)
+    contest, expected, _, entries = await race(snapshot, "hold", 11)
     counts = contest.platforms.counts()
     assert max(counts.values()) == 1
     states = Counter(e.state for e in entries)

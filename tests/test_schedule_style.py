@@ -9,15 +9,15 @@ from bot.config import ChannelConfig
 from bot.models import Digest, Snapshot
 from bot.render import render_digest
 from bot.render.chat import visible_length
+from testkit.clock import VirtualClock
+from testkit.coordination import in_memory
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
-    Clock,
     CountingSource,
     FakePlatforms,
     FakePoster,
     channel,
     make_config,
-    redis_client,
     scheduler,
 )
 
@@ -36,13 +36,13 @@ class RecordingPoster(FakePoster):
 
 
 async def test_a_compact_channel_is_posted_the_compact_digest(
-        redis_url: str, snapshot: Snapshot) -> None:
+        snapshot: Snapshot) -> None:
     config = make_config([channel("slack", "C1") | {"style": "compact", "people": True},
                           channel("telegram", "-100")])
-    clock = Clock(SHANGHAI_MONDAY_9)
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
     poster = RecordingPoster(FakePlatforms(clock), "r1")
-    async with redis_client(redis_url) as client:
-        one = scheduler(config, CountingSource(snapshot), client, poster, clock)
+    async with in_memory(clock) as port:
+        one = scheduler(config, CountingSource(snapshot), port, poster, clock)
         await one.tick()
     assert one.stats.digest_builds == 1  # the same digest, shown two ways
     compact, full = poster.sent["slack:C1"], poster.sent["telegram:-100"]

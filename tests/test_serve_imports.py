@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # fresh interpreters measure what each import loads
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -52,12 +56,14 @@ from bot.config import load_config
 from bot.digests import Digests
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
+from bot.store.memory import MemoryCoordination
+from testkit.coordination import local_claims
 from bot.store.claims import Claims
 config = load_config(Path("examples/prdigest.toml"))
 snapshot = read_snapshot(Path("examples/snapshot.json"))
 handler = CommandHandler(Digests(config, SnapshotSource(snapshot)))
 FeishuAdapter(app_id="cli_x", app_secret="s", config=config, handler=handler,
-              deduper=Claims(None), verification_token="t", encrypt_key="k")
+              deduper=local_claims(), verification_token="t", encrypt_key="k")
 def loaded():
     return len([m for m in sys.modules if m.startswith("lark_oapi")])
 lean = loaded()

@@ -10,16 +10,16 @@ import pytest
 from bot.models import Command, Reply
 from bot.render import render_reply
 from bot.source import SnapshotSource
-from bot.store.client import sync_client
-from bot.store.subscriptions import RedisSubscriptionStore
+from bot.store.redis.client import sync_client
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.web.app import create_app
 from testkit.server_support import (
     SLACK,
     TELEGRAM,
     clear_env,
+    clock,
     example_config,
     example_snapshot,
-    now,
     recording_adapters,
     services_of,
     serving,
@@ -62,13 +62,13 @@ async def ask(app: Any, key: str, kind: str, *topics: str, user: str = "U0ADMIN1
 async def test_subscriptions_survive_a_restart(redis_url: str) -> None:
     """Subscribe through one app, stop it; a new app on the same Redis still knows."""
     first = create_app(example_config(), redis_url=redis_url,
-                       source=SnapshotSource(example_snapshot()), now=now, background=False,
+                       source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                        adapters=recording_adapters())
     async with serving(first):
         reply = await ask(first, SLACK, "subscribe", "ckpt")
     assert reply.kind == "subscribed", reply
     second = create_app(example_config(), redis_url=redis_url,
-                        source=SnapshotSource(example_snapshot()), now=now, background=False,
+                        source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                         adapters=recording_adapters())
     async with serving(second):
         topics = await ask(second, SLACK, "topics")
@@ -83,7 +83,7 @@ async def test_subscriptions_survive_a_restart(redis_url: str) -> None:
 
 async def test_only_admins_change_a_channels_topics(redis_url: str) -> None:
     app = create_app(example_config(), redis_url=redis_url,
-                     source=SnapshotSource(example_snapshot()), now=now, background=False,
+                     source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                      adapters=recording_adapters())
     async with serving(app):
         refused = await ask(app, SLACK, "subscribe", "ckpt", user="U_SOMEONE")

@@ -13,8 +13,8 @@ from bot.engine import build_digest
 from bot.engine.classify import classify
 from bot.source import SnapshotSource
 from testkit.fakes.chat import InMemorySubscriptionStore
+from testkit.server_support import clock as example_clock
 from testkit.server_support import example_config, example_snapshot
-from testkit.server_support import now as example_now
 
 REPO = "acme/lumen"
 
@@ -64,7 +64,7 @@ def _chat_handler() -> tuple[CommandHandler, InMemorySubscriptionStore, ChannelC
     channel = next(c for c in config.channels if c.follows(REPO) and not c.admins)
     store = InMemorySubscriptionStore()
     handler = CommandHandler(Digests(config, SnapshotSource(example_snapshot()),
-                                     subscriptions=store, now=example_now))
+                                     subscriptions=store, clock=example_clock()))
     return handler, store, channel
 
 

@@ -5,11 +5,12 @@ never stands in for the week itself."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
 
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, RepoConfig, TopicRule
 from bot.delivery.prefetch import prefetch_plan
 from bot.delivery.shared_digests import SharedDigests
@@ -18,10 +19,10 @@ from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.source import SnapshotSource
 from bot.store.cache import CachedSource
-from bot.store.client import async_client, sync_client
-from bot.store.keys import Keys
-from bot.store.redis_cache import Cache
+from bot.store.redis.cache import Cache
+from bot.store.redis.client import sync_client
 from bot.week import week_period
+from testkit.coordination import memory_port
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
 
@@ -45,7 +46,8 @@ def github() -> Iterator[FakeGitHub]:
 
 def cached(github: FakeGitHub, redis_url: str) -> CachedSource:
     source = GitHubSource(CONFIG, token=TOKEN, base_url=github.base_url, budget=Budget())
-    return CachedSource(source, Cache(sync_client(redis_url)), CONFIG)
+    return CachedSource(source, Cache(sync_client(redis_url)), CONFIG,
+                        clock=HeldClock(datetime.now(UTC)))
 
 
 def spent(github: FakeGitHub, before: int) -> int:
@@ -103,7 +105,9 @@ async def test_github_failing_serves_the_counts_read_before(
     later = entry.fresh_until
     github.fail_next(100, 502)
     source.source.policy.sleep = lambda seconds: None  # type: ignore[attr-defined]
-    data = source.fetch_trend_week(REPO, BEFORE, now=later)
+    assert isinstance(source.clock, HeldClock)
+    source.clock.set(later)
+    data = source.fetch_trend_week(REPO, BEFORE)
     assert data.stale and data.snapshot.pulls == first.pulls
 
 
@@ -120,9 +124,8 @@ async def test_a_counted_prefetch_fills_what_the_post_then_reads_for_nothing(
     github: FakeGitHub, redis_url: str
 ) -> None:
     source = cached(github, redis_url)
-    client = async_client(redis_url)
     counts = SimpleNamespace(source_reads=0, digest_builds=0)
-    shared = SharedDigests(Digests(CONFIG, source), source, client, Keys(), counts,
+    shared = SharedDigests(Digests(CONFIG, source), source, memory_port(), counts,
                            lock_seconds=5)
     try:
         start = github.points.spent()
@@ -133,7 +136,7 @@ async def test_a_counted_prefetch_fills_what_the_post_then_reads_for_nothing(
         source.fetch_trend_week(REPO, BEFORE)
         assert spent(github, start) == 0
     finally:
-        await client.aclose()
+        source.cache.close() if source.cache is not None else None
     start = github.points.spent()
     GitHubSource(CONFIG, token=TOKEN, base_url=github.base_url).fetch_week(REPO, BEFORE)
     assert 0 < counted_points * 2 < spent(github, start)

@@ -21,13 +21,14 @@ from typer.testing import CliRunner
 
 from adapters.registry import PLATFORMS
 from bot.chat.handler import CommandHandler
+from bot.chat.inbound import Asker
 from bot.cli import app as cli_app
 from bot.digests import Digests
 from bot.engine import week_pulls
+from bot.events import Events
 from bot.models import Command, PullRequest, Snapshot
 from bot.source import SnapshotSource
 from bot.web.app import create_app
-from bot.web.metered import MeteredHandler
 from bot.web.metrics import Metrics
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
 from testkit.redis_server import free_port
@@ -37,9 +38,9 @@ from testkit.server_support import (
     REPO,
     RecordingAdapter,
     clear_env,
+    clock,
     example_config,
     example_snapshot,
-    now,
     recording_adapters,
     services_of,
     serving,
@@ -126,14 +127,15 @@ async def test_healthz_reports_redis_and_fails_when_it_is_down(redis_url: str) -
 async def test_metrics_count_commands_by_platform_and_outcome() -> None:
     config = example_config()
     metrics = Metrics()
+    events = Events()
+    events.subscribe(metrics.on)
     source = SnapshotSource(example_snapshot())
-    digests = Digests(config, source, now=now, on_built=metrics.digest_built)
-    handler = CommandHandler(digests)
-    slack = MeteredHandler(handler, metrics, "slack", config)
+    digests = Digests(config, source, clock=clock(), events=events)
+    slack = CommandHandler(digests, events=events)
     channel = config.channel("slack:C0123456")
     await slack.handle(Command(kind="help", lang="en", text="help"), channel=channel)
     await slack.handle(Command(kind="risks", lang="en", pull=99999, text="risks #99999"),
-                       channel=channel)
+                       channel=channel, asker=Asker(chat="slack:C0123456", user="U1"))
     digest = await slack.handle(Command(kind="digest", lang="zh", week="last", text="digest"),
                                 channel=channel)
     text = metrics.exposition().decode()
@@ -151,11 +153,13 @@ async def test_a_scrape_counts_cache_hits_and_misses(redis_url: str) -> None:
     import redis
 
     from bot.store.cache import CachedSource
-    from bot.web.metered import MeteredCache
+    from bot.store.redis.cache import Cache
 
     metrics = Metrics()
+    events = Events()
+    events.subscribe(metrics.on)
     config = example_config()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    cache = Cache(redis.Redis.from_url(redis_url), events=events)
     source = CachedSource(SnapshotWeeks(example_snapshot()), cache, config)
     source.fetch_week(REPO, "2026-W29")  # cold: a miss
     source.fetch_week(REPO, "2026-W29")  # warm: a hit, and its PRs
@@ -172,12 +176,14 @@ async def test_a_scrape_counts_prs_held_in_memory(redis_url: str) -> None:
     import redis
 
     from bot.store.cache import CachedSource
-    from bot.web.metered import MeteredCache
+    from bot.store.redis.cache import Cache
 
     metrics = Metrics()
-    cache = MeteredCache(redis.Redis.from_url(redis_url), metrics)
+    events = Events()
+    events.subscribe(metrics.on)
+    cache = Cache(redis.Redis.from_url(redis_url), events=events)
     source = CachedSource(SnapshotWeeks(example_snapshot()), cache, example_config(),
-                          on_held_lookup=metrics.held_pull_lookup)
+                          events=events)
     number = example_snapshot().pulls[0].number
     assert source.held_pull(REPO, number) is None
     source.fetch_pull(REPO, number)
@@ -228,7 +234,7 @@ async def test_telegram_route_is_mounted_answers_and_is_counted(
         monkeypatch.setenv("TELEGRAM_BOT_TOKEN", tg.token)
         monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", TELEGRAM_SECRET)
         app = create_app(example_config(), redis_url=redis_url,
-                         source=SnapshotSource(example_snapshot()), now=now, background=False,
+                         source=SnapshotSource(example_snapshot()), clock=clock(), background=False,
                          adapter_overrides={"telegram": {"api_url": tg.base_url}})
         async with serving(app) as http:
             health = (await http.get("/healthz")).json()
@@ -294,7 +300,7 @@ async def test_a_server_process_freezes_its_startup_heap() -> None:
 async def test_background_work_starts_with_the_app_and_stops_with_it(redis_url: str) -> None:
     app = create_app(example_config(), redis_url=redis_url,
                      source=SnapshotSource(example_snapshot()), adapters=recording_adapters(),
-                     now=now)
+                     clock=clock())
     services = services_of(app)
     async with serving(app) as http:
         body = (await http.get("/healthz")).json()
@@ -420,6 +426,7 @@ _LOADS_LARK = """
 import sys
 from pathlib import Path
 from bot.digests import Digests
+from bot.events import Events
 from bot.config import load_config
 from bot.web.app import create_app
 app = create_app(load_config(Path("examples/prdigest.toml")), background=False)

@@ -16,10 +16,10 @@ from testkit.server_support import (
     REPO,
     WEBHOOK_SECRET,
     clear_env,
+    clock,
     example_config,
     example_snapshot,
     merged_event,
-    now,
     recording_adapters,
     serving,
     snapshot_pull,
@@ -45,7 +45,7 @@ def app(monkeypatch: pytest.MonkeyPatch, github: FakeGitHub, redis_url: str) -> 
     config = msgspec.structs.replace(
         config, github=msgspec.structs.replace(config.github, api_url=github.base_url))
     # No source given: the live GitHub source (behind the Redis cache) reads the fake.
-    return create_app(config, redis_url=redis_url, now=now, background=False,
+    return create_app(config, redis_url=redis_url, clock=clock(), background=False,
                       adapters=recording_adapters())
 
 

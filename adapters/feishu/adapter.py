@@ -160,7 +160,8 @@ class FeishuAdapter:
         self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                             chat_admins=functools.partial(is_chat_admin, self._transport))
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
-                                  max_wait=max_rate_limit_wait, pacer=pacer or LocalPacer(),
+                                  max_wait=max_rate_limit_wait,
+                                  pacer=pacer if pacer is not None else LocalPacer(),
                                   lanes=post_lanes or FeishuSettings().post_lanes)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()

@@ -130,7 +130,7 @@ class SlackAdapter:
         self.inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                            chat_admins=functools.partial(is_chat_admin, self.client))
         self.outbound = SlackOutbound(
-            self.client, handlers, pacer=pacer or LocalPacer(),
+            self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(),
             lanes=post_lanes or SlackSettings().post_lanes,
             post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the

@@ -140,7 +140,7 @@ class TelegramAdapter:
             .token(token)
             .base_url(api_url)
             .base_file_url(file_url or _file_url(api_url))
-            .rate_limiter(PacedLimiter(pacer or LocalPacer(),
+            .rate_limiter(PacedLimiter(pacer if pacer is not None else LocalPacer(),
                                        post_lanes or TelegramSettings().post_lanes,
                                        max_retries=max_retries, max_wait=max_retry_wait))
             .concurrent_updates(concurrent_updates)

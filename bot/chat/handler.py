@@ -19,7 +19,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import ParamSpec, TypeVar
 
 import msgspec
@@ -30,10 +30,12 @@ from bot.chat.inbound import Asker
 from bot.chat.intents import IntentReader
 from bot.chat.refusals import Refusal, echo, error_reply
 from bot.chat.settings import ChatSetup
+from bot.clock import Clock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.engine.classify import parse_title, topic_aliases
 from bot.errors import FutureWeekError, SourceError, UncoveredWeekError, WeekError
+from bot.events import CommandAnswered, Events
 from bot.live import LiveConfig
 from bot.models import Command, Digest, PullRequest, Reply, Snapshot, WeekAnswer
 from bot.source import GitHubLookups, HeldPulls, ReviewQueue, Source
@@ -97,13 +99,6 @@ ERROR_KEYS = (
 """Every `Reply.error` a handler can give; each has a sentence in the reply templates."""
 
 
-def utc_now() -> datetime:
-    """The clock handlers read by default; tests and offline runs pass their own."""
-    return datetime.now(UTC)
-
-
-
-
 class CommandHandler:
     """Answers commands for the channels of one config, through the process's one
     `Digests`: its config, source of PR data, subscriptions and clock, so a digest asked
@@ -118,21 +113,23 @@ class CommandHandler:
     def __init__(self, digests: Digests, *, recent_weeks: int = RECENT_WEEKS,
                  live: LiveConfig | None = None, lookups: GitHubLookups | None = None,
                  queues: ReviewQueues | None = None, intents: IntentReader | None = None,
-                 points_short: Callable[[int], bool] | None = None) -> None:
+                 points_short: Callable[[int], bool] | None = None,
+                 events: Events | None = None) -> None:
         if digests.source is None:
             raise ValueError("commands are answered from a source of PR data")
         self.digests = digests
         self.source: Source = digests.source
         self.subscriptions: SubscriptionStore | None = digests.subscriptions
-        self.now: Callable[[], datetime] = digests.now
+        self.clock: Clock = digests.clock
         self.recent_weeks = recent_weeks
         self.live = live
         self.lookups = lookups
         self.queues = queues if queues is not None else ReviewQueues(None)
         self.intents = intents
         self.points_short = points_short
+        self.events = events or Events()
         self.setup = ChatSetup(live, source=self.source, lookups=lookups,
-                               topics=self.subscriptions, now=self.now)
+                               topics=self.subscriptions, clock=self.clock)
 
     @property
     def config(self) -> Config:
@@ -156,7 +153,19 @@ class CommandHandler:
         (`follow owner/repo` sets it up) and a polite refusal, never data. `user` is the
         platform's user id, checked against the channel's admins for subscription
         changes; `asker` says in which chat, for a change to the chat's own settings.
+        The answer is a `CommandAnswered` on `events`, for the asker's platform (the
+        channel's when no asker is given).
         """
+        started = self.clock.monotonic()
+        reply = await self._reply(command, channel, user, asker)
+        platform = (asker.platform if asker is not None
+                    else channel.platform if channel is not None else "unknown")
+        self.events.emit(CommandAnswered(platform, command.kind, reply,
+                                         self.clock.monotonic() - started))
+        return reply
+
+    async def _reply(self, command: Command, channel: ChannelConfig | None,
+                     user: str | None, asker: Asker | None) -> Reply:
         try:
             if command.kind == "help" and command.unknown and self.intents is not None:
                 command = await self.intents.read(command)
@@ -350,12 +359,12 @@ class CommandHandler:
             logger.warning("review queue of %s unavailable: %s", channel.scope, exc)
             return self._error(command, "source-unavailable")
         return self._answer(command, channel,
-                            answers.review_queue(queue, repos, self.now()))
+                            answers.review_queue(queue, repos, self.clock.now()))
 
     def _week(self, command: Command, channel: ChannelConfig) -> str:
         """The ISO week the command names, in the channel's time zone; `this` by default."""
         asked = command.week or "this"
-        now = self.now()
+        now = self.clock.now()
         try:
             return past_week(resolve_week(asked, now, channel.timezone), now, channel.timezone)
         except FutureWeekError as exc:
@@ -446,7 +455,7 @@ class CommandHandler:
         names = [name for repo in channel.repositories for name in self.config.repo(repo).topics]
         names = list(dict.fromkeys(names))
         names += [name for name in subscribed if name not in names]
-        this_week = current_week(self.now(), channel.timezone)
+        this_week = current_week(self.clock.now(), channel.timezone)
         weeks = [shift_week(this_week, -offset) for offset in range(self.recent_weeks)]
         # One worker thread reads the weeks in turn: sources keep state (rate limits,
         # the cache's last outcome) that is not meant for concurrent calls.

@@ -121,10 +121,15 @@ class Asker:
     direct: bool = False
     chat_admin: Callable[[], Awaitable[bool]] | None = None
 
+    @property
+    def platform(self) -> str:
+        """The platform the chat is on (`slack` of `slack:C0123`)."""
+        return self.chat.partition(":")[0]
+
 
 class CommandAnswering(Protocol):
-    """A command in, a reply out (`bot.chat.handler.CommandHandler`, or a wrapper such
-    as the server's metering one); and which channel a chat is, in the config in force."""
+    """A command in, a reply out (`bot.chat.handler.CommandHandler`); and which channel
+    a chat is, in the config in force."""
 
     async def handle(self, command: Command, *, channel: ChannelConfig | None,
                      user: str | None = None, asker: Asker | None = None) -> Reply: ...

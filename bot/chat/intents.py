@@ -17,12 +17,12 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from bot.chat.grammar import canonical_text, parse_command, weeks_in
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.models import Command, CommandKind
 from bot.narrate import Narrator
 from bot.narrate.client import CallFailed, ModelClient
@@ -70,11 +70,11 @@ class Reading(Answer, frozen=True, kw_only=True):
 
 
 class IntentReader:
-    """Reads unknown text with the model; `calls`, `accepted` and `refused` count what
-    it did (for tests and logs)."""
+    """Reads unknown text with the model, at most `per_minute` messages a minute of
+    `clock`; `calls`, `accepted` and `refused` count what it did (for tests and logs)."""
 
     def __init__(self, client: ModelClient, *, per_minute: int = READS_PER_MINUTE,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.client = client
         self.per_minute = per_minute
         self.clock = clock
@@ -111,7 +111,7 @@ class IntentReader:
 
     def _turn(self) -> bool:
         """Whether another message may be read this minute (and count it)."""
-        now = self.clock()
+        now = self.clock.monotonic()
         while self._recent and now - self._recent[0] >= 60:
             self._recent.popleft()
         if len(self._recent) >= self.per_minute:
@@ -162,6 +162,7 @@ def _meaning(command: Command) -> tuple[object, ...]:
     return (command.kind, command.pull, command.week, command.topics, command.value)
 
 
-def intent_reader(narrator: Narrator | None) -> IntentReader | None:
+def intent_reader(narrator: Narrator | None, clock: Clock = SYSTEM_CLOCK
+                  ) -> IntentReader | None:
     """The reader of the service's narrator's model (`[llm]`), or None without one."""
-    return None if narrator is None else IntentReader(narrator.client)
+    return None if narrator is None else IntentReader(narrator.client, clock=clock)

@@ -25,6 +25,7 @@ from croniter import croniter
 from bot.chat.inbound import Asker
 from bot.chat.refusals import echo, refuse
 from bot.chat.setting_phrases import weekly_parts
+from bot.clock import Clock
 from bot.config import ChannelConfig, Config, schedule_problem
 from bot.config_fields import check_repo_name
 from bot.errors import ConfigError, SourceError
@@ -32,7 +33,7 @@ from bot.live import CHAT_SETTINGS, LiveConfig, follow_refusal
 from bot.models import ChatOverview, Command, Reply
 from bot.source import GitHubLookups, RepoFacts, SnapshotSource, Source
 from bot.store.chat_settings import ChatSettings, ChatSettingsStore
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.subscriptions import TopicStore, followed_topics
 from bot.week import zone
 
@@ -57,12 +58,12 @@ class ChatSetup:
 
     def __init__(self, live: LiveConfig | None, *, source: Source | None,
                  lookups: GitHubLookups | None, topics: TopicStore | None,
-                 now: Callable[[], datetime]) -> None:
+                 clock: Clock) -> None:
         self.live = live
         self.source = source
         self.lookups = lookups
         self.topics = topics
-        self.now = now
+        self.clock = clock
 
     def store(self, command: Command) -> ChatSettingsStore:
         """Where chats' settings are kept; refused (nothing stored) without Redis."""
@@ -228,7 +229,7 @@ class ChatSetup:
                      store: ChatSettingsStore, settings: ChatSettings, changed: str,
                      **params: str) -> Reply:
         stamped = msgspec.structs.replace(settings, changed_by=f"{asker.chat.partition(':')[0]}:"
-                                          f"{asker.user or ''}", changed_at=self.now())
+                                          f"{asker.user or ''}", changed_at=self.clock.now())
         new_chat = config.channel(asker.chat) is None
         most = config.chat.max_channels if new_chat else None
         if not await self._call(command, store.put, asker.chat, stamped, most=most):
@@ -263,7 +264,7 @@ class ChatSetup:
     async def _topics(self, channel: ChannelConfig) -> list[str]:
         try:
             return await asyncio.to_thread(followed_topics, channel, self.topics)
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("topics of %s unreadable: %s", channel.key, exc)
             return list(channel.topics)
 
@@ -271,7 +272,7 @@ class ChatSetup:
         if not channel.weekly:
             return None
         try:
-            fired: datetime = croniter(channel.schedule, self.now().astimezone(
+            fired: datetime = croniter(channel.schedule, self.clock.now().astimezone(
                 zone(channel.timezone))).get_next(datetime)
         except Exception:
             return None
@@ -284,7 +285,7 @@ class ChatSetup:
         nowhere."""
         try:
             return await asyncio.to_thread(method, *args, **kwargs)
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("chat settings store failed for %r: %s: %s", command.text,
                         type(exc).__name__, exc)
             raise refuse(command, "settings-failed") from None

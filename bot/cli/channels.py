@@ -71,8 +71,9 @@ def channels(
     REDIS_URL), what each gets and when."""
     from bot.config import secret
     from bot.live import LiveConfig
-    from bot.store.chat_settings import RedisChatSettings
-    from bot.store.client import REDIS_ERRORS, sync_client
+    from bot.store.coordination import StoreUnavailable
+    from bot.store.redis.chat_settings import RedisChatSettings
+    from bot.store.redis.client import sync_client
 
     settings = load_settings(config)
     url = secret(settings.cache.url_env)
@@ -83,8 +84,8 @@ def channels(
         assert store is not None
         try:
             store.remove(remove)
-        except REDIS_ERRORS as exc:
-            fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}")
+        except StoreUnavailable as exc:
+            fail(f"Redis ({settings.cache.url_env}) failed: {exc}")
         typer.echo(f"prdigest: {remove} forgot its settings made in chat")
         return
     live = LiveConfig(settings, store)
@@ -94,8 +95,8 @@ def channels(
     else:
         try:
             live.read_chats()
-        except REDIS_ERRORS as exc:
-            fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}")
+        except StoreUnavailable as exc:
+            fail(f"Redis ({settings.cache.url_env}) failed: {exc}")
     rows = [("CHANNEL", "FROM", "REPOSITORIES", "LANG", "SCHEDULE", "TIMEZONE")]
     for channel in live.current.channels:
         rows.append((channel.key, live.origin(channel.key), channel.scope, channel.lang,

@@ -100,7 +100,7 @@ class LiveSource:
     @contextlib.contextmanager
     def _source(self) -> Iterator[CachedSource]:
         from bot.store.cache import CachedSource
-        from bot.store.redis_cache import cache_from_env
+        from bot.store.redis.cache import cache_from_env
 
         update, finish = progress_bar()
         github = command_github(self.config, update, self.notice)

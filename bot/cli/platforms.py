@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterator, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -112,7 +111,8 @@ def console_session(
     import logging
 
     from adapters.console import ConsoleAdapter, console_channel
-    from bot.chat.handler import CommandHandler, utc_now
+    from bot.chat.handler import CommandHandler
+    from bot.clock import SYSTEM_CLOCK, Clock, HeldClock
     from bot.config import secret
     from bot.wiring import ProcessDigests
 
@@ -120,7 +120,7 @@ def console_session(
     # stderr: at a terminal the operator is the user.
     logging.basicConfig(level=logging.WARNING, format="prdigest: %(message)s")
     settings = load_settings(config_path)
-    now: Callable[[], datetime] = utc_now
+    clock: Clock = SYSTEM_CLOCK
     source: Source
     if snapshot_path is not None:
         data = read_snapshot(snapshot_path)
@@ -130,8 +130,7 @@ def console_session(
         moment = data_time(data)
         if moment is not None:
             # `digest` and `last week` are the data's weeks, not today's.
-            def now() -> datetime:
-                return moment
+            clock = HeldClock(moment)
     else:
         consoles = [name for c in settings.channels if c.platform == "console"
                     for name in c.repositories]
@@ -145,7 +144,7 @@ def console_session(
         source = LiveSource(settings)
     channel = console_channel(settings, repo, lang.value if lang else "en")
     wiring = ProcessDigests(settings, source, redis_url=secret(settings.cache.url_env) or None,
-                            now=now)
+                            clock=clock)
     try:
         yield ConsoleAdapter(CommandHandler(wiring.digests), channel, fmt=fmt.value,
                              lang=lang.value if lang else None)

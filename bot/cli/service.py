@@ -86,10 +86,11 @@ def serve(
     options: dict[str, Any] = {"redis_url": secret(settings.cache.url_env), "llm": not no_llm,
                                "config_file": config}
     if options["redis_url"] and settings.cache.unsafe_redis == "refuse":
-        from bot.store.redis_safety import refuse_if_unsafe
+        from bot.store.redis.safety import refuse_if_unsafe
 
         refuse_if_unsafe(options["redis_url"], settings.cache.url_env)
     if snapshot:
+        from bot.clock import HeldClock
         from bot.source import SnapshotSource
 
         held = served_snapshots(settings, snapshot)
@@ -97,7 +98,7 @@ def serve(
         options["source"] = SnapshotSource(*held)
         if moment is not None:
             # "This week" means the snapshots' last week, as in `prdigest ask`.
-            options["now"] = lambda: moment
+            options["clock"] = HeldClock(moment)
     # One format for every line from here on; uvicorn applies the same again.
     logging_setup = log_config(log_format.value, log_level.value,
                                report_key_filters(private_report_keys(settings)))
@@ -165,8 +166,9 @@ def post(
     import logging
 
     from bot.cli.live import LiveSource
-    from bot.delivery.post import describe, dry_run_post, post_now
-    from bot.store.client import REDIS_ERRORS
+    from bot.cli.post import dry_run_post, post_now
+    from bot.delivery.post import describe
+    from bot.store.coordination import StoreUnavailable
 
     settings = load_settings(config)
     live = None if snapshot else LiveSource(settings)
@@ -186,9 +188,9 @@ def post(
     try:
         result = asyncio.run(post_now(settings, repo, week, channel, force=force,
                                       snapshots=snapshot or (), llm=not no_llm, live=live))
-    except REDIS_ERRORS as exc:
-        fail(f"Redis ({settings.cache.url_env}) failed: {type(exc).__name__}: {exc}; run it "
-             "again once Redis answers (the ledger keeps a post from going out twice)")
+    except StoreUnavailable as exc:
+        fail(f"Redis ({settings.cache.url_env}) failed: {exc}; run it again once Redis "
+             "answers (the ledger keeps a post from going out twice)")
     line = describe(result)
     if result.status == "failed":
         fail(line)

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from datetime import datetime
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ConfigView
-from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, utc_now
+from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
 from bot.delivery.periodic import run_every
+from bot.events import NoticePosted
 from bot.models import Reply
 from bot.store.claims import Claims
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
 from bot.store.notice_batches import DueBatch, NoticeBatches
 
@@ -54,14 +54,14 @@ class BatchFlusher:
 
     def __init__(self, config: ConfigView, notifier: MergeNotifier, batches: NoticeBatches,
                  claims: Claims, *, interval_seconds: float = FLUSH_INTERVAL_SECONDS,
-                 now: Callable[[], datetime] = utc_now,
+                 clock: Clock = SYSTEM_CLOCK,
                  claim_ttl_seconds: int = NOTICE_TTL_SECONDS) -> None:
         self.settings = config
         self.notifier = notifier
         self.batches = batches
         self.claims = claims
         self.interval_seconds = interval_seconds
-        self.now = now
+        self.clock = clock
         self.claim_ttl_seconds = claim_ttl_seconds
 
     @property
@@ -78,10 +78,9 @@ class BatchFlusher:
         result = NoticeResult()
         for channel in self.channels():
             try:
-                batch = await self.batches.take(channel.key, self.now())
-            except REDIS_ERRORS as exc:
-                log.warning("notice batch of %s unreadable: %s", channel.key,
-                            type(exc).__name__)
+                batch = await self.batches.take(channel.key, self.clock.now())
+            except StoreUnavailable as exc:
+                log.warning("notice batch of %s unreadable: %s", channel.key, exc.reason)
                 continue
             if batch is None:
                 continue
@@ -124,10 +123,9 @@ class BatchFlusher:
         return "sent"
 
     def _sent(self, channel: ChannelConfig, ok: bool) -> None:
-        if self.notifier.on_sent is not None:
-            self.notifier.on_sent(channel.platform, ok)
+        self.notifier.events.emit(NoticePosted(channel.platform, ok))
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Flush until `stop` is set; errors are logged and the next pass goes on."""
-        await run_every(self.interval_seconds, stop, self.flush_due, log,
+        await run_every(self.clock, self.interval_seconds, stop, self.flush_due, log,
                         "notice batches: pass failed")

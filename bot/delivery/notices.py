@@ -19,22 +19,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 import msgspec
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config
 from bot.delivery.threads import ThreadParents
 from bot.digests import Digests
 from bot.errors import SourceError, ThreadGone
+from bot.events import Events, NoticePosted
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
 from bot.store.claims import Begun, Claims, Held
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
+from bot.store.ledger import Ledger
 from bot.store.notice_batches import BatchItem, NoticeBatches
 from bot.store.subscriptions import TopicStore, followed_topics
 
@@ -70,10 +72,6 @@ class NoticeSender(Protocol):
         ...
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class MergeNotifier:
     """Sends one notice per (merged PR, subscribed channel), ever.
 
@@ -88,24 +86,25 @@ class MergeNotifier:
         claims: Claims,
         sender: NoticeSender,
         *,
-        on_sent: Callable[[str, bool], None] | None = None,
+        events: Events | None = None,
         notice_ttl_seconds: int = NOTICE_TTL_SECONDS,
         threads: ThreadParents | None = None,
         batches: NoticeBatches | None = None,
-        now: Callable[[], datetime] = utc_now,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.source: Source | None = digests.source
         self.store: TopicStore | None = digests.subscriptions
         self.claims = claims
         self.sender = sender
-        self.on_sent = on_sent
+        self.events = events or Events()
         self.notice_ttl_seconds = notice_ttl_seconds
         self.digests = digests
-        client = claims.client
-        self.threads = threads or ThreadParents(client, prefix=claims.keys.prefix)
+        # Threads under the digests the ledger records; batches where the store is
+        # shared (Redis): a batch one process alone holds would die with it.
+        self.threads = threads or ThreadParents(Ledger(claims.port, clock=clock))
         self.batches = batches if batches is not None else (
-            NoticeBatches(client, claims.keys) if client is not None else None)
-        self.now = now
+            NoticeBatches(claims.port) if claims.port.shared else None)
+        self.clock = clock
 
     @property
     def config(self) -> Config:
@@ -140,7 +139,7 @@ class MergeNotifier:
         for channel in channels:
             try:
                 topics = await asyncio.to_thread(followed_topics, channel, self.store)
-            except REDIS_ERRORS as exc:
+            except StoreUnavailable as exc:
                 log.warning("subscriptions of %s unreadable, configured topics only: %s",
                             channel.key, exc)
                 topics = list(channel.topics)
@@ -193,7 +192,7 @@ class MergeNotifier:
         week when the channel wants threads and there is one, else - also when that
         message is gone - in the channel, once. `in_doubt_since`: a replica that died
         began posting it then, so it is first looked for where it would be."""
-        parent = await self.threads.parent(channel, self.now())
+        parent = await self.threads.parent(channel, self.clock.now())
         if in_doubt_since is not None:
             found = await self._arrived(channel, reply, key, in_doubt_since, parent)
             if found is not None:
@@ -234,12 +233,12 @@ class MergeNotifier:
             if await self.claims.get(Keys.notice(repo, pull.number, channel.key)) is not None:
                 return "seen"  # announced on its own before the channel batched
             added = await self.batches.add(
-                channel.key, item, now=self.now(),
+                channel.key, item, now=self.clock.now(),
                 window_seconds=channel.notice_batch_minutes * 60.0,
                 marker_ttl_seconds=self.notice_ttl_seconds)
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("notice of %s#%s not batched for %s: %s", repo, pull.number,
-                        channel.key, type(exc).__name__)
+                        channel.key, exc.reason)
             return "failed"
         return "batched" if added else "seen"
 
@@ -257,12 +256,10 @@ class MergeNotifier:
         except Exception as exc:  # one platform failing must not stop the other channels
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)
-            if self.on_sent is not None:
-                self.on_sent(channel.platform, False)
+            self.events.emit(NoticePosted(channel.platform, ok=False))
             return "failed"
         await self.claims.finish(claim, self.notice_ttl_seconds)
-        if self.on_sent is not None:
-            self.on_sent(channel.platform, True)
+        self.events.emit(NoticePosted(channel.platform, ok=True))
         return "sent"
 
 

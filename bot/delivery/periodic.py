@@ -3,33 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.store.client import REDIS_ERRORS
+from bot.clock import Clock
+from bot.store.coordination import StoreUnavailable
 
 
-async def run_every(interval_seconds: float, stop: asyncio.Event,
+async def run_every(clock: Clock, interval_seconds: float, stop: asyncio.Event,
                     one_pass: Callable[[], Awaitable[Any]], log: logging.Logger,
                     failure: str) -> None:
-    """Run `one_pass` every `interval_seconds` until `stop` is set. A pass that raises
+    """Run `one_pass` every `interval_seconds` of `clock` until `stop` is set. A pass that raises
     is logged as `failure` and the next one goes on: one bad pass never ends the loop."""
     while not stop.is_set():
         try:
             await one_pass()
         except Exception as exc:
             log_failed_pass(log, failure, exc)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=interval_seconds)
+        await clock.wait(stop, interval_seconds)
 
 
 def log_failed_pass(log: logging.Logger, failure: str, exc: Exception) -> None:
     """One line for a pass that failed because Redis is down (expected while it is, every
     pass: a traceback a minute would bury the log), the traceback for anything else."""
-    if isinstance(exc, REDIS_ERRORS):
-        log.warning("%s: Redis unavailable (%s: %s); trying again next pass", failure,
-                    type(exc).__name__, exc)
+    if isinstance(exc, StoreUnavailable):
+        log.warning("%s: Redis unavailable (%s); trying again next pass", failure, exc)
     else:
         log.exception(failure)

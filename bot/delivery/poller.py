@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, ConfigView
 from bot.delivery.merges import MERGE_MEMORY, MergeAnnouncer
 from bot.delivery.notices import MergeNotifier, NoticeResult
@@ -27,7 +27,7 @@ from bot.errors import SourceError
 from bot.github.closed import ClosedPage
 from bot.github.policy import RateLimitReached
 from bot.store.claims import Begun, Claims, Held
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
 
 log = logging.getLogger(__name__)
@@ -37,10 +37,6 @@ class ClosedLister(Protocol):
     def closed(self, repo: str, *, etag: str | None = None, page: int = 1) -> ClosedPage: ...
 
     def close(self) -> None: ...
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class MergePoller:
@@ -64,7 +60,7 @@ class MergePoller:
         *,
         interval_seconds: float | None = None,
         concurrency: int | None = None,
-        now: Callable[[], datetime] = utc_now,
+        clock: Clock = SYSTEM_CLOCK,
         max_pages: int = 5,
         overlap: timedelta = timedelta(minutes=10),
     ) -> None:
@@ -75,7 +71,7 @@ class MergePoller:
         self.interval_seconds = (interval_seconds if interval_seconds is not None
                                  else config.current.github.poll_minutes * 60.0)
         self.concurrency = max(concurrency or config.current.github.poll_concurrency, 1)
-        self.now = now
+        self.clock = clock
         self.max_pages = max_pages
         self.overlap = overlap
         self.polls = 0
@@ -136,7 +132,7 @@ class MergePoller:
                 except SourceError as exc:
                     log.warning("polling %s failed: %s", repo, exc)
                     return
-                except REDIS_ERRORS as exc:
+                except StoreUnavailable as exc:
                     broken.append(exc)
                     return
                 total.notified += result.notified
@@ -153,7 +149,7 @@ class MergePoller:
         result = NoticeResult()
         if not await self.claims.claim(Keys.poll_lock(repo), self.interval_seconds * 0.8):
             return result  # another replica polled this interval
-        now = self.now()
+        now = self.clock.now()
         # GitHub's times are whole seconds: a merge in the second polling began is news.
         await self.claims.put(Keys.poll_state(repo, "since"),
                               now.replace(microsecond=0).isoformat(), only_new=True)
@@ -207,12 +203,12 @@ class MergePoller:
         return self._paused_here() or await self.claims.get(Keys.poll_pause()) is not None
 
     def _paused_here(self) -> bool:
-        return self.paused_until is not None and self.now() < self.paused_until
+        return self.paused_until is not None and self.clock.now() < self.paused_until
 
     async def _pause(self, repo: str, limit: RateLimitReached) -> None:
         """Stop polling (here and, through Redis, on every replica) for the window."""
         seconds = max(limit.wait_seconds, 1.0)
-        until = self.now() + timedelta(seconds=seconds)
+        until = self.clock.now() + timedelta(seconds=seconds)
         if not self._paused_here():  # one line per window, not one per request in flight
             log.warning("merge poller paused for %.0f s: polling %s met %s", seconds, repo,
                         limit)
@@ -221,21 +217,22 @@ class MergePoller:
         self.paused += 1
         try:
             await self.claims.claim(Keys.poll_pause(), seconds)
-        except REDIS_ERRORS as exc:  # this replica stays paused all the same
+        except StoreUnavailable as exc:  # this replica stays paused all the same
             log.warning("merge poller pause not shared with other replicas: %s",
-                        type(exc).__name__)
+                        exc.reason)
 
     async def run_forever(self, stop: asyncio.Event) -> None:
         """Poll until `stop` is set; errors are logged and the next round goes on."""
-        await run_every(self.interval_seconds, stop, self._round, log, "merge poll failed")
+        await run_every(self.clock, self.interval_seconds, stop, self._round, log,
+                        "merge poll failed")
 
     async def _round(self) -> None:
         """One round; Redis away is one line (the round is simply tried again later)."""
         try:
             await self.poll_once()
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("merge poll skipped: Redis unavailable (%s); the next round, in "
-                        "%.0f s, tries again", type(exc).__name__, self.interval_seconds)
+                        "%.0f s, tries again", exc.reason, self.interval_seconds)
 
 
 def _parse_time(text: str | None) -> datetime | None:

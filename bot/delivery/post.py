@@ -1,38 +1,25 @@
 """`prdigest post`: one week's digest to one channel now, through the schedule's ledger.
 
-The same lock, ledger and delivery keys as the weekly schedule (`bot.delivery.schedule`), so a
-post on demand and a scheduled post never both go out, and `--force` is the one way
-to send a week again.
+The same lock, ledger and delivery keys as the weekly schedule (`bot.delivery.schedule`),
+so a post on demand and a scheduled post never both go out, and `--force` is the one way
+to send a week again. Here are the rules of it - which channel and week, where its PRs
+come from, what the ledger says, what the command then says; the platform's adapter is
+composed with them in `bot.cli.post`.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapters.poster import AdapterPoster, DigestAdapter
-from adapters.registry import LOCAL_PLATFORMS, PLATFORMS
-from bot.config import ChannelConfig, Config, secret
+from bot.clock import SYSTEM_CLOCK
+from bot.config import ChannelConfig, Config
 from bot.delivery.results import PostResult
-from bot.delivery.schedule import Scheduler, utc_now
-from bot.digests import Digests
-from bot.errors import ConfigError, UserError
-from bot.pacing import Pacer
+from bot.errors import UserError
 from bot.snapshot import snapshots_for
 from bot.source import SnapshotSource, Source
-from bot.store.claims import Claims
-from bot.store.client import REDIS_ERRORS, async_client
-from bot.store.client import parse as parse_redis_url
-from bot.store.ledger import Ledger, LedgerEntry, Slot, next_delivery_key
-from bot.store.pacing import RedisPacer
 from bot.week import past_week, resolve_week
-from bot.wiring import ProcessDigests
-
-# Every platform a channel may be posted to: the registry, imported lazily per platform.
-ADAPTERS = {spec.name: spec for spec in PLATFORMS}
 
 
 def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
@@ -54,77 +41,8 @@ def find_channel(config: Config, key: str, repo: str) -> ChannelConfig:
 def checked_week(text: str, channel: ChannelConfig) -> str:
     """The ISO week, normalised (`last` and `this` in the channel's time zone, where
     its schedule runs); a week that has not started yet is refused."""
-    now = utc_now()
+    now = SYSTEM_CLOCK.now()
     return past_week(resolve_week(text, now, channel.timezone), now, channel.timezone)
-
-
-def adapter_for(digests: Digests, platform: str, *, pacer: Pacer | None = None
-                ) -> DigestAdapter:
-    """The platform's adapter as the server would build it, for posting only: it asks
-    only for the secrets a post uses (no signing secret, webhook secret or app token).
-    Its posts take their turns on `pacer` (the server's replicas' lanes, `RedisPacer`;
-    without one, this process's own)."""
-    from bot.chat.handler import CommandHandler
-
-    config = digests.config
-    if platform in LOCAL_PLATFORMS:
-        raise UserError(f"{platform} channels print; they are not posted to")
-    spec = ADAPTERS.get(platform)
-    if spec is None:
-        raise UserError(f"{platform} is not a chat platform prdigest posts to")
-    try:
-        factory = spec.adapter()
-    except ImportError:
-        raise UserError(f"the {platform} adapter is not available in this installation") \
-            from None
-    missing = spec.missing_post_env(config)
-    if missing:
-        raise ConfigError(f"{platform} is not configured in this environment: set "
-                          f"{', '.join(missing)}")
-    adapter = factory.from_config(config, CommandHandler(digests), Claims(None),
-                                  outbound_only=True, pacer=pacer)
-    if adapter is None:
-        raise ConfigError(f"{platform} is not configured in this environment")
-    return adapter
-
-
-async def post_now(
-    config: Config, repo: str, week: str, channel_key: str, *, force: bool = False,
-    snapshots: Sequence[Path] = (), adapter: DigestAdapter | None = None,
-    redis_url: str | None = None, llm: bool = True, live: Source | None = None,
-) -> PostResult:
-    """Post `week` of `repo` to the channel through the ledger; what happened comes back.
-
-    The process's one `Digests` (its subscriptions and narrator in the same Redis as
-    the ledger) builds the digest, as the schedule's does. `adapter` and `redis_url`
-    replace what the config and environment name (tests); `llm=False` keeps the narrator
-    off (`--no-llm`); `live` is where PRs come from without `snapshots` (default: GitHub
-    behind the cache).
-    """
-    channel = find_channel(config, channel_key, repo)
-    week = checked_week(week, channel)
-    url = redis_url or secret(config.cache.url_env)
-    if not url:
-        raise ConfigError(f"set {config.cache.url_env}: posts go through the delivery "
-                          "ledger in Redis, shared with the weekly schedule")
-    parse_redis_url(url, config.cache.url_env)  # a malformed URL fails before anything else
-    source = post_source(config, channel, snapshots, live)
-    async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
-        client = async_client(url, config.cache.url_env)
-        target: DigestAdapter | None = adapter
-        try:
-            # The post takes its turn in the lanes the server's replicas share.
-            target = target or adapter_for(digests, channel.platform,
-                                           pacer=RedisPacer(client))
-            # A digest built from a local file is not shared with the schedule's replicas.
-            scheduler = Scheduler(digests, client, AdapterPoster({channel.platform: target}),
-                                  replica=f"cli-{socket.gethostname()}-{os.getpid()}",
-                                  share_digests=not snapshots)
-            return await scheduler.post(channel, week, force=force)
-        finally:
-            await client.aclose()
-            if adapter is None and target is not None:
-                await target.close()
 
 
 def post_source(config: Config, channel: ChannelConfig, snapshots: Sequence[Path],
@@ -149,52 +67,6 @@ class DryRun:
     week: str
     requests: str
     ledger: str = ""
-
-
-async def dry_run_post(config: Config, repo: str, week: str, channel_key: str, *,
-                       snapshots: Sequence[Path] = (), llm: bool = True, force: bool = False,
-                       live: Source | None = None) -> DryRun:
-    """What `post` would send, without sending: the digest `post` builds - the channel's
-    configured topics first, then those subscribed in chat when `REDIS_URL` names the
-    Redis they live in - as the requests the platform would receive, with the delivery
-    key the send would carry (the ledger's, when it can be read). It needs no platform
-    secret."""
-    from adapters.preview import preview_json
-
-    channel = find_channel(config, channel_key, repo)
-    if channel.platform in LOCAL_PLATFORMS:
-        raise UserError(f"{channel.platform} channels print; they are not posted to")
-    week = checked_week(week, channel)
-    url = secret(config.cache.url_env)
-    if url:
-        parse_redis_url(url, config.cache.url_env)
-    slot = Slot(week, channel.key, channel.scope)
-    entry, ledger = await _ledger_entry(slot, url, config.cache.url_env)
-    source = post_source(config, channel, snapshots, live)
-    async with ProcessDigests(config, source, redis_url=url, llm=llm) as digests:
-        digest = await digests.for_channel(channel, week)
-    key = next_delivery_key(slot, entry, force=force)
-    if entry is not None and entry.state in ("posted", "held") and not force:
-        ledger = (f"the ledger has it {entry.state}: post would send nothing without "
-                  "--force")
-    return DryRun(channel, week, preview_json(channel.platform, channel.id, digest, key=key),
-                  ledger)
-
-
-async def _ledger_entry(slot: Slot, url: str | None, variable: str
-                        ) -> tuple[LedgerEntry | None, str]:
-    """The slot's ledger entry when Redis is named and answers, and a note when it does
-    not (the preview then shows a first delivery's key)."""
-    if not url:
-        return None, ""
-    client = async_client(url, variable)
-    try:
-        return await Ledger(client).get(slot), ""
-    except REDIS_ERRORS as exc:
-        return None, (f"the ledger could not be read ({type(exc).__name__}); shown as a "
-                      "first delivery")
-    finally:
-        await client.aclose()
 
 
 def describe(result: PostResult) -> str:

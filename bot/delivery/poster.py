@@ -1,9 +1,9 @@
 """Where the schedule's digests go: the `Poster` protocol.
 
 Production's is `adapters.poster.AdapterPoster` over the configured platforms; the
-server meters it (`bot.web.metered`) and tests use fakes of it. What it promises about
-delivery keys and deliveries in doubt is what the schedule's exactly-once rests on
-(`bot.delivery.schedule`).
+schedule tells each post to its events (`/metrics` counts them) and tests use fakes of
+it. What it promises about delivery keys and deliveries in doubt is what the
+schedule's exactly-once rests on (`bot.delivery.schedule`).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from bot.errors import SourceError, WeekError
 from bot.github.budget import COUNTED_SHARE, Budget
 from bot.github.plan import Fetch
 from bot.store.cache import SETTLE
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.week import shift_week, week_of, week_period, zone
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ SPREAD_SHARE = 0.8
 """Prefetches land in the first 80% of their window: the rest is margin before the post."""
 RETRY_AFTER = timedelta(minutes=10)
 """A prefetch that failed is tried again this much later (the post fetches anyway)."""
-_FAILURES: tuple[type[Exception], ...] = (SourceError, WeekError, *REDIS_ERRORS)
+_FAILURES: tuple[type[Exception], ...] = (SourceError, WeekError, StoreUnavailable)
 
 
 @dataclass(frozen=True)

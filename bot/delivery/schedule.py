@@ -32,8 +32,9 @@ replicas (a Redis mutex and a shared copy), and a week is fetched once per
 (repository, week): the fetch runs under a mutex and, through the cached source, the
 replicas that wait read the cached copy instead of asking GitHub again.
 
-Lock expiry is Redis time (real seconds); the injectable clock decides only which
-runs are due, which is what tests control.
+Time comes from one `Clock` (`bot.clock`): which runs are due, back-offs, the waits
+for a lock or for Redis; tests give it a virtual one. Lock expiry is the store's own
+time (Redis's, or the in-memory store's clock).
 """
 
 from __future__ import annotations
@@ -44,13 +45,12 @@ import logging
 import os
 import random
 import socket
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 import msgspec
-import redis.asyncio as aioredis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ConfigView
 from bot.delivery.due import DueFailure, DueRun, due_runs
 from bot.delivery.periodic import log_failed_pass
@@ -60,21 +60,21 @@ from bot.delivery.results import PostResult, PostStatus, ScheduleStats
 from bot.delivery.shared_digests import SharedDigests
 from bot.digests import Digests
 from bot.errors import DeliveryInDoubt, SourceError, WeekError
+from bot.events import DigestPosted, Events, ScheduleFailed
 from bot.github.budget import Budget
 from bot.logs import delivery
 from bot.models import Digest
 from bot.source import Source
-from bot.store.client import REDIS_ERRORS
-from bot.store.keys import KEY_PREFIX, Keys
+from bot.store.coordination import Coordination, StoreUnavailable
 from bot.store.ledger import (
     POST_LOCK_SECONDS,
     Ledger,
     LedgerEntry,
-    RedisLock,
     Slot,
     backoff,
     next_delivery_key,
 )
+from bot.store.locks import Lock
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +84,6 @@ DEDUPE_MARGIN = timedelta(minutes=5)
 InDoubt = Literal["resend", "hold"]
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def default_replica_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{random.randrange(16**4):04x}"
 
@@ -95,30 +91,32 @@ def default_replica_name() -> str:
 class Scheduler:
     """Posts each channel's weekly digest once, however many replicas run it.
 
-    `tick(now)` is one pass; `run_forever(stop_event)` ticks just after every minute
+    `tick()` is one pass; `run_forever(stop_event)` ticks just after every minute
     boundary (cron's resolution) until the event is set. `post()` is the on-demand
     path of `prdigest post`, through the same lock and ledger. `digests` is the
     process's one (its config, source and subscriptions), the one chat answers from.
 
-    Options: `clock` decides what is due (tests move it); `lock_seconds` is how long a
-    dead replica's slot stays locked (renewed while alive, so a slow post keeps it),
-    `build_lock_seconds` the same for a week's fetch and a digest's build;
+    Options: `clock` tells what is due and paces the waits (tests move it);
+    `lock_seconds` is how long a dead replica's slot stays locked (renewed while
+    alive, so a slow post keeps it), `build_lock_seconds` the same for a week's fetch
+    and a digest's build;
     `concurrency` bounds posts in flight per replica; `in_doubt` is the policy for a
     send whose outcome is unknown (module docstring); `previous_week` fetches the week
     before for the trends; `share_digests` keeps built digests in Redis for the other
     replicas (off for digests built from a local snapshot file); `record_wait_seconds`
     is how long a confirmed post waits for Redis to come back to be recorded; `budget`
     (GitHub's points) paces the weekly fetches, which `server.prefetch_hours` spreads
-    over the hours before each posting minute (`bot.delivery.prefetch`).
+    over the hours before each posting minute (`bot.delivery.prefetch`); each post
+    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`.
     """
 
     def __init__(
         self,
         digests: Digests,
-        redis_client: aioredis.Redis,
+        port: Coordination,
         poster: Poster,
         *,
-        clock: Callable[[], datetime] = utc_now,
+        clock: Clock = SYSTEM_CLOCK,
         replica: str | None = None,
         lock_seconds: float = POST_LOCK_SECONDS,
         build_lock_seconds: float = 30.0,
@@ -127,10 +125,9 @@ class Scheduler:
         in_doubt: InDoubt = "resend",
         previous_week: bool = True,
         share_digests: bool = True,
-        prefix: str = KEY_PREFIX,
         rng: random.Random | None = None,
         record_wait_seconds: float = 600.0,
-        on_failure: Callable[[str], None] | None = None,
+        events: Events | None = None,
         budget: Budget | None = None,
     ) -> None:
         if digests.source is None:
@@ -138,7 +135,7 @@ class Scheduler:
         config = digests.config
         self.settings: ConfigView = digests.settings
         self.source: Source = digests.source
-        self.redis = redis_client
+        self.port = port
         self.poster = poster
         self.clock = clock
         self.replica = replica or default_replica_name()
@@ -149,18 +146,16 @@ class Scheduler:
         self.in_doubt = in_doubt
         self.previous_week = previous_week
         self.share_digests = share_digests
-        self.prefix = prefix
-        self.keys = Keys(prefix)
         self.rng = rng or random.Random()
         self.record_wait_seconds = record_wait_seconds
-        self.ledger = Ledger(redis_client, prefix=prefix)
+        self.ledger = Ledger(port, clock=clock)
         self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
-        self.on_failure = on_failure or (lambda kind: None)
-        self.shared = SharedDigests(self.digests, self.source, redis_client, self.keys, self.stats,
+        self.events = events or Events()
+        self.shared = SharedDigests(self.digests, self.source, port, self.stats,
                                     lock_seconds=build_lock_seconds, share=share_digests,
-                                    trends=previous_week, budget=budget)
+                                    trends=previous_week, budget=budget, clock=clock)
         self.prefetcher = Prefetcher(digests.settings, self.shared, budget=budget,
                                      trends=previous_week,
                                      window=timedelta(hours=config.server.prefetch_hours))
@@ -188,24 +183,23 @@ class Scheduler:
                 await self.tick()
             except Exception as exc:  # Redis down, a bug: log it and try again next minute
                 log_failed_pass(log, "schedule: pass failed", exc)
-                self.stats.pass_done(f"{type(exc).__name__}: {exc}", self.clock())
-                self.on_failure("pass")
-            now = self.clock()
+                self.stats.pass_done(f"{type(exc).__name__}: {exc}", self.clock.now())
+                self.events.emit(ScheduleFailed("pass"))
+            now = self.clock.now()
             to_next_minute = 60.0 - (now.second + now.microsecond / 1e6)
             delay = min(self.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop_event.wait(), timeout=delay)
+            await self.clock.wait(stop_event, delay)
         await self.prefetcher.stop()
 
-    async def tick(self, now: datetime | None = None) -> list[PostResult]:
+    async def tick(self) -> list[PostResult]:
         """One pass: post every due slot that the ledger does not hold yet."""
-        now = now or self.clock()
-        started = asyncio.get_running_loop().time()
+        now = self.clock.now()
+        started = self.clock.monotonic()
         self.prefetcher.start(now)
         failures: list[DueFailure] = []
         due = due_runs(self.config.channels, now, self.catch_up, failures=failures)
         for _ in failures:
-            self.on_failure("channel")
+            self.events.emit(ScheduleFailed("channel"))
         results: list[PostResult] = []
         todo: list[DueRun] = []
         for run, entry in zip(due, await self.ledger.get_many([r.slot for r in due]),
@@ -231,7 +225,7 @@ class Scheduler:
             self.shared.end_pass()
             self.stats.ticks += 1
             self.stats.last_tick_at = now
-            self.stats.last_tick_seconds = asyncio.get_running_loop().time() - started
+            self.stats.last_tick_seconds = self.clock.monotonic() - started
         self.stats.pass_done(f"{len(failures)} channel(s) left out; {failures[0].channel.key}: "
                              f"{failures[0].error}" if failures else None, now)
         return results
@@ -246,7 +240,7 @@ class Scheduler:
         under a new delivery key; an earlier failure's back-off does not apply.
         """
         wait = self.lock_seconds * 2 if wait_seconds is None else wait_seconds
-        return await self._deliver(channel, week, self.clock(), force=force,
+        return await self._deliver(channel, week, self.clock.now(), force=force,
                                    wait_seconds=wait, manual=True)
 
     def status(self) -> dict[str, object]:
@@ -311,7 +305,7 @@ class Scheduler:
             await lock.release()
 
     async def _deliver_locked(
-        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, now: datetime, *,
+        self, channel: ChannelConfig, slot: Slot, lock: Lock, now: datetime, *,
         force: bool, manual: bool,
     ) -> PostResult:
         raw, entry = await self.ledger.read(slot)
@@ -364,7 +358,7 @@ class Scheduler:
     async def _record_found(self, slot: Slot, entry: LedgerEntry, found: list[str]
                             ) -> PostResult:
         posted = msgspec.structs.replace(
-            entry, state="posted", posted_at=self.clock(), message_ids=tuple(found),
+            entry, state="posted", posted_at=self.clock.now(), message_ids=tuple(found),
             error=None, failures=0, replica=self.replica)
         await self._record_posted(slot, posted)
         self.stats.posted += 1
@@ -404,7 +398,7 @@ class Scheduler:
             resent_in_doubt=entry.resent_in_doubt + (1 if in_doubt else 0))
 
     async def _send_and_record(
-        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, digest: Digest,
+        self, channel: ChannelConfig, slot: Slot, lock: Lock, digest: Digest,
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         """Post and record, shielded: a cancelled replica (a graceful stop) lets the post
@@ -418,25 +412,27 @@ class Scheduler:
             raise
 
     async def _post_and_record(
-        self, channel: ChannelConfig, slot: Slot, lock: RedisLock, digest: Digest,
+        self, channel: ChannelConfig, slot: Slot, lock: Lock, digest: Digest,
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         try:
             ids = await self.poster.post_digest(channel, digest,
                                                 delivery_key=intent.delivery_key)
         except Exception as exc:
+            self.events.emit(DigestPosted(channel.platform, ok=False))
             reason = str(exc) or type(exc).__name__
             if isinstance(exc, DeliveryInDoubt) and not exc.resend:
                 # It may be on the platform: held, never sent twice (the platform's policy).
-                return await self._hold(slot, lock, intent_raw, intent, self.clock(),
+                return await self._hold(slot, lock, intent_raw, intent, self.clock.now(),
                                         reason=f"{reason}; held, as the platform's in_doubt "
                                                "says (prdigest post --force sends it)")
             log.warning("schedule: posting %s failed: %s", slot.name, reason)
             return await self._fail(slot, lock, intent_raw, intent, intent.last_attempt_at,
                                     reason, counts_attempt=True)
         # The ledger write follows the platform's confirmation with nothing in between.
+        self.events.emit(DigestPosted(channel.platform, ok=True))
         posted = msgspec.structs.replace(
-            intent, state="posted", posted_at=self.clock(), message_ids=tuple(ids),
+            intent, state="posted", posted_at=self.clock.now(), message_ids=tuple(ids),
             error=None, failures=0)
         previous = await self._record_posted(slot, posted)
         # `previous == posted`: this very record, written by a try whose answer a
@@ -456,29 +452,28 @@ class Scheduler:
         """Write a confirmed post to the ledger, waiting for Redis while it is away
         (up to `record_wait_seconds`): the message is out, and a ledger left saying
         `sending` would have the next pass send it again."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.record_wait_seconds
+        deadline = self.clock.monotonic() + self.record_wait_seconds
         delay = 0.1
         while True:
             try:
                 return await self.ledger.record_posted(slot, posted)
-            except REDIS_ERRORS as exc:
-                if loop.time() + delay > deadline:
+            except StoreUnavailable as exc:
+                if self.clock.monotonic() + delay > deadline:
                     log.error("schedule: %s was posted but could not be recorded: %s",
                               slot.name, exc)
                     raise
                 if delay == 0.1:
                     log.warning("schedule: %s was posted; recording it waits for Redis (%s)",
-                                slot.name, type(exc).__name__)
-                await asyncio.sleep(delay)
+                                slot.name, exc.reason)
+                await self.clock.sleep(delay)
                 delay = min(delay * 2, 5.0)
 
     async def _fail(
-        self, slot: Slot, lock: RedisLock, raw: bytes | None, entry: LedgerEntry | None,
+        self, slot: Slot, lock: Lock, raw: bytes | None, entry: LedgerEntry | None,
         now: datetime | None, reason: str, *, counts_attempt: bool,
     ) -> PostResult:
         """Record a failure with its back-off; the slot is tried again while still due."""
-        at = now or self.clock()
+        at = now or self.clock.now()
         base = entry or LedgerEntry(state="failed", week=slot.week, channel=slot.channel,
                                     repo=slot.repo, delivery_key=slot.delivery_key(0))
         failures = base.failures + 1
@@ -493,7 +488,7 @@ class Scheduler:
         self.stats.failed += 1
         return self._result(slot, "failed", detail=reason)
 
-    async def _hold(self, slot: Slot, lock: RedisLock, raw: bytes | None,
+    async def _hold(self, slot: Slot, lock: Lock, raw: bytes | None,
                     entry: LedgerEntry, now: datetime, *, reason: str | None = None
                     ) -> PostResult:
         reason = reason or (f"a send by {entry.replica} at {entry.last_attempt_at} may or "

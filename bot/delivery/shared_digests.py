@@ -1,9 +1,10 @@
 """Weekly digests built once across replicas: a week is fetched once per (repository,
 week) and a digest built once per (repository, week, language, focus topics).
 
-The fetch runs under a Redis mutex and, through the cached source, the replicas that
-wait read the cached copy instead of asking GitHub again; a finished digest is kept
-in Redis for the others. Within one replica, concurrent asks share one task.
+The fetch runs under a mutex shared by the replicas (a lock of the coordination port)
+and, through the cached source, the replicas that wait read the cached copy instead
+of asking GitHub again; a finished digest is kept in the port's shared values for the
+others. Within one replica, concurrent asks share one task.
 """
 
 from __future__ import annotations
@@ -17,16 +18,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import msgspec
-import redis.asyncio as aioredis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, ExcludeRule
 from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.models import Digest, Lang
 from bot.source import KeepsWeeks, ReadsTrends, Source, WeekData
-from bot.store.keys import Keys
-from bot.store.ledger import RedisLock
-from bot.store.weeks_index import note_week_async
+from bot.store.coordination import Coordination
+from bot.store.locks import Lock
 
 log = logging.getLogger(__name__)
 
@@ -60,25 +60,26 @@ class BuildCounts(Protocol):
 
 
 class SharedDigests:
-    """The scheduler's digests. `share` keeps built digests in Redis for the other
+    """The scheduler's digests. `share` keeps built digests in `port` for the other
     replicas (off for digests built from a local snapshot file); `trends` reads the
     week before; `lock_seconds` is how long a dead holder's mutex lasts; `budget`
     (GitHub's points) makes a fetch the points left cannot cover wait for the refill."""
 
-    def __init__(self, digests: Digests, source: Source, client: aioredis.Redis, keys: Keys,
+    def __init__(self, digests: Digests, source: Source, port: Coordination,
                  counts: BuildCounts, *, lock_seconds: float, share: bool = True,
                  trends: bool = True, log_prefix: str = "schedule",
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.digests = digests
         self.source = source
-        self.redis = client
-        self.keys = keys
+        self.port = port
+        self.keys = port.keys
         self.counts = counts
         self.lock_seconds = lock_seconds
         self.share = share
         self.trends = trends
         self.log_prefix = log_prefix
         self.budget = budget
+        self.clock = clock
         self._digests: OrderedDict[_Variant, asyncio.Task[Digest]] = OrderedDict()
         self._weeks: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
         self._trends: dict[tuple[str, str], asyncio.Task[WeekData]] = {}
@@ -114,20 +115,19 @@ class SharedDigests:
         variant = _fingerprint(exclude)
         repo = ", ".join(repos)
         key = self.keys.weekly_digest(repo, week, lang, topics, variant)
-        raw = None if rebuild else await self.redis.get(key)
+        values = self.port.values
+        raw = None if rebuild else await values.get(key)
         if raw is None:
             name = ":".join(["build", repo, week, lang, ",".join(topics),
                              *([variant] if variant else [])])
             async with self._mutex(name):
-                raw = None if rebuild else await self.redis.get(key)
+                raw = None if rebuild else await values.get(key)
                 if raw is None:
                     raw = await self._build(repos, week, lang, topics, exclude)
-                    await self.redis.set(key, raw, ex=DIGEST_TTL_SECONDS)
+                    await values.put(key, raw, DIGEST_TTL_SECONDS)
                     for name in repos:
-                        await note_week_async(self.redis, self.keys, name, week,
-                                              DIGEST_TTL_SECONDS)
-        data = raw.encode() if isinstance(raw, str) else bytes(raw)
-        return _decoder.decode(data)
+                        await values.note_week(name, week, DIGEST_TTL_SECONDS)
+        return _decoder.decode(raw)
 
     async def _build(self, repos: tuple[str, ...], week: str, lang: Lang,
                      topics: tuple[str, ...], exclude: ExcludeRule) -> bytes:
@@ -189,7 +189,7 @@ class SharedDigests:
                     "%.0f s for the refill at %s, so its posts go out late", self.log_prefix,
                     budget.remaining, repo, week, need, wait,
                     f"{budget.reset_at:%H:%M:%S} UTC" if budget.reset_at else "?")
-        await asyncio.sleep(wait)
+        await self.clock.sleep(wait)
 
     async def _fetch(self, repo: str, week: str) -> WeekData:
         await self._await_points(repo, week)
@@ -202,7 +202,8 @@ class SharedDigests:
         """Across replicas, one holder at a time. A live holder renews it, however long
         GitHub takes; a dead one's expires after `lock_seconds`. Waiting beyond
         `MUTEX_PATIENCE_SECONDS` goes ahead unlocked rather than never."""
-        lock = RedisLock(self.redis, self.keys.mutex(name), ttl_seconds=self.lock_seconds)
+        lock = Lock(self.port.locks, self.keys.mutex(name), ttl_seconds=self.lock_seconds,
+                    clock=self.clock)
         if not await lock.acquire_waiting(MUTEX_PATIENCE_SECONDS, poll=0.02):
             log.warning("%s: %s stayed locked; going ahead without it", self.log_prefix, name)
             yield

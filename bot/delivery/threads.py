@@ -12,11 +12,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-import redis.asyncio as aioredis
-
 from bot.config import ChannelConfig
-from bot.store.client import REDIS_ERRORS
-from bot.store.keys import KEY_PREFIX
+from bot.store.coordination import StoreUnavailable
 from bot.store.ledger import Ledger, Slot
 from bot.week import shift_week, week_of
 
@@ -32,8 +29,8 @@ def digest_week(channel: ChannelConfig, at: datetime) -> str:
 class ThreadParents:
     """Finds the digest message a notice replies under, in the delivery ledger."""
 
-    def __init__(self, client: aioredis.Redis | None, *, prefix: str = KEY_PREFIX) -> None:
-        self.ledger = Ledger(client, prefix=prefix) if client is not None else None
+    def __init__(self, ledger: Ledger | None) -> None:
+        self.ledger = ledger
 
     async def parent(self, channel: ChannelConfig, at: datetime) -> str | None:
         """The message id of the digest posted to `channel` in the week of `at`; None
@@ -43,9 +40,9 @@ class ThreadParents:
         slot = Slot(digest_week(channel, at), channel.key, channel.scope)
         try:
             entry = await self.ledger.get(slot)
-        except REDIS_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("digest of %s unreadable; notice posted in the channel: %s",
-                        slot.name, type(exc).__name__)
+                        slot.name, exc.reason)
             return None
         if entry is None or entry.state != "posted" or not entry.message_ids:
             return None

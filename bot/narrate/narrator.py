@@ -72,7 +72,7 @@ A = TypeVar("A", bound=Answer)
 
 
 class NarrationStore(Protocol):
-    """Where answers are kept by input hash (`bot.store.redis_cache.Cache` has these two)."""
+    """Where answers are kept by input hash (`bot.store.redis.cache.Cache` has these two)."""
 
     def get_narration(self, kind: str, digest: str) -> bytes | None: ...
 

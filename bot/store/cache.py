@@ -1,5 +1,5 @@
 """Redis between the GitHub source and the engine: `CachedSource` reads through the
-cache's entries (`bot.store.redis_cache`, which lists what is kept).
+cache's entries (`bot.store.redis.cache`, which lists what is kept).
 
 In front of Redis, each process keeps the PRs it served most recently while they are
 fresh, for at most a minute (`CachedSource.held_pull`): a chat question about a PR asked
@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from cachetools import LRUCache
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, ConfigView
 from bot.errors import SourceError
+from bot.events import CacheLookup, Events
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
-from bot.store.redis_cache import Cache, CachedPointer, WeekEntry, cache_from_env, stamp
-from bot.store.trend_weeks import CountsWeeks, TrendWeeks, read_trends
+from bot.store.redis.cache import Cache, CachedPointer, WeekEntry, cache_from_env, stamp
+from bot.store.trend_weeks import CountsWeeks, read_trends
 from bot.week import belongs_to_week, week_period
 
 __all__ = ["CachedSource", "WeekData"]
@@ -72,13 +74,6 @@ class IncrementalSource(Protocol):
     def fetch_pulls(self, repo: str, numbers: Sequence[int]) -> list[PullRequest]: ...
 
 
-def _aware(now: datetime | None) -> datetime:
-    """`now`, or the current time; a naive time is taken as UTC."""
-    if now is None:
-        return datetime.now(UTC)
-    return now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-
-
 def _snapshot(repo: str, pulls: Iterable[PullRequest], fetched_at: datetime | None) -> Snapshot:
     by_number = {p.number: p for p in pulls}
     return Snapshot(repository=repo, fetched_at=fetched_at,
@@ -89,17 +84,19 @@ class CachedSource:
     """The source behind the cache: what the engine, handlers and scheduler call.
 
     `last` tells how the latest `fetch_week` was served: "uncached", "cold", "warm",
-    "changed" or "stale".
+    "changed" or "stale". `clock` tells what is fresh.
     """
 
     def __init__(self, source: WeekSource, cache: Cache | None, config: ConfigView, *,
                  held_pulls: int = HELD_PULLS,
-                 on_held_lookup: Callable[[bool], None] | None = None) -> None:
+                 events: Events | None = None,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.source = source
-        self.on_held_lookup = on_held_lookup
+        self.clock = clock
+        self.events = events or Events()
         self.cache = cache
         self.settings = config
-        self.trends = TrendWeeks(cache.client, cache.keys) if cache is not None else None
+        self.trends = cache.trends() if cache is not None else None
         self.last = ""
         # (repo, number) -> (PR, fresh until); read on the event loop, written from
         # worker threads, hence the lock.
@@ -119,12 +116,12 @@ class CachedSource:
         fresh = settings.current_week_ttl_seconds if current else settings.past_week_ttl_seconds
         return fresh, max(fresh + settings.past_week_ttl_seconds, 1)
 
-    def fetch_week(self, repo: str, week: str, now: datetime | None = None) -> WeekData:
+    def fetch_week(self, repo: str, week: str) -> WeekData:
         """The week's PRs: cached when fresh, refreshed by changes, stale when GitHub fails.
 
         `age_seconds` is the age of the data when it comes from the cache.
         """
-        now = _aware(now)
+        now = self.clock.now()
         if self.cache is None:
             self.last = "uncached"
             return WeekData(snapshot=self.source.fetch_week(repo, week))
@@ -217,45 +214,44 @@ class CachedSource:
                           pulls=refs)
         self.cache.put_week(repo, week, tz, entry, keep)
 
-    def fetch_trend_week(self, repo: str, week: str, now: datetime | None = None) -> WeekData:
+    def fetch_trend_week(self, repo: str, week: str) -> WeekData:
         """The week for the trends of the next: in full when held fresh (or the source
         reads nothing lighter), else its counts only (`bot.store.trend_weeks`)."""
-        now = _aware(now)
-        if not isinstance(self.source, CountsWeeks) or self.holds_fresh(repo, week, now):
-            return self.fetch_week(repo, week, now)
+        now = self.clock.now()
+        if not isinstance(self.source, CountsWeeks) or self.holds_fresh(repo, week):
+            return self.fetch_week(repo, week)
         tz = self.config.repo(repo).timezone
         ttls = self._ttls(week_period(week, tz).until, now)
         return read_trends(self.source, self.trends, repo, week, tz, ttls=ttls, now=now)
 
-    def holds_trends_fresh(self, repo: str, week: str, now: datetime | None = None) -> bool | None:
+    def holds_trends_fresh(self, repo: str, week: str) -> bool | None:
         """Whether `fetch_trend_week` would ask GitHub nothing; None without a cache."""
-        held = self.holds_fresh(repo, week, now)
+        held = self.holds_fresh(repo, week)
         if held is not False or self.trends is None:
             return held
-        return self.trends.fresh(repo, week, self.config.repo(repo).timezone, _aware(now))
+        return self.trends.fresh(repo, week, self.config.repo(repo).timezone,
+                                 self.clock.now())
 
-    def holds_fresh(self, repo: str, week: str, now: datetime | None = None) -> bool | None:
+    def holds_fresh(self, repo: str, week: str) -> bool | None:
         """Whether the week's entry is fresh (a fetch would not ask GitHub for it);
         None without a cache. One Redis read."""
         if self.cache is None:
             return None
         entry = self.cache.get_week(repo, week, self.config.repo(repo).timezone)
-        return entry is not None and _aware(now) < entry.fresh_until
+        return entry is not None and self.clock.now() < entry.fresh_until
 
-    def held_pull(self, repo: str, number: int, now: datetime | None = None
-                  ) -> PullRequest | None:
+    def held_pull(self, repo: str, number: int) -> PullRequest | None:
         """The PR if this process holds a fresh copy; never does I/O, so the event
         loop may call it. None means: ask `fetch_pull`."""
-        pull = self._held_copy(repo, number, now)
-        if self.on_held_lookup is not None:
-            self.on_held_lookup(pull is not None)
+        pull = self._held_copy(repo, number, self.clock.now())
+        self.events.emit(CacheLookup("held-pull", pull is not None))
         return pull
 
-    def _held_copy(self, repo: str, number: int, now: datetime | None) -> PullRequest | None:
+    def _held_copy(self, repo: str, number: int, now: datetime) -> PullRequest | None:
         """An expired copy stays until overwritten or pushed out of the LRU."""
         with self._held_lock:
             held = self._held.get((repo, number))
-        if held is None or _aware(now) >= held[1]:
+        if held is None or now >= held[1]:
             return None
         return held[0]
 
@@ -274,10 +270,9 @@ class CachedSource:
         if self.cache is not None:
             self.cache.drop_pointer(repo, number)
 
-    def fetch_pull(self, repo: str, number: int, now: datetime | None = None
-                   ) -> PullRequest | None:
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
         """One PR: cached while fresh (the current-week TTL), stale when GitHub fails."""
-        now = _aware(now)
+        now = self.clock.now()
         if self.cache is None:
             return self.source.fetch_pull(repo, number)
         held = self._held_copy(repo, number, now)

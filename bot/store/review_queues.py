@@ -3,23 +3,23 @@ review" again within `chat.pending_minutes` (on any replica) costs GitHub nothin
 
 Read-through: a fresh entry is answered as is; otherwise one replica claims the fetch
 (a set-once key that lapses by itself) while the others wait briefly for its entry
-instead of asking GitHub too. Redis failing counts as a miss: the question is still
-answered, from GitHub.
+instead of asking GitHub too. The entries and the claim are kept in Redis
+(`bot.store.redis.review_queues`); a store that fails counts as a miss: the question is
+still answered, from GitHub.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
-import uuid
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import msgspec
-import redis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.source import ReviewQueue
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.store.keys import KEY_PREFIX, Keys
 
 log = logging.getLogger(__name__)
@@ -32,15 +32,32 @@ WAIT_STEPS = (0.1, 0.2, 0.3, 0.5, 0.5, 1.0, 1.0, 1.0)
 _DECODER = msgspec.json.Decoder(ReviewQueue)
 
 
-class ReviewQueues:
-    """Review queues by the repositories they cover, in Redis (`client`) or, without
-    one, fetched each time. `sleep` is injectable for tests."""
+class ReviewQueueStore(Protocol):
+    """Where the queues are kept, shared by the replicas. Synchronous: callers run it in
+    a worker thread. Unreachable: `StoreUnavailable`."""
 
-    def __init__(self, client: redis.Redis | None, *, prefix: str = KEY_PREFIX,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        self.client = client
+    def get(self, key: str) -> bytes | None:
+        """The entry at `key`, or None."""
+        ...
+
+    def claim(self, key: str, ttl_seconds: int) -> bool:
+        """Set `key` for `ttl_seconds` unless it is set; whether it was."""
+        ...
+
+    def put(self, key: str, value: bytes, ttl_seconds: int) -> None:
+        """Keep `value` at `key` for `ttl_seconds`."""
+        ...
+
+
+class ReviewQueues:
+    """Review queues by the repositories they cover, kept in `store` or, without one,
+    fetched each time. `clock` spaces the looks for another replica's entry."""
+
+    def __init__(self, store: ReviewQueueStore | None, *, prefix: str = KEY_PREFIX,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
+        self.store = store
         self.keys = Keys(prefix)
-        self.sleep = sleep
+        self.clock = clock
         self._local: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -58,7 +75,7 @@ class ReviewQueues:
                 return kept
             if not self._claim(claim):
                 for step in WAIT_STEPS:
-                    self.sleep(step)
+                    self.clock.pause(step)
                     kept = self._get(key)
                     if kept is not None:
                         return kept
@@ -67,34 +84,33 @@ class ReviewQueues:
             return fresh
 
     def _get(self, key: str) -> ReviewQueue | None:
-        if self.client is None:
+        if self.store is None:
             return None
         try:
-            raw = self.client.get(key)
-        except REDIS_ERRORS as exc:
+            raw = self.store.get(key)
+        except StoreUnavailable as exc:
             log.warning("review queue %s unreadable: %s", key, exc)
             return None
         if raw is None:
             return None
         try:
-            return _DECODER.decode(raw if isinstance(raw, bytes) else str(raw).encode())
+            return _DECODER.decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None
 
     def _claim(self, key: str) -> bool:
-        """Whether this replica fetches (True also when Redis cannot tell)."""
-        if self.client is None:
+        """Whether this replica fetches (True also when the store cannot tell)."""
+        if self.store is None:
             return True
         try:
-            return bool(self.client.set(key, uuid.uuid4().hex, nx=True,
-                                        ex=FETCH_CLAIM_SECONDS))
-        except REDIS_ERRORS:
+            return self.store.claim(key, FETCH_CLAIM_SECONDS)
+        except StoreUnavailable:
             return True
 
     def _put(self, key: str, queue: ReviewQueue, ttl_seconds: int) -> None:
-        if self.client is None:
+        if self.store is None:
             return
         try:
-            self.client.set(key, msgspec.json.encode(queue), ex=max(ttl_seconds, 1))
-        except REDIS_ERRORS as exc:
+            self.store.put(key, msgspec.json.encode(queue), max(ttl_seconds, 1))
+        except StoreUnavailable as exc:
             log.warning("review queue %s not kept: %s", key, exc)

@@ -1,47 +1,13 @@
-"""Topic subscriptions in Redis: a channel follows its configured topics plus the ones
-it subscribed to from chat (one Redis set per channel, so they survive restarts and are
-shared by replicas)."""
+"""Topic subscriptions: a channel follows its configured topics plus the ones it
+subscribed to from chat - kept in Redis (`bot.store.redis.subscriptions`: one set per
+channel, so they survive restarts and are shared by replicas), in memory in tests."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
-from typing import Any, Protocol
-
-import redis
+from typing import Protocol
 
 from bot.config import ChannelConfig
-from bot.store.keys import KEY_PREFIX, Keys
-
-log = logging.getLogger(__name__)
-
-
-class RedisSubscriptionStore:
-    """`SubscriptionStore` over Redis: one set of topic names per channel.
-
-    Synchronous (redis-py), as the protocol is: handlers call it in a worker thread.
-    """
-
-    def __init__(self, client: redis.Redis, *, prefix: str = KEY_PREFIX) -> None:
-        self.client = client
-        self.keys = Keys(prefix)
-
-    def _key(self, channel_key: str) -> str:
-        return self.keys.subscriptions(channel_key)
-
-    def topics(self, channel_key: str) -> set[str]:
-        members: Iterable[Any] = self.client.smembers(self._key(channel_key))
-        return {m.decode() if isinstance(m, bytes) else str(m) for m in members}
-
-    def add(self, channel_key: str, topics: Iterable[str]) -> None:
-        names = [name for name in topics if name]
-        if names:
-            self.client.sadd(self._key(channel_key), *names)
-
-    def remove(self, channel_key: str, topics: Iterable[str]) -> None:
-        names = [name for name in topics if name]
-        if names:
-            self.client.srem(self._key(channel_key), *names)
 
 
 class TopicStore(Protocol):

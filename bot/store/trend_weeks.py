@@ -16,13 +16,10 @@ from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 import msgspec
-import redis
 
 from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 from bot.source import WeekData
-from bot.store.client import REDIS_ERRORS
-from bot.store.keys import Keys
 
 log = logging.getLogger(__name__)
 
@@ -35,39 +32,12 @@ class TrendEntry(msgspec.Struct, frozen=True, kw_only=True):
     pulls: tuple[PullRequest, ...]
 
 
-class TrendWeeks:
-    """The `trend-week:` keys; a Redis error is a logged miss (the read costs a few
-    points, never a digest)."""
+class KeepsTrends(Protocol):
+    """Where weeks read for the trends are kept (the cache's `trend-week:` entries)."""
 
-    def __init__(self, client: redis.Redis, keys: Keys) -> None:
-        self.client = client
-        self.keys = keys
-        self._decoder = msgspec.json.Decoder(TrendEntry)
+    def get(self, repo: str, week: str, tz: str) -> TrendEntry | None: ...
 
-    def get(self, repo: str, week: str, tz: str) -> TrendEntry | None:
-        try:
-            raw = self.client.get(self.keys.trend_week(repo, week, tz))
-        except REDIS_ERRORS as exc:
-            log.warning("trend week %s %s unreadable: %s", repo, week, type(exc).__name__)
-            return None
-        if raw is None:
-            return None
-        try:
-            return self._decoder.decode(raw)
-        except msgspec.DecodeError:
-            return None
-
-    def fresh(self, repo: str, week: str, tz: str, now: datetime) -> bool:
-        """Whether the week's counts are kept fresh (reading them costs GitHub nothing)."""
-        entry = self.get(repo, week, tz)
-        return entry is not None and now < entry.fresh_until
-
-    def put(self, repo: str, week: str, tz: str, entry: TrendEntry, ttl: int) -> None:
-        try:
-            self.client.set(self.keys.trend_week(repo, week, tz), msgspec.json.encode(entry),
-                            ex=ttl)
-        except REDIS_ERRORS as exc:
-            log.warning("trend week %s %s not kept: %s", repo, week, type(exc).__name__)
+    def put(self, repo: str, week: str, tz: str, entry: TrendEntry, ttl: int) -> None: ...
 
 
 @runtime_checkable
@@ -77,7 +47,7 @@ class CountsWeeks(Protocol):
     def fetch_counted_week(self, repo: str, week: str) -> Snapshot: ...
 
 
-def read_trends(source: CountsWeeks, kept: TrendWeeks | None, repo: str, week: str, tz: str,
+def read_trends(source: CountsWeeks, kept: KeepsTrends | None, repo: str, week: str, tz: str,
                 *, ttls: tuple[int, int], now: datetime) -> WeekData:
     """The week's counts: kept while fresh, else read from GitHub and kept (`ttls`: how
     long fresh, how long in Redis); a kept copy when GitHub fails, flagged stale."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from bot.clock import SYSTEM_CLOCK, Clock
 
 
 @dataclass
@@ -17,7 +18,7 @@ class GitHubHealth:
     other answers (a 404 for a PR that does not exist) show GitHub is reachable.
     """
 
-    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    clock: Clock = SYSTEM_CLOCK
     consecutive_failures: int = 0
     last_success_at: datetime | None = None
     last_failure_at: datetime | None = None
@@ -28,11 +29,11 @@ class GitHubHealth:
             status >= 500 or status in (401, 403, 429)))
         if failed:
             self.consecutive_failures += 1
-            self.last_failure_at = self.clock()
+            self.last_failure_at = self.clock.now()
             self.last_failure = str(status)
         else:
             self.consecutive_failures = 0
-            self.last_success_at = self.clock()
+            self.last_success_at = self.clock.now()
 
     @property
     def ok(self) -> bool:

@@ -15,7 +15,7 @@ from bot.chat.inbound import RETRY_LATER
 from bot.delivery.merges import MergeAnnouncer
 from bot.github.events import PayloadError, merged_pull, signature_valid
 from bot.store.claims import Begun, Held
-from bot.store.client import REDIS_ERRORS
+from bot.store.coordination import StoreUnavailable
 from bot.web.services import services_of
 
 log = logging.getLogger(__name__)
@@ -74,10 +74,10 @@ async def github_webhook(request: Request) -> Response:
     claim = merges.key(merged)
     try:
         begun = await merges.claim(merged)
-    except REDIS_ERRORS as exc:
+    except StoreUnavailable as exc:
         # Without the claim a redelivery could notify twice: let GitHub redeliver later.
         log.warning("github webhook: Redis unavailable (%s); asked for a redelivery",
-                    type(exc).__name__)
+                    exc.reason)
         metrics.webhook(label, "unavailable")
         return _redeliver_later("storage unavailable, redeliver later")
     if begun is Held.ELSEWHERE:
@@ -103,8 +103,8 @@ async def github_webhook(request: Request) -> Response:
     except TimeoutError:
         metrics.webhook(label, "accepted")
         return JSONResponse({"accepted": True}, status_code=202)
-    except REDIS_ERRORS as exc:
-        log.warning("merged-PR notice: Redis unavailable (%s)", type(exc).__name__)
+    except StoreUnavailable as exc:
+        log.warning("merged-PR notice: Redis unavailable (%s)", exc.reason)
         metrics.webhook(label, "unavailable")
         return _redeliver_later("storage unavailable, redeliver later")
     except Exception:

@@ -36,7 +36,7 @@ async def home(request: Request) -> Response:
     for repo, settings in sorted(services.live.file.repos.items(), key=lambda r: r[0].lower()):
         if settings.private:
             continue
-        week = shift_week(current_week(services.now(), settings.timezone), -1)
+        week = shift_week(current_week(services.clock.now(), settings.timezone), -1)
         entries.append(HomeEntry(repo=repo, index=f"{report_path(repo)}{query}",
                                  latest=f"{report_path(repo, week)}{query}", week=week))
     links = PageLinks(languages={code: f"/?lang={code}" for code in LANGS}, home="")

@@ -28,6 +28,15 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from bot.events import (
+    CacheLookup,
+    CommandAnswered,
+    DigestBuilt,
+    DigestPosted,
+    Event,
+    NoticePosted,
+    ScheduleFailed,
+)
 from bot.logs import REPEATS, RepeatLimit
 from bot.models import Reply
 from bot.narrate.client import Usage
@@ -203,6 +212,24 @@ class Metrics:
             for result in ("hit", "miss"):
                 self.cache_lookups.labels(kind, result)
 
+    # --- the core's events (`bot.events`) ---------------------------------------------
+
+    def on(self, event: Event) -> None:
+        """Count one of the core's events; the server subscribes this to its `Events`."""
+        match event:
+            case DigestPosted(platform, ok):
+                self.digest_posted(platform, "ok" if ok else "failed")
+            case NoticePosted(platform, ok):
+                self.notice_posted(platform, "ok" if ok else "failed")
+            case CommandAnswered(platform, kind, reply, seconds):
+                self.command(platform, kind, reply, seconds)
+            case DigestBuilt(trigger):
+                self.digest_built(trigger)
+            case ScheduleFailed(kind):
+                self.schedule_failure(kind)
+            case CacheLookup(kind, hit):
+                self.cache_lookup(kind, hit)
+
     # --- hooks ----------------------------------------------------------------------
 
     def command(self, platform: str, command: str, reply: Reply, seconds: float | None = None
@@ -234,13 +261,14 @@ class Metrics:
         self.github_points_remaining.set(remaining)
         self.github_points_reset.set(reset_at)
 
-    def cache_lookup(self, kind: str, result: CacheResult) -> None:
-        """One cache read: `hit` when the entry was there, `miss` otherwise."""
+    def cache_lookup(self, kind: str, hit: bool) -> None:
+        """One cache read of a `kind` of entry: a hit when it was there."""
+        result: CacheResult = "hit" if hit else "miss"
         self.cache_lookups.labels(kind, result).inc()
 
     def held_pull_lookup(self, hit: bool) -> None:
         """One look into the process's memory of fresh PRs (before Redis)."""
-        self.cache_lookup("held-pull", "hit" if hit else "miss")
+        self.cache_lookup("held-pull", hit)
 
     def webhook(self, event: str, outcome: str) -> None:
         self.webhooks.labels(event, outcome).inc()

@@ -11,11 +11,10 @@ cost last time, and beyond the allowance gets a short 503 page saying when to co
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import datetime
 
 from bot.models import Lang
-from bot.store.redis_cache import Cache
-from bot.store.trend_weeks import TrendWeeks
+from bot.store.redis.cache import Cache
 from bot.web.services import Services
 from bot.week import shift_week
 
@@ -37,14 +36,14 @@ def _uncached_cost(services: Services, repo: str, week: str, lang: Lang) -> int:
     if github is None:
         return 0  # snapshot files or another source: GitHub is not asked
     weeks = (week, shift_week(week, -1))
-    if services.redis_sync is None:
+    cache = services.cache
+    if cache is None:
         return len(weeks) * github.budget.week_cost(repo)
-    cache = Cache(services.redis_sync)
     if cache.get_report(repo, week, lang) is not None:
         return 0
     tz = services.config.repo(repo).timezone
-    now = datetime.now(UTC)
-    trends = TrendWeeks(cache.client, cache.keys)
+    now = services.clock.now()
+    trends = cache.trends()
     missing = [w for w in weeks if not _held_fresh(cache, repo, w, tz, now)
                and not (w != week and trends.fresh(repo, w, tz, now))]
     return len(missing) * github.budget.week_cost(repo)

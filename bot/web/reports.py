@@ -10,7 +10,6 @@ from datetime import datetime, timedelta
 from typing import get_args
 from zoneinfo import ZoneInfo
 
-import redis
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
@@ -28,9 +27,7 @@ from bot.render.html import (
 )
 from bot.snapshot import data_time, require_week
 from bot.source import SnapshotSource
-from bot.store.client import REDIS_ERRORS
-from bot.store.keys import KEY_PREFIX, Keys
-from bot.store.weeks_index import weeks_held
+from bot.store.coordination import Coordination, StoreUnavailable
 from bot.web.page_budget import OverBudget, charge_page
 from bot.web.services import Services, services_of
 from bot.week import FIRST_YEAR, current_week, parse_week, past_week, shift_week, week_period
@@ -49,31 +46,28 @@ LANGS: tuple[Lang, ...] = get_args(Lang)
 RECENT_WEEKS = 8
 """How many ISO weeks up to the current one the index always lists."""
 
-def cached_weeks(client: redis.Redis | None, repo: str, *, prefix: str = KEY_PREFIX
-                 ) -> set[str]:
+async def cached_weeks(port: Coordination, repo: str) -> set[str]:
     """The weeks the cache holds data for (PR windows, report pages' and scheduled
     posts' digests), from the repository's weeks index - not SCAN, which on a Redis
-    Cluster sees one node's keys. A Redis failure gives an empty set (the index page
+    Cluster sees one node's keys. The store away gives an empty set (the index page
     still lists the recent weeks)."""
-    if client is None:
-        return set()
     try:
-        return weeks_held(client, Keys(prefix), repo)
-    except REDIS_ERRORS as exc:
+        return await port.values.weeks(repo)
+    except StoreUnavailable as exc:
         log.warning("cannot list cached weeks of %s: %s", repo, exc)
         return set()
 
 
-def report_weeks(config: Config, repo: str, client: redis.Redis | None, now: datetime, *,
+def report_weeks(config: Config, repo: str, held: set[str], now: datetime, *,
                  recent: int = RECENT_WEEKS, snapshot: Snapshot | None = None
                  ) -> list[ReportWeek]:
     """The weeks the index lists, newest first: the last `recent` ISO weeks (in the
-    repository's time zone) and every older week the cache holds data for. With the
-    `snapshot` a server reads instead of GitHub, each says whether the file holds it."""
+    repository's time zone) and every older week the cache holds data for (`held`).
+    With the `snapshot` a server reads instead of GitHub, each says whether the file
+    holds it."""
     tz = config.repo(repo).timezone
     this_week = current_week(now, tz)
     weeks = {shift_week(this_week, -offset) for offset in range(recent)}
-    held = cached_weeks(client, repo)
     weeks |= {w for w in held if _valid_past(w, now, tz)}
     ends = snapshot_end(snapshot, tz) if snapshot is not None else None
     listed = []
@@ -223,8 +217,9 @@ async def report_index(request: Request) -> Response:
     if isinstance(asked, Response):
         return asked
     snapshot = served_snapshot(services, asked.repo)
-    weeks = await asyncio.to_thread(report_weeks, services.config, asked.repo,
-                                    services.redis_sync, services.now(), snapshot=snapshot)
+    held = await cached_weeks(services.port, asked.repo)
+    weeks = await asyncio.to_thread(report_weeks, services.config, asked.repo, held,
+                                    services.clock.now(), snapshot=snapshot)
     query = report_query(asked.lang, asked.key)
     rows = [(w, f"{report_path(asked.repo, w.week)}{query}") for w in weeks]
     links = PageLinks(languages=_language_links(asked, None),
@@ -246,7 +241,7 @@ async def report_page(request: Request) -> Response:
         return asked
     t = translator(asked.lang)
     raw_week = request.path_params["week"]
-    week = check_week(services.config, asked.repo, raw_week, services.now())
+    week = check_week(services.config, asked.repo, raw_week, services.clock.now())
     if week is None:
         index = f"{report_path(asked.repo)}{report_query(asked.lang, asked.key)}"
         return _page_error(404, asked.lang, t("There is no report for this week."), services,
@@ -285,7 +280,7 @@ async def report_page(request: Request) -> Response:
         response.headers["Retry-After"] = "120"
         return response
     tz = services.config.repo(asked.repo).timezone
-    current = current_week(services.now(), tz)
+    current = current_week(services.clock.now(), tz)
     before, after = shift_week(week, -1), shift_week(week, 1)
     links = PageLinks(
         languages=_language_links(asked, week),

@@ -13,14 +13,12 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import redis
-import redis.asyncio as aioredis
 from starlette.requests import Request
 
 from adapters.base import ChatAdapter, DeliveryError
@@ -29,6 +27,7 @@ from adapters.registry import PLATFORMS, load_settings
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen
 from bot.chat.intents import intent_reader
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, secret
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
@@ -36,6 +35,7 @@ from bot.delivery.poller import ClosedLister, MergePoller
 from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.errors import ConfigError
+from bot.events import Events
 from bot.github.budget import RateLimit
 from bot.github.closed import poll_lister
 from bot.github.pool import PooledSource, github_source
@@ -47,29 +47,23 @@ from bot.narrate import Narrator, narrator_for
 from bot.pacing import LocalPacer, Pacer
 from bot.source import Source
 from bot.store.cache import CachedSource
-from bot.store.chat_settings import RedisChatSettings
 from bot.store.claims import Claims
-from bot.store.client import (
-    REDIS_ERRORS,
-    async_client,
-    cluster_masters,
-    scripting_problem,
-    sync_client,
-)
-from bot.store.pacing import RedisPacer
-from bot.store.redis_safety import judge, redis_hazards
+from bot.store.coordination import Coordination
+from bot.store.memory import MemoryCoordination
+from bot.store.pacing import SharedPacer
+from bot.store.redis.cache import Cache
+from bot.store.redis.chat_settings import RedisChatSettings
+from bot.store.redis.client import sync_client
+from bot.store.redis.coordination import RedisCoordination
+from bot.store.redis.review_queues import RedisReviewQueueStore
+from bot.store.redis.safety import judge
+from bot.store.redis.subscriptions import RedisSubscriptionStore
 from bot.store.review_queues import ReviewQueues
-from bot.store.subscriptions import RedisSubscriptionStore
 from bot.web.github_health import GitHubHealth
-from bot.web.metered import MeteredCache, MeteredHandler, MeteredPoster
 from bot.web.metrics import Metrics
 from bot.web.throttle import Allowance, ClientRate, SingleFlight
 
 log = logging.getLogger(__name__)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass
@@ -87,15 +81,15 @@ class Services:
     digests: Digests
     notifier: MergeNotifier
     adapters: dict[str, ChatAdapter]
-    redis_sync: redis.Redis | None = None
-    redis_async: aioredis.Redis | None = None
+    port: Coordination = field(default_factory=MemoryCoordination)
+    cache: Cache | None = None
     github: GitHubSource | PooledSource | None = None
     scheduler: Scheduler | None = None
     poller: MergePoller | None = None
     flusher: BatchFlusher | None = None
     webhook_secret: str | None = None
     report_secret: str | None = None
-    now: Callable[[], datetime] = utc_now
+    clock: Clock = SYSTEM_CLOCK
     background: bool = True
     github_health: GitHubHealth = field(default_factory=GitHubHealth)
     narrator: Narrator | None = None
@@ -132,14 +126,14 @@ class Services:
         """
         self.stop_event = asyncio.Event()
         self.stopping = False
-        if self.redis_async is not None:
+        if self.port.shared:
             # Once, at start: without EVAL the locks cannot work; say so in /healthz
             # (503) instead of failing every post while the slot locks linger.
-            self.redis_problem = await scripting_problem(self.redis_async)
+            self.redis_problem = await self.port.problem()
             if self.redis_problem is not None:
                 log.error("redis: %s; the weekly schedule is not started",
                           self.redis_problem)
-            self.redis_hazards = await redis_hazards(self.redis_async)
+            self.redis_hazards = await self.port.hazards()
             judge(self.redis_hazards, "warn")  # `refuse` stopped `prdigest serve` before
         for platform, adapter in self.adapters.items():
             try:
@@ -154,7 +148,7 @@ class Services:
         if self.live.store is not None:
             self.tasks["chat-settings"] = asyncio.create_task(
                 self.live.keep_fresh(self.stop_event), name="prdigest-chat-settings")
-        if self.redis_async is not None:
+        if self.port.shared:
             self.tasks["claims"] = asyncio.create_task(
                 self.claims.keep_alive(self.stop_event), name="prdigest-claims-alive")
         if self.scheduler is not None and self.redis_problem is None:
@@ -193,10 +187,9 @@ class Services:
             self.poller.close()
         if self.narrator is not None:
             await self.narrator.close()
-        if self.redis_async is not None:
-            await self.redis_async.aclose()
-        if self.redis_sync is not None:
-            self.redis_sync.close()
+        await self.port.close()
+        if self.cache is not None:
+            self.cache.close()
 
     # --- reloading the config file -----------------------------------------------------
 
@@ -253,25 +246,21 @@ class Services:
     # --- health -----------------------------------------------------------------------
 
     async def redis_status(self) -> dict[str, Any]:
-        if self.redis_async is None:
+        if not self.port.shared:
             return {"configured": False, "ok": False,
                     "note": f"set {self.config.cache.url_env} for the cache, subscriptions "
                             "and the weekly schedule"}
         if self.redis_problem is not None:
             return {"configured": True, "ok": False, "error": "NoScripting",
                     "reason": self.redis_problem}
-        try:
-            masters = await cluster_masters(self.redis_async, timeout=2)
-            if masters is None:
-                await asyncio.wait_for(self.redis_async.ping(), timeout=2)
-        except REDIS_ERRORS as exc:
-            return {"configured": True, "ok": False, "error": type(exc).__name__}
+        health = await self.port.health(timeout=2)
+        if not health.ok and health.masters is None:
+            return {"configured": True, "ok": False, "error": health.error}
         hazards = {"hazards": self.redis_hazards} if self.redis_hazards else {}
-        if masters is None:
-            return {"configured": True, "ok": True, **hazards}
-        ok = all(state == "ok" for state in masters.values())
-        return {"configured": True, "ok": ok, **({} if ok else {"error": "ClusterDown"}),
-                "cluster": {"masters": masters}, **hazards}
+        return {"configured": True, "ok": health.ok,
+                **({} if health.error is None else {"error": health.error}),
+                **({} if health.masters is None else {"cluster": {"masters": health.masters}}),
+                **hazards}
 
     def narrator_status(self) -> dict[str, Any]:
         """/healthz's view of the optional narrator: off, or its model and circuit."""
@@ -337,7 +326,7 @@ def build_services(
     adapters: Mapping[str, ChatAdapter] | None = None,
     adapter_overrides: Mapping[str, Mapping[str, Any]] | None = None,
     pull_lister: ClosedLister | None = None,
-    now: Callable[[], datetime] = utc_now,
+    clock: Clock = SYSTEM_CLOCK,
     background: bool = True,
     metrics: Metrics | None = None,
     llm: bool = True,
@@ -354,16 +343,24 @@ def build_services(
     `config_file`: where `config` was read from; SIGHUP reads it again (`Services.reload`).
     """
     metrics = metrics or Metrics(platforms=[spec.name for spec in PLATFORMS])
-    github_health = GitHubHealth()
+    # The core tells what happens as events; /metrics counts them.
+    events = Events()
+    events.subscribe(metrics.on)
+    github_health = GitHubHealth(clock)
 
     def on_github_request(api: str, status: int | str) -> None:
         metrics.github_request(api, status)
         github_health.record(status)
 
     variable = config.cache.url_env
-    redis_sync = sync_client(redis_url, variable) if redis_url else None
-    redis_async = async_client(redis_url, variable) if redis_url else None
-    live = LiveConfig(config, RedisChatSettings(redis_sync) if redis_sync is not None else None)
+    # Without Redis, this process coordinates with itself (in memory) and keeps no cache.
+    port: Coordination = (RedisCoordination.from_url(redis_url, variable) if redis_url
+                          else MemoryCoordination(clock))
+    client = sync_client(redis_url, variable) if redis_url else None
+    # The cache's lookups count in /metrics; the plain one looks up for the page budget.
+    counted = Cache(client, events=events) if client is not None else None
+    live = LiveConfig(config, RedisChatSettings(client) if client is not None else None,
+                      clock=clock)
     github: GitHubSource | PooledSource | None = None
     if source is None:
         # One credential, or a pool of tokens and App installations (`bot.github.pool`);
@@ -374,59 +371,54 @@ def build_services(
                                   rate.reset_at.timestamp())
 
         github = github_source(live, on_update=points, on_request=on_github_request)
-        cache = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
-        source = CachedSource(github, cache, live, on_held_lookup=metrics.held_pull_lookup)
+        source = CachedSource(github, counted, live, events=events, clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
-    store = RedisSubscriptionStore(redis_sync) if redis_sync is not None else None
-    digest_store = MeteredCache(redis_sync, metrics) if redis_sync is not None else None
+    store = RedisSubscriptionStore(client) if client is not None else None
+    digest_store = counted
     narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
-    digests = Digests(live, source, subscriptions=store, reports=digest_store, now=now,
-                      on_built=metrics.digest_built, narrator=narrator)
+    digests = Digests(live, source, subscriptions=store, reports=digest_store, clock=clock,
+                      events=events, narrator=narrator)
+    queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
+                          clock=clock)
     handler = CommandHandler(
-        digests, live=live, lookups=github, queues=ReviewQueues(redis_sync),
-        intents=intent_reader(narrator),
-        points_short=github.budget.short_of if github is not None else None)
-    claims = Claims(redis_async)
+        digests, live=live, lookups=github, queues=queues, intents=intent_reader(narrator, clock),
+        points_short=github.budget.short_of if github is not None else None, events=events)
+    claims = Claims(port, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
         # without Redis).
-        pacer = RedisPacer(redis_async) if redis_async is not None else LocalPacer()
-        adapters = build_adapters(
-            config, lambda platform: MeteredHandler(handler, metrics, platform, config),
-            claims, adapter_overrides, pacer=pacer)
+        pacer = SharedPacer(port, clock=clock) if port.shared else LocalPacer(clock)
+        adapters = build_adapters(config, handler, claims, adapter_overrides, pacer=pacer)
     adapter_map = dict(adapters)
-    notifier = MergeNotifier(
-        digests, claims, AdapterNotices(adapter_map),
-        on_sent=lambda platform, ok: metrics.notice_posted(platform, "ok" if ok else "failed"),
-        now=now,
-    )
+    notifier = MergeNotifier(digests, claims, AdapterNotices(adapter_map), events=events,
+                             clock=clock)
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
-    if redis_async is not None:
-        poster = MeteredPoster(AdapterPoster(adapter_map), metrics, config)
-        scheduler = Scheduler(digests, redis_async, poster, on_failure=metrics.schedule_failure,
-                              budget=github.budget if github is not None else None)
+    if port.shared:
+        scheduler = Scheduler(digests, port, AdapterPoster(adapter_map), events=events,
+                              budget=github.budget if github is not None else None,
+                              clock=clock)
     poller = None
     if pull_lister is not None and (webhook_secret is None or config.github.reconcile_minutes):
         # With a webhook the poller reconciles: it announces what no delivery brought.
         every = (config.github.poll_minutes if webhook_secret is None
                  else config.github.reconcile_minutes)
-        poller = MergePoller(live, pull_lister, claims, notifier, now=now,
+        poller = MergePoller(live, pull_lister, claims, notifier, clock=clock,
                              interval_seconds=every * 60.0)
     flusher = None
     if notifier.batches is not None:
         # Always there with Redis: a reload may give a channel notice batches.
-        flusher = BatchFlusher(live, notifier, notifier.batches, claims, now=now)
+        flusher = BatchFlusher(live, notifier, notifier.batches, claims, clock=clock)
     return Services(
         live=live, config_file=config_file, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
-        redis_sync=redis_sync, redis_async=redis_async, github=github, scheduler=scheduler,
-        poller=poller, flusher=flusher, webhook_secret=webhook_secret,
+        port=port, cache=Cache(client) if client is not None else None, github=github,
+        scheduler=scheduler, poller=poller, flusher=flusher, webhook_secret=webhook_secret,
         report_secret=secret(REPORT_SECRET_ENV),
-        now=now, background=background, github_health=github_health, narrator=narrator,
-        report_rate=ClientRate(config.server.report_requests_per_minute),
-        report_points=Allowance(config.server.report_points_per_hour),
+        clock=clock, background=background, github_health=github_health, narrator=narrator,
+        report_rate=ClientRate(config.server.report_requests_per_minute, clock=clock),
+        report_points=Allowance(config.server.report_points_per_hour, clock=clock),
     )
 
 
@@ -462,12 +454,11 @@ class AdapterNotices:
         return None if found is None else list(found)
 
 
-def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering],
-                   deduper: FirstSeen,
+def build_adapters(config: Config, handler: CommandAnswering, deduper: FirstSeen,
                    overrides: Mapping[str, Mapping[str, Any]] | None = None, *,
                    pacer: Pacer | None = None) -> dict[str, ChatAdapter]:
     """Each registered platform's adapter whose secrets are set, answering through
-    `handler_for(platform)` and posting in its turns on `pacer`; `overrides[platform]`
+    `handler` and posting in its turns on `pacer`; `overrides[platform]`
     go to its `from_config` (tests). A platform without credentials is not even
     imported."""
     overrides = overrides or {}
@@ -477,8 +468,8 @@ def build_adapters(config: Config, handler_for: Callable[[str], CommandAnswering
             missing = spec.unconfigured_status(config).get("missing_env") or []
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
-        adapter = spec.adapter().from_config(config, handler_for(spec.name), deduper,
-                                          **{"pacer": pacer, **overrides.get(spec.name, {})})
+        adapter = spec.adapter().from_config(config, handler, deduper,
+                                             **{"pacer": pacer, **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter
     return built

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
 from cachetools import TTLCache
+
+from bot.clock import SYSTEM_CLOCK, Clock
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -52,17 +53,17 @@ class ClientRate:
     then (the table's TTL) changes nothing."""
 
     def __init__(self, per_minute: int, *, clients: int = CLIENTS_TRACKED,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.capacity = float(per_minute)
         self.per_second = per_minute / RATE_WINDOW_SECONDS
         self.clock = clock
         self._buckets: TTLCache[str, tuple[float, float]] = TTLCache(
-            maxsize=clients, ttl=RATE_WINDOW_SECONDS, timer=clock)
+            maxsize=clients, ttl=RATE_WINDOW_SECONDS, timer=clock.monotonic)
 
     def wait_seconds(self, client: str) -> int:
         """Take one request from `client`'s bucket: 0 when it may go ahead, else the
         whole seconds until it may (for `Retry-After`)."""
-        now = self.clock()
+        now = self.clock.monotonic()
         tokens, at = self._buckets.get(client, (self.capacity, now))
         tokens, wait = _take(min(self.capacity, tokens + (now - at) * self.per_second), 1,
                              self.capacity, self.per_second)
@@ -75,16 +76,16 @@ class Allowance:
     at `per_hour` an hour. A cost larger than the whole bucket is let through when the
     bucket is full (it would otherwise never be), leaving it in debt."""
 
-    def __init__(self, per_hour: int, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, per_hour: int, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.capacity = float(per_hour)
         self.per_second = per_hour / 3600.0
         self.clock = clock
         self._tokens = self.capacity
-        self._at = clock()
+        self._at = clock.monotonic()
 
     def take(self, cost: int) -> int:
         """Spend `cost`: 0 when it may, else the whole seconds until it may."""
-        now = self.clock()
+        now = self.clock.monotonic()
         self._tokens = min(self.capacity, self._tokens + (now - self._at) * self.per_second)
         self._at = now
         self._tokens, wait = _take(self._tokens, cost, self.capacity, self.per_second)

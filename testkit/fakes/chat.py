@@ -1,4 +1,4 @@
-"""A chat platform in two queues, a subscription store in a dict, and sources that fail.
+"""A chat platform in two queues, chat's stores in dicts, and sources that fail.
 
 `ChatTestBackend` follows errbot's TestBackend: push a message in, pop the reply out,
 so an end-to-end command test is one line. It goes through the same path a real
@@ -14,16 +14,19 @@ from dataclasses import dataclass, field
 
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
+from bot.clock import Clock
 from bot.config import ChannelConfig
 from bot.errors import SourceError
 from bot.models import Lang, PullRequest, Reply, Snapshot
 from bot.render import render_reply
 from bot.source import SnapshotSource, WeekData
 from bot.store.chat_settings import ChatSettings
+from bot.store.coordination import StoreUnavailable
 
 
 class InMemorySubscriptionStore:
-    """`SubscriptionStore` in a dict; `fail` makes every call raise, like Redis down."""
+    """`SubscriptionStore` in a dict; `fail` makes every call raise `StoreUnavailable`, as
+    the Redis one does while Redis is down."""
 
     def __init__(self, initial: dict[str, set[str]] | None = None) -> None:
         self.by_channel: dict[str, set[str]] = {k: set(v) for k, v in (initial or {}).items()}
@@ -31,7 +34,7 @@ class InMemorySubscriptionStore:
 
     def _check(self) -> None:
         if self.fail:
-            raise ConnectionError("store unavailable")
+            raise StoreUnavailable("ConnectionError", "store unavailable")
 
     def topics(self, channel_key: str) -> set[str]:
         self._check()
@@ -48,7 +51,7 @@ class InMemorySubscriptionStore:
 
 class InMemoryChatSettings:
     """`ChatSettingsStore` in a dict, with the Redis one's revision and limit; `fail`
-    makes every call raise, like Redis down."""
+    makes every call raise `StoreUnavailable`, as the Redis one does while Redis is down."""
 
     def __init__(self) -> None:
         self.chats: dict[str, ChatSettings] = {}
@@ -58,7 +61,7 @@ class InMemoryChatSettings:
 
     def _check(self) -> None:
         if self.fail:
-            raise ConnectionError("store unavailable")
+            raise StoreUnavailable("ConnectionError", "store unavailable")
 
     def revision(self) -> str | None:
         self._check()
@@ -86,6 +89,35 @@ class InMemoryChatSettings:
         if self.chats.pop(chat, None) is not None:
             self.writes += 1
             self._revision = str(self.writes)
+
+
+class InMemoryReviewQueues:
+    """`ReviewQueueStore` in a dict, its entries expiring on `clock`; `fail` makes every
+    call raise `StoreUnavailable`, as the Redis one does while Redis is down."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.entries: dict[str, tuple[bytes, float]] = {}
+        self.fail = False
+
+    def _check(self) -> None:
+        if self.fail:
+            raise StoreUnavailable("ConnectionError", "store unavailable")
+
+    def get(self, key: str) -> bytes | None:
+        self._check()
+        value, until = self.entries.get(key, (b"", 0.0))
+        return value if until > self.clock.monotonic() else None
+
+    def claim(self, key: str, ttl_seconds: int) -> bool:
+        if self.get(key) is not None:
+            return False
+        self.put(key, b"claimed", ttl_seconds)
+        return True
+
+    def put(self, key: str, value: bytes, ttl_seconds: int) -> None:
+        self._check()
+        self.entries[key] = (value, self.clock.monotonic() + ttl_seconds)
 
 
 class RecordingSource(SnapshotSource):

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import math
 import threading
-import time
+
+from bot.clock import SYSTEM_CLOCK, Clock
 
 
 class FakeRateLimit:
     """One bucket for every call it is asked about (thread-safe: fakes answer some calls
-    off their loop)."""
+    off their loop); it refills on `clock`."""
 
-    def __init__(self, per_second: float, burst: float | None = None) -> None:
+    def __init__(self, per_second: float, burst: float | None = None, *,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         if per_second <= 0:
             raise ValueError("a rate limit needs a positive rate")
         self.per_second = per_second
@@ -26,14 +28,15 @@ class FakeRateLimit:
         self.refused = 0
         self.taken = 0
         self._tokens = self.burst
-        self._at = time.monotonic()
+        self.clock = clock
+        self._at = clock.monotonic()
         self._lock = threading.Lock()
 
     def take(self) -> int | None:
         """None when the call may go through (a token is spent), else the whole seconds
         to wait before asking again."""
         with self._lock:
-            now = time.monotonic()
+            now = self.clock.monotonic()
             self._tokens = min(self.burst, self._tokens + (now - self._at) * self.per_second)
             self._at = now
             if self._tokens >= 1.0:

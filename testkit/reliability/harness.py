@@ -29,7 +29,7 @@ from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.fakes.telegram import group_chat, message_update
 from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.names import SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
-from testkit.reliability.world import Urls, World, now, write_config
+from testkit.reliability.world import Urls, World, clock, write_config
 from testkit.server_support import PLATFORM_ENV, serving, sign
 
 
@@ -190,7 +190,7 @@ async def service_in_process(world: World, redis_url: str, workdir: Path, *,
     slept, and Redis at `redis_url`."""
     with environment(world.env(redis_url)):
         settings = write_config(workdir / "prdigest.toml", urls or world.urls(), **config)
-        app = create_app(settings, redis_url=redis_url, now=now, background=False)
+        app = create_app(settings, redis_url=redis_url, clock=clock(), background=False)
         services: Services = app.state.services
         sleeps = Sleeps()
         assert isinstance(services.github, GitHubSource)  # one token

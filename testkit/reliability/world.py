@@ -10,10 +10,10 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.clock import HeldClock
 from bot.config import Config, load_config
 from bot.models import PullRequest
 from testkit.fakes.feishu import FakeFeishu
@@ -206,5 +206,6 @@ def world(*, pulls: list[PullRequest] | None = None,
                     feishu_app_id=app_id)
 
 
-def now() -> datetime:
-    return NOW
+def clock() -> HeldClock:
+    """A service's clock: the date held at `NOW`, waits in real time."""
+    return HeldClock(NOW)

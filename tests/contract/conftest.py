@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
-import redis.asyncio as aioredis
 
 from bot.config import Config, load_config
 from bot.models import Digest
 from bot.store.claims import Claims
+from bot.store.coordination import Coordination
 from testkit import EXAMPLES
+from testkit.coordination import claims_on
 from testkit.fakes.slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from testkit.fakes.telegram import FakeTelegram
 from testkit.slack_http import OPEN_ADAPTERS
@@ -44,12 +45,10 @@ def config() -> Config:
     return load_config(EXAMPLES / "prdigest.toml")
 
 
-@pytest_asyncio.fixture(loop_scope="function")
-async def deduper(redis_url: str) -> AsyncIterator[Claims]:
-    """A Claims over the private Redis, closed after the test."""
-    client = aioredis.Redis.from_url(redis_url)
-    yield Claims(client)
-    await client.aclose()
+@pytest.fixture
+def deduper(port: Coordination) -> Claims:
+    """A process's Claims over the test's shared store."""
+    return claims_on(port)
 
 
 @pytest_asyncio.fixture(autouse=True, loop_scope="function")

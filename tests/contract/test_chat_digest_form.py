@@ -9,10 +9,12 @@ import msgspec
 import pytest
 
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig
 from bot.digests import Digests
 from bot.render.chat import COMPACT_CEILING
 from bot.source import SnapshotSource
+from bot.store.coordination import Coordination
 from testkit import telegram_bot
 from testkit.fakes.chat import InMemorySubscriptionStore
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update, parse_html
@@ -38,18 +40,18 @@ def _handler(**form: object) -> SpyHandler:
     spy = SpyHandler()
     spy.inner = CommandHandler(Digests(config, SnapshotSource(SNAPSHOT),
                                        subscriptions=InMemorySubscriptionStore(),
-                                       now=lambda: NOW))
+                                       clock=HeldClock(NOW)))
     return spy
 
 
-async def _asked_digest(tg: FakeTelegram, redis_url: str, monkeypatch: pytest.MonkeyPatch,
+async def _asked_digest(tg: FakeTelegram, port: Coordination, monkeypatch: pytest.MonkeyPatch,
                         **form: object) -> str:
     spy = _handler(**form)
     group: ChannelConfig = next(c for c in spy.inner.config.channels
                                 if c.key == f"telegram:{GROUP}")
     # The adapter looks the chat up in its own config: the same one the handler reads.
     monkeypatch.setattr(telegram_bot, "CONFIG", spy.inner.config)
-    async with running(tg, redis_url, handler=spy) as (_, http):
+    async with running(tg, port, handler=spy) as (_, http):
         await post_update(http, message_update(30, "/digest@prdigest_bot 2026-W29",
                                                chat=group_chat(GROUP)))
         sent = await wait_sent(tg)
@@ -58,21 +60,21 @@ async def _asked_digest(tg: FakeTelegram, redis_url: str, monkeypatch: pytest.Mo
 
 
 async def test_a_compact_channel_asking_for_the_digest_gets_the_compact_form_with_people(
-        tg: FakeTelegram, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = await _asked_digest(tg, redis_url, monkeypatch, style="compact", people=True)
+        tg: FakeTelegram, port: Coordination, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = await _asked_digest(tg, port, monkeypatch, style="compact", people=True)
     assert "Top themes" in text and "Executive summary" not in text
     assert len(text.replace("\n", "")) <= COMPACT_CEILING
     assert PEOPLE_EN in text
 
 
 async def test_a_full_channel_without_people_gets_neither(
-        tg: FakeTelegram, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = await _asked_digest(tg, redis_url, monkeypatch, style="full", people=False)
+        tg: FakeTelegram, port: Coordination, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = await _asked_digest(tg, port, monkeypatch, style="full", people=False)
     assert "Executive summary" in text and "Top themes" not in text
     assert PEOPLE_EN not in text
 
 
 async def test_a_full_channel_with_people_gets_the_people_paragraph(
-        tg: FakeTelegram, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = await _asked_digest(tg, redis_url, monkeypatch, style="full", people=True)
+        tg: FakeTelegram, port: Coordination, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = await _asked_digest(tg, port, monkeypatch, style="full", people=True)
     assert "Executive summary" in text and PEOPLE_EN in text

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from bot.store.chat_settings import ChatSettings, RedisChatSettings
-from bot.store.client import sync_client
+from bot.store.chat_settings import ChatSettings
+from bot.store.redis.chat_settings import RedisChatSettings
+from bot.store.redis.client import sync_client
 from testkit.fakes.telegram import group_chat, private_chat
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.world import World, world

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,12 @@ from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 from testkit.fakes.slack_blocks import message_problems
 from testkit.fakes.telegram import parse_html
+from testkit.golden import updating
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 LANGS: tuple[Lang, ...] = ("zh", "en")
 REPORT = "https://reports.example/r/acme/lumen/2026-W29"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+UPDATE = updating()
 _SLACK_LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 
 

@@ -17,12 +17,13 @@ import pytest
 
 from adapters.feishu.adapter import FeishuAdapter
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import load_config
 from bot.digests import Digests
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.coordination import local_claims
 from testkit.fakes.feishu import WS_ENDPOINT_PATH, FakeFeishu, bot_mention, message_event
 
 CONFIG = load_config(EXAMPLES / "prdigest.toml")
@@ -36,10 +37,10 @@ def long_connection_threads() -> list[threading.Thread]:
 @pytest.mark.parametrize("run", [1, 2])
 async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
     handler = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
-                                     now=lambda: datetime(2026, 7, 17, tzinfo=UTC)))
+                                     clock=HeldClock(datetime(2026, 7, 17, tzinfo=UTC))))
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
-                                handler=handler, deduper=Claims(None), domain=fake.base_url,
+                                handler=handler, deduper=local_claims(), domain=fake.base_url,
                                 long_connection=True, auto_reconnect=False)
         assert adapter.routes() == []
         await adapter.start()
@@ -71,7 +72,7 @@ async def test_an_event_the_bot_does_not_handle_is_refused_politely() -> None:
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
         adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
                                 handler=CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT))),
-                                deduper=Claims(None), domain=fake.base_url,
+                                deduper=local_claims(), domain=fake.base_url,
                                 long_connection=True, auto_reconnect=False,
                                 bot_open_id="ou_fake_bot")
         await adapter.start()

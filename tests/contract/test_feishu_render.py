@@ -8,7 +8,6 @@ the body lark-oapi sends.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -49,6 +48,7 @@ from bot.resources import template_dir
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 from testkit.feishu_checks import OWN_TAGS, assert_valid
+from testkit.golden import updating
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "feishu"
 LANGS: tuple[Lang, ...] = ("zh", "en")
@@ -98,7 +98,7 @@ def test_the_example_digest_matches_its_golden_cards(lang: Lang) -> None:
     digest = example_digest(lang, report_url="https://reports.example.com/acme/lumen/2026-W29")
     rendered = digest_cards(digest)
     path = GOLDEN / f"example-digest-{lang}.json"
-    if os.environ.get("UPDATE_GOLDEN") == "1":
+    if updating():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rendered, ensure_ascii=False, indent=2) + "\n")
     golden = json.loads(path.read_text())

@@ -38,9 +38,9 @@ from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
 from bot.snapshot import read_snapshot
-from bot.store.claims import Claims
 from bot.store.ledger import Slot
 from testkit import EXAMPLES
+from testkit.coordination import local_claims
 from testkit.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
 
 APP_SECRET = "app-secret-value"
@@ -80,7 +80,7 @@ def adapter_for(fake: FakeFeishu, **options: Any) -> FeishuAdapter:
                                 "domain": fake.base_url, "bot_open_id": "ou_fake_bot"}
     settings.update(options)
     adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
-                            handler=NoHandler(), deduper=Claims(None), **settings)
+                            handler=NoHandler(), deduper=local_claims(), **settings)
     _OPEN.append(adapter)
     return adapter
 
@@ -196,7 +196,7 @@ async def test_refusals_raise_a_delivery_error_naming_the_code(
 
 async def test_a_wrong_app_secret_fails_without_showing_it(fake: FakeFeishu) -> None:
     adapter = FeishuAdapter(app_id=fake.app_id, app_secret="wrong-secret-value", config=CONFIG,
-                            handler=NoHandler(), deduper=Claims(None), verification_token="v",
+                            handler=NoHandler(), deduper=local_claims(), verification_token="v",
                             domain=fake.base_url)
     with pytest.raises(DeliveryError) as raised:
         await adapter.post_digest(CHAT, example_digest())
@@ -255,7 +255,7 @@ def set_env(monkeypatch: pytest.MonkeyPatch, **values: str | None) -> None:
 def test_from_config_reads_the_named_environment_variables(
         monkeypatch: pytest.MonkeyPatch) -> None:
     set_env(monkeypatch)
-    adapter = FeishuAdapter.from_config(CONFIG, NoHandler(), Claims(None),
+    adapter = FeishuAdapter.from_config(CONFIG, NoHandler(), local_claims(),
                                         domain="http://127.0.0.1:9")
     assert adapter is not None
     status = adapter.status()
@@ -271,7 +271,7 @@ def test_from_config_reads_the_named_environment_variables(
 def test_without_its_secrets_feishu_is_off(monkeypatch: pytest.MonkeyPatch,
                                            missing: str) -> None:
     set_env(monkeypatch, **{missing: None})
-    assert FeishuAdapter.from_config(CONFIG, NoHandler(), Claims(None)) is None
+    assert FeishuAdapter.from_config(CONFIG, NoHandler(), local_claims()) is None
     status = feishu_settings.feishu_status(CONFIG)
     assert status["configured"] is False and missing in status["missing_env"]
 
@@ -281,12 +281,12 @@ def test_an_empty_verification_token_is_refused_for_webhooks() -> None:
     event's token with ""), so the adapter will not start that way."""
     with pytest.raises(ValueError, match="verification token"):
         FeishuAdapter(app_id="cli_x", app_secret="s", config=CONFIG, handler=NoHandler(),
-                      deduper=Claims(None), verification_token="")
+                      deduper=local_claims(), verification_token="")
 
 
 def test_the_long_connection_needs_no_webhook_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     set_env(monkeypatch, FEISHU_VERIFICATION_TOKEN=None, FEISHU_ENCRYPT_KEY=None)
-    adapter = FeishuAdapter.from_config(CONFIG, NoHandler(), Claims(None),
+    adapter = FeishuAdapter.from_config(CONFIG, NoHandler(), local_claims(),
                                         long_connection=True)
     assert adapter is not None and adapter.routes() == []
     assert adapter.status()["mode"] == "long_connection"
@@ -317,7 +317,7 @@ def test_the_scheduler_sees_the_idempotency_keyword() -> None:
 
 def adapter_for_signature() -> FeishuAdapter:
     return FeishuAdapter(app_id="cli_sig", app_secret="s", config=CONFIG, handler=NoHandler(),
-                         deduper=Claims(None), verification_token="v",
+                         deduper=local_claims(), verification_token="v",
                          domain="http://127.0.0.1:9")
 
 

@@ -23,13 +23,13 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 from starlette.applications import Starlette
 
 from adapters.feishu.adapter import FeishuAdapter
 from adapters.feishu.render import card_content, reply_cards
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
 from bot.digests import Digests
 from bot.models import Command, Reply
@@ -37,7 +37,9 @@ from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
 from bot.store.keys import Keys
+from bot.store.memory import MemoryCoordination
 from testkit import EXAMPLES
+from testkit.coordination import claims_on, local_claims
 from testkit.fakes.feishu import (
     FakeFeishu,
     bot_mention,
@@ -56,7 +58,7 @@ SNAPSHOT = read_snapshot(EXAMPLES / "snapshot.json")
 
 def example_handler() -> CommandHandler:
     return CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
-                                  now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC)))
+                                  clock=HeldClock(datetime(2026, 7, 17, 8, tzinfo=UTC))))
 
 
 class RecordingHandler:
@@ -111,7 +113,7 @@ async def feishu_bot(fake: FakeFeishu, *, handler: Any = None, deduper: Claims |
     settings.update(options)
     adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=config,
                             handler=handler or example_handler(),
-                            deduper=deduper or Claims(None), **settings)
+                            deduper=deduper or local_claims(), **settings)
     await adapter.start()
     app = Starlette(routes=adapter.routes())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
@@ -169,43 +171,35 @@ async def test_the_route_answers_at_once_and_the_reply_follows(fake: FakeFeishu)
 
 
 async def test_a_redelivered_event_is_answered_once_across_replicas(
-        fake: FakeFeishu, redis_url: str) -> None:
-    client = aioredis.from_url(redis_url)
-    try:
-        handler = RecordingHandler()
-        event = asked("digest", event_id="ev-retried")
-        async with feishu_bot(fake, handler=handler, deduper=Claims(client)) as one, \
-                feishu_bot(fake, handler=handler, deduper=Claims(client)) as two:
-            for bot in (one, two, one):  # Feishu re-sends after an answer it missed
-                assert (await bot.deliver(event)).status_code == 200
-                await bot.adapter.wait_idle()
-        assert len(handler.asked) == 1
-        assert len(fake.sent_cards()) == 1
-        assert await client.exists("prdigest:v2:seen:feishu:ev-retried") == 1
-    finally:
-        await client.aclose()
+        fake: FakeFeishu, port: MemoryCoordination) -> None:
+    handler = RecordingHandler()
+    event = asked("digest", event_id="ev-retried")
+    async with feishu_bot(fake, handler=handler, deduper=claims_on(port)) as one, \
+            feishu_bot(fake, handler=handler, deduper=claims_on(port)) as two:
+        for bot in (one, two, one):  # Feishu re-sends after an answer it missed
+            assert (await bot.deliver(event)).status_code == 200
+            await bot.adapter.wait_idle()
+    assert len(handler.asked) == 1
+    assert len(fake.sent_cards()) == 1
+    assert await port.claims.exists("prdigest:v2:seen:feishu:ev-retried")
 
 
 async def test_an_event_a_dead_replica_began_is_asked_for_again_then_answered_once(
-        fake: FakeFeishu, redis_url: str) -> None:
-    client = aioredis.from_url(redis_url)
-    try:
-        dead = Claims(client, alive_seconds=0.3)  # SIGKILLed while answering
-        assert await dead.begin(Keys.seen("feishu", "ev-crash"), dead.seen_ttl_seconds)
-        handler = RecordingHandler()
-        event = asked("digest", event_id="ev-crash")
-        async with feishu_bot(fake, handler=handler, deduper=Claims(client)) as bot:
-            early = await bot.deliver(event)  # its alive mark still stands
-            await asyncio.sleep(0.5)
-            statuses = []
-            for _ in range(2):
-                statuses.append((await bot.deliver(event)).status_code)
-                await bot.adapter.wait_idle()
-        assert early.status_code == 503 and int(early.headers["retry-after"]) > 0
-        assert statuses == [200, 200]
-        assert len(handler.asked) == 1 and len(fake.sent_cards()) == 1
-    finally:
-        await client.aclose()
+        fake: FakeFeishu, port: MemoryCoordination) -> None:
+    dead = claims_on(port, alive_seconds=0.3)  # SIGKILLed while answering
+    assert await dead.begin(Keys.seen("feishu", "ev-crash"), dead.seen_ttl_seconds)
+    handler = RecordingHandler()
+    event = asked("digest", event_id="ev-crash")
+    async with feishu_bot(fake, handler=handler, deduper=claims_on(port)) as bot:
+        early = await bot.deliver(event)  # its alive mark still stands
+        port.clock.advance(0.5)  # nothing renews it: it lapses
+        statuses = []
+        for _ in range(2):
+            statuses.append((await bot.deliver(event)).status_code)
+            await bot.adapter.wait_idle()
+    assert early.status_code == 503 and int(early.headers["retry-after"]) > 0
+    assert statuses == [200, 200]
+    assert len(handler.asked) == 1 and len(fake.sent_cards()) == 1
 
 
 async def test_the_handler_gets_the_channel_user_and_words(fake: FakeFeishu) -> None:
@@ -399,7 +393,7 @@ async def test_a_hostile_pr_title_reaches_feishu_as_inert_text(fake: FakeFeishu)
                                       url="https://github.com/acme/lumen/pull/4242")
     snapshot = msgspec.structs.replace(SNAPSHOT, pulls=(*SNAPSHOT.pulls, hostile))
     handler = CommandHandler(Digests(CONFIG, SnapshotSource(snapshot),
-                                     now=lambda: datetime(2026, 7, 17, 8, tzinfo=UTC)))
+                                     clock=HeldClock(datetime(2026, 7, 17, 8, tzinfo=UTC))))
     async with feishu_bot(fake, handler=handler) as bot:
         await bot.deliver(asked("summary #4242"))
         await bot.adapter.wait_idle()

@@ -31,10 +31,12 @@ from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
 from bot.engine import build_digest
 from bot.models import PullAnswer, Reply
+from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
-from bot.store.claims import Claims
 from bot.web.services import AdapterNotices
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
+from testkit.coordination import local_claims
 from testkit.fakes.feishu import FakeFeishu
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.fakes.telegram import TOKEN, FakeTelegram
@@ -100,23 +102,28 @@ class Platform:
             self.fake.recall(message_id)
 
 
+def virtual_pacer() -> LocalPacer:
+    """Turns on a virtual clock: a chat's one message a second costs no wall time."""
+    return LocalPacer(VirtualClock())
+
+
 def _start(name: str, stack: ExitStack, config: Config) -> Platform:
     if name == "slack":
         slack = stack.enter_context(FakeSlack())
         return Platform(name, slack, SlackAdapter(
-            config, NoHandler(), Claims(None), bot_token=BOT_TOKEN, signing_secret=None,
-            api_url=slack.base_url, outbound_only=True))
+            config, NoHandler(), local_claims(), bot_token=BOT_TOKEN, signing_secret=None,
+            api_url=slack.base_url, outbound_only=True, pacer=virtual_pacer()))
     if name == "telegram":
         tg = stack.enter_context(FakeTelegram())
         return Platform(name, tg, TelegramAdapter(
-            config, NoHandler(), Claims(None), token=TOKEN, secret_token=None,
-            api_url=tg.base_url, outbound_only=True))
+            config, NoHandler(), local_claims(), token=TOKEN, secret_token=None,
+            api_url=tg.base_url, outbound_only=True, pacer=virtual_pacer()))
     feishu = stack.enter_context(FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}",
                                             app_secret="s"))
     return Platform(name, feishu, FeishuAdapter(
         app_id=feishu.app_id, app_secret="s", config=config, handler=NoHandler(),
-        deduper=Claims(None), domain=feishu.base_url, bot_open_id="ou_fake_bot",
-        outbound_only=True))
+        deduper=local_claims(), domain=feishu.base_url, bot_open_id="ou_fake_bot",
+        outbound_only=True, pacer=virtual_pacer()))
 
 
 @pytest.fixture(params=["slack", "telegram", "feishu"])
@@ -181,7 +188,7 @@ def _notifier(platform: Platform, parent: str | None) -> tuple[MergeNotifier, An
     channel = msgspec.structs.replace(channel, id=platform.channel, notices="thread")
     config = msgspec.structs.replace(CONFIG, channels=(channel,))
     sender = AdapterNotices({platform.name: platform.adapter})
-    notifier = MergeNotifier(Digests(config, None), Claims(None), sender,
+    notifier = MergeNotifier(Digests(config, None), local_claims(), sender,
                              threads=FixedParent(parent))  # type: ignore[arg-type]
     return notifier, channel
 

@@ -6,17 +6,16 @@ while one whose sender died before posting is still sent, once."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
 import pytest_asyncio
-import redis.asyncio as aioredis
 
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.payloads import NOTICE_EVENT
+from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
@@ -25,10 +24,11 @@ from bot.engine import build_digest
 from bot.models import PullRequest, Reply
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
-from bot.store.client import async_client
+from bot.store.memory import MemoryCoordination
+from bot.store.notice_batches import NoticeBatches
 from bot.web.services import AdapterNotices
 from testkit import EXAMPLES
+from testkit.coordination import claims_on, local_claims
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.server_support import NOW, REPO, example_config, example_snapshot, snapshot_pull
 
@@ -80,16 +80,14 @@ class FixedParent:
 
 
 @pytest_asyncio.fixture(loop_scope="function")
-async def world(redis_url: str) -> AsyncIterator[tuple[FakeSlack, SlackAdapter, list[Any]]]:
-    clients: list[aioredis.Redis] = []
+async def world(port: MemoryCoordination
+                ) -> AsyncIterator[tuple[FakeSlack, SlackAdapter, MemoryCoordination]]:
     with FakeSlack() as fake:
-        adapter = SlackAdapter(example_config(), NoHandler(), Claims(None),
+        adapter = SlackAdapter(example_config(), NoHandler(), local_claims(),
                                bot_token=BOT_TOKEN, signing_secret=None,
                                api_url=fake.base_url, outbound_only=True)
-        yield fake, adapter, clients
+        yield fake, adapter, port
         await adapter.close()
-    for client in clients:
-        await client.aclose()
 
 
 def config_with(**changes: Any) -> Config:
@@ -99,27 +97,25 @@ def config_with(**changes: Any) -> Config:
     return msgspec.structs.replace(config, channels=channels)
 
 
-def replicas(world: tuple[FakeSlack, SlackAdapter, list[Any]], redis_url: str,
+def replicas(world: tuple[FakeSlack, SlackAdapter, MemoryCoordination],
              config: Config, *, after_post: bool = True, parent: str | None = None
              ) -> tuple[tuple[MergeNotifier, BatchFlusher, Dies], tuple[MergeNotifier,
                                                                       BatchFlusher]]:
-    """(the doomed replica, the survivor), sharing Redis under a prefix of their own;
-    merges are seen at NOW, batches flushed once due."""
-    _, adapter, clients = world
-    prefix = f"prdigest:test:{secrets.token_hex(4)}"
+    """(the doomed replica, the survivor), sharing the world's store; merges are seen
+    at NOW, batches flushed once due."""
+    _, adapter, port = world
     made = []
     for doomed in (True, False):
-        client = async_client(redis_url)
-        clients.append(client)
-        claims = Claims(client, prefix=prefix, alive_seconds=ALIVE)
+        claims = claims_on(port, alive_seconds=ALIVE)
         sender: Any = AdapterNotices({"slack": adapter})
         if doomed:
             sender = Dies(sender, after_post=after_post)
         notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims,
-                                 sender, now=lambda: NOW, threads=FixedParent(parent))  # type: ignore[arg-type]
+                                 sender, clock=HeldClock(NOW), batches=NoticeBatches(port),
+                                 threads=FixedParent(parent))  # type: ignore[arg-type]
         assert notifier.batches is not None
         flusher = BatchFlusher(config, notifier, notifier.batches, claims,
-                               now=lambda: NOW + timedelta(minutes=6))
+                               clock=HeldClock(NOW + timedelta(minutes=6)))
         made.append((notifier, flusher, sender))
     (n1, f1, dies), (n2, f2, _) = made
     return (n1, f1, dies), (n2, f2)
@@ -133,19 +129,20 @@ def notices_posted(fake: FakeSlack) -> list[dict[str, Any]]:
     return [p for p in fake.posted() if p.get("channel") == CHANNEL]
 
 
-async def kill(work: asyncio.Future[Any], reached: asyncio.Event) -> None:
+async def kill(work: asyncio.Future[Any], reached: asyncio.Event, port: Any) -> None:
     """Wait until the doomed replica is mid-post, then kill it: no finish, no release,
     and its alive mark lapses."""
     await asyncio.wait_for(reached.wait(), 5)
     work.cancel()
-    await asyncio.sleep(ALIVE + 0.3)
+    await port.clock.sleep(ALIVE + 0.3)
 
 
 async def test_a_notice_slack_took_before_its_sender_died_is_not_sent_again(
-        world: Any, redis_url: str) -> None:
+        world: Any) -> None:
     fake = world[0]
-    (doomed, _, dies), (survivor, _) = replicas(world, redis_url, example_config())
-    await kill(asyncio.ensure_future(doomed.announce(REPO, merged(1212))), dies.reached)
+    (doomed, _, dies), (survivor, _) = replicas(world, example_config())
+    doomed_work = asyncio.ensure_future(doomed.announce(REPO, merged(1212)))
+    await kill(doomed_work, dies.reached, world[2])
     assert len(notices_posted(fake)) == 1
     result = await survivor.announce(REPO, merged(1212))
     [posted] = notices_posted(fake)
@@ -157,11 +154,12 @@ async def test_a_notice_slack_took_before_its_sender_died_is_not_sent_again(
 
 
 async def test_a_notice_whose_sender_died_before_posting_is_sent_once(
-        world: Any, redis_url: str) -> None:
+        world: Any) -> None:
     fake = world[0]
-    (doomed, _, dies), (survivor, _) = replicas(world, redis_url, example_config(),
+    (doomed, _, dies), (survivor, _) = replicas(world, example_config(),
                                                 after_post=False)
-    await kill(asyncio.ensure_future(doomed.announce(REPO, merged(1212))), dies.reached)
+    doomed_work = asyncio.ensure_future(doomed.announce(REPO, merged(1212)))
+    await kill(doomed_work, dies.reached, world[2])
     assert notices_posted(fake) == []
     result = await survivor.announce(REPO, merged(1212))
     assert SLACK in result.notified and len(notices_posted(fake)) == 1
@@ -169,13 +167,14 @@ async def test_a_notice_whose_sender_died_before_posting_is_sent_once(
 
 
 async def test_a_batch_slack_took_before_its_sender_died_is_dropped_not_resent(
-        world: Any, redis_url: str) -> None:
+        world: Any) -> None:
     fake = world[0]
     config = config_with(notice_batch_minutes=5)
-    (doomed, doomed_flusher, dies), (_, survivor) = replicas(world, redis_url, config)
+    (doomed, doomed_flusher, dies), (_, survivor) = replicas(world, config)
     for number in BURST:
         await doomed.announce(REPO, merged(number))
-    await kill(asyncio.ensure_future(doomed_flusher.flush_due()), dies.reached)
+    doomed_work = asyncio.ensure_future(doomed_flusher.flush_due())
+    await kill(doomed_work, dies.reached, world[2])
     assert len(notices_posted(fake)) == 1
     result = await survivor.flush_due()
     assert result.notified == [SLACK] and len(notices_posted(fake)) == 1
@@ -184,14 +183,15 @@ async def test_a_batch_slack_took_before_its_sender_died_is_dropped_not_resent(
 
 
 async def test_a_threaded_notice_is_found_under_the_digest_message(
-        world: Any, redis_url: str) -> None:
+        world: Any) -> None:
     fake, adapter, _ = world
     digest = build_digest(read_snapshot(EXAMPLES / "snapshot.json"), "2026-W29",
                           repo_config=example_config().repo(REPO), lang="en")
     [parent, *_] = await adapter.post_digest(CHANNEL, digest)
     config = config_with(notices="thread")
-    (doomed, _, dies), (survivor, _) = replicas(world, redis_url, config, parent=parent)
-    await kill(asyncio.ensure_future(doomed.announce(REPO, merged(1212))), dies.reached)
+    (doomed, _, dies), (survivor, _) = replicas(world, config, parent=parent)
+    doomed_work = asyncio.ensure_future(doomed.announce(REPO, merged(1212)))
+    await kill(doomed_work, dies.reached, world[2])
     result = await survivor.announce(REPO, merged(1212))
     replies = [p for p in fake.posted() if p.get("thread_ts") == parent]
     assert SLACK in result.notified and len(replies) == 1

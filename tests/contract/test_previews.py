@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
+from bot.cli.post import adapter_for
 from bot.config import Config
-from bot.delivery.post import adapter_for
 from bot.digests import Digests
 from bot.errors import ConfigError
 from bot.snapshot import read_snapshot

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
-
-import pytest_asyncio
-import redis.asyncio as aioredis
 
 from adapters.slack.adapter import EVENTS_PATH
 from bot.config import Config
 from bot.store.claims import Claims
 from bot.store.keys import Keys
+from bot.store.memory import MemoryCoordination
+from testkit.coordination import claims_on
 from testkit.fakes.slack import FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
 from testkit.fakes.telegram import FakeTelegram, group_chat, message_update
@@ -27,17 +25,10 @@ DEAD_ALIVE_SECONDS = 0.3
 """The alive mark of the process that "dies" here: it lapses within the test."""
 
 
-@pytest_asyncio.fixture(loop_scope="function")
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    connection = aioredis.Redis.from_url(redis_url)
-    yield connection
-    await connection.aclose()
-
-
-async def died_answering(client: aioredis.Redis, platform: str, delivery: str) -> None:
+async def died_answering(port: MemoryCoordination, platform: str, delivery: str) -> None:
     """Another process began answering `delivery` and was SIGKILLed: its claim stays,
     its alive mark lapses in `DEAD_ALIVE_SECONDS`."""
-    dead = Claims(client, alive_seconds=DEAD_ALIVE_SECONDS)
+    dead = claims_on(port, alive_seconds=DEAD_ALIVE_SECONDS)
     assert await dead.begin(Keys.seen(platform, delivery), dead.seen_ttl_seconds)
 
 
@@ -48,11 +39,11 @@ def slack_retry(body: str, attempt: int) -> dict[str, str]:
 
 async def test_slack_is_asked_again_while_another_replica_answers(
         fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
-        client: aioredis.Redis) -> None:
+        port: MemoryCoordination) -> None:
     gate = asyncio.Event()
     handler = RecordingHandler(gate=gate)  # the first replica is still at work
     first = make_adapter(config, handler, deduper, fake_slack)
-    second = make_adapter(config, handler, Claims(client), fake_slack)
+    second = make_adapter(config, handler, claims_on(port), fake_slack)
     payloads = SlackPayloads()
     body = json.dumps(payloads.event_callback(payloads.app_mention("<@UBOT0001> digest")))
     async with http_client(first) as one, http_client(second) as two:
@@ -76,16 +67,16 @@ async def test_slack_is_asked_again_while_another_replica_answers(
 
 async def test_slack_retries_after_a_crash_are_answered_once(
         fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
-        client: aioredis.Redis) -> None:
+        port: MemoryCoordination) -> None:
     handler = RecordingHandler()
     adapter = make_adapter(config, handler, deduper, fake_slack)
     payloads = SlackPayloads()
     callback = payloads.event_callback(payloads.app_mention("<@UBOT0001> digest"))
     body = json.dumps(callback)
-    await died_answering(client, "slack", f"event:{callback['event_id']}")
+    await died_answering(port, "slack", f"event:{callback['event_id']}")
     async with http_client(adapter) as http:
         early = await http.post(EVENTS_PATH, content=body, headers=slack_retry(body, 1))
-        await asyncio.sleep(DEAD_ALIVE_SECONDS + 0.2)  # the dead process's mark lapses
+        port.clock.advance(DEAD_ALIVE_SECONDS + 0.2)  # the dead process's mark lapses
         late = await http.post(EVENTS_PATH, content=body, headers=slack_retry(body, 2))
         await adapter.drain()
         last = await http.post(EVENTS_PATH, content=body, headers=slack_retry(body, 3))
@@ -95,14 +86,14 @@ async def test_slack_retries_after_a_crash_are_answered_once(
 
 
 async def test_telegram_retries_after_a_crash_are_answered_once(
-        tg: FakeTelegram, redis_url: str, client: aioredis.Redis) -> None:
+        tg: FakeTelegram, port: MemoryCoordination) -> None:
     update = message_update(77, "/summary 1202", chat=group_chat(GROUP))
     handler = SpyHandler()
-    async with running(tg, redis_url, handler=handler) as (adapter, http):
+    async with running(tg, port, handler=handler) as (adapter, http):
         bot_id = adapter.application.bot.id
-        await died_answering(client, "telegram", f"{bot_id}:77")
+        await died_answering(port, "telegram", f"{bot_id}:77")
         early = await post_update(http, update)
-        await asyncio.sleep(DEAD_ALIVE_SECONDS + 0.2)
+        port.clock.advance(DEAD_ALIVE_SECONDS + 0.2)
         late = await post_update(http, update)
         await wait_sent(tg)
         last = await post_update(http, update)
@@ -113,12 +104,11 @@ async def test_telegram_retries_after_a_crash_are_answered_once(
 
 
 async def test_telegram_chatter_not_for_the_bot_claims_nothing(
-        tg: FakeTelegram, redis_url: str, client: aioredis.Redis) -> None:
+        tg: FakeTelegram, port: MemoryCoordination) -> None:
     update = message_update(78, "lunch anyone?", chat=group_chat(GROUP))
-    async with running(tg, redis_url) as (adapter, http):
+    async with running(tg, port) as (adapter, http):
         answer = await post_update(http, update)
         await settle()
-        name = Claims(client).keys.claim(Keys.seen("telegram",
-                                                   f"{adapter.application.bot.id}:78"))
+        name = port.keys.claim(Keys.seen("telegram", f"{adapter.application.bot.id}:78"))
     assert answer.status_code == 200
-    assert await client.exists(name) == 0
+    assert not await port.claims.exists(name)

@@ -14,13 +14,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-import redis.asyncio as aioredis
 
 from adapters.slack.adapter import EVENTS_PATH
 from bot.config import Config
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
+from bot.store.coordination import Coordination
 from testkit import EXAMPLES
+from testkit.coordination import claims_on
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
 from testkit.slack_checks import assert_valid
@@ -346,28 +347,24 @@ async def test_a_click_on_a_link_button_is_acknowledged(
 
 async def test_a_retried_event_is_answered_once_even_on_another_replica(
     fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
-    redis_url: str
+    port: Coordination
 ) -> None:
     handler = RecordingHandler()
     first = make_adapter(config, handler, deduper, fake_slack)
-    other_redis = aioredis.Redis.from_url(redis_url)
-    second = make_adapter(config, handler, Claims(other_redis), fake_slack)
+    second = make_adapter(config, handler, claims_on(port), fake_slack)  # the same store
     payloads = SlackPayloads()
     body = json.dumps(payloads.event_callback(payloads.app_mention("<@UBOT0001> digest")))
-    try:
-        async with http_client(first) as one, http_client(second) as two:
-            assert (await post_signed(one, body, JSON)).status_code == 200
-            await first.drain()  # answered before Slack retries (test_retry_later: while)
-            for attempt, client in ((1, two), (2, one)):
-                headers = signed_headers(body, content_type=JSON)
-                headers |= {"X-Slack-Retry-Num": str(attempt),
-                            "X-Slack-Retry-Reason": "http_timeout"}
-                retry = await client.post(EVENTS_PATH, content=body, headers=headers)
-                assert retry.status_code == 200
-            await first.drain()
-            await second.drain()
-    finally:
-        await other_redis.aclose()
+    async with http_client(first) as one, http_client(second) as two:
+        assert (await post_signed(one, body, JSON)).status_code == 200
+        await first.drain()  # answered before Slack retries (test_retry_later: while)
+        for attempt, client in ((1, two), (2, one)):
+            headers = signed_headers(body, content_type=JSON)
+            headers |= {"X-Slack-Retry-Num": str(attempt),
+                        "X-Slack-Retry-Reason": "http_timeout"}
+            retry = await client.post(EVENTS_PATH, content=body, headers=headers)
+            assert retry.status_code == 200
+        await first.drain()
+        await second.drain()
     assert len(handler.asked) == 1
     assert len(fake_slack.posted()) == 1
 

@@ -19,6 +19,7 @@ from bot.models import Digest, Reply
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.coordination import local_claims
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads
 from testkit.slack_checks import assert_valid, example_digest, markup_problems, texts_of
@@ -184,7 +185,7 @@ def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
 ) -> None:
     for name in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    deduper = Claims(None)
+    deduper = local_claims()
     assert SlackAdapter.from_config(config, RecordingHandler(), deduper) is None
     assert slack_settings.missing_env(config) == ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)

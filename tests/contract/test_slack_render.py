@@ -9,7 +9,6 @@ through slack_sdk's own block models, and for markup left whole (no `<url|label>
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -37,6 +36,7 @@ from bot.models import KeyPull, Lang, Period, Reply, Theme
 from bot.render.chat import chat_view
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
+from testkit.golden import updating
 from testkit.slack_checks import (
     assert_chat_form,
     assert_valid,
@@ -69,7 +69,7 @@ def test_the_example_digest_matches_its_golden_payload(lang: Lang) -> None:
     so it cannot freeze a payload Slack would refuse."""
     rendered = payloads(render_digest_messages(example_digest(lang)))
     path = GOLDEN / f"example-digest-{lang}.json"
-    if os.environ.get("UPDATE_GOLDEN") == "1":
+    if updating():
         path.write_text(json.dumps(rendered, ensure_ascii=False, indent=2) + "\n")
     golden = json.loads(path.read_text())
     for message in golden:

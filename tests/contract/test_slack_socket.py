@@ -11,6 +11,7 @@ import pytest
 from adapters.slack.adapter import SlackAdapter
 from bot.config import Config
 from bot.store.claims import Claims
+from testkit.coordination import local_claims
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, envelope_for
 from testkit.slack_checks import assert_valid
@@ -87,8 +88,8 @@ def test_socket_mode_needs_the_app_token(
 ) -> None:
     monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
-    assert SlackAdapter.from_config(config, RecordingHandler(), Claims(None),
+    assert SlackAdapter.from_config(config, RecordingHandler(), local_claims(),
                                     socket_mode=True) is None
     with pytest.raises(ValueError, match="app-level token"):
-        SlackAdapter(config, RecordingHandler(), Claims(None), bot_token=BOT_TOKEN,
+        SlackAdapter(config, RecordingHandler(), local_claims(), bot_token=BOT_TOKEN,
                      signing_secret=None, socket_mode=True)

@@ -15,7 +15,8 @@ import pytest
 from adapters.telegram import settings as telegram_settings
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.errors import ConfigError
-from bot.store.claims import Claims
+from bot.store.coordination import Coordination
+from testkit.coordination import local_claims
 from testkit.fakes.telegram import (
     FakeTelegram,
     anonymous_admin,
@@ -39,9 +40,10 @@ from testkit.telegram_bot import (
 # --- the webhook --------------------------------------------------------------------------
 
 
-async def test_a_question_in_the_group_gets_its_answer(tg: FakeTelegram, redis_url: str) -> None:
+async def test_a_question_in_the_group_gets_its_answer(tg: FakeTelegram,
+                                                       port: Coordination) -> None:
     spy = SpyHandler()
-    async with running(tg, redis_url, handler=spy) as (_, http):
+    async with running(tg, port, handler=spy) as (_, http):
         update = message_update(10, "/risks@prdigest_bot 1201", chat=group_chat(GROUP),
                                 message_id=77)
         response = await post_update(http, update)
@@ -65,9 +67,9 @@ async def test_a_question_in_the_group_gets_its_answer(tg: FakeTelegram, redis_u
 
 
 async def test_a_digest_asked_in_the_group_comes_in_several_messages(
-    tg: FakeTelegram, redis_url: str, small_messages: None
+    tg: FakeTelegram, port: Coordination, small_messages: None
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         update = message_update(22, "/digest@prdigest_bot 2026-W29", chat=group_chat(GROUP),
                                 message_id=88)
         await post_update(http, update)
@@ -82,9 +84,9 @@ async def test_a_digest_asked_in_the_group_comes_in_several_messages(
 
 
 async def test_a_chinese_question_in_private_is_answered_in_chinese(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         update = message_update(11, "#99999 有什么风险", chat=private_chat(PRIVATE))
         assert (await post_update(http, update)).status_code == 200
         [fields] = await wait_sent(tg)
@@ -106,9 +108,9 @@ async def test_a_chinese_question_in_private_is_answered_in_chinese(
     ],
 )
 async def test_text_outside_the_grammar_gets_help_in_the_users_language(
-    tg: FakeTelegram, redis_url: str, text: str, language_code: str, expected: str
+    tg: FakeTelegram, port: Coordination, text: str, language_code: str, expected: str
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         update = message_update(12, text, chat=private_chat(PRIVATE),
                                 sender=user(language_code=language_code))
         await post_update(http, update)
@@ -118,9 +120,9 @@ async def test_text_outside_the_grammar_gets_help_in_the_users_language(
 
 
 async def test_an_unconfigured_private_chat_gets_help_in_the_users_telegram_language(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         update = message_update(13, "/help", chat=private_chat(99),
                                 sender=user(99, language_code="zh-hans"))
         await post_update(http, update)
@@ -144,13 +146,13 @@ async def test_an_unconfigured_private_chat_gets_help_in_the_users_telegram_lang
     ],
 )
 async def test_in_a_group_only_what_is_addressed_to_the_bot_is_answered(
-    tg: FakeTelegram, redis_url: str, text: str, reply_to_bot: bool, answered: bool
+    tg: FakeTelegram, port: Coordination, text: str, reply_to_bot: bool, answered: bool
 ) -> None:
     bot_message = {"message_id": 5, "date": 0, "chat": group_chat(GROUP), "text": "earlier",
                    "from": {"id": tg.bot_id, "is_bot": True, "first_name": "prdigest",
                             "username": tg.username}}
     spy = SpyHandler()
-    async with running(tg, redis_url, handler=spy) as (_, http):
+    async with running(tg, port, handler=spy) as (_, http):
         update = message_update(14, text, chat=group_chat(GROUP),
                                 reply_to_bot=bot_message if reply_to_bot else None)
         assert (await post_update(http, update)).status_code == 200
@@ -163,9 +165,9 @@ async def test_in_a_group_only_what_is_addressed_to_the_bot_is_answered(
 
 
 async def test_an_unknown_command_addressed_to_the_bot_gets_help(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         await post_update(http, message_update(15, "/frobnicate@prdigest_bot",
                                                chat=group_chat(GROUP)))
         [fields] = await wait_sent(tg)
@@ -174,9 +176,9 @@ async def test_an_unknown_command_addressed_to_the_bot_gets_help(
 
 
 async def test_a_question_in_a_forum_topic_is_answered_in_that_topic(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         await post_update(http, message_update(16, "/topics", chat=group_chat(GROUP),
                                                thread_id=321))
         [fields] = await wait_sent(tg)
@@ -185,9 +187,9 @@ async def test_a_question_in_a_forum_topic_is_answered_in_that_topic(
 
 
 async def test_a_failing_handler_still_gets_the_user_an_answer(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
-    async with running(tg, redis_url, handler=SpyHandler(fail=True)) as (_, http):
+    async with running(tg, port, handler=SpyHandler(fail=True)) as (_, http):
         await post_update(http, message_update(17, "/summary 1202", chat=group_chat(GROUP)))
         [fields] = await wait_sent(tg)
     assert fields["text"] == (
@@ -197,16 +199,16 @@ async def test_a_failing_handler_still_gets_the_user_an_answer(
 
 @pytest.mark.parametrize("secret", [None, "", "wrong", SECRET + "x", SECRET[:-1]])
 async def test_a_wrong_or_missing_secret_token_is_refused_and_causes_nothing(
-    tg: FakeTelegram, redis_url: str, secret: str | None
+    tg: FakeTelegram, port: Coordination, secret: str | None
 ) -> None:
     spy = SpyHandler()
-    async with running(tg, redis_url, handler=spy) as (_, http):
+    async with running(tg, port, handler=spy) as (_, http):
         response = await post_update(http, message_update(18, "/help"), secret=secret)
         assert response.status_code == 401
         await settle()
     assert tg.calls("sendMessage") == [] and spy.asked == []
     # The refused update was not marked seen: the genuine delivery is still answered.
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         await post_update(http, message_update(18, "/help"))
         await wait_sent(tg)
 
@@ -218,24 +220,24 @@ async def test_a_wrong_or_missing_secret_token_is_refused_and_causes_nothing(
      b'{"update_id": 19, "message": {"message_id": "x"}}', b"\xff\xfe"],
 )
 async def test_bad_updates_get_a_4xx_and_cause_nothing(
-    tg: FakeTelegram, redis_url: str, body: bytes
+    tg: FakeTelegram, port: Coordination, body: bytes
 ) -> None:
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         response = await post_update(http, body)
         assert 400 <= response.status_code < 500
         await settle()
     assert tg.calls("sendMessage") == []
 
 
-async def test_a_too_large_body_is_refused(tg: FakeTelegram, redis_url: str) -> None:
-    async with running(tg, redis_url) as (_, http):
+async def test_a_too_large_body_is_refused(tg: FakeTelegram, port: Coordination) -> None:
+    async with running(tg, port) as (_, http):
         response = await post_update(http, b"{" + b" " * (1 << 21) + b"}")
     assert response.status_code == 413
 
 
-async def test_a_redelivered_update_is_answered_once(tg: FakeTelegram, redis_url: str) -> None:
+async def test_a_redelivered_update_is_answered_once(tg: FakeTelegram, port: Coordination) -> None:
     update = message_update(20, "/summary 1202", chat=group_chat(GROUP))
-    async with running(tg, redis_url) as (_, http):
+    async with running(tg, port) as (_, http):
         statuses = [(await post_update(http, update)).status_code for _ in range(3)]
         await wait_sent(tg)
         await settle()
@@ -244,10 +246,10 @@ async def test_a_redelivered_update_is_answered_once(tg: FakeTelegram, redis_url
 
 
 async def test_two_replicas_sharing_redis_answer_an_update_once(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
     update = message_update(21, "/summary 1202", chat=group_chat(GROUP))
-    async with running(tg, redis_url) as (_, first), running(tg, redis_url) as (_, second):
+    async with running(tg, port) as (_, first), running(tg, port) as (_, second):
         responses = await asyncio.gather(post_update(first, update), post_update(second, update))
         await wait_sent(tg)
         await settle()
@@ -262,10 +264,10 @@ async def test_two_replicas_sharing_redis_answer_an_update_once(
 
 
 async def test_start_registers_the_webhook_and_the_command_menu(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
     url = "https://bot.example.test/telegram/webhook"
-    async with running(tg, redis_url, webhook_url=url) as (adapter, _):
+    async with running(tg, port, webhook_url=url) as (adapter, _):
         assert adapter.status()["webhook_registered"] is True
         await adapter.start()  # idempotent
     [registration] = tg.calls("setWebhook")
@@ -284,9 +286,9 @@ async def test_start_registers_the_webhook_and_the_command_menu(
 
 
 async def test_long_polling_answers_what_get_updates_brings(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
-    async with running(tg, redis_url, polling=True, secret_token=None,
+    async with running(tg, port, polling=True, secret_token=None,
                        poll_timeout=1) as (adapter, _):
         assert adapter.routes() == []
         assert adapter.status()["mode"] == "polling"
@@ -306,7 +308,7 @@ async def test_long_polling_answers_what_get_updates_brings(
 def test_from_config_needs_its_secrets_in_the_environment(
     monkeypatch: pytest.MonkeyPatch, tg: FakeTelegram
 ) -> None:
-    deduper = Claims(None)
+    deduper = local_claims()
     handler = SpyHandler()
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
     monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET", raising=False)
@@ -334,12 +336,12 @@ def test_from_config_needs_its_secrets_in_the_environment(
     assert tg.token not in json.dumps(status) and SECRET not in json.dumps(status)
 
 
-async def test_an_anonymous_group_admin_is_answered(tg: FakeTelegram, redis_url: str) -> None:
+async def test_an_anonymous_group_admin_is_answered(tg: FakeTelegram, port: Coordination) -> None:
     """An admin posting as the group arrives from `GroupAnonymousBot` (a bot) with the
     group as `sender_chat`: it is a person asking, so it is answered, as the group."""
     spy = SpyHandler()
     group = group_chat(GROUP)
-    async with running(tg, redis_url, handler=spy) as (_, http):
+    async with running(tg, port, handler=spy) as (_, http):
         update = message_update(60, "/summary@prdigest_bot 1202", chat=group,
                                 sender=anonymous_admin(), sender_chat=group)
         assert (await post_update(http, update)).status_code == 200
@@ -353,12 +355,12 @@ async def test_an_anonymous_group_admin_is_answered(tg: FakeTelegram, redis_url:
 
 
 async def test_other_bots_and_channel_forwards_stay_unanswered(tg: FakeTelegram,
-                                                              redis_url: str) -> None:
+                                                              port: Coordination) -> None:
     group = group_chat(GROUP)
     channel = {"id": -1009999999999, "type": "channel", "title": "announcements"}
     other_bot = {"id": 5550001, "is_bot": True, "first_name": "Other", "username": "other_bot"}
     spy = SpyHandler()
-    async with running(tg, redis_url, handler=spy) as (_, http):
+    async with running(tg, port, handler=spy) as (_, http):
         for update_id, sender, sender_chat in ((61, other_bot, None),
                                                (62, anonymous_admin(), channel)):
             update = message_update(update_id, "/summary@prdigest_bot 1202", chat=group,

@@ -4,13 +4,12 @@ Digest or a Reply (and optionally a `limit`); `expected.json` the messages sent 
 Every expected message is also checked the way Telegram checks it (HTML entities parse,
 at most the limit after parsing, buttons open http(s) URLs), so a golden file cannot
 freeze an answer Telegram would refuse. To add a case, copy `_starter/`, edit
-`input.json`, run with `PRDIGEST_UPDATE_GOLDEN=1` and review the new `expected.json`.
+`input.json`, run with `UPDATE_GOLDEN=1` and review the new `expected.json`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +24,11 @@ from adapters.telegram.render import (
 )
 from bot.models import Digest, Reply
 from testkit.fakes.telegram import parse_html, utf16_length
+from testkit.golden import updating
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "telegram"
 CASES = sorted(path.name for path in GOLDEN.iterdir() if (path / "input.json").is_file())
-UPDATE = os.environ.get("PRDIGEST_UPDATE_GOLDEN") == "1"
+UPDATE = updating()
 
 
 def _render(case: dict[str, Any]) -> tuple[list[TelegramMessage], int]:

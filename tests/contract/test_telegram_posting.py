@@ -21,6 +21,7 @@ from bot.models import KeyPull, Reply
 from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, chat_view
 from bot.snapshot import read_snapshot
+from bot.store.coordination import Coordination
 from testkit.fakes.telegram import (
     FakeTelegram,
     group_chat,
@@ -48,10 +49,10 @@ from testkit.telegram_bot import (
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_the_example_digest_arrives_whole_in_one_message_within_the_chat_budget(
-    tg: FakeTelegram, redis_url: str, lang: str
+    tg: FakeTelegram, port: Coordination, lang: str
 ) -> None:
     weekly = msgspec.structs.replace(digest(lang), report_url="https://reports.example/w29")
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         ids = await adapter.post_digest(str(GROUP), weekly)
     sent = tg.sent()
     assert len(sent) == len(ids) == len(tg.calls("sendMessage")) == 1
@@ -81,10 +82,10 @@ async def test_the_example_digest_arrives_whole_in_one_message_within_the_chat_b
 
 
 async def test_a_digest_in_several_messages_keeps_every_word_once(
-    tg: FakeTelegram, redis_url: str, small_messages: None
+    tg: FakeTelegram, port: Coordination, small_messages: None
 ) -> None:
     weekly = digest("en")
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         await adapter.post_digest(str(GROUP), weekly)
     sent = tg.sent()
     assert len(sent) == 2
@@ -95,7 +96,7 @@ async def test_a_digest_in_several_messages_keeps_every_word_once(
     assert "reply_markup" in sent[-1] and "reply_markup" not in sent[0]
 
 
-async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, redis_url: str) -> None:
+async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, port: Coordination) -> None:
     weekly = digest("en")
     hostile = KeyPull(
         number=1201, url="https://github.com/acme/lumen/pull/1201", type="feat",
@@ -104,7 +105,7 @@ async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, redis_ur
         summary="Fixes a < b && c > d; see [docs](tg://user?id=1) @channel\u202e",
     )
     weekly = msgspec.structs.replace(weekly, key_pulls=(hostile, *weekly.key_pulls[1:]))
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         await adapter.post_digest(str(GROUP), weekly)
     texts = [f["text"] for f in tg.sent()]
     line = ("• <b>#1201 &lt;!here&gt; @\u2060all &lt;at user_id=\"all\"&gt;&lt;/at&gt; "
@@ -120,7 +121,7 @@ async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, redis_ur
 
 @pytest.mark.realdata
 async def test_a_week_of_real_prs_arrives_in_one_message_within_the_chat_budget(
-    tg: FakeTelegram, redis_url: str, shared_data: Path
+    tg: FakeTelegram, port: Coordination, shared_data: Path
 ) -> None:
     for name in ("verl-2026-07.json", "vllm-2026-W29.json"):
         snapshot = read_snapshot(shared_data / name)
@@ -128,7 +129,7 @@ async def test_a_week_of_real_prs_arrives_in_one_message_within_the_chat_budget(
                             topics={"npu": TopicRule(keywords=("npu", "ascend"))})
         weekly = build_digest(snapshot, "2026-W29", repo_config=config, lang="zh")
         before = len(tg.sent())
-        async with running(tg, redis_url, start=False) as (adapter, _):
+        async with running(tg, port, start=False) as (adapter, _):
             await adapter.post_digest(str(GROUP), weekly)
         sent = tg.sent()[before:]
         assert len(sent) == 1
@@ -147,7 +148,7 @@ async def test_a_week_of_real_prs_arrives_in_one_message_within_the_chat_budget(
 @pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 @pytest.mark.parametrize("timedelta_env", [True, False])
 async def test_flood_control_is_waited_out_and_the_message_delivered(
-    tg: FakeTelegram, redis_url: str, monkeypatch: pytest.MonkeyPatch, timedelta_env: bool
+    tg: FakeTelegram, port: Coordination, monkeypatch: pytest.MonkeyPatch, timedelta_env: bool
 ) -> None:
     """`retry_after` is a timedelta with PTB_TIMEDELTA=true and seconds without it."""
     if timedelta_env:
@@ -155,7 +156,7 @@ async def test_flood_control_is_waited_out_and_the_message_delivered(
     else:
         monkeypatch.delenv("PTB_TIMEDELTA", raising=False)
     tg.fail_next("sendMessage", 429, "Too Many Requests: retry after 1", retry_after=1)
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         ids = await adapter.send_reply(str(GROUP), Reply(kind="help", lang="en"))
     calls = tg.calls("sendMessage")
     assert [c.status for c in calls] == [429, 200]
@@ -178,11 +179,11 @@ ERRORS = [
 
 @pytest.mark.parametrize(("status", "description", "options", "attempts", "reason"), ERRORS)
 async def test_a_refused_digest_raises_delivery_error_without_secrets(
-    tg: FakeTelegram, redis_url: str, status: int, description: str,
+    tg: FakeTelegram, port: Coordination, status: int, description: str,
     options: dict[str, Any], attempts: int, reason: str, small_messages: None,
 ) -> None:
     tg.fail_next("sendMessage", status, description, **options)
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         with pytest.raises(DeliveryError) as raised:
             await adapter.post_digest(str(GROUP), digest("en"))
     message = str(raised.value)
@@ -193,21 +194,21 @@ async def test_a_refused_digest_raises_delivery_error_without_secrets(
 
 
 async def test_a_failure_midway_says_how_much_was_posted(
-    tg: FakeTelegram, redis_url: str, small_messages: None
+    tg: FakeTelegram, port: Coordination, small_messages: None
 ) -> None:
     tg.fail_next("sendMessage", 403, "Forbidden: bot was kicked from the group chat", after=1)
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         with pytest.raises(DeliveryError, match="1 of 2 messages"):
             await adapter.post_digest(str(GROUP), digest("en"))
     assert [c.status for c in tg.calls("sendMessage")] == [200, 403]
 
 
 async def test_a_group_that_became_a_supergroup_still_gets_its_digest(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
     tg.fail_next("sendMessage", 400, "Bad Request: group chat was upgraded to a supergroup chat",
                  parameters={"migrate_to_chat_id": -1009999})
-    async with running(tg, redis_url, start=False) as (adapter, _):
+    async with running(tg, port, start=False) as (adapter, _):
         ids = await adapter.post_digest("-4001", digest("en"))
     chats = [c.fields["chat_id"] for c in tg.calls("sendMessage")]
     assert chats[0] == "-4001" and set(chats[1:]) == {"-1009999"}
@@ -215,10 +216,10 @@ async def test_a_group_that_became_a_supergroup_still_gets_its_digest(
 
 
 async def test_a_wrong_bot_token_fails_start_without_showing_it(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
     with pytest.raises(DeliveryError) as raised:
-        async with running(tg, redis_url, token="999:WRONG-token"):
+        async with running(tg, port, token="999:WRONG-token"):
             pass
     # PTB's own message quotes the token; ours does not.
     assert "999:WRONG-token" not in str(raised.value)
@@ -226,10 +227,10 @@ async def test_a_wrong_bot_token_fails_start_without_showing_it(
 
 
 async def test_an_unreachable_bot_api_makes_telegram_deliver_again(
-    tg: FakeTelegram, redis_url: str
+    tg: FakeTelegram, port: Coordination
 ) -> None:
     tg.fail_next("getMe", 502, "Bad Gateway")
-    async with running(tg, redis_url, start=False) as (_, http):
+    async with running(tg, port, start=False) as (_, http):
         first = await post_update(http, message_update(40, "/help", chat=group_chat(GROUP)))
         second = await post_update(http, message_update(40, "/help", chat=group_chat(GROUP)))
         await wait_sent(tg)
@@ -239,10 +240,10 @@ async def test_an_unreachable_bot_api_makes_telegram_deliver_again(
 
 
 async def test_request_logs_never_show_the_token(
-    tg: FakeTelegram, redis_url: str, caplog: pytest.LogCaptureFixture
+    tg: FakeTelegram, port: Coordination, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.DEBUG):
-        async with running(tg, redis_url, start=False) as (adapter, _):
+        async with running(tg, port, start=False) as (adapter, _):
             await adapter.send_reply(str(GROUP), Reply(kind="help", lang="en"))
     assert any("sendMessage" in record.getMessage() for record in caplog.records)
     assert not any(tg.token in record.getMessage() for record in caplog.records)

@@ -12,7 +12,7 @@ import uvicorn
 
 from bot.source import SnapshotSource
 from bot.web.app import create_app
-from testkit.server_support import clear_env, example_config, example_snapshot, now
+from testkit.server_support import clear_env, clock, example_config, example_snapshot
 
 
 @pytest_asyncio.fixture(loop_scope="function")
@@ -20,7 +20,7 @@ async def base_url(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[str]:
     """The app under uvicorn on 127.0.0.1:<free port>, in this test's own event loop
     (a fixture in the session's loop would not be served while the test awaits)."""
     clear_env(monkeypatch)
-    app = create_app(example_config(), source=SnapshotSource(example_snapshot()), now=now,
+    app = create_app(example_config(), source=SnapshotSource(example_snapshot()), clock=clock(),
                      background=False)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -3,6 +3,8 @@ JavaScript switched off (the page must not need it). Saves `artifacts/report.png
 
 from __future__ import annotations
 
+import pytest
+
 from testkit import ROOT
 from testkit.browser import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 
@@ -11,7 +13,7 @@ SECTIONS = ["Executive summary", "Key changes", "Module and topic trends", "Risk
             "Every PR of the week, by theme"]
 
 ARTIFACTS = ROOT / "artifacts"
-pytestmark = NEEDS_CHROMIUM
+pytestmark = [NEEDS_CHROMIUM, pytest.mark.slow]  # a real browser renders the pages
 
 
 async def test_report_page_in_chromium(base_url: str) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from testkit.browser import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 
-pytestmark = NEEDS_CHROMIUM
+pytestmark = [NEEDS_CHROMIUM, pytest.mark.slow]  # a real browser renders the pages
 
 CJK_FAMILY = ("CJK", "Han", "PingFang", "YaHei", "Hiragino", "WenQuanYi", "Noto Sans SC")
 

@@ -35,7 +35,7 @@ from testkit.fakes.slack_payloads import SlackPayloads
 from testkit.fakes.slack_payloads import signed_headers as slack_headers
 from testkit.fakes.telegram import group_chat, message_update
 from testkit.reliability.names import REPO, SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT, WEEK
-from testkit.reliability.world import World, now, world, write_config
+from testkit.reliability.world import World, clock, world, write_config
 from testkit.server_support import PLATFORM_ENV, merged_event, sign, snapshot_pull
 
 FUZZ = settings(max_examples=100, deadline=None,
@@ -65,7 +65,7 @@ def _serving(fakes: World, redis_url: str, workdir: Path) -> Iterator[TestClient
         for name, value in fakes.env(redis_url).items():
             patch.setenv(name, value)
         config = write_config(workdir / "prdigest.toml", fakes.urls())
-        app = create_app(config, redis_url=redis_url, now=now, background=False)
+        app = create_app(config, redis_url=redis_url, clock=clock(), background=False)
         with TestClient(app, raise_server_exceptions=True) as http:
             yield http
 

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.store.chat_settings import RedisChatSettings
-from bot.store.client import sync_client
+from bot.store.redis.chat_settings import RedisChatSettings
+from bot.store.redis.client import sync_client
 from testkit.reliability.names import REPO
 from testkit.reliability.notice_kills import NEVER_DUE, npu_pulls
 from testkit.reliability.replicas import Replica, Replicas, merge_delivery

@@ -13,6 +13,8 @@ import pytest
 from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.slow_clients import probes_during_flood
 
+pytestmark = pytest.mark.slow  # real connections held open and timed out
+
 FLOOD = 600
 PER_CLIENT = 50
 

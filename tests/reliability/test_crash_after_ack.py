@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from testkit.reliability.crash_after_ack import PER_PLATFORM, crash_after_ack
+
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
 
 
 def test_acknowledged_work_killed_in_flight_is_answered_once_after_redelivery(

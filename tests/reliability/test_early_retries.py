@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from testkit.reliability.crash_after_ack import PER_PLATFORM
 from testkit.reliability.early_retries import RETRY_AT, early_retries
+
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
 
 DELIVERIES = 3 * PER_PLATFORM + 1
 

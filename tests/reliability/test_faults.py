@@ -11,7 +11,6 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
-from bot.store.redis_cache import Cache
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
 from testkit.reliability.names import (
@@ -30,6 +29,7 @@ from testkit.reliability.posts import (
     telegram_chat_texts,
 )
 from testkit.reliability.stale_cache import age_cached_weeks
+from testkit.schedule import tick_at
 
 # Monday 09:05 in Shanghai of 2026-W30: every channel's weekly post for W29 is due.
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
@@ -44,7 +44,7 @@ def _text(payloads: list[dict[str, object]]) -> str:
 async def _tick(service: Service, at: datetime = MONDAY) -> dict[str, str]:
     scheduler = service.services.scheduler
     assert scheduler is not None
-    return {r.channel: r.status for r in await scheduler.tick(at)}
+    return {r.channel: r.status for r in await tick_at(scheduler, at)}
 
 
 def _once_everywhere(service: Service) -> None:
@@ -112,13 +112,16 @@ async def test_github_down_gets_every_user_a_clear_answer(service: Service) -> N
 async def test_github_staying_down_serves_the_cached_week_with_a_note(
         service: Service) -> None:
     """The week was fetched once; its freshness runs out while GitHub is down: chat
-    digests and the weekly posts use the cached copy and say how old it is."""
+    digests and the weekly posts use the cached copy and say how old it is: all on the
+    Monday morning the posts are due."""
+    service.services.clock.set(MONDAY)  # type: ignore[attr-defined]
     first = _text(await service.slack("digest last week"))
     assert STALE_NOTE not in first
-    age_cached_weeks(service.services.redis_sync,  # type: ignore[arg-type]
-                     REPO, WEEK, "2026-W28", TZ)
+    assert service.services.cache is not None
+    age_cached_weeks(service.services.cache,
+                     REPO, WEEK, "2026-W28", TZ, service.services.clock.now())
     # The week before was read for its trend counts only, kept under its own key.
-    assert Cache(service.services.redis_sync).get_week(  # type: ignore[arg-type]
+    assert service.services.cache.get_week(
         REPO, "2026-W28", TZ) is None
     service.world.github.fail_next(10_000, 503)
     again = _text(await service.slack("digest last week"))

@@ -13,6 +13,7 @@ from testkit.reliability.harness import LogCapture, Service
 from testkit.reliability.hostile import HOSTILE_NUMBER, hostile_pull
 from testkit.reliability.live import html_live
 from testkit.reliability.names import REPO, SECRETS, SLACK_ADMIN, WEEK
+from testkit.schedule import tick_at
 from testkit.server_support import merged_event
 
 QUESTIONS = (
@@ -40,7 +41,7 @@ async def test_a_full_run_is_inert_never_5xx_and_leaks_no_secret(
 
     scheduler = service.services.scheduler
     assert scheduler is not None
-    posted = await scheduler.tick(MONDAY)
+    posted = await tick_at(scheduler, MONDAY)
     assert sorted(r.status for r in posted) == ["posted"] * 4, posted
 
     notice = await service.github(merged_event(hostile_pull(), REPO))

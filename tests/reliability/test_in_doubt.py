@@ -20,6 +20,7 @@ from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.reliability.harness import Service
 from testkit.reliability.names import REPO, SLACK_CHANNEL, TZ, WEEK
 from testkit.reliability.posts import count_posts, slack_channel_texts
+from testkit.schedule import tick_at
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
 
@@ -65,7 +66,7 @@ async def test_the_scheduler_records_a_delivery_it_finds_instead_of_resending(
     assert scheduler is not None
     channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
     assert channel is not None
-    assert (await scheduler.tick(MONDAY))  # every channel posted once
+    assert (await tick_at(scheduler, MONDAY))  # every channel posted once
     slot = Slot(WEEK, channel.key, REPO)
     entry = await scheduler.ledger.get(slot)
     assert entry is not None and entry.state == "posted"
@@ -74,7 +75,7 @@ async def test_the_scheduler_records_a_delivery_it_finds_instead_of_resending(
                                     replica="dead-replica")
     await scheduler.ledger.record_posted(slot, doubt)
     before = len(slack_channel_texts(service.world.slack, SLACK_CHANNEL))
-    results = {r.channel: r for r in await scheduler.tick(MONDAY + timedelta(minutes=1))}
+    results = {r.channel: r for r in await tick_at(scheduler, MONDAY + timedelta(minutes=1))}
     result = results[channel.key]
     assert result.status == "posted" and result.in_doubt
     assert result.detail == "found on the platform; not sent again"
@@ -92,7 +93,7 @@ async def test_without_history_access_the_policy_decides(service: Service) -> No
     assert scheduler is not None
     channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
     assert channel is not None
-    await scheduler.tick(MONDAY)
+    await tick_at(scheduler, MONDAY)
     slot = Slot(WEEK, channel.key, REPO)
     entry = await scheduler.ledger.get(slot)
     assert entry is not None
@@ -100,7 +101,7 @@ async def test_without_history_access_the_policy_decides(service: Service) -> No
         entry, state="sending", posted_at=None, message_ids=()))
     service.world.slack.fail_next("conversations.history", status=200,
                                   body={"ok": False, "error": "missing_scope"})
-    results = {r.channel: r for r in await scheduler.tick(MONDAY + timedelta(minutes=1))}
+    results = {r.channel: r for r in await tick_at(scheduler, MONDAY + timedelta(minutes=1))}
     assert results[channel.key].status == "posted" and results[channel.key].in_doubt
     assert results[channel.key].detail == ""
     assert count_posts(slack_channel_texts(service.world.slack, SLACK_CHANNEL)).duplicated == 1
@@ -119,9 +120,9 @@ async def test_a_send_that_failed_part_way_is_completed_on_the_retry_not_repeate
     assert scheduler is not None
     slack = [c for c in service.services.config.channels if c.platform == "slack"]
     service.world.slack.fail_next("chat.postMessage", status=500, body="down", after=2)
-    first = {r.channel: r.status for r in await scheduler.tick(MONDAY)}
+    first = {r.channel: r.status for r in await tick_at(scheduler, MONDAY)}
     assert sorted(first[c.key] for c in slack) == ["failed", "posted"]
-    again = {r.channel: r.status for r in await scheduler.tick(MONDAY + timedelta(hours=1))}
+    again = {r.channel: r.status for r in await tick_at(scheduler, MONDAY + timedelta(hours=1))}
     assert [again[c.key] for c in slack if first[c.key] == "failed"] == ["posted"]
     for channel in slack:
         texts = slack_channel_texts(service.world.slack, channel.id)
@@ -150,9 +151,9 @@ async def test_a_post_whose_answer_timed_out_is_found_on_the_retry_not_repeated(
         return response
 
     monkeypatch.setattr(client, "chat_postMessage", taken_then_timed_out)
-    first = {r.channel: r.status for r in await scheduler.tick(MONDAY)}
+    first = {r.channel: r.status for r in await tick_at(scheduler, MONDAY)}
     assert first[channel.key] == "failed"
-    again = {r.channel: r for r in await scheduler.tick(MONDAY + timedelta(hours=1))}
+    again = {r.channel: r for r in await tick_at(scheduler, MONDAY + timedelta(hours=1))}
     assert again[channel.key].status == "posted"
     texts = slack_channel_texts(service.world.slack, SLACK_CHANNEL)
     assert count_posts(texts).delivered == 1 and count_posts(texts).duplicated == 0

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from testkit.reliability.kill import describe, kill_mid_post
 from testkit.reliability.names import SECRETS
+
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
 
 
 def test_killed_mid_post_and_restarted_every_channel_gets_its_digest_once(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from testkit.reliability.notice_kills import (
     PLATFORMS,
     batched_under_kills,
@@ -13,6 +15,8 @@ from testkit.reliability.notice_kills import (
     listings,
     threaded_under_kills,
 )
+
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
 
 
 def test_a_burst_batched_across_killed_replicas_lists_every_pr_once(

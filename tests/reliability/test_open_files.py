@@ -19,6 +19,8 @@ from bot.web.open_files import RESERVED_FILES, fit_open_files
 from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.slow_clients import slow_clients
 
+pytestmark = pytest.mark.slow  # prdigest serve under a real open-file limit
+
 INFINITY = resource.RLIM_INFINITY
 
 

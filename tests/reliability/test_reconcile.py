@@ -18,9 +18,9 @@ from bot.digests import Digests
 from bot.github.closed import PullLister
 from bot.models import PullRequest
 from bot.source import SnapshotSource
-from bot.store.claims import Claims
 from bot.web.app import create_app
 from bot.web.services import AdapterNotices
+from testkit.coordination import local_claims
 from testkit.reliability.killable_redis import KillableRedis
 from testkit.server_support import (
     REPO,
@@ -38,6 +38,8 @@ from testkit.server_support import (
     snapshot_pull,
     webhook_request,
 )
+
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
 
 OUTAGE_SECONDS = 20.0
 MERGED = (1201, 1202, 1203, 1209, 1212)
@@ -59,7 +61,7 @@ async def once_each(numbers: tuple[int, ...]) -> list[tuple[str, str, int]]:
     """The notices one announcement of each merge sends, Redis or not."""
     adapters = recording_adapters()
     notifier = MergeNotifier(Digests(example_config(), SnapshotSource(example_snapshot())),
-                             Claims(None), AdapterNotices(adapters))
+                             local_claims(), AdapterNotices(adapters))
     for number in numbers:
         await notifier.announce(REPO, snapshot_pull(number))
     return notices(adapters)

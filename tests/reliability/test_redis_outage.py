@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from redis.exceptions import RedisError
 
 from bot.delivery.schedule import Scheduler
+from bot.store.coordination import StoreUnavailable
 from testkit.reliability.harness import Service, service_in_process
 from testkit.reliability.holding_proxy import HoldingProxy
 from testkit.reliability.killable_redis import KillableRedis
@@ -39,6 +39,9 @@ from testkit.reliability.posts import (
     telegram_chat_texts,
 )
 from testkit.reliability.world import Urls, World
+from testkit.schedule import tick_at
+
+pytestmark = [pytest.mark.kills, pytest.mark.redis]  # processes (or Redis) killed and restarted
 
 MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)
 TRY_AGAIN = "could not be read or changed just now"
@@ -78,9 +81,9 @@ async def _tick_as_the_loop_does(scheduler: Scheduler, at: datetime) -> None:
     before the restart) is logged and the next one, a moment later, goes on."""
     for _ in range(3):
         try:
-            await scheduler.tick(at)
+            await tick_at(scheduler, at)
             return
-        except RedisError:
+        except StoreUnavailable:
             await asyncio.sleep(0.2)
     raise AssertionError("three passes in a row failed after Redis came back")
 
@@ -110,14 +113,14 @@ async def test_redis_stopped_and_restarted_mid_run(
             assert TRY_AGAIN in json.dumps(await service.slack("subscribe npu",
                                                                user=SLACK_ADMIN))
             with pytest.raises(Exception, match=r"(?i)connect"):
-                await scheduler.tick(MONDAY)  # no ledger, so nothing is posted
+                await tick_at(scheduler, MONDAY)  # no ledger, so nothing is posted
             assert _posts(fakes)["telegram"] == (0, 0, 1)
 
             server.start()
             recovered = await _healthy(service)
             assert recovered < 5
             await _tick_as_the_loop_does(scheduler, MONDAY + timedelta(minutes=1))
-            again = await scheduler.tick(MONDAY + timedelta(minutes=2))
+            again = await tick_at(scheduler, MONDAY + timedelta(minutes=2))
             assert {r.status for r in again} == {"already-posted"}
             store = service.services.handler.subscriptions
             assert store is not None and store.topics(f"slack:{SLACK_CHANNEL}") == {"rollout"}
@@ -142,7 +145,7 @@ async def test_redis_lost_between_a_post_and_its_ledger_write(
             # minute later anyway): 1 s here.
             scheduler.lock_seconds = scheduler.build_lock_seconds = 1.0
             hold = proxy.hold("chat.postMessage", when="after")
-            first = asyncio.create_task(scheduler.tick(MONDAY))
+            first = asyncio.create_task(tick_at(scheduler, MONDAY))
             await asyncio.to_thread(hold.parked.wait, 20)
             server.kill()
             proxy.release()

@@ -14,6 +14,8 @@ import pytest
 from testkit.reliability.serve_process import ServeProcess
 from testkit.reliability.slow_clients import head_answer, slow_clients, whole_head_answer
 
+pytestmark = pytest.mark.slow  # slow clients in real seconds
+
 MAX_CONNECTIONS = 40
 READ_TIMEOUT = 2.0
 SLOW = 300

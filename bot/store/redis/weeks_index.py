@@ -45,7 +45,7 @@ async def note_week_async(client: aioredis.Redis, keys: Keys, repo: str, week: s
         await pipe.execute()
 
 
-def weeks_held(client: redis.Redis, keys: Keys, repo: str) -> set[str]:
+async def weeks_held_async(client: aioredis.Redis, keys: Keys, repo: str) -> set[str]:
     """The weeks of `repo` whose data has not expired yet."""
-    members = client.zrangebyscore(keys.report_weeks(repo), time.time(), "+inf")
+    members = await client.zrangebyscore(keys.report_weeks(repo), time.time(), "+inf")
     return {m.decode() if isinstance(m, bytes) else str(m) for m in members}

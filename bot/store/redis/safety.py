@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster as AsyncCluster
 
 from bot.errors import UserError
-from bot.store.client import REDIS_ERRORS, async_client
+from bot.store.redis.client import REDIS_ERRORS, async_client
 
 log = logging.getLogger(__name__)
 

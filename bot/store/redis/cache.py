@@ -28,10 +28,12 @@ import msgspec
 import redis
 
 from bot.config import Config, secret
+from bot.events import CacheLookup, Events
 from bot.models import PullRequest
-from bot.store.client import REDIS_ERRORS, sync_client
 from bot.store.keys import KEY_PREFIX, Keys
-from bot.store.weeks_index import note_week
+from bot.store.redis.client import REDIS_ERRORS, sync_client
+from bot.store.redis.weeks_index import note_week
+from bot.store.trend_weeks import TrendEntry
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +65,17 @@ def stamp(moment: datetime | None) -> str:
 
 
 class Cache:
-    """Typed access to the keys above; every Redis error becomes a logged miss."""
+    """Typed access to the keys above; every Redis error becomes a logged miss. Each
+    lookup of a week, PR, pointer or report digest is a `CacheLookup` on `events`
+    (`/metrics` counts them)."""
 
     def __init__(
         self, client: redis.Redis, *, prefix: str = KEY_PREFIX, cooldown_seconds: float = 30.0,
         failures_before_cooldown: int = FAILURES_BEFORE_COOLDOWN,
+        events: Events | None = None,
     ) -> None:
         self.client = client
+        self.events = events or Events()
         self.prefix = prefix
         self.keys = Keys(prefix)
         # After failures in a row Redis is left alone for a while: each attempt on a
@@ -86,8 +92,10 @@ class Cache:
         self._encoder = msgspec.json.Encoder()
 
     @classmethod
-    def from_url(cls, url: str, *, prefix: str = KEY_PREFIX) -> Cache:
-        return cls(sync_client(url), prefix=prefix)
+    def from_url(cls, url: str, variable: str = "REDIS_URL", *, prefix: str = KEY_PREFIX
+                 ) -> Cache:
+        """The cache at `url` (a `ConfigError` naming `variable` when it is not one)."""
+        return cls(sync_client(url, variable), prefix=prefix)
 
     def close(self) -> None:
         self.client.close()
@@ -112,7 +120,14 @@ class Cache:
 
     # -- weeks --
 
+    def _told(self, kind: str, found: T) -> T:
+        self.events.emit(CacheLookup(kind, found is not None))
+        return found
+
     def get_week(self, repo: str, week: str, tz: str) -> WeekEntry | None:
+        return self._told("week", self._get_week(repo, week, tz))
+
+    def _get_week(self, repo: str, week: str, tz: str) -> WeekEntry | None:
         raw = self._safe("read", lambda: self.client.get(self.keys.week(repo, week, tz)), None)
         if raw is None:
             return None
@@ -138,6 +153,13 @@ class Cache:
 
     def get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]) -> dict[int, PullRequest]:
         """The cached PRs among `refs` (number, updated_at stamp); missing ones are absent."""
+        found = self._get_pulls(repo, refs)
+        for hit in [True] * len(found) + [False] * (len(refs) - len(found)):
+            self.events.emit(CacheLookup("pull", hit))
+        return found
+
+    def _get_pulls(self, repo: str, refs: Sequence[tuple[int, str]]
+                   ) -> dict[int, PullRequest]:
         if not refs:
             return {}
         keys = [self._pull_key(repo, number, stamp) for number, stamp in refs]
@@ -174,6 +196,9 @@ class Cache:
         self._safe("write", touch, None)
 
     def get_pointer(self, repo: str, number: int) -> CachedPointer | None:
+        return self._told("pointer", self._get_pointer(repo, number))
+
+    def _get_pointer(self, repo: str, number: int) -> CachedPointer | None:
         raw = self._safe("read", lambda: self.client.get(self.keys.pointer(repo, number)), None)
         if raw is None:
             return None
@@ -194,6 +219,9 @@ class Cache:
 
     def get_report(self, repo: str, week: str, lang: str) -> bytes | None:
         """A report page's finished digest, or None."""
+        return self._told("digest", self._get_report(repo, week, lang))
+
+    def _get_report(self, repo: str, week: str, lang: str) -> bytes | None:
         key = self.keys.report_digest(repo, week, lang)
         raw = self._safe("read", lambda: self.client.get(key), None)
         if raw is None:
@@ -219,6 +247,10 @@ class Cache:
             return None
         return raw.encode() if isinstance(raw, str) else bytes(raw)
 
+    def trends(self) -> TrendWeeks:
+        """The weeks read for the trends only, in the same Redis."""
+        return TrendWeeks(self.client, self.keys)
+
     def put_narration(self, kind: str, digest: str, data: bytes, ttl: int) -> None:
         key = self.keys.narration(kind, digest)
         self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
@@ -229,3 +261,38 @@ def cache_from_env(config: Config) -> Cache | None:
     A malformed URL is a `ConfigError` naming the variable."""
     url = secret(config.cache.url_env)
     return Cache(sync_client(url, config.cache.url_env)) if url else None
+
+
+class TrendWeeks:
+    """The `trend-week:` keys (`bot.store.trend_weeks`); a Redis error is a logged miss
+    (the read costs a few points, never a digest)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+        self._decoder = msgspec.json.Decoder(TrendEntry)
+
+    def get(self, repo: str, week: str, tz: str) -> TrendEntry | None:
+        try:
+            raw = self.client.get(self.keys.trend_week(repo, week, tz))
+        except REDIS_ERRORS as exc:
+            log.warning("trend week %s %s unreadable: %s", repo, week, type(exc).__name__)
+            return None
+        if raw is None:
+            return None
+        try:
+            return self._decoder.decode(raw)
+        except msgspec.DecodeError:
+            return None
+
+    def fresh(self, repo: str, week: str, tz: str, now: datetime) -> bool:
+        """Whether the week's counts are kept fresh (reading them costs GitHub nothing)."""
+        entry = self.get(repo, week, tz)
+        return entry is not None and now < entry.fresh_until
+
+    def put(self, repo: str, week: str, tz: str, entry: TrendEntry, ttl: int) -> None:
+        try:
+            self.client.set(self.keys.trend_week(repo, week, tz), msgspec.json.encode(entry),
+                            ex=ttl)
+        except REDIS_ERRORS as exc:
+            log.warning("trend week %s %s not kept: %s", repo, week, type(exc).__name__)

@@ -21,10 +21,11 @@ which is what `bot.store.keys` guarantees.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -42,7 +43,8 @@ from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 
 from bot.errors import ConfigError
-from bot.store.failover import (
+from bot.store.coordination import StoreUnavailable
+from bot.store.redis.failover import (
     AsyncFailoverConnection,
     AsyncFailoverSSLConnection,
     FailoverCluster,
@@ -58,6 +60,16 @@ REDIS_ERRORS: tuple[type[Exception], ...] = (redis.RedisError, RedisClusterExcep
                                               TimeoutError)
 """What a Redis call may raise when Redis (any topology) is away or misconfigured;
 `RedisClusterException` (slot not covered, ...) is not a `RedisError` in redis-py."""
+
+@contextlib.contextmanager
+def unavailable_as_store_error() -> Iterator[None]:
+    """Redis away, refusing or failing over (`REDIS_ERRORS`) as the stores' own
+    `StoreUnavailable`, naming what the client raised."""
+    try:
+        yield
+    except REDIS_ERRORS as exc:
+        raise StoreUnavailable(type(exc).__name__, str(exc)) from exc
+
 
 FAILOVER_SECONDS = 30.0
 """How long a command keeps retrying while a Sentinel promotes a new master (or a
