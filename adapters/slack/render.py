@@ -1,21 +1,23 @@
-"""Digest and Reply -> Slack Block Kit messages.
+"""`Document` -> Slack Block Kit messages: the core lays a digest or reply out
+(`bot.render.layouts`); this module only encodes it.
 
-Layout lives here, wording in `adapters/slack/templates/slack/*.j2`, escaping in
-`SlackMarkup` (`adapters.slack.markup`). Blocks
-are built with `slack_sdk.models.blocks`, whose `to_dict()` enforces the per-field
-limits (section text 3000, header 150, button text 75, ...), so an oversized block
-fails here rather than at Slack. What the models do not check - 50 blocks per message
-and the undocumented cumulative size behind `msg_blocks_too_long` - is kept by the
-packing below. Long text is cut with the shared `split_sections`, at line ends first,
-and never inside a `<url|label>` link or an `&amp;` entity.
+Escaping lives in `SlackMarkup` (`adapters.slack.markup`). Blocks are built with
+`slack_sdk.models.blocks`, whose `to_dict()` enforces the per-field limits (section
+text 3000, header 150, button text 75, ...), so an oversized block fails here rather
+than at Slack. What the models do not check - 50 blocks per message and the
+undocumented cumulative size behind `msg_blocks_too_long` - is kept by the packing
+below. Long text is cut with the shared `split_sections`, at line ends first, and
+never inside a `<url|label>` link or an `&amp;` entity.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -31,14 +33,31 @@ from slack_sdk.models.blocks import (
 
 from adapters.slack import TEMPLATES
 from adapters.slack.markup import SlackMarkup
-from bot.models import Digest, Lang, Reply
-from bot.render import environment, split_sections
-from bot.render.chat import chat_view
-from bot.render.markup import is_web_url, markup_for
+from bot.i18n import translator
+from bot.models import Digest, Reply
+from bot.render import split_sections
+from bot.render.document import (
+    Block as DocBlock,
+)
+from bot.render.document import (
+    Button,
+    Buttons,
+    Code,
+    Context,
+    Document,
+    Facts,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Strong,
+    Text,
+    inline,
+    parts,
+)
+from bot.render.layouts import digest_document, reply_document
+from bot.render.markup import is_web_url
 from bot.render.memo import reply_memo
-from bot.render.sections import Section
-from bot.render.typeset import typeset
-from bot.render.view import DigestView
 
 MAX_BLOCKS = 50
 MAX_SECTION_CHARS = 3000
@@ -56,7 +75,6 @@ MAX_FALLBACK_CHARS = 3000
 ACTION_PREFIX = "prdigest."
 
 _MRKDWN = SlackMarkup()
-_PLAIN = markup_for("text")
 # An opening `<` or `&` without its closing `>` or `;` at the end of a piece of text.
 _OPEN_ENTITY = re.compile(r"<[^>]*$|&[#a-zA-Z0-9]*$")
 
@@ -109,13 +127,6 @@ def _context(texts: Sequence[str]) -> list[ContextBlock]:
     return [ContextBlock(elements=[MarkdownTextObject(text=t, verbatim=True)])
             for t in split_text(texts, MAX_SECTION_CHARS)]
 
-
-def _button(label: str, url: str, action: str) -> ButtonElement | None:
-    """A link button, or None for an address that is not http(s)."""
-    if not is_web_url(url):
-        return None
-    return ButtonElement(text=PlainTextObject(text=_fit_plain(label, MAX_BUTTON_CHARS)),
-                         url=url, action_id=f"{ACTION_PREFIX}{action}")
 
 
 def _fit_plain(text: str, limit: int) -> str:
@@ -182,180 +193,140 @@ class _Layout:
         return [m for m in messages if m]
 
 
-class _Words:
-    """The macros of one Slack template, bound to its context, called by name:
-    `w("risk", r)` is the text of macro `risk(r)`, stripped."""
-
-    def __init__(self, name: str, lang: Lang, **context: Any) -> None:
-        template = environment(lang, (TEMPLATES,)).get_template(name)
-        self._lang = lang
-        self._module = template.make_module({"m": _MRKDWN, "plain": _PLAIN, **context})
-
-    def __call__(self, macro: str, *args: Any) -> str:
-        return typeset(str(getattr(self._module, macro)(*args)).strip(), self._lang)
 
 
-# --- digest -------------------------------------------------------------------------
+# --- documents ----------------------------------------------------------------------
 
 
-def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
-                           max_chars: int = MAX_MESSAGE_CHARS) -> list[SlackMessage]:
-    """The weekly digest as one or more Block Kit messages, in reading order.
-
-    Every part of the digest is present: what does not fit one message continues in
-    the next, which starts with a "part n of m" line.
-    """
-    view = chat_view(digest)
-    w = _Words("slack/digest.j2", digest.lang, v=view, d=digest)
-    layout = _Layout()
-    if view.compact:
-        _compact_parts(layout, w, view)
-    else:
-        _full_parts(layout, w, view)
-
-    # Room for the "part n of m" line that opens each continuation.
-    packed = layout.pack(max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
-    notification = _fit_mrkdwn(w("notification"))
-    messages: list[SlackMessage] = []
-    for index, blocks in enumerate(packed, 1):
-        text = notification
-        if len(packed) > 1 and index > 1:
-            text = _fit_mrkdwn(w("continued", index, len(packed)))
-            blocks = [b.to_dict() for b in _context([text])] + blocks
-        messages.append(SlackMessage(text=text, blocks=tuple(blocks)))
-    return messages
+def _line(line: Line) -> str:
+    return inline(line, _MRKDWN)
 
 
-def _full_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
-    """The full chat form: the header's facts, each section under a divider, key PRs
-    with a button each, the report button last."""
-    for section in view.sections:
-        if section.heading is None:
-            layout.add(*_head(w, view.d))
-        elif section.id == "key_prs":
-            _key_prs_part(layout, w, section, view)
+def _heading(line: Line) -> str:
+    """A heading in bold: its text's own asterisks shown as `∗`, so none closes it."""
+    text = "".join(_MRKDWN.esc(span.text).replace("*", "∗")
+                   if isinstance(span, Text | Strong) else inline((span,), _MRKDWN)
+                   for span in line)
+    return f"*{text}*"
+
+
+def _texts(blocks: Sequence[DocBlock]) -> list[str]:
+    """The texts of a part's blocks, one per item (Slack packs and splits them between
+    items); a heading stays with what follows it."""
+    texts: list[str] = []
+    for block in blocks:
+        if isinstance(block, Heading):
+            texts.append(_heading(block.line))
+        elif isinstance(block, Paragraph):
+            texts.append("\n".join(_line(line) for line in block.lines))
+        elif isinstance(block, Items):
+            bullet = "" if block.ordered else "• "
+            texts.extend("\n".join([bullet + _line(item.line),
+                                    *(f"  - {_line(sub)}" for sub in item.sub)])
+                         for item in block.items)
+    return texts
+
+
+def _actions(buttons: Sequence[Button]) -> list[ActionsBlock]:
+    """Buttons as one actions block: links open their page, the others carry their
+    action (`bot.actions`) in `value`, which a click sends back."""
+    elements: list[ButtonElement] = []
+    for index, button in enumerate(buttons[:MAX_ACTIONS]):
+        label = PlainTextObject(text=_fit_plain(button.label, MAX_BUTTON_CHARS))
+        style = "primary" if button.primary else None
+        if button.url:
+            if is_web_url(button.url):
+                elements.append(ButtonElement(text=label, url=button.url, style=style,
+                                              action_id=f"{ACTION_PREFIX}open-{index}"))
+        elif button.action:
+            elements.append(ButtonElement(text=label, value=button.action, style=style,
+                                          action_id=f"{ACTION_PREFIX}act-{index}"))
+    return [ActionsBlock(elements=elements)] if elements else []
+
+
+def _part_blocks(part: Sequence[DocBlock]) -> list[Block]:
+    """A part's blocks: texts packed into as few sections as fit, an item with a button
+    of its own a section with the button beside it, facts side by side, small print
+    as context."""
+    blocks: list[Block] = []
+    texts: list[str] = []
+
+    def flush() -> None:
+        blocks.extend(_section(t) for t in split_text(texts))
+        texts.clear()
+
+    for block in part:
+        if isinstance(block, Facts):
+            flush()
+            blocks.append(SectionBlock(fields=[
+                MarkdownTextObject(text=f"*{_MRKDWN.esc(label)}*\n{_line(value)}",
+                                   verbatim=True)
+                for label, value in block.facts[:10]]))
+        elif isinstance(block, Context):
+            flush()
+            blocks.extend(_context([_line(line) for line in block.lines]))
+        elif isinstance(block, Items) and any(item.button for item in block.items):
+            for item in block.items:
+                text = split_text(_texts([Items((item,), block.ordered)]))
+                if texts and not blocks and len(texts) == 1:
+                    text[0] = f"{texts.pop()}\n{text[0]}"  # the heading with its first
+                flush()
+                accessory = _accessory(item.button)
+                blocks.extend([_section(text[0], accessory=accessory),
+                               *(_section(t) for t in text[1:])])
         else:
-            _text_part(layout, w("heading", section), _section_texts(section, w, view))
-        if section.id == "summary":
-            layout.add(*_caveats(w, view.d))
-    layout.add(*_report_buttons(w, view))
+            texts.extend(_texts([block]))
+    flush()
+    return blocks
 
 
-def _compact_parts(layout: _Layout, w: _Words, view: DigestView) -> None:
-    """The compact form: the title, the report button first, then each section as one
-    text, its heading first (the note line after the summary); no dividers, no buttons
-    beside PRs."""
-    digest = view.d
-    head = [_title(w)]
-    head.extend(_report_buttons(w, view))
-    layout.add(*head)
-    for section in view.sections:
-        if section.heading is not None:
-            for text in split_text([w("compact_section", section)]):
-                layout.add(_section(text))
-        if section.id == "summary":
-            layout.add(*_caveats(w, digest))
+def _accessory(button: Button | None) -> ButtonElement | None:
+    if button is None or not is_web_url(button.url):
+        return None
+    return ButtonElement(text=PlainTextObject(text=_fit_plain(button.label, MAX_BUTTON_CHARS)),
+                         url=button.url,
+                         action_id=f"{ACTION_PREFIX}open-{urlsplit(button.url).path.strip('/')}"[:255])
 
 
-def _report_buttons(w: _Words, view: DigestView) -> list[ActionsBlock]:
-    """The report's button (a digest of several repositories: one per repository), or
-    nothing where no address is http(s)."""
-    reports = ([("", view.d.report_url)] if view.d.report_url and not view.parts
-               else view.report_links)
-    buttons = [_button(w("report_button", name), url,
-                       "open-report" if not name else f"open-report-{index}")
-               for index, (name, url) in enumerate(reports)]
-    shown = [b for b in buttons if b is not None][:MAX_ACTIONS]
-    return [ActionsBlock(elements=shown)] if shown else []
-
-
-def _title(w: _Words) -> Block:
-    """The digest's title as a header block, or as bold text when too long for one."""
-    title = w("title")
+def _title_block(title: str, notification: str) -> Block:
+    """The title as a header block, or as bold text when too long for one."""
     if slack_length(title) <= MAX_HEADER_CHARS:
         return HeaderBlock(text=PlainTextObject(text=title))
-    return _section("*" + w("notification") + "*")
+    return _section(_MRKDWN.bold(notification))
 
 
-def _head(w: _Words, digest: Digest) -> list[Block]:
-    """The header: the title, the facts side by side, then how it was made in small
-    print; one unit, so they open the same message."""
-    head: list[Block] = [_title(w)]
-    head.append(SectionBlock(fields=[
-        MarkdownTextObject(text=w(fact), verbatim=True)
-        for fact in ("fact_repository", "fact_period", "fact_source", "fact_key")
-    ]))
-    head.extend(_context([w("generated")]))
-    return head
-
-
-def _caveats(w: _Words, digest: Digest) -> list[ContextBlock]:
-    """What the data leaves unknown, in small print after the summary: before it, a
-    phone shows the caveats instead of the week."""
-    return _context([w("caveats")]) if digest.notes else []
-
-
-def _section_texts(section: Section, w: _Words, view: DigestView) -> list[str]:
-    """A section's texts: the sections that list items, one text per item (Slack then
-    packs and splits them between items), or what they say when they have none; any
-    other section one text, its shared body (`common/sections.j2`, the macro named by
-    its id). A digest of several repositories lists a per-repository section's items
-    under each one's name."""
-    if view.per_repository(section):
-        return [text for part in view.parts
-                for text in (w("repository_heading", part), *_section_texts(section, w, part))]
-    if view.in_compact_lines(section):
-        return [w("compact_lines", section, view)]
-    told = view.narrated(section.id)
-    if told is not None:  # the narrator's sentences (bot.narrate) replace the section's
-        return ([w("narrated", " ".join(told) if view.d.lang == "en" else "".join(told), view)]
-                if view.narrated_as_paragraph(section.id)
-                else [w("narrated", f"• {t}", view) for t in told])
-    if section.id == "changes":
-        more = [w("more_themes", view)] if view.more_themes else []
-        return [w("theme", tv, view) for tv in view.themes] + more or [w("no_changes")]
-    if section.id == "risks":
-        return [w("risk", r, view) for r in view.risks] or [w("no_risks")]
-    if section.id == "suggestions":
-        return ([w("suggestion", i, s, view) for i, s in enumerate(view.suggestions, 1)]
-                or [w("no_suggestions")])
-    return [w("section_body", section, view)]
-
-
-def _text_part(layout: _Layout, heading: str, items: list[str]) -> None:
-    """A divider, then the heading (where there is one) and items packed into as few
-    sections as fit."""
-    texts = split_text([text for text in (heading, *items) if text])
-    layout.add(DividerBlock(), _section(texts[0]))
-    for text in texts[1:]:
-        layout.add(_section(text))
-
-
-def _key_prs_part(layout: _Layout, w: _Words, section: Section, view: DigestView) -> None:
-    """Key PRs one section each, with a button to the PR beside it; the heading stays
-    with the first of them (a digest of several repositories: each repository's name
-    with its first)."""
-    heading = w("heading", section)
-    groups = ([(w("repository_heading", part), part) for part in view.parts]
-              if view.per_repository(section) else [("", view)])
-    if not any(part.quick for _, part in groups):
-        _text_part(layout, heading, [w("no_key_prs")])
-        return
-    opened = False
-    for name, part in groups:
-        for index, k in enumerate(part.quick):
-            texts = split_text([w("key_pr", k, part)])
-            button = _button(w("pull_button", k.number), k.url or "",
-                             f"open-pull-{part.scope}#{k.number}" if part.scope
-                             else f"open-pull-{k.number}")
-            blocks: list[Block] = [_section(texts[0], accessory=button),
-                                   *(_section(t) for t in texts[1:])]
-            if index == 0 and name:
-                blocks = [_section(name), *blocks]
-            if not opened:
-                blocks = [DividerBlock(), _section(heading), *blocks]
-                opened = True
-            layout.add(*blocks)
+def encode(document: Document, *, max_blocks: int = MAX_BLOCKS,
+           max_chars: int = MAX_MESSAGE_CHARS) -> list[SlackMessage]:
+    """A document as one or more Block Kit messages, in reading order: its parts under
+    dividers, its facts side by side, small print as context, its buttons last. What
+    does not fit one message continues in the next, which opens with a "part n of m"
+    line."""
+    layout = _Layout()
+    head: list[Block] = [_title_block(document.title, document.notification)] \
+        if document.headline else []
+    for index, part in enumerate(parts(document)):
+        blocks = _part_blocks(part)
+        opening = ([] if index == 0 else [DividerBlock()]) + (head if index == 0 else [])
+        # A part's opening (divider, heading, first text) stays together in one message.
+        first = next((i for i, b in enumerate(blocks) if isinstance(b, SectionBlock)
+                      and b.fields is None), len(blocks) - 1)
+        layout.add(*opening, *blocks[:first + 1])
+        for block in blocks[first + 1:]:
+            layout.add(block)
+    layout.add(*_actions(document.buttons()))
+    notification = _fit_mrkdwn(_MRKDWN.esc(document.notification))
+    packed = layout.pack(max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
+    response_type: ResponseType = "ephemeral" if document.private else "in_channel"
+    messages: list[SlackMessage] = []
+    for number, message in enumerate(packed, 1):
+        text = notification
+        if len(packed) > 1 and number > 1:
+            text = _fit_mrkdwn(_MRKDWN.esc(
+                document.part_label(document.notification, number, len(packed))))
+            message = [b.to_dict() for b in _context([text])] + message
+        messages.append(SlackMessage(text=text, blocks=tuple(message),
+                                     response_type=response_type))
+    return messages
 
 
 def _fit_mrkdwn(text: str) -> str:
@@ -363,51 +334,26 @@ def _fit_mrkdwn(text: str) -> str:
     return split_text([text], MAX_FALLBACK_CHARS)[0] if text else text
 
 
-# --- replies ------------------------------------------------------------------------
+def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
+                           max_chars: int = MAX_MESSAGE_CHARS) -> list[SlackMessage]:
+    """The weekly digest as Block Kit messages."""
+    return encode(digest_document(digest), max_blocks=max_blocks, max_chars=max_chars)
 
 
 def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
-    """A chat reply as Block Kit messages. Help and errors are for the asker only
-    (`ephemeral` where Slack allows it); answers are for the whole channel."""
-    if reply.kind == "digest":
-        if reply.digest is None:
-            raise ValueError("a digest reply without a digest")
-        return render_digest_messages(reply.digest)
-    w = _Words("slack/reply.j2", reply.lang, reply=reply, params=dict(reply.params))
-    button: ButtonElement | None = None
-    if reply.kind == "pull":
-        if reply.pull is None:
-            raise ValueError("a pull reply without a pull answer")
-        text = w("pull")
-        notification = w("pull_notification")
-        button = _button(w("pull_button", reply.pull.number), reply.pull.url or "",
-                         f"open-pull-{reply.pull.number}")
-    elif reply.kind == "notices":
-        text = w("notices")
-        notification = w("notices_notification")
-    elif reply.kind in ("topics", "subscribed", "unsubscribed", "error", "settings"):
-        text = w(reply.kind)
-        notification = w("error_notification") if reply.kind == "error" else text
-    elif reply.kind == "answer":
-        if reply.answer is None:
-            raise ValueError("an answer reply without an answer")
-        text = w("answer")
-        if reply.answer.question == "hello":
-            text += "\n\n" + w("answer_help") + "\n\n" + w("help_slack")
-        notification = text
-    elif reply.kind == "help":
-        text = w("help") + "\n\n" + w("help_slack")
-        notification = text
-    else:
-        raise ValueError(f"Slack cannot send a {reply.kind!r} reply")
-    layout = _Layout()
-    paragraphs = [p.strip() for p in text.split("\n\n")]
-    for index, section in enumerate(split_text(paragraphs, joiner="\n\n")):
-        layout.add(_section(section, accessory=button if index == 0 else None))
-    response_type: ResponseType = "ephemeral" if reply.kind in ("help", "error") else "in_channel"
-    fallback = _fit_mrkdwn(notification.split("\n", 1)[0])
-    return [SlackMessage(text=fallback, blocks=tuple(blocks), response_type=response_type)
-            for blocks in layout.pack(max_blocks=MAX_BLOCKS, max_chars=MAX_MESSAGE_CHARS)]
+    """A chat reply as Block Kit messages; help and errors for the asker only
+    (`ephemeral` where Slack allows it), and in help how Slack takes a command."""
+    document = reply_document(reply)
+    if document.kind == "help" or (reply.answer is not None
+                                   and reply.answer.question == "hello"):
+        before, _, after = translator(reply.lang, (TEMPLATES,))(
+            "In Slack, type a command after %(slash)s, mention me with it, or send it to "
+            "me in a direct message.", slash="\x00").partition("\x00")
+        hint: Line = (Text(before), Code("/prdigest"), Text(after))
+        document = dataclasses.replace(document, blocks=(
+            *document.body(), Paragraph((hint,)),
+            *(b for b in document.blocks if isinstance(b, Buttons))))
+    return encode(document)
 
 
 render_reply_messages = reply_memo(_render_reply_messages)

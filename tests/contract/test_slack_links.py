@@ -55,7 +55,10 @@ def test_no_button_for_a_hostile_key_pull_or_report_address() -> None:
     posts = [m.as_post() for m in render_digest_messages(digest)]
     sent = json.dumps(posts)
     assert "javascript:" not in sent
-    assert all(block["type"] != "actions" for post in posts for block in post["blocks"])
+    # Only the buttons that run a command are left: none opens an address.
+    assert all("url" not in element for post in posts for block in post["blocks"]
+               if block["type"] == "actions" for element in block["elements"])
+    assert all("accessory" not in block for post in posts for block in post["blocks"])
 
 
 def test_a_key_pull_with_an_http_url_keeps_its_button() -> None:

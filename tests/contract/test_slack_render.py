@@ -229,9 +229,10 @@ def test_a_pull_reply_has_a_button_to_the_pull_and_escapes_its_title() -> None:
         [message] = render_reply_messages(
             Reply(kind="pull", lang="en", pull=pull_answer(title), mode="summary"))
         assert_valid(message)
-        first = message.as_post()["blocks"][0]
-        assert first["accessory"]["url"] == "https://github.com/acme/lumen/pull/1206"
-        assert first["accessory"]["text"]["text"] == "Open #1206"
+        [actions] = [b for b in message.as_post()["blocks"] if b["type"] == "actions"]
+        opens = actions["elements"][0]
+        assert opens["url"] == "https://github.com/acme/lumen/pull/1206"
+        assert opens["text"]["text"] == "Open #1206"
         shown = "\n".join(texts_of(message.as_post()))
         assert "<!" not in shown and "<at" not in shown and "<script" not in shown
         assert "\x00" not in shown and "\x1b" not in shown
