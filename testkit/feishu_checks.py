@@ -35,7 +35,11 @@ def assert_valid(card: dict[str, Any]) -> None:
                 assert button["tag"] == "button"
                 assert button["type"] in {"default", "primary"}
                 (behaviour,) = button["behaviors"]
-                assert behaviour["type"] == "open_url"
-                assert behaviour["default_url"].startswith("https://")
+                if behaviour["type"] == "callback":  # a command (bot.actions)
+                    assert set(behaviour["value"]) == {"action"}
+                    assert 0 < len(behaviour["value"]["action"].encode()) <= 64
+                else:
+                    assert behaviour["type"] == "open_url"
+                    assert behaviour["default_url"].startswith("https://")
     assert request_bytes(card) <= MAX_REQUEST_BYTES
     assert "\x1e" not in card_content(card)

@@ -6,7 +6,6 @@ the card's `uuid` makes a second copy impossible."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,7 +23,8 @@ from adapters.base import DeliveryError, ParentGone
 from adapters.feishu.render import Card, card_content
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
-from bot.pacing import Lane, NoTurn, Pacer
+from adapters.sending import Again, send_in_turn
+from bot.pacing import Lane, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -79,13 +79,7 @@ class CardSender:
 
     async def request(self, request: CreateMessageRequest | ReplyMessageRequest,
                        answer_type: type[Any], *, uuid: str | None, chat: str) -> str:
-        lanes = self.lanes(chat)
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                await self.pacer.take_turn(lanes, max_wait=self.max_wait)
-            except NoTurn as late:
-                raise DeliveryError(f"feishu is rate limited for {late.seconds:.0f} s more; "
-                                    "the card was not sent") from None
+        async def attempt(number: int) -> str:
             try:
                 response = await self.transport.send(request, answer_type)
             except Exception as exc:
@@ -93,25 +87,31 @@ class CardSender:
                     from None
             if response.success() and response.data is not None and response.data.message_id:
                 return str(response.data.message_id)
+            refusal = _refusal(response, answer_type)
             limited = rate_limit_wait(response)
+            if response.code in _TOKEN_REFUSED_CODES:
+                # Expired or revoked: fetch a new tenant token and send again.
+                logger.info("feishu: tenant token refused (code %s); renewing it",
+                            response.code)
+                TENANT_TOKENS.forget(self.app_id)
+                raise Again(refusal, hold=limited)
             if limited is not None:
-                await self.pacer.hold_off(lanes, limited)
-            if attempt < self.max_attempts:
-                if response.code in _TOKEN_REFUSED_CODES:
-                    # Expired or revoked: fetch a new tenant token and send again.
-                    logger.info("feishu: tenant token refused (code %s); renewing it",
-                                response.code)
-                    TENANT_TOKENS.forget(self.app_id)
-                    continue
-                if limited is not None:
-                    continue  # in the next turn, after the hold
-                if uuid and server_error(response):
-                    # The uuid makes a re-send safe: Feishu posts one message per uuid.
-                    await asyncio.sleep(_SERVER_ERROR_BACKOFF * 2 ** (attempt - 1))
-                    continue
-            if answer_type is ReplyMessageResponse and response.code in PARENT_GONE_CODES:
-                raise ParentGone(f"feishu: the message to reply under is gone (code "
-                                 f"{response.code})")
-            raise DeliveryError(f"feishu refused the card: code {response.code}, "
-                                f"{response.msg or 'no message'}")
-        raise DeliveryError("feishu: no attempt was made")  # unreachable: attempts >= 1
+                raise Again(refusal, hold=limited)  # in the next turn, after the hold
+            if uuid and server_error(response):
+                # The uuid makes a re-send safe: Feishu posts one message per uuid.
+                raise Again(refusal, pause=_SERVER_ERROR_BACKOFF * 2 ** (number - 1))
+            raise refusal
+
+        return await send_in_turn(
+            attempt, pacer=self.pacer, lanes=self.lanes(chat), attempts=self.max_attempts,
+            max_wait=self.max_wait, late=lambda late: DeliveryError(
+                f"feishu is rate limited for {late.seconds:.0f} s more; the card was not sent"))
+
+
+def _refusal(response: Any, answer_type: type[Any]) -> DeliveryError:
+    """What Feishu's refusal of a card means: the message replied to gone, or why."""
+    if answer_type is ReplyMessageResponse and response.code in PARENT_GONE_CODES:
+        return ParentGone(f"feishu: the message to reply under is gone (code "
+                          f"{response.code})")
+    return DeliveryError(f"feishu refused the card: code {response.code}, "
+                         f"{response.msg or 'no message'}")

@@ -1,7 +1,6 @@
-"""Digest and Reply to Feishu interactive cards (card JSON 2.0).
-
-Structure lives here, wording in `adapters/feishu/templates/feishu/*.j2`, escaping in
-`FeishuMarkup` (`adapters.feishu.markup`).
+"""`Document` -> Feishu interactive cards (card JSON 2.0): the core lays a digest or
+reply out (`bot.render.layouts`), this module encodes it, escaping in `FeishuMarkup`
+(`adapters.feishu.markup`).
 Feishu refuses a card message whose request body exceeds 30 KB (error 230025), so the
 size measured is the byte length of the body the SDK sends - the card serialised into
 a JSON string field of a JSON object - and a long digest becomes several cards, split
@@ -15,14 +14,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.feishu import TEMPLATES
 from adapters.feishu.markup import FeishuMarkup
-from bot.models import Digest, Lang, Reply, Risk
-from bot.render import environment, split_sections
-from bot.render.chat import chat_view
-from bot.render.markup import markup_for
+from bot.models import Digest, Reply, Risk
+from bot.render import split_sections
+from bot.render.document import Block as DocBlock
+from bot.render.document import Button as DocButton
+from bot.render.document import (
+    Context,
+    Document,
+    Facts,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Strong,
+    Text,
+    inline,
+    parts,
+)
+from bot.render.layouts import digest_document, reply_document
 from bot.render.memo import reply_memo
-from bot.render.typeset import typeset
 
 Card = dict[str, Any]
 
@@ -41,9 +52,12 @@ _UUID_ALLOWANCE = "x" * 50
 
 @dataclass(frozen=True)
 class Button:
+    """A card button: it opens `url`, or calls back with `action` (`bot.actions`)."""
+
     label: str
-    url: str
+    url: str = ""
     primary: bool = False
+    action: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,8 @@ class CardFrame:
     subtitle: str
     template: str
     buttons: tuple[Button, ...] = ()
+    # The title of a card of several: "%(title)s (%(part)s/%(parts)s)" in its language.
+    part_title: str = "%(title)s (%(part)s/%(parts)s)"
 
 
 def header_template(risks: Iterable[Risk]) -> str:
@@ -91,11 +107,15 @@ def _is_web_url(url: str) -> bool:
 
 
 def _button(button: Button) -> Card:
+    """A card 2.0 button: `open_url`, or a `callback` whose value Feishu sends back in
+    `card.action.trigger` when it is clicked."""
+    behaviour: Card = ({"type": "callback", "value": {"action": button.action}}
+                       if button.action else {"type": "open_url", "default_url": button.url})
     return {
         "tag": "button",
         "text": {"tag": "plain_text", "content": button.label},
         "type": "primary" if button.primary else "default",
-        "behaviors": [{"type": "open_url", "default_url": button.url}],
+        "behaviors": [behaviour],
     }
 
 
@@ -126,12 +146,7 @@ def _card(frame: CardFrame, title: str, sections: Sequence[str], *, buttons: boo
     }
 
 
-def _macro(lang: Lang, template: str, name: str, *args: Any) -> str:
-    module = environment(lang, (TEMPLATES,)).get_template(template).module
-    return typeset(str(getattr(module, name)(*args)).strip(), lang)
-
-
-def build_cards(frame: CardFrame, sections: Iterable[str], lang: Lang, *,
+def build_cards(frame: CardFrame, sections: Iterable[str], *,
                 limit: int = MAX_REQUEST_BYTES) -> list[Card]:
     """Cards holding `sections` in order, each within `limit` request bytes; when more
     than one is needed each title says which part it is, and the buttons go last."""
@@ -140,7 +155,7 @@ def build_cards(frame: CardFrame, sections: Iterable[str], lang: Lang, *,
     def titled(part: int, count: int) -> str:
         if count == 1:
             return frame.title
-        return _macro(lang, "feishu/digest.j2", "part_title", frame.title, part, count)
+        return frame.part_title % {"title": frame.title, "part": part, "parts": count}
 
     def measure(chunk: str) -> int:
         # Worst case for every chunk: a two-digit part number and the buttons.
@@ -156,71 +171,67 @@ def build_cards(frame: CardFrame, sections: Iterable[str], lang: Lang, *,
     ]
 
 
+_COLOURS: dict[str, str] = {"high": "red", "medium": "orange", "low": "blue",
+                            "clear": "green", "info": "blue", "done": "green",
+                            "quiet": "grey"}
+_MARKUP = FeishuMarkup()
+
+
+def _line(line: Line) -> str:
+    return inline(line, _MARKUP)
+
+
+def _block(block: DocBlock, colon: str) -> str:
+    if isinstance(block, Heading):
+        # Bold already: a strong span inside is plain text, so no `**` closes it early.
+        text = _line(tuple(Text(s.text) if isinstance(s, Strong) else s
+                           for s in block.line)).strip()
+        return f"**{text}**" if text else ""
+    if isinstance(block, Paragraph):
+        return "\n".join(_line(line) for line in block.lines)
+    if isinstance(block, Items):
+        bullet = "" if block.ordered else "- "
+        return "\n".join(text for item in block.items for text in (
+            bullet + _line(item.line), *(f"  - {_line(sub)}" for sub in item.sub)))
+    if isinstance(block, Facts):
+        return "\n".join(f"**{_MARKUP.esc(label)}**{_MARKUP.esc(colon)}{_line(value)}"
+                         for label, value in block.facts)
+    if isinstance(block, Context):
+        return "\n".join(f"<font color='grey'>{_line(line)}</font>" for line in block.lines)
+    return ""
+
+
+def _button_of(button: DocButton) -> Button | None:
+    if button.action:
+        return Button(label=button.label, action=button.action, primary=button.primary)
+    if _is_web_url(button.url):
+        return Button(label=button.label, url=button.url, primary=button.primary)
+    return None
+
+
+def encode(document: Document, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
+    """A document as one or more cards: its title, subtitle and tone in the header,
+    one markdown element per part (a horizontal rule between), its buttons last (the
+    first few key PRs', then its own)."""
+    buttons = [_button_of(b) for b in
+               (*document.item_buttons()[:KEY_PULL_BUTTONS], *document.buttons())]
+    frame = CardFrame(title=document.title, subtitle=document.subtitle,
+                      template=_COLOURS.get(document.tone, "blue"),
+                      buttons=tuple(b for b in buttons if b is not None),
+                      part_title=document.part_title)
+    sections = ["\n".join(text for text in (_block(b, document.colon) for b in part) if text)
+                for part in parts(document)]
+    return build_cards(frame, sections, limit=limit)
+
+
 def digest_cards(digest: Digest, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
-    """The weekly digest as one or more cards: header coloured by its worst risk,
-    one markdown element per section, buttons to the key PRs and the full report."""
-    lang = digest.lang
-    view = chat_view(digest)
-    markup, plain = FeishuMarkup(), markup_for("text")
-    name = "feishu/digest.j2"
-    buttons = [
-        Button(label=part.ref(k.number), url=k.url)
-        for part in view.each for k in part.quick[:KEY_PULL_BUTTONS] if _is_web_url(k.url)
-    ][:KEY_PULL_BUTTONS]
-    reports = ([("", digest.report_url)] if digest.report_url and not view.parts
-               else view.report_links)
-    buttons += [Button(label=_macro(lang, name, "full_report", repository), url=url,
-                       primary=True)
-                for repository, url in reports if _is_web_url(url)]
-    frame = CardFrame(
-        title=_macro(lang, name, "title", view, plain),
-        subtitle=_macro(lang, name, "subtitle", view),
-        template=header_template(view.all_risks),
-        buttons=tuple(buttons),
-    )
-    sections = [_macro(lang, name, "section", section, view, digest, markup)
-                for section in view.sections]
-    return build_cards(frame, sections, lang, limit=limit)
-
-
-_REPLY_COLOURS = {"help": "blue", "topics": "blue", "subscribed": "green",
-                  "unsubscribed": "green", "error": "grey", "settings": "green",
-                  "answer": "blue"}
+    """The weekly digest as one or more cards."""
+    return encode(digest_document(digest), limit=limit)
 
 
 def _reply_cards(reply: Reply, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
     """A chat reply as cards; a digest reply is the digest's cards."""
-    if reply.kind == "digest":
-        if reply.digest is None:
-            raise ValueError("a digest reply without a digest")
-        return digest_cards(reply.digest, limit=limit)
-    lang = reply.lang
-    name = "feishu/reply.j2"
-    params = dict(reply.params)
-    buttons: tuple[Button, ...] = ()
-    if reply.kind == "pull":
-        if reply.pull is None:
-            raise ValueError("a pull reply without a pull")
-        template = header_template(reply.pull.risks)
-        subtitle = reply.pull.repository
-        if _is_web_url(reply.pull.url):
-            buttons = (Button(label=_macro(lang, name, "open_pull"), url=reply.pull.url,
-                              primary=True),)
-    elif reply.kind == "notices":
-        template = header_template(tuple(r for n in reply.notices if n.pull is not None
-                                         for r in n.pull.risks))
-        subtitle = _macro(lang, name, "subtitle", list(dict.fromkeys(
-            n.pull.repository for n in reply.notices if n.pull is not None)))
-    else:
-        template = _REPLY_COLOURS.get(reply.kind, "blue")
-        # The channel's scope: its repositories joined by ", ".
-        scope = params.get("repository", "")
-        subtitle = _macro(lang, name, "subtitle", scope.split(", ")) if scope else ""
-    frame = CardFrame(title=_macro(lang, name, "title", reply), subtitle=subtitle,
-                      template=template, buttons=buttons)
-    body = _macro(lang, name, "body", reply, params, FeishuMarkup())
-    # One section: an answer too long for a card splits at its line ends.
-    return build_cards(frame, [body], lang, limit=limit)
+    return encode(reply_document(reply), limit=limit)
 
 
 reply_cards = reply_memo(_reply_cards)

@@ -28,8 +28,9 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
+from adapters.sending import Again, send_in_turn, send_parts
 from adapters.slack.render import SlackMessage
-from bot.pacing import Lane, NoTurn, Pacer
+from bot.pacing import Lane, Pacer
 from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
@@ -115,23 +116,14 @@ class SlackOutbound:
                           key: str | None, *, found: Mapping[int, str] | None = None,
                           thread_ts: str | None = None,
                           event: str = DELIVERY_EVENT) -> list[str]:
-        posted: list[str] = []
-        found = found or {}
-        for part, message in enumerate(messages):
-            if part in found:
-                posted.append(found[part])
-                continue
+        async def one(part: int, message: SlackMessage) -> str:
             metadata = delivery_metadata(key, part, len(messages), event=event)
-            try:
-                posted.append(await self.post(channel_id, message, thread_ts,
-                                               metadata=metadata))
-            except DeliveryError as exc:
-                if posted:
-                    raise DeliveryError(
-                        f"{exc} (after {len(posted)} of {len(messages)} parts were posted)"
-                    ) from None
-                raise
-        return posted
+            return await self.post(channel_id, message, thread_ts, metadata=metadata)
+
+        return await send_parts(messages, one, found=found, failure=DeliveryError, partial=(
+            lambda exc, posted: DeliveryError(
+                f"{exc} (after {len(posted)} of {len(messages)} parts were posted)")
+            if posted else exc))
 
     async def delivered_parts(self, channel_id: str, key: str, since: datetime, *,
                                event: str = DELIVERY_EVENT, thread: str | None = None
@@ -177,29 +169,27 @@ class SlackOutbound:
                     thread_ts: str | None = None, *,
                     metadata: dict[str, Any] | None = None) -> str:
         self.session()
-        lanes = self.lanes(channel_id)
         arguments = post_arguments(channel_id, message, thread_ts, metadata=metadata)
-        for attempt in range(1, self.post_attempts + 1):
-            try:
-                await self.pacer.take_turn(lanes, max_wait=self.max_wait)
-            except NoTurn as late:
-                raise DeliveryError(f"Slack is rate limited for chat.postMessage to "
-                                    f"{channel_id} for {late.seconds:.0f} s more") from None
+
+        async def attempt(_: int) -> str:
             try:
                 response = await self.client.chat_postMessage(**arguments)
             except SlackApiError as exc:
                 wait = retry_after(exc)
-                if wait is not None:
-                    await self.pacer.hold_off(lanes, wait)
-                    if attempt < self.post_attempts:
-                        continue
-                raise _refusal(exc, channel_id, thread_ts) from None
+                refusal = _refusal(exc, channel_id, thread_ts)
+                raise (Again(refusal, hold=wait) if wait is not None else refusal) from None
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise DeliveryError(
                     f"Slack could not be reached for chat.postMessage to {channel_id}: "
                     f"{type(exc).__name__}") from None
             return str(response.get("ts", ""))
-        raise DeliveryError("Slack: no attempt was made")  # unreachable: attempts >= 1
+
+        return await send_in_turn(
+            attempt, pacer=self.pacer, lanes=self.lanes(channel_id),
+            attempts=self.post_attempts, max_wait=self.max_wait,
+            late=lambda late: DeliveryError(
+                f"Slack is rate limited for chat.postMessage to {channel_id} for "
+                f"{late.seconds:.0f} s more"))
 
     async def respond(self, response_url: str, message: SlackMessage) -> None:
         """One answer through a slash command's response_url (the URL is a credential of

@@ -34,6 +34,7 @@ from telegram.ext import (
 )
 
 from adapters.base import DeliveryError, PostInDoubt
+from adapters.sending import send_parts
 from adapters.telegram import TEMPLATES
 from adapters.telegram.admins import is_chat_admin
 from adapters.telegram.flood import PacedLimiter
@@ -457,21 +458,17 @@ class TelegramAdapter:
     async def _send(self, chat: int | str, messages: Sequence[TelegramMessage], *,
                     reply_to: int | None = None, thread_id: int | None = None) -> list[str]:
         """Send messages in order; the first one answers `reply_to` when given."""
-        sent: list[str] = []
-        for index, message in enumerate(messages):
+        async def one(index: int, message: TelegramMessage) -> str:
             arguments = send_arguments(chat, message,
                                        reply_to=reply_to if index == 0 else None,
                                        thread_id=thread_id)
-            try:
-                posted = await self.application.bot.send_message(**arguments)
-            except ChatMigrated:
-                if sent:
-                    raise _PartialDelivery(sent, TelegramError("chat migrated")) from None
-                raise
-            except TelegramError as error:
-                raise _PartialDelivery(sent, error) from None
-            sent.append(str(posted.message_id))
-        return sent
+            posted = await self.application.bot.send_message(**arguments)
+            return str(posted.message_id)
+
+        return await send_parts(messages, one, failure=TelegramError,
+                                partial=lambda error, sent: error if isinstance(
+                                    error, ChatMigrated) and not sent
+                                else _PartialDelivery(sent, error))
 
     def _redact(self, error: BaseException | None) -> str:
         text = str(error) if error is not None else "unknown error"

@@ -5,8 +5,6 @@ again in its next turn."""
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import logging
 import math
 import warnings
@@ -18,7 +16,8 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
-from bot.pacing import Lane, NoTurn, Pacer
+from adapters.sending import Again, send_in_turn
+from bot.pacing import Lane, Pacer
 
 __all__ = ["PacedLimiter", "retry_after_seconds"]
 
@@ -72,21 +71,19 @@ class PacedLimiter(BaseRateLimiter[None]):
     ) -> bool | dict[str, Any] | list[dict[str, Any]]:
         chat = data.get("chat_id")
         lanes = self.lanes(str(chat)) if paced(endpoint) and chat is not None else ()
-        for attempt in itertools.count(1):
-            try:
-                await self.pacer.take_turn(lanes, max_wait=self.max_wait)
-            except NoTurn as late:
-                raise RetryAfter(timedelta(seconds=math.ceil(late.seconds))) from None
+
+        async def attempt(number: int) -> bool | dict[str, Any] | list[dict[str, Any]]:
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as error:
                 wait = retry_after_seconds(error)
-                if lanes:
-                    await self.pacer.hold_off(lanes, wait)
-                if attempt > self.max_retries or wait > self.max_wait:
-                    raise
-                logger.warning("telegram %s: flood control, retrying in %.1f s (attempt %d)",
-                               endpoint, wait, attempt)
-                if not lanes:  # not a message: no lane to wait in
-                    await asyncio.sleep(wait + 0.1)
-        raise AssertionError("unreachable")  # pragma: no cover
+                retry = wait <= self.max_wait
+                if retry and number <= self.max_retries:
+                    logger.warning("telegram %s: flood control, retrying in %.1f s "
+                                   "(attempt %d)", endpoint, wait, number)
+                raise Again(error, hold=wait, retry=retry) from None
+
+        return await send_in_turn(
+            attempt, pacer=self.pacer, lanes=lanes, attempts=self.max_retries + 1,
+            max_wait=self.max_wait,
+            late=lambda late: RetryAfter(timedelta(seconds=math.ceil(late.seconds))))

@@ -53,7 +53,9 @@ def _keyboard(rows: tuple[tuple[LinkButton, ...], ...]) -> InlineKeyboardMarkup 
     if not rows:
         return None
     return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(button.label, url=button.url) for button in row] for row in rows]
+        [[InlineKeyboardButton(button.label, callback_data=button.action) if button.action
+          else InlineKeyboardButton(button.label, url=button.url) for button in row]
+         for row in rows]
     )
 
 

@@ -1,15 +1,18 @@
-"""Digest and Reply to Telegram messages: HTML parse mode text plus inline URL buttons.
+"""`Document` -> Telegram messages: HTML parse mode text plus an inline keyboard (links,
+and buttons whose `callback_data` is a chat command).
 
-The words come from `adapters/telegram/templates/telegram/`; this module only cuts them
-into messages Telegram accepts. Telegram counts a message's length after parsing its HTML (tags
-don't count, an entity counts as one character), at most 4096; we count UTF-16 code
-units, which is never less than what Telegram counts. Sections are separated by a
-blank line and split with the shared `split_sections`; a tag never spans a line, so a
-cut at a line end never lands inside one.
+The core lays the digest or reply out (`bot.render.layouts`); this module encodes it
+in `TelegramMarkup` and cuts it into messages Telegram accepts. Telegram counts a
+message's length after parsing its HTML (tags don't count, an entity counts as one
+character), at most 4096; we count UTF-16 code units, which is never less than what
+Telegram counts. Parts are separated by a blank line and split with the shared
+`split_sections`; a tag never spans a line, so a cut at a line end never lands inside
+one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from dataclasses import dataclass
@@ -17,14 +20,28 @@ from dataclasses import dataclass
 from adapters.telegram import TEMPLATES
 from adapters.telegram.markup import TelegramMarkup
 from bot.i18n import translator
-from bot.models import Digest, Lang, Reply
-from bot.render import render_reply, render_template, split_sections
-from bot.render.chat import chat_view
+from bot.models import Digest, Reply
+from bot.render import split_sections
+from bot.render.document import (
+    Block,
+    Button,
+    Buttons,
+    Context,
+    Document,
+    Facts,
+    Heading,
+    Items,
+    Line,
+    Paragraph,
+    Text,
+    inline,
+    parts,
+)
+from bot.render.layouts import digest_document, reply_document
 from bot.render.memo import reply_memo
 
 MAX_MESSAGE_CHARS = 4096
-BUTTONS_PER_ROW = 3
-DIGEST_TEMPLATE = "telegram/digest.telegram.j2"
+BUTTONS_PER_ROW = 2
 
 _TAG = re.compile(r"<[^>]*>")
 _TAG_PARTS = re.compile(r"(<[^>]*>)")
@@ -39,10 +56,12 @@ _HEADING = re.compile(r"<b>[^<>\n]*</b>")
 
 @dataclass(frozen=True, slots=True)
 class LinkButton:
-    """An inline keyboard button that opens a URL."""
+    """An inline keyboard button: it opens `url`, or sends `action` back as its
+    `callback_data` (`bot.actions`)."""
 
     label: str
-    url: str
+    url: str = ""
+    action: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,64 +148,98 @@ def _button_rows(buttons: list[LinkButton]) -> tuple[tuple[LinkButton, ...], ...
     )
 
 
-def _safe_button(label: str, url: str) -> LinkButton | None:
-    """Only http(s) URLs become buttons; anything else would be refused or unsafe."""
-    target = url.strip()
-    return LinkButton(label=label, url=target) if _HTTP_URL.fullmatch(target) else None
+def _keyboard_button(button: Button) -> LinkButton | None:
+    """A link (only to http(s): anything else would be refused or unsafe), or a button
+    whose `callback_data` is its action."""
+    if button.action:
+        return LinkButton(label=button.label, action=button.action)
+    target = button.url.strip()
+    return LinkButton(label=button.label, url=target) if _HTTP_URL.fullmatch(target) else None
 
 
-def _messages(
-    text: str, buttons: list[LinkButton | None], limit: int
-) -> list[TelegramMessage]:
-    """The text's messages, the buttons under the last one (where the reader ends)."""
-    parts = split_html(text, limit)
+_MARKUP = TelegramMarkup()
+
+
+def _line(line: Line) -> str:
+    return inline(line, _MARKUP)
+
+
+def _heading(line: Line) -> str:
+    return f"<b>{_line(line).replace(chr(10), ' ')}</b>"
+
+
+def _block(block: Block, colon: str = ": ") -> str:
+    if isinstance(block, Heading):
+        return _heading(block.line)
+    if isinstance(block, Paragraph):
+        return "\n".join(_line(line) for line in block.lines)
+    if isinstance(block, Items):
+        bullet = "" if block.ordered else "• "
+        return "\n".join(line for item in block.items for line in (
+            bullet + _line(item.line), *(f"  - {_line(sub)}" for sub in item.sub)))
+    if isinstance(block, Facts):
+        return "\n".join(f"{_MARKUP.esc(label)}{_MARKUP.esc(colon)}{_line(value)}"
+                         for label, value in block.facts)
+    if isinstance(block, Context):
+        return "\n".join(f"<i>{_line(line)}</i>" for line in block.lines)
+    return ""
+
+
+def document_html(document: Document) -> str:
+    """The document as one HTML text, before splitting: a blank line between its
+    parts (where a long message is split first); within a part of several, and after
+    a heading, one line break."""
+    pieces = parts(document)
+    texts: list[str] = [_heading((Text(document.title),))] if document.headline else []
+    for part in pieces:
+        text = ""
+        previous: Block | None = None
+        for block in part:
+            rendered = _block(block, document.colon)
+            if not rendered:
+                continue
+            joiner = "\n" if isinstance(previous, Heading) or len(pieces) > 1 else "\n\n"
+            text = f"{text}{joiner}{rendered}" if text else rendered
+            previous = block
+        texts.append(text)
+    if document.headline and len(texts) > 1:  # the title over the first part
+        texts[:2] = [f"{texts[0]}\n{texts[1]}"]
+    return "\n\n".join(t for t in texts if t)
+
+
+def encode(document: Document, *, limit: int = MAX_MESSAGE_CHARS) -> list[TelegramMessage]:
+    """A document as Telegram messages, its buttons (the key PRs', then its own) under
+    the last one, where the reader ends."""
+    buttons = [_keyboard_button(b) for b in (*document.item_buttons(), *document.buttons())]
+    parts_ = split_html(document_html(document), limit)
     rows = _button_rows([b for b in buttons if b is not None])
-    messages = [TelegramMessage(text=part) for part in parts]
+    messages = [TelegramMessage(text=part) for part in parts_]
     if messages and rows:
         messages[-1] = TelegramMessage(text=messages[-1].text, buttons=rows)
     return messages
 
 
-def render_digest_html(digest: Digest) -> str:
-    """The whole chat digest as one HTML text, before splitting."""
-    view = chat_view(digest)
-    return render_template(DIGEST_TEMPLATE, digest.lang, v=view, d=digest,
-                           m=TelegramMarkup(), roots=(TEMPLATES,))
-
-
 def render_digest_messages(
     digest: Digest, *, limit: int = MAX_MESSAGE_CHARS
 ) -> list[TelegramMessage]:
-    """The weekly digest as Telegram messages; the key PRs of the quick view (and the
-    full report, when there is one) as buttons under the last message."""
-    view = chat_view(digest)
-    buttons = [_safe_button(label, url) for label, url in view.pull_buttons]
-    t = translator(digest.lang, (TEMPLATES,))
-    if digest.report_url and not view.parts:
-        buttons.append(_safe_button(t("Full report"), digest.report_url))
-    buttons += [_safe_button(t("Full report (%(repository)s)", repository=name), url)
-                for name, url in view.report_links if name]
-    return _messages(render_digest_html(digest), buttons, limit)
+    """The weekly digest as Telegram messages."""
+    return encode(digest_document(digest), limit=limit)
 
 
 def _render_reply_messages(
     reply: Reply, *, limit: int = MAX_MESSAGE_CHARS
 ) -> list[TelegramMessage]:
-    """A chat reply as Telegram messages; a PR answer gets a button to the PR."""
-    if reply.kind == "digest":
-        if reply.digest is None:
-            raise ValueError("a digest reply without a digest")
-        return render_digest_messages(reply.digest, limit=limit)
-    buttons: list[LinkButton | None] = []
-    if reply.kind == "pull" and reply.pull is not None:
-        label = _open_label(reply.lang, reply.pull.number)
-        buttons.append(_safe_button(label, reply.pull.url))
-    text = render_reply(reply, "telegram", markup=TelegramMarkup(), roots=(TEMPLATES,))
-    return _messages(text, buttons, limit)
+    """A chat reply as Telegram messages; in help, how Telegram takes a command."""
+    document = reply_document(reply)
+    if document.kind == "help" or (reply.answer is not None
+                                   and reply.answer.question == "hello"):
+        hint = translator(reply.lang, (TEMPLATES,))(
+            "In Telegram a command also works with a slash: /risks 7035, /digest, /topics, "
+            "/help; in a group, mention me or reply to me.")
+        document = dataclasses.replace(document, blocks=(
+            *document.body(), Paragraph(((Text(hint),),)),
+            *(b for b in document.blocks if isinstance(b, Buttons))))
+    return encode(document, limit=limit)
 
 
 render_reply_messages = reply_memo(_render_reply_messages)
-
-
-def _open_label(lang: Lang, number: int) -> str:
-    return translator(lang, (TEMPLATES,))("Open #%(number)s on GitHub", number=number)

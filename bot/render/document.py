@@ -154,7 +154,9 @@ class Document:
     tone: Tone = "info"
     headline: bool = False
     private: bool = False
-    # The title of a continuation, "%(title)s (%(part)s/%(parts)s)" in the reader's words.
+    # The title of a continuation, "%(title)s (%(part)s/%(parts)s)" in the reader's words,
+    # and what parts a label from its value ("：" in zh).
+    colon: str = ": "
     part_title: str = "%(title)s (%(part)s/%(parts)s)"
 
     def part_label(self, title: str, part: int, count: int) -> str:

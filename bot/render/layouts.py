@@ -133,7 +133,8 @@ def digest_document(digest: Digest) -> Document:
     return Document(
         kind="digest", lang=digest.lang, title=w("title", _PLAIN), headline=True,
         notification=w.line_text("notification"), subtitle=w("period"),
-        tone=worst(view.all_risks), blocks=tuple(blocks), part_title=w("part_title"))
+        tone=worst(view.all_risks), blocks=tuple(blocks), part_title=w("part_title"),
+        colon=w("colon"))
 
 
 def _with_pull_buttons(w: Words, view: DigestView, blocks: tuple[Block, ...]
@@ -155,8 +156,7 @@ def _with_pull_buttons(w: Words, view: DigestView, blocks: tuple[Block, ...]
 
 def _digest_buttons(w: Words, view: DigestView) -> list[Button | None]:
     digest = view.d
-    buttons = [_link(w("report_button", name), url, primary=True)
-               for name, url in view.report_links]
+    buttons: list[Button | None] = []
     repo = None if view.parts else digest.repository
     try:
         before = shift_week(digest.week, -1)
@@ -171,7 +171,8 @@ def _digest_buttons(w: Words, view: DigestView) -> list[Button | None]:
                         Command(kind="risks", repo=part.scope or digest.repository,
                                 pull=k.number))
                 for part, k in risky]
-    return buttons
+    return buttons + [_link(w("report_button", name), url, primary=True)
+                      for name, url in view.report_links]
 
 
 # --- replies ------------------------------------------------------------------------

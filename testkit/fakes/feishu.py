@@ -77,15 +77,14 @@ class SentCard:
                          if e.get("tag") == "markdown")
 
     def buttons(self) -> list[tuple[str, str]]:
-        """(label, url) of every button."""
+        """(label, url) of every button that opens a page."""
         found: list[tuple[str, str]] = []
 
         def walk(node: Any) -> None:
             if isinstance(node, dict):
                 if node.get("tag") == "button":
-                    url = next(b["default_url"] for b in node["behaviors"]
-                               if b["type"] == "open_url")
-                    found.append((node["text"]["content"], url))
+                    found.extend((node["text"]["content"], b["default_url"])
+                                 for b in node["behaviors"] if b["type"] == "open_url")
                 for value in node.values():
                     walk(value)
             elif isinstance(node, list):

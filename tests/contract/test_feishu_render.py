@@ -120,10 +120,16 @@ def test_the_example_digest_is_one_red_card_with_every_section(lang: Lang) -> No
     for pull in chat_view(digest).quick:
         assert f"&#35;{pull.number} " in "".join(markdown_of(card))
     assert feishu_visible(card) <= CHAT_CEILING
-    # Buttons: the first key PRs; no report button without a report address.
-    buttons = card["body"]["elements"][-1]
-    assert [c["elements"][0]["text"]["content"] for c in buttons["columns"]] == [
-        f"#{k.number}" for k in chat_view(digest).quick[:3]]
+    # Buttons: the first key PRs, then the commands (the week before, the risks of key
+    # PRs); no report button without a report address.
+    buttons = [c["elements"][0] for c in card["body"]["elements"][-1]["columns"]]
+    opened = [b["behaviors"][0]["default_url"] for b in buttons
+              if b["behaviors"][0]["type"] == "open_url"]
+    assert opened == [k.url for k in chat_view(digest).quick[:3]]
+    commands = [b["behaviors"][0]["value"]["action"] for b in buttons
+                if b["behaviors"][0]["type"] == "callback"]
+    assert commands[0] == '["pd1","digest","acme/lumen",0,"2026-W28"]'
+    assert all('"risks"' in c for c in commands[1:]) and commands[1:]
 
 
 def test_the_full_report_is_the_primary_button() -> None:
