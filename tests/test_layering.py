@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot", "bot.clock", "bot.events", "bot.models", "bot.errors", "bot.validation",
      "bot.resources", "bot.config", "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
-     "bot.pacing", "bot.logs", "bot.extras"),
+     "bot.pacing", "bot.logs", "bot.extras", "bot.actions"),
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ADAPTERS_MAY_USE = ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation",
                     "bot.resources", "bot.config", "bot.week", "bot.i18n", "bot.snapshot",
                     "bot.source", "bot.links", "bot.redaction", "bot.pacing", "bot.render",
-                    "bot.chat", "bot.extras", "bot.logs")
+                    "bot.chat", "bot.extras", "bot.logs", "bot.actions")
 COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.cli.post")
 MAX_ADAPTER_IMPORTERS = 3
 

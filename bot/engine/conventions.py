@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 import msgspec
 
@@ -335,3 +336,54 @@ def bump_subject(text: str) -> str:
     `gitpython`, `bump the github-actions group …` -> `github-actions`), or the text."""
     found = _BUMPED.match(text.strip())
     return found.group(1).strip("`") if found else text.strip()
+
+
+# `upgrade to TypeScript 6`: what is upgraded is the rest of the title.
+_UPGRADED_TO = re.compile(r"^(?:bump|update|upgrade|move|migrate)\s+to\s+(\S.{0,40}?)\s*$", re.I)
+# The version an update goes to: `… to v30`, `… from 3.1.54 to 3.1.57`, `… to ^0.56.0`.
+_TARGET = re.compile(r"\bto\s+([\^~]?v?\d+(?:\.[\w-]+)*)\s*(?:\[[^\]]*\]\s*)?$", re.I)
+# A renovate group updated as a whole (`update all non-major dependencies`): no name.
+_UNNAMED = frozenset({"all", "dependencies", "deps", "packages", "the"})
+
+
+class Bumped(NamedTuple):
+    """A dependency update as a reader wants it named: `jsdom v30`, `TypeScript 6`;
+    `major` when it moves to a new major version (`v30`, `6`), which is worth reading
+    first; `name` empty for a group update that names nothing (`all non-major …`)."""
+
+    name: str
+    major: bool
+
+
+def bumped(text: str) -> Bumped:
+    """What a dependency update updates, with the version it goes to when it says one."""
+    text = text.strip()
+    whole = _UPGRADED_TO.match(text)
+    if whole:
+        name = whole.group(1).strip("`")
+        return Bumped(name, major=bool(re.search(r"\bv?\d+$", name)))
+    subject = bump_subject(text)
+    if subject.lower() in _UNNAMED:
+        return Bumped("", major=False)
+    target = _TARGET.search(text)
+    if target is None or subject == text:
+        return Bumped(subject, major=False)
+    version = target.group(1)
+    return Bumped(f"{subject} {version}", major=_new_major(text, version))
+
+
+_FROM = re.compile(r"\bfrom\s+[\^~]?v?(\d+)(?:\.(\d+))?", re.I)
+_VERSION = re.compile(r"[\^~]?v?(\d+)(?:\.(\d+))?")
+
+
+def _new_major(text: str, version: str) -> bool:
+    """Whether an update goes to a new major version: `to v30`, `from 48.0.1 to 50.0.0`,
+    `from 0.8.1 to 0.9.0` (a 0.x minor breaks as a major does)."""
+    if re.fullmatch(r"v?\d+", version):
+        return True
+    before, after = _FROM.search(text), _VERSION.match(version)
+    if before is None or after is None:
+        return False
+    if before.group(1) != after.group(1):
+        return True
+    return before.group(1) == "0" and before.group(2) != after.group(2)
