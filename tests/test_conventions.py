@@ -357,6 +357,9 @@ def test_the_original_under_a_zh_line_is_escaped_on_the_report_page() -> None:
     ("update dependency postcss to v8.5.23 [security]", "postcss v8.5.23", False),
     ("update lint", "lint", False),
     ("update all non-major dependencies", "", False),
+    ("bump jsoup, springdoc-openapi and gradle-git-properties versions",
+     "jsoup, springdoc-openapi and gradle-git-properties", False),
+    ("Upgrade Pinia to 4 and Vue Router to 5.2", "Pinia to 4 and Vue Router to 5.2", False),
 ])
 def test_a_dependency_update_is_named_with_the_version_it_goes_to(
         title: str, name: str, major: bool) -> None:
@@ -375,3 +378,21 @@ def test_a_week_of_bumps_names_the_moves_to_a_new_major_first_and_counts_every_u
                           repo_config=RepoConfig(), lang="en")
     assert "Dependency updates: 5 updates (jsdom v30, lint, monaco-editor ^0.56.0 and 2 more)" \
         in render_digest(digest, "text")
+
+
+@pytest.mark.parametrize(("title", "kind", "text"), [
+    (":art: Improve configuration initialization https://github.com/o/r/issues/17954",
+     "feat", "Improve configuration initialization"),
+    (":art: Fix siyuan:// protocol handler in Windows dev environment", "fix",
+     "Fix siyuan:// protocol handler in Windows dev environment"),
+    ("🎨 Fix the export of empty charts", "fix", "Fix the export of empty charts"),
+    (":bug: Fix stale FTS tokens https://github.com/o/r/issues/1 https://ld246.com/a/2",
+     "fix", "Fix stale FTS tokens"),
+    (":rotating_light: Fix linter warnings", "style", "Fix linter warnings"),
+])
+def test_a_gitmoji_of_no_kind_lets_the_words_decide_and_trailing_links_go(
+        title: str, kind: str, text: str) -> None:
+    cls = classify(_pull(1, title), RepoConfig())
+    assert cls.type == kind
+    assert "http" not in cls.short_title
+    assert cls.short_title.lower().endswith(text.split(" ", 1)[1].lower())

@@ -57,14 +57,16 @@ _BREAKING_NAMES = frozenset({"breaking", "breaking-change", "breaking-changes"})
 ADVISORY_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b", re.I)
 
 # Gitmoji (gitmoji.dev) by character and by shortcode: the type each says, and whether
-# it says security (🔒), breaking (💥) or a dependency bump (⬆️ ⬇️ 📌 ➕ ➖).
+# it says security (🔒), breaking (💥) or a dependency bump (⬆️ ⬇️ 📌 ➕ ➖). 🎨 ("improve
+# structure / format") and 💄 ("UI and style files") say no type: teams lead every kind of
+# improvement with them (`:art: Fix …`, `:art: Improve …`), so the words decide.
 _GITMOJI: dict[str, str] = {
     "🐛": "fix", "🚑": "fix", "🩹": "fix", "🥅": "fix", "👽": "fix", "✏": "docs",
     "🔒": "fix", "✨": "feat", "🎉": "feat", "🚩": "feat", "📈": "feat", "♿": "feat",
     "📱": "feat", "🥚": "feat", "🛂": "feat", "💫": "feat", "🌐": "chore", "💬": "chore",
     "📝": "docs", "💡": "docs", "📄": "docs", "♻": "refactor", "🔥": "refactor",
     "🚚": "refactor", "⚰": "refactor", "🗑": "refactor", "🏗": "refactor",
-    "🏷": "refactor", "🎨": "style", "💄": "style", "🚨": "style", "⚡": "perf",
+    "🏷": "refactor", "🎨": "", "💄": "", "🚨": "style", "⚡": "perf",
     "🐎": "perf", "✅": "test", "🧪": "test", "🤡": "test", "📸": "test", "👷": "ci",
     "💚": "ci", "🚀": "ci", "⬆": "build", "⬇": "build", "📌": "build", "➕": "build",
     "➖": "build", "📦": "build", "🔨": "build", "🔧": "chore", "🔖": "chore",
@@ -199,11 +201,16 @@ def _scope_modules(scope: str) -> list[str]:
             if (name := normalise_module(part)) and not _NOT_A_MODULE.match(name)]
 
 
+# Links a team appends to its titles (`… https://github.com/o/r/issues/17540`): where
+# the discussion is, not what changed.
+_TRAILING_LINKS = re.compile(r"(?:\s+<?https?://\S+>?)+\s*$")
+
+
 @lru_cache(maxsize=8192)
 def parse_title(title: str) -> Title:
     """The conventions of `title` (see the module's docstring), read off its front;
     read once per title (classification and the risk rules both ask)."""
-    rest = title.strip()
+    rest = _TRAILING_LINKS.sub("", title.strip()) or title.strip()
     merge = _MERGE_PULL.match(rest)
     if merge:
         rest = merge.group(2).strip() or merge.group(1).split("/", 1)[-1]
@@ -342,6 +349,11 @@ def bump_subject(text: str) -> str:
 _UPGRADED_TO = re.compile(r"^(?:bump|update|upgrade|move|migrate)\s+to\s+(\S.{0,40}?)\s*$", re.I)
 # The version an update goes to: `… to v30`, `… from 3.1.54 to 3.1.57`, `… to ^0.56.0`.
 _TARGET = re.compile(r"\bto\s+([\^~]?v?\d+(?:\.[\w-]+)*)\s*(?:\[[^\]]*\]\s*)?$", re.I)
+# Several dependencies in one update, as a list of names.
+_NAME = r"[\w@/.+-]+"
+_LISTED = re.compile(rf"^(?:bump|update|upgrade)\s+(?:the\s+)?((?:{_NAME},\s*)+{_NAME}"
+                     rf"(?:,?\s+and\s+{_NAME})?|{_NAME}\s+and\s+{_NAME})"
+                     r"(?:\s+(?:versions?|dependencies|packages))?\s*$", re.I)
 # A renovate group updated as a whole (`update all non-major dependencies`): no name.
 _UNNAMED = frozenset({"all", "dependencies", "deps", "packages", "the"})
 
@@ -362,9 +374,14 @@ def bumped(text: str) -> Bumped:
     if whole:
         name = whole.group(1).strip("`")
         return Bumped(name, major=bool(re.search(r"\bv?\d+$", name)))
-    subject = bump_subject(text)
+    listed = _LISTED.match(text)
+    if listed:  # `bump jsoup, springdoc-openapi and gradle-git-properties versions`
+        return Bumped(listed.group(1), major=False)
+    subject = bump_subject(text).rstrip(",;:")
     if subject.lower() in _UNNAMED:
         return Bumped("", major=False)
+    if len(re.findall(r"\bto\s+[\^~]?v?\d", text)) > 1:  # `Pinia to 4 and Vue Router to 5.2`
+        return Bumped(re.sub(r"^\S+\s+(?:the\s+)?", "", text), major=False)
     target = _TARGET.search(text)
     if target is None or subject == text:
         return Bumped(subject, major=False)
