@@ -25,6 +25,7 @@ from bot.store.cache import HELD_SECONDS, CachedSource
 from bot.store.redis.cache import Cache, cache_from_env
 from bot.store.redis.client import sync_client
 from bot.week import current_week, week_period
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.redis_server import free_port
@@ -55,8 +56,8 @@ def cache(redis_url: str) -> Iterator[Cache]:
 
 def cached_source(fake: FakeGitHub, cache: Cache | None, *, token: str | None = TOKEN,
                   config: Config = CONFIG, retries: int = 3) -> CachedSource:
-    github = GitHubSource(config, token=token, base_url=fake.base_url, sleep=lambda s: None,
-                          retries=retries)
+    github = GitHubSource(config, token=token, base_url=fake.base_url,
+                          clock=VirtualClock(datetime.now(UTC)), retries=retries)
     return CachedSource(github, cache, config, clock=HeldClock(datetime.now(UTC)))
 
 
@@ -287,7 +288,7 @@ def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
     fake.add_repo(REPO, pulls)
     lookups: list[bool] = []
     src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
-                                    sleep=lambda s: None),
+                                    clock=VirtualClock(datetime.now(UTC))),
                        counting_cache, CONFIG, events=held_lookups(lookups))
     assert src.held_pull(REPO, 1001) is None
     assert src.fetch_pull(REPO, 1001) == pulls[1]
@@ -352,7 +353,8 @@ def test_memory_holds_a_bounded_number_of_prs(fake: FakeGitHub, cache: Cache) ->
     pulls = build_week(REPO, count=5)
     fake.add_repo(REPO, pulls)
     src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
-                                    sleep=lambda s: None), cache, CONFIG, held_pulls=2)
+                                    clock=VirtualClock(datetime.now(UTC))), cache, CONFIG,
+                       held_pulls=2)
     for number in (1000, 1001, 1002):
         src.fetch_pull(REPO, number)
     src.fetch_pull(REPO, 1001)  # used again: kept over 1002

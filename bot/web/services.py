@@ -370,7 +370,8 @@ def build_services(
             metrics.github_points(rate.cost, rate.remaining if left is None else left,
                                   rate.reset_at.timestamp())
 
-        github = github_source(live, on_update=points, on_request=on_github_request)
+        github = github_source(live, on_update=points, on_request=on_github_request,
+                               clock=clock)
         source = CachedSource(github, counted, live, events=events, clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
