@@ -377,7 +377,7 @@ def build_services(
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(client) if client is not None else None
     digest_store = counted
-    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
+    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm, clock=clock)
     digests = Digests(live, source, subscriptions=store, reports=digest_store, clock=clock,
                       events=events, narrator=narrator)
     queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
