@@ -428,12 +428,19 @@ def test_one_failed_call_leaves_the_cache_on(redis_url: str) -> None:
 
 def test_failures_in_a_row_leave_redis_alone_for_the_cooldown(redis_url: str) -> None:
     flaky = FlakyRedis(sync_client(redis_url), failures=3)
-    store = Cache(flaky, failures_before_cooldown=3)  # type: ignore[arg-type]
+    clock = VirtualClock()
+    store = Cache(flaky, failures_before_cooldown=3, clock=clock)  # type: ignore[arg-type]
     for _ in range(3):
         assert store.get_report(REPO, WEEK, "en") is None
     store.put_report(REPO, WEEK, "en", b"kept?", 60)  # Redis answers again, but is not asked
     assert store.get_report(REPO, WEEK, "en") is None
     assert flaky.client.get(f"prdigest:v2:{{{REPO}}}:digest:report:{WEEK}:en") is None
+    clock.advance(store.cooldown_seconds - 1)
+    store.put_report(REPO, WEEK, "en", b"early", 60)  # still cooling down
+    assert flaky.client.get(f"prdigest:v2:{{{REPO}}}:digest:report:{WEEK}:en") is None
+    clock.advance(1)  # the cooldown is over: Redis is asked again
+    store.put_report(REPO, WEEK, "en", b"back", 60)
+    assert store.get_report(REPO, WEEK, "en") == b"back"
 
 
 def test_cache_from_env(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None:

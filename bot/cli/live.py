@@ -108,7 +108,7 @@ class LiveSource:
 
         update, finish = progress_bar()
         github = command_github(self.config, update, self.notice, clock=self.clock)
-        cache = cache_from_env(self.config)
+        cache = cache_from_env(self.config, self.clock)
         try:
             yield CachedSource(github, cache, self.config, clock=self.clock)
         finally:
