@@ -358,7 +358,7 @@ def build_services(
                           else MemoryCoordination(clock))
     client = sync_client(redis_url, variable) if redis_url else None
     # The cache's lookups count in /metrics; the plain one looks up for the page budget.
-    counted = Cache(client, events=events) if client is not None else None
+    counted = Cache(client, events=events, clock=clock) if client is not None else None
     live = LiveConfig(config, RedisChatSettings(client) if client is not None else None,
                       clock=clock)
     github: GitHubSource | PooledSource | None = None
@@ -370,13 +370,14 @@ def build_services(
             metrics.github_points(rate.cost, rate.remaining if left is None else left,
                                   rate.reset_at.timestamp())
 
-        github = github_source(live, on_update=points, on_request=on_github_request)
+        github = github_source(live, on_update=points, on_request=on_github_request,
+                               clock=clock)
         source = CachedSource(github, counted, live, events=events, clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(client) if client is not None else None
     digest_store = counted
-    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
+    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm, clock=clock)
     digests = Digests(live, source, subscriptions=store, reports=digest_store, clock=clock,
                       events=events, narrator=narrator)
     queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
@@ -413,7 +414,8 @@ def build_services(
     return Services(
         live=live, config_file=config_file, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
-        port=port, cache=Cache(client) if client is not None else None, github=github,
+        port=port, cache=Cache(client, clock=clock) if client is not None else None,
+        github=github,
         scheduler=scheduler, poller=poller, flusher=flusher, webhook_secret=webhook_secret,
         report_secret=secret(REPORT_SECRET_ENV),
         clock=clock, background=background, github_health=github_health, narrator=narrator,
