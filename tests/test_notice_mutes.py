@@ -21,14 +21,24 @@ from bot.delivery.merges import MergeAnnouncer
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
 from bot.github.events import MergedPull
-from bot.models import Command, Reply
+from bot.models import Command, Reply, Snapshot
 from bot.render import render_reply
 from bot.source import SnapshotSource
 from bot.store.coordination import Coordination
 from bot.store.mutes import LINGER, MOST_MUTE, Mutes, mute_length
+from bot.store.redis.coordination import RedisCoordination
 from bot.week import zone
+from testkit import schedule
 from testkit.clock import START, VirtualClock
-from testkit.coordination import FlakyPort, claims_on, memory_port
+from testkit.coordination import FlakyPort, claims_on, in_memory, memory_port
+from testkit.schedule import (
+    SHANGHAI_MONDAY_9,
+    THREE_PLATFORMS,
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    make_config,
+)
 from testkit.server_support import (
     FEISHU,
     REPO,
@@ -399,3 +409,59 @@ async def test_a_batch_falling_due_while_muted_is_dropped() -> None:
     clock.advance(timedelta(minutes=11))
     assert (await flusher.flush_due()).notified == [TELEGRAM]
     assert sender.sent == [(TELEGRAM, 1191)]
+
+
+# --- on Redis --------------------------------------------------------------------------------
+
+REDIS_TOPOLOGIES = ("single", "cluster")
+
+
+async def test_on_redis_a_mute_is_shared_by_replicas_and_outlives_a_restart(
+        redis_url: str) -> None:
+    """Two replicas, each with its own client of one Redis: one mutes, the other's
+    notices obey; replicas started afresh over the same Redis still find the mute."""
+    clock = VirtualClock()
+    sender = Sender()
+    ports = [RedisCoordination.from_url(redis_url) for _ in range(4)]
+    try:
+        one, other = replica(ports[0], clock, sender), replica(ports[1], clock, sender)
+        reply = await one.ask("静音 1 天")
+        assert reply.overview is not None and reply.overview.muted
+        key = ports[0].keys.notice_mute(TELEGRAM)
+        left_ms = await ports[0].client.pttl(key)
+        assert timedelta(days=1) < timedelta(milliseconds=left_ms) <= timedelta(days=1) + LINGER
+
+        assert await other.merged(1202) == []
+        restarted = replica(ports[2], clock, sender)
+        shown = await restarted.ask("settings")
+        assert shown.overview is not None and shown.overview.muted_until == \
+            START + timedelta(days=1)
+        clock.advance(timedelta(days=1))
+        assert await restarted.merged(1191) == [TELEGRAM]
+        assert sender.sent == [(TELEGRAM, 1191)]
+
+        await restarted.ask("mute")  # until unmuted: kept for good
+        assert await ports[3].client.pttl(key) == -1
+        assert await replica(ports[3], clock, sender).merged(1209) == [FEISHU]
+        assert (await other.ask("unmute")).mode == "unmute"
+        assert await ports[3].client.exists(key) == 0
+        assert await one.merged(1212) == [FEISHU, SLACK, TELEGRAM]
+    finally:
+        for port in ports:
+            await port.close()
+
+
+async def test_the_weekly_digest_is_not_muted(snapshot: Snapshot) -> None:
+    clock = VirtualClock(SHANGHAI_MONDAY_9 - timedelta(hours=1))
+    config = make_config(THREE_PLATFORMS)
+    platforms = FakePlatforms(clock)
+    async with in_memory(clock) as port:
+        mutes = Mutes(port, clock=clock)
+        for channel in config.channels:
+            await mutes.mute(channel.key, None)
+        one = schedule.scheduler(config, CountingSource(snapshot), port,
+                                 FakePoster(platforms, "r1"), clock)
+        results = await schedule.tick_at(one, SHANGHAI_MONDAY_9)
+        assert all([await mutes.get(channel.key) for channel in config.channels])
+    assert schedule.statuses(results) == {"posted": 3}
+    assert len(platforms.delivered) == 3
