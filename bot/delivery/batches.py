@@ -12,7 +12,8 @@ that takes the claim over, which first asks the platform whether it arrived (Sla
 finds it by the claim key in its message metadata: recorded, not sent again) and sends
 it again only when it did not or the platform cannot tell (Feishu drops that copy by
 its `uuid`; Telegram, which has neither a key nor a readable history, shows it twice -
-the same window as a digest in doubt, see `bot.delivery.schedule`).
+the same window as a digest in doubt, see `bot.delivery.schedule`). A batch falling
+due while its channel's notices are muted is dropped unsent, as the muted merges are.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ class BatchFlusher:
                 result.notified.append(channel.key)
             elif outcome == "failed":
                 result.failed.append(channel.key)
+            elif outcome == "muted":
+                result.muted.append(channel.key)
         return result
 
     async def _flush(self, channel: ChannelConfig, batch: DueBatch) -> str:
@@ -104,7 +107,14 @@ class BatchFlusher:
         begun = await self.claims.begin_work(claim, self.claim_ttl_seconds)
         if begun is None:
             return "busy"
-        if batch.items:
+        try:
+            muted = await self.notifier.muted(channel)
+        except StoreUnavailable as exc:
+            log.warning("mute of %s unreadable; notice batch %s waits: %s", channel.key,
+                        batch.id, exc.reason)
+            await self.claims.release(claim)
+            return "failed"
+        if batch.items and not muted:
             try:
                 await self.notifier.post(channel, batch_reply(channel, batch), key=claim,
                                          in_doubt_since=begun.in_doubt_since)
@@ -118,6 +128,10 @@ class BatchFlusher:
         for item in batch.items:  # announced: a later unbatched config knows it too
             await self.claims.finish(Keys.notice(item.repo, item.number, channel.key),
                                      self.claim_ttl_seconds)
+        if muted:
+            log.info("notice batch %s to %s dropped: notices muted (%d PR(s))", batch.id,
+                     channel.key, len(batch.items))
+            return "muted"
         self._sent(channel, True)
         log.info("notice batch %s to %s: %d PR(s)", batch.id, channel.key, len(batch.items))
         return "sent"

@@ -50,6 +50,7 @@ from bot.store.cache import CachedSource
 from bot.store.claims import Claims
 from bot.store.coordination import Coordination
 from bot.store.memory import MemoryCoordination
+from bot.store.mutes import Mutes
 from bot.store.pacing import SharedPacer
 from bot.store.redis.cache import Cache
 from bot.store.redis.chat_settings import RedisChatSettings
@@ -382,9 +383,12 @@ def build_services(
                       events=events, narrator=narrator)
     queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
                           clock=clock)
+    # Chats' notice mutes: in the store the replicas share (notices read them there).
+    mutes = Mutes(port, clock=clock) if port.shared else None
     handler = CommandHandler(
         digests, live=live, lookups=github, queues=queues, intents=intent_reader(narrator, clock),
-        points_short=github.budget.short_of if github is not None else None, events=events)
+        points_short=github.budget.short_of if github is not None else None, events=events,
+        mutes=mutes)
     claims = Claims(port, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
@@ -393,7 +397,7 @@ def build_services(
         adapters = build_adapters(config, handler, claims, adapter_overrides, pacer=pacer)
     adapter_map = dict(adapters)
     notifier = MergeNotifier(digests, claims, AdapterNotices(adapter_map), events=events,
-                             clock=clock)
+                             clock=clock, mutes=mutes)
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
     if port.shared:
