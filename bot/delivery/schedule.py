@@ -64,6 +64,7 @@ from bot.events import DigestPosted, Events, ScheduleFailed
 from bot.github.budget import Budget
 from bot.logs import delivery
 from bot.models import Digest
+from bot.pacing import waiting_in_line
 from bot.source import Source
 from bot.store.coordination import Coordination, StoreUnavailable
 from bot.store.ledger import (
@@ -82,6 +83,11 @@ log = logging.getLogger(__name__)
 DEDUPE_MARGIN = timedelta(minutes=5)
 
 InDoubt = Literal["resend", "hold"]
+
+POST_LINE_SECONDS = 3 * 3600.0
+"""How long a post may wait in line for its turn on the platform (`bot.pacing`: turns
+beyond the horizon are waited for in line, not failed): 16,667 Slack channels at
+300/min go out in 56 minutes. A turn further away than this fails into the back-off."""
 
 
 def default_replica_name() -> str:
@@ -107,7 +113,9 @@ class Scheduler:
     is how long a confirmed post waits for Redis to come back to be recorded; `budget`
     (GitHub's points) paces the weekly fetches, which `server.prefetch_hours` spreads
     over the hours before each posting minute (`bot.delivery.prefetch`); each post
-    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`.
+    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`;
+    `line_seconds` is how long a post may wait in line for its turn on the platform
+    (its slot's lock kept alive meanwhile) before it fails into the back-off.
     """
 
     def __init__(
@@ -129,6 +137,7 @@ class Scheduler:
         record_wait_seconds: float = 600.0,
         events: Events | None = None,
         budget: Budget | None = None,
+        line_seconds: float = POST_LINE_SECONDS,
     ) -> None:
         if digests.source is None:
             raise ValueError("the schedule reads its weeks from a source of PR data")
@@ -148,6 +157,7 @@ class Scheduler:
         self.share_digests = share_digests
         self.rng = rng or random.Random()
         self.record_wait_seconds = record_wait_seconds
+        self.line_seconds = line_seconds
         self.ledger = Ledger(port, clock=clock)
         self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
@@ -348,8 +358,9 @@ class Scheduler:
             return None
         try:
             digest = await self.shared.for_channel(channel, slot.week)
-            found = await self.poster.complete_delivery(
-                channel, digest, delivery_key=entry.delivery_key, since=since)
+            with waiting_in_line(self.line_seconds):  # it may post the parts missing
+                found = await self.poster.complete_delivery(
+                    channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
             log.warning("schedule: could not check whether %s arrived: %s", slot.name, exc)
             return None
@@ -416,8 +427,11 @@ class Scheduler:
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         try:
-            ids = await self.poster.post_digest(channel, digest,
-                                                delivery_key=intent.delivery_key)
+            # Its turn on the platform may be far off (a workspace of thousands of
+            # channels): it waits in line, the slot's lock kept alive, rather than fail.
+            with waiting_in_line(self.line_seconds):
+                ids = await self.poster.post_digest(channel, digest,
+                                                    delivery_key=intent.delivery_key)
         except Exception as exc:
             self.events.emit(DigestPosted(channel.platform, ok=False))
             reason = str(exc) or type(exc).__name__

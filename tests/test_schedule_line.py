@@ -1,0 +1,81 @@
+"""A large workspace's weekly posts wait their turn on the platform in line instead of
+failing into the back-off: three replicas with 120 posts in flight on a platform that
+takes one a second - turns up to two minutes away, twice the pacing horizon - post
+every channel once, at the rate, with no failed attempt, their slot locks kept alive
+through the wait. On the in-memory store and a virtual clock."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bot.config import ChannelConfig
+from bot.delivery.schedule import Scheduler
+from bot.digests import Digests
+from bot.pacing import MAX_TURN_WAIT, Lane, Rate
+from bot.snapshot import read_snapshot
+from bot.store.pacing import SharedPacer
+from testkit.clock import VirtualClock
+from testkit.coordination import memory_port
+from testkit.schedule import (
+    LIVE_LOCK_SECONDS,
+    SHANGHAI_MONDAY_9,
+    CountingSource,
+    FakePlatforms,
+    FakePoster,
+    channel,
+    make_config,
+)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+CHANNELS = 120
+RATE = Rate(1, "s")
+REPLICAS = 3
+IN_FLIGHT = CHANNELS // REPLICAS  # posts in flight per replica: all of them at once
+
+
+async def run(line_seconds: float) -> tuple[list[Scheduler], FakePlatforms, float]:
+    """One pass of three replicas over the workspace; (the schedulers, what the
+    platform got, the virtual seconds the pass took)."""
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
+    port = memory_port(clock)
+    platforms = FakePlatforms(clock)
+    config = make_config([channel("slack", f"C{n:04d}", lang="en") for n in range(CHANNELS)])
+    snapshot = read_snapshot(EXAMPLES / "snapshot.json")
+    schedulers = []
+    for number in range(REPLICAS):
+        pacer = SharedPacer(port, clock=clock)
+
+        async def turn(chat: ChannelConfig, pacer: SharedPacer = pacer) -> None:
+            # What the adapter does before each message: its turn in the shared lanes.
+            await pacer.take_turn([Lane("slack", RATE), Lane(f"slack:{chat.id}", RATE)],
+                                  max_wait=MAX_TURN_WAIT)
+
+        schedulers.append(Scheduler(
+            Digests(config, CountingSource(snapshot)), port,
+            FakePoster(platforms, f"r{number}", before_accept=turn), clock=clock,
+            replica=f"r{number}", lock_seconds=LIVE_LOCK_SECONDS, concurrency=IN_FLIGHT,
+            previous_week=False, line_seconds=line_seconds))
+    started = clock.monotonic()
+    await asyncio.gather(*(scheduler.tick() for scheduler in schedulers))
+    return schedulers, platforms, clock.monotonic() - started
+
+
+async def test_posts_beyond_the_horizon_wait_their_turn_and_go_out_once() -> None:
+    schedulers, platforms, took = await run(line_seconds=3600)
+    counts = platforms.counts()
+    assert len(counts) == CHANNELS and set(counts.values()) == {1}  # each once
+    assert sum(s.stats.failed for s in schedulers) == 0
+    assert sum(s.stats.posted for s in schedulers) == CHANNELS
+    # At the platform's rate: the last of 120 one-a-second turns, well past the horizon.
+    assert CHANNELS - 1 <= took <= CHANNELS + 5
+    assert took > 2 * MAX_TURN_WAIT * 0.95
+
+
+async def test_without_the_line_the_posts_beyond_the_horizon_fail() -> None:
+    """What the line changes: the same pass not waiting in line fails the posts whose
+    turn is beyond the horizon (they are retried after their back-off)."""
+    schedulers, platforms, _ = await run(line_seconds=0)
+    failed = sum(s.stats.failed for s in schedulers)
+    assert failed >= CHANNELS - MAX_TURN_WAIT - 5
+    assert len(platforms.counts()) == CHANNELS - failed
