@@ -34,7 +34,7 @@ import abc
 import contextlib
 import re
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
@@ -127,25 +127,43 @@ class NoTurn(Exception):
         self.seconds = seconds
 
 
-_LINE_SECONDS: ContextVar[float] = ContextVar("prdigest_line_seconds", default=0.0)
+StillOurs = Callable[[], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class _Line:
+    seconds: float = 0.0
+    still_ours: StillOurs | None = None
+
+
+_NO_LINE = _Line()
+_LINE: ContextVar[_Line | None] = ContextVar("prdigest_line", default=None)
+
+
+class TurnWithdrawn(Exception):
+    """The message's turn came, but it is no longer its sender's to send (`still_ours`
+    said no: the slot's lock lapsed while it waited); nothing was sent."""
 
 
 @contextlib.contextmanager
-def waiting_in_line(seconds: float) -> Iterator[None]:
+def waiting_in_line(seconds: float, *, still_ours: StillOurs | None = None
+                    ) -> Iterator[None]:
     """Messages sent inside this block (in this task, and tasks it starts) whose turn is
     beyond the horizon wait in line for it, up to `seconds` in all, rather than fail
-    with `NoTurn`: a weekly post may wait its turn, a chat's answer may not. The
-    adapters' send paths need not know: the pacer reads it."""
-    token = _LINE_SECONDS.set(max(0.0, seconds))
+    with `NoTurn`: a weekly post may wait its turn, a chat's answer may not. When its
+    turn comes, each message asks `still_ours` whether it may still go (`TurnWithdrawn`
+    when not): what waited long may have changed hands meanwhile. The adapters' send
+    paths need not know: the pacer reads it."""
+    token = _LINE.set(_Line(max(0.0, seconds), still_ours))
     try:
         yield
     finally:
-        _LINE_SECONDS.reset(token)
+        _LINE.reset(token)
 
 
 def line_seconds() -> float:
     """How long a message sent here may wait in line (0 outside `waiting_in_line`)."""
-    return _LINE_SECONDS.get()
+    return (_LINE.get() or _NO_LINE).seconds
 
 
 class Pacer(Protocol):
@@ -200,19 +218,23 @@ class BookingPacer(abc.ABC):
     async def take_turn(self, lanes: Sequence[Lane], *, max_wait: float) -> None:
         if not lanes:
             return
-        patience = max(max_wait, line_seconds())
+        line = _LINE.get() or _NO_LINE
+        patience = max(max_wait, line.seconds)
         if patience <= max_wait:
             await self._take_turn(lanes, max_wait, patience, None)
-            return
-        ticket = secrets.token_hex(8)
-        try:
-            await self._take_turn(lanes, max_wait, patience, ticket)
-        except BaseException:
-            # Given up or cancelled while in line: its place goes to the next (it would
-            # lapse on its own anyway).
-            with contextlib.suppress(Exception):
-                await self.leave_line(lanes, ticket)
-            raise
+        else:
+            ticket = secrets.token_hex(8)
+            try:
+                await self._take_turn(lanes, max_wait, patience, ticket)
+            except BaseException:
+                # Given up or cancelled while in line: its place goes to the next (it
+                # would lapse on its own anyway).
+                with contextlib.suppress(Exception):
+                    await self.leave_line(lanes, ticket)
+                raise
+        if line.still_ours is not None and not await line.still_ours():
+            raise TurnWithdrawn("what this message belongs to changed hands while it "
+                                "waited for its turn; not sent")
 
     async def _take_turn(self, lanes: Sequence[Lane], max_wait: float, patience: float,
                          ticket: str | None) -> None:

@@ -2,7 +2,8 @@
 failing into the back-off: three replicas with 120 posts in flight on a platform that
 takes one a second - turns up to two minutes away, twice the pacing horizon - post
 every channel once, at the rate, with no failed attempt, their slot locks kept alive
-through the wait. On the in-memory store and a virtual clock."""
+through the wait; a post whose lock changed hands while it waited is not sent. On the
+in-memory store and a virtual clock."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from bot.delivery.schedule import Scheduler
 from bot.digests import Digests
 from bot.pacing import MAX_TURN_WAIT, Lane, Rate
 from bot.snapshot import read_snapshot
+from bot.store.ledger import Ledger, Slot
 from bot.store.pacing import SharedPacer
 from testkit.clock import VirtualClock
-from testkit.coordination import memory_port
+from testkit.coordination import GuardedPort, StoreDown, memory_port
 from testkit.schedule import (
     LIVE_LOCK_SECONDS,
     SHANGHAI_MONDAY_9,
@@ -79,3 +81,61 @@ async def test_without_the_line_the_posts_beyond_the_horizon_fail() -> None:
     failed = sum(s.stats.failed for s in schedulers)
     assert failed >= CHANNELS - MAX_TURN_WAIT - 5
     assert len(platforms.counts()) == CHANNELS - failed
+
+
+async def one_post_in_line(*, stolen: bool) -> tuple[FakePlatforms, str | None]:
+    """One channel whose turn is 100 s away (the platform held its lanes off): its post
+    waits in line, its slot's lock kept alive - or, with `stolen`, not renewed (this
+    replica stalled) until it lapsed and another replica took it. (What the platform
+    got, the ledger's state of the slot after.)"""
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
+    inner = memory_port(clock)
+    config = make_config([channel("slack", "C0001", lang="en")])
+    (only,) = config.channels
+    slot = Slot("2026-W29", only.key, only.scope)
+    lock_key = Ledger(inner).lock(slot, LIVE_LOCK_SECONDS).key
+    renewals_fail = False
+    in_line = asyncio.Event()
+
+    def guard(step: str, args: tuple[object, ...]) -> None:
+        if step == "renew" and renewals_fail:
+            raise StoreDown()
+
+    port = GuardedPort(inner, guard)
+    pacer = SharedPacer(inner, clock=clock)
+    lanes = [Lane("slack", RATE), Lane("slack:C0001", RATE)]
+    await pacer.hold_off(lanes, 100)
+
+    async def turn(chat: ChannelConfig) -> None:
+        nonlocal renewals_fail
+        renewals_fail = stolen  # from now on, until the thief is done
+        in_line.set()
+        await pacer.take_turn(lanes, max_wait=MAX_TURN_WAIT)
+
+    async def thief() -> None:
+        nonlocal renewals_fail
+        await in_line.wait()
+        await clock.sleep(20)  # the lock lapsed 5 s after its last renewal
+        if stolen:
+            assert await inner.locks.acquire(lock_key, "another-replica", 600_000)
+        renewals_fail = False
+
+    platforms = FakePlatforms(clock)
+    scheduler = Scheduler(Digests(config, CountingSource(read_snapshot(
+        EXAMPLES / "snapshot.json"))), port, FakePoster(platforms, "r0", before_accept=turn),
+        clock=clock, replica="r0", lock_seconds=LIVE_LOCK_SECONDS, previous_week=False)
+    await asyncio.gather(scheduler.tick(), thief())
+    _, entry = await Ledger(inner).read(slot)
+    return platforms, None if entry is None else entry.state
+
+
+async def test_a_post_whose_lock_changed_hands_while_in_line_is_not_sent() -> None:
+    platforms, state = await one_post_in_line(stolen=True)
+    assert platforms.delivered == []  # the other replica's to post now
+    assert state == "sending"  # the lost lock fenced this replica's write off
+
+
+async def test_a_post_whose_lock_is_kept_alive_goes_when_its_turn_comes() -> None:
+    """The same wait, the lock renewed all along: the post goes, once."""
+    platforms, state = await one_post_in_line(stolen=False)
+    assert len(platforms.delivered) == 1 and state == "posted"

@@ -45,6 +45,7 @@ import logging
 import os
 import random
 import socket
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -88,6 +89,18 @@ POST_LINE_SECONDS = 3 * 3600.0
 """How long a post may wait in line for its turn on the platform (`bot.pacing`: turns
 beyond the horizon are waited for in line, not failed): 16,667 Slack channels at
 300/min go out in 56 minutes. A turn further away than this fails into the back-off."""
+
+
+def _still_held(lock: Lock) -> Callable[[], Awaitable[bool]]:
+    """Whether `lock` is still ours, asked of the store (renewing it) just before a
+    message goes: a post that waited in line past a stall of its process may have lost
+    its slot to another replica, which then posts it. Redis away: not known lost."""
+    async def still_ours() -> bool:
+        try:
+            return await lock.renew()
+        except StoreUnavailable:
+            return not lock.lost
+    return still_ours
 
 
 def default_replica_name() -> str:
@@ -327,7 +340,7 @@ class Scheduler:
                 return skip
         in_doubt = not force and entry is not None and entry.state == "sending"
         if not force and entry is not None and entry.may_have_arrived:
-            found = await self._found_delivered(channel, slot, entry)
+            found = await self._found_delivered(channel, slot, entry, lock)
             if found is not None:
                 return await self._record_found(slot, entry, found)
             if in_doubt and not self._may_resend(channel, entry, now):
@@ -347,8 +360,8 @@ class Scheduler:
         return await self._send_and_record(channel, slot, lock, digest, intent, intent_raw,
                                            in_doubt=in_doubt, force=force)
 
-    async def _found_delivered(self, channel: ChannelConfig, slot: Slot, entry: LedgerEntry
-                               ) -> list[str] | None:
+    async def _found_delivered(self, channel: ChannelConfig, slot: Slot, entry: LedgerEntry,
+                               lock: Lock) -> list[str] | None:
         """Whether a delivery in doubt arrived after all, asked of the platform when the
         poster can tell (`complete_delivery`: Slack finds its parts by their metadata,
         and posts any part missing); its message ids, or None when it cannot tell or
@@ -358,7 +371,8 @@ class Scheduler:
             return None
         try:
             digest = await self.shared.for_channel(channel, slot.week)
-            with waiting_in_line(self.line_seconds):  # it may post the parts missing
+            # It may post the parts missing, each in its turn, while the lock is ours.
+            with waiting_in_line(self.line_seconds, still_ours=_still_held(lock)):
                 found = await self.poster.complete_delivery(
                     channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
@@ -428,8 +442,9 @@ class Scheduler:
     ) -> PostResult:
         try:
             # Its turn on the platform may be far off (a workspace of thousands of
-            # channels): it waits in line, the slot's lock kept alive, rather than fail.
-            with waiting_in_line(self.line_seconds):
+            # channels): it waits in line, the slot's lock kept alive, rather than fail;
+            # each message goes only if the lock is still this replica's then.
+            with waiting_in_line(self.line_seconds, still_ours=_still_held(lock)):
                 ids = await self.poster.post_digest(channel, digest,
                                                     delivery_key=intent.delivery_key)
         except Exception as exc:
