@@ -139,3 +139,45 @@ async def test_a_post_whose_lock_is_kept_alive_goes_when_its_turn_comes() -> Non
     """The same wait, the lock renewed all along: the post goes, once."""
     platforms, state = await one_post_in_line(stolen=False)
     assert len(platforms.delivered) == 1 and state == "posted"
+
+
+async def test_a_replica_stopping_while_its_post_waits_in_line_gives_the_place_up(
+        ) -> None:
+    """A graceful stop (the pass cancelled) while the post waits for a turn 100 s away:
+    nothing was sent, so the post leaves the line and the ledger says nothing is in
+    doubt; the replica that posts it next sends it as a first attempt, once."""
+    clock = VirtualClock(SHANGHAI_MONDAY_9)
+    port = memory_port(clock)
+    config = make_config([channel("telegram", "-1001", lang="en")])
+    (only,) = config.channels
+    slot = Slot("2026-W29", only.key, only.scope)
+    platforms = FakePlatforms(clock)
+    lanes = [Lane("telegram", RATE), Lane("telegram:-1001", RATE)]
+    in_line = asyncio.Event()
+
+    def replica(name: str) -> Scheduler:
+        pacer = SharedPacer(port, clock=clock)
+
+        async def turn(chat: ChannelConfig) -> None:
+            in_line.set()
+            await pacer.take_turn(lanes, max_wait=MAX_TURN_WAIT)
+
+        return Scheduler(Digests(config, CountingSource(read_snapshot(
+            EXAMPLES / "snapshot.json"))), port, FakePoster(platforms, name, before_accept=turn),
+            clock=clock, replica=name, lock_seconds=LIVE_LOCK_SECONDS, previous_week=False)
+
+    await SharedPacer(port, clock=clock).hold_off(lanes, 100)
+    stopping = asyncio.create_task(replica("r0").tick())
+    await in_line.wait()
+    await clock.sleep(10)
+    stopping.cancel()
+    await asyncio.gather(stopping, return_exceptions=True)
+    _, entry = await Ledger(port).read(slot)
+    assert entry is not None and not entry.may_have_arrived and entry.attempts == 0
+    assert platforms.delivered == []
+    assert (await SharedPacer(port, clock=clock).book(lanes, within=600)).ahead == 0
+    clock.advance(LIVE_LOCK_SECONDS)  # the stopped replica's lock lapses
+    other = replica("r1")
+    [result] = await other.tick()
+    assert result.status == "posted" and not result.in_doubt
+    assert [d.replica for d in platforms.delivered] == ["r1"]

@@ -177,6 +177,28 @@ async def test_a_sends_lanes_share_one_slot_and_expire(redis_url: str) -> None:
         await port.close()
 
 
+@pytest.mark.redis
+async def test_a_lines_keys_share_the_lanes_slot_and_expire_with_its_places(
+        redis_url: str) -> None:
+    port = RedisCoordination.from_url(redis_url)
+    try:
+        pacer = SharedPacer(port)
+        lanes = [Lane("slack", SLOW), Lane("slack:C0123", SLOW)]
+        assert (await pacer.book(lanes, within=0.5)).granted
+        waiting = await pacer.book([lanes[0], Lane("slack:C0456", SLOW)], within=0.5,
+                                   ticket="waiting")
+        assert not waiting.granted and waiting.ahead == 0
+        line = Keys().pace_line("slack")
+        assert all("{slack}" in name for name in line)
+        ttls = [await port.client.pttl(name) for name in line]
+        assert all(LINE_KEEP_SECONDS * 1000 < ttl <= LINE_KEEP_SECONDS * 1000 + 1000
+                   for ttl in ttls)
+        await pacer.leave_line(lanes, "waiting")
+        assert [await port.client.exists(name) for name in line] == [0, 0]
+    finally:
+        await port.close()
+
+
 async def test_without_its_store_a_replica_paces_on_its_own(
         caplog: pytest.LogCaptureFixture) -> None:
     clock = VirtualClock()

@@ -45,7 +45,6 @@ import logging
 import os
 import random
 import socket
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -91,16 +90,23 @@ beyond the horizon are waited for in line, not failed): 16,667 Slack channels at
 300/min go out in 56 minutes. A turn further away than this fails into the back-off."""
 
 
-def _still_held(lock: Lock) -> Callable[[], Awaitable[bool]]:
-    """Whether `lock` is still ours, asked of the store (renewing it) just before a
-    message goes: a post that waited in line past a stall of its process may have lost
-    its slot to another replica, which then posts it. Redis away: not known lost."""
-    async def still_ours() -> bool:
+class _LineGate:
+    """What a post's messages ask when their turn comes (`still_ours`): whether the
+    slot's lock is still this replica's, asked of the store (renewing it) - a post that
+    waited in line past a stall of its process may have lost its slot to another
+    replica, which then posts it; with Redis away it is not known lost. `reached`: a
+    message's turn came, so something may be on its way to the platform."""
+
+    def __init__(self, lock: Lock) -> None:
+        self.lock = lock
+        self.reached = False
+
+    async def still_ours(self) -> bool:
+        self.reached = True
         try:
-            return await lock.renew()
+            return await self.lock.renew()
         except StoreUnavailable:
-            return not lock.lost
-    return still_ours
+            return not self.lock.lost
 
 
 def default_replica_name() -> str:
@@ -372,7 +378,8 @@ class Scheduler:
         try:
             digest = await self.shared.for_channel(channel, slot.week)
             # It may post the parts missing, each in its turn, while the lock is ours.
-            with waiting_in_line(self.line_seconds, still_ours=_still_held(lock)):
+            gate = _LineGate(lock)
+            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours):
                 found = await self.poster.complete_delivery(
                     channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
@@ -427,24 +434,47 @@ class Scheduler:
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         """Post and record, shielded: a cancelled replica (a graceful stop) lets the post
-        in flight finish and be written to the ledger before it stops."""
+        in flight finish and be written to the ledger before it stops - unless the post
+        is still waiting in line, with nothing sent: it then gives its place up and the
+        ledger says so, for the replica that posts it instead."""
+        gate = _LineGate(lock)
         work = asyncio.ensure_future(self._post_and_record(
-            channel, slot, lock, digest, intent, intent_raw, in_doubt=in_doubt, force=force))
+            channel, slot, lock, digest, intent, intent_raw, gate, in_doubt=in_doubt,
+            force=force))
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
+            if not gate.reached and not work.done():
+                work.cancel()
+                await asyncio.wait([work], timeout=self.lock_seconds)
+                if work.cancelled():
+                    await self._withdrawn(slot, lock, intent_raw, intent)
+                raise
             await asyncio.wait([work], timeout=self.lock_seconds)
             raise
 
+    async def _withdrawn(self, slot: Slot, lock: Lock, intent_raw: bytes,
+                         intent: LedgerEntry) -> None:
+        """A post given up in line before any message went: the attempt did not happen,
+        so the entry does not say `sending` (nothing is in doubt because of it)."""
+        undone = msgspec.structs.replace(
+            intent, state="failed", attempts=intent.attempts - 1,
+            error="stopped while waiting in line for a turn; nothing was sent")
+        with contextlib.suppress(Exception):
+            await self.ledger.write_fenced(slot, lock, intent_raw, undone)
+        log.info("schedule: %s gave up its place in line (stopping); nothing was sent",
+                 slot.name)
+
     async def _post_and_record(
         self, channel: ChannelConfig, slot: Slot, lock: Lock, digest: Digest,
-        intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
+        intent: LedgerEntry, intent_raw: bytes, gate: _LineGate, *, in_doubt: bool,
+        force: bool,
     ) -> PostResult:
         try:
             # Its turn on the platform may be far off (a workspace of thousands of
             # channels): it waits in line, the slot's lock kept alive, rather than fail;
             # each message goes only if the lock is still this replica's then.
-            with waiting_in_line(self.line_seconds, still_ours=_still_held(lock)):
+            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours):
                 ids = await self.poster.post_digest(channel, digest,
                                                     delivery_key=intent.delivery_key)
         except Exception as exc:
