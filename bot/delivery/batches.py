@@ -12,8 +12,11 @@ that takes the claim over, which first asks the platform whether it arrived (Sla
 finds it by the claim key in its message metadata: recorded, not sent again) and sends
 it again only when it did not or the platform cannot tell (Feishu drops that copy by
 its `uuid`; Telegram, which has neither a key nor a readable history, shows it twice -
-the same window as a digest in doubt, see `bot.delivery.schedule`). A batch falling
-due while its channel's notices are muted is dropped unsent, as the muted merges are.
+the same window as a digest in doubt, see `bot.delivery.schedule`). A send that timed
+out after the platform may have taken it follows the platform's `in_doubt`
+(`bot.delivery.notices`): `hold` drops the batch as sent, `resend` sends it again. A
+batch falling due while its channel's notices are muted is dropped unsent, as the muted
+merges are.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import logging
 
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ConfigView
-from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
+from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, held_in_doubt
 from bot.delivery.periodic import run_every
 from bot.events import NoticePosted
 from bot.models import Reply
@@ -98,6 +101,8 @@ class BatchFlusher:
                 result.failed.append(channel.key)
             elif outcome == "muted":
                 result.muted.append(channel.key)
+            elif outcome == "held":
+                result.held.append(channel.key)
         return result
 
     async def _flush(self, channel: ChannelConfig, batch: DueBatch) -> str:
@@ -118,16 +123,21 @@ class BatchFlusher:
             try:
                 await self.notifier.post(channel, batch_reply(channel, batch), key=claim,
                                          in_doubt_since=begun.in_doubt_since)
-            except Exception as exc:  # the next pass sends it again
-                log.warning("notice batch %s to %s failed: %s", batch.id, channel.key, exc)
-                await self.claims.release(claim)
+            except Exception as exc:  # the next pass sends it again, unless held
+                if not held_in_doubt(exc):
+                    log.warning("notice batch %s to %s failed: %s", batch.id, channel.key,
+                                exc)
+                    await self.claims.release(claim)
+                    self._sent(channel, False)
+                    return "failed"
+                # It may be in the chat: done, never sent twice (the platform's in_doubt).
+                log.warning("notice batch %s to %s may or may not have arrived (%s); not "
+                            "sent again, as the platform's in_doubt says", batch.id,
+                            channel.key, exc)
+                await self._done(channel, batch, claim)
                 self._sent(channel, False)
-                return "failed"
-        await self.batches.drop(channel.key, batch.id)
-        await self.claims.finish(claim, self.claim_ttl_seconds)
-        for item in batch.items:  # announced: a later unbatched config knows it too
-            await self.claims.finish(Keys.notice(item.repo, item.number, channel.key),
-                                     self.claim_ttl_seconds)
+                return "held"
+        await self._done(channel, batch, claim)
         if muted:
             log.info("notice batch %s to %s dropped: notices muted (%d PR(s))", batch.id,
                      channel.key, len(batch.items))
@@ -135,6 +145,14 @@ class BatchFlusher:
         self._sent(channel, True)
         log.info("notice batch %s to %s: %d PR(s)", batch.id, channel.key, len(batch.items))
         return "sent"
+
+    async def _done(self, channel: ChannelConfig, batch: DueBatch, claim: str) -> None:
+        """The batch is out (or held): dropped, then its claims finished."""
+        await self.batches.drop(channel.key, batch.id)
+        await self.claims.finish(claim, self.claim_ttl_seconds)
+        for item in batch.items:  # announced: a later unbatched config knows it too
+            await self.claims.finish(Keys.notice(item.repo, item.number, channel.key),
+                                     self.claim_ttl_seconds)
 
     def _sent(self, channel: ChannelConfig, ok: bool) -> None:
         self.notifier.events.emit(NoticePosted(channel.platform, ok))

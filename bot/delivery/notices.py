@@ -9,6 +9,12 @@ to another, which first asks the platform whether the notice arrived (Slack: by 
 in its message metadata) and sends it only when it did not or the platform cannot tell
 (Feishu drops the copy by its `uuid`; Telegram shows it twice).
 
+A send that timed out after the platform may have taken it (`DeliveryInDoubt`: Telegram,
+which has neither a key nor a readable history) follows the platform's `in_doubt`, as a
+weekly digest does: `resend` releases the claim and the next redelivery or poll sends
+it again (never lost, possibly twice); `hold` records it as sent (never twice, possibly
+not at all) and says so in a warning - a notice has no operator's `--force`.
+
 A channel with `notices = "thread"` gets its notices under the week's digest message
 (`bot.delivery.threads`), in the channel itself when there is none yet or it was
 deleted. A channel with `notice_batch_minutes` gets its merges put in a batch in Redis
@@ -35,7 +41,7 @@ from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config
 from bot.delivery.threads import ThreadParents
 from bot.digests import Digests
-from bot.errors import SourceError, ThreadGone
+from bot.errors import DeliveryInDoubt, SourceError, ThreadGone
 from bot.events import Events, NoticePosted
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
@@ -55,6 +61,12 @@ NOTICE_TTL_SECONDS = 90 * 24 * 3600
 NOTICE_MODE = "merged"
 """`Reply.mode` of a merged-PR notice: a `pull` reply whose `topics` are the channel's
 topics the PR touched and whose `author` param is who wrote it."""
+
+
+def held_in_doubt(error: BaseException) -> bool:
+    """Whether a send that failed may have arrived and its platform's `in_doubt` says to
+    hold it: it is then recorded as sent, not retried."""
+    return isinstance(error, DeliveryInDoubt) and not error.resend
 
 
 class NoticeSender(Protocol):
@@ -196,8 +208,8 @@ class MergeNotifier:
             else:
                 outcome = await self._send_once(name, pull, channel, reply)
             {"sent": result.notified, "failed": result.failed, "batched": result.batched,
-             "waiting": result.waiting, "muted": result.muted}.get(outcome, []).append(
-                 channel.key)
+             "waiting": result.waiting, "muted": result.muted,
+             "held": result.held}.get(outcome, []).append(channel.key)
         return result
 
     async def muted(self, channel: ChannelConfig) -> bool:
@@ -286,6 +298,13 @@ class MergeNotifier:
         try:
             await self.post(channel, reply, key=claim, in_doubt_since=begun.in_doubt_since)
         except Exception as exc:  # one platform failing must not stop the other channels
+            if held_in_doubt(exc):
+                log.warning("notice of %s#%s to %s may or may not have arrived (%s); not "
+                            "sent again, as the platform's in_doubt says", repo, number,
+                            channel.key, exc)
+                await self.claims.finish(claim, self.notice_ttl_seconds)
+                self.events.emit(NoticePosted(channel.platform, ok=False))
+                return "held"
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)
             self.events.emit(NoticePosted(channel.platform, ok=False))
@@ -298,12 +317,14 @@ class MergeNotifier:
 @dataclass
 class NoticeResult:
     """Channel keys notified by one `announce`, those whose post failed, those whose
-    notice waits in a batch, and those whose notice another process began and may not
-    finish (it may have died): the merge is not done until that is known. `muted`:
-    the channels that muted their notices, for which it was dropped."""
+    notice waits in a batch, those whose notice another process began and may not
+    finish (it may have died): the merge is not done until that is known - and those
+    whose send may or may not have arrived, held as their platform's `in_doubt` says.
+    `muted`: the channels that muted their notices, for which it was dropped."""
 
     notified: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     batched: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
     muted: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)

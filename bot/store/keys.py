@@ -190,6 +190,14 @@ class Keys:
         lane of the send (the platform's bot), so one script books all of its lanes."""
         return self.name("pace", f"{{{widest}}}", lane)
 
+    def pace_line(self, widest: str) -> tuple[str, str]:
+        """The line of sends waiting for a turn of the widest lane `widest` beyond the
+        booking horizon (`bot.store.pacing`): a sorted set of tickets by when each took
+        its place, and one by when each place lapses unless asked for again; tagged
+        like the lanes, so one script books and moves the line."""
+        return (self.name("pace-line", f"{{{widest}}}", "order"),
+                self.name("pace-line", f"{{{widest}}}", "alive"))
+
     def report_weeks(self, repo: str) -> str:
         """The weeks of `repo` the cache holds data for: a sorted set, each week scored
         with when its data expires (the report index lists them)."""

@@ -94,7 +94,8 @@ async def github_webhook(request: Request) -> Response:
         # so a redelivery or the poller's reconciliation tries again.
         result = await merges.announce_claimed(merged)
         return {"notified": result.notified, "failed": result.failed,
-                **({"waiting": result.waiting} if result.waiting else {})}
+                **({"waiting": result.waiting} if result.waiting else {}),
+                **({"held": result.held} if result.held else {})}
 
     task = asyncio.ensure_future(announce())
     services.track(task)
