@@ -17,13 +17,25 @@ Each adapter declares its lanes and their rates (its `[platforms.<name>]` settin
 the core never names one. `LocalPacer` keeps the lanes in this process (one replica, no
 Redis); `bot.store.pacing.SharedPacer` keeps them in the coordination port (Redis),
 shared by every replica.
+
+Turns are booked at most `MAX_TURN_WAIT` ahead (the horizon: a booked turn nobody
+takes is a turn lost, so none is booked an hour ahead). A message whose turn is further
+away fails with `NoTurn` - unless it is sent inside `waiting_in_line(seconds)`, as the
+schedule's posts are: it then takes a place in its widest lane's line (a ticket, kept
+in the same store as the lanes) and waits there, asking again as the line moves, until
+its turn is within the horizon, the sends that were in line before it going first.
+A place not asked for within `LINE_KEEP_SECONDS` lapses, so a replica that died while
+waiting holds up nobody for longer than that.
 """
 
 from __future__ import annotations
 
 import abc
+import contextlib
 import re
-from collections.abc import Sequence
+import secrets
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,12 +47,19 @@ RATE_UNITS: dict[str, int] = {"s": 1, "min": 60, "h": 3600}
 _RATE = re.compile(r"\s*([0-9]+)\s*/\s*(s|min|h)\s*")
 MAX_RATE_COUNT = 1_000_000
 MAX_TURN_WAIT = 60.0
-"""How long a message waits for its turn (behind a queue, or a platform's Retry-After)
-before its post fails and the caller's retries take over (the schedule's back-off)."""
+"""The horizon: how far ahead a message's turn is booked (behind a queue, or a
+platform's Retry-After). A message whose turn is further away fails and the caller's
+retries take over - unless it waits in line (`waiting_in_line`)."""
 LATE_TOLERANCE = 0.25
 """A message that wakes this many seconds after its turn (its process stalled) books a
 new turn instead of crowding the next ones, at most `MAX_LATE_TURNS` times."""
 MAX_LATE_TURNS = 2
+LINE_KEEP_SECONDS = 30.0
+"""How long a place in line is kept unless its send asks again (it asks at least every
+`LINE_POLL_SECONDS`): a replica that died while waiting loses its place this long after."""
+LINE_POLL_SECONDS = 10.0
+"""The longest a send waiting in line waits before asking again (keeping its place)."""
+_MIN_PAUSE = 0.01
 # Idle lanes a `LocalPacer` keeps before it forgets those whose turn has passed.
 _LOCAL_LANES_KEPT = 1024
 
@@ -108,12 +127,53 @@ class NoTurn(Exception):
         self.seconds = seconds
 
 
+StillOurs = Callable[[], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class _Line:
+    seconds: float = 0.0
+    still_ours: StillOurs | None = None
+
+
+_NO_LINE = _Line()
+_LINE: ContextVar[_Line | None] = ContextVar("prdigest_line", default=None)
+
+
+class TurnWithdrawn(Exception):
+    """The message's turn came, but it is no longer its sender's to send (`still_ours`
+    said no: the slot's lock lapsed while it waited); nothing was sent."""
+
+
+@contextlib.contextmanager
+def waiting_in_line(seconds: float, *, still_ours: StillOurs | None = None
+                    ) -> Iterator[None]:
+    """Messages sent inside this block (in this task, and tasks it starts) whose turn is
+    beyond the horizon wait in line for it, up to `seconds` in all, rather than fail
+    with `NoTurn`: a weekly post may wait its turn, a chat's answer may not. When its
+    turn comes, each message asks `still_ours` whether it may still go (`TurnWithdrawn`
+    when not): what waited long may have changed hands meanwhile. The adapters' send
+    paths need not know: the pacer reads it."""
+    token = _LINE.set(_Line(max(0.0, seconds), still_ours))
+    try:
+        yield
+    finally:
+        _LINE.reset(token)
+
+
+def line_seconds() -> float:
+    """How long a message sent here may wait in line (0 outside `waiting_in_line`)."""
+    return (_LINE.get() or _NO_LINE).seconds
+
+
 class Pacer(Protocol):
     """What an adapter asks before each message, and tells after a 429."""
 
     async def take_turn(self, lanes: Sequence[Lane], *, max_wait: float) -> None:
         """Wait until the message may go through `lanes` (the widest first), its turn
-        booked in each; `NoTurn` when that is more than `max_wait` seconds away."""
+        booked in each; `NoTurn` when that is more than `max_wait` seconds away - or,
+        inside `waiting_in_line(seconds)`, when even waiting in line would take longer
+        than `seconds`."""
         ...
 
     async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None:
@@ -126,10 +186,12 @@ class Pacer(Protocol):
 class Booking:
     """What a booking attempt found: `granted` (a turn is booked, `wait` seconds from
     now), or not (ask again in `wait` seconds: a narrower lane is busy until then, or
-    the turn is further away than the caller may wait)."""
+    the turn is further away than the caller may book - then `wait` is when it would
+    come). `ahead`: the sends in line before it."""
 
     granted: bool
     wait: float
+    ahead: int = 0
 
 
 class BookingPacer(abc.ABC):
@@ -139,8 +201,16 @@ class BookingPacer(abc.ABC):
     clock: Clock = SYSTEM_CLOCK
 
     @abc.abstractmethod
-    async def book(self, lanes: Sequence[Lane], *, within: float) -> Booking:
-        """Book the next turn in `lanes` if it is at most `within` seconds away."""
+    async def book(self, lanes: Sequence[Lane], *, within: float,
+                   ticket: str | None = None) -> Booking:
+        """Book the next turn in `lanes` if it is at most `within` seconds away once the
+        sends in line before it went first (the whole line when `ticket` is None); a
+        `ticket` not booked takes or keeps its place in line (`LINE_KEEP_SECONDS`),
+        booked it leaves it."""
+
+    @abc.abstractmethod
+    async def leave_line(self, lanes: Sequence[Lane], ticket: str) -> None:
+        """Give up `ticket`'s place in the line of `lanes`."""
 
     @abc.abstractmethod
     async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None: ...
@@ -148,19 +218,46 @@ class BookingPacer(abc.ABC):
     async def take_turn(self, lanes: Sequence[Lane], *, max_wait: float) -> None:
         if not lanes:
             return
+        line = _LINE.get() or _NO_LINE
+        patience = max(max_wait, line.seconds)
+        if patience <= max_wait:
+            await self._take_turn(lanes, max_wait, patience, None)
+        else:
+            ticket = secrets.token_hex(8)
+            try:
+                await self._take_turn(lanes, max_wait, patience, ticket)
+            except BaseException:
+                # Given up or cancelled while in line: its place goes to the next (it
+                # would lapse on its own anyway).
+                with contextlib.suppress(Exception):
+                    await self.leave_line(lanes, ticket)
+                raise
+        if line.still_ours is not None and not await line.still_ours():
+            raise TurnWithdrawn("what this message belongs to changed hands while it "
+                                "waited for its turn; not sent")
+
+    async def _take_turn(self, lanes: Sequence[Lane], max_wait: float, patience: float,
+                         ticket: str | None) -> None:
         clock = self.clock
-        deadline = clock.monotonic() + max_wait
+        started = clock.monotonic()
         late_turns = 0
         while True:
-            left = deadline - clock.monotonic()
-            booking = await self.book(lanes, within=max(0.0, left))
+            left = patience - (clock.monotonic() - started)
+            within = max(0.0, min(max_wait, left))
+            booking = await self.book(lanes, within=within, ticket=ticket)
             if booking.wait > left:
                 raise NoTurn(booking.wait)
+            if not booking.granted:
+                # A narrower lane is busy until then; or, in line, the turn is beyond
+                # the horizon: ask again when it may have come within it, and often
+                # enough to keep the place.
+                pause = booking.wait if booking.wait <= within else min(
+                    booking.wait - within, LINE_POLL_SECONDS)
+                await clock.sleep(max(pause, _MIN_PAUSE))
+                continue
             due = clock.monotonic() + booking.wait
             if booking.wait > 0:
                 await clock.sleep(booking.wait)
-            if not booking.granted:
-                continue
             if clock.monotonic() - due <= LATE_TOLERANCE or late_turns == MAX_LATE_TURNS:
                 return
             # The process stalled past the turn (CPU starved, a long pause): going now
@@ -175,20 +272,49 @@ class LocalPacer(BookingPacer):
     def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
         self.clock = clock
         self._free: dict[str, float] = {}  # lane name -> when its next turn is
+        # widest lane name -> ticket -> (when it took its place, when that lapses)
+        self._lines: dict[str, dict[str, tuple[float, float]]] = {}
 
-    async def book(self, lanes: Sequence[Lane], *, within: float) -> Booking:
+    def _line(self, widest: str, now: float) -> dict[str, tuple[float, float]]:
+        line = {ticket: held for ticket, held in self._lines.get(widest, {}).items()
+                if held[1] > now}
+        if line:
+            self._lines[widest] = line
+        else:
+            self._lines.pop(widest, None)
+        return line
+
+    async def book(self, lanes: Sequence[Lane], *, within: float,
+                   ticket: str | None = None) -> Booking:
         now = self.clock.monotonic()
-        start = max(now, self._free.get(lanes[0].name, now))
+        widest = lanes[0].name
+        line = self._line(widest, now)
+        order = sorted(line, key=lambda held: (line[held][0], held))
+        ahead = order.index(ticket) if ticket in line else len(order)
+        start = max(now, self._free.get(widest, now))
+        booking: Booking | None = None
         for lane in lanes[1:]:
             free = self._free.get(lane.name, now)
             if free > start:
-                return Booking(False, free - now)
-        if start - now > within:
-            return Booking(False, start - now)
+                booking = Booking(False, free - now, ahead)
+                break
+        if booking is None and start + ahead * lanes[0].rate.interval - now > within:
+            booking = Booking(False, start + ahead * lanes[0].rate.interval - now, ahead)
+        if booking is not None:
+            if ticket is not None:
+                joined = line[ticket][0] if ticket in line else max(
+                    [now, *(held[0] + 1e-6 for held in line.values())])
+                self._lines.setdefault(widest, {})[ticket] = (joined, now + LINE_KEEP_SECONDS)
+            return booking
         for lane in lanes:
             self._free[lane.name] = start + lane.rate.interval
+        if ticket is not None:
+            self._lines.get(widest, {}).pop(ticket, None)
         self._forget_idle(now)
-        return Booking(True, start - now)
+        return Booking(True, start - now, ahead)
+
+    async def leave_line(self, lanes: Sequence[Lane], ticket: str) -> None:
+        self._lines.get(lanes[0].name, {}).pop(ticket, None)
 
     async def hold_off(self, lanes: Sequence[Lane], seconds: float) -> None:
         until = self.clock.monotonic() + max(0.0, seconds)
@@ -202,3 +328,6 @@ class LocalPacer(BookingPacer):
     def _forget_idle(self, now: float) -> None:
         if len(self._free) > _LOCAL_LANES_KEPT:
             self._free = {name: at for name, at in self._free.items() if at > now}
+        if len(self._lines) > _LOCAL_LANES_KEPT:
+            for widest in list(self._lines):
+                self._line(widest, now)

@@ -18,7 +18,7 @@ from bot.delivery.batches import BatchFlusher
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.threads import digest_week
 from bot.digests import Digests
-from bot.errors import ConfigError
+from bot.errors import ConfigError, DeliveryInDoubt
 from bot.models import PullRequest, Reply
 from bot.source import SnapshotSource
 from bot.store.claims import Claims
@@ -224,3 +224,31 @@ async def test_a_channel_of_several_repositories_finds_its_digest_as_its_thread(
     await Ledger(port).record_posted(Slot(week, channel.key, channel.scope), entry)
     parent = await ThreadParents(Ledger(port)).parent(channel, NOW)
     assert parent == "1700000000.000009"
+
+
+@pytest.mark.parametrize("resend", [False, True], ids=["hold", "resend"])
+async def test_a_batch_whose_send_is_in_doubt_follows_the_platforms_in_doubt(
+        resend: bool) -> None:
+    """A send that timed out after the platform may have taken it: `hold` drops the
+    batch as sent (never twice), `resend` leaves it for the next pass (never lost)."""
+    config, clock, sent = batched_config(), VirtualClock(NOW), []
+    port = memory_port(clock)
+    notifier, flusher, sender = replica(config, port, clock, sent)
+    await notifier.announce(REPO, merged(BURST[0], NOW))
+    answered = sender.send
+    stalled: list[str] = []
+
+    async def times_out(channel: ChannelConfig, reply: Reply, **options: Any) -> list[str]:
+        if channel.key == SLACK and not stalled:
+            stalled.append(channel.key)  # taken, or not: the answer never came
+            raise DeliveryInDoubt("no answer", resend=resend)
+        return await answered(channel, reply, **options)
+
+    sender.send = times_out  # type: ignore[method-assign]
+    clock.set(NOW + timedelta(minutes=5, seconds=1))
+    first = await flusher.flush_due()
+    assert (first.held, first.failed) == (([], [SLACK]) if resend else ([SLACK], []))
+    clock.advance(timedelta(minutes=1))
+    again = await flusher.flush_due()
+    assert slack_notices(sent) == ([(BURST[0],)] if resend else [])
+    assert again.notified == ([SLACK] if resend else [])

@@ -11,7 +11,7 @@ import logging
 
 import pytest
 
-from bot.pacing import Lane, NoTurn, Rate
+from bot.pacing import LINE_KEEP_SECONDS, LINE_POLL_SECONDS, Lane, NoTurn, Rate, waiting_in_line
 from bot.store.keys import Keys
 from bot.store.pacing import SharedPacer
 from bot.store.redis.coordination import RedisCoordination
@@ -86,6 +86,81 @@ async def test_a_chat_waiting_for_its_turn_holds_no_other_chat_up() -> None:
     assert elsewhere < again
 
 
+SLOW = Rate(1, "s")
+SLOW_BOT = Lane("bot", SLOW)
+
+
+async def test_sends_beyond_the_horizon_wait_in_line_and_go_in_the_order_they_came() -> None:
+    """30 messages from three replicas at 1/s with a 5-s horizon: in line, every one
+    goes, at the rate, without one refusal, in the order they asked."""
+    clock = VirtualClock()
+    platform = FakeRateLimit(per_second=SLOW.count, burst=1, clock=clock)
+    went: list[int] = []
+
+    async def send(pacer: SharedPacer, number: int) -> None:
+        with waiting_in_line(600):
+            await pacer.take_turn([SLOW_BOT, Lane(f"bot:{number}", SLOW)], max_wait=5)
+        assert platform.take() is None, "the platform refused a paced message"
+        went.append(number)
+
+    three = replicas(clock)
+    started = clock.monotonic()
+    await asyncio.gather(*(send(three[number % 3], number) for number in range(30)))
+    assert went == list(range(30))
+    assert (platform.taken, platform.refused) == (30, 0)
+    assert 29 <= clock.monotonic() - started <= 31
+
+
+async def test_outside_the_line_a_turn_beyond_the_horizon_fails() -> None:
+    """The measure above can fail: the same messages not waiting in line mostly fail."""
+    clock = VirtualClock()
+    three = replicas(clock)
+
+    async def send(pacer: SharedPacer, number: int) -> bool:
+        try:
+            await pacer.take_turn([SLOW_BOT, Lane(f"bot:{number}", SLOW)], max_wait=5)
+        except NoTurn:
+            return False
+        return True
+
+    went = await asyncio.gather(*(send(three[n % 3], n) for n in range(30)))
+    assert sum(went) <= 6
+
+
+async def test_a_replica_dead_in_line_holds_the_others_up_no_longer_than_its_places_last(
+        ) -> None:
+    clock = VirtualClock()
+    dead, alive, _ = replicas(clock)
+    for number in range(20):  # took their places, then never asked again
+        booking = await dead.book([SLOW_BOT, Lane(f"bot:dead{number}", SLOW)], within=5,
+                                  ticket=f"dead{number}")
+        assert booking.granted == (number < 6)
+    started = clock.monotonic()
+    with waiting_in_line(600):
+        await alive.take_turn([SLOW_BOT, Lane("bot:alive", SLOW)], max_wait=5)
+    # Behind 14 dead places its turn stays beyond the horizon until they lapse, which
+    # it sees when it next asks.
+    waited = clock.monotonic() - started
+    assert LINE_KEEP_SECONDS <= waited <= LINE_KEEP_SECONDS + LINE_POLL_SECONDS
+
+
+async def test_a_send_given_up_while_in_line_leaves_it() -> None:
+    clock = VirtualClock()
+    pacer, other, _ = replicas(clock)
+
+    async def send(number: int) -> None:
+        with waiting_in_line(600):
+            await pacer.take_turn([SLOW_BOT, Lane(f"bot:{number}", SLOW)], max_wait=5)
+
+    waiting = [asyncio.create_task(send(number)) for number in range(20)]
+    await clock.sleep(0.5)
+    assert (await other.book([SLOW_BOT], within=0)).ahead == 14
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    assert (await other.book([SLOW_BOT], within=0)).ahead == 0
+
+
 @pytest.mark.redis
 async def test_a_sends_lanes_share_one_slot_and_expire(redis_url: str) -> None:
     port = RedisCoordination.from_url(redis_url)
@@ -98,6 +173,28 @@ async def test_a_sends_lanes_share_one_slot_and_expire(redis_url: str) -> None:
         assert all(0 < ttl <= 3000 for ttl in ttls)
         await asyncio.sleep(2.2)  # past the slower lane's turn and the key margin
         assert [await port.client.exists(name) for name in names] == [0, 0]
+    finally:
+        await port.close()
+
+
+@pytest.mark.redis
+async def test_a_lines_keys_share_the_lanes_slot_and_expire_with_its_places(
+        redis_url: str) -> None:
+    port = RedisCoordination.from_url(redis_url)
+    try:
+        pacer = SharedPacer(port)
+        lanes = [Lane("slack", SLOW), Lane("slack:C0123", SLOW)]
+        assert (await pacer.book(lanes, within=0.5)).granted
+        waiting = await pacer.book([lanes[0], Lane("slack:C0456", SLOW)], within=0.5,
+                                   ticket="waiting")
+        assert not waiting.granted and waiting.ahead == 0
+        line = Keys().pace_line("slack")
+        assert all("{slack}" in name for name in line)
+        ttls = [await port.client.pttl(name) for name in line]
+        assert all(LINE_KEEP_SECONDS * 1000 < ttl <= LINE_KEEP_SECONDS * 1000 + 1000
+                   for ttl in ttls)
+        await pacer.leave_line(lanes, "waiting")
+        assert [await port.client.exists(name) for name in line] == [0, 0]
     finally:
         await port.close()
 

@@ -12,7 +12,11 @@ that takes the claim over, which first asks the platform whether it arrived (Sla
 finds it by the claim key in its message metadata: recorded, not sent again) and sends
 it again only when it did not or the platform cannot tell (Feishu drops that copy by
 its `uuid`; Telegram, which has neither a key nor a readable history, shows it twice -
-the same window as a digest in doubt, see `bot.delivery.schedule`).
+the same window as a digest in doubt, see `bot.delivery.schedule`). A send that timed
+out after the platform may have taken it follows the platform's `in_doubt`
+(`bot.delivery.notices`): `hold` drops the batch as sent, `resend` sends it again. A
+batch falling due while its channel's notices are muted is dropped unsent, as the muted
+merges are.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import logging
 
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ConfigView
-from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult
+from bot.delivery.notices import NOTICE_TTL_SECONDS, MergeNotifier, NoticeResult, held_in_doubt
 from bot.delivery.periodic import run_every
 from bot.events import NoticePosted
 from bot.models import Reply
@@ -95,6 +99,10 @@ class BatchFlusher:
                 result.notified.append(channel.key)
             elif outcome == "failed":
                 result.failed.append(channel.key)
+            elif outcome == "muted":
+                result.muted.append(channel.key)
+            elif outcome == "held":
+                result.held.append(channel.key)
         return result
 
     async def _flush(self, channel: ChannelConfig, batch: DueBatch) -> str:
@@ -104,23 +112,47 @@ class BatchFlusher:
         begun = await self.claims.begin_work(claim, self.claim_ttl_seconds)
         if begun is None:
             return "busy"
-        if batch.items:
+        try:
+            muted = await self.notifier.muted(channel)
+        except StoreUnavailable as exc:
+            log.warning("mute of %s unreadable; notice batch %s waits: %s", channel.key,
+                        batch.id, exc.reason)
+            await self.claims.release(claim)
+            return "failed"
+        if batch.items and not muted:
             try:
                 await self.notifier.post(channel, batch_reply(channel, batch), key=claim,
                                          in_doubt_since=begun.in_doubt_since)
-            except Exception as exc:  # the next pass sends it again
-                log.warning("notice batch %s to %s failed: %s", batch.id, channel.key, exc)
-                await self.claims.release(claim)
+            except Exception as exc:  # the next pass sends it again, unless held
+                if not held_in_doubt(exc):
+                    log.warning("notice batch %s to %s failed: %s", batch.id, channel.key,
+                                exc)
+                    await self.claims.release(claim)
+                    self._sent(channel, False)
+                    return "failed"
+                # It may be in the chat: done, never sent twice (the platform's in_doubt).
+                log.warning("notice batch %s to %s may or may not have arrived (%s); not "
+                            "sent again, as the platform's in_doubt says", batch.id,
+                            channel.key, exc)
+                await self._done(channel, batch, claim)
                 self._sent(channel, False)
-                return "failed"
+                return "held"
+        await self._done(channel, batch, claim)
+        if muted:
+            log.info("notice batch %s to %s dropped: notices muted (%d PR(s))", batch.id,
+                     channel.key, len(batch.items))
+            return "muted"
+        self._sent(channel, True)
+        log.info("notice batch %s to %s: %d PR(s)", batch.id, channel.key, len(batch.items))
+        return "sent"
+
+    async def _done(self, channel: ChannelConfig, batch: DueBatch, claim: str) -> None:
+        """The batch is out (or held): dropped, then its claims finished."""
         await self.batches.drop(channel.key, batch.id)
         await self.claims.finish(claim, self.claim_ttl_seconds)
         for item in batch.items:  # announced: a later unbatched config knows it too
             await self.claims.finish(Keys.notice(item.repo, item.number, channel.key),
                                      self.claim_ttl_seconds)
-        self._sent(channel, True)
-        log.info("notice batch %s to %s: %d PR(s)", batch.id, channel.key, len(batch.items))
-        return "sent"
 
     def _sent(self, channel: ChannelConfig, ok: bool) -> None:
         self.notifier.events.emit(NoticePosted(channel.platform, ok))

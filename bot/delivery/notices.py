@@ -9,11 +9,23 @@ to another, which first asks the platform whether the notice arrived (Slack: by 
 in its message metadata) and sends it only when it did not or the platform cannot tell
 (Feishu drops the copy by its `uuid`; Telegram shows it twice).
 
+A send that timed out after the platform may have taken it (`DeliveryInDoubt`: Telegram,
+which has neither a key nor a readable history) follows the platform's `in_doubt`, as a
+weekly digest does: `resend` releases the claim and the next redelivery or poll sends
+it again (never lost, possibly twice); `hold` records it as sent (never twice, possibly
+not at all) and says so in a warning - a notice has no operator's `--force`.
+
 A channel with `notices = "thread"` gets its notices under the week's digest message
 (`bot.delivery.threads`), in the channel itself when there is none yet or it was
 deleted. A channel with `notice_batch_minutes` gets its merges put in a batch in Redis
 instead (`bot.store.notice_batches`), sent as one message when due
-(`bot.delivery.batches`)."""
+(`bot.delivery.batches`).
+
+A channel that muted its notices from chat (`mute 1d`: `bot.store.mutes`) gets none
+while the mute lasts: the merges of that time are dropped for it, not kept for later -
+the merge counts as announced, so no redelivery or poll brings its notice after the
+mute ends - and the first merge after the end is announced as usual. A batch falling
+due during the mute is dropped likewise. The weekly digest is not muted."""
 
 from __future__ import annotations
 
@@ -29,7 +41,7 @@ from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config
 from bot.delivery.threads import ThreadParents
 from bot.digests import Digests
-from bot.errors import SourceError, ThreadGone
+from bot.errors import DeliveryInDoubt, SourceError, ThreadGone
 from bot.events import Events, NoticePosted
 from bot.models import PullAnswer, PullRequest, Reply
 from bot.source import ForgetsPulls, Source
@@ -37,6 +49,7 @@ from bot.store.claims import Begun, Claims, Held
 from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
 from bot.store.ledger import Ledger
+from bot.store.mutes import Mutes
 from bot.store.notice_batches import BatchItem, NoticeBatches
 from bot.store.subscriptions import TopicStore, followed_topics
 
@@ -48,6 +61,12 @@ NOTICE_TTL_SECONDS = 90 * 24 * 3600
 NOTICE_MODE = "merged"
 """`Reply.mode` of a merged-PR notice: a `pull` reply whose `topics` are the channel's
 topics the PR touched and whose `author` param is who wrote it."""
+
+
+def held_in_doubt(error: BaseException) -> bool:
+    """Whether a send that failed may have arrived and its platform's `in_doubt` says to
+    hold it: it is then recorded as sent, not retried."""
+    return isinstance(error, DeliveryInDoubt) and not error.resend
 
 
 class NoticeSender(Protocol):
@@ -77,7 +96,8 @@ class MergeNotifier:
 
     The PR is read again through the source of the process's one `digests` (files
     give path topics, reviews the risks); when that fails, the event's own fields are
-    used. The channels' subscriptions are the ones chat writes (`digests.subscriptions`).
+    used. The channels' subscriptions are the ones chat writes (`digests.subscriptions`),
+    their mutes the ones chat sets (`mutes`: by default in the claims' port).
     """
 
     def __init__(
@@ -91,6 +111,7 @@ class MergeNotifier:
         threads: ThreadParents | None = None,
         batches: NoticeBatches | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        mutes: Mutes | None = None,
     ) -> None:
         self.source: Source | None = digests.source
         self.store: TopicStore | None = digests.subscriptions
@@ -105,6 +126,7 @@ class MergeNotifier:
         self.batches = batches if batches is not None else (
             NoticeBatches(claims.port) if claims.port.shared else None)
         self.clock = clock
+        self.mutes = mutes if mutes is not None else Mutes(claims.port, clock=clock)
 
     @property
     def config(self) -> Config:
@@ -178,13 +200,35 @@ class MergeNotifier:
                           pull=msgspec.structs.replace(answer, topics=first),
                           topics=tuple(matched), params=(("author", pull.author or ""),
                                                          *channel.pull_scope(name)))
-            if channel.notice_batch_minutes and self.batches is not None:
+            muted = await self._muted(channel, name, pull.number)
+            if muted is not False:
+                outcome = "muted" if muted else "failed"
+            elif channel.notice_batch_minutes and self.batches is not None:
                 outcome = await self._batch(name, pull, channel, reply)
             else:
                 outcome = await self._send_once(name, pull, channel, reply)
             {"sent": result.notified, "failed": result.failed, "batched": result.batched,
-             "waiting": result.waiting}.get(outcome, []).append(channel.key)
+             "waiting": result.waiting, "muted": result.muted,
+             "held": result.held}.get(outcome, []).append(channel.key)
         return result
+
+    async def muted(self, channel: ChannelConfig) -> bool:
+        """Whether the channel's notices are muted now; raises `StoreUnavailable`."""
+        return await self.mutes.get(channel.key) is not None
+
+    async def _muted(self, channel: ChannelConfig, repo: str, number: int) -> bool | None:
+        """Whether the notice of `repo#number` is dropped for `channel`, muted; None when
+        the mute cannot be read (the notice fails, to be tried again)."""
+        try:
+            muted = await self.muted(channel)
+        except StoreUnavailable as exc:
+            log.warning("mute of %s unreadable; notice of %s#%s not sent: %s", channel.key,
+                        repo, number, exc.reason)
+            return None
+        if muted:
+            log.info("notice of %s#%s to %s dropped: notices muted", repo, number,
+                     channel.key)
+        return muted
 
     async def post(self, channel: ChannelConfig, reply: Reply, *, key: str,
                    in_doubt_since: datetime | None = None) -> list[str]:
@@ -254,6 +298,13 @@ class MergeNotifier:
         try:
             await self.post(channel, reply, key=claim, in_doubt_since=begun.in_doubt_since)
         except Exception as exc:  # one platform failing must not stop the other channels
+            if held_in_doubt(exc):
+                log.warning("notice of %s#%s to %s may or may not have arrived (%s); not "
+                            "sent again, as the platform's in_doubt says", repo, number,
+                            channel.key, exc)
+                await self.claims.finish(claim, self.notice_ttl_seconds)
+                self.events.emit(NoticePosted(channel.platform, ok=False))
+                return "held"
             log.warning("notice of %s#%s to %s failed: %s", repo, number, channel.key, exc)
             await self.claims.release(claim)
             self.events.emit(NoticePosted(channel.platform, ok=False))
@@ -266,10 +317,14 @@ class MergeNotifier:
 @dataclass
 class NoticeResult:
     """Channel keys notified by one `announce`, those whose post failed, those whose
-    notice waits in a batch, and those whose notice another process began and may not
-    finish (it may have died): the merge is not done until that is known."""
+    notice waits in a batch, those whose notice another process began and may not
+    finish (it may have died): the merge is not done until that is known - and those
+    whose send may or may not have arrived, held as their platform's `in_doubt` says.
+    `muted`: the channels that muted their notices, for which it was dropped."""
 
     notified: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     batched: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
+    muted: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)

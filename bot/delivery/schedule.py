@@ -64,6 +64,7 @@ from bot.events import DigestPosted, Events, ScheduleFailed
 from bot.github.budget import Budget
 from bot.logs import delivery
 from bot.models import Digest
+from bot.pacing import waiting_in_line
 from bot.source import Source
 from bot.store.coordination import Coordination, StoreUnavailable
 from bot.store.ledger import (
@@ -82,6 +83,30 @@ log = logging.getLogger(__name__)
 DEDUPE_MARGIN = timedelta(minutes=5)
 
 InDoubt = Literal["resend", "hold"]
+
+POST_LINE_SECONDS = 3 * 3600.0
+"""How long a post may wait in line for its turn on the platform (`bot.pacing`: turns
+beyond the horizon are waited for in line, not failed): 16,667 Slack channels at
+300/min go out in 56 minutes. A turn further away than this fails into the back-off."""
+
+
+class _LineGate:
+    """What a post's messages ask when their turn comes (`still_ours`): whether the
+    slot's lock is still this replica's, asked of the store (renewing it) - a post that
+    waited in line past a stall of its process may have lost its slot to another
+    replica, which then posts it; with Redis away it is not known lost. `reached`: a
+    message's turn came, so something may be on its way to the platform."""
+
+    def __init__(self, lock: Lock) -> None:
+        self.lock = lock
+        self.reached = False
+
+    async def still_ours(self) -> bool:
+        self.reached = True
+        try:
+            return await self.lock.renew()
+        except StoreUnavailable:
+            return not self.lock.lost
 
 
 def default_replica_name() -> str:
@@ -107,7 +132,9 @@ class Scheduler:
     is how long a confirmed post waits for Redis to come back to be recorded; `budget`
     (GitHub's points) paces the weekly fetches, which `server.prefetch_hours` spreads
     over the hours before each posting minute (`bot.delivery.prefetch`); each post
-    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`.
+    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`;
+    `line_seconds` is how long a post may wait in line for its turn on the platform
+    (its slot's lock kept alive meanwhile) before it fails into the back-off.
     """
 
     def __init__(
@@ -129,6 +156,7 @@ class Scheduler:
         record_wait_seconds: float = 600.0,
         events: Events | None = None,
         budget: Budget | None = None,
+        line_seconds: float = POST_LINE_SECONDS,
     ) -> None:
         if digests.source is None:
             raise ValueError("the schedule reads its weeks from a source of PR data")
@@ -148,6 +176,7 @@ class Scheduler:
         self.share_digests = share_digests
         self.rng = rng or random.Random()
         self.record_wait_seconds = record_wait_seconds
+        self.line_seconds = line_seconds
         self.ledger = Ledger(port, clock=clock)
         self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
@@ -317,7 +346,7 @@ class Scheduler:
                 return skip
         in_doubt = not force and entry is not None and entry.state == "sending"
         if not force and entry is not None and entry.may_have_arrived:
-            found = await self._found_delivered(channel, slot, entry)
+            found = await self._found_delivered(channel, slot, entry, lock)
             if found is not None:
                 return await self._record_found(slot, entry, found)
             if in_doubt and not self._may_resend(channel, entry, now):
@@ -337,8 +366,8 @@ class Scheduler:
         return await self._send_and_record(channel, slot, lock, digest, intent, intent_raw,
                                            in_doubt=in_doubt, force=force)
 
-    async def _found_delivered(self, channel: ChannelConfig, slot: Slot, entry: LedgerEntry
-                               ) -> list[str] | None:
+    async def _found_delivered(self, channel: ChannelConfig, slot: Slot, entry: LedgerEntry,
+                               lock: Lock) -> list[str] | None:
         """Whether a delivery in doubt arrived after all, asked of the platform when the
         poster can tell (`complete_delivery`: Slack finds its parts by their metadata,
         and posts any part missing); its message ids, or None when it cannot tell or
@@ -348,8 +377,11 @@ class Scheduler:
             return None
         try:
             digest = await self.shared.for_channel(channel, slot.week)
-            found = await self.poster.complete_delivery(
-                channel, digest, delivery_key=entry.delivery_key, since=since)
+            # It may post the parts missing, each in its turn, while the lock is ours.
+            gate = _LineGate(lock)
+            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours):
+                found = await self.poster.complete_delivery(
+                    channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
             log.warning("schedule: could not check whether %s arrived: %s", slot.name, exc)
             return None
@@ -402,22 +434,49 @@ class Scheduler:
         intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
     ) -> PostResult:
         """Post and record, shielded: a cancelled replica (a graceful stop) lets the post
-        in flight finish and be written to the ledger before it stops."""
+        in flight finish and be written to the ledger before it stops - unless the post
+        is still waiting in line, with nothing sent: it then gives its place up and the
+        ledger says so, for the replica that posts it instead."""
+        gate = _LineGate(lock)
         work = asyncio.ensure_future(self._post_and_record(
-            channel, slot, lock, digest, intent, intent_raw, in_doubt=in_doubt, force=force))
+            channel, slot, lock, digest, intent, intent_raw, gate, in_doubt=in_doubt,
+            force=force))
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
+            if not gate.reached and not work.done():
+                work.cancel()
+                await asyncio.wait([work], timeout=self.lock_seconds)
+                if work.cancelled():
+                    await self._withdrawn(slot, lock, intent_raw, intent)
+                raise
             await asyncio.wait([work], timeout=self.lock_seconds)
             raise
 
+    async def _withdrawn(self, slot: Slot, lock: Lock, intent_raw: bytes,
+                         intent: LedgerEntry) -> None:
+        """A post given up in line before any message went: the attempt did not happen,
+        so the entry does not say `sending` (nothing is in doubt because of it)."""
+        undone = msgspec.structs.replace(
+            intent, state="failed", attempts=intent.attempts - 1,
+            error="stopped while waiting in line for a turn; nothing was sent")
+        with contextlib.suppress(Exception):
+            await self.ledger.write_fenced(slot, lock, intent_raw, undone)
+        log.info("schedule: %s gave up its place in line (stopping); nothing was sent",
+                 slot.name)
+
     async def _post_and_record(
         self, channel: ChannelConfig, slot: Slot, lock: Lock, digest: Digest,
-        intent: LedgerEntry, intent_raw: bytes, *, in_doubt: bool, force: bool,
+        intent: LedgerEntry, intent_raw: bytes, gate: _LineGate, *, in_doubt: bool,
+        force: bool,
     ) -> PostResult:
         try:
-            ids = await self.poster.post_digest(channel, digest,
-                                                delivery_key=intent.delivery_key)
+            # Its turn on the platform may be far off (a workspace of thousands of
+            # channels): it waits in line, the slot's lock kept alive, rather than fail;
+            # each message goes only if the lock is still this replica's then.
+            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours):
+                ids = await self.poster.post_digest(channel, digest,
+                                                    delivery_key=intent.delivery_key)
         except Exception as exc:
             self.events.emit(DigestPosted(channel.platform, ok=False))
             reason = str(exc) or type(exc).__name__

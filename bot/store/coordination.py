@@ -126,19 +126,46 @@ class ClaimStore(Protocol):
 @dataclass(frozen=True)
 class LaneBooking:
     """A booking in the pacing lanes: `granted` with the turn `wait_us` away, or not
-    (a narrower lane is busy until then, or the turn is further than allowed)."""
+    (a narrower lane is busy until then, or the turn is further than allowed: then
+    `wait_us` is when it would come, the sends ahead in the line going first).
+    `ahead`: how many sends waiting in the line were before this one."""
 
     granted: bool
     wait_us: int
+    ahead: int = 0
+
+
+@dataclass(frozen=True)
+class LinePlace:
+    """A send's place in the line of its widest lane: the line's two keys (the places
+    in the order they were taken; when each lapses), the send's ticket (None: it does
+    not wait in line, it only counts behind it), and how long its place is kept unless
+    it asks again (a dead waiter's lapses)."""
+
+    order: str
+    alive: str
+    ticket: str | None = None
+    keep_ms: int = 0
 
 
 class PacingLanes(Protocol):
-    """Each lane's next free turn, in the store's time (microseconds)."""
+    """Each lane's next free turn, in the store's time (microseconds), and the line of
+    sends waiting for a turn further away than they may book."""
 
-    async def book(self, lanes: Sequence[str], intervals_us: Sequence[int], within_us: int
-                   ) -> LaneBooking:
+    async def book(self, lanes: Sequence[str], intervals_us: Sequence[int], within_us: int,
+                   *, place: LinePlace | None = None) -> LaneBooking:
         """Book the next turn of `lanes[0]` and, in one step, of the narrower lanes
-        when they are free by then; each lane's next turn moves on by its interval."""
+        when they are free by then; each lane's next turn moves on by its interval.
+
+        The turn is booked only when it would be at most `within_us` away had every
+        send still in the line (places not asked for within their `keep_ms` are
+        dropped) gone first: a send counts behind the line of `place`, or at its ticket's
+        place in it. A ticket not booked takes (or keeps) its place, at the end of the
+        line the first time; booked, it leaves the line."""
+        ...
+
+    async def leave(self, place: LinePlace) -> None:
+        """Give up `place` (the send gave up, or went another way)."""
         ...
 
     async def hold(self, lanes: Sequence[str], hold_us: int) -> None:

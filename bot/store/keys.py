@@ -101,6 +101,11 @@ class Keys:
         expiry: they are the chats' configuration (`bot.store.chat_settings`)."""
         return self.name("chat-settings")
 
+    def notice_mute(self, channel_key: str) -> str:
+        """A channel's merged-PR notices muted (`bot.store.mutes`): expires a little
+        after the mute ends, or never while it lasts until unmuted."""
+        return self.name("notice-mute", channel_key)
+
     def pending_reviews(self, repos: Sequence[str]) -> str:
         """The PRs waiting for review in a chat's repositories, kept for minutes
         (`chat.pending_minutes`) so a chat asking again costs GitHub nothing."""
@@ -184,6 +189,14 @@ class Keys:
         """When a pacing lane's next turn is (`bot.store.pacing`); tagged with the widest
         lane of the send (the platform's bot), so one script books all of its lanes."""
         return self.name("pace", f"{{{widest}}}", lane)
+
+    def pace_line(self, widest: str) -> tuple[str, str]:
+        """The line of sends waiting for a turn of the widest lane `widest` beyond the
+        booking horizon (`bot.store.pacing`): a sorted set of tickets by when each took
+        its place, and one by when each place lapses unless asked for again; tagged
+        like the lanes, so one script books and moves the line."""
+        return (self.name("pace-line", f"{{{widest}}}", "order"),
+                self.name("pace-line", f"{{{widest}}}", "alive"))
 
     def report_weeks(self, repo: str) -> str:
         """The weeks of `repo` the cache holds data for: a sorted set, each week scored

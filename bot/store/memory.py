@@ -24,6 +24,7 @@ from bot.store.coordination import (
     Fenced,
     LaneBooking,
     LedgerStore,
+    LinePlace,
     Locks,
     PacingLanes,
     SharedValues,
@@ -198,20 +199,60 @@ class MemoryLanes(PacingLanes):
     def _now_us(self) -> int:
         return round(self._table.now() * MICROSECONDS)
 
-    async def book(self, lanes: Sequence[str], intervals_us: Sequence[int], within_us: int
-                   ) -> LaneBooking:
+    def _line(self, place: LinePlace | None, now: int) -> dict[str, tuple[int, int]]:
+        """The line of `place` (ticket -> when it took its place, when that lapses),
+        its lapsed places dropped; empty without a place."""
+        if place is None:
+            return {}
+        line: dict[str, tuple[int, int]] = self._table.get(place.order) or {}
+        return {ticket: held for ticket, held in line.items() if held[1] > now}
+
+    async def book(self, lanes: Sequence[str], intervals_us: Sequence[int], within_us: int,
+                   *, place: LinePlace | None = None) -> LaneBooking:
         now = self._now_us()
+        line = self._line(place, now)
+        order = sorted(line, key=lambda ticket: (line[ticket][0], ticket))
+        ahead = order.index(place.ticket) if place and place.ticket in line else len(order)
         start = max(now, self._table.get(lanes[0]) or 0)
+        booking: LaneBooking | None = None
         for lane in lanes[1:]:
             free = self._table.get(lane) or 0
             if free > start:
-                return LaneBooking(False, free - now)
-        if start - now > within_us:
-            return LaneBooking(False, start - now)
-        for lane, interval in zip(lanes, intervals_us, strict=True):
-            free = start + interval
-            self._table.set(lane, free, -(-(free - now) // 1000) + 1000)
-        return LaneBooking(True, start - now)
+                booking = LaneBooking(False, free - now, ahead)
+                break
+        if booking is None:
+            turn = start + ahead * intervals_us[0]
+            if turn - now > within_us:
+                booking = LaneBooking(False, turn - now, ahead)
+        if booking is None:
+            for lane, interval in zip(lanes, intervals_us, strict=True):
+                free = start + interval
+                self._table.set(lane, free, -(-(free - now) // 1000) + 1000)
+            if place is not None and place.ticket is not None:
+                line.pop(place.ticket, None)
+                self._keep_line(place, line, now)
+            return LaneBooking(True, start - now, ahead)
+        if place is not None and place.ticket is not None:
+            joined = line[place.ticket][0] if place.ticket in line else max(
+                [now, *(held[0] + 1 for held in line.values())])
+            line[place.ticket] = (joined, now + place.keep_ms * 1000)
+            self._keep_line(place, line, now)
+        return booking
+
+    async def leave(self, place: LinePlace) -> None:
+        if place.ticket is None:
+            return
+        now = self._now_us()
+        line = self._line(place, now)
+        line.pop(place.ticket, None)
+        self._keep_line(place, line, now)
+
+    def _keep_line(self, place: LinePlace, line: dict[str, tuple[int, int]], now: int) -> None:
+        if not line:
+            self._table.delete(place.order)
+            return
+        last = max(lapses for _, lapses in line.values())
+        self._table.set(place.order, line, -(-(last - now) // 1000) + 1000)
 
     async def hold(self, lanes: Sequence[str], hold_us: int) -> None:
         now = self._now_us()

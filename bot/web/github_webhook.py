@@ -94,11 +94,13 @@ async def github_webhook(request: Request) -> Response:
         # so a redelivery or the poller's reconciliation tries again.
         result = await merges.announce_claimed(merged)
         return {"notified": result.notified, "failed": result.failed,
-                **({"waiting": result.waiting} if result.waiting else {})}
+                **({"waiting": result.waiting} if result.waiting else {}),
+                **({"held": result.held} if result.held else {})}
 
     task = asyncio.ensure_future(announce())
     services.track(task)
     try:
+        # Real time: GitHub waits for the HTTP answer in real seconds.
         answer = await asyncio.wait_for(asyncio.shield(task), timeout=WEBHOOK_ANSWER_SECONDS)
     except TimeoutError:
         metrics.webhook(label, "accepted")

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from bot.store.coordination import Fenced, StoreUnavailable
+from bot.store.coordination import Fenced, LaneBooking, LinePlace, StoreUnavailable
 from tests.coordination.conftest import Store
 
 LONG_MS = 30_000
@@ -206,6 +206,69 @@ async def test_an_idle_lane_costs_nothing_once_its_turn_passed(store: Store) -> 
     await store.elapse(PAST_SHORT)
     again = await pacing.book(both, [100_000, 200_000], 60_000_000)
     assert again.granted and again.wait_us <= 50_000
+
+
+SECOND_US = 1_000_000
+HORIZON_US = 1_500_000
+"""Turns a second apart, booked at most a second and a half ahead: the third send in a
+row is beyond the horizon."""
+
+
+def place(store: Store, ticket: str | None, keep_ms: int = LONG_MS) -> LinePlace:
+    """A place in the telegram bot lane's line (`ticket` None: counts behind it)."""
+    order, alive = store.keys.pace_line("telegram")
+    return LinePlace(order, alive, ticket, keep_ms)
+
+
+async def book_in_line(store: Store, chat: str, ticket: str | None, *,
+                       keep_ms: int = LONG_MS) -> LaneBooking:
+    return await store.port.lanes.book(lanes(store, chat), [SECOND_US, 1_000], HORIZON_US,
+                                       place=place(store, ticket, keep_ms))
+
+
+def about(wait_us: int, seconds: float) -> bool:
+    """`wait_us` is `seconds` away, give or take the time the test's steps took."""
+    return seconds * SECOND_US - 400_000 <= wait_us <= seconds * SECOND_US + 50_000
+
+
+async def test_sends_beyond_the_horizon_wait_in_line_in_the_order_they_came(
+        store: Store) -> None:
+    assert (await book_in_line(store, "-1", "a")).granted
+    assert (await book_in_line(store, "-2", "b")).granted  # a second on
+    c = await book_in_line(store, "-3", "c")
+    d = await book_in_line(store, "-4", "d")
+    # Beyond the horizon: not booked; each told when its turn would come, the sends
+    # ahead of it in line going first.
+    assert (c.granted, c.ahead, d.granted, d.ahead) == (False, 0, False, 1)
+    assert about(c.wait_us, 2) and about(d.wait_us, 3)
+    # A send without a ticket counts behind the whole line and takes no place in it.
+    behind = await book_in_line(store, "-5", None)
+    assert (behind.granted, behind.ahead) == (False, 2) and about(behind.wait_us, 4)
+    assert (await book_in_line(store, "-4", "d")).ahead == 1
+    await store.elapse(1.0)
+    # The turn after the lane's next one is within the horizon now, but it is c's: d,
+    # asking first, is not booked ahead of it.
+    first = await book_in_line(store, "-4", "d")
+    assert (first.granted, first.ahead) == (False, 1)
+    took = await book_in_line(store, "-3", "c")
+    assert took.granted and took.ahead == 0 and about(took.wait_us, 1)
+    # Booked, c left the line: d is first now.
+    assert (await book_in_line(store, "-4", "d")).ahead == 0
+
+
+async def test_a_place_not_asked_for_lapses_and_one_given_up_is_gone(store: Store) -> None:
+    assert (await book_in_line(store, "-1", None)).granted
+    assert (await book_in_line(store, "-2", None)).granted
+    # The waiter of c dies: its place is kept a second (SHORT_MS), not asked for again.
+    assert not (await book_in_line(store, "-3", "c", keep_ms=SHORT_MS)).granted
+    assert (await book_in_line(store, "-4", "d")).ahead == 1
+    assert (await book_in_line(store, "-5", "e")).ahead == 2
+    await store.port.lanes.leave(place(store, "d"))
+    await store.elapse(PAST_SHORT)
+    # c's place lapsed and d gave its own up: e goes next, in the lane's next turn.
+    took = await book_in_line(store, "-5", "e")
+    assert took.granted and took.ahead == 0
+    assert (await book_in_line(store, "-6", None)).ahead == 0  # nobody left in line
 
 
 # --- shared values ----------------------------------------------------------------------------

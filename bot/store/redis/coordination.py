@@ -28,6 +28,7 @@ from bot.store.coordination import (
     Fenced,
     LaneBooking,
     LedgerStore,
+    LinePlace,
     Locks,
     PacingLanes,
     SharedValues,
@@ -100,25 +101,83 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
-# KEYS: the lanes, widest first. ARGV[1]: how far ahead a turn may be booked (us);
-# ARGV[1 + i]: lane i's interval (us); last: the key margin (ms). Returns {1, wait} when
-# booked (the turn is `wait` us away), {0, wait} when not: a narrower lane is busy, or
-# the turn is further away than allowed.
+# KEYS: the lanes, widest first, then (when the last ARGV is 1) the line's order and
+# alive sets. ARGV[1]: how far ahead a turn may be booked (us); ARGV[1 + i]: lane i's
+# interval (us); then the key margin (ms), the ticket ('' = it only counts behind the
+# line), how long its place is kept (ms), 1 when there is a line (0: none is looked
+# at). Places whose keep ran out are dropped first (a bounded batch per call).
+# Returns {1, wait, ahead} when booked (the turn is `wait` us away; a ticket leaves the
+# line), {0, wait, ahead} when not: a narrower lane is busy until then, or the turn
+# (after the `ahead` sends before it in the line) is further away than allowed - a
+# ticket then takes or keeps its place.
 _BOOK = """
+local lined = ARGV[#ARGV] == '1'
+local n = #KEYS
+if lined then n = n - 2 end
+local order, alive = KEYS[n + 1], KEYS[n + 2]
+local margin = tonumber(ARGV[n + 2])
+local ticket, keep = ARGV[n + 3], tonumber(ARGV[n + 4])
+if not lined then ticket = '' end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local ahead = 0
+if lined then
+  local lapsed = redis.call('ZRANGEBYSCORE', alive, '-inf', string.format('%d', now),
+                            'LIMIT', 0, 500)
+  if #lapsed > 0 then
+    redis.call('ZREM', order, unpack(lapsed))
+    redis.call('ZREM', alive, unpack(lapsed))
+  end
+  ahead = false
+  if ticket ~= '' then ahead = redis.call('ZRANK', order, ticket) end
+  if not ahead then ahead = redis.call('ZCARD', order) end
+end
 local start = math.max(now, tonumber(redis.call('GET', KEYS[1]) or 0))
-for i = 2, #KEYS do
+local wait = false
+for i = 2, n do
   local free = tonumber(redis.call('GET', KEYS[i]) or 0)
-  if free > start then return {0, free - now} end
+  if free > start then
+    wait = free - now
+    break
+  end
 end
-if start - now > tonumber(ARGV[1]) then return {0, start - now} end
-for i = 1, #KEYS do
-  local free = start + tonumber(ARGV[i + 1])
-  redis.call('SET', KEYS[i], string.format('%d', free), 'PX',
-             math.ceil((free - now) / 1000) + tonumber(ARGV[#KEYS + 2]))
+if not wait then
+  local turn = start + ahead * tonumber(ARGV[2])
+  if turn - now > tonumber(ARGV[1]) then wait = turn - now end
 end
-return {1, start - now}
+if not wait then
+  for i = 1, n do
+    local free = start + tonumber(ARGV[i + 1])
+    redis.call('SET', KEYS[i], string.format('%d', free), 'PX',
+               math.ceil((free - now) / 1000) + margin)
+  end
+  if ticket ~= '' then
+    redis.call('ZREM', order, ticket)
+    redis.call('ZREM', alive, ticket)
+  end
+  return {1, start - now, ahead}
+end
+if ticket ~= '' then
+  if not redis.call('ZSCORE', order, ticket) then
+    -- After the last place taken, even within one microsecond: the line keeps order.
+    local joined = now
+    local last = redis.call('ZRANGE', order, -1, -1, 'WITHSCORES')
+    if #last > 0 then joined = math.max(now, tonumber(last[2]) + 1) end
+    redis.call('ZADD', order, string.format('%d', joined), ticket)
+  end
+  redis.call('ZADD', alive, string.format('%d', now + keep * 1000), ticket)
+  if redis.call('PTTL', order) < keep + margin then
+    redis.call('PEXPIRE', order, keep + margin)
+    redis.call('PEXPIRE', alive, keep + margin)
+  end
+end
+return {0, wait, ahead}
+"""
+# KEYS: the line's order and alive sets. ARGV: the ticket leaving it.
+_LEAVE = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
 """
 # KEYS: the lanes. ARGV[1]: the hold (us), ARGV[2]: key margin (ms). No turn before it.
 _HOLD = """
@@ -220,7 +279,7 @@ class RedisLedger(LedgerStore):
         as the entry; note the week, and forget the weeks whose entries expired."""
         bucket = zlib.crc32(name.encode()) % INDEX_BUCKETS
         index, weeks = self.keys.ledger_index(week, bucket), self.keys.ledger_weeks()
-        now = time.time()
+        now = time.time()  # real epoch seconds: the scores track Redis's own key expiries
         pipe.sadd(index, name)
         pipe.expire(index, ttl_seconds)
         pipe.zadd(weeks, {week: now + ttl_seconds}, gt=True)
@@ -309,17 +368,28 @@ class RedisClaims(ClaimStore):
 class RedisLanes(PacingLanes):
     """Each lane one key holding the moment (Redis `TIME`, microseconds) of its next
     free turn, expiring once that has passed: an idle lane costs nothing. The lanes of
-    one send share the widest lane's hash tag (`Keys.pace`)."""
+    one send share the widest lane's hash tag (`Keys.pace`), and so does its line
+    (`Keys.pace_line`): two sorted sets of tickets, by when each took its place and by
+    when that place lapses, expiring with the longest-kept place."""
 
     def __init__(self, client: aioredis.Redis) -> None:
         self.client = client
 
-    async def book(self, lanes: Sequence[str], intervals_us: Sequence[int], within_us: int
-                   ) -> LaneBooking:
+    async def book(self, lanes: Sequence[str], intervals_us: Sequence[int], within_us: int,
+                   *, place: LinePlace | None = None) -> LaneBooking:
+        line = [] if place is None else [place.order, place.alive]
+        ticket, keep_ms = ("", 0) if place is None else (place.ticket or "", place.keep_ms)
         with unavailable_as_store_error():
-            granted, wait = await self.client.eval(
-                _BOOK, len(lanes), *lanes, within_us, *intervals_us, _KEY_MARGIN_MS)
-        return LaneBooking(bool(int(granted)), int(wait))
+            granted, wait, ahead = await self.client.eval(
+                _BOOK, len(lanes) + len(line), *lanes, *line, within_us, *intervals_us,
+                _KEY_MARGIN_MS, ticket, keep_ms, 1 if line else 0)
+        return LaneBooking(bool(int(granted)), int(wait), int(ahead))
+
+    async def leave(self, place: LinePlace) -> None:
+        if place.ticket is None:
+            return
+        with unavailable_as_store_error():
+            await self.client.eval(_LEAVE, 2, place.order, place.alive, place.ticket)
 
     async def hold(self, lanes: Sequence[str], hold_us: int) -> None:
         with unavailable_as_store_error():
