@@ -22,7 +22,7 @@ M = TypeVar("M")
 E = TypeVar("E", bound=BaseException)
 
 
-class Again(Exception):  # noqa: N818 - a request to go again, not a failure
+class Again(Exception):
     """What an attempt raises when the platform refused it: `error` is raised when no
     try is left (or `retry` is False); `hold` holds the lanes off that many seconds (a
     429's Retry-After); `pause` waits before the next try without holding anyone else

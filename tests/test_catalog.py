@@ -50,8 +50,9 @@ def _untranslated(messages: list[tuple[str, int, str | tuple[str, ...]]],
 
 def test_messages_are_found() -> None:
     assert len(_messages(ROOT, _CORE)) > 50
-    for spec in PLATFORMS:
-        assert _messages(spec.templates.parent, _PLATFORM), spec.name
+    # A platform says little of its own (the core lays out every message): how a
+    # command is typed there, its command menu.
+    assert any(_messages(spec.templates.parent, _PLATFORM) for spec in PLATFORMS)
 
 
 def test_every_message_of_the_core_has_chinese_in_the_cores_catalogs() -> None:

@@ -36,10 +36,9 @@ from bot.render.layouts import (
     digest_document,
     layout_for,
     reply_document,
-    standard_reply,
 )
-from testkit.feishu_checks import assert_valid as assert_valid_card
 from testkit.fakes.telegram import parse_html
+from testkit.feishu_checks import assert_valid as assert_valid_card
 from testkit.golden import updating
 from testkit.slack_checks import assert_valid as assert_valid_slack
 from testkit.slack_checks import pull_answer
@@ -122,7 +121,8 @@ def test_hostile_text_on_the_document_path_is_inert_on_every_platform(text: str)
         assert "\ue001" not in sent and "\x1b" not in sent
     for tg in telegram_encode(document):
         shown, entities = parse_html(tg.text)
-        assert "@all" not in shown and "<b>" in shown  # the title's tags are text
+        assert "@all" not in shown  # a word joiner keeps it from mentioning
+        assert ("<b>bold</b>" in shown) == ("<b>bold</b>" in text)  # tags shown as text
         assert all(e.get("url", "https://").startswith("https://") for e in entities)
         assert "\ue001" not in tg.text
     for card in feishu_encode(document):
@@ -140,6 +140,7 @@ def test_the_buttons_run_the_commands_they_say() -> None:
     assert buttons[0].url == pull_answer().url and buttons[0].primary
     commands = [decode_action(b.action, lang="zh") for b in buttons if b.action]
     assert [(c.kind, c.repo, c.pull, c.topics, c.lang) for c in commands if c] == [
+        ("risks", "acme/lumen", 1206, (), "zh"),
         ("summary", "acme/lumen", 1206, (), "zh"),
         ("subscribe", None, None, ("rollout",), "zh")]
 
@@ -157,7 +158,7 @@ def test_a_new_reply_kind_is_a_core_layout_every_platform_encodes() -> None:
     kind = "weather"
 
     def weather(reply: Reply) -> Document:
-        base = standard_reply(msgspec.structs.replace(reply, kind="subscribed"))
+        base = reply_document(msgspec.structs.replace(reply, kind="subscribed"))
         return Document(
             kind=kind, lang=reply.lang, title="Build weather", tone="medium",
             notification="Build weather: cloudy",

@@ -27,8 +27,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
-from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.sending import Again, send_in_turn, send_parts
+from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.slack.render import SlackMessage
 from bot.pacing import Lane, Pacer
 from bot.redaction import URL_PATH, Redact

@@ -346,7 +346,8 @@ def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
     document = reply_document(reply)
     if document.kind == "help" or (reply.answer is not None
                                    and reply.answer.question == "hello"):
-        before, _, after = translator(reply.lang, (TEMPLATES,))(
+        t = translator(reply.lang, (TEMPLATES,))
+        before, _, after = t(
             "In Slack, type a command after %(slash)s, mention me with it, or send it to "
             "me in a direct message.", slash="\x00").partition("\x00")
         hint: Line = (Text(before), Code("/prdigest"), Text(after))

@@ -233,7 +233,8 @@ def _render_reply_messages(
     document = reply_document(reply)
     if document.kind == "help" or (reply.answer is not None
                                    and reply.answer.question == "hello"):
-        hint = translator(reply.lang, (TEMPLATES,))(
+        t = translator(reply.lang, (TEMPLATES,))
+        hint = t(
             "In Telegram a command also works with a slash: /risks 7035, /digest, /topics, "
             "/help; in a group, mention me or reply to me.")
         document = dataclasses.replace(document, blocks=(
