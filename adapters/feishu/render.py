@@ -32,7 +32,7 @@ from bot.render.document import (
     inline,
     parts,
 )
-from bot.render.layouts import digest_document, reply_document
+from bot.render.layouts import digest_document, reply_document, worst
 from bot.render.memo import reply_memo
 
 Card = dict[str, Any]
@@ -48,6 +48,10 @@ KEY_PULL_BUTTONS = 3
 # the measure fits whatever chat or message it is sent to.
 _ID_ALLOWANCE = "x" * 64
 _UUID_ALLOWANCE = "x" * 50
+# A document's tone as the header's colour.
+_COLOURS: dict[str, str] = {"high": "red", "medium": "orange", "low": "blue",
+                            "clear": "green", "info": "blue", "done": "green",
+                            "quiet": "grey"}
 
 
 @dataclass(frozen=True)
@@ -75,14 +79,7 @@ class CardFrame:
 def header_template(risks: Iterable[Risk]) -> str:
     """Header colour by the worst risk: red for high, orange for medium, blue for low,
     green when nothing was found."""
-    severities = {risk.severity for risk in risks}
-    if "high" in severities:
-        return "red"
-    if "medium" in severities:
-        return "orange"
-    if "low" in severities:
-        return "blue"
-    return "green"
+    return _COLOURS[worst(risks)]
 
 
 def card_content(card: Card) -> str:
@@ -171,9 +168,6 @@ def build_cards(frame: CardFrame, sections: Iterable[str], *,
     ]
 
 
-_COLOURS: dict[str, str] = {"high": "red", "medium": "orange", "low": "blue",
-                            "clear": "green", "info": "blue", "done": "green",
-                            "quiet": "grey"}
 _MARKUP = FeishuMarkup()
 
 

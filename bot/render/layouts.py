@@ -124,7 +124,8 @@ def digest_document(digest: Digest) -> Document:
     for section in view.sections:
         if section.heading is None:
             continue
-        blocks.append(Divider())
+        if not view.compact:  # the compact form runs on without rules between sections
+            blocks.append(Divider())
         body = w.blocks("section", section)
         blocks.extend(_with_pull_buttons(w, view, body) if section.id == "key_prs" else body)
         if section.id == "summary" and digest.notes:

@@ -121,8 +121,10 @@ def test_a_report_link_becomes_a_button() -> None:
                                      report_url="https://reports.example/acme/lumen/2026-W29")
     last = render_digest_messages(digest)[-1].as_post()["blocks"][-1]
     assert last["type"] == "actions"
-    assert last["elements"][0]["url"] == "https://reports.example/acme/lumen/2026-W29"
-    assert last["elements"][0]["text"]["text"] == translations("zh").gettext("Full report")
+    report = last["elements"][-1]  # after the buttons that run a command
+    assert report["url"] == "https://reports.example/acme/lumen/2026-W29"
+    assert report["text"]["text"] == translations("zh").gettext("Full report")
+    assert report["style"] == "primary"
 
 
 # --- splitting -----------------------------------------------------------------------
