@@ -119,7 +119,6 @@ def digest_document(digest: Digest) -> Document:
         blocks.append(Facts(tuple(
             (label, parse_line(value)) for label, value in
             (line.split("\t", 1) for line in w("facts").split("\n") if "\t" in line))))
-        blocks.append(Context((parse_line(w("generated")),)))
     blocks.extend(w.blocks("reports"))
     for section in view.sections:
         if section.heading is None:
