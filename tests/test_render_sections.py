@@ -31,8 +31,9 @@ GOLDEN_INPUT = (Path(__file__).resolve().parent / "golden" / "telegram" / "examp
 # heads it (not the page's <title>), or on a Feishu card (whose own header holds the
 # title) the header's first fact.
 TITLE = "acme/lumen weekly report, 2026 week 29"
-HEADER_MARKS = {"markdown": f"# {TITLE}", "text": TITLE, "telegram": f"<b>{TITLE}",
-                "slack": f'"text": "{TITLE}', "feishu": "**Repository**",
+# A chat message opens with its title wherever its header is: the header is its facts.
+HEADER_MARKS = {"markdown": f"# {TITLE}", "text": TITLE, "telegram": "Repository: ",
+                "slack": "*Repository*", "feishu": "**Repository**",
                 "html": f"<h1>{TITLE}"}
 
 

@@ -244,3 +244,8 @@ def _render_reply_messages(
 
 
 render_reply_messages = reply_memo(_render_reply_messages)
+
+
+def render_digest_html(digest: Digest) -> str:
+    """The whole chat digest as one HTML text, before splitting."""
+    return document_html(digest_document(digest))

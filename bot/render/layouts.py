@@ -115,15 +115,17 @@ def digest_document(digest: Digest) -> Document:
     view = chat_view(digest)
     w = Words("document/digest.j2", digest.lang, v=view, d=digest)
     blocks: list[Block] = []
-    if not view.compact:
-        blocks.append(Facts(tuple(
-            (label, parse_line(value)) for label, value in
-            (line.split("\t", 1) for line in w("facts").split("\n") if "\t" in line))))
-    blocks.extend(w.blocks("reports"))
     for section in view.sections:
-        if section.heading is None:
+        if section.heading is None:  # the header: its facts, where the full report is
+            if blocks and not view.compact:
+                blocks.append(Divider())
+            if not view.compact:
+                blocks.append(Facts(tuple(
+                    (label, parse_line(value)) for label, value in
+                    (line.split("\t", 1) for line in w("facts").split("\n") if "\t" in line))))
+            blocks.extend(w.blocks("reports"))
             continue
-        if not view.compact:  # the compact form runs on without rules between sections
+        if blocks and not view.compact:  # the compact form runs on without rules
             blocks.append(Divider())
         body = w.blocks("section", section)
         blocks.extend(_with_pull_buttons(w, view, body) if section.id == "key_prs" else body)
