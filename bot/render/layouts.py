@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from bot.actions import encode_action
+from bot.i18n import translator
 from bot.models import Command, Digest, Lang, Reply, Risk
 from bot.render.chat import chat_view
 from bot.render.document import (
@@ -136,7 +137,7 @@ def digest_document(digest: Digest) -> Document:
         kind="digest", lang=digest.lang, title=w("title", _PLAIN), headline=True,
         notification=w.line_text("notification"), subtitle=w("period"),
         tone=worst(view.all_risks), blocks=tuple(blocks), part_title=w("part_title"),
-        colon=w("colon"))
+        colon=translator(digest.lang)(": "))
 
 
 def _with_pull_buttons(w: Words, view: DigestView, blocks: tuple[Block, ...]
