@@ -143,7 +143,8 @@ def digest_document(digest: Digest) -> Document:
 def _with_pull_buttons(w: Words, view: DigestView, blocks: tuple[Block, ...]
                        ) -> tuple[Block, ...]:
     """The key PRs' items, each with a button to its PR: one list per repository, in
-    the order the view names them (a list of another length is left as it is)."""
+    the order the view names them (a list of another length is left as it is); under a
+    repository's name a PR goes without the repository, its button too."""
     lists = iter(view.each)
     out: list[Block] = []
     for block in blocks:
@@ -151,7 +152,7 @@ def _with_pull_buttons(w: Words, view: DigestView, blocks: tuple[Block, ...]
         if isinstance(block, Items) and part is not None and len(block.items) == len(part.quick):
             block = Items(tuple(
                 dataclasses.replace(item, button=_link(
-                    w("pull_button", f"{part.scope}#{k.number}"), k.url or part.url(k.number)))
+                    w("pull_button", f"#{k.number}"), k.url or part.url(k.number)))
                 for item, k in zip(block.items, part.quick, strict=True)), block.ordered)
         out.append(block)
     return tuple(out)
