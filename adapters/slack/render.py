@@ -343,6 +343,8 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
 def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
     """A chat reply as Block Kit messages; help and errors for the asker only
     (`ephemeral` where Slack allows it), and in help how Slack takes a command."""
+    if reply.kind == "digest" and reply.digest is not None:
+        return render_digest_messages(reply.digest)
     document = reply_document(reply)
     if document.kind == "help" or (reply.answer is not None
                                    and reply.answer.question == "hello"):

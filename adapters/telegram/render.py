@@ -230,6 +230,8 @@ def _render_reply_messages(
     reply: Reply, *, limit: int = MAX_MESSAGE_CHARS
 ) -> list[TelegramMessage]:
     """A chat reply as Telegram messages; in help, how Telegram takes a command."""
+    if reply.kind == "digest" and reply.digest is not None:
+        return render_digest_messages(reply.digest, limit=limit)
     document = reply_document(reply)
     if document.kind == "help" or (reply.answer is not None
                                    and reply.answer.question == "hello"):

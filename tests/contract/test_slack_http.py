@@ -58,7 +58,8 @@ async def test_a_slash_command_is_acknowledged_then_answered_on_its_response_url
     text = shown(answer)
     assert "#1201" in text and "kv_cache.py" in text
     assert re.search(r"[\u4e00-\u9fff]", text) is None  # asked in English, answered so
-    assert answer["blocks"][0]["accessory"]["url"] == "https://github.com/acme/lumen/pull/1201"
+    [actions] = [b for b in answer["blocks"] if b["type"] == "actions"]
+    assert actions["elements"][0]["url"] == "https://github.com/acme/lumen/pull/1201"
     assert fake_slack.calls("chat.postMessage") == []
 
 
