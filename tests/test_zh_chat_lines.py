@@ -54,7 +54,9 @@ def _visible(shared_data: Path, fmt: str) -> str:
             for block in message["payload"].get("blocks", []):
                 if "text" in block:
                     texts.append(block["text"]["text"])
-                texts += [e["text"] for e in block.get("elements", []) if "text" in e]
+                # Context elements carry their text; a button its label's.
+                texts += [e["text"] if isinstance(e["text"], str) else e["text"]["text"]
+                          for e in block.get("elements", []) if "text" in e]
         text = "\n".join(texts)
         return html.unescape(re.sub(r"<(https?://[^|>]+)\|([^>]*)>", r"\2", text))
     if fmt == "telegram":
