@@ -117,14 +117,14 @@ def digest_document(digest: Digest) -> Document:
     w = Words("document/digest.j2", digest.lang, v=view, d=digest)
     blocks: list[Block] = []
     for section in view.sections:
-        if section.heading is None:  # the header: its facts, where the full report is
+        if section.heading is None:  # the header: where the full report is, its facts
             if blocks and not view.compact:
                 blocks.append(Divider())
+            blocks.extend(w.blocks("reports"))  # the report's address right under the title
             if not view.compact:
                 blocks.append(Facts(tuple(
                     (label, parse_line(value)) for label, value in
                     (line.split("\t", 1) for line in w("facts").split("\n") if "\t" in line))))
-            blocks.extend(w.blocks("reports"))
             continue
         if blocks and not view.compact:  # the compact form runs on without rules
             blocks.append(Divider())

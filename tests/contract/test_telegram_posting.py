@@ -73,10 +73,11 @@ async def test_the_example_digest_arrives_whole_in_one_message_within_the_chat_b
     assert {p.number for p in weekly.pulls} <= {int(n) for n in re.findall(r"#(\d+)", report)}
     quick = chat_view(weekly).quick
     assert quick and {k.number for k in quick} <= numbers
-    # The key PRs of the quick view are buttons under the message, then the report.
+    # The key PRs of the quick view are buttons under the message, then the report
+    # (the buttons that run a command - the week before, a PR's risks - between them).
     keyboard = json.loads(fields["reply_markup"])["inline_keyboard"]
     buttons = [b for row in keyboard for b in row]
-    assert [b["url"] for b in buttons] == [
+    assert [b["url"] for b in buttons if "url" in b] == [
         *(f"https://github.com/acme/lumen/pull/{k.number}" for k in quick),
         "https://reports.example/w29"]
 
