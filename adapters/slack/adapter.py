@@ -11,8 +11,9 @@ clicks alike) and Socket Mode, which Bolt feeds through one dispatch path.
 
 Slack app settings this expects: the `/prdigest` slash command, Event Subscriptions and
 Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
-`message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`,
-and `channels:history` / `groups:history` so that a weekly post or a merged-PR notice
+`message.im` (and `link_shared`, `app_home_opened`: `adapters.slack.unfurls`,
+`adapters.slack.home` say what they need); bot scopes `commands`, `app_mentions:read`,
+`chat:write`, `im:history`, and `channels:history` / `groups:history` so that a weekly post or a merged-PR notice
 left in doubt by a crash is looked up in the channel instead of sent twice. For Socket
 Mode instead: `platforms.slack.socket_mode = true` and an app-level token with
 `connections:write`. What is sent, and how, is `adapters.slack.outbound`.
