@@ -13,8 +13,9 @@ Slack app settings this expects: the `/prdigest` slash command, Event Subscripti
 Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
 `message.im` (and `link_shared`, `app_home_opened`: `adapters.slack.unfurls`,
 `adapters.slack.home` say what they need); bot scopes `commands`, `app_mentions:read`,
-`chat:write`, `im:history`, and `channels:history` / `groups:history` so that a weekly post or a merged-PR notice
-left in doubt by a crash is looked up in the channel instead of sent twice. For Socket
+`chat:write`, `im:history`, and `channels:history` / `groups:history` so that a weekly
+post or a merged-PR notice left in doubt by a crash is looked up in the channel instead
+of sent twice. For Socket
 Mode instead: `platforms.slack.socket_mode = true` and an app-level token with
 `connections:write`. What is sent, and how, is `adapters.slack.outbound`.
 """
@@ -68,6 +69,7 @@ from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.chat.overviews import ChatOverviews
 from bot.chat.previews import PullPreviews
+from bot.clock import SYSTEM_CLOCK
 from bot.config import Config, secret
 from bot.models import Admission, Digest, Lang, Reply
 from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
@@ -158,7 +160,8 @@ class SlackAdapter:
         previews, overviews = ((PullPreviews(handler), ChatOverviews(handler))
                                if isinstance(handler, CommandHandler) else (None, None))
         self.unfurls = SlackUnfurls(self.client, previews, deduper)
-        self.home = SlackHome(self.client, overviews, default_lang=self.default_lang)
+        self.home = SlackHome(self.client, overviews, default_lang=self.default_lang,
+                              clock=overviews.handler.clock if overviews else SYSTEM_CLOCK)
         self.app.event("link_shared")(self._on_link_shared)
         self.app.event("app_home_opened")(self._on_home_opened)
         self._http = AsyncSlackRequestHandler(self.app)

@@ -13,7 +13,7 @@ import msgspec
 
 from adapters.slack.adapter import EVENTS_PATH
 from bot.chat.handler import CommandHandler
-from bot.clock import HeldClock
+from bot.clock import Clock, HeldClock
 from bot.config import ChannelConfig, Config
 from bot.digests import Digests
 from bot.live import LiveConfig
@@ -22,6 +22,7 @@ from bot.source import SnapshotSource
 from bot.store.chat_settings import ChatSettings
 from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.fakes.chat import InMemoryChatSettings, InMemorySubscriptionStore
 from testkit.fakes.slack import FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
@@ -47,7 +48,8 @@ def home_config(config: Config) -> Config:
         *config.channels, PUBLIC_ELSEWHERE, PRIVATE_NOT_THEIRS, PRIVATE_THEIRS, LAST))
 
 
-def live_handler(config: Config) -> tuple[CommandHandler, InMemoryChatSettings]:
+def live_handler(config: Config, clock: Clock | None = None
+                 ) -> tuple[CommandHandler, InMemoryChatSettings]:
     """A handler on a live config whose chats set up two channels from chat: one the
     user is in, and the user's direct conversation with the bot."""
     store = InMemoryChatSettings()
@@ -60,7 +62,7 @@ def live_handler(config: Config) -> tuple[CommandHandler, InMemoryChatSettings]:
     live.read_chats()
     source = SnapshotSource(read_snapshot(EXAMPLES / "snapshot.json"))
     digests = Digests(live, source, subscriptions=InMemorySubscriptionStore(),
-                      clock=HeldClock(NOW))
+                      clock=clock or HeldClock(NOW))
     return CommandHandler(digests, live=live), store
 
 
@@ -188,19 +190,28 @@ async def test_membership_that_cannot_be_read_shows_no_channel(
     assert "open this tab again" in text
 
 
-async def test_membership_is_kept_a_while_and_the_messages_tab_publishes_nothing(
+async def test_membership_is_kept_a_minute_and_the_messages_tab_publishes_nothing(
     fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
     config = home_config(config)
     seat(fake_slack)
-    handler, _ = live_handler(config)
+    clock = VirtualClock(NOW)
+    handler, _ = live_handler(config, clock)
     adapter = make_adapter(config, handler, deduper, fake_slack)
     await open_home(adapter, opened(tab="messages"))
     assert published(fake_slack) == []
     await open_home(adapter, opened())
+    clock.advance(30)
+    # Left the channel meanwhile: seen at the next read, a minute after the last.
+    fake_slack.members[CHANNEL].discard(USER)
     await open_home(adapter, opened())
     assert len(published(fake_slack)) == 2
     assert len(fake_slack.calls("users.conversations")) == 3  # 450+ channels: 3 pages, once
+    assert CHANNEL in channels_shown(view_text(published(fake_slack)[1]))
+    clock.advance(31)
+    await open_home(adapter, opened())
+    assert len(fake_slack.calls("users.conversations")) == 6
+    assert CHANNEL not in channels_shown(view_text(published(fake_slack)[2]))
 
 
 async def test_a_chat_made_channel_appears_once_set_up(
