@@ -17,6 +17,7 @@ from bot.chat.handler import CommandHandler
 from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, RepoConfig
 from bot.digests import Digests
+from bot.errors import SourceError
 from bot.models import PullRequest, Snapshot
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
@@ -307,4 +308,29 @@ async def test_a_failing_unfurl_call_is_logged_without_a_traceback(
     fake_slack.fail_next("chat.unfurl", body={"ok": False, "error": "cannot_unfurl_url"})
     assert await paste(adapter, event([URL])) == 200
     assert "cannot_unfurl_url" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+class Unreachable(LookedUp):
+    """GitHub not answering for one PR."""
+
+    def fetch_pull(self, repo: str, number: int) -> PullRequest | None:
+        self.asked.append((repo.lower(), number))
+        if number == 1201:
+            raise SourceError("GitHub said 502 (token GITHUB_TOKEN)")
+        return super().fetch_pull(repo, number)
+
+
+async def test_a_pr_github_cannot_give_now_is_left_out_and_the_others_shown(
+    fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    config = with_secret(config)
+    adapter = make_adapter(config, handler_on(config, Unreachable(LUMEN)), deduper,
+                           fake_slack)
+    other = "https://github.com/acme/lumen/pull/1203"
+    missing = "https://github.com/acme/lumen/pull/99999"
+    assert await paste(adapter, event([URL, missing, other])) == 200
+    [call] = unfurl_calls(fake_slack)
+    assert list(call["unfurls"]) == [other]
     assert "Traceback" not in caplog.text
