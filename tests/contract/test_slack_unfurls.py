@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from adapters.slack.adapter import EVENTS_PATH
+from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from bot.chat.handler import CommandHandler
 from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, RepoConfig
@@ -26,8 +26,8 @@ from bot.store.coordination import Coordination
 from testkit import EXAMPLES
 from testkit.coordination import claims_on
 from testkit.fakes.chat import InMemorySubscriptionStore
-from testkit.fakes.slack import FakeSlack
-from testkit.fakes.slack_payloads import SlackPayloads, signed_headers
+from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
+from testkit.fakes.slack_payloads import SlackPayloads, envelope_for, signed_headers
 from testkit.slack_checks import markup_problems, texts_of
 from testkit.slack_http import (
     CHANNEL,
@@ -334,3 +334,31 @@ async def test_a_pr_github_cannot_give_now_is_left_out_and_the_others_shown(
     [call] = unfurl_calls(fake_slack)
     assert list(call["unfurls"]) == [other]
     assert "Traceback" not in caplog.text
+
+
+async def test_socket_mode_unfurls_a_re_sent_envelope_once(
+    fake_slack: FakeSlack, config: Config, deduper: Claims, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+    monkeypatch.delenv("SLACK_SIGNING_SECRET", raising=False)
+    config = with_secret(config)
+    adapter = SlackAdapter.from_config(config, handler_on(config, LookedUp(LUMEN)), deduper,
+                                       api_url=fake_slack.base_url, socket_mode=True)
+    assert adapter is not None
+    payloads = SlackPayloads()
+    body = payloads.event_callback(payloads.link_shared([URL]))
+    await adapter.start()
+    try:
+        await fake_slack.wait_for_async(lambda: fake_slack.socket_connections == 1)
+        fake_slack.send_envelope(envelope_for(body, "events_api", envelope_id="env-u1"))
+        fake_slack.send_envelope(envelope_for(body, "events_api", envelope_id="env-u2",
+                                              retry_attempt=1, retry_reason="timeout"))
+        await fake_slack.wait_for_async(lambda: {"env-u1", "env-u2"} <= {
+            m.get("envelope_id") for m in fake_slack.socket_received})
+        await fake_slack.wait_for_async(lambda: len(unfurl_calls(fake_slack)) >= 1)
+        await adapter.drain()
+    finally:
+        await adapter.close()
+    [call] = unfurl_calls(fake_slack)
+    assert list(call["unfurls"]) == [URL]
