@@ -46,7 +46,6 @@ from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig
 from bot.models import Lang
 from bot.render import environment
-from bot.render.markup import markup_for
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +99,7 @@ class _Words:
 
     def __init__(self, lang: Lang) -> None:
         template = environment(lang, (TEMPLATES,)).get_template("slack/home.j2")
-        self._module = template.make_module({"plain": markup_for("text")})
+        self._module = template.make_module({})
 
     def __call__(self, macro: str, *args: Any) -> str:
         return str(getattr(self._module, macro)(*args)).strip()
