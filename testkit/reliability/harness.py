@@ -28,7 +28,7 @@ from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack_payloads import SlackPayloads
 from testkit.fakes.slack_payloads import signed_headers as slack_headers
-from testkit.fakes.telegram import group_chat, message_update
+from testkit.fakes.telegram import click_update, group_chat, message_update
 from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.names import SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
 from testkit.reliability.world import Urls, World, clock, write_config
@@ -124,6 +124,28 @@ class Service:
             "X-Telegram-Bot-Api-Secret-Token": SECRETS["TELEGRAM_WEBHOOK_SECRET"]})
         assert answer.status_code == 200, answer.text
         return await self._telegram_answers(before)
+
+    async def telegram_click(self, action: str, *, query_id: str,
+                             chat: dict[str, Any] | None = None,
+                             sender: dict[str, Any] | None = None, message_id: int = 500,
+                             secret: str | None = None, answered: bool = True
+                             ) -> tuple[httpx.Response, list[dict[str, str]]]:
+        """A click (`callback_query`) through the webhook with the secret token (or
+        `secret`); returns the webhook's response and what was sent in answer (waiting
+        for it when `answered`, else a moment in which nothing may come)."""
+        self.update_ids[0] += 1
+        before = len(self.world.telegram.sent())
+        update = click_update(self.update_ids[0], action, query_id=query_id,
+                              chat=chat or group_chat(int(TELEGRAM_CHAT)),
+                              sender=sender or telegram_user(), message_id=message_id,
+                              bot_id=self.world.telegram.bot_id)
+        token = SECRETS["TELEGRAM_WEBHOOK_SECRET"] if secret is None else secret
+        answer = await self.post("/telegram/webhook", json=update,
+                                 headers={"X-Telegram-Bot-Api-Secret-Token": token})
+        if answered and answer.status_code == 200:
+            return answer, await self._telegram_answers(before)
+        await asyncio.sleep(0.5)
+        return answer, self.world.telegram.sent()[before:]
 
     async def _telegram_answers(self, before: int, quiet: float = 0.3,
                                 timeout: float = 15.0) -> list[dict[str, str]]:

@@ -19,8 +19,10 @@ from bot.actions import encode_action
 from bot.models import Command
 from bot.store.redis.chat_settings import RedisChatSettings
 from bot.store.redis.client import sync_client
+from testkit.fakes.telegram import group_chat, private_chat
+from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.harness import Service, service_in_process
-from testkit.reliability.names import SLACK_ADMIN, WEEK
+from testkit.reliability.names import SLACK_ADMIN, TELEGRAM_CHAT, WEEK
 from testkit.reliability.world import World, world
 
 CHAT = """
@@ -125,3 +127,63 @@ async def test_slack_a_settings_click_by_someone_not_an_admin_is_refused_in_thei
     _, answers = await service.slack_click(FOLLOW, channel="CNEW", locale="zh-CN")
     assert NOT_ADMIN_ZH in said(answers)
     assert stored.all() == {}
+
+
+# --- Telegram ----------------------------------------------------------------------------
+
+
+async def test_telegram_each_button_is_answered_once_in_reply_to_the_message_clicked(
+        service: Service) -> None:
+    telegram = service.world.telegram
+    for n, (name, data, words) in enumerate(BUTTONS):
+        query = f"q-{n}"
+        response, answers = await service.telegram_click(data, query_id=query,
+                                                         message_id=600 + n)
+        assert response.status_code == 200, name
+        assert answers and words in said(answers), name
+        assert all(a["chat_id"] == TELEGRAM_CHAT for a in answers)
+        assert json.loads(answers[0]["reply_parameters"])["message_id"] == 600 + n
+        if name != "the week before":
+            assert len(answers) == 1, name
+        again, repeated = await service.telegram_click(data, query_id=query, answered=False)
+        assert again.status_code == 200 and repeated == [], name
+    answered = [c.fields["callback_query_id"] for c in telegram.calls("answerCallbackQuery")]
+    assert answered == [f"q-{n}" for n in range(len(BUTTONS))]
+    assert all(c.accepted for c in telegram.calls("answerCallbackQuery"))
+
+
+async def test_telegram_a_click_without_the_secret_token_is_refused_and_does_nothing(
+        service: Service, stored: RedisChatSettings) -> None:
+    for secret in ("", "tg-webhook-SECRET_77aa88bX"):
+        response, answers = await service.telegram_click(
+            FOLLOW, query_id="forged", chat=private_chat(4242), secret=secret,
+            answered=False)
+        assert response.status_code == 401
+        assert answers == []
+    assert service.world.telegram.calls("answerCallbackQuery") == []
+    assert stored.all() == {}
+
+
+@pytest.mark.parametrize("data", MALFORMED)
+async def test_telegram_unreadable_action_data_gets_a_polite_answer(service: Service,
+                                                                    data: str) -> None:
+    _, answers = await service.telegram_click(data, query_id="odd-en")
+    assert len(answers) == 1 and UNREADABLE_EN in said(answers)
+    _, answers = await service.telegram_click(data, query_id="odd-zh",
+                                              sender=telegram_user(language_code="zh-hans"))
+    assert UNREADABLE_ZH in said(answers)
+
+
+async def test_telegram_a_settings_click_by_someone_not_an_admin_is_refused_in_their_language(
+        service: Service, stored: RedisChatSettings) -> None:
+    group = group_chat(-1007770001)
+    _, answers = await service.telegram_click(FOLLOW, query_id="en", chat=group)
+    assert NOT_ADMIN_EN in said(answers)
+    _, answers = await service.telegram_click(FOLLOW, query_id="zh", chat=group,
+                                              sender=telegram_user(language_code="zh-hans"))
+    assert NOT_ADMIN_ZH in said(answers)
+    assert stored.all() == {}
+    service.world.telegram.chat_admins["-1007770001"] = {4242}
+    _, answers = await service.telegram_click(FOLLOW, query_id="admin", chat=group)
+    assert "This chat now follows" in said(answers)
+    assert "telegram:-1007770001" in stored.all()

@@ -273,7 +273,7 @@ async def test_start_registers_the_webhook_and_the_command_menu(
     [registration] = tg.calls("setWebhook")
     assert registration.fields["url"] == url
     assert registration.fields["secret_token"] == SECRET
-    assert json.loads(registration.fields["allowed_updates"]) == ["message"]
+    assert json.loads(registration.fields["allowed_updates"]) == ["message", "callback_query"]
     menus = tg.calls("setMyCommands")
     assert [m.fields.get("language_code") for m in menus] == [None, "zh"]
     assert [c["command"] for c in menus[0].json_field("commands")] == [
@@ -299,7 +299,7 @@ async def test_long_polling_answers_what_get_updates_brings(
     assert "grad norm explodes when micro-batches are empty" in fields["text"]
     assert tg.calls("deleteWebhook")  # polling and a webhook exclude each other
     polls = tg.calls("getUpdates")
-    assert json.loads(polls[0].fields["allowed_updates"]) == ["message"]
+    assert json.loads(polls[0].fields["allowed_updates"]) == ["message", "callback_query"]
     assert any(p.fields.get("offset") == "31" for p in polls)  # the update was confirmed
 
 
