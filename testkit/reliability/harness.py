@@ -24,7 +24,7 @@ from bot.github.source import GitHubSource
 from bot.web.app import create_app
 from bot.web.services import Services
 from testkit.clock import VirtualClock
-from testkit.fakes.feishu import bot_mention, encrypt, message_event
+from testkit.fakes.feishu import bot_mention, card_action_event, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack_payloads import SlackPayloads
 from testkit.fakes.slack_payloads import signed_headers as slack_headers
@@ -175,6 +175,25 @@ class Service:
         assert answer.status_code == 200, answer.text
         await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
         return [c.card for c in self.world.feishu.sent_cards()[before:]]
+
+    async def feishu_click(self, action: str, *, event_id: str, chat: str | None = None,
+                           sender: str = "ou_alice", message_id: str = "om_card_1",
+                           token: str | None = None, key: str | None = None,
+                           sign_key: str | None = None
+                           ) -> tuple[httpx.Response, list[dict[str, Any]]]:
+        """A click on a card button (`card.action.trigger`), encrypted and signed as
+        Feishu does (`token`, `key`, `sign_key`: another verification token, encrypt
+        key or signing key); returns the callback's response and the cards sent."""
+        before = len(self.world.feishu.sent_cards())
+        event = card_action_event(
+            action, token=token or SECRETS["FEISHU_VERIFICATION_TOKEN"], event_id=event_id,
+            message_id=message_id, operator_open_id=sender, app_id=self.world.feishu_app_id,
+            **({"chat_id": chat} if chat else {}))
+        body = encrypt(key or SECRETS["FEISHU_ENCRYPT_KEY"], event)
+        answer = await self.post("/feishu/events", content=body, headers=feishu_headers(
+            body, sign_key or SECRETS["FEISHU_ENCRYPT_KEY"]))
+        await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
+        return answer, [c.card for c in self.world.feishu.sent_cards()[before:]]
 
     async def github(self, payload: dict[str, Any], *, delivery: str | None = None,
                      event: str = "pull_request") -> httpx.Response:

@@ -187,3 +187,79 @@ async def test_telegram_a_settings_click_by_someone_not_an_admin_is_refused_in_t
     _, answers = await service.telegram_click(FOLLOW, query_id="admin", chat=group)
     assert "This chat now follows" in said(answers)
     assert "telegram:-1007770001" in stored.all()
+
+
+# --- Feishu ------------------------------------------------------------------------------
+
+FEISHU_EN = "oc_english0001"
+FEISHU_CHANNELS = f"""
+[[channels]]
+platform = "feishu"
+id = "{FEISHU_EN}"
+repo = "acme/lumen"
+lang = "en"
+"""
+TOAST_ZH = "正在处理…"
+
+
+@pytest_asyncio.fixture(loop_scope="function")
+async def feishu_service(fakes: World, redis_url: str, tmp_path: Path
+                         ) -> AsyncIterator[Service]:
+    async with service_in_process(fakes, redis_url, tmp_path,
+                                  extra=CHAT + FEISHU_CHANNELS) as running:
+        yield running
+
+
+async def test_feishu_each_button_is_answered_once_in_reply_to_the_card_clicked(
+        feishu_service: Service) -> None:
+    service = feishu_service
+    for n, (name, data, words) in enumerate(BUTTONS):
+        response, cards = await service.feishu_click(data, event_id=f"ev-{n}", chat=FEISHU_EN,
+                                                     message_id=f"om_card_{n}")
+        assert response.status_code == 200, name
+        toast = response.json()["toast"]
+        assert toast["i18n"]["zh_cn"] == TOAST_ZH and toast["i18n"]["en_us"] != TOAST_ZH
+        assert cards and words in said(cards), name
+        if name != "the week before":
+            assert len(cards) == 1, name
+        assert {c.target for c in service.world.feishu.sent_cards()[-len(cards):]} == {
+            f"om_card_{n}"}
+        again, repeated = await service.feishu_click(data, event_id=f"ev-{n}", chat=FEISHU_EN)
+        assert again.status_code == 200 and repeated == [], name
+        assert "toast" not in again.json()
+
+
+@pytest.mark.parametrize("forgery", [
+    {"token": "feishu-verify-TOKEN-6678"},
+    {"key": "feishu-encrypt-KEY-000000", "sign_key": "feishu-encrypt-KEY-000000"},
+    {"sign_key": "feishu-encrypt-KEY-000000"},
+])
+async def test_feishu_a_forged_click_is_refused_and_does_nothing(
+        feishu_service: Service, stored: RedisChatSettings, forgery: dict[str, str]) -> None:
+    service = feishu_service
+    service.world.feishu.chat_managers["oc_newchat01"] = ["ou_alice"]
+    response, cards = await service.feishu_click(FOLLOW, event_id="forged", chat="oc_newchat01",
+                                                 **forgery)
+    assert response.status_code == 401
+    assert cards == [] and stored.all() == {}
+    # The same click, as Feishu signs it, acts.
+    response, cards = await service.feishu_click(FOLLOW, event_id="forged", chat="oc_newchat01")
+    assert response.status_code == 200 and "本群已关注" in said(cards)
+
+
+@pytest.mark.parametrize("data", MALFORMED)
+async def test_feishu_unreadable_action_data_gets_a_polite_answer(feishu_service: Service,
+                                                                  data: str) -> None:
+    _, cards = await feishu_service.feishu_click(data, event_id="odd-en", chat=FEISHU_EN)
+    assert len(cards) == 1 and UNREADABLE_EN in said(cards)
+    _, cards = await feishu_service.feishu_click(data, event_id="odd-zh")
+    assert len(cards) == 1 and UNREADABLE_ZH in said(cards)
+
+
+async def test_feishu_a_settings_click_by_someone_not_an_admin_is_refused_in_the_chats_language(
+        feishu_service: Service, stored: RedisChatSettings) -> None:
+    _, cards = await feishu_service.feishu_click(FOLLOW, event_id="en", chat=FEISHU_EN)
+    assert NOT_ADMIN_EN in said(cards)
+    _, cards = await feishu_service.feishu_click(FOLLOW, event_id="zh", chat="oc_newchat02")
+    assert NOT_ADMIN_ZH in said(cards)
+    assert stored.all() == {}
