@@ -43,7 +43,12 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
 from adapters.slack.admins import is_chat_admin
-from adapters.slack.clicks import click_response_url, question_from_click, team_of
+from adapters.slack.clicks import (
+    click_response_url,
+    question_from_click,
+    team_of,
+    with_clicker_lang,
+)
 from adapters.slack.home import SlackHome, home_opened
 from adapters.slack.inbound import (
     SLASH_COMMAND,
@@ -435,7 +440,11 @@ class SlackAdapter:
             return
         question = question_from_click(body, ACTION_PREFIX)
         if question is not None:
-            self._spawn(self._answer(question, admitted=False))
+            self._spawn(self._answer_click(question))
+
+    async def _answer_click(self, question: Question) -> None:
+        """A click, answered in its clicker's language."""
+        await self._answer(await with_clicker_lang(self.client, question), admitted=False)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)

@@ -14,11 +14,17 @@ action's `action_ts`.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from slack_sdk.web.async_client import AsyncWebClient
+
 from bot.chat.inbound import Question
 from bot.models import Lang
+
+logger = logging.getLogger(__name__)
 
 PLATFORM = "slack"
 # Slack's own limits are far smaller; an action value longer than this is not ours.
@@ -53,8 +59,7 @@ def team_of(body: Mapping[str, Any]) -> str | None:
 
 
 def locale_lang(locale: object) -> Lang | None:
-    """Slack's user locale (`zh-CN`, `en-US`), sent when the app asks for it, as a
-    catalog language."""
+    """Slack's user locale (`zh-CN`, `en-US`) as a catalog language."""
     if not isinstance(locale, str) or not locale:
         return None
     return "zh" if locale.lower().startswith("zh") else "en"
@@ -85,7 +90,7 @@ def question_from_click(body: Mapping[str, Any], prefix: str) -> Question | None
         delivery_key=click_key(body, action),
         thread=_str(container.get("thread_ts")) or _str(message.get("thread_ts"))
         or _str(container.get("message_ts")),
-        user_lang=locale_lang(user.get("locale") or body.get("locale")),
+        user_lang=locale_lang(user.get("locale")),
         direct=channel.startswith("D"),
         raw=dict(body),
     )
@@ -104,3 +109,18 @@ def click_response_url(question: Question) -> str | None:
     """Where a click's answer goes: the `response_url` of its payload."""
     body = question.raw
     return _str(body.get("response_url")) if isinstance(body, Mapping) else None
+
+
+async def with_clicker_lang(client: AsyncWebClient, question: Question) -> Question:
+    """The click with its clicker's language: a click's payload has no locale, so
+    Slack is asked (`users.info` with `include_locale`, the scope `users:read` that
+    the admin check needs too); when it cannot tell, the chat's language is used."""
+    if question.user_lang is not None or question.user_id is None:
+        return question
+    try:
+        found = await client.users_info(user=question.user_id, include_locale=True)
+        lang = locale_lang((found.get("user") or {}).get("locale"))
+    except Exception as exc:
+        logger.info("Slack users.info for a click's locale failed: %s", type(exc).__name__)
+        return question
+    return dataclasses.replace(question, user_lang=lang)

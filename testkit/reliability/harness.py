@@ -94,14 +94,14 @@ class Service:
 
     async def slack_click(self, action: str, *, user: str = "U0USER01",
                           channel: str = SLACK_CHANNEL, trigger: str | None = None,
-                          locale: str | None = None, secret: str | None = None
+                          secret: str | None = None
                           ) -> tuple[httpx.Response, list[dict[str, Any]]]:
         """A signed `block_actions` click on a button whose value is `action` (same
         `trigger` twice: one click delivered twice; `secret`: signed with another);
         returns Slack's answer to the request and the answers on its response_url."""
         name = uuid.uuid4().hex[:12]
         payload = self.payloads.button_click(
-            action, channel_id=channel, user_id=user, trigger_id=trigger, locale=locale,
+            action, channel_id=channel, user_id=user, trigger_id=trigger,
             response_url=self.world.slack.response_url(name))
         body = urlencode({"payload": json.dumps(payload)})
         headers = slack_headers(body) if secret is None else slack_headers(body, secret=secret)

@@ -116,7 +116,8 @@ async def test_slack_unreadable_action_data_gets_a_polite_answer(service: Servic
     response, answers = await service.slack_click(data)
     assert response.status_code == 200
     assert len(answers) == 1 and UNREADABLE_EN in said(answers)
-    _, answers = await service.slack_click(data, locale="zh-CN")
+    service.world.slack.locales["U0USER01"] = "zh-CN"
+    _, answers = await service.slack_click(data)
     assert UNREADABLE_ZH in said(answers)
 
 
@@ -124,7 +125,8 @@ async def test_slack_a_settings_click_by_someone_not_an_admin_is_refused_in_thei
         service: Service, stored: RedisChatSettings) -> None:
     _, answers = await service.slack_click(FOLLOW, channel="CNEW")
     assert NOT_ADMIN_EN in said(answers)
-    _, answers = await service.slack_click(FOLLOW, channel="CNEW", locale="zh-CN")
+    service.world.slack.locales["U0USER01"] = "zh-CN"  # asked of users.info
+    _, answers = await service.slack_click(FOLLOW, channel="CNEW")
     assert NOT_ADMIN_ZH in said(answers)
     assert stored.all() == {}
 
