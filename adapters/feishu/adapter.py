@@ -25,6 +25,8 @@ The Feishu app this expects (developer console):
   the variables `[platforms.feishu]` names. Long connection mode
   (`long_connection = true`): choose "receive events through persistent connection";
   only the app id and secret are needed.
+- Buttons that act: the callback `card.action.trigger` at the same request URL (or
+  through the persistent connection); see `adapters.feishu.clicks`.
 - Cards use card JSON 2.0, which Feishu clients from 7.20 show.
 """
 

@@ -15,8 +15,10 @@ Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
 `adapters.slack.home` say what they need); bot scopes `commands`, `app_mentions:read`,
 `chat:write`, `im:history`, and `channels:history` / `groups:history` so that a weekly
 post or a merged-PR notice left in doubt by a crash is looked up in the channel instead
-of sent twice. For Socket Mode instead: `platforms.slack.socket_mode = true` and an
-app-level token with `connections:write`. What is sent, and how, is `adapters.slack.outbound`.
+of sent twice; `users:read` for who may change a channel's settings and a clicker's
+language (buttons that act: `adapters.slack.clicks`). For Socket Mode instead:
+`platforms.slack.socket_mode = true` and an app-level token with `connections:write`.
+What is sent, and how, is `adapters.slack.outbound`.
 """
 
 from __future__ import annotations
