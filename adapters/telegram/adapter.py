@@ -411,11 +411,20 @@ class TelegramAdapter:
         if question is None or query is None:
             return
 
-        async def send(reply: Reply) -> None:
+        answered: list[bool] = []
+
+        async def answer_query() -> None:
+            """Once, and as early as this process knows the click is its to answer."""
+            if answered:
+                return
+            answered.append(True)
             try:
                 await bot.answer_callback_query(query.id)
             except TelegramError as error:  # too old to answer: the reply still goes
                 logger.info("telegram: answerCallbackQuery failed: %s", self._redact(error))
+
+        async def send(reply: Reply) -> None:
+            await answer_query()
             messages = render_or_error(render_reply_messages, reply, "telegram")
             await self._send(chat_id(question.channel_id), messages,
                              reply_to=None if question.reply_to is None else int(question.reply_to),
@@ -424,6 +433,8 @@ class TelegramAdapter:
         admitted = question.delivery_key in self._admitted
         self._admitted.discard(question.delivery_key or "")
         try:
+            if admitted:  # the webhook admitted it: the spinner can stop before the answer
+                await answer_query()
             await self._inbox.answer(question, send=send, admitted=admitted)
         except TelegramError as error:
             logger.warning("telegram: answering click %s failed: %s", question.delivery_key,
