@@ -1,7 +1,10 @@
 """Feishu's event callbacks checked and decoded with lark-oapi's own parts - its AES
-cipher, JSON codec, event envelope and `P2ImMessageReceiveV1` model - without its
-`EventDispatcherHandler`, whose module imports the event processors of every Open API
-service (some 6,000 modules, ~100 MiB) for the one event type this bot handles.
+cipher, JSON codec, event envelope, `P2ImMessageReceiveV1` and `P2CardActionTrigger`
+models - without its `EventDispatcherHandler`, whose module imports the event
+processors of every Open API service (some 6,000 modules, ~100 MiB) for the two kinds
+this bot handles: a message, and a click on a card's button (`card.action.trigger`,
+whose answer - a toast - goes back in the response, as the SDK's callback processors
+return it).
 
 The checks are the SDK's, in its order: decrypt (`encrypt` with the Encrypt Key), read
 the envelope, compare the verification token (constant time), answer a URL
