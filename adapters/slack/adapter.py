@@ -15,8 +15,10 @@ Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
 `adapters.slack.home` say what they need); bot scopes `commands`, `app_mentions:read`,
 `chat:write`, `im:history`, and `channels:history` / `groups:history` so that a weekly
 post or a merged-PR notice left in doubt by a crash is looked up in the channel instead
-of sent twice. For Socket Mode instead: `platforms.slack.socket_mode = true` and an
-app-level token with `connections:write`. What is sent, and how, is `adapters.slack.outbound`.
+of sent twice; `users:read` for who may change a channel's settings and a clicker's
+language (buttons that act: `adapters.slack.clicks`). For Socket Mode instead:
+`platforms.slack.socket_mode = true` and an app-level token with `connections:write`.
+What is sent, and how, is `adapters.slack.outbound`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
 from adapters.slack.admins import is_chat_admin
+from adapters.slack.clicks import (
+    click_response_url,
+    question_from_click,
+    team_of,
+    with_clicker_lang,
+)
 from adapters.slack.home import SlackHome, home_opened
 from adapters.slack.inbound import (
     SLASH_COMMAND,
@@ -154,7 +162,7 @@ class SlackAdapter:
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_event)
-        self.app.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(self._on_link_click)
+        self.app.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(self._on_click)
         # Pasted PR links previewed, and the App Home tab: where the handler can say.
         previews, overviews = ((PullPreviews(handler), ChatOverviews(handler))
                                if isinstance(handler, CommandHandler) else (None, None))
@@ -424,16 +432,28 @@ class SlackAdapter:
             logger.info("Slack payload from %s ignored: not the configured app", stranger)
         return stranger is not None
 
-    async def _on_link_click(self, ack: AsyncAck) -> None:
-        """Link buttons still send a click to the app; acknowledging it is all to do."""
+    async def _on_click(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A click on one of our buttons: acknowledged at once (Slack waits 3 s). One
+        that acts (`adapters.slack.clicks`) is answered afterwards, once, as the command
+        it carries; a link button's click has nothing more to do. Slack never re-sends
+        a click, so one held by another process is waited for, not refused."""
         await ack()
+        if self._foreign({"team_id": team_of(body), "api_app_id": body.get("api_app_id")}):
+            return
+        question = question_from_click(body, ACTION_PREFIX)
+        if question is not None:
+            self._spawn(self._answer_click(question))
+
+    async def _answer_click(self, question: Question) -> None:
+        """A click, answered in its clicker's language."""
+        await self._answer(await with_clicker_lang(self.client, question), admitted=False)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, question: Question) -> None:
+    async def _answer(self, question: Question, *, admitted: bool = True) -> None:
         """The shared inbox answers (once per delivery, never raising); this renders and
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
@@ -442,12 +462,12 @@ class SlackAdapter:
                                                           "slack"))
 
         try:
-            await self.inbox.answer(question, self.bot_names, send=send, admitted=True)
+            await self.inbox.answer(question, self.bot_names, send=send, admitted=admitted)
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 
     async def _deliver(self, question: Question, messages: list[SlackMessage]) -> None:
-        url = response_url(question)
+        url = response_url(question) or click_response_url(question)
         if url and len(messages) <= RESPONSE_URL_POSTS:
             for message in messages:
                 await self.outbound.respond(url, message)

@@ -75,6 +75,7 @@ ERROR_KEYS = (
     "source-unavailable",
     "week-outside-data",
     "internal-error",
+    "unknown-action",
     # a chat's own settings
     "settings-unavailable",
     "settings-failed",
