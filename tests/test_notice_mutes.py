@@ -86,6 +86,9 @@ from testkit.server_support import (
     ("静音 0 天", "mute", "0d", "zh"),
     ("静音 半天", "mute", "半天", "zh"),
     ("静音 abc", "mute", "abc", "zh"),
+    # `for` is read alike after either verb: its canonical form parses to the same
+    ("静音 FOR", "mute", "", "zh"),
+    ("静音 for 2 days", "mute", "2d", "zh"),
 ])
 def test_mute_commands_are_read_in_either_language(text: str, kind: str, value: str,
                                                    lang: str) -> None:

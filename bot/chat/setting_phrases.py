@@ -353,7 +353,8 @@ def mute_of(text: str) -> Setting | None:
     found = _MUTE_EN.match(text) or _MUTE_ZH.match(text)
     if found is None:
         return None
-    spec = (found["spec"] or "").strip(_MUTE_TAIL)
+    # `for` reads the same after either verb (`静音 for 2 days` as `mute for 2 days`).
+    spec = _FOR.sub("", (found["spec"] or "").strip(_MUTE_TAIL)).strip(_MUTE_TAIL)
     if not spec or _UNTIL_UNMUTED.match(spec):
         return Setting("mute")
     length = _mute_length(spec)
@@ -364,6 +365,7 @@ def mute_of(text: str) -> Setting | None:
 
 
 _MUTE_TAIL = " .!。！~～吧了"
+_FOR = re.compile(r"^for\b", re.I)
 _LENGTH_HINT = re.compile(r"[0-9]|小时|钟头|天|日|周|星期|礼拜|月|年|分钟")
 _MOST_ECHOED = 64
 """Words that are no length are kept this long at most (the error reply quotes them)."""
