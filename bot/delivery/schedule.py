@@ -27,6 +27,13 @@ A send recorded `failed` (timed out after the platform took it, refused part-way
 looked for the same way before its retry. Telegram has neither an idempotency key nor a
 readable history: there one HTTP response plus one Redis write is what no client closes.
 
+A post whose turn on the platform is beyond the pacing horizon (a workspace of
+thousands of channels due in one minute) waits in line for it (`bot.pacing`), up to
+`line_seconds`, its slot's lock kept alive; when its turn comes the lock is renewed
+once more before the message goes, so a post whose slot changed hands meanwhile is not
+sent. A graceful stop cancels a post still in line at once: nothing went out, and its
+ledger entry is put back to an attempt not made, so nothing is left in doubt.
+
 Digests are built once per (repository, week, language, focus topics) across all
 replicas (a Redis mutex and a shared copy), and a week is fetched once per
 (repository, week): the fetch runs under a mutex and, through the cached source, the
