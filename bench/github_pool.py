@@ -25,20 +25,13 @@ from bot.github.plan import HOUR, SHARE
 from bot.github.pool import BudgetPool, Credential, Member
 from bot.github.source import GitHubSource
 from bot.week import week_period
+from testkit.clock import VirtualClock
 from testkit.fakes.github_points import LIMIT
 
 POOLS = (1, 2, 4)
 FETCH_SECONDS = 0.05
 """A fetch's own time at the posting minute (16 at once, ~0.8 s each): small beside the
 hours GitHub's points decide."""
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 7, 27, 1, 0, tzinfo=UTC).timestamp()
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Measured(Budget):
@@ -67,7 +60,8 @@ class Hour:
         return {"cost": points, "remaining": self.remaining, "resetAt": reset, "limit": LIMIT}
 
 
-def _pool(size: int, config: Config, prices: dict[str, int], clock: Clock) -> BudgetPool:
+def _pool(size: int, config: Config, prices: dict[str, int], clock: VirtualClock
+          ) -> BudgetPool:
     members = []
     for n in range(size):
         name = "GITHUB_TOKEN" if n == 0 else f"GITHUB_TOKEN_{n + 1}"
@@ -81,29 +75,30 @@ def _pool(size: int, config: Config, prices: dict[str, int], clock: Clock) -> Bu
 def cold_minute(size: int, config: Config, fetches: Sequence[tuple[str, int]],
                 prices: dict[str, int]) -> tuple[float, int]:
     """(hours until the last fetch is done, fetches that waited for a refill)."""
-    clock = Clock()
-    start = clock.now
+    clock = VirtualClock(datetime(2026, 7, 27, 1, 0, tzinfo=UTC))
+    start = clock.monotonic()
     pool = _pool(size, config, prices, clock)
     hours = {m.credential.name: Hour() for m in pool.members}
     waited = 0
     for repo, points in fetches:
         member = pool.member_for(repo)
         if member.budget.short_of(points):  # every credential spent: the refill
-            clock.now += member.budget.seconds_to_reset() + 1.0
+            clock.advance(member.budget.seconds_to_reset() + 1.0)
             waited += 1
-        member.budget.record(hours[member.credential.name].charge(clock.now, points))
+        member.budget.record(hours[member.credential.name].charge(clock.now().timestamp(),
+                                                                  points))
         pool.refresh()
-        clock.now += FETCH_SECONDS
+        clock.advance(FETCH_SECONDS)
     for member in pool.members:
         member.source.close()
-    return (clock.now - start) / 3600, waited
+    return (clock.monotonic() - start) / 3600, waited
 
 
 def planned_hours(size: int, config: Config, prices: dict[str, int], fire: datetime
                   ) -> tuple[dict[str, int], float]:
     """(each credential's busiest planned rolling hour, minutes from the last planned
     fetch to the post)."""
-    pool = _pool(size, config, prices, Clock())
+    pool = _pool(size, config, prices, VirtualClock(datetime(2026, 7, 27, 1, 0, tzinfo=UTC)))
     plan = prefetch_plan(config, config.channels, fire - WINDOW, WINDOW, points=pool)
     spent: dict[str, list[tuple[datetime, int]]] = {}
     for item in plan:

@@ -20,11 +20,12 @@ import contextvars
 import json
 import logging
 import threading
-import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
+
+from bot.clock import SYSTEM_CLOCK, Clock
 
 LogFormat = Literal["text", "json"]
 FORMATS: tuple[LogFormat, ...] = ("text", "json")
@@ -107,10 +108,11 @@ class TextFormatter(logging.Formatter):
 class RepeatLimit(logging.Filter):
     """Writes a repeated warning (same logger, level and message template) once, then at
     most once every `window` seconds with the count of those left out meanwhile; every
-    line left out is counted in `suppressed` by (logger, level). `clock`: seconds."""
+    line left out is counted in `suppressed` by (logger, level). The window is on
+    `clock` (logging is process-wide: the process's one, `SYSTEM_CLOCK`)."""
 
     def __init__(self, window: float = REPEAT_WINDOW_SECONDS, *, level: int = logging.WARNING,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         super().__init__()
         self.window = window
         self.level = level
@@ -123,7 +125,7 @@ class RepeatLimit(logging.Filter):
         if record.levelno != self.level:
             return True
         key = (record.name, record.levelno, str(record.msg))
-        now = self.clock()
+        now = self.clock.monotonic()
         with self._lock:
             last = self._last.get(key)
             if last is not None and now - last[0] < self.window:

@@ -402,6 +402,8 @@ CommandKind = Literal[
     "changes", "people", "compare", "pending", "hello",
     # a chat's own settings
     "follow", "unfollow", "schedule", "timezone", "lang", "settings",
+    # merged-PR notices held back for a while (`value`: "2h", "1d", "1w"; "" until unmuted)
+    "mute", "unmute",
 ]
 
 
@@ -416,8 +418,9 @@ class Command(Record, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     text: str = ""
     unknown: bool = False
-    # What a setting is set to (`schedule`: a cron or "off"; `timezone`, `lang`), or
-    # which people a `people` question asks about ("merged", "reviewed").
+    # What a setting is set to (`schedule`: a cron or "off"; `timezone`, `lang`; `mute`:
+    # how long, "2h", "3d", "1w", or "" until unmuted), or which people a `people`
+    # question asks about ("merged", "reviewed").
     value: str = ""
 
 
@@ -502,6 +505,10 @@ class ChatOverview(Record, frozen=True, kw_only=True):
     next_post: Time | None = None
     topics: tuple[str, ...] = ()
     fixed: tuple[str, ...] = ()
+    # Merged-PR notices muted: until when, in its time zone (`muted_until` None while
+    # `muted` says until someone unmutes).
+    muted: bool = False
+    muted_until: Time | None = None
 
 
 ReplyKind = Literal[

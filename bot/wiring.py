@@ -25,9 +25,10 @@ class ProcessDigests:
 
     def __init__(self, config: Config, source: Source, *, redis_url: str | None = None,
                  llm: bool = True, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.cache = Cache.from_url(redis_url, config.cache.url_env) if redis_url else None
+        self.cache = (Cache.from_url(redis_url, config.cache.url_env, clock=clock) if redis_url
+                      else None)
         store = self.cache if config.llm is not None and llm else None
-        self.narrator: Narrator | None = narrator_for(config, store, enabled=llm)
+        self.narrator: Narrator | None = narrator_for(config, store, enabled=llm, clock=clock)
         subscriptions = (RedisSubscriptionStore(self.cache.client) if self.cache is not None
                          else None)
         self.digests = Digests(config, source, subscriptions=subscriptions,

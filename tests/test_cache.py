@@ -25,6 +25,7 @@ from bot.store.cache import HELD_SECONDS, CachedSource
 from bot.store.redis.cache import Cache, cache_from_env
 from bot.store.redis.client import sync_client
 from bot.week import current_week, week_period
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week, week_snapshot
 from testkit.redis_server import free_port
@@ -55,8 +56,8 @@ def cache(redis_url: str) -> Iterator[Cache]:
 
 def cached_source(fake: FakeGitHub, cache: Cache | None, *, token: str | None = TOKEN,
                   config: Config = CONFIG, retries: int = 3) -> CachedSource:
-    github = GitHubSource(config, token=token, base_url=fake.base_url, sleep=lambda s: None,
-                          retries=retries)
+    github = GitHubSource(config, token=token, base_url=fake.base_url,
+                          clock=VirtualClock(datetime.now(UTC)), retries=retries)
     return CachedSource(github, cache, config, clock=HeldClock(datetime.now(UTC)))
 
 
@@ -287,7 +288,7 @@ def test_a_fresh_pr_is_served_from_memory(fake: FakeGitHub,
     fake.add_repo(REPO, pulls)
     lookups: list[bool] = []
     src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
-                                    sleep=lambda s: None),
+                                    clock=VirtualClock(datetime.now(UTC))),
                        counting_cache, CONFIG, events=held_lookups(lookups))
     assert src.held_pull(REPO, 1001) is None
     assert src.fetch_pull(REPO, 1001) == pulls[1]
@@ -352,7 +353,8 @@ def test_memory_holds_a_bounded_number_of_prs(fake: FakeGitHub, cache: Cache) ->
     pulls = build_week(REPO, count=5)
     fake.add_repo(REPO, pulls)
     src = CachedSource(GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
-                                    sleep=lambda s: None), cache, CONFIG, held_pulls=2)
+                                    clock=VirtualClock(datetime.now(UTC))), cache, CONFIG,
+                       held_pulls=2)
     for number in (1000, 1001, 1002):
         src.fetch_pull(REPO, number)
     src.fetch_pull(REPO, 1001)  # used again: kept over 1002
@@ -426,12 +428,19 @@ def test_one_failed_call_leaves_the_cache_on(redis_url: str) -> None:
 
 def test_failures_in_a_row_leave_redis_alone_for_the_cooldown(redis_url: str) -> None:
     flaky = FlakyRedis(sync_client(redis_url), failures=3)
-    store = Cache(flaky, failures_before_cooldown=3)  # type: ignore[arg-type]
+    clock = VirtualClock()
+    store = Cache(flaky, failures_before_cooldown=3, clock=clock)  # type: ignore[arg-type]
     for _ in range(3):
         assert store.get_report(REPO, WEEK, "en") is None
     store.put_report(REPO, WEEK, "en", b"kept?", 60)  # Redis answers again, but is not asked
     assert store.get_report(REPO, WEEK, "en") is None
     assert flaky.client.get(f"prdigest:v2:{{{REPO}}}:digest:report:{WEEK}:en") is None
+    clock.advance(store.cooldown_seconds - 1)
+    store.put_report(REPO, WEEK, "en", b"early", 60)  # still cooling down
+    assert flaky.client.get(f"prdigest:v2:{{{REPO}}}:digest:report:{WEEK}:en") is None
+    clock.advance(1)  # the cooldown is over: Redis is asked again
+    store.put_report(REPO, WEEK, "en", b"back", 60)
+    assert store.get_report(REPO, WEEK, "en") == b"back"
 
 
 def test_cache_from_env(monkeypatch: pytest.MonkeyPatch, redis_url: str) -> None:

@@ -16,7 +16,7 @@ from bot.clock import HeldClock
 from bot.config import LLMConfig
 from bot.digests import Digests
 from bot.models import Reply
-from bot.narrate.client import ModelClient
+from bot.narrate.client import BACKOFF_S, RETRIES, ModelClient
 from bot.render import render_reply
 from testkit.chat_week import CONFIG, NOW, OPEN_CHANNEL, SNAPSHOT
 from testkit.clock import VirtualClock
@@ -47,7 +47,8 @@ def model() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture
 def handler(model: FakeOpenAI) -> CommandHandler:
-    client = ModelClient(LLMConfig(base_url=model.base_url, model="reader"))
+    # The client's retries wait on a virtual clock: no wall time, recorded.
+    client = ModelClient(LLMConfig(base_url=model.base_url, model="reader"), clock=VirtualClock())
     digests = Digests(CONFIG, RecordingSource(SNAPSHOT),
                       subscriptions=InMemorySubscriptionStore(), clock=HeldClock(NOW))
     return CommandHandler(digests, intents=IntentReader(client))
@@ -117,6 +118,12 @@ async def test_a_model_that_fails_leaves_the_help(handler: CommandHandler, model
     reply = await ask(handler, "could you dig up the hazards lurking in 7035")
     assert reply.kind == "help"
     assert "Sorry, I did not understand" in render_reply(reply, "text")
+    assert handler.intents is not None
+    clock = handler.intents.client.clock
+    assert isinstance(clock, VirtualClock)
+    # An outage is retried after its backoffs, a blank answer once at once, the rest never.
+    assert clock.slept == {"500": [BACKOFF_S * 2.0**n for n in range(RETRIES)],
+                           "blank": [0.0]}.get(mode, [])
 
 
 async def test_prose_from_the_model_is_never_shown(handler: CommandHandler) -> None:

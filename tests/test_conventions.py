@@ -14,7 +14,7 @@ import pytest
 from bot.config import RepoConfig, TopicRule
 from bot.engine import build_digest
 from bot.engine.classify import classify
-from bot.engine.conventions import bump_subject, is_branch_sync, parse_title
+from bot.engine.conventions import bump_subject, bumped, is_branch_sync, parse_title
 from bot.engine.headline import said_in
 from bot.models import FileChange, PullRequest, Snapshot
 from bot.render import render_digest
@@ -296,8 +296,9 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
         _pull(6, "fix: crash on empty upload", lines=30),
     )
     snapshot = Snapshot(repository="o/r", pulls=pulls)
-    for lang, heading in (("en", "Dependency updates: 2 updates (cryptography and gitpython)"),
-                          ("zh", "依赖升级：共 2 个（cryptography 和 gitpython）")):
+    for lang, heading in (("en", "Dependency updates: 2 updates "
+                                 "(cryptography 50.0.0 and gitpython 3.1.57)"),
+                          ("zh", "依赖升级：共 2 个（cryptography 50.0.0 和 gitpython 3.1.57）")):
         digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang=lang)
         assert {k.number for k in digest.key_pulls} <= {5, 6}
         deps = next(t for t in digest.themes if t.kind == "dependencies")
@@ -344,3 +345,54 @@ def test_the_original_under_a_zh_line_is_escaped_on_the_report_page() -> None:
     page = render_report_page(digest, PageLinks())
     assert "<script>alert(1)</script>" not in page
     assert 'class="original"' in page
+
+
+@pytest.mark.parametrize(("title", "name", "major"), [
+    ("upgrade to TypeScript 6", "TypeScript 6", True),
+    ("update dependency jsdom to v30", "jsdom v30", True),
+    ("update actions/setup-node action to v7", "actions/setup-node v7", True),
+    ("Bump cryptography from 48.0.1 to 50.0.0", "cryptography 50.0.0", True),
+    ("Bump ruff from 0.8.1 to 0.9.0", "ruff 0.9.0", True),
+    ("Bump gitpython from 3.1.54 to 3.1.57", "gitpython 3.1.57", False),
+    ("update dependency postcss to v8.5.23 [security]", "postcss v8.5.23", False),
+    ("update lint", "lint", False),
+    ("update all non-major dependencies", "", False),
+    ("bump jsoup, springdoc-openapi and gradle-git-properties versions",
+     "jsoup, springdoc-openapi and gradle-git-properties", False),
+    ("Upgrade Pinia to 4 and Vue Router to 5.2", "Pinia to 4 and Vue Router to 5.2", False),
+])
+def test_a_dependency_update_is_named_with_the_version_it_goes_to(
+        title: str, name: str, major: bool) -> None:
+    assert bumped(title) == (name, major)
+
+
+def test_a_week_of_bumps_names_the_moves_to_a_new_major_first_and_counts_every_update(
+        ) -> None:
+    bumps = [_pull(n, title, author="renovate[bot]", lines=10) for n, title in (
+        (1, "chore(deps): update lint"), (2, "chore(deps): update all non-major dependencies"),
+        (3, "chore(deps): update dependency monaco-editor to ^0.56.0"),
+        (4, "chore(deps): update dependency jsdom to v30"),
+        (5, "chore(deps): update build"))]
+    pulls = (*bumps, _pull(6, "fix(ssr): keep hydration order"))
+    digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    assert "Dependency updates: 5 updates (jsdom v30, lint, monaco-editor ^0.56.0 and 2 more)" \
+        in render_digest(digest, "text")
+
+
+@pytest.mark.parametrize(("title", "kind", "text"), [
+    (":art: Improve configuration initialization https://github.com/o/r/issues/17954",
+     "feat", "Improve configuration initialization"),
+    (":art: Fix siyuan:// protocol handler in Windows dev environment", "fix",
+     "Fix siyuan:// protocol handler in Windows dev environment"),
+    ("🎨 Fix the export of empty charts", "fix", "Fix the export of empty charts"),
+    (":bug: Fix stale FTS tokens https://github.com/o/r/issues/1 https://ld246.com/a/2",
+     "fix", "Fix stale FTS tokens"),
+    (":rotating_light: Fix linter warnings", "style", "Fix linter warnings"),
+])
+def test_a_gitmoji_of_no_kind_lets_the_words_decide_and_trailing_links_go(
+        title: str, kind: str, text: str) -> None:
+    cls = classify(_pull(1, title), RepoConfig())
+    assert cls.type == kind
+    assert "http" not in cls.short_title
+    assert cls.short_title.lower().endswith(text.split(" ", 1)[1].lower())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from bot.config import Config, RepoConfig
 from bot.errors import ConfigError, SourceError
 from bot.github.source import GitHubSource
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_apps import rsa_key
 from testkit.fakes.github_fixtures import build_week, week_snapshot
@@ -49,7 +51,7 @@ def app_env(monkeypatch: pytest.MonkeyPatch, key: str, *, installation: int | No
 
 
 def source(fake: FakeGitHub) -> GitHubSource:
-    return GitHubSource(CONFIG, base_url=fake.base_url, sleep=lambda s: None)
+    return GitHubSource(CONFIG, base_url=fake.base_url, clock=VirtualClock(datetime.now(UTC)))
 
 
 def test_an_app_installation_reads_the_week_over_graphql_and_rest(

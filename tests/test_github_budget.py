@@ -13,6 +13,7 @@ from bot.config import Config, RepoConfig
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
 from bot.models import PullRequest, ReviewThread, ThreadComment
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub, iter_graphql_queries
 from testkit.fakes.github_fixtures import Overflow, build_week, week_snapshot
 from testkit.fakes.github_points import query_cost
@@ -25,8 +26,8 @@ CONFIG = Config(repos={REPO: RepoConfig(timezone=TZ)})
 
 
 def source(fake: FakeGitHub, **kwargs: object) -> GitHubSource:
-    return GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url, sleep=lambda s: None,
-                        **kwargs)  # type: ignore[arg-type]
+    return GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url,
+                        clock=VirtualClock(datetime.now(UTC)), **kwargs)  # type: ignore[arg-type]
 
 
 # --- the fake charges by GitHub's documented formula -------------------------------------
@@ -54,15 +55,16 @@ def test_the_fake_refuses_a_query_beyond_what_is_left() -> None:
         fake.add_repo(REPO, build_week(REPO, count=3, overflow=None, decoys=0))
         fake.points.remaining = 0
         fake.points.set_reset_in(5)
-        waits: list[float] = []
 
-        def sleep(seconds: float) -> None:  # the hour passes: the points refill
-            waits.append(seconds)
-            fake.points.remaining = fake.points.limit
+        class Refilling(VirtualClock):
+            def pause(self, seconds: float) -> None:  # the hour passes: the points refill
+                super().pause(seconds)
+                fake.points.remaining = fake.points.limit
 
-        src = GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url, sleep=sleep)
+        clock = Refilling(datetime.now(UTC))
+        src = GitHubSource(CONFIG, token=TOKEN, base_url=fake.base_url, clock=clock)
         assert len(src.fetch_week(REPO, WEEK).pulls) == 3
-        assert len(waits) == 1 and 4 <= waits[0] <= 7
+        assert len(clock.slept) == 1 and 4 <= clock.slept[0] <= 7
 
 
 # --- a week's price ----------------------------------------------------------------------
@@ -105,17 +107,17 @@ def test_each_fetch_logs_its_price_once(caplog: pytest.LogCaptureFixture) -> Non
 
 
 def test_a_budget_short_of_a_repository_waits_for_the_reset() -> None:
-    now = [1_000_000.0]
-    budget = Budget(clock=lambda: now[0])
+    clock = VirtualClock()
+    budget = Budget(clock=clock)
     assert not budget.short_of(10)  # nothing known yet: go ahead
-    reset = datetime.fromtimestamp(now[0] + 600, UTC)
+    reset = clock.now() + timedelta(seconds=600)
     budget.record({"cost": 3, "remaining": 7, "resetAt": reset.isoformat()})
     assert budget.short_of(10) and not budget.short_of(7)
     assert budget.seconds_to_reset() == pytest.approx(600)
     # an older answer of the same hour arriving late does not raise what is left
     budget.record({"cost": 1, "remaining": 40, "resetAt": reset.isoformat()})
     assert budget.remaining == 7
-    now[0] += 601  # the hour is over: the points have refilled
+    clock.advance(601)  # the hour is over: the points have refilled
     assert not budget.short_of(10) and budget.seconds_to_reset() == 0
 
 

@@ -26,6 +26,7 @@ from bot.store.redis.client import sync_client
 from bot.store.redis.review_queues import RedisReviewQueueStore
 from bot.store.review_queues import ReviewQueues
 from testkit.chat_week import SNAPSHOT
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub
 
 TOKEN = "ghp_queue_token"
@@ -72,7 +73,7 @@ def fake() -> Iterator[FakeGitHub]:
 
 
 def github(fake: FakeGitHub, token: str | None = TOKEN) -> GitHubSource:
-    return GitHubSource(CONFIG, token=token, base_url=fake.base_url, clock=NOW.timestamp)
+    return GitHubSource(CONFIG, token=token, base_url=fake.base_url, clock=VirtualClock(NOW))
 
 
 def test_the_query_asks_for_open_prs_nobody_approved_or_sent_back() -> None:

@@ -19,6 +19,7 @@ from bot.github.pool import PooledSource, github_source, pool_credentials
 from bot.github.source import GitHubSource
 from bot.models import PullRequest
 from bot.week import week_period
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_apps import rsa_key
 from testkit.fakes.github_fixtures import build_week, week_snapshot
@@ -131,7 +132,7 @@ def two_tokens(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeGitHub, Co
 
 
 def _pool(config: Config, fake: FakeGitHub) -> PooledSource:
-    source = github_source(config, base_url=fake.base_url, sleep=lambda s: None)
+    source = github_source(config, base_url=fake.base_url, clock=VirtualClock(datetime.now(UTC)))
     assert isinstance(source, PooledSource)
     return source
 

@@ -16,6 +16,7 @@ from bot.errors import SourceError
 from bot.github.source import GitHubSource
 from bot.models import PullRequest, Snapshot
 from bot.snapshot import read_snapshot, write_snapshot
+from testkit.clock import VirtualClock
 from testkit.fakes.github import FakeGitHub, iter_graphql_queries
 from testkit.fakes.github_fixtures import Overflow, build_week, github_complete, week_snapshot
 from testkit.redis_server import free_port
@@ -39,19 +40,18 @@ def fake() -> Iterator[FakeGitHub]:
         yield server
 
 
-class Sleeps(list[float]):
-    """Records the waits a source asks for, instead of waiting."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
+def github_clock() -> VirtualClock:
+    """A virtual clock at this whole second: the fake GitHub's reset times are real
+    epoch seconds, and the source's waits pass at once, recorded in `slept`."""
+    return VirtualClock(datetime.now(UTC).replace(microsecond=0))
 
 
 def source(fake: FakeGitHub, *, token: str | None = TOKEN, cfg: Config | None = None,
-           **kwargs: object) -> tuple[GitHubSource, Sleeps]:
-    sleeps = Sleeps()
+           **kwargs: object) -> tuple[GitHubSource, list[float]]:
+    clock = github_clock()
     src = GitHubSource(cfg or config(), token=token, base_url=fake.base_url,
-                       sleep=sleeps, **kwargs)  # type: ignore[arg-type]
-    return src, sleeps
+                       clock=clock, **kwargs)  # type: ignore[arg-type]
+    return src, clock.slept
 
 
 def without_resolution(pull: PullRequest) -> PullRequest:
@@ -270,13 +270,14 @@ def test_bad_repository_name(fake: FakeGitHub) -> None:
 
 
 def test_no_network_is_retried_then_one_line() -> None:
+    clock = VirtualClock()
     src = GitHubSource(config(), token=TOKEN, base_url=f"http://127.0.0.1:{free_port()}",
-                       sleep=(sleeps := Sleeps()))
+                       clock=clock)
     with pytest.raises(SourceError) as caught:
         src.fetch_week(REPO, WEEK)
     assert str(caught.value).startswith("cannot reach GitHub at http://127.0.0.1:")
     assert "connection refused" in str(caught.value) and "\n" not in str(caught.value)
-    assert sleeps == [1.0, 2.0, 4.0]
+    assert clock.slept == [1.0, 2.0, 4.0]
 
 
 # --- retries and rate limits --------------------------------------------------------------
@@ -298,8 +299,7 @@ def test_transient_failures_are_waited_out(fake: FakeGitHub, token: str | None,
                                            arrange: object, waits: list[float]) -> None:
     pulls = build_week(REPO, count=3, overflow=None, decoys=0)
     fake.add_repo(REPO, pulls)
-    src, sleeps = source(fake, token=token, clock=lambda: float(int(datetime.now(UTC)
-                                                                    .timestamp())))
+    src, sleeps = source(fake, token=token)
     arrange(fake)  # type: ignore[operator]
     snapshot = src.fetch_week(REPO, WEEK)
     assert [p.number for p in snapshot.pulls] == [p.number for p in pulls]
@@ -337,15 +337,16 @@ def test_spent_budget_waits_before_the_next_request(fake: FakeGitHub) -> None:
     fake.add_repo(REPO, build_week(REPO, count=3, overflow=None, decoys=0))
     fake.rate_budget = 1
     fake.rate_reset_in = 20
-    sleeps: list[float] = []
 
-    def sleep(seconds: float) -> None:  # time passes: the budget is refilled
-        sleeps.append(seconds)
-        fake.rate_budget = 100
+    class Refilling(VirtualClock):
+        def pause(self, seconds: float) -> None:  # time passes: the budget is refilled
+            super().pause(seconds)
+            fake.rate_budget = 100
 
-    src = GitHubSource(config(), token=None, base_url=fake.base_url, sleep=sleep)
+    clock = Refilling(datetime.now(UTC))
+    src = GitHubSource(config(), token=None, base_url=fake.base_url, clock=clock)
     assert len(src.fetch_week(REPO, WEEK).pulls) == 3
-    assert len(sleeps) == 1 and 19 <= sleeps[0] <= 22
+    assert len(clock.slept) == 1 and 19 <= clock.slept[0] <= 22
     assert all(r.status == 200 for r in fake.requests)
 
 
@@ -370,7 +371,7 @@ def test_timeouts_are_retried(fake: FakeGitHub) -> None:
 def test_every_request_is_reported_for_metrics(fake: FakeGitHub, token: str | None) -> None:
     fake.add_repo(REPO, build_week(REPO, count=10))
     seen: list[tuple[str, int | str]] = []
-    src = GitHubSource(config(), token=token, base_url=fake.base_url, sleep=lambda s: None,
+    src = GitHubSource(config(), token=token, base_url=fake.base_url, clock=VirtualClock(),
                        on_request=lambda api, status: seen.append((api, status)))
     fake.fail_next(1, 502)
     src.fetch_week(REPO, WEEK)

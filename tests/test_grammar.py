@@ -310,6 +310,7 @@ command_words = st.sampled_from([
     "follow", "关注", "acme/lumen", "schedule", "mon", "9:00", "每周一", "9 点", "off", "lang",
     "en", "时区", "timezone", "settings", "设置", "changed", "变化", "who", "谁", "merged",
     "review", "waiting", "待", "compare", "比", "vs", "hello", "你好", "risky", "哪些",
+    "mute", "unmute", "snooze", "静音", "取消静音", "免打扰", "1d", "3 天", "2 hours", "一周",
 ])
 chatty_text = st.lists(command_words, max_size=8).map(" ".join)
 any_text = st.one_of(st.text(max_size=300), chatty_text)
@@ -357,6 +358,10 @@ def test_parse_is_idempotent_on_the_canonical_form(text: str) -> None:
         ("谁 review 最多", "who reviewed the most"),
         ("待 review 的 PR", "waiting for review"),
         ("本周有什么风险", "risks this week"),
+        ("静音 3 天", "mute 3d"),
+        ("免打扰 2 小时", "mute 2h"),
+        ("snooze for a week", "mute 1w"),
+        ("恢复通知", "unmute"),
     ],
 )
 def test_canonical_text(text: str, canonical: str) -> None:

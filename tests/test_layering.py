@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot", "bot.clock", "bot.events", "bot.models", "bot.errors", "bot.validation",
      "bot.resources", "bot.config", "bot.config_fields", "bot.patterns",
      "bot.week", "bot.i18n", "bot.snapshot", "bot.source", "bot.links", "bot.redaction",
-     "bot.pacing", "bot.logs", "bot.extras"),
+     "bot.pacing", "bot.logs", "bot.extras", "bot.actions"),
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ADAPTERS_MAY_USE = ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation",
                     "bot.resources", "bot.config", "bot.week", "bot.i18n", "bot.snapshot",
                     "bot.source", "bot.links", "bot.redaction", "bot.pacing", "bot.render",
-                    "bot.chat", "bot.extras", "bot.logs")
+                    "bot.chat", "bot.extras", "bot.logs", "bot.actions")
 COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.cli.post")
 MAX_ADAPTER_IMPORTERS = 3
 
@@ -274,3 +274,75 @@ def test_a_module_importing_redis_elsewhere_is_reported() -> None:
                                      "bot.store.redisish": "from redis import Redis\n",
                                      "bot.store.ledger": "import msgspec\n"}) == [
         "bot.delivery.sneaky", "bot.store.redisish"]
+
+
+# --- time comes from the one Clock ------------------------------------------------------
+
+CLOCK_CALLS = {("time", "time"), ("time", "monotonic"), ("time", "perf_counter"),
+               ("time", "sleep"), ("asyncio", "sleep"), ("datetime", "now"),
+               ("datetime", "utcnow")}
+"""Reading or passing time other than through `bot.clock.Clock`."""
+REAL_TIME: dict[str, tuple[set[str], str]] = {
+    "bot.clock": ({"time.monotonic", "time.sleep", "asyncio.sleep", "datetime.now"},
+                  "the system clock itself"),
+    "bot.store.redis.coordination": ({"time.time"}, "the ledger index's scores track "
+                                     "Redis's own key expiries, in real epoch seconds"),
+    "bot.store.redis.weeks_index": ({"time.time"}, "the weeks index's scores track "
+                                    "Redis's own key expiries, in real epoch seconds"),
+    "bot.store.redis.failover": ({"asyncio.sleep"}, "the client's backoff across a real "
+                                 "Redis failover, below any component's Clock"),
+}
+"""The modules of the core that use real time directly, what they call and why."""
+
+
+def clock_calls(source: str) -> set[str]:
+    """The uses of `CLOCK_CALLS` in `source`, by the modules' own names: `time.sleep(...)`,
+    `from asyncio import sleep`, `datetime.now` passed as a value alike."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                (node.value.id, node.attr) in CLOCK_CALLS:
+            found.add(f"{node.value.id}.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{alias.name}" for alias in node.names
+                      if (node.module, alias.name) in CLOCK_CALLS}
+    return found
+
+
+def off_the_clock(sources: Mapping[str, str]) -> dict[str, set[str]]:
+    """The core's modules (name -> source) that read or pass time directly, beyond
+    what `REAL_TIME` allows them."""
+    found = {}
+    for module, source in sources.items():
+        if module != "bot" and not module.startswith("bot."):
+            continue  # adapters keep their own time for now
+        beyond = clock_calls(source) - REAL_TIME.get(module, (set(), ""))[0]
+        if beyond:
+            found[module] = beyond
+    return found
+
+
+def test_the_core_takes_its_time_from_the_clock() -> None:
+    sources = {module: _source(module) for module in EVERY_MODULE if module.startswith("bot")}
+    assert off_the_clock(sources) == {}
+    # Every exception is still needed: one that is not is taken off the list.
+    assert {module: clock_calls(sources[module]) for module in REAL_TIME} == {
+        module: calls for module, (calls, _) in REAL_TIME.items()}
+
+
+def test_a_module_reading_time_itself_is_reported() -> None:
+    sneaky = {
+        "bot.narrate.sneaky": "import time\ndef late(d: float) -> bool:\n"
+                              "    return time.monotonic() > d\n",
+        "bot.github.napper": "from time import sleep\nsleep(1)\n",
+        "bot.delivery.waiter": "import asyncio\nasync def f() -> None:\n"
+                               "    await asyncio.sleep(1)\n",
+        "bot.cli.today": "from datetime import datetime\nclock = datetime.now\n",
+        "bot.store.redis.weeks_index": "import time\ntime.time()\ntime.sleep(1)\n",
+        "bot.engine.fine": "from bot.clock import SYSTEM_CLOCK\nSYSTEM_CLOCK.now()\n",
+        "adapters.slack.outside": "import time\ntime.sleep(1)\n",
+    }
+    assert off_the_clock(sneaky) == {
+        "bot.narrate.sneaky": {"time.monotonic"}, "bot.github.napper": {"time.sleep"},
+        "bot.delivery.waiter": {"asyncio.sleep"}, "bot.cli.today": {"datetime.now"},
+        "bot.store.redis.weeks_index": {"time.sleep"}}

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bot.logs import JsonFormatter, RepeatLimit, TextFormatter, delivery, request_id
 from bot.web.metrics import Metrics
+from testkit.clock import VirtualClock
 
 
 def metric(text: str, name: str, **labels: str) -> float:
@@ -26,17 +27,9 @@ def metric(text: str, name: str, **labels: str) -> float:
     return 0.0
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def limited() -> Iterator[tuple[logging.Logger, io.StringIO, RepeatLimit, Clock]]:
-    stream, clock = io.StringIO(), Clock()
+def limited() -> Iterator[tuple[logging.Logger, io.StringIO, RepeatLimit, VirtualClock]]:
+    stream, clock = io.StringIO(), VirtualClock()
     limit = RepeatLimit(60, clock=clock)
     handler = logging.StreamHandler(stream)
     handler.addFilter(limit)
@@ -53,14 +46,14 @@ def limited() -> Iterator[tuple[logging.Logger, io.StringIO, RepeatLimit, Clock]
 
 
 def test_a_warning_repeated_2102_times_is_one_line_and_a_count(
-        limited: tuple[logging.Logger, io.StringIO, RepeatLimit, Clock]) -> None:
+        limited: tuple[logging.Logger, io.StringIO, RepeatLimit, VirtualClock]) -> None:
     logger, stream, limit, clock = limited
     for n in range(2102):
         logger.warning("ledger: no replica took write %d within 200 ms", n)
-        clock.now += 0.01  # 21 s in all: within one window
+        clock.advance(0.01)  # 21 s in all: within one window
     assert stream.getvalue().count("\n") == 1
     assert limit.suppressed == {("bot.store.ledger.test", "WARNING"): 2101}
-    clock.now += 60
+    clock.advance(60)
     logger.warning("ledger: no replica took write %d within 200 ms", 9999)
     last = stream.getvalue().splitlines()[-1]
     assert last.endswith("no replica took write 9999 within 200 ms (2101 more like this "
@@ -73,7 +66,7 @@ def test_a_warning_repeated_2102_times_is_one_line_and_a_count(
 
 
 def test_the_lines_left_out_are_counted_in_metrics() -> None:
-    clock = Clock()
+    clock = VirtualClock()
     limit = RepeatLimit(60, clock=clock)
     record = logging.LogRecord("bot.store.redis.failover", logging.WARNING, __file__, 1,
                                "replica gone: %s", ("r1",), None)

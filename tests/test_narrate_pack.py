@@ -13,12 +13,14 @@ from typing import Any
 import msgspec
 import pytest
 
+from bot.narrate.client import BACKOFF_S, RETRIES
 from bot.narrate.hygiene import read_blocks
 from bot.narrate.wording import engine_summary
 from bot.render import render_digest
 from bot.render.view import QUICK_VIEW
 from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
+from testkit.clock import VirtualClock
 from testkit.fakes.openai import FakeOpenAI, write_answer
 from testkit.narration.week import (
     REPO,
@@ -111,9 +113,11 @@ async def test_the_second_pass_drops_what_the_model_does_not_support() -> None:
 async def test_a_failed_second_pass_leaves_the_rules_verdicts() -> None:
     with FakeOpenAI() as fake:
         fake.queue = ["good", "good", "500", "500", "500"]
-        told = await example_digests(llm_config(fake.base_url, check="model")).build(
-            REPO, WEEK, "zh")
+        clock = VirtualClock()  # the check's retries wait on it: no wall time
+        told = await example_digests(llm_config(fake.base_url, check="model"),
+                                     clock=clock).build(REPO, WEEK, "zh")
         assert any("check" in json.dumps(r) for r in fake.requests[2:])
+        assert clock.slept == [BACKOFF_S * 2.0**n for n in range(RETRIES)]
     assert told.narration is not None and told.narration.fallbacks == ()
 
 

@@ -10,12 +10,14 @@ import pytest
 
 from bot.errors import ConfigError
 from bot.narrate import MemoryNarrations, Narrator, narrator_for
-from bot.narrate.breaker import THRESHOLD
+from bot.narrate.breaker import COOLDOWN_S, THRESHOLD
+from bot.narrate.client import BACKOFF_S, RETRIES
 from bot.narrate.hygiene import read_blocks
 from bot.render import render_digest
 from bot.render.view import QUICK_VIEW
 from bot.store.redis.cache import Cache
 from bot.web.metrics import Metrics
+from testkit.clock import VirtualClock
 from testkit.fakes.openai import FakeOpenAI
 from testkit.narration.week import (
     REPO,
@@ -27,6 +29,8 @@ from testkit.narration.week import (
     plain_config,
 )
 
+BACKOFFS = [BACKOFF_S * 2.0**attempt for attempt in range(RETRIES)]
+"""The waits between a failing call's attempts."""
 ALL_SECTIONS = ("summary", "changes", "trends", "risks", "key_prs", "suggestions")
 INVENTED = ("999999", "@everyone", "<!channel>", "evil.example.com", "73.5")
 """What the misbehaving fake adds; the example data itself quotes `<!channel>`."""
@@ -109,7 +113,14 @@ async def test_a_misbehaving_model_changes_nothing_a_reader_sees(fake: FakeOpenA
     fake.mode = mode
     engine = await example_digests(plain_config()).build(
         REPO, WEEK, "zh")
-    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    clock = VirtualClock()
+    told = await example_digests(llm_config(fake.base_url), clock=clock).build(REPO, WEEK, "zh")
+    # An outage is retried after a backoff (on the narrator's clock: no wall time), a
+    # blank answer once at once; a refusal, a bad answer or a long Retry-After never.
+    tries, waits = {"500": (RETRIES + 1, BACKOFFS), "drop": (RETRIES + 1, BACKOFFS),
+                    "blank": (2, [0.0])}.get(mode, (1, []))
+    assert fake.calls % tries == 0
+    assert sorted(clock.slept) == sorted(waits * (fake.calls // tries))
     assert told.narration is not None
     assert told.narration.sections_narrated == ()
     assert {f.section for f in told.narration.fallbacks} == set(ALL_SECTIONS)
@@ -132,8 +143,10 @@ async def test_one_bad_sentence_is_dropped_and_its_section_kept(fake: FakeOpenAI
 
 async def test_a_short_retry_after_is_honoured(fake: FakeOpenAI) -> None:
     fake.queue = ["429-short"]
-    told = await example_digests(llm_config(fake.base_url)).build(REPO, WEEK, "zh")
+    clock = VirtualClock()
+    told = await example_digests(llm_config(fake.base_url), clock=clock).build(REPO, WEEK, "zh")
     assert told.narration is not None and told.narration.fallbacks == ()
+    assert clock.slept == [0.2]  # the fake's Retry-After
 
 
 async def test_a_stalled_endpoint_costs_at_most_the_budget(fake: FakeOpenAI) -> None:
@@ -151,7 +164,8 @@ async def test_a_stalled_endpoint_costs_at_most_the_budget(fake: FakeOpenAI) -> 
 
 async def test_a_run_of_failures_opens_the_circuit(fake: FakeOpenAI) -> None:
     fake.mode = "500"
-    narrator = Narrator(llm_config(fake.base_url).llm)  # type: ignore[arg-type]
+    clock = VirtualClock()  # the retries' backoffs and the cooldown pass in no wall time
+    narrator = Narrator(llm_config(fake.base_url).llm, clock=clock)  # type: ignore[arg-type]
     digests = example_digests(llm_config(fake.base_url), narrator=narrator)
     for _ in range(THRESHOLD):  # each digest makes two calls, each failing (after retries)
         await digests.build(REPO, WEEK, "zh")
@@ -160,10 +174,18 @@ async def test_a_run_of_failures_opens_the_circuit(fake: FakeOpenAI) -> None:
     made = fake.calls
     status = narrator.status()
     assert status["circuit"] == "open" and status["last_failure"] == "server-error"
+    assert status["retry_in_s"] == COOLDOWN_S
     told = await digests.build(REPO, WEEK, "en")
     assert fake.calls == made  # no call while open
     assert told.narration is not None
     assert {f.reason for f in told.narration.fallbacks} == {"circuit-open"}
+    clock.advance(COOLDOWN_S - 1)
+    assert narrator.status()["circuit"] == "open"
+    clock.advance(1)  # the cooldown is over: one call may probe
+    assert narrator.status()["circuit"] == "half-open"
+    fake.mode = "good"
+    await digests.build(REPO, WEEK, "en")
+    assert fake.calls > made and narrator.status()["circuit"] == "closed"
 
 
 async def test_a_warm_rerun_makes_no_call_and_one_changed_pr_costs_two(

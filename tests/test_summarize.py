@@ -136,3 +136,13 @@ def test_a_sentence_that_opens_with_a_change_verb_keeps_its_so_clause() -> None:
     )
     _, line = summary_and_line(pull, classify(pull, RepoConfig()), translator("en"))
     assert line == "Caches the decoded shards so the second epoch should start at once."
+
+
+def test_a_body_that_only_points_at_issues_gives_no_summary() -> None:
+    for body in ("fix #11910", "close #5", "resolves #7 and #8", "Fixes vuejs/core#12, #13",
+                 "修复 #12", "See #5.", "close https://github.com/a/b/issues/3"):
+        assert body_summary(body) is None, body
+    assert body_summary("fix #11910\n\nThe transition hook now runs.") == \
+        "The transition hook now runs."
+    assert body_summary("Fix the crash in #12 when x is None.") == \
+        "Fix the crash in #12 when x is None."

@@ -22,6 +22,7 @@ from bot.store.cache import CachedSource
 from bot.store.redis.cache import Cache
 from bot.store.redis.client import sync_client
 from bot.week import week_period
+from testkit.clock import VirtualClock
 from testkit.coordination import memory_port
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
@@ -104,7 +105,8 @@ async def test_github_failing_serves_the_counts_read_before(
     assert entry is not None
     later = entry.fresh_until
     github.fail_next(100, 502)
-    source.source.policy.sleep = lambda seconds: None  # type: ignore[attr-defined]
+    # GitHub's retries pass at once on a clock of their own.
+    source.source.policy.clock = VirtualClock(datetime.now(UTC))  # type: ignore[attr-defined]
     assert isinstance(source.clock, HeldClock)
     source.clock.set(later)
     data = source.fetch_trend_week(REPO, BEFORE)

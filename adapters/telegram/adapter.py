@@ -280,6 +280,8 @@ class TelegramAdapter:
                 "schedule": t("when the weekly digest comes, e.g. /schedule mon 9:00"),
                 "timezone": t("the chat's time zone, e.g. /timezone Europe/Berlin"),
                 "lang": t("the chat's language: /lang zh or /lang en"),
+                "mute": t("mute merged-PR notices for a while, e.g. /mute 1d"),
+                "unmute": t("turn merged-PR notices back on"),
                 "settings": t("what this chat gets and when"),
             }
             commands = [BotCommand(name, descriptions[name][:256]) for name in COMMANDS]

@@ -23,7 +23,8 @@ PLATFORM = "telegram"
 
 # Commands shown in Telegram's menu; `/start` opens every private chat with a bot.
 COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "pending",
-            "follow", "unfollow", "schedule", "timezone", "lang", "settings", "help")
+            "follow", "unfollow", "schedule", "timezone", "lang", "mute", "unmute", "settings",
+            "help")
 ACCEPTED_COMMANDS = (*COMMANDS, "start")
 ALLOWED_UPDATES = ("message",)
 

@@ -442,4 +442,6 @@ def _question_or_setting_text(command: Command) -> str:
         return schedule_text(command.value)
     if command.kind in ("timezone", "lang"):
         return f"{command.kind} {command.value}"
+    if command.kind == "mute":
+        return f"mute {command.value}".rstrip()
     return command.kind

@@ -28,6 +28,7 @@ from bot.chat import answers
 from bot.chat.grammar import MAX_PULL_NUMBER
 from bot.chat.inbound import Asker
 from bot.chat.intents import IntentReader
+from bot.chat.mutes import MUTE_KINDS, NoticeMuting
 from bot.chat.refusals import Refusal, echo, error_reply
 from bot.chat.settings import ChatSetup
 from bot.clock import Clock
@@ -39,6 +40,7 @@ from bot.events import CommandAnswered, Events
 from bot.live import LiveConfig
 from bot.models import Command, Digest, PullRequest, Reply, Snapshot, WeekAnswer
 from bot.source import GitHubLookups, HeldPulls, ReviewQueue, Source
+from bot.store.mutes import Mutes
 from bot.store.review_queues import ReviewQueues
 from bot.store.subscriptions import SubscriptionStore, followed_topics
 from bot.week import FIRST_YEAR, current_week, past_week, resolve_week, shift_week
@@ -92,6 +94,7 @@ ERROR_KEYS = (
     "schedule-unreadable",
     "unknown-timezone",
     "unknown-lang",
+    "mute-length",
     # questions about the week
     "pending-unavailable",
     "github-points-low",
@@ -108,13 +111,15 @@ class CommandHandler:
     are refused as needing Redis). `lookups`: GitHub asked directly (repositories a chat
     follows, the PRs waiting for review), with `queues` keeping those PRs for
     `chat.pending_minutes`. `intents`: the model that reads text the grammar does not.
+    `mutes`: where chats mute their merged-PR notices, shared with the notices (None:
+    `mute` is refused).
     """
 
     def __init__(self, digests: Digests, *, recent_weeks: int = RECENT_WEEKS,
                  live: LiveConfig | None = None, lookups: GitHubLookups | None = None,
                  queues: ReviewQueues | None = None, intents: IntentReader | None = None,
                  points_short: Callable[[int], bool] | None = None,
-                 events: Events | None = None) -> None:
+                 events: Events | None = None, mutes: Mutes | None = None) -> None:
         if digests.source is None:
             raise ValueError("commands are answered from a source of PR data")
         self.digests = digests
@@ -129,7 +134,8 @@ class CommandHandler:
         self.points_short = points_short
         self.events = events or Events()
         self.setup = ChatSetup(live, source=self.source, lookups=lookups,
-                               topics=self.subscriptions, clock=self.clock)
+                               topics=self.subscriptions, clock=self.clock, mutes=mutes)
+        self.muting = NoticeMuting(self.setup, mutes)
 
     @property
     def config(self) -> Config:
@@ -187,6 +193,8 @@ class CommandHandler:
             return self._hello(command, channel)
         if command.kind in SETTING_KINDS:
             return await self.setup.handle(command, self.config, channel, asker)
+        if command.kind in MUTE_KINDS:
+            return await self.muting.handle(command, self.config, channel, asker)
         if channel is None:
             return self._error(command, "channel-not-configured",
                                **self._self_service())
@@ -264,9 +272,20 @@ class CommandHandler:
 
     async def _find_pull(self, command: Command, repo: str, number: int
                          ) -> PullRequest | None:
+        try:
+            return await self.lookup_pull(repo, number)
+        except SourceError as exc:
+            logger.warning("source unavailable for %r: %s", command.text, exc)
+            raise Refusal(self._error(command, "source-unavailable")) from None
+
+    async def lookup_pull(self, repo: str, number: int) -> PullRequest | None:
+        """PR `number` of `repo` as `summary #N` and `risks for #N` find it: held in
+        memory, else asked of the source in a worker thread (None: no such PR;
+        `SourceError` when GitHub cannot say). The caller checks the repository is
+        one the chat follows."""
         pull = self._held_pull(repo, number)
         if pull is None:
-            pull = await self._call_source(command, self.source.fetch_pull, repo, number)
+            pull = await asyncio.to_thread(self.source.fetch_pull, repo, number)
         return pull
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:

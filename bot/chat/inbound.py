@@ -19,7 +19,6 @@ connection) waits here instead (`LATER_WAITS`).
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig
 from bot.logs import delivery
 from bot.models import Admission, Command, Lang, Reply
@@ -164,15 +164,17 @@ def read_command(question: Question, *, preferred: Lang,
 
 class Inbox:
     """Questions of one platform to replies; shared by every adapter. `chat_admins`:
-    the platform's way of telling a chat's admins (None: it cannot tell)."""
+    the platform's way of telling a chat's admins (None: it cannot tell); `clock`: what
+    the waits for a delivery held elsewhere (`later_waits`) pass on."""
 
     retry_later: ClassVar[RetryLater] = RETRY_LATER
 
     def __init__(self, handler: CommandAnswering, deduper: FirstSeen, *,
                  default_lang: Lang = UNLISTED_CHAT_LANG,
                  later_waits: tuple[float, ...] = LATER_WAITS,
-                 chat_admins: ChatAdmins | None = None) -> None:
+                 chat_admins: ChatAdmins | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.handler = handler
+        self.clock = clock
         self.deduper = deduper
         self.default_lang = default_lang
         self.later_waits = later_waits
@@ -233,7 +235,7 @@ class Inbox:
         for wait in self.later_waits:
             if admission != "later":
                 return admission
-            await asyncio.sleep(wait)
+            await self.clock.sleep(wait)
             admission = await self.admit(question)
         if admission == "later":
             log.warning("%s: delivery %s is still held by another process; left to it",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from collections import deque
 from typing import Any
 
@@ -96,7 +95,8 @@ class IntentReader:
             {"role": "user", "content": data_block("message", {"text": clean(text, MAX_TEXT)})}]
         try:
             reading, _ = await self.client.ask(
-                messages, Reading, max_tokens=MAX_TOKENS, deadline=time.monotonic() + SECONDS)
+                messages, Reading, max_tokens=MAX_TOKENS,
+                deadline=self.client.clock.monotonic() + SECONDS)  # the client's clock
         except CallFailed as exc:
             log.info("intent not read (%s)", exc.reason)
             return command

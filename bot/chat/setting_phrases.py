@@ -1,6 +1,8 @@
 """A chat's own settings as people type them, in English and Chinese: `follow acme/lumen`,
 `关注 acme/lumen`, `unfollow`, `schedule mon 9:00`, `每周一 9 点`, `schedule off`,
-`timezone Europe/Berlin`, `时区 北京时间`, `lang en`, `用中文`, `settings`, `设置`.
+`timezone Europe/Berlin`, `时区 北京时间`, `lang en`, `用中文`, `settings`, `设置`, and the
+merged-PR notices muted for a while: `mute 1d`, `snooze 3 days`, `静音 1 周`, `免打扰 2 小时`,
+`unmute`, `取消静音`.
 
 Each reader takes the grammar's cleaned text and gives a `Setting` or None; values are
 only read here (a time zone is checked by the handler, which can say what is wrong).
@@ -91,6 +93,9 @@ def read_setting(text: str) -> Setting | None:
     compact = re.sub(r"[\W_]+", "", text.lower())
     if compact in _SETTINGS_WORDS:
         return Setting("settings")
+    mute = mute_of(text)
+    if mute is not None:
+        return mute
     follow = _FOLLOW.match(text)
     if follow:
         verb = (follow["en"] or follow["zh"]).lower()
@@ -296,3 +301,85 @@ def _lang_of(text: str) -> str | None:
     if phrase:
         return _LANGS[(phrase["lang"] or phrase["en"]).lower()]
     return None
+
+
+# --- muting merged-PR notices -----------------------------------------------------------
+
+_NOTICE_WORDS = r"(?:merged?\s+)?(?:pr\s+)?(?:notices?|notifications?|alerts?)"
+_UNMUTE_EN = re.compile(
+    rf"^(?:please\s+)?(?:(?:unmute|unsnooze|un-mute|un-snooze)(?:\s+(?:the\s+)?{_NOTICE_WORDS})?"
+    rf"|resume\s+(?:the\s+)?{_NOTICE_WORDS}|(?:mute|snooze)\s+off)$", re.I)
+_MUTE_EN = re.compile(
+    rf"^(?:please\s+)?(?:mute|snooze|silence)(?:\s+(?:the\s+)?{_NOTICE_WORDS})?"
+    r"(?:\s+for)?(?:\s+(?P<spec>.*?))?$", re.I)
+_UNMUTE_ZH = re.compile(
+    r"^(?:请|帮我)?(?:取消|解除|关闭|结束|停止)(?:静音|免打扰|勿扰)(?:模式)?"
+    r"|^(?:请|帮我)?(?:恢复|打开|开启|重新开启)(?:通知|提醒|推送)$")
+_MUTE_ZH = re.compile(
+    r"^(?:请|帮我)?(?:开启|打开)?(?:静音|免打扰|勿扰|暂停通知|暂停提醒|屏蔽通知)(?:模式)?"
+    r"(?P<gap>\s*)(?P<spec>.*)$")
+_UNTIL_UNMUTED = re.compile(
+    r"^(?:forever|indefinitely|until\s+(?:unmuted|further\s+notice)|永久|一直|直到取消)$", re.I)
+_EN_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+              "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+              "twelve": 12}
+_EN_LENGTH = re.compile(
+    r"^(?P<count>[0-9]+|" + "|".join(_EN_COUNTS) + r")\s*"
+    r"(?P<unit>h|hrs?|hours?|d|days?|w|wks?|weeks?|mo|mos|months?|y|yrs?|years?"
+    r"|m|mins?|minutes?)$", re.I)
+_ZH_LENGTH = re.compile(
+    rf"^(?:持续|为期)?(?P<count>[0-9]+|{_ZH_NUMBER})\s*个?\s*"
+    r"(?P<unit>小时|钟头|天|日|周|星期|礼拜|月|年|分钟)$")
+_UNIT_DAYS = {"h": ("h", 1), "d": ("d", 1), "w": ("w", 1), "mo": ("d", 30), "y": ("d", 365),
+              "m": ("m", 1)}
+_EN_UNITS = {"h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "d": "d",
+             "day": "d", "days": "d", "w": "w", "wk": "w", "wks": "w", "week": "w",
+             "weeks": "w", "mo": "mo", "mos": "mo", "month": "mo", "months": "mo",
+             "y": "y", "yr": "y", "yrs": "y", "year": "y", "years": "y", "m": "m",
+             "min": "m", "mins": "m", "minute": "m", "minutes": "m"}
+_ZH_UNITS = {"小时": "h", "钟头": "h", "天": "d", "日": "d", "周": "w", "星期": "w",
+             "礼拜": "w", "月": "mo", "年": "y", "分钟": "m"}
+
+
+def mute_of(text: str) -> Setting | None:
+    """`mute`/`unmute` as typed, or None. A mute's value is its length in the short form
+    `bot.store.mutes.mute_length` reads ("2h", "3d", "1w"; months and years as days,
+    minutes as "30m", which it refuses), "" until unmuted, and the words themselves when
+    they are no length (`mute banana`): the handler says what is wrong. Chinese glued
+    to the verb (chat's cleaning drops the spaces between Chinese words) that names no
+    number or unit of time (`静音乐`) is no mute."""
+    if _UNMUTE_EN.match(text) or _UNMUTE_ZH.match(text):
+        return Setting("unmute")
+    found = _MUTE_EN.match(text) or _MUTE_ZH.match(text)
+    if found is None:
+        return None
+    spec = (found["spec"] or "").strip(_MUTE_TAIL)
+    if not spec or _UNTIL_UNMUTED.match(spec):
+        return Setting("mute")
+    length = _mute_length(spec)
+    if length is None and "gap" in found.groupdict() and not found["gap"] \
+            and not _LENGTH_HINT.search(spec):
+        return None
+    return Setting("mute", value=length or spec[:_MOST_ECHOED].strip(_MUTE_TAIL).lower())
+
+
+_MUTE_TAIL = " .!。！~～吧了"
+_LENGTH_HINT = re.compile(r"[0-9]|小时|钟头|天|日|周|星期|礼拜|月|年|分钟")
+_MOST_ECHOED = 64
+"""Words that are no length are kept this long at most (the error reply quotes them)."""
+
+
+def _mute_length(spec: str) -> str | None:
+    english = _EN_LENGTH.match(spec)
+    if english:
+        count_text = english["count"].lower()
+        count = _EN_COUNTS.get(count_text) or int(count_text)
+        unit = _EN_UNITS[english["unit"].lower()]
+    else:
+        chinese = _ZH_LENGTH.match(spec.replace(" ", ""))
+        count_number = _zh_number(chinese["count"]) if chinese else None
+        if chinese is None or count_number is None:
+            return None
+        count, unit = count_number, _ZH_UNITS[chinese["unit"]]
+    short, scale = _UNIT_DAYS[unit]
+    return f"{count * scale}{short}"

@@ -34,6 +34,7 @@ from bot.models import ChatOverview, Command, Reply
 from bot.source import GitHubLookups, RepoFacts, SnapshotSource, Source
 from bot.store.chat_settings import ChatSettings, ChatSettingsStore
 from bot.store.coordination import StoreUnavailable
+from bot.store.mutes import Mutes
 from bot.store.subscriptions import TopicStore, followed_topics
 from bot.week import zone
 
@@ -53,17 +54,19 @@ class ChatSetup:
 
     `live` is None where the config cannot change (the CLI): every change is then
     refused as needing Redis. `lookups` asks GitHub whether a repository exists and is
-    private (None: only repositories the config or the snapshot files know).
+    private (None: only repositories the config or the snapshot files know). `mutes`:
+    where the chats' merged-PR notices are muted (`settings` shows a mute in force).
     """
 
     def __init__(self, live: LiveConfig | None, *, source: Source | None,
                  lookups: GitHubLookups | None, topics: TopicStore | None,
-                 clock: Clock) -> None:
+                 clock: Clock, mutes: Mutes | None = None) -> None:
         self.live = live
         self.source = source
         self.lookups = lookups
         self.topics = topics
         self.clock = clock
+        self.mutes = mutes
 
     def store(self, command: Command) -> ChatSettingsStore:
         """Where chats' settings are kept; refused (nothing stored) without Redis."""
@@ -253,11 +256,12 @@ class ChatSetup:
             fixed = FILE_SETTINGS if origin == "file" and config.chat.file_channels == "file" \
                 else ()
             days, time = weekly_parts(channel.schedule) or ((), "")
+            muted, muted_until = await self._muted(channel)
             overview = ChatOverview(
                 chat=chat, origin=origin, repositories=channel.repositories,
                 lang=channel.lang, schedule=channel.schedule, days=days, time=time,
                 timezone=channel.timezone, next_post=self._next_post(channel),
-                topics=tuple(topics), fixed=fixed)
+                topics=tuple(topics), fixed=fixed, muted=muted, muted_until=muted_until)
         return Reply(kind="settings", lang=command.lang, mode=changed, overview=overview,
                      params=tuple(params.items()))
 
@@ -267,6 +271,20 @@ class ChatSetup:
         except StoreUnavailable as exc:
             log.warning("topics of %s unreadable: %s", channel.key, exc)
             return list(channel.topics)
+
+    async def _muted(self, channel: ChannelConfig) -> tuple[bool, datetime | None]:
+        """Whether the channel's notices are muted, and until when in its time zone."""
+        if self.mutes is None:
+            return False, None
+        try:
+            mute = await self.mutes.get(channel.key)
+        except StoreUnavailable as exc:
+            log.warning("notice mute of %s unreadable: %s", channel.key, exc)
+            return False, None
+        if mute is None:
+            return False, None
+        until = mute.until.astimezone(zone(channel.timezone)) if mute.until else None
+        return True, until
 
     def _next_post(self, channel: ChannelConfig) -> datetime | None:
         if not channel.weekly:

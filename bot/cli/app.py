@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
@@ -17,6 +17,7 @@ import typer
 from typer._click.core import Context, Parameter  # Typer runs on a click of its own
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
+from bot.clock import SYSTEM_CLOCK
 from bot.config import Config
 from bot.errors import UserError
 from bot.week import past_week, resolve_week
@@ -130,7 +131,7 @@ def week_for(text: str, settings: Config, repo: str, now: datetime | None = None
     """`--week` in canonical form: `last` and `this` in the repository's time zone (as
     of `now`: a snapshot's last moment, or today). A week still to come is refused as
     of today; one a snapshot does not reach is the snapshot's to say."""
-    today = datetime.now(UTC)
+    today = SYSTEM_CLOCK.now()  # a command runs on the process's clock
     tz = settings.repo(repo).timezone
     return past_week(resolve_week(text, now or today, tz), today, tz)
 

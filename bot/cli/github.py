@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +19,7 @@ from bot.cli.app import (
 )
 from bot.cli.live import LiveSource, command_github, progress_bar
 from bot.cli.platforms import CHANNEL_ID_HINTS, load_settings
+from bot.clock import SYSTEM_CLOCK
 from bot.errors import UserError
 from bot.snapshot import snapshot_for
 from bot.week import DEFAULT_TIMEZONE
@@ -103,7 +103,7 @@ def init(
         # or the latest it holds PRs of where that one holds none.
         week = digest_week(data, timezone) or "last"
     else:
-        this = current_week(datetime.now(UTC), timezone)
+        this = current_week(SYSTEM_CLOCK.now(), timezone)
         names = [shift_week(this, -back) for back in range(weeks)]
         source = LiveSource(load_settings(config))
         pulls = [pull for week in names for pull in source.fetch_week(repo, week).snapshot.pulls]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
 from bot.models import PullRequest
 from bot.source import WeekData
@@ -63,21 +64,24 @@ class RetryNotice:
 
 
 def command_github(config: Config, progress: Callable[[int, int], None] | None = None,
-                   notice: RetryNotice | None = None) -> GitHubSource:
+                   notice: RetryNotice | None = None, *,
+                   clock: Clock = SYSTEM_CLOCK) -> GitHubSource:
     """GitHub as a command line reads it: one line when it starts retrying, and no retry
     at all when the host name does not resolve (offline, or a mistyped api_url)."""
     from bot.github.source import GitHubSource
 
     return GitHubSource(config, progress=progress, retry_unresolved=False,
-                        on_retry=notice or RetryNotice(config.github.api_url))
+                        on_retry=notice or RetryNotice(config.github.api_url), clock=clock)
 
 
 class LiveSource:
     """PRs from GitHub, through Redis when `REDIS_URL` (or the configured variable) is
-    set, each read with a progress bar on stderr (a digest reads two weeks)."""
+    set, each read with a progress bar on stderr (a digest reads two weeks), on the
+    process's `clock`."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.config = config
+        self.clock = clock
         self.notice = RetryNotice(config.github.api_url)
 
     def fetch_week(self, repo: str, week: str) -> WeekData:
@@ -103,10 +107,10 @@ class LiveSource:
         from bot.store.redis.cache import cache_from_env
 
         update, finish = progress_bar()
-        github = command_github(self.config, update, self.notice)
-        cache = cache_from_env(self.config)
+        github = command_github(self.config, update, self.notice, clock=self.clock)
+        cache = cache_from_env(self.config, self.clock)
         try:
-            yield CachedSource(github, cache, self.config)
+            yield CachedSource(github, cache, self.config, clock=self.clock)
         finally:
             finish()
             github.close()

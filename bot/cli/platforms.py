@@ -141,7 +141,7 @@ def console_session(
             raise UserError("name the repository with --repo owner/name")
         from bot.cli.live import LiveSource
 
-        source = LiveSource(settings)
+        source = LiveSource(settings, clock=clock)
     channel = console_channel(settings, repo, lang.value if lang else "en")
     wiring = ProcessDigests(settings, source, redis_url=secret(settings.cache.url_env) or None,
                             clock=clock)

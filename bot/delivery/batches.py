@@ -14,7 +14,9 @@ it again only when it did not or the platform cannot tell (Feishu drops that cop
 its `uuid`; Telegram, which has neither a key nor a readable history, shows it twice -
 the same window as a digest in doubt, see `bot.delivery.schedule`). A send that timed
 out after the platform may have taken it follows the platform's `in_doubt`
-(`bot.delivery.notices`): `hold` drops the batch as sent, `resend` sends it again.
+(`bot.delivery.notices`): `hold` drops the batch as sent, `resend` sends it again. A
+batch falling due while its channel's notices are muted is dropped unsent, as the muted
+merges are.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class BatchFlusher:
                 result.notified.append(channel.key)
             elif outcome == "failed":
                 result.failed.append(channel.key)
+            elif outcome == "muted":
+                result.muted.append(channel.key)
             elif outcome == "held":
                 result.held.append(channel.key)
         return result
@@ -108,7 +112,14 @@ class BatchFlusher:
         begun = await self.claims.begin_work(claim, self.claim_ttl_seconds)
         if begun is None:
             return "busy"
-        if batch.items:
+        try:
+            muted = await self.notifier.muted(channel)
+        except StoreUnavailable as exc:
+            log.warning("mute of %s unreadable; notice batch %s waits: %s", channel.key,
+                        batch.id, exc.reason)
+            await self.claims.release(claim)
+            return "failed"
+        if batch.items and not muted:
             try:
                 await self.notifier.post(channel, batch_reply(channel, batch), key=claim,
                                          in_doubt_since=begun.in_doubt_since)
@@ -127,6 +138,10 @@ class BatchFlusher:
                 self._sent(channel, False)
                 return "held"
         await self._done(channel, batch, claim)
+        if muted:
+            log.info("notice batch %s to %s dropped: notices muted (%d PR(s))", batch.id,
+                     channel.key, len(batch.items))
+            return "muted"
         self._sent(channel, True)
         log.info("notice batch %s to %s: %d PR(s)", batch.id, channel.key, len(batch.items))
         return "sent"

@@ -19,7 +19,13 @@ A channel with `notices = "thread"` gets its notices under the week's digest mes
 (`bot.delivery.threads`), in the channel itself when there is none yet or it was
 deleted. A channel with `notice_batch_minutes` gets its merges put in a batch in Redis
 instead (`bot.store.notice_batches`), sent as one message when due
-(`bot.delivery.batches`)."""
+(`bot.delivery.batches`).
+
+A channel that muted its notices from chat (`mute 1d`: `bot.store.mutes`) gets none
+while the mute lasts: the merges of that time are dropped for it, not kept for later -
+the merge counts as announced, so no redelivery or poll brings its notice after the
+mute ends - and the first merge after the end is announced as usual. A batch falling
+due during the mute is dropped likewise. The weekly digest is not muted."""
 
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ from bot.store.claims import Begun, Claims, Held
 from bot.store.coordination import StoreUnavailable
 from bot.store.keys import Keys
 from bot.store.ledger import Ledger
+from bot.store.mutes import Mutes
 from bot.store.notice_batches import BatchItem, NoticeBatches
 from bot.store.subscriptions import TopicStore, followed_topics
 
@@ -89,7 +96,8 @@ class MergeNotifier:
 
     The PR is read again through the source of the process's one `digests` (files
     give path topics, reviews the risks); when that fails, the event's own fields are
-    used. The channels' subscriptions are the ones chat writes (`digests.subscriptions`).
+    used. The channels' subscriptions are the ones chat writes (`digests.subscriptions`),
+    their mutes the ones chat sets (`mutes`: by default in the claims' port).
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class MergeNotifier:
         threads: ThreadParents | None = None,
         batches: NoticeBatches | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        mutes: Mutes | None = None,
     ) -> None:
         self.source: Source | None = digests.source
         self.store: TopicStore | None = digests.subscriptions
@@ -117,6 +126,7 @@ class MergeNotifier:
         self.batches = batches if batches is not None else (
             NoticeBatches(claims.port) if claims.port.shared else None)
         self.clock = clock
+        self.mutes = mutes if mutes is not None else Mutes(claims.port, clock=clock)
 
     @property
     def config(self) -> Config:
@@ -190,14 +200,35 @@ class MergeNotifier:
                           pull=msgspec.structs.replace(answer, topics=first),
                           topics=tuple(matched), params=(("author", pull.author or ""),
                                                          *channel.pull_scope(name)))
-            if channel.notice_batch_minutes and self.batches is not None:
+            muted = await self._muted(channel, name, pull.number)
+            if muted is not False:
+                outcome = "muted" if muted else "failed"
+            elif channel.notice_batch_minutes and self.batches is not None:
                 outcome = await self._batch(name, pull, channel, reply)
             else:
                 outcome = await self._send_once(name, pull, channel, reply)
             {"sent": result.notified, "failed": result.failed, "batched": result.batched,
-             "waiting": result.waiting, "held": result.held}.get(outcome, []).append(
-                channel.key)
+             "waiting": result.waiting, "muted": result.muted,
+             "held": result.held}.get(outcome, []).append(channel.key)
         return result
+
+    async def muted(self, channel: ChannelConfig) -> bool:
+        """Whether the channel's notices are muted now; raises `StoreUnavailable`."""
+        return await self.mutes.get(channel.key) is not None
+
+    async def _muted(self, channel: ChannelConfig, repo: str, number: int) -> bool | None:
+        """Whether the notice of `repo#number` is dropped for `channel`, muted; None when
+        the mute cannot be read (the notice fails, to be tried again)."""
+        try:
+            muted = await self.muted(channel)
+        except StoreUnavailable as exc:
+            log.warning("mute of %s unreadable; notice of %s#%s not sent: %s", channel.key,
+                        repo, number, exc.reason)
+            return None
+        if muted:
+            log.info("notice of %s#%s to %s dropped: notices muted", repo, number,
+                     channel.key)
+        return muted
 
     async def post(self, channel: ChannelConfig, reply: Reply, *, key: str,
                    in_doubt_since: datetime | None = None) -> list[str]:
@@ -288,10 +319,12 @@ class NoticeResult:
     """Channel keys notified by one `announce`, those whose post failed, those whose
     notice waits in a batch, those whose notice another process began and may not
     finish (it may have died): the merge is not done until that is known - and those
-    whose send may or may not have arrived, held as their platform's `in_doubt` says."""
+    whose send may or may not have arrived, held as their platform's `in_doubt` says.
+    `muted`: the channels that muted their notices, for which it was dropped."""
 
     notified: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     batched: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)
+    muted: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)

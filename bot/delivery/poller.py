@@ -138,6 +138,7 @@ class MergePoller:
                 total.notified += result.notified
                 total.failed += result.failed
                 total.waiting += result.waiting
+                total.muted += result.muted
 
         await asyncio.gather(*(one(repo) for repo in repos))
         self.polls += 1
@@ -190,6 +191,7 @@ class MergePoller:
             result.notified += done.notified
             result.failed += done.failed
             result.waiting += done.waiting
+            result.muted += done.muted
         if result.failed or result.waiting or first.etag is None:
             # Keep asking in full until every notice went out.
             await self.claims.forget(Keys.poll_state(repo, "etag"))

@@ -28,8 +28,9 @@ from bot.models import PullRequest
 _VERB_TYPES = (
     (re.compile(r"^(fix|fixes|fixed|correct|repair|resolve|handle|prevent|avoid)\b", re.I),
      "fix"),
-    (re.compile(r"^(add|adds|added|support|implement|introduce|enable|expose|allow)\b", re.I),
-     "feat"),
+    # `Improve …` is an improvement, as the `improvement:` prefix is.
+    (re.compile(r"^(add|adds|added|support|implement|introduce|enable|expose|allow|"
+                r"improve|improves|enhance)\b", re.I), "feat"),
     (re.compile(r"^(optimi[sz]e|speed up|accelerate|faster|reduce)\b", re.I), "perf"),
     (re.compile(r"^(refactor|remove|clean ?up|simplify|rename|move|split|migrate)\b", re.I),
      "refactor"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import re
 from functools import lru_cache
+from typing import NamedTuple
 
 import msgspec
 
@@ -56,14 +57,16 @@ _BREAKING_NAMES = frozenset({"breaking", "breaking-change", "breaking-changes"})
 ADVISORY_ID = re.compile(r"\bCVE-\d{4}-\d{4,}\b|\bGHSA(?:-[0-9a-z]{4}){3}\b", re.I)
 
 # Gitmoji (gitmoji.dev) by character and by shortcode: the type each says, and whether
-# it says security (🔒), breaking (💥) or a dependency bump (⬆️ ⬇️ 📌 ➕ ➖).
+# it says security (🔒), breaking (💥) or a dependency bump (⬆️ ⬇️ 📌 ➕ ➖). 🎨 ("improve
+# structure / format") and 💄 ("UI and style files") say no type: teams lead every kind of
+# improvement with them (`:art: Fix …`, `:art: Improve …`), so the words decide.
 _GITMOJI: dict[str, str] = {
     "🐛": "fix", "🚑": "fix", "🩹": "fix", "🥅": "fix", "👽": "fix", "✏": "docs",
     "🔒": "fix", "✨": "feat", "🎉": "feat", "🚩": "feat", "📈": "feat", "♿": "feat",
     "📱": "feat", "🥚": "feat", "🛂": "feat", "💫": "feat", "🌐": "chore", "💬": "chore",
     "📝": "docs", "💡": "docs", "📄": "docs", "♻": "refactor", "🔥": "refactor",
     "🚚": "refactor", "⚰": "refactor", "🗑": "refactor", "🏗": "refactor",
-    "🏷": "refactor", "🎨": "style", "💄": "style", "🚨": "style", "⚡": "perf",
+    "🏷": "refactor", "🎨": "", "💄": "", "🚨": "style", "⚡": "perf",
     "🐎": "perf", "✅": "test", "🧪": "test", "🤡": "test", "📸": "test", "👷": "ci",
     "💚": "ci", "🚀": "ci", "⬆": "build", "⬇": "build", "📌": "build", "➕": "build",
     "➖": "build", "📦": "build", "🔨": "build", "🔧": "chore", "🔖": "chore",
@@ -198,11 +201,16 @@ def _scope_modules(scope: str) -> list[str]:
             if (name := normalise_module(part)) and not _NOT_A_MODULE.match(name)]
 
 
+# Links a team appends to its titles (`… https://github.com/o/r/issues/17540`): where
+# the discussion is, not what changed.
+_TRAILING_LINKS = re.compile(r"(?:\s+<?https?://\S+>?)+\s*$")
+
+
 @lru_cache(maxsize=8192)
 def parse_title(title: str) -> Title:
     """The conventions of `title` (see the module's docstring), read off its front;
     read once per title (classification and the risk rules both ask)."""
-    rest = title.strip()
+    rest = _TRAILING_LINKS.sub("", title.strip()) or title.strip()
     merge = _MERGE_PULL.match(rest)
     if merge:
         rest = merge.group(2).strip() or merge.group(1).split("/", 1)[-1]
@@ -335,3 +343,64 @@ def bump_subject(text: str) -> str:
     `gitpython`, `bump the github-actions group …` -> `github-actions`), or the text."""
     found = _BUMPED.match(text.strip())
     return found.group(1).strip("`") if found else text.strip()
+
+
+# `upgrade to TypeScript 6`: what is upgraded is the rest of the title.
+_UPGRADED_TO = re.compile(r"^(?:bump|update|upgrade|move|migrate)\s+to\s+(\S.{0,40}?)\s*$", re.I)
+# The version an update goes to: `… to v30`, `… from 3.1.54 to 3.1.57`, `… to ^0.56.0`.
+_TARGET = re.compile(r"\bto\s+([\^~]?v?\d+(?:\.[\w-]+)*)\s*(?:\[[^\]]*\]\s*)?$", re.I)
+# Several dependencies in one update, as a list of names.
+_NAME = r"[\w@/.+-]+"
+_LISTED = re.compile(rf"^(?:bump|update|upgrade)\s+(?:the\s+)?((?:{_NAME},\s*)+{_NAME}"
+                     rf"(?:,?\s+and\s+{_NAME})?|{_NAME}\s+and\s+{_NAME})"
+                     r"(?:\s+(?:versions?|dependencies|packages))?\s*$", re.I)
+# A renovate group updated as a whole (`update all non-major dependencies`): no name.
+_UNNAMED = frozenset({"all", "dependencies", "deps", "packages", "the"})
+
+
+class Bumped(NamedTuple):
+    """A dependency update as a reader wants it named: `jsdom v30`, `TypeScript 6`;
+    `major` when it moves to a new major version (`v30`, `6`), which is worth reading
+    first; `name` empty for a group update that names nothing (`all non-major …`)."""
+
+    name: str
+    major: bool
+
+
+def bumped(text: str) -> Bumped:
+    """What a dependency update updates, with the version it goes to when it says one."""
+    text = text.strip()
+    whole = _UPGRADED_TO.match(text)
+    if whole:
+        name = whole.group(1).strip("`")
+        return Bumped(name, major=bool(re.search(r"\bv?\d+$", name)))
+    listed = _LISTED.match(text)
+    if listed:  # `bump jsoup, springdoc-openapi and gradle-git-properties versions`
+        return Bumped(listed.group(1), major=False)
+    subject = bump_subject(text).rstrip(",;:")
+    if subject.lower() in _UNNAMED:
+        return Bumped("", major=False)
+    if len(re.findall(r"\bto\s+[\^~]?v?\d", text)) > 1:  # `Pinia to 4 and Vue Router to 5.2`
+        return Bumped(re.sub(r"^\S+\s+(?:the\s+)?", "", text), major=False)
+    target = _TARGET.search(text)
+    if target is None or subject == text:
+        return Bumped(subject, major=False)
+    version = target.group(1)
+    return Bumped(f"{subject} {version}", major=_new_major(text, version))
+
+
+_FROM = re.compile(r"\bfrom\s+[\^~]?v?(\d+)(?:\.(\d+))?", re.I)
+_VERSION = re.compile(r"[\^~]?v?(\d+)(?:\.(\d+))?")
+
+
+def _new_major(text: str, version: str) -> bool:
+    """Whether an update goes to a new major version: `to v30`, `from 48.0.1 to 50.0.0`,
+    `from 0.8.1 to 0.9.0` (a 0.x minor breaks as a major does)."""
+    if re.fullmatch(r"v?\d+", version):
+        return True
+    before, after = _FROM.search(text), _VERSION.match(version)
+    if before is None or after is None:
+        return False
+    if before.group(1) != after.group(1):
+        return True
+    return before.group(1) == "0" and before.group(2) != after.group(2)

@@ -15,7 +15,7 @@ from bot.engine.risks import find_risks, severity_rank
 from bot.engine.suggest import Lead, settings_of, suggest
 from bot.engine.summarize import figure_text, figures, summarize
 from bot.engine.themes import Member, build_themes
-from bot.engine.trends import area_counts, hot_files, topic_counts, type_counts
+from bot.engine.trends import area_counts, hot_files, topic_counts, type_counts, work_counts
 from bot.i18n import Translator, translator
 from bot.models import (
     Counts,
@@ -99,8 +99,13 @@ def build_digest(
     topics = topic_counts(((a.number, a.cls.topics) for a in by_number), len(by_number),
                           areas, previous=_previous_topics(previous, week, repo_config, areas),
                           focus=focus_topics)
+    # Where the week's work was: its topics without dependency updates and branch syncs
+    # (ten lock-file bumps do not make "build" the week's focus); questions about a topic
+    # still find them in `topics`.
+    routine = {a.number for a in by_number if a.cls.bump or a.cls.sync}
+    work = work_counts(topics, routine, len(by_number)) if routine else topics
     types = type_counts(((a.number, a.cls.type) for a in by_number), len(by_number), t)
-    hot = hot_files(pulls)
+    hot = hot_files(pulls, routine=frozenset(routine))
     risks = tuple(sorted((r for a in by_number for r in a.risks), key=severity_rank))
     counts = _counts(by_number, key=len(key))
     return Digest(
@@ -114,14 +119,14 @@ def build_digest(
         themes=themes,
         risks=risks,
         key_pulls=tuple(a.key_pull() for a in key),
-        suggestions=suggest(risks, topics, types, hot, _breaking(by_number), t,
+        suggestions=suggest(risks, work, types, hot, _breaking(by_number), t,
                             leads=tuple(_lead(a, areas) for a in key)),
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         # A week of no key PR names its few PRs by their lines instead.
         pulls=tuple(a.entry(theme_of[a.number], None if key else lang) for a in by_number),
-        areas=area_counts(topics, themes, len(by_number),
+        areas=area_counts(work, themes, len(by_number),
                           first=(areas.canonical(a) for a in areas.keys(focus_topics))),
         people=people_of(pulls, reviews_recorded=recorded),
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),

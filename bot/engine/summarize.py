@@ -40,8 +40,14 @@ _BOILERPLATE = re.compile(
     r"同标题。?|如题。?)$",
     re.I,
 )
+# A line that only points at issues ("fix #11910", "closes #5, #6.", "修复 #12") says
+# nothing of the change itself.
+_ISSUE_REF = r"(?:[\w.-]+/[\w.-]+)?#\d+|https?://\S+/(?:issues|pull)/\d+\S*"
 _NOISE_LINE = re.compile(
-    r"^\s*(>|- \[[ xX]\]|\* \[[ xX]\]|(related )?issues?\s*[:：]|(closes|fixes|resolves) #\d+$|"
+    r"^\s*(>|- \[[ xX]\]|\* \[[ xX]\]|(related )?issues?\s*[:：]|"
+    r"(?:(?:fix|fixe[sd]|close[sd]?|resolve[sd]?|see|refs?|related(?: to)?|part of|"
+    r"修复|关闭|解决|关联|相关)\s*[:：]?\s*)?"
+    rf"(?:{_ISSUE_REF})(?:\s*(?:[,，、&]|and|和)?\s*(?:{_ISSUE_REF}))*\s*[.。]?\s*$|"
     r"https?://\S+$|cc\b|/cc\b|@\w)", re.I,
 )
 _NUM = r"~?\d+(?:\.\d+)?(?:\s*[-–~]\s*\d+(?:\.\d+)?)?"

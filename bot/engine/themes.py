@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from bot.engine.areas import Areas, docs_only
 from bot.engine.classify import Classification
-from bot.engine.conventions import bump_subject
+from bot.engine.conventions import bumped
 from bot.i18n import Translator
 from bot.models import NameCount, Theme
 
@@ -240,10 +240,13 @@ NAMED_DEPENDENCIES = 3
 def _dependency_theme(bumps: list[Member], t: Translator) -> Theme:
     """The week's dependency updates as one theme, never key: how many and what they
     updated ("5 updates (gitpython, cryptography, pymdown-extensions and 2 more)")."""
-    names = list(dict.fromkeys(bump_subject(m.cls.short_title) for m in bumps))
+    named = [bumped(m.cls.short_title) for m in bumps]
+    # Moves to a new major version first (a reader checks those), then in the week's order.
+    ordered = sorted(range(len(named)), key=lambda i: not named[i].major)
+    names = list(dict.fromkeys(named[i].name for i in ordered if named[i].name))
     shown = names[:NAMED_DEPENDENCIES]
-    if len(names) > len(shown):
-        shown.append(t.n("%(num)d more", "%(num)d more", len(names) - len(shown)))
+    if len(bumps) > len(shown):
+        shown.append(t.n("%(num)d more", "%(num)d more", len(bumps) - len(shown)))
     line = t.n("%(num)d update (%(names)s)", "%(num)d updates (%(names)s)", len(bumps),
                names=t.join(shown))
     return Theme(title=t("Dependency updates"), pulls=(),

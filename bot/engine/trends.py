@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
@@ -52,11 +53,24 @@ def count_names(
     )
 
 
-def hot_files(pulls: Iterable[PullRequest], limit: int = HOT_FILES) -> tuple[HotFile, ...]:
-    """Files changed by at least two PRs, most PRs first."""
+# Files tools rewrite with every dependency change: many PRs touch them, none is "where
+# the week's changes met".
+_LOCK_FILE = re.compile(
+    r"(?:^|/)(?:pnpm-lock\.yaml|package-lock\.json|yarn\.lock|npm-shrinkwrap\.json|"
+    r"bun\.lockb?|Cargo\.lock|poetry\.lock|uv\.lock|Pipfile\.lock|pdm\.lock|go\.sum|"
+    r"Gemfile\.lock|composer\.lock|packages\.lock\.json|gradle\.lockfile|flake\.lock|"
+    r"mix\.lock|pubspec\.lock|Package\.resolved)$")
+
+
+def hot_files(pulls: Iterable[PullRequest], limit: int = HOT_FILES, *,
+              routine: frozenset[int] = frozenset()) -> tuple[HotFile, ...]:
+    """Files changed by at least two PRs, most PRs first; lock files and the `routine`
+    PRs (dependency updates, branch syncs) left out."""
     touched: dict[str, list[int]] = defaultdict(list)
     for pull in pulls:
-        for path in dict.fromkeys(f.path for f in pull.files):
+        if pull.number in routine:
+            continue
+        for path in dict.fromkeys(f.path for f in pull.files if not _LOCK_FILE.search(f.path)):
             touched[path].append(pull.number)
     counts = Counter({path: len(numbers) for path, numbers in touched.items()})
     ranked = sorted((item for item in counts.items() if item[1] >= 2),
@@ -86,6 +100,21 @@ def topic_counts(
         return labelled
     first = {areas.canonical(a) for a in areas.keys(focus)}
     return tuple(sorted(labelled, key=lambda c: c.name not in first))
+
+
+def work_counts(topics: Iterable[NameCount], routine: set[int], total: int
+                ) -> tuple[NameCount, ...]:
+    """`topics` without the `routine` PRs (dependency updates, branch syncs), shares
+    still of all `total` PRs of the week, in the same order; a topic of routine PRs
+    only is left out."""
+    out = []
+    for c in topics:
+        kept = tuple(n for n in c.pulls if n not in routine)
+        if kept:
+            out.append(msgspec.structs.replace(
+                c, count=len(kept), share=round(len(kept) / total, 4) if total else 0.0,
+                pulls=kept))
+    return tuple(out)
 
 
 def type_counts(typed: Iterable[tuple[int, str]], total: int, t: Translator

@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.github.plan import Fetch, Lane, Placed, pace
 
 log = logging.getLogger(__name__)
@@ -60,12 +60,13 @@ def parse_rate_limit(raw: Mapping[str, Any]) -> RateLimit | None:
 class Budget:
     """The points one GitHub identity (a token, an App installation) has left.
 
-    `on_update(rate)` is told of every answer (for `/metrics`); `clock` gives epoch
-    seconds (tests move it); `name` says which credential it is (never its value).
+    `on_update(rate)` is told of every answer (for `/metrics`); `clock` tells whether
+    a refill is still ahead (a test's virtual clock moves); `name` says which
+    credential it is (never its value).
     """
 
     def __init__(self, *, on_update: Callable[[RateLimit], None] | None = None,
-                 clock: Callable[[], float] = time.time, name: str = "github") -> None:
+                 clock: Clock = SYSTEM_CLOCK, name: str = "github") -> None:
         self.on_update = on_update
         self.clock = clock
         self.name = name
@@ -125,13 +126,15 @@ class Budget:
         with self._lock:
             remaining, reset_at = self.remaining, self.reset_at
         return (remaining is not None and reset_at is not None and remaining < points
-                and reset_at.timestamp() > self.clock())
+                and reset_at > self.clock.now())
 
     def seconds_to_reset(self) -> float:
         """Seconds until the points refill (0 when unknown or past)."""
         with self._lock:
             reset_at = self.reset_at
-        return 0.0 if reset_at is None else max(reset_at.timestamp() - self.clock(), 0.0)
+        if reset_at is None:
+            return 0.0
+        return max((reset_at - self.clock.now()).total_seconds(), 0.0)
 
     @contextlib.contextmanager
     def fetch(self, repo: str, what: str) -> Iterator[None]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ import requests
 from github.GithubException import GithubException
 from github.Requester import Requester
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.errors import SourceError
 from bot.github.events import MergedPull, PayloadError, merge_id, pull_from_api
 from bot.github.policy import RequestPolicy
@@ -53,12 +53,11 @@ class ClosedPage:
 
 
 def poll_policy(requester: Requester, *, token_source: str = "given",
-                sleep: Callable[[float], None] = time.sleep,
-                clock: Callable[[], float] = time.time) -> RequestPolicy:
+                clock: Clock = SYSTEM_CLOCK) -> RequestPolicy:
     """The request policy of the poller's list requests: a rate limit is never waited
     for (it ends the repository's poll until its window ends), a failure retried once."""
     return RequestPolicy(requester, api_url=requester.base_url, token_source=token_source,
-                         sleep=sleep, clock=clock, retries=POLL_RETRIES,
+                         clock=clock, retries=POLL_RETRIES,
                          max_wait_seconds=0.0, max_rate_waits=0)
 
 
@@ -81,16 +80,16 @@ class PullLister:
 
     `requester` carries base URL, token and timeouts (the GitHub source's own, copied
     with `Requester.withAuth` so that the REST budget it tracks is the list's, not
-    GraphQL's); `policy` defaults to `poll_policy`. `on_request(api, status)` counts
-    each request (see `bot.web.metrics`).
+    GraphQL's); `policy` defaults to `poll_policy` on `clock`. `on_request(api,
+    status)` counts each request (see `bot.web.metrics`).
     """
 
     def __init__(self, requester: Requester, *, policy: RequestPolicy | None = None,
                  per_page: int = 50,
                  on_request: Callable[[str, int | str], None] | None = None,
-                 owns_requester: bool = False) -> None:
+                 owns_requester: bool = False, clock: Clock = SYSTEM_CLOCK) -> None:
         self.requester = requester
-        self.policy = policy if policy is not None else poll_policy(requester)
+        self.policy = policy if policy is not None else poll_policy(requester, clock=clock)
         self.per_page = per_page
         self.on_request = on_request
         self.owns_requester = owns_requester

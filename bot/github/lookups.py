@@ -10,13 +10,14 @@ repository is one REST request (`GET /repos/{owner}/{name}`), with or without a 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from github.GithubException import GithubException
 from github.Requester import Requester
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.errors import SourceError
 from bot.github.budget import Budget
 from bot.github.graphql import GraphQLBackend
@@ -59,16 +60,16 @@ def _login(actor: Any) -> str | None:
 class Lookups:
     """`GitHubLookups` for a `GitHubSource`: the review queue through its GraphQL backend
     when it has a token (REST's search without one), a repository through REST (one
-    request, none of GraphQL's points). `now` stamps each queue with when GitHub
-    answered."""
+    request, none of GraphQL's points). `clock` stamps each queue with when GitHub
+    answered (the source's)."""
 
     def __init__(self, requester: Requester, policy: RequestPolicy, budget: Budget, *,
-                 graphql: GraphQLBackend | None, now: Callable[[], datetime]) -> None:
+                 graphql: GraphQLBackend | None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.requester = requester
         self.policy = policy
         self.budget = budget
         self.graphql = graphql
-        self.now = now
+        self.clock = clock
 
     def review_queue(self, repos: Sequence[str]) -> ReviewQueue:
         names = ", ".join(repos)
@@ -78,7 +79,7 @@ class Lookups:
             except _Missing:
                 raise SourceError(f"GitHub cannot search {names}") from None
         return ReviewQueue(pulls=tuple(pulls[:QUEUE_SHOWN]), total=max(total, len(pulls)),
-                           fetched_at=self.now())
+                           fetched_at=self.clock.now().replace(microsecond=0))
 
     def _queue(self, names: str, query: str) -> tuple[list[QueuedPull], int]:
         """The search's PRs (the oldest `QUEUE_SHOWN`) and how many it found."""

@@ -4,7 +4,8 @@
 5xx answers and network failures with backoff, waits out a rate limit whose reset
 is near and otherwise fails with the reset time, and turns the rest into one-line
 `SourceError`s. PyGithub's own retry is switched off (`retry=None`) so that waits
-are decided here, once, and tests can inject the sleep.
+are decided here, once, on the source's `Clock` (a test's virtual clock passes them at
+once and records them).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from github.GithubException import (
 from github.Requester import Requester
 from urllib3.exceptions import NameResolutionError
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.errors import SourceError
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,8 @@ class RequestPolicy:
     delay)` hears of each retry before its wait (a command line says it is retrying);
     `retry_unresolved=False` fails at once when GitHub's host name does not resolve
     (offline, or a mistyped `github.api_url`), where waiting rarely helps a command.
+    `clock` tells the time GitHub's reset times are compared with and lets the waits
+    pass (`Clock.pause`: the requests run in worker threads).
     """
 
     def __init__(
@@ -63,8 +67,7 @@ class RequestPolicy:
         *,
         api_url: str,
         token_source: str,
-        sleep: Callable[[float], None],
-        clock: Callable[[], float],
+        clock: Clock = SYSTEM_CLOCK,
         retries: int = 3,
         backoff_seconds: float = 1.0,
         max_wait_seconds: float = 60.0,
@@ -77,13 +80,11 @@ class RequestPolicy:
         self.retry_unresolved = retry_unresolved
         self.api_url = api_url
         self.token_source = token_source
-        self.sleep = sleep
         self.clock = clock
         self.retries = retries
         self.backoff_seconds = backoff_seconds
         self.max_wait_seconds = max_wait_seconds
         self.max_rate_waits = max_rate_waits
-        self.slept: list[float] = []
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run `fn` (one or more requests) under the policy; return its result."""
@@ -142,8 +143,7 @@ class RequestPolicy:
             log.info("GitHub request failed (%s); retrying in %.1f s", why, delay)
             if self.on_retry is not None:
                 self.on_retry(why, delay)
-            self.slept.append(delay)
-            self.sleep(delay)
+            self.clock.pause(delay)
             if waits:
                 self._forget_budget()
 
@@ -154,10 +154,9 @@ class RequestPolicy:
         """Before a request: when the last answer left no budget, wait or fail now."""
         remaining, _ = self.requester.rate_limiting
         reset = self.requester.rate_limiting_resettime
-        if remaining == 0 and reset > self.clock():
+        if remaining == 0 and reset > self.clock.now().timestamp():
             delay = self._rate_delay({"x-ratelimit-reset": str(reset)}, "budget spent", 0)
-            self.slept.append(delay)
-            self.sleep(delay)
+            self.clock.pause(delay)
             self._forget_budget()
 
     def _forget_budget(self) -> None:
@@ -167,7 +166,7 @@ class RequestPolicy:
 
     def _rate_delay(self, headers: dict[str, Any], message: str, waits: int) -> float:
         """Seconds to wait for a rate limit, or `RateLimitReached` naming its reset."""
-        now = self.clock()
+        now = self.clock.now().timestamp()
         headers = {k.lower(): v for k, v in headers.items()}
         delay = _retry_after(headers)
         reset_header = headers.get("x-ratelimit-reset")

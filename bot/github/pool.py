@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, ConfigView, secret
 from bot.errors import SourceError
 from bot.github.app import InstallationAuth, app_credentials
@@ -105,7 +106,7 @@ class BudgetPool(Budget):
     (`for_repo`); as a whole (`remaining`, `reset_at`), the sum of what the members
     have left and the first refill."""
 
-    def __init__(self, members: Sequence[Member], *, clock: Callable[[], float]) -> None:
+    def __init__(self, members: Sequence[Member], *, clock: Clock = SYSTEM_CLOCK) -> None:
         super().__init__(clock=clock, name="pool")
         self.members = list(members)
         self.planned: dict[str, str] = {}
@@ -194,7 +195,7 @@ class PooledSource:
     """`GitHubSource`'s reads, each on the credential the pool gives its repository."""
 
     def __init__(self, view: ConfigView, members: Sequence[Member], *,
-                 clock: Callable[[], float]) -> None:
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.settings = view
         self.members = list(members)
         self.clock = clock
@@ -284,12 +285,15 @@ class PooledSource:
 
 def github_source(view: ConfigView, *,
                   on_update: Callable[[RateLimit], None] | None = None,
+                  clock: Clock = SYSTEM_CLOCK,
                   **options: Any) -> GitHubSource | PooledSource:
-    """The service's GitHub: one credential as before, or a pool of several; `options`
-    go to each credential's `GitHubSource` (`on_request`, `base_url`, `clock`, ...)."""
+    """The service's GitHub: one credential as before, or a pool of several, on the
+    process's `clock`; `options` go to each credential's `GitHubSource` (`on_request`,
+    `base_url`, ...)."""
     credentials = pool_credentials(view.current)
     if len(credentials) <= 1:
-        return GitHubSource(view, budget=Budget(on_update=on_update), **options)
+        return GitHubSource(view, budget=Budget(on_update=on_update, clock=clock), clock=clock,
+                            **options)
     members: list[Member] = []
     pool_ref: list[PooledSource] = []
 
@@ -299,16 +303,13 @@ def github_source(view: ConfigView, *,
         if on_update is not None:
             on_update(rate)
 
-    clock = options.get("clock")
     for credential in credentials:
-        budget = Budget(on_update=updated, name=credential.name,
-                        **({"clock": clock} if clock is not None else {}))
+        budget = Budget(on_update=updated, name=credential.name, clock=clock)
         said = (f"in ${credential.name}" if credential.token else
                 f"of the GitHub App's installation on {credential.owner or 'its account'}")
         source = GitHubSource(view, token=credential.token, app=credential.app,
-                              name=said, budget=budget, **options)
+                              name=said, budget=budget, clock=clock, **options)
         members.append(Member(credential, source))
-    pool = PooledSource(view, members, **({"clock": clock} if clock is not None else
-                                           {"clock": members[0].source.clock}))
+    pool = PooledSource(view, members, clock=clock)
     pool_ref.append(pool)
     return pool

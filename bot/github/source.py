@@ -12,9 +12,8 @@ already holds, asking only for what changed.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -24,6 +23,7 @@ from github import Auth, Github
 from github.GithubException import GithubException
 from github.Requester import Requester
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, ConfigView, secret
 from bot.errors import SourceError
 from bot.github.app import APP_ID_ENV, InstallationAuth, app_credentials
@@ -61,7 +61,10 @@ class _Backend(Protocol):
 class GitHubSource:
     """Fetches a repository's week of PRs from GitHub (GraphQL, or REST without a token).
 
-    `sleep` and `clock` are injectable so tests never wait; `max_wait_seconds` is the
+    `clock` tells the time (when a rate limit resets, when a fetch was made) and lets
+    the retries and rate-limit waits pass (a test's virtual clock: at once, recorded
+    in its `slept`); a `HeldClock` would misjudge GitHub's reset times, so a process
+    holding the date reads snapshots, not GitHub. `max_wait_seconds` is the
     longest rate-limit reset worth waiting for (a later one fails with its time);
     `on_request(api, status)` is told of every HTTP request ("graphql"/"rest", the
     status or "error" when no answer came), for metrics; `budget` keeps the GraphQL
@@ -78,8 +81,7 @@ class GitHubSource:
         token: str | None = None,
         base_url: str | None = None,
         progress: Callable[[int, int], None] | None = None,
-        sleep: Callable[[float], None] | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         retries: int = 3,
         backoff_seconds: float = 1.0,
         max_wait_seconds: float = 60.0,
@@ -127,7 +129,6 @@ class GitHubSource:
             token_source=(name or ("of the GitHub App in $" + APP_ID_ENV
                                    if credentials or app else f"in ${env}" if token is None
                                    else "given")),
-            sleep=sleep if sleep is not None else time.sleep,
             clock=clock,
             retries=retries,
             backoff_seconds=backoff_seconds,
@@ -145,7 +146,7 @@ class GitHubSource:
         else:
             self.backend = RestBackend(self.github.requester, self.policy, progress)
         self.lookups = Lookups(
-            self.github.requester, self.policy, self.budget, now=self._now,
+            self.github.requester, self.policy, self.budget, clock=clock,
             graphql=self.backend if isinstance(self.backend, GraphQLBackend) else None)
 
     @property
@@ -172,7 +173,7 @@ class GitHubSource:
             )
 
     def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.clock(), UTC).replace(microsecond=0)
+        return self.clock.now().replace(microsecond=0)
 
     def fetch_week(self, repo: str, week: str) -> Snapshot:
         """Every PR merged or closed in the week, or opened in it and still open."""

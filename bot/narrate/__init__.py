@@ -13,6 +13,7 @@ engine's own summary sentences), `apply` (verified words into the digest), `seco
 
 from __future__ import annotations
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
 from bot.extras import require
 from bot.narrate.narrator import (
@@ -28,11 +29,12 @@ __all__ = ["Budget", "MemoryNarrations", "NarrationEvents", "NarrationStore", "N
 
 
 def narrator_for(config: Config, store: NarrationStore | None = None, *,
-                 events: NarrationEvents | None = None, enabled: bool = True
-                 ) -> Narrator | None:
-    """The narrator `config` asks for, or None when `[llm]` is absent or it is turned
-    off for this run (`--no-llm`). Building it makes no network call."""
+                 events: NarrationEvents | None = None, enabled: bool = True,
+                 clock: Clock = SYSTEM_CLOCK) -> Narrator | None:
+    """The narrator `config` asks for (its deadlines on the process's `clock`), or None
+    when `[llm]` is absent or it is turned off for this run (`--no-llm`). Building it
+    makes no network call."""
     if config.llm is None or not enabled:
         return None
     require("llm", "the narrator ([llm] in the config)", ("openai",))
-    return Narrator(config.llm, store, events=events)
+    return Narrator(config.llm, store, events=events, clock=clock)

@@ -3,7 +3,8 @@
 The SDK's retries are off (`max_retries=0`): this module decides, in one place, that a
 429 is retried only when its `Retry-After` fits both `RETRY_AFTER_MAX_S` and the
 digest's remaining budget, a 5xx or a dropped connection is retried after a short
-backoff, and a timeout is not retried at all. Every attempt runs under
+backoff, and a timeout is not retried at all. The deadline and the retries' waits are
+on the client's `Clock`; every attempt runs under
 `asyncio.timeout(min(remaining, timeout_seconds))`: the SDK's own timeout bounds each
 read, so an endpoint that trickles a byte every few seconds would never trip it.
 Whatever fails raises `CallFailed` with a reason word that ends up in the digest's
@@ -23,10 +24,10 @@ import asyncio
 import importlib
 import logging
 import re
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import LLMConfig, secret
 from bot.narrate.schema import SHAPES, Answer, ResponseMode, SchemaError, decode, response_format
 
@@ -80,13 +81,15 @@ def make_client(llm: LLMConfig) -> openai.AsyncOpenAI:
 
 
 class ModelClient:
-    """Asks `llm.model` for an answer of a given type, within a deadline."""
+    """Asks `llm.model` for an answer of a given type, within a deadline on `clock`
+    (`deadline` is a `clock.monotonic()` moment)."""
 
-    def __init__(self, llm: LLMConfig) -> None:
+    def __init__(self, llm: LLMConfig, *, clock: Clock = SYSTEM_CLOCK) -> None:
         # The SDK is loaded with the narrator (only with `[llm]`), not at its first
         # call, which would block the event loop for the import.
         importlib.import_module("openai")
         self.llm = llm
+        self.clock = clock
         self.shape: ResponseMode = llm.response_format
         """How the answer's shape is asked for: the configured one, or the next one
         after the endpoint refused it."""
@@ -138,21 +141,24 @@ class ModelClient:
     async def _attempts(self, messages: list[dict[str, Any]], kind: type[A], max_tokens: int,
                         deadline: float) -> tuple[A, Usage]:
         for attempt in range(RETRIES + 1):
-            remaining = deadline - time.monotonic()
+            remaining = deadline - self.clock.monotonic()
             if remaining <= 0:
                 raise CallFailed("budget")
             limit = min(remaining, self.llm.timeout_seconds)
             try:
                 try:
+                    # Real time: this bounds the HTTP call in flight, which a virtual
+                    # clock's timer would cut short before any real answer came.
                     async with asyncio.timeout(limit):
                         return await self._once(messages, kind, max_tokens, limit)
                 except TimeoutError:
                     raise CallFailed("timeout" if limit < remaining else "budget") from None
             except CallFailed as failure:
                 wait = _retry_wait(failure, attempt)
-                if wait is None or attempt == RETRIES or time.monotonic() + wait >= deadline:
+                if wait is None or attempt == RETRIES or \
+                        self.clock.monotonic() + wait >= deadline:
                     raise
-                await asyncio.sleep(wait)
+                await self.clock.sleep(wait)
         raise CallFailed("error")  # pragma: no cover - the loop returns or raises
 
     async def _once(self, messages: list[dict[str, Any]], kind: type[A], max_tokens: int,

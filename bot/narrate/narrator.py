@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 from cachetools import LRUCache
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import LLMConfig
 from bot.engine.classify import is_security
 from bot.i18n import Translator
@@ -103,37 +103,40 @@ class NarrationEvents(Protocol):
 
 
 class Budget:
-    """One digest's time for narration, shared by all its repositories: the deadline is
-    fixed when the first of them starts narrating."""
+    """One digest's time for narration, shared by all its repositories: the deadline (a
+    `clock.monotonic()` moment) is fixed when the first of them starts narrating."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, clock: Clock = SYSTEM_CLOCK) -> None:
         self.seconds = seconds
+        self.clock = clock
         self._deadline: float | None = None
 
     @property
     def deadline(self) -> float:
         if self._deadline is None:
-            self._deadline = time.monotonic() + self.seconds
+            self._deadline = self.clock.monotonic() + self.seconds
         return self._deadline
 
     @property
     def spent(self) -> bool:
         """Whether the repositories narrated before have used all of it."""
-        return self._deadline is not None and time.monotonic() >= self._deadline
+        return self._deadline is not None and self.clock.monotonic() >= self._deadline
 
 
 class Narrator:
     """Words digests and PR answers with `llm.model`; one per process (its breaker and
-    its counts are the process's)."""
+    its counts are the process's). Its deadlines, retries and circuit are on `clock`
+    (the process's)."""
 
     def __init__(self, llm: LLMConfig, store: NarrationStore | None = None, *,
                  client: ModelClient | None = None, events: NarrationEvents | None = None,
-                 breaker: Breaker | None = None) -> None:
+                 breaker: Breaker | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.llm = llm
+        self.clock = clock
         self.store: NarrationStore = store if store is not None else MemoryNarrations()
-        self.client = client or ModelClient(llm)
+        self.client = client or ModelClient(llm, clock=clock)
         self.events = events
-        self.breaker = breaker or Breaker()
+        self.breaker = breaker or Breaker(clock=clock)
         self.calls = 0
         self.usage = Usage()
         self._gate: asyncio.Semaphore | None = None
@@ -145,7 +148,7 @@ class Narrator:
 
     def budget(self) -> Budget:
         """A new digest's budget (`llm.budget_seconds`)."""
-        return Budget(self.llm.budget_seconds)
+        return Budget(self.llm.budget_seconds, self.clock)
 
     async def close(self) -> None:
         await self.client.close()
@@ -162,7 +165,7 @@ class Narrator:
                       reviews_recorded: bool = True, latest: int | None = None) -> Digest:
         """`digest` with its sections in the model's words where they hold up.
         `latest`: the newest PR number the data knows (a reference beyond it is no PR)."""
-        started = time.monotonic()
+        started = self.clock.monotonic()
         budget = budget or self.budget()
         if budget.spent:
             return self.unnarrated(digest, "budget")
@@ -195,7 +198,7 @@ class Narrator:
             log.info("narration of %s %s dropped %s: %s", digest.repository, digest.week,
                      d.where, d.rule)
         log.info("narrated %s %s in %.1fs: %s; fallbacks %s", digest.repository, digest.week,
-                 time.monotonic() - started, ",".join(sections) or "nothing",
+                 self.clock.monotonic() - started, ",".join(sections) or "nothing",
                  ",".join(f"{f.section}={f.reason}" for f in fallbacks) or "none")
         notes = (*narrated.notes, *_withheld_note(sorted(withheld), lang))
         return msgspec.structs.replace(narrated, notes=notes, narration=Narration(

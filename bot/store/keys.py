@@ -101,6 +101,11 @@ class Keys:
         expiry: they are the chats' configuration (`bot.store.chat_settings`)."""
         return self.name("chat-settings")
 
+    def notice_mute(self, channel_key: str) -> str:
+        """A channel's merged-PR notices muted (`bot.store.mutes`): expires a little
+        after the mute ends, or never while it lasts until unmuted."""
+        return self.name("notice-mute", channel_key)
+
     def pending_reviews(self, repos: Sequence[str]) -> str:
         """The PRs waiting for review in a chat's repositories, kept for minutes
         (`chat.pending_minutes`) so a chat asking again costs GitHub nothing."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-import time
 from collections import Counter
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -31,6 +30,7 @@ from typing import Any, ClassVar
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ServerConfig
 
 log = logging.getLogger(__name__)
@@ -49,12 +49,14 @@ _RECEIVING = (h11.IDLE, h11.SEND_BODY)
 
 
 class _Tally:
-    """Counts closed connections and logs them at most once per `every` seconds, so a
-    flood of slow clients writes a line, not one line each."""
+    """Counts closed connections and logs them at most once per `every` seconds of
+    `clock`, so a flood of slow clients writes a line, not one line each (uvicorn makes
+    the protocols, so the process's clock, `SYSTEM_CLOCK`, is theirs)."""
 
-    def __init__(self, what: str, every: float = 10.0) -> None:
+    def __init__(self, what: str, every: float = 10.0, clock: Clock = SYSTEM_CLOCK) -> None:
         self.what = what
         self.every = every
+        self.clock = clock
         self.count = 0
         self._unlogged = 0
         self._logged_at = -every
@@ -62,7 +64,7 @@ class _Tally:
     def add(self) -> None:
         self.count += 1
         self._unlogged += 1
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if now - self._logged_at >= self.every:
             log.warning("%d %s", self._unlogged, self.what)
             self._unlogged = 0
@@ -183,6 +185,7 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state not in _RECEIVING or self.transport.is_closing():
             self._disarm()
         elif self._deadline is None:
+            # Real time on uvicorn's loop: it bounds a real socket's reads.
             self._deadline = self.loop.call_later(self.read_timeout_seconds, self._expire)
 
     def _disarm(self) -> None:

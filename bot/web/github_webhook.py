@@ -100,6 +100,7 @@ async def github_webhook(request: Request) -> Response:
     task = asyncio.ensure_future(announce())
     services.track(task)
     try:
+        # Real time: GitHub waits for the HTTP answer in real seconds.
         answer = await asyncio.wait_for(asyncio.shield(task), timeout=WEBHOOK_ANSWER_SECONDS)
     except TimeoutError:
         metrics.webhook(label, "accepted")

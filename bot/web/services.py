@@ -50,6 +50,7 @@ from bot.store.cache import CachedSource
 from bot.store.claims import Claims
 from bot.store.coordination import Coordination
 from bot.store.memory import MemoryCoordination
+from bot.store.mutes import Mutes
 from bot.store.pacing import SharedPacer
 from bot.store.redis.cache import Cache
 from bot.store.redis.chat_settings import RedisChatSettings
@@ -358,7 +359,7 @@ def build_services(
                           else MemoryCoordination(clock))
     client = sync_client(redis_url, variable) if redis_url else None
     # The cache's lookups count in /metrics; the plain one looks up for the page budget.
-    counted = Cache(client, events=events) if client is not None else None
+    counted = Cache(client, events=events, clock=clock) if client is not None else None
     live = LiveConfig(config, RedisChatSettings(client) if client is not None else None,
                       clock=clock)
     github: GitHubSource | PooledSource | None = None
@@ -370,20 +371,24 @@ def build_services(
             metrics.github_points(rate.cost, rate.remaining if left is None else left,
                                   rate.reset_at.timestamp())
 
-        github = github_source(live, on_update=points, on_request=on_github_request)
+        github = github_source(live, on_update=points, on_request=on_github_request,
+                               clock=clock)
         source = CachedSource(github, counted, live, events=events, clock=clock)
         if pull_lister is None:
             pull_lister = poll_lister(github, on_request=on_github_request)
     store = RedisSubscriptionStore(client) if client is not None else None
     digest_store = counted
-    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm)
+    narrator = narrator_for(config, digest_store, events=metrics, enabled=llm, clock=clock)
     digests = Digests(live, source, subscriptions=store, reports=digest_store, clock=clock,
                       events=events, narrator=narrator)
     queues = ReviewQueues(RedisReviewQueueStore(client) if client is not None else None,
                           clock=clock)
+    # Chats' notice mutes: in the store the replicas share (notices read them there).
+    mutes = Mutes(port, clock=clock) if port.shared else None
     handler = CommandHandler(
         digests, live=live, lookups=github, queues=queues, intents=intent_reader(narrator, clock),
-        points_short=github.budget.short_of if github is not None else None, events=events)
+        points_short=github.budget.short_of if github is not None else None, events=events,
+        mutes=mutes)
     claims = Claims(port, clock=clock)
     if adapters is None:
         # Posts take their turns in lanes every replica shares (in this process alone
@@ -392,7 +397,7 @@ def build_services(
         adapters = build_adapters(config, handler, claims, adapter_overrides, pacer=pacer)
     adapter_map = dict(adapters)
     notifier = MergeNotifier(digests, claims, AdapterNotices(adapter_map), events=events,
-                             clock=clock)
+                             clock=clock, mutes=mutes)
     webhook_secret = secret(config.github.webhook_secret_env)
     scheduler = None
     if port.shared:
@@ -413,7 +418,8 @@ def build_services(
     return Services(
         live=live, config_file=config_file, metrics=metrics, source=source, handler=handler,
         claims=claims, digests=digests, notifier=notifier, adapters=adapter_map,
-        port=port, cache=Cache(client) if client is not None else None, github=github,
+        port=port, cache=Cache(client, clock=clock) if client is not None else None,
+        github=github,
         scheduler=scheduler, poller=poller, flusher=flusher, webhook_secret=webhook_secret,
         report_secret=secret(REPORT_SECRET_ENV),
         clock=clock, background=background, github_health=github_health, narrator=narrator,

@@ -11,6 +11,7 @@ from typing import Any
 from adapters.feishu.render import digest_cards
 from adapters.slack.render import render_digest_messages as slack_messages
 from adapters.telegram.render import render_digest_html
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, load_config, parse_config
 from bot.digests import Digests
 from bot.models import Digest
@@ -55,9 +56,13 @@ def plain_config() -> Config:
 
 
 def example_digests(config: Config, store: NarrationStore | None = None,
-                    narrator: Narrator | None = None) -> Digests:
+                    narrator: Narrator | None = None, *,
+                    clock: Clock = SYSTEM_CLOCK) -> Digests:
+    """The example week's digests; the narrator's deadline, retries and circuit on
+    `clock` (a virtual one lets its waits pass at once)."""
     source = SnapshotSource(read_snapshot(EXAMPLE / "snapshot.json"))
-    return Digests(config, source, narrator=narrator or narrator_for(config, store))
+    return Digests(config, source,
+                   narrator=narrator or narrator_for(config, store, clock=clock))
 
 
 FORMATS = ("markdown", "text", "slack", "telegram", "feishu", "html")

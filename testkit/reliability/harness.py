@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -22,6 +23,7 @@ import httpx
 from bot.github.source import GitHubSource
 from bot.web.app import create_app
 from bot.web.services import Services
+from testkit.clock import VirtualClock
 from testkit.fakes.feishu import bot_mention, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack_payloads import SlackPayloads
@@ -31,13 +33,6 @@ from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.names import SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
 from testkit.reliability.world import Urls, World, clock, write_config
 from testkit.server_support import PLATFORM_ENV, serving, sign
-
-
-class Sleeps(list[float]):
-    """Waits the GitHub source asked for, recorded instead of slept."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
 
 
 class LogCapture(logging.Handler):
@@ -66,7 +61,8 @@ class Service:
     http: httpx.AsyncClient
     services: Services
     world: World
-    sleeps: Sleeps
+    sleeps: list[float]
+    """Waits the GitHub source asked for, recorded instead of slept."""
     responses: list[httpx.Response] = field(default_factory=list)
     payloads: SlackPayloads = field(default_factory=SlackPayloads)
     update_ids: list[int] = field(default_factory=lambda: [1000])
@@ -192,8 +188,14 @@ async def service_in_process(world: World, redis_url: str, workdir: Path, *,
         settings = write_config(workdir / "prdigest.toml", urls or world.urls(), **config)
         app = create_app(settings, redis_url=redis_url, clock=clock(), background=False)
         services: Services = app.state.services
-        sleeps = Sleeps()
         assert isinstance(services.github, GitHubSource)  # one token
-        services.github.policy.sleep = sleeps
+        # The service's clock holds the world's date; the fake GitHub's reset times are
+        # real epoch seconds: GitHub's waits go on a virtual clock at the real time,
+        # passing at once and recorded.
+        github_clock = VirtualClock(datetime.now(UTC))
+        github = services.github
+        github.clock = github.policy.clock = github.budget.clock = github_clock
+        github.lookups.clock = github_clock
         async with serving(app) as http:
-            yield Service(http=http, services=services, world=world, sleeps=sleeps)
+            yield Service(http=http, services=services, world=world,
+                          sleeps=github_clock.slept)

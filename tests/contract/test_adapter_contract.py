@@ -25,6 +25,7 @@ from adapters.registry import LOCAL_PLATFORMS, PLATFORM_SCHEMAS, PLATFORMS, plat
 from bot.chat.inbound import Inbox, Question
 from bot.config import ChannelConfig, Config, parse_config
 from bot.models import Admission, Command, Digest, Reply
+from testkit.clock import VirtualClock
 from testkit.code_words import code_words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -257,21 +258,25 @@ async def test_without_the_dedupe_store_the_question_is_answered_anyway(
 
 async def test_a_delivery_held_elsewhere_is_waited_for_when_nobody_resends_it() -> None:
     handler, seen = _Handler(), _Seen()
-    inbox = Inbox(handler, seen, default_lang="en", later_waits=(0, 0, 0))
+    clock = VirtualClock()
+    inbox = Inbox(handler, seen, default_lang="en", later_waits=(1.0, 2.0, 4.0), clock=clock)
     seen.elsewhere_for = 2  # the other process's claim is taken over on the third try
     assert await inbox.answer(question()) is not None
     assert len(handler.asked) == 1 and seen.done == {("slack", "ev-1")}
+    assert clock.slept == [1.0, 2.0]
 
 
 async def test_a_delivery_held_elsewhere_too_long_is_left_to_that_process(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     handler, seen = _Handler(), _Seen()
-    inbox = Inbox(handler, seen, default_lang="en", later_waits=(0, 0))
+    clock = VirtualClock()
+    inbox = Inbox(handler, seen, default_lang="en", later_waits=(1.0, 2.0), clock=clock)
     seen.elsewhere_for = 3
     with caplog.at_level(logging.WARNING):
         assert await inbox.answer(question()) is None
     assert handler.asked == [] and "still held by another process" in caplog.text
+    assert clock.slept == [1.0, 2.0]
 
 
 async def test_an_admitted_delivery_is_not_admitted_twice() -> None:

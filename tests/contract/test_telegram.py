@@ -278,7 +278,8 @@ async def test_start_registers_the_webhook_and_the_command_menu(
     assert [m.fields.get("language_code") for m in menus] == [None, "zh"]
     assert [c["command"] for c in menus[0].json_field("commands")] == [
         "risks", "summary", "digest", "topics", "subscribe", "unsubscribe", "pending",
-        "follow", "unfollow", "schedule", "timezone", "lang", "settings", "help"]
+        "follow", "unfollow", "schedule", "timezone", "lang", "mute", "unmute", "settings",
+        "help"]
     assert menus[1].json_field("commands")[0]["description"] == "查看某个 PR 的风险观察"
 
 

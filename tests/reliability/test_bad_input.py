@@ -47,6 +47,7 @@ CONTENT_TYPES = ("application/json", "application/x-www-form-urlencoded", "text/
 ODD_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from([
     "\u202e\u2066", "\x00", "\ud7ff\ue000\uffff", "𝔡𝔦𝔤𝔢𝔰𝔱 #7035", "‮risks for #1", "订阅 npu\u3000",
     "#" + "9" * 400, "risks for #-1", "digest 9999-W99", "\ufeffhelp", "a" * 5000,
+    "mute 999 years", "mute " + "9" * 400 + "d", "静音 0 天", "mute banana", "免打扰\u202e 2 小时",
 ])
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | ODD_TEXT,

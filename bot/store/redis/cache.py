@@ -19,7 +19,6 @@ What is kept (keys versioned under `prdigest:v2:` and tagged `{repo}`, see
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -27,6 +26,7 @@ from typing import Any, TypeVar
 import msgspec
 import redis
 
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, secret
 from bot.events import CacheLookup, Events
 from bot.models import PullRequest
@@ -67,14 +67,15 @@ def stamp(moment: datetime | None) -> str:
 class Cache:
     """Typed access to the keys above; every Redis error becomes a logged miss. Each
     lookup of a week, PR, pointer or report digest is a `CacheLookup` on `events`
-    (`/metrics` counts them)."""
+    (`/metrics` counts them). The cooldown after failures is on `clock`."""
 
     def __init__(
         self, client: redis.Redis, *, prefix: str = KEY_PREFIX, cooldown_seconds: float = 30.0,
         failures_before_cooldown: int = FAILURES_BEFORE_COOLDOWN,
-        events: Events | None = None,
+        events: Events | None = None, clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.client = client
+        self.clock = clock
         self.events = events or Events()
         self.prefix = prefix
         self.keys = Keys(prefix)
@@ -92,16 +93,16 @@ class Cache:
         self._encoder = msgspec.json.Encoder()
 
     @classmethod
-    def from_url(cls, url: str, variable: str = "REDIS_URL", *, prefix: str = KEY_PREFIX
-                 ) -> Cache:
+    def from_url(cls, url: str, variable: str = "REDIS_URL", *, prefix: str = KEY_PREFIX,
+                 clock: Clock = SYSTEM_CLOCK) -> Cache:
         """The cache at `url` (a `ConfigError` naming `variable` when it is not one)."""
-        return cls(sync_client(url, variable), prefix=prefix)
+        return cls(sync_client(url, variable), prefix=prefix, clock=clock)
 
     def close(self) -> None:
         self.client.close()
 
     def _safe(self, what: str, fn: Callable[[], T], default: T) -> T:
-        if time.monotonic() < self._down_until:
+        if self.clock.monotonic() < self._down_until:
             return default
         try:
             result = fn()
@@ -112,7 +113,7 @@ class Cache:
                 return default
             log.warning("cache %s failed %d times in a row, going on without it for %.0f s: %s",
                         what, self._failures, self.cooldown_seconds, exc)
-            self._down_until = time.monotonic() + self.cooldown_seconds
+            self._down_until = self.clock.monotonic() + self.cooldown_seconds
             self._failures = 0
             return default
         self._failures = 0
@@ -256,11 +257,11 @@ class Cache:
         self._safe("write", lambda: self.client.set(key, data, ex=ttl), None)
 
 
-def cache_from_env(config: Config) -> Cache | None:
+def cache_from_env(config: Config, clock: Clock = SYSTEM_CLOCK) -> Cache | None:
     """The cache at the URL in the env var `config.cache.url_env`; None when unset.
     A malformed URL is a `ConfigError` naming the variable."""
     url = secret(config.cache.url_env)
-    return Cache(sync_client(url, config.cache.url_env)) if url else None
+    return Cache(sync_client(url, config.cache.url_env), clock=clock) if url else None
 
 
 class TrendWeeks:

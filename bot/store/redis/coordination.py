@@ -279,7 +279,7 @@ class RedisLedger(LedgerStore):
         as the entry; note the week, and forget the weeks whose entries expired."""
         bucket = zlib.crc32(name.encode()) % INDEX_BUCKETS
         index, weeks = self.keys.ledger_index(week, bucket), self.keys.ledger_weeks()
-        now = time.time()
+        now = time.time()  # real epoch seconds: the scores track Redis's own key expiries
         pipe.sadd(index, name)
         pipe.expire(index, ttl_seconds)
         pipe.zadd(weeks, {week: now + ttl_seconds}, gt=True)

@@ -95,6 +95,7 @@ class AsyncClusterSSLConnection(AsyncClusterConnection, aioconnection.SSLConnect
 async def through_failover(call: Callable[[], Awaitable[T]], seconds: float) -> T:
     """`call()`, tried again after each `FAILOVER_ERRORS` with a backoff (50 ms doubling
     to 1 s) until `seconds` have passed; then the last error is raised."""
+    # Real time: the client rides out a real Redis failover, below any component's Clock.
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     delay = 0.05

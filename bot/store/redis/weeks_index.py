@@ -23,7 +23,7 @@ members are trimmed by their own expiry."""
 
 
 def _commands(pipe: Any, keys: Keys, repo: str, week: str, ttl: int) -> None:
-    now = time.time()
+    now = time.time()  # real epoch seconds: the scores track Redis's own key expiries
     key = keys.report_weeks(repo)
     pipe.zadd(key, {week: now + ttl}, gt=True)
     pipe.zremrangebyscore(key, "-inf", now)

@@ -1,0 +1,52 @@
+"""The server's one clock is GitHub's and the narrator's too: a service built on a
+virtual clock waits out GitHub's failures and the model's on it (at once, recorded),
+never on the wall clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.config import parse_config
+from bot.github.source import GitHubSource
+from bot.narrate.client import BACKOFF_S, RETRIES
+from bot.web.services import build_services
+from testkit.clock import VirtualClock
+from testkit.fakes.github import FakeGitHub
+from testkit.fakes.github_fixtures import build_week
+from testkit.fakes.openai import FakeOpenAI
+
+REPO = "acme/widgets"
+WEEK = "2026-W29"
+TOKEN = "ghp_service_clock"
+
+
+async def test_githubs_and_the_models_waits_are_on_the_services_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    with FakeGitHub(token=TOKEN) as github, FakeOpenAI() as model:
+        github.add_repo(REPO, build_week(REPO, count=5))
+        config = parse_config({"repos": {REPO: {"timezone": "Asia/Shanghai"}},
+                               "github": {"api_url": github.base_url},
+                               "llm": {"base_url": model.base_url, "model": "fake-model"}})
+        # At the real time: the fake GitHub's reset times are real epoch seconds.
+        clock = VirtualClock(datetime.now(UTC))
+        services = build_services(config, clock=clock, background=False, adapters={})
+        try:
+            assert isinstance(services.github, GitHubSource)
+            github.fail_next(2, 502)
+            model.mode = "500"
+            digest = await services.digests.build(REPO, WEEK, "en")
+        finally:
+            if services.narrator is not None:
+                await services.narrator.close()
+            services.github.close()
+    assert digest.narration is not None
+    assert {f.reason for f in digest.narration.fallbacks} == {"server-error"}
+    # GitHub's two 502s were waited out with its backoff; each model call that failed
+    # with its own, after every attempt but the last.
+    calls = model.calls // (RETRIES + 1)
+    assert calls >= 1 and model.calls % (RETRIES + 1) == 0
+    backoffs = [BACKOFF_S * 2.0**n for n in range(RETRIES)]
+    assert sorted(clock.slept) == sorted([1.0, 2.0] + backoffs * calls)
