@@ -89,6 +89,24 @@ class SlackPayloads:
         return self.direct_message(text, subtype="thread_broadcast", thread_ts=thread_ts,
                                    root=root, **extra)
 
+    def link_shared(self, urls: list[str], *, channel: str = "C0123456",
+                    user: str = "U0USER01", message_ts: str = "1700000300.000300"
+                    ) -> dict[str, Any]:
+        """Links of the app's unfurl domains posted in a channel (`link_shared`), as the
+        Events API sends them for a message already posted."""
+        return {"type": "link_shared", "channel": channel, "is_bot_user_member": True,
+                "user": user, "message_ts": message_ts, "thread_ts": message_ts,
+                "unfurl_id": f"{channel}.{message_ts}.unfurl", "source":
+                "conversations_history", "event_ts": message_ts,
+                "links": [{"domain": "github.com", "url": url} for url in urls]}
+
+    def app_home_opened(self, *, user: str = "U0USER01", channel: str = "D0DIRECT1",
+                        tab: str = "home") -> dict[str, Any]:
+        """A user opened the app's Home (or Messages) tab; `channel` is their direct
+        conversation with the app."""
+        return {"type": "app_home_opened", "user": user, "channel": channel, "tab": tab,
+                "event_ts": "1700000400.000400"}
+
 
 def signed_headers(body: bytes | str, *, secret: str = SIGNING_SECRET,
                    timestamp: int | None = None,
