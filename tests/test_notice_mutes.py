@@ -87,6 +87,11 @@ from testkit.server_support import (
     ("mute -1d", "mute", "-1d", "en"),
     ("静音 0 天", "mute", "0d", "zh"),
     ("静音 半天", "mute", "半天", "zh"),
+    # what may come before a length, in either language's form, reads back the same
+    ("静音 FOR", "mute", "for", "zh"),
+    ("静音 notices", "mute", "", "zh"),
+    ("静音 off", "unmute", "", "zh"),
+    ("mute for for x", "mute", "for for x", "en"),
     ("静音 abc", "mute", "abc", "zh"),
 ])
 def test_mute_commands_are_read_in_either_language(text: str, kind: str, value: str,
