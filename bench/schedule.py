@@ -16,6 +16,7 @@ digest builds, and peak memory (RSS) per replica.
                              [--runs N]  # the whole bench N times, a summary line each
                              [--log-dir DIR]  # each replica's warnings in a file
                              [--platform-rate 5]  # the fakes refuse posts beyond 5/s each
+                             [--line-seconds S]  # how long a post may wait in line (0: none)
 
 With --kill, the killed replica's posts in flight are left in doubt and re-sent by
 the others once its locks expire (--lock-seconds): on Slack and Telegram a re-sent
@@ -27,10 +28,15 @@ of its own PID - it leaves no process behind: the replicas end with it (each wat
 its parent), and so do the redis-servers it started (the kernel ends them with it). A
 failover slower than the wait for it is reported, and the run goes on.
 
-With --platform-rate N each fake platform takes N posts a second across its chats and
-answers 429 (with its Retry-After) beyond, and each platform's `post_rate` is set to
-N/s: the bench then prints the 429 answers, the attempts marked failed, and the wall
-time against the least the rate allows (the messages of the busiest platform / N).
+With --platform-rate N each fake platform takes N posts a second across its chats (a
+bucket holding a burst of N, and at least 2: the bots post at exactly N a second, and a
+bucket of one token would refuse every message that reaches it a moment early on a
+loaded machine) and answers 429 (with its Retry-After) beyond, and each platform's
+`post_rate` is set to N/s: the bench then prints the 429 answers, the attempts marked
+failed, the longest a message waited for its turn - past the pacing horizon
+(`bot.pacing.MAX_TURN_WAIT`) a post waits in line for it, for up to --line-seconds
+(0: it fails into the back-off instead, as before the line) - and the wall time against
+the least the rate allows (the messages of the busiest platform / N).
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ from queue import Empty
 from typing import Any
 
 from bot.clock import SystemClock
+from bot.delivery.schedule import POST_LINE_SECONDS
+from bot.pacing import MAX_TURN_WAIT
 from bot.store.keys import Keys
 from bot.store.redis.client import REDIS_ERRORS
 
@@ -196,14 +204,28 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     digests = Digests(config, source)
     port = RedisCoordination.from_url(redis_url)
     clock = BenchClock()
+
+    class TimedPacer(SharedPacer):
+        """Measures how long a message waited for its turn (in line included)."""
+
+        longest = 0.0
+
+        async def take_turn(self, lanes: Any, *, max_wait: float) -> None:
+            asked = time.perf_counter()
+            try:
+                await super().take_turn(lanes, max_wait=max_wait)
+            finally:
+                self.longest = max(self.longest, time.perf_counter() - asked)
+
     # Posts take their turns in the lanes the replicas share, as the server's do.
-    pacer = SharedPacer(port, clock=clock)
+    pacer = TimedPacer(port, clock=clock)
     adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
     scheduler = Scheduler(digests, port, AdapterPoster(adapters), clock=clock,
                           replica=f"r{number}", lock_seconds=options["lock_seconds"],
                           build_lock_seconds=options["lock_seconds"],
                           concurrency=options["concurrency"],
-                          previous_week=options["previous_week"])
+                          previous_week=options["previous_week"],
+                          line_seconds=options["line_seconds"])
     slots = [run.slot for run in due_runs(config.channels, DUE, scheduler.catch_up)]
     reports.put(("ready", number, rss_mib()))
     await asyncio.to_thread(go.wait)
@@ -222,7 +244,7 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     stats = scheduler.stats
     reports.put(("done", number, {
         "posted": stats.posted, "failed": stats.failed, "resent_in_doubt": stats.resent_in_doubt,
-        "builds": stats.digest_builds,
+        "builds": stats.digest_builds, "longest_turn_wait": pacer.longest,
         "seconds": elapsed, "rss_mib": rss_mib(), "cpu_seconds": cpu_seconds() - cpu_at_start}))
     for adapter in adapters.values():
         close = getattr(adapter, "close", None)
@@ -281,9 +303,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--pulls", type=int, default=30, help="PRs per repository and week")
     parser.add_argument("--concurrency", type=int, default=16, help="posts in flight per replica")
     parser.add_argument("--lock-seconds", type=float, default=None,
-                        help="how long a slot's lock lasts unrenewed: by default the "
-                             "service's with --failover (a failover is waited out under "
-                             "it), else 5 s (a killed replica's slots are taken over soon)")
+                        help="how long a slot's lock lasts unrenewed: by default 5 s with "
+                             "--kill (a killed replica's slots are taken over soon), else "
+                             "the service's (a failover is waited out under it, and a "
+                             "replica starved of CPU for a few seconds keeps its slots)")
     parser.add_argument("--no-previous-week", action="store_true",
                         help="skip the week before (no trend comparison)")
     parser.add_argument("--kill", action="store_true",
@@ -300,6 +323,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--platform-rate", type=int, default=None, metavar="N",
                         help="each fake platform takes N posts a second, 429 beyond; the "
                              "bots are configured to post N a second")
+    parser.add_argument("--line-seconds", type=float, default=POST_LINE_SECONDS, metavar="S",
+                        help="how long a post may wait in line for a turn beyond the pacing "
+                             "horizon (0: it fails into the back-off instead)")
     parser.add_argument("--failover-wait", type=float, default=FAILOVER_WAIT_SECONDS,
                         metavar="S", help="how long to wait for the promoted master before "
                                           "reporting the failover slow and going on")
@@ -309,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--failover needs --redis sentinel or --redis cluster")
     if args.lock_seconds is None:
         from bot.store.ledger import POST_LOCK_SECONDS
-        args.lock_seconds = POST_LOCK_SECONDS if args.failover and not args.kill else 5.0
+        args.lock_seconds = 5.0 if args.kill else POST_LOCK_SECONDS
     summaries = [run_bench(args, run) for run in range(args.runs)]
     if args.runs > 1:
         print(f"{args.runs} runs: " + "; ".join(summaries))
@@ -334,8 +360,8 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
     from testkit.fakes.telegram import FakeTelegram
     from testkit.redis_topologies import WaitedTooLong
     repos = [f"bench/repo{r:03d}" for r in range(args.repos)]
-    limits = {platform: FakeRateLimit(args.platform_rate) if args.platform_rate else None
-              for platform in PLATFORMS}
+    limits = {platform: FakeRateLimit(args.platform_rate, burst=max(2, args.platform_rate))
+              if args.platform_rate else None for platform in PLATFORMS}
     with (redis_topology(args.redis, replicas=args.failover) as (redis_url, failing),
           FakeGitHub(token=GITHUB_TOKEN) as github,
           FakeSlack(rate_limit=limits["slack"]) as slack,
@@ -359,6 +385,7 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
                "FEISHU_APP_SECRET": FEISHU_APP[1], "FEISHU_VERIFICATION_TOKEN": "bench-token",
                "REDIS_URL": redis_url, "NO_PROXY": "127.0.0.1,localhost"}
         options = {"lock_seconds": args.lock_seconds, "concurrency": args.concurrency,
+                   "line_seconds": args.line_seconds,
                    "previous_week": not args.no_previous_week,
                    "log_dir": str(log_dir) if log_dir else None}
         context = multiprocessing.get_context("spawn")
@@ -450,7 +477,8 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
 
     print(f"schedule bench: {args.channels} channels over {args.repos} repositories due at "
           f"{DUE:%Y-%m-%d %H:%M} UTC (week {WEEK}), {args.replicas} replica processes, "
-          f"{args.pulls} PRs per repository-week, concurrency {args.concurrency}/replica"
+          f"{args.pulls} PRs per repository-week, concurrency {args.concurrency}/replica, "
+          f"posts wait in line up to {args.line_seconds:g} s"
           + (f", replica 0 SIGKILLed (pid {killed})" if killed else "")
           + f"; Redis: {args.redis}")
     if failed_over is not None and failed_over[1] is not None:
@@ -488,7 +516,13 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
               f"built {report['builds']}, {report['cpu_seconds']:.1f} CPU s)")
     if args.platform_rate:
         print_pacing(args.platform_rate, limits, counts, elapsed,
-                     failed=sum(r["failed"] for r in done.values()))
+                     failed=sum(r["failed"] for r in done.values()),
+                     longest_wait=max((r["longest_turn_wait"] for r in done.values()),
+                                      default=0.0))
+        print(f"  summary               wall {elapsed:.1f} s, posts {len(slots)}, "
+              f"duplicates {duplicates}, missing {missing}, failed attempts "
+              f"{sum(r['failed'] for r in done.values())}, max wait for a turn "
+              f"{max((r['longest_turn_wait'] for r in done.values()), default=0.0):.1f} s")
     print(f"  ({os.cpu_count()} CPUs; the fake servers share them with the replicas)")
     return (f"dup {duplicates} ({', '.join(f'{p} {n}' for p, n in by_platform.items())}) "
             f"missing {missing} exits {len(exits)} "
@@ -498,9 +532,10 @@ def run_bench(args: argparse.Namespace, run: int = 0) -> str:
 
 
 def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elapsed: float,
-                 *, failed: int) -> None:
+                 *, failed: int, longest_wait: float) -> None:
     """What a platform limit of `rate` posts a second cost: 429 answers, attempts marked
-    failed, and the wall time against the least the rate allows."""
+    failed, the longest a message waited for its turn (in line, beyond the pacing
+    horizon), and the wall time against the least the rate allows."""
     messages = {p: sum(n for c, n in counts.items() if c.startswith(f"{p}:")) for p in PLATFORMS}
     refused = {p: limit.refused for p, limit in limits.items()}
     least = max(messages.values()) / rate
@@ -509,6 +544,8 @@ def print_pacing(rate: float, limits: dict[str, Any], counts: Counter[str], elap
     print(f"  wall time vs rate     {elapsed:8.2f} s against {least:.2f} s (messages per "
           "platform: " + ", ".join(f"{p} {messages[p]}" for p in PLATFORMS)
           + f" / {rate:g}/s): {elapsed / least:.2f}x")
+    print(f"  longest turn wait     {longest_wait:8.2f} s  (the pacing horizon is "
+          f"{MAX_TURN_WAIT:.0f} s: a post whose turn is further waits in line)")
 
 
 @contextlib.contextmanager

@@ -134,6 +134,7 @@ StillOurs = Callable[[], Awaitable[bool]]
 class _Line:
     seconds: float = 0.0
     still_ours: StillOurs | None = None
+    in_line: Callable[[bool], None] | None = None
 
 
 _NO_LINE = _Line()
@@ -146,15 +147,17 @@ class TurnWithdrawn(Exception):
 
 
 @contextlib.contextmanager
-def waiting_in_line(seconds: float, *, still_ours: StillOurs | None = None
-                    ) -> Iterator[None]:
+def waiting_in_line(seconds: float, *, still_ours: StillOurs | None = None,
+                    in_line: Callable[[bool], None] | None = None) -> Iterator[None]:
     """Messages sent inside this block (in this task, and tasks it starts) whose turn is
     beyond the horizon wait in line for it, up to `seconds` in all, rather than fail
     with `NoTurn`: a weekly post may wait its turn, a chat's answer may not. When its
     turn comes, each message asks `still_ours` whether it may still go (`TurnWithdrawn`
-    when not): what waited long may have changed hands meanwhile. The adapters' send
-    paths need not know: the pacer reads it."""
-    token = _LINE.set(_Line(max(0.0, seconds), still_ours))
+    when not): what waited long may have changed hands meanwhile. `in_line` is told
+    True when a message starts waiting for its turn and False when the wait is over
+    (nothing goes to the platform in between). The adapters' send paths need not know:
+    the pacer reads it."""
+    token = _LINE.set(_Line(max(0.0, seconds), still_ours, in_line))
     try:
         yield
     finally:
@@ -224,6 +227,8 @@ class BookingPacer(abc.ABC):
             await self._take_turn(lanes, max_wait, patience, None)
         else:
             ticket = secrets.token_hex(8)
+            if line.in_line is not None:
+                line.in_line(True)
             try:
                 await self._take_turn(lanes, max_wait, patience, ticket)
             except BaseException:
@@ -232,6 +237,9 @@ class BookingPacer(abc.ABC):
                 with contextlib.suppress(Exception):
                     await self.leave_line(lanes, ticket)
                 raise
+            finally:
+                if line.in_line is not None:
+                    line.in_line(False)
         if line.still_ours is not None and not await line.still_ours():
             raise TurnWithdrawn("what this message belongs to changed hands while it "
                                 "waited for its turn; not sent")

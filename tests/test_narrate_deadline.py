@@ -1,11 +1,13 @@
 """One deadline per digest: an endpoint that trickles its answer a byte every 2 s, or
-never answers, costs a digest at most `budget_seconds` beyond the deterministic build,
-and a digest of two repositories shares that one budget."""
+never answers, costs a digest at most `budget_seconds` beyond the deterministic build
+(real seconds: the bound on a call in flight is real time), and a digest of two
+repositories shares that one budget (on a virtual clock)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -15,7 +17,8 @@ from bot.digests import Digests
 from bot.models import Digest
 from bot.narrate import MemoryNarrations, narrator_for
 from bot.source import SnapshotSource
-from testkit.fakes.openai import FakeOpenAI
+from testkit.clock import VirtualClock
+from testkit.fakes.openai import FakeOpenAI, write_answer
 from testkit.multi_repo import LUMEN, PRISM, prism_snapshot, two_repo_config
 from testkit.narration.week import REPO, WEEK, example_digests, llm_config, plain_config
 from testkit.server_support import example_snapshot
@@ -44,22 +47,32 @@ async def test_a_slow_endpoint_costs_at_most_the_budget(mode: str) -> None:
     assert {f.reason for f in told.narration.fallbacks} <= {"timeout", "budget"}
 
 
-@pytest.mark.parametrize("mode", ["trickle", "hang"])
-async def test_two_repositories_share_one_budget(mode: str) -> None:
+async def test_two_repositories_share_one_budget() -> None:
+    """The second repository's deadline is the first's: the model answers the first
+    repository's two calls in half the budget each (on a virtual clock, moved by the
+    fake as it answers), and the second is told by the engine, asking nothing."""
     source = SnapshotSource(example_snapshot(), prism_snapshot())
     plain = two_repo_config()
-    _, build = await _timed(lambda: Digests(plain, source).build_many((LUMEN, PRISM), WEEK, "zh"))
-    with FakeOpenAI(trickle_seconds=2.0) as fake:
-        fake.mode = mode
+    clock = VirtualClock()
+
+    def answer_in_half_the_budget(blocks: dict[str, Any], lang: str) -> dict[str, Any]:
+        clock.advance(BUDGET / 2)
+        return write_answer(blocks, lang)
+
+    with FakeOpenAI(answer=answer_in_half_the_budget) as fake:
         config = msgspec.structs.replace(plain, llm=parse_config({"llm": {
             "base_url": fake.base_url, "model": "fake-model", "timeout_seconds": TIMEOUT,
             "budget_seconds": BUDGET}}).llm)
-        narrator = narrator_for(config, MemoryNarrations())
+        narrator = narrator_for(config, MemoryNarrations(), clock=clock)
         digests = Digests(config, source, narrator=narrator)
-        told, spent = await _timed(lambda: digests.build_many((LUMEN, PRISM), WEEK, "zh"))
-    assert spent <= BUDGET + build + SLACK, (spent, build)
-    assert all(p.narration is not None and p.narration.sections_narrated == ()
-               for p in told.parts)
+        started = clock.monotonic()
+        told = await digests.build_many((LUMEN, PRISM), WEEK, "zh")
+    first, second = told.parts
+    assert first.repository == LUMEN and second.repository == PRISM
+    assert first.narration is not None and first.narration.sections_narrated != ()
+    assert fake.calls == 2 and clock.monotonic() - started == BUDGET
+    assert second.narration is not None and second.narration.sections_narrated == ()
+    assert {f.reason for f in second.narration.fallbacks} == {"budget"}
 
 
 async def test_a_repository_after_the_budget_is_spent_asks_nothing() -> None:

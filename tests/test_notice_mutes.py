@@ -15,12 +15,13 @@ from bot.actions import decode_action, encode_action
 from bot.chat.grammar import canonical_text, parse_command
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import Asker
-from bot.config import ChannelConfig, Config
+from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.batches import BatchFlusher
 from bot.delivery.merges import MergeAnnouncer
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
 from bot.github.events import MergedPull
+from bot.live import LiveConfig
 from bot.models import Command, Reply, Snapshot
 from bot.render import render_reply
 from bot.source import SnapshotSource
@@ -31,6 +32,7 @@ from bot.week import zone
 from testkit import schedule
 from testkit.clock import START, VirtualClock
 from testkit.coordination import FlakyPort, claims_on, in_memory, memory_port
+from testkit.fakes.chat import InMemoryChatSettings
 from testkit.schedule import (
     SHANGHAI_MONDAY_9,
     THREE_PLATFORMS,
@@ -85,7 +87,13 @@ from testkit.server_support import (
     ("mute -1d", "mute", "-1d", "en"),
     ("静音 0 天", "mute", "0d", "zh"),
     ("静音 半天", "mute", "半天", "zh"),
+    # what may come before a length, in either language's form, reads back the same
+    ("静音 FOR", "mute", "for", "zh"),
+    ("静音 notices", "mute", "", "zh"),
+    ("静音 off", "unmute", "", "zh"),
+    ("mute for for x", "mute", "for for x", "en"),
     ("静音 abc", "mute", "abc", "zh"),
+    ("静音 for 2 days", "mute", "2d", "zh"),
 ])
 def test_mute_commands_are_read_in_either_language(text: str, kind: str, value: str,
                                                    lang: str) -> None:
@@ -465,3 +473,25 @@ async def test_the_weekly_digest_is_not_muted(snapshot: Snapshot) -> None:
         assert all([await mutes.get(channel.key) for channel in config.channels])
     assert schedule.statuses(results) == {"posted": 3}
     assert len(platforms.delivered) == 3
+
+
+async def test_a_chat_that_unfollows_its_last_repository_forgets_its_mute() -> None:
+    clock = VirtualClock()
+    port = memory_port(clock)
+    store = InMemoryChatSettings()
+    live = LiveConfig(parse_config({"repos": {REPO: {}}}), store, clock=clock)
+    digests = Digests(live, SnapshotSource(example_snapshot()), clock=clock)
+    handler = CommandHandler(digests, live=live, mutes=Mutes(port, clock=clock))
+    chat = "slack:CNEW"
+
+    async def ask(text: str) -> Reply:
+        return await handler.handle(parse_command(text), channel=await handler.chat_channel(chat),
+                                    user="U1", asker=asker(chat, "U1", True))
+
+    assert (await ask(f"follow {REPO}")).mode == "follow"
+    assert (await ask("mute")).mode == "mute"
+    assert await port.claims.get(port.keys.notice_mute(chat)) is not None
+    assert (await ask(f"unfollow {REPO}")).mode == "unfollow"
+    assert await port.claims.get(port.keys.notice_mute(chat)) is None
+    again = await ask(f"follow {REPO}")
+    assert again.overview is not None and not again.overview.muted

@@ -104,10 +104,12 @@ async def one_post_in_line(*, stolen: bool) -> tuple[FakePlatforms, str | None]:
     port = GuardedPort(inner, guard)
     pacer = SharedPacer(inner, clock=clock)
     lanes = [Lane("slack", RATE), Lane("slack:C0001", RATE)]
-    await pacer.hold_off(lanes, 100)
 
     async def turn(chat: ChannelConfig) -> None:
         nonlocal renewals_fail
+        # Held off here, not before the pass: the virtual clock moves on while the pass
+        # builds the digest in a thread.
+        await pacer.hold_off(lanes, 100)
         renewals_fail = stolen  # from now on, until the thief is done
         in_line.set()
         await pacer.take_turn(lanes, max_wait=MAX_TURN_WAIT)
@@ -159,14 +161,15 @@ async def test_a_replica_stopping_while_its_post_waits_in_line_gives_the_place_u
         pacer = SharedPacer(port, clock=clock)
 
         async def turn(chat: ChannelConfig) -> None:
-            in_line.set()
+            if not in_line.is_set():  # the first post waits 100 s (held off here, not
+                await pacer.hold_off(lanes, 100)  # before: the pass builds in a thread)
+                in_line.set()
             await pacer.take_turn(lanes, max_wait=MAX_TURN_WAIT)
 
         return Scheduler(Digests(config, CountingSource(read_snapshot(
             EXAMPLES / "snapshot.json"))), port, FakePoster(platforms, name, before_accept=turn),
             clock=clock, replica=name, lock_seconds=LIVE_LOCK_SECONDS, previous_week=False)
 
-    await SharedPacer(port, clock=clock).hold_off(lanes, 100)
     stopping = asyncio.create_task(replica("r0").tick())
     await in_line.wait()
     await clock.sleep(10)

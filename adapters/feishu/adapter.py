@@ -25,6 +25,8 @@ The Feishu app this expects (developer console):
   the variables `[platforms.feishu]` names. Long connection mode
   (`long_connection = true`): choose "receive events through persistent connection";
   only the app id and secret are needed.
+- Buttons that act: the callback `card.action.trigger` at the same request URL (or
+  through the persistent connection); see `adapters.feishu.clicks`.
 - Cards use card JSON 2.0, which Feishu clients from 7.20 show.
 """
 
@@ -54,6 +56,7 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
 from adapters.feishu.admins import is_chat_admin
+from adapters.feishu.clicks import is_click, on_its_way, question_from_click
 from adapters.feishu.events import FeishuEvents
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
@@ -227,7 +230,8 @@ class FeishuAdapter:
         }
 
     def _event_dispatcher(self, encrypt_key: str, verification_token: str) -> FeishuEvents:
-        return FeishuEvents(encrypt_key, verification_token, self._on_message_event)
+        return FeishuEvents(encrypt_key, verification_token, self._on_message_event,
+                            self._on_click_event)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -297,12 +301,17 @@ class FeishuAdapter:
         if verdict.outcome == "challenge":
             return Response(verdict.body, status_code=200, media_type="application/json")
         if verdict.outcome == "handled":
+            answer: dict[str, Any] = {"msg": "success"}
             for payload in events:
-                if await self._admit(payload) == "later":
+                admission = await self._admit(payload)
+                if admission == "later":
                     later = self._inbox.retry_later
                     return JSONResponse({"msg": "busy, retry later"},
                                         status_code=later.status, headers=later.headers)
-            return JSONResponse({"msg": "success"}, status_code=200)
+                if is_click(payload):
+                    # A card callback's answer is what the clicker sees at once.
+                    answer = on_its_way() if admission == "answer" else {}
+            return JSONResponse(answer, status_code=200)
         if verdict.outcome == "ignored":
             # Authentic, but an event this bot does not handle: acknowledge it so
             # Feishu does not re-deliver it.
@@ -324,6 +333,18 @@ class FeishuAdapter:
             self._schedule(payload)
         except Exception:
             logger.exception("feishu: could not schedule an event")
+
+    def _on_click_event(self, data: Any) -> dict[str, Any]:
+        """A verified card callback (`adapters.feishu.clicks`): handled as a message
+        event is; on the long connection, the toast returned is the callback's answer."""
+        self._on_message_event(data)
+        return on_its_way()
+
+    def _question(self, payload: dict[str, Any]) -> Question | None:
+        """The question in an event: a message to the bot, or a click on a button."""
+        if is_click(payload):
+            return question_from_click(payload)
+        return question_from_event(payload, self._bot_open_id)
 
     def _schedule(self, payload: dict[str, Any]) -> None:
         loop = self._loop
@@ -351,7 +372,7 @@ class FeishuAdapter:
         background; the inbox's admission ("later": Feishu should send it again), None
         when it holds no question. The bot's identity may not be known yet: then every
         mention counts, and `_answer` looks again once it is."""
-        question = question_from_event(payload, self._bot_open_id)
+        question = self._question(payload)
         if question is None:
             return None
         admission = await self._inbox.admit(question)
@@ -373,7 +394,7 @@ class FeishuAdapter:
         question the webhook admitted before acknowledging."""
         try:
             await self._ensure_identity()
-            question = question_from_event(payload, self._bot_open_id)
+            question = self._question(payload)
             if question is None:
                 if admitted is not None:  # the mention was another's, after all
                     await self._inbox.dismiss(admitted)

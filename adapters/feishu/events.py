@@ -1,7 +1,10 @@
 """Feishu's event callbacks checked and decoded with lark-oapi's own parts - its AES
-cipher, JSON codec, event envelope and `P2ImMessageReceiveV1` model - without its
-`EventDispatcherHandler`, whose module imports the event processors of every Open API
-service (some 6,000 modules, ~100 MiB) for the one event type this bot handles.
+cipher, JSON codec, event envelope, `P2ImMessageReceiveV1` and `P2CardActionTrigger`
+models - without its `EventDispatcherHandler`, whose module imports the event
+processors of every Open API service (some 6,000 modules, ~100 MiB) for the two kinds
+this bot handles: a message, and a click on a card's button (`card.action.trigger`,
+whose answer - a toast - goes back in the response, as the SDK's callback processors
+return it).
 
 The checks are the SDK's, in its order: decrypt (`encrypt` with the Encrypt Key), read
 the envelope, compare the verification token (constant time), answer a URL
@@ -23,6 +26,7 @@ from typing import Any, Literal
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
 from lark_oapi.core.json import JSON
 from lark_oapi.core.utils.decryptor import AESCipher
+from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTrigger
 from lark_oapi.event.context import EventContext
 
 from adapters.feishu.inbound import NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
@@ -30,6 +34,7 @@ from adapters.feishu.inbound import NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HE
 logger = logging.getLogger(__name__)
 
 MESSAGE_RECEIVED = "p2.im.message.receive_v1"
+CARD_ACTION = "p2.card.action.trigger"
 URL_VERIFICATION = "url_verification"
 
 
@@ -55,10 +60,14 @@ class FeishuEvents:
     the long connection (the name and contract the SDK's socket client calls)."""
 
     def __init__(self, encrypt_key: str, verification_token: str,
-                 on_message: Callable[[P2ImMessageReceiveV1], None]) -> None:
+                 on_message: Callable[[P2ImMessageReceiveV1], None],
+                 on_click: Callable[[P2CardActionTrigger], Any] | None = None) -> None:
+        """`on_click`: a card callback (a button clicked), checked like an event; what
+        it returns is the callback's answer on the long connection."""
         self._encrypt_key = encrypt_key
         self._verification_token = verification_token
         self._on_message = on_message
+        self._on_click = on_click
 
     def receive(self, body: bytes, headers: Mapping[str, str]) -> Verdict:
         """Check and decode a webhook request; a message event goes to `on_message`."""
@@ -73,31 +82,43 @@ class FeishuEvents:
             if context.type == URL_VERIFICATION:
                 return Verdict("challenge", json.dumps({"challenge": context.challenge}))
             self._verify_signature(body, headers)
-            handled = self._dispatch(context, plaintext)
+            handled, _ = self._dispatch(context, plaintext)
         except Refused as exc:
             logger.warning("feishu: event refused: %s", exc)
             return Verdict("refused", str(exc))
         return Verdict("handled") if handled else Verdict("ignored")
 
-    def _do_without_validation(self, payload: bytes) -> None:
+    def _do_without_validation(self, payload: bytes) -> Any:
         """An event from the long connection: already authenticated and decrypted. One
         this bot does not handle raises, as the SDK's dispatcher does: the socket
-        client then answers Feishu 500 and logs one line."""
+        client then answers Feishu 500 and logs one line. A card callback's answer
+        is returned, for the socket client to send back."""
         plaintext = payload.decode("utf-8")
         context = _envelope(plaintext)
-        if not self._dispatch(context, plaintext):
+        handled, answer = self._dispatch(context, plaintext)
+        if not handled:
             raise NotHandled(f"processor not found, type: {context.type}")
+        return answer
 
-    def _dispatch(self, context: Any, plaintext: str) -> bool:
-        if f"{context.schema}.{context.type}" != MESSAGE_RECEIVED:
+    def _dispatch(self, context: Any, plaintext: str) -> tuple[bool, Any]:
+        """Whether the event is one this bot handles (handed on), and the answer of a
+        card callback."""
+        kind = f"{context.schema}.{context.type}"
+        if kind == CARD_ACTION and self._on_click is not None:
+            try:
+                click = JSON.unmarshal(plaintext, P2CardActionTrigger)
+            except Exception:  # signed, but not the shape of a card callback
+                raise Refused("malformed card callback") from None
+            return True, self._on_click(click)
+        if kind != MESSAGE_RECEIVED:
             logger.debug("feishu: event %s.%s ignored", context.schema, context.type)
-            return False
+            return False, None
         try:
             event = JSON.unmarshal(plaintext, P2ImMessageReceiveV1)
         except Exception:  # signed, but not the shape of a message event
             raise Refused("malformed message event") from None
         self._on_message(event)
-        return True
+        return True, None
 
     def _decrypt(self, body: bytes) -> str:
         try:

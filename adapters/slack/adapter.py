@@ -11,11 +11,14 @@ clicks alike) and Socket Mode, which Bolt feeds through one dispatch path.
 
 Slack app settings this expects: the `/prdigest` slash command, Event Subscriptions and
 Interactivity all at `<public_url>/slack/events`; bot events `app_mention` and
-`message.im`; bot scopes `commands`, `app_mentions:read`, `chat:write`, `im:history`,
-and `channels:history` / `groups:history` so that a weekly post or a merged-PR notice
-left in doubt by a crash is looked up in the channel instead of sent twice. For Socket
-Mode instead: `platforms.slack.socket_mode = true` and an app-level token with
-`connections:write`. What is sent, and how, is `adapters.slack.outbound`.
+`message.im` (and `link_shared`, `app_home_opened`: `adapters.slack.unfurls`,
+`adapters.slack.home` say what they need); bot scopes `commands`, `app_mentions:read`,
+`chat:write`, `im:history`, and `channels:history` / `groups:history` so that a weekly
+post or a merged-PR notice left in doubt by a crash is looked up in the channel instead
+of sent twice; `users:read` for who may change a channel's settings and a clicker's
+language (buttons that act: `adapters.slack.clicks`). For Socket Mode instead:
+`platforms.slack.socket_mode = true` and an app-level token with `connections:write`.
+What is sent, and how, is `adapters.slack.outbound`.
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
 from adapters.slack.admins import is_chat_admin
+from adapters.slack.clicks import (
+    click_response_url,
+    question_from_click,
+    team_of,
+    with_clicker_lang,
+)
+from adapters.slack.home import SlackHome, home_opened
 from adapters.slack.inbound import (
     SLASH_COMMAND,
     foreign_app,
@@ -60,8 +70,13 @@ from adapters.slack.render import (
     render_reply_messages,
 )
 from adapters.slack.settings import SlackSettings, slack_settings
+from adapters.slack.unfurls import SlackUnfurls, link_shared
 from bot.chat.grammar import DEFAULT_BOT_NAMES
+from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
+from bot.chat.overviews import ChatOverviews
+from bot.chat.previews import PullPreviews
+from bot.clock import SYSTEM_CLOCK
 from bot.config import Config, secret
 from bot.models import Admission, Digest, Lang, Reply
 from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
@@ -147,7 +162,15 @@ class SlackAdapter:
         self.app.command(SLASH_COMMAND)(self._on_command)
         self.app.event("app_mention")(self._on_event)
         self.app.event("message")(self._on_event)
-        self.app.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(self._on_link_click)
+        self.app.action(re.compile(rf"^{re.escape(ACTION_PREFIX)}"))(self._on_click)
+        # Pasted PR links previewed, and the App Home tab: where the handler can say.
+        previews, overviews = ((PullPreviews(handler), ChatOverviews(handler))
+                               if isinstance(handler, CommandHandler) else (None, None))
+        self.unfurls = SlackUnfurls(self.client, previews, deduper)
+        self.home = SlackHome(self.client, overviews, default_lang=self.default_lang,
+                              clock=overviews.handler.clock if overviews else SYSTEM_CLOCK)
+        self.app.event("link_shared")(self._on_link_shared)
+        self.app.event("app_home_opened")(self._on_home_opened)
         self._http = AsyncSlackRequestHandler(self.app)
         self._verifier = SignatureVerifier(self._signing_secret)
         self._socket: AsyncSocketModeHandler | None = None
@@ -381,16 +404,56 @@ class SlackAdapter:
         logger.warning("Slack request failed in Bolt: %s", type(error).__name__)
         return None
 
-    async def _on_link_click(self, ack: AsyncAck) -> None:
-        """Link buttons still send a click to the app; acknowledging it is all to do."""
+    async def _on_link_shared(self, body: dict[str, Any]) -> BoltResponse | None:
+        """PR links pasted in a channel: previewed once per delivery, in the background
+        (`adapters.slack.unfurls`)."""
+        shared = link_shared(body)
+        if shared is None or self._foreign(body):
+            return None
+        admission = await self.unfurls.admit(shared)
+        if admission == "later":
+            return self._later()
+        if admission == "answer":
+            self._spawn(self.unfurls.unfurl(shared))
+        return None
+
+    async def _on_home_opened(self, body: dict[str, Any]) -> None:
+        """The Home tab opened: published in the background (`adapters.slack.home`)."""
+        opened = home_opened(body)
+        if opened is not None and not self._foreign(body):
+            self._spawn(self.home.publish(opened))
+
+    def _foreign(self, body: Mapping[str, Any]) -> bool:
+        """Whether a verified payload comes from a workspace or app other than the
+        configured ones (logged)."""
+        settings = slack_settings(self.config)
+        stranger = foreign_app(body, settings.team_ids, settings.app_id)
+        if stranger is not None:
+            logger.info("Slack payload from %s ignored: not the configured app", stranger)
+        return stranger is not None
+
+    async def _on_click(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """A click on one of our buttons: acknowledged at once (Slack waits 3 s). One
+        that acts (`adapters.slack.clicks`) is answered afterwards, once, as the command
+        it carries; a link button's click has nothing more to do. Slack never re-sends
+        a click, so one held by another process is waited for, not refused."""
         await ack()
+        if self._foreign({"team_id": team_of(body), "api_app_id": body.get("api_app_id")}):
+            return
+        question = question_from_click(body, ACTION_PREFIX)
+        if question is not None:
+            self._spawn(self._answer_click(question))
+
+    async def _answer_click(self, question: Question) -> None:
+        """A click, answered in its clicker's language."""
+        await self._answer(await with_clicker_lang(self.client, question), admitted=False)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, question: Question) -> None:
+    async def _answer(self, question: Question, *, admitted: bool = True) -> None:
         """The shared inbox answers (once per delivery, never raising); this renders and
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
@@ -399,12 +462,12 @@ class SlackAdapter:
                                                           "slack"))
 
         try:
-            await self.inbox.answer(question, self.bot_names, send=send, admitted=True)
+            await self.inbox.answer(question, self.bot_names, send=send, admitted=admitted)
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 
     async def _deliver(self, question: Question, messages: list[SlackMessage]) -> None:
-        url = response_url(question)
+        url = response_url(question) or click_response_url(question)
         if url and len(messages) <= RESPONSE_URL_POSTS:
             for message in messages:
                 await self.outbound.respond(url, message)

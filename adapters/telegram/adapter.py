@@ -37,6 +37,7 @@ from adapters.base import DeliveryError, PostInDoubt
 from adapters.sending import send_parts
 from adapters.telegram import TEMPLATES
 from adapters.telegram.admins import is_chat_admin
+from adapters.telegram.clicks import click_handlers, question_from_click
 from adapters.telegram.flood import PacedLimiter
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
@@ -226,6 +227,8 @@ class TelegramAdapter:
             for handler in message_handlers(self._on_message, bot_id=bot.id,
                                             username=bot.username):
                 self.application.add_handler(handler)
+            for handler in click_handlers(self._on_click):
+                self.application.add_handler(handler)
             self._handlers_added = True
 
     async def start(self) -> None:
@@ -367,7 +370,9 @@ class TelegramAdapter:
 
     def _question(self, update: Update) -> Question | None:
         """The question an update asks the bot, when one of its handlers takes it."""
-        question = question_from_update(update, bot_id=self.application.bot.id)
+        bot_id = self.application.bot.id
+        question = (question_from_update(update, bot_id=bot_id)
+                    or question_from_click(update, bot_id=bot_id))
         if question is None or not any(handler.check_update(update)
                                        for group in self.application.handlers.values()
                                        for handler in group):
@@ -395,6 +400,45 @@ class TelegramAdapter:
             await self._inbox.answer(question, names, send=send, admitted=admitted)
         except TelegramError as error:
             logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
+                           self._redact(error))
+
+    async def _on_click(self, update: Update, context: Any) -> None:
+        """A click on a button that acts: answered as the command it carries (once per
+        click), its query answered (Telegram stops the spinner), the answer a reply to
+        the message clicked."""
+        bot = self.application.bot
+        question = question_from_click(update, bot_id=bot.id)
+        query = update.callback_query
+        if question is None or query is None:
+            return
+
+        answered: list[bool] = []
+
+        async def answer_query() -> None:
+            """Once, and as early as this process knows the click is its to answer."""
+            if answered:
+                return
+            answered.append(True)
+            try:
+                await bot.answer_callback_query(query.id)
+            except TelegramError as error:  # too old to answer: the reply still goes
+                logger.info("telegram: answerCallbackQuery failed: %s", self._redact(error))
+
+        async def send(reply: Reply) -> None:
+            await answer_query()
+            messages = render_or_error(render_reply_messages, reply, "telegram")
+            await self._send(chat_id(question.channel_id), messages,
+                             reply_to=None if question.reply_to is None else int(question.reply_to),
+                             thread_id=None if question.thread is None else int(question.thread))
+
+        admitted = question.delivery_key in self._admitted
+        self._admitted.discard(question.delivery_key or "")
+        try:
+            if admitted:  # the webhook admitted it: the spinner can stop before the answer
+                await answer_query()
+            await self._inbox.answer(question, send=send, admitted=admitted)
+        except TelegramError as error:
+            logger.warning("telegram: answering click %s failed: %s", question.delivery_key,
                            self._redact(error))
 
     async def _on_error(self, update: object, context: Any) -> None:

@@ -26,7 +26,8 @@ COMMANDS = ("risks", "summary", "digest", "topics", "subscribe", "unsubscribe", 
             "follow", "unfollow", "schedule", "timezone", "lang", "mute", "unmute", "settings",
             "help")
 ACCEPTED_COMMANDS = (*COMMANDS, "start")
-ALLOWED_UPDATES = ("message",)
+# Messages, and clicks on the buttons of the bot's messages (`adapters.telegram.clicks`).
+ALLOWED_UPDATES = ("message", "callback_query")
 
 
 def question_from_update(update: Update, *, bot_id: int) -> Question | None:

@@ -75,6 +75,7 @@ ERROR_KEYS = (
     "source-unavailable",
     "week-outside-data",
     "internal-error",
+    "unknown-action",
     # a chat's own settings
     "settings-unavailable",
     "settings-failed",
@@ -272,9 +273,20 @@ class CommandHandler:
 
     async def _find_pull(self, command: Command, repo: str, number: int
                          ) -> PullRequest | None:
+        try:
+            return await self.lookup_pull(repo, number)
+        except SourceError as exc:
+            logger.warning("source unavailable for %r: %s", command.text, exc)
+            raise Refusal(self._error(command, "source-unavailable")) from None
+
+    async def lookup_pull(self, repo: str, number: int) -> PullRequest | None:
+        """PR `number` of `repo` as `summary #N` and `risks for #N` find it: held in
+        memory, else asked of the source in a worker thread (None: no such PR;
+        `SourceError` when GitHub cannot say). The caller checks the repository is
+        one the chat follows."""
         pull = self._held_pull(repo, number)
         if pull is None:
-            pull = await self._call_source(command, self.source.fetch_pull, repo, number)
+            pull = await asyncio.to_thread(self.source.fetch_pull, repo, number)
         return pull
 
     def _held_pull(self, repo: str, number: int) -> PullRequest | None:

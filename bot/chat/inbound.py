@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from bot.chat.clicks import clicker_lang, command_of_click
 from bot.chat.grammar import DEFAULT_BOT_NAMES, detect_lang, parse_command
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig
@@ -72,7 +73,9 @@ class Question:
     the user speaks, when it says one. `fixed_verb` marks text that starts with a
     platform command whose verb is English whatever the user speaks (Telegram's
     `/risks 7035`): only its arguments tell the language. `direct`: a one-to-one chat
-    with the bot, whose user is its admin. `raw` keeps the payload.
+    with the bot, whose user is its admin. `action`: for a button click, the data of
+    the button clicked (`bot.actions`; `text` is then empty), read instead of the text
+    and answered in the clicker's language. `raw` keeps the payload.
     """
 
     platform: str
@@ -85,6 +88,7 @@ class Question:
     user_lang: Lang | None = None
     fixed_verb: bool = False
     direct: bool = False
+    action: str | None = None
     raw: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -263,8 +267,16 @@ class Inbox:
         lang = self.default_lang
         try:
             channel = await self.handler.chat_channel(question.channel_key)
-            lang = preferred_lang(channel, question, self.default_lang)
-            command = read_command(question, preferred=lang, bot_names=bot_names)
+            if question.action is not None:
+                lang = clicker_lang(question.user_lang, channel.lang if channel else None,
+                                    self.default_lang)
+                clicked = command_of_click(question.action, lang=lang)
+                if isinstance(clicked, Reply):
+                    return clicked
+                command = clicked
+            else:
+                lang = preferred_lang(channel, question, self.default_lang)
+                command = read_command(question, preferred=lang, bot_names=bot_names)
             lang = command.lang
             return await self.handler.handle(command, channel=channel, user=question.user_id,
                                              asker=self.asker(question))

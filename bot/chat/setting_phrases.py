@@ -309,9 +309,10 @@ _NOTICE_WORDS = r"(?:merged?\s+)?(?:pr\s+)?(?:notices?|notifications?|alerts?)"
 _UNMUTE_EN = re.compile(
     rf"^(?:please\s+)?(?:(?:unmute|unsnooze|un-mute|un-snooze)(?:\s+(?:the\s+)?{_NOTICE_WORDS})?"
     rf"|resume\s+(?:the\s+)?{_NOTICE_WORDS}|(?:mute|snooze)\s+off)$", re.I)
-_MUTE_EN = re.compile(
-    rf"^(?:please\s+)?(?:mute|snooze|silence)(?:\s+(?:the\s+)?{_NOTICE_WORDS})?"
-    r"(?:\s+for)?(?:\s+(?P<spec>.*?))?$", re.I)
+_MUTE_EN = re.compile(r"^(?:please\s+)?(?:mute|snooze|silence)(?:\s+(?P<spec>.*?))?$", re.I)
+# `mute notices for 3 days`: what may come before the length, in either language's form.
+_SPEC_LEAD = re.compile(rf"^(?:(?:the\s+)?{_NOTICE_WORDS}(?:\s+|$))?(?:for\s+(?=\S))?", re.I)
+_OFF = re.compile(r"^(?:off|关闭|取消)$", re.I)
 _UNMUTE_ZH = re.compile(
     r"^(?:请|帮我)?(?:取消|解除|关闭|结束|停止)(?:静音|免打扰|勿扰)(?:模式)?"
     r"|^(?:请|帮我)?(?:恢复|打开|开启|重新开启)(?:通知|提醒|推送)$")
@@ -353,14 +354,18 @@ def mute_of(text: str) -> Setting | None:
     found = _MUTE_EN.match(text) or _MUTE_ZH.match(text)
     if found is None:
         return None
-    spec = (found["spec"] or "").strip(_MUTE_TAIL)
+    said = (found["spec"] or "").strip(_MUTE_TAIL)
+    spec = _SPEC_LEAD.sub("", said, count=1).strip(_MUTE_TAIL)
+    if _OFF.match(spec):
+        return Setting("unmute")
     if not spec or _UNTIL_UNMUTED.match(spec):
         return Setting("mute")
     length = _mute_length(spec)
     if length is None and "gap" in found.groupdict() and not found["gap"] \
             and not _LENGTH_HINT.search(spec):
         return None
-    return Setting("mute", value=length or spec[:_MOST_ECHOED].strip(_MUTE_TAIL).lower())
+    # Words that are no length are kept as said, so that `mute <them>` reads the same.
+    return Setting("mute", value=length or said[:_MOST_ECHOED].strip(_MUTE_TAIL).lower())
 
 
 _MUTE_TAIL = " .!。！~～吧了"

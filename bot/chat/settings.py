@@ -221,6 +221,7 @@ class ChatSetup:
             await self._call(command, store.remove, asker.chat)
             assert self.live is not None
             self.live.changed(asker.chat, None)
+            await self._forget_mute(asker.chat)
             return await self.overview(command, self.live.current, asker.chat,
                                        changed="unfollow", repository=gone)
         return await self._store(command, config, asker, store, changed, "unfollow",
@@ -271,6 +272,15 @@ class ChatSetup:
         except StoreUnavailable as exc:
             log.warning("topics of %s unreadable: %s", channel.key, exc)
             return list(channel.topics)
+
+    async def _forget_mute(self, chat: str) -> None:
+        """A forgotten chat's mute goes with it: following again starts unmuted."""
+        if self.mutes is None:
+            return
+        try:
+            await self.mutes.unmute(chat)
+        except StoreUnavailable as exc:  # it expires on its own, or stays until unmuted
+            log.warning("mute of forgotten chat %s not removed: %s", chat, exc)
 
     async def _muted(self, channel: ChannelConfig) -> tuple[bool, datetime | None]:
         """Whether the channel's notices are muted, and until when in its time zone."""

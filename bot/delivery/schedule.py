@@ -27,6 +27,13 @@ A send recorded `failed` (timed out after the platform took it, refused part-way
 looked for the same way before its retry. Telegram has neither an idempotency key nor a
 readable history: there one HTTP response plus one Redis write is what no client closes.
 
+A post whose turn on the platform is beyond the pacing horizon (a workspace of
+thousands of channels due in one minute) waits in line for it (`bot.pacing`), up to
+`line_seconds`, its slot's lock kept alive; when its turn comes the lock is renewed
+once more before the message goes, so a post whose slot changed hands meanwhile is not
+sent. A graceful stop cancels a post still in line at once: nothing went out, and its
+ledger entry is put back to an attempt not made, so nothing is left in doubt.
+
 Digests are built once per (repository, week, language, focus topics) across all
 replicas (a Redis mutex and a shared copy), and a week is fetched once per
 (repository, week): the fetch runs under a mutex and, through the cached source, the
@@ -95,11 +102,22 @@ class _LineGate:
     slot's lock is still this replica's, asked of the store (renewing it) - a post that
     waited in line past a stall of its process may have lost its slot to another
     replica, which then posts it; with Redis away it is not known lost. `reached`: a
-    message's turn came, so something may be on its way to the platform."""
+    message's turn came, so something may be on its way to the platform; `waiting`: a
+    message waits in line for its turn now."""
 
     def __init__(self, lock: Lock) -> None:
         self.lock = lock
         self.reached = False
+        self.waiting = False
+
+    def in_line(self, waiting: bool) -> None:
+        self.waiting = waiting
+
+    @property
+    def nothing_sent(self) -> bool:
+        """The post waits in line and no message of it reached its turn: stopping it
+        now sends nothing."""
+        return self.waiting and not self.reached
 
     async def still_ours(self) -> bool:
         self.reached = True
@@ -379,7 +397,8 @@ class Scheduler:
             digest = await self.shared.for_channel(channel, slot.week)
             # It may post the parts missing, each in its turn, while the lock is ours.
             gate = _LineGate(lock)
-            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours):
+            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours,
+                                 in_line=gate.in_line):
                 found = await self.poster.complete_delivery(
                     channel, digest, delivery_key=entry.delivery_key, since=since)
         except Exception as exc:  # the policy for unknown outcomes decides instead
@@ -444,7 +463,7 @@ class Scheduler:
         try:
             return await asyncio.shield(work)
         except asyncio.CancelledError:
-            if not gate.reached and not work.done():
+            if gate.nothing_sent and not work.done():
                 work.cancel()
                 await asyncio.wait([work], timeout=self.lock_seconds)
                 if work.cancelled():
@@ -474,7 +493,8 @@ class Scheduler:
             # Its turn on the platform may be far off (a workspace of thousands of
             # channels): it waits in line, the slot's lock kept alive, rather than fail;
             # each message goes only if the lock is still this replica's then.
-            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours):
+            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours,
+                                 in_line=gate.in_line):
                 ids = await self.poster.post_digest(channel, digest,
                                                     delivery_key=intent.delivery_key)
         except Exception as exc:

@@ -453,3 +453,26 @@ def bot_mention(key: str = "@_user_1", open_id: str = "ou_fake_bot",
     return {"key": key, "id": {"open_id": open_id, "union_id": "on_bot", "user_id": ""},
             "name": name, "tenant_key": "tenant-1"}
 
+
+
+def card_action_event(data: str, *, token: str, event_id: str | None = None,
+                      chat_id: str = "oc_0123456789abcdef", message_id: str = "om_card_1",
+                      operator_open_id: str = "ou_alice", app_id: str = "cli_fake"
+                      ) -> dict[str, Any]:
+    """A `card.action.trigger` callback (schema 2.0) as Feishu delivers it: a click on
+    a card 2.0 button whose callback value is `{"action": data}`."""
+    return {
+        "schema": "2.0",
+        "header": {"event_id": event_id or uuid.uuid4().hex, "token": token,
+                   "create_time": str(int(time.time() * 1000)),
+                   "event_type": "card.action.trigger", "tenant_key": "tenant-1",
+                   "app_id": app_id},
+        "event": {
+            "operator": {"tenant_key": "tenant-1", "user_id": "alice",
+                         "open_id": operator_open_id, "union_id": "on_alice"},
+            "token": "c-" + uuid.uuid4().hex,  # the card's update token
+            "action": {"value": {"action": data}, "tag": "button"},
+            "host": "im_message",
+            "context": {"open_message_id": message_id, "open_chat_id": chat_id},
+        },
+    }

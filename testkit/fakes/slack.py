@@ -2,7 +2,8 @@
 
 It speaks the parts of Slack the bot uses: the Web API under `/api/` (`auth.test`,
 `chat.postMessage`, `conversations.history`, `conversations.replies`,
-`apps.connections.open`), slash-command
+`apps.connections.open`, `users.info`, `conversations.info`, `chat.unfurl`,
+`views.publish`, `users.conversations`), slash-command
 `response_url`s under `/response/<name>`, and a Socket Mode WebSocket under `/link`.
 Like Slack it checks the bearer token and rejects blocks over Slack's limits (`invalid_blocks`,
 `msg_blocks_too_long`), so a contract test fails where Slack would.
@@ -135,6 +136,11 @@ class FakeSlack(ThreadedAiohttpServer):
         # (`conversations.info`).
         self.workspace_admins: set[str] = set()
         self.channel_creators: dict[str, str] = {}
+        # Who is in which channel (the bot's own user id among them), which channels
+        # are private, and each user's locale (`users.info` with `include_locale`).
+        self.members: dict[str, set[str]] = {}
+        self.private_channels: set[str] = set()
+        self.locales: dict[str, str] = {}
         self._failures: dict[str, deque[_Failure | None]] = {}
         self._response_uses: dict[str, int] = {}
         self._ts = 0
@@ -298,6 +304,8 @@ class FakeSlack(ThreadedAiohttpServer):
                                       "thread_ts": thread_ts, "at": time.time()})
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
+        if method in ("chat.unfurl", "views.publish", "users.conversations"):
+            return self._surface(method, request, body)
         if method in ("conversations.history", "conversations.replies", "users.info",
                       "conversations.info"):
             params = Recorded(request.method, request.path,
@@ -308,14 +316,85 @@ class FakeSlack(ThreadedAiohttpServer):
             if method == "users.info":
                 user = str(params.get("user") or "")
                 admin = user in self.workspace_admins
-                return {"ok": True, "user": {"id": user, "is_admin": admin, "is_owner": False,
-                                             "is_primary_owner": False}}
+                person = {"id": user, "is_admin": admin, "is_owner": False,
+                          "is_primary_owner": False}
+                if str(params.get("include_locale", "")).lower() in {"1", "true"} \
+                        and user in self.locales:
+                    person["locale"] = self.locales[user]
+                return {"ok": True, "user": person}
             if method == "conversations.info":
                 channel = str(params.get("channel") or "")
                 return {"ok": True, "channel": {"id": channel,
                                                 "creator": self.channel_creators.get(channel)}}
             return self._replies(params)
         return {"ok": False, "error": "unknown_method"}
+
+    def _surface(self, method: str, request: web.Request, body: bytes) -> dict[str, Any]:
+        """`chat.unfurl`, `views.publish` and `users.conversations`, checked as Slack
+        checks them."""
+        params = Recorded(request.method, request.path,
+                          {k: request.query.getall(k) for k in request.query},
+                          {k.lower(): v for k, v in request.headers.items()}, body).params()
+        if method == "chat.unfurl":
+            return self._unfurl(params)
+        if method == "views.publish":
+            return self._publish(params)
+        return self._memberships(params)
+
+    @staticmethod
+    def _unfurl(params: dict[str, Any]) -> dict[str, Any]:
+        """Slack takes `channel` and `ts`, or `unfurl_id` and `source`; `unfurls` maps
+        each link to its attachment."""
+        if not (params.get("channel") and params.get("ts")) and \
+                not (params.get("unfurl_id") and params.get("source")):
+            return {"ok": False, "error": "invalid_arguments"}
+        unfurls = params.get("unfurls")
+        if isinstance(unfurls, str):
+            unfurls = json.loads(unfurls)
+        if not isinstance(unfurls, dict) or not unfurls:
+            return {"ok": False, "error": "invalid_unfurls_format"}
+        for attachment in unfurls.values():
+            if not isinstance(attachment, dict):
+                return {"ok": False, "error": "invalid_unfurls_format"}
+            if "blocks" in attachment and block_errors(attachment["blocks"]):
+                return {"ok": False, "error": "invalid_blocks"}
+        return {"ok": True}
+
+    @staticmethod
+    def _publish(params: dict[str, Any]) -> dict[str, Any]:
+        """A Home view: type `home`, at most 100 blocks, each valid."""
+        view = params.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        if not params.get("user_id") or not isinstance(view, dict):
+            return {"ok": False, "error": "invalid_arguments"}
+        blocks = view.get("blocks")
+        if view.get("type") != "home" or not isinstance(blocks, list):
+            return {"ok": False, "error": "invalid_arguments"}
+        errors = [e for e in block_errors(blocks) if "blocks, more than" not in e]
+        if len(blocks) > 100 or errors:
+            return {"ok": False, "error": "invalid_blocks"}
+        return {"ok": True, "view": {"id": "V0HOME01", "type": "home"}}
+
+    def _memberships(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The channels `user` is in, as the bot's token sees them: public ones, and
+        private ones only where the bot is a member too; paged by `limit`/`cursor`."""
+        user = str(params.get("user") or self.bot_user_id)
+        types = set(str(params.get("types") or "public_channel").split(","))
+        with self._lock:
+            found = sorted(
+                channel for channel, people in self.members.items()
+                if user in people and (
+                    ("private_channel" in types and channel in self.private_channels
+                     and self.bot_user_id in people)
+                    or ("public_channel" in types and channel not in self.private_channels)))
+        start = int(params.get("cursor") or 0)
+        limit = int(params.get("limit") or 100)
+        page = found[start:start + limit]
+        following = str(start + limit) if start + limit < len(found) else ""
+        return {"ok": True, "channels": [{"id": c, "is_private": c in self.private_channels}
+                                         for c in page],
+                "response_metadata": {"next_cursor": following}}
 
     def _history(self, params: dict[str, Any]) -> dict[str, Any]:
         """A channel's messages, newest first, since `oldest`; the message metadata only

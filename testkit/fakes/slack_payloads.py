@@ -47,6 +47,30 @@ class SlackPayloads:
             "response_url": response_url, "trigger_id": f"{n}.{n}.trigger{n:04d}",
         }
 
+    def button_click(self, value: str, *, channel_id: str = "C0123456",
+                     user_id: str = "U0USER01", response_url: str,
+                     trigger_id: str | None = None,
+                     action_id: str = "prdigest.act") -> dict[str, Any]:
+        """A `block_actions` interactivity payload: a click on a message's button whose
+        `value` is `value` (sent form-encoded as `payload=`)."""
+        n = self._next()
+        user = {"id": user_id, "username": "ann", "name": "ann", "team_id": self.team_id}
+        message_ts = f"1700000300.{n:06d}"
+        return {
+            "type": "block_actions", "token": "legacy-verification-token",
+            "team": {"id": self.team_id, "domain": "fake"}, "user": user,
+            "api_app_id": self.api_app_id, "is_enterprise_install": False,
+            "trigger_id": trigger_id or f"{n}.{n}.click{n:04d}",
+            "container": {"type": "message", "message_ts": message_ts,
+                          "channel_id": channel_id, "is_ephemeral": False},
+            "channel": {"id": channel_id, "name": "general"},
+            "message": {"type": "message", "ts": message_ts, "text": "digest"},
+            "response_url": response_url,
+            "actions": [{"type": "button", "action_id": action_id, "block_id": f"b{n}",
+                         "text": {"type": "plain_text", "text": "Risks"}, "value": value,
+                         "action_ts": f"1700000301.{n:06d}"}],
+        }
+
     def event_callback(self, event: dict[str, Any], *, event_id: str | None = None
                        ) -> dict[str, Any]:
         n = self._next()
@@ -88,6 +112,24 @@ class SlackPayloads:
                 "thread_ts": thread_ts, "reply_count": 1}
         return self.direct_message(text, subtype="thread_broadcast", thread_ts=thread_ts,
                                    root=root, **extra)
+
+    def link_shared(self, urls: list[str], *, channel: str = "C0123456",
+                    user: str = "U0USER01", message_ts: str = "1700000300.000300"
+                    ) -> dict[str, Any]:
+        """Links of the app's unfurl domains posted in a channel (`link_shared`), as the
+        Events API sends them for a message already posted."""
+        return {"type": "link_shared", "channel": channel, "is_bot_user_member": True,
+                "user": user, "message_ts": message_ts, "thread_ts": message_ts,
+                "unfurl_id": f"{channel}.{message_ts}.unfurl", "source":
+                "conversations_history", "event_ts": message_ts,
+                "links": [{"domain": "github.com", "url": url} for url in urls]}
+
+    def app_home_opened(self, *, user: str = "U0USER01", channel: str = "D0DIRECT1",
+                        tab: str = "home") -> dict[str, Any]:
+        """A user opened the app's Home (or Messages) tab; `channel` is their direct
+        conversation with the app."""
+        return {"type": "app_home_opened", "user": user, "channel": channel, "tab": tab,
+                "event_ts": "1700000400.000400"}
 
 
 def signed_headers(body: bytes | str, *, secret: str = SIGNING_SECRET,

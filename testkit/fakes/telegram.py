@@ -153,6 +153,8 @@ class _State:
     deleted: set[tuple[str, int]] = field(default_factory=set)
     # Seconds to keep the answer of the next calls of a method after doing what they ask.
     stalls: dict[str, deque[float]] = field(default_factory=dict)
+    # The callback queries answered (`answerCallbackQuery`): each may be answered once.
+    answered_queries: set[str] = field(default_factory=set)
 
 
 class FakeTelegram(ThreadedAiohttpServer):
@@ -368,6 +370,19 @@ class FakeTelegram(ThreadedAiohttpServer):
                                           "chat": result["chat"]}
         return 200, {"ok": True, "result": result}
 
+    def _api_answerCallbackQuery(self, request: RecordedRequest
+                                 ) -> tuple[int, dict[str, Any]]:
+        """A click's query answered; Telegram refuses a second answer to one query."""
+        query = request.fields.get("callback_query_id", "")
+        if not query:
+            return _bad("Bad Request: query_id is empty")
+        with self._changed:
+            if query in self._state.answered_queries:
+                return _bad("Bad Request: query is too old and response timeout expired "
+                            "or query ID is invalid")
+            self._state.answered_queries.add(query)
+        return 200, {"ok": True, "result": True}
+
     def _api_setWebhook(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
         secret = request.fields.get("secret_token", "")
         if secret and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
@@ -527,3 +542,17 @@ def message_update(update_id: int, text: str, *, chat: dict[str, Any] | None = N
     if sender_chat is not None:
         message["sender_chat"] = sender_chat
     return {"update_id": update_id, "message": message}
+
+
+def click_update(update_id: int, data: str, *, query_id: str,
+                 chat: dict[str, Any] | None = None, sender: dict[str, Any] | None = None,
+                 message_id: int = 1, bot_id: int = 777000111) -> dict[str, Any]:
+    """A `callback_query` update: `sender` clicked a button with `callback_data` `data`
+    on the bot's message `message_id`."""
+    message = {"message_id": message_id, "date": int(time.time()),
+               "chat": chat or private_chat(), "text": "digest",
+               "from": {"id": bot_id, "is_bot": True, "first_name": "prdigest",
+                        "username": "prdigest_bot"}}
+    return {"update_id": update_id, "callback_query": {
+        "id": query_id, "from": sender or user(), "message": message,
+        "chat_instance": "-8123456789", "data": data}}

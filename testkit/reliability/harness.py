@@ -24,11 +24,11 @@ from bot.github.source import GitHubSource
 from bot.web.app import create_app
 from bot.web.services import Services
 from testkit.clock import VirtualClock
-from testkit.fakes.feishu import bot_mention, encrypt, message_event
+from testkit.fakes.feishu import bot_mention, card_action_event, encrypt, message_event
 from testkit.fakes.feishu import signed_headers as feishu_headers
 from testkit.fakes.slack_payloads import SlackPayloads
 from testkit.fakes.slack_payloads import signed_headers as slack_headers
-from testkit.fakes.telegram import group_chat, message_update
+from testkit.fakes.telegram import click_update, group_chat, message_update
 from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.names import SECRETS, SLACK_CHANNEL, TELEGRAM_CHAT
 from testkit.reliability.world import Urls, World, clock, write_config
@@ -92,6 +92,24 @@ class Service:
         return [r.json for r in self.world.slack.calls("response")
                 if r.path.endswith(f"/{name}") and r.ok]
 
+    async def slack_click(self, action: str, *, user: str = "U0USER01",
+                          channel: str = SLACK_CHANNEL, trigger: str | None = None,
+                          secret: str | None = None
+                          ) -> tuple[httpx.Response, list[dict[str, Any]]]:
+        """A signed `block_actions` click on a button whose value is `action` (same
+        `trigger` twice: one click delivered twice; `secret`: signed with another);
+        returns Slack's answer to the request and the answers on its response_url."""
+        name = uuid.uuid4().hex[:12]
+        payload = self.payloads.button_click(
+            action, channel_id=channel, user_id=user, trigger_id=trigger,
+            response_url=self.world.slack.response_url(name))
+        body = urlencode({"payload": json.dumps(payload)})
+        headers = slack_headers(body) if secret is None else slack_headers(body, secret=secret)
+        answer = await self.post("/slack/events", content=body, headers=headers)
+        await self.services.adapters["slack"].drain(10)  # type: ignore[attr-defined]
+        return answer, [r.json for r in self.world.slack.calls("response")
+                        if r.path.endswith(f"/{name}") and r.ok]
+
     async def telegram(self, text: str, *, chat: dict[str, Any] | None = None
                        ) -> list[dict[str, str]]:
         """An update through the webhook with the secret token; returns what was sent."""
@@ -106,6 +124,28 @@ class Service:
             "X-Telegram-Bot-Api-Secret-Token": SECRETS["TELEGRAM_WEBHOOK_SECRET"]})
         assert answer.status_code == 200, answer.text
         return await self._telegram_answers(before)
+
+    async def telegram_click(self, action: str, *, query_id: str,
+                             chat: dict[str, Any] | None = None,
+                             sender: dict[str, Any] | None = None, message_id: int = 500,
+                             secret: str | None = None, answered: bool = True
+                             ) -> tuple[httpx.Response, list[dict[str, str]]]:
+        """A click (`callback_query`) through the webhook with the secret token (or
+        `secret`); returns the webhook's response and what was sent in answer (waiting
+        for it when `answered`, else a moment in which nothing may come)."""
+        self.update_ids[0] += 1
+        before = len(self.world.telegram.sent())
+        update = click_update(self.update_ids[0], action, query_id=query_id,
+                              chat=chat or group_chat(int(TELEGRAM_CHAT)),
+                              sender=sender or telegram_user(), message_id=message_id,
+                              bot_id=self.world.telegram.bot_id)
+        token = SECRETS["TELEGRAM_WEBHOOK_SECRET"] if secret is None else secret
+        answer = await self.post("/telegram/webhook", json=update,
+                                 headers={"X-Telegram-Bot-Api-Secret-Token": token})
+        if answered and answer.status_code == 200:
+            return answer, await self._telegram_answers(before)
+        await asyncio.sleep(0.5)
+        return answer, self.world.telegram.sent()[before:]
 
     async def _telegram_answers(self, before: int, quiet: float = 0.3,
                                 timeout: float = 15.0) -> list[dict[str, str]]:
@@ -135,6 +175,25 @@ class Service:
         assert answer.status_code == 200, answer.text
         await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
         return [c.card for c in self.world.feishu.sent_cards()[before:]]
+
+    async def feishu_click(self, action: str, *, event_id: str, chat: str | None = None,
+                           sender: str = "ou_alice", message_id: str = "om_card_1",
+                           token: str | None = None, key: str | None = None,
+                           sign_key: str | None = None
+                           ) -> tuple[httpx.Response, list[dict[str, Any]]]:
+        """A click on a card button (`card.action.trigger`), encrypted and signed as
+        Feishu does (`token`, `key`, `sign_key`: another verification token, encrypt
+        key or signing key); returns the callback's response and the cards sent."""
+        before = len(self.world.feishu.sent_cards())
+        event = card_action_event(
+            action, token=token or SECRETS["FEISHU_VERIFICATION_TOKEN"], event_id=event_id,
+            message_id=message_id, operator_open_id=sender, app_id=self.world.feishu_app_id,
+            **({"chat_id": chat} if chat else {}))
+        body = encrypt(key or SECRETS["FEISHU_ENCRYPT_KEY"], event)
+        answer = await self.post("/feishu/events", content=body, headers=feishu_headers(
+            body, sign_key or SECRETS["FEISHU_ENCRYPT_KEY"]))
+        await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
+        return answer, [c.card for c in self.world.feishu.sent_cards()[before:]]
 
     async def github(self, payload: dict[str, Any], *, delivery: str | None = None,
                      event: str = "pull_request") -> httpx.Response:

@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 
 from adapters.slack.adapter import SlackAdapter
+from bot.actions import encode_action
 from bot.config import Config
+from bot.models import Command
 from bot.store.claims import Claims
 from testkit.coordination import local_claims
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
@@ -81,6 +83,32 @@ async def test_socket_mode_answers_a_re_sent_event_once(
     assert len(handler.asked) == 1
     [post] = fake_slack.posted()
     assert post["thread_ts"] == body["event"]["ts"]
+
+
+async def test_socket_mode_answers_a_click_delivered_twice_once(
+    fake_slack: FakeSlack, config: Config, deduper: Claims, socket_env: None
+) -> None:
+    data = encode_action(Command(kind="summary", pull=1203))
+    assert data is not None
+    adapter = SlackAdapter.from_config(config, real_handler(config), deduper,
+                                       api_url=fake_slack.base_url, socket_mode=True)
+    assert adapter is not None
+    click = SlackPayloads().button_click(data, response_url=fake_slack.response_url("c1"))
+    await adapter.start()
+    try:
+        await fake_slack.wait_for_async(lambda: fake_slack.socket_connections == 1)
+        for envelope_id in ("env-c1", "env-c2"):  # one click, re-sent after a reconnect
+            fake_slack.send_envelope(envelope_for(click, "interactive",
+                                                  envelope_id=envelope_id))
+        await fake_slack.wait_for_async(
+            lambda: acked(fake_slack, "env-c1") and acked(fake_slack, "env-c2"))
+        await fake_slack.wait_for_async(lambda: len(fake_slack.posted("response")) >= 1)
+        await adapter.drain()
+    finally:
+        await adapter.close()
+    [answer] = fake_slack.posted("response")
+    assert_valid(answer)
+    assert "#1203" in shown(answer)
 
 
 def test_socket_mode_needs_the_app_token(

@@ -14,12 +14,15 @@ import pytest
 
 from adapters.telegram import settings as telegram_settings
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
+from bot.actions import encode_action
 from bot.errors import ConfigError
+from bot.models import Command
 from bot.store.coordination import Coordination
 from testkit.coordination import local_claims
 from testkit.fakes.telegram import (
     FakeTelegram,
     anonymous_admin,
+    click_update,
     group_chat,
     message_update,
     private_chat,
@@ -277,7 +280,7 @@ async def test_start_registers_the_webhook_and_the_command_menu(
     [registration] = tg.calls("setWebhook")
     assert registration.fields["url"] == url
     assert registration.fields["secret_token"] == SECRET
-    assert json.loads(registration.fields["allowed_updates"]) == ["message"]
+    assert json.loads(registration.fields["allowed_updates"]) == ["message", "callback_query"]
     menus = tg.calls("setMyCommands")
     assert [m.fields.get("language_code") for m in menus] == [None, "zh"]
     assert [c["command"] for c in menus[0].json_field("commands")] == [
@@ -303,8 +306,27 @@ async def test_long_polling_answers_what_get_updates_brings(
     assert "grad norm explodes when micro-batches are empty" in fields["text"]
     assert tg.calls("deleteWebhook")  # polling and a webhook exclude each other
     polls = tg.calls("getUpdates")
-    assert json.loads(polls[0].fields["allowed_updates"]) == ["message"]
+    assert json.loads(polls[0].fields["allowed_updates"]) == ["message", "callback_query"]
     assert any(p.fields.get("offset") == "31" for p in polls)  # the update was confirmed
+
+
+async def test_long_polling_answers_a_click_once(tg: FakeTelegram, port: Coordination
+                                                 ) -> None:
+    data = encode_action(Command(kind="summary", pull=1202))
+    assert data is not None
+    async with running(tg, port, polling=True, secret_token=None,
+                       poll_timeout=1) as _:
+        click = click_update(40, data, query_id="q-poll", chat=private_chat(PRIVATE),
+                             message_id=77)
+        tg.push_update(click)
+        tg.push_update({**click, "update_id": 41})  # the same click, delivered again
+        [fields] = await wait_sent(tg)
+        await settle()
+    assert "grad norm explodes when micro-batches are empty" in fields["text"]
+    assert json.loads(fields["reply_parameters"])["message_id"] == 77
+    assert len(tg.sent()) == 1
+    [answered] = tg.calls("answerCallbackQuery")
+    assert answered.fields["callback_query_id"] == "q-poll" and answered.accepted
 
 
 # --- configuration -----------------------------------------------------------------------

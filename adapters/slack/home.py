@@ -1,0 +1,228 @@
+"""The Slack App Home tab: the channels this bot posts to that the reader is in, and
+what each gets - its repositories, topics, weekly schedule, time zone and language, as
+`settings` asked in that channel shows them (`bot.chat.overviews`).
+
+"The reader's channels" are the channels Slack says the user is a member of
+(`users.conversations` with the user's id, asked with the bot's token: public channels
+the user is in, and private ones only where the bot is a member too - which it is in
+every private channel it serves), plus the user's direct conversation with the bot. A
+private channel's settings are so never shown to someone outside it. The membership is
+read a bounded number of pages and kept a minute per user; a failure to read it shows a
+friendly line instead of any channel. Settings are changed in the channel itself, by
+those chat lets change them; the tab only shows them.
+
+Slack app settings this needs: the bot event `app_home_opened`, the Home tab enabled,
+and the bot scopes `channels:read`, `groups:read` (membership) and `users:read` (the
+user's language, from their locale).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    DividerBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack import TEMPLATES
+from adapters.slack.inbound import PLATFORM
+from adapters.slack.markup import SlackMarkup
+from adapters.slack.render import render_reply_messages
+from bot.chat.overviews import ChatOverviews
+from bot.clock import SYSTEM_CLOCK, Clock
+from bot.config import ChannelConfig
+from bot.models import Lang
+from bot.render import environment
+
+logger = logging.getLogger(__name__)
+
+MAX_HOME_BLOCKS = 100
+"""Slack's limit on a Home view's blocks."""
+MEMBERSHIP_PAGES = 5
+MEMBERSHIP_PAGE_SIZE = 200
+"""`users.conversations` pages read per user at most (1,000 channels)."""
+KEPT_SECONDS = 60.0
+"""How long a user's membership and language are kept before Slack is asked again."""
+KEPT_USERS = 1024
+# Slack conversation ids: C (public), G (private), D (direct), upper case and digits.
+_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,30}")
+
+
+@dataclass(frozen=True)
+class HomeOpened:
+    """A verified `app_home_opened` event for the Home tab: who opened it, and their
+    direct conversation with the bot."""
+
+    user: str
+    direct: str | None
+
+
+def home_opened(body: Mapping[str, Any]) -> HomeOpened | None:
+    """The Home tab opened in a verified delivery, or None (the Messages tab, or not
+    such an event)."""
+    event = body.get("event")
+    if body.get("type") != "event_callback" or not isinstance(event, Mapping) \
+            or event.get("type") != "app_home_opened" or event.get("tab") != "home":
+        return None
+    user, direct = event.get("user"), event.get("channel")
+    if not isinstance(user, str) or not user:
+        return None
+    return HomeOpened(user=user, direct=direct if isinstance(direct, str)
+                      and _CHANNEL_ID.fullmatch(direct) and direct.startswith("D") else None)
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """What Slack said of a user, kept a while: their channels (None: unreadable) and
+    their language."""
+
+    channels: frozenset[str] | None
+    lang: Lang
+    at: float
+
+
+class _Words:
+    """The macros of `slack/home.j2` in one language, called by name."""
+
+    def __init__(self, lang: Lang) -> None:
+        template = environment(lang, (TEMPLATES,)).get_template("slack/home.j2")
+        self._module = template.make_module({})
+
+    def __call__(self, macro: str, *args: Any) -> str:
+        return str(getattr(self._module, macro)(*args)).strip()
+
+
+def _mrkdwn(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text, verbatim=True))
+
+
+class SlackHome:
+    """Publishes a user's Home tab (`views.publish`) when they open it. `overviews`
+    None: the handler cannot tell the chats' settings (a test's), and nothing is
+    published. `default_lang`: a user whose locale Slack does not give."""
+
+    def __init__(self, client: AsyncWebClient, overviews: ChatOverviews | None, *,
+                 default_lang: Lang = "en", clock: Clock = SYSTEM_CLOCK) -> None:
+        self.client = client
+        self.overviews = overviews
+        self.default_lang = default_lang
+        self.clock = clock
+        self._readers: OrderedDict[str, _Reader] = OrderedDict()
+
+    async def publish(self, opened: HomeOpened) -> None:
+        """Publish `opened.user`'s Home tab; never raises (the log says why not)."""
+        if self.overviews is None:
+            return
+        try:
+            view = await self.view(opened)
+            await self.client.views_publish(user_id=opened.user, view=view)
+        except SlackApiError as exc:
+            logger.warning("slack: Home tab of %s not published: %s", opened.user,
+                           exc.response.get("error"))
+        except Exception:
+            logger.exception("slack: Home tab of %s failed", opened.user)
+
+    async def view(self, opened: HomeOpened) -> dict[str, Any]:
+        """The Home view of the user: the channels served that they are in."""
+        assert self.overviews is not None
+        reader = await self._reader(opened.user)
+        w = _Words(reader.lang)
+        blocks: list[Block] = [HeaderBlock(text=PlainTextObject(text=w("title"))),
+                               ContextBlock(elements=[MarkdownTextObject(text=w("intro"))])]
+        if reader.channels is None:
+            blocks.append(_mrkdwn(w("unreadable")))
+            return {"type": "home", "blocks": [b.to_dict() for b in blocks]}
+        theirs = set(reader.channels) | ({opened.direct} if opened.direct else set())
+        channels = [c for c in await self.overviews.served(PLATFORM) if c.id in theirs]
+        shown = [b.to_dict() for b in blocks]
+        if not channels:
+            shown.append(_mrkdwn(w("none_yet")).to_dict())
+        for index, channel in enumerate(channels):
+            part = await self._channel_blocks(channel, w, reader.lang,
+                                              direct=channel.id == opened.direct)
+            left = len(channels) - index
+            room = MAX_HOME_BLOCKS - len(shown) - (1 if left > 1 else 0)
+            if len(part) > room:
+                shown.append(ContextBlock(elements=[MarkdownTextObject(
+                    text=w("more", left))]).to_dict())
+                break
+            shown += part
+        return {"type": "home", "blocks": shown}
+
+    async def _channel_blocks(self, channel: ChannelConfig, w: _Words, lang: Lang, *,
+                              direct: bool) -> list[dict[str, Any]]:
+        """A divider, the channel's name, then its `settings` answer's blocks."""
+        assert self.overviews is not None
+        reply = await self.overviews.overview(channel, lang)
+        heading = (w("channel_heading", channel.id, direct) if _CHANNEL_ID.fullmatch(channel.id)
+                   else f"*{SlackMarkup().esc(channel.id)}*")
+        settings = [block for message in render_reply_messages(reply)
+                    for block in message.blocks]
+        return [DividerBlock().to_dict(), _mrkdwn(heading).to_dict(), *settings]
+
+    # --- what Slack says of the user -----------------------------------------------
+
+    async def _reader(self, user: str) -> _Reader:
+        now = self.clock.monotonic()
+        kept = self._readers.get(user)
+        if kept is not None and now - kept.at < KEPT_SECONDS:
+            return kept
+        reader = _Reader(channels=await self._memberships(user),
+                         lang=await self._lang(user), at=now)
+        self._readers[user] = reader
+        self._readers.move_to_end(user)
+        while len(self._readers) > KEPT_USERS:
+            self._readers.popitem(last=False)
+        return reader
+
+    async def _memberships(self, user: str) -> frozenset[str] | None:
+        """The channels `user` is in, as Slack shows them to the bot; None when Slack
+        would not say (a missing scope, an error)."""
+        found: set[str] = set()
+        cursor: str | None = None
+        try:
+            for _ in range(MEMBERSHIP_PAGES):
+                page = await self.client.users_conversations(
+                    user=user, types="public_channel,private_channel", exclude_archived=True,
+                    limit=MEMBERSHIP_PAGE_SIZE, cursor=cursor)
+                found |= {str(c["id"]) for c in page.get("channels") or ()
+                          if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
+                cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+                if cursor is None:
+                    return frozenset(found)
+        except SlackApiError as exc:
+            logger.warning("slack: channels of %s unreadable: %s", user,
+                           exc.response.get("error"))
+            return None
+        logger.info("slack: %s is in more than %d channels; the Home tab lists those of "
+                    "the first %d", user, MEMBERSHIP_PAGES * MEMBERSHIP_PAGE_SIZE,
+                    MEMBERSHIP_PAGES * MEMBERSHIP_PAGE_SIZE)
+        return frozenset(found)
+
+    async def _lang(self, user: str) -> Lang:
+        """The user's language from their Slack locale (`zh-CN` -> zh), else the
+        adapter's default."""
+        try:
+            found = await self.client.users_info(user=user, include_locale=True)
+        except SlackApiError as exc:
+            logger.info("slack: locale of %s unreadable: %s", user, exc.response.get("error"))
+            return self.default_lang
+        locale = str((found.get("user") or {}).get("locale") or "")
+        if locale.lower().startswith("zh"):
+            return "zh"
+        if locale.lower().startswith("en"):
+            return "en"
+        return self.default_lang
