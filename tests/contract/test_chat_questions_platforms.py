@@ -5,6 +5,7 @@ snapshot (`testkit.verl_weeks`), not copied from an answer."""
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
@@ -85,7 +86,8 @@ async def on_telegram(service: Service, text: str) -> str:
 
 
 async def on_feishu(service: Service, text: str) -> str:
-    return json.dumps(await service.feishu(text), ensure_ascii=False)
+    # What a reader sees: card markdown shows a character reference (`&#33;`) as typed.
+    return html.unescape(json.dumps(await service.feishu(text), ensure_ascii=False))
 
 
 PLATFORMS: dict[str, Ask] = {"slack": on_slack, "telegram": on_telegram, "feishu": on_feishu}

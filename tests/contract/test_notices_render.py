@@ -4,6 +4,7 @@ to the PR exactly once."""
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -18,8 +19,8 @@ MERGED = {"zh": "已合并：#1212", "en": "Merged: #1212"}
 
 def _text(platform: str, payloads: list[dict[str, Any]]) -> str:
     """What a reader sees, whatever the payload's shape."""
-    if platform == "feishu":
-        return "\n".join(p["payload"]["content"] for p in payloads)
+    if platform == "feishu":  # card markdown shows `&#35;` as `#`
+        return html.unescape("\n".join(p["payload"]["content"] for p in payloads))
     return json.dumps([p["payload"] for p in payloads], ensure_ascii=False)
 
 
