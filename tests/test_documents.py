@@ -132,8 +132,9 @@ def test_hostile_text_on_the_document_path_is_inert_on_every_platform(text: str)
 
 
 def test_the_buttons_run_the_commands_they_say() -> None:
-    """A merged-PR notice offers the PR, its summary and following its topic; each
-    button's data decodes to the command, in the clicker's language."""
+    """A merged-PR notice offers the PR, its summary, following its topic and muting
+    the chat's notices for a day; each button's data decodes to the command, in the
+    clicker's language."""
     reply = Reply(kind="pull", lang="en", mode="merged", pull=pull_answer(),
                   topics=("npu",), params=(("author", "octo"),))
     buttons = reply_document(reply).buttons()
@@ -142,7 +143,20 @@ def test_the_buttons_run_the_commands_they_say() -> None:
     assert [(c.kind, c.repo, c.pull, c.topics, c.lang) for c in commands if c] == [
         ("risks", "acme/lumen", 1206, (), "zh"),
         ("summary", "acme/lumen", 1206, (), "zh"),
-        ("subscribe", None, None, ("rollout",), "zh")]
+        ("subscribe", None, None, ("rollout",), "zh"),
+        ("mute", None, None, (), "zh")]
+    assert commands[-1] is not None and commands[-1].value == "1d"
+    assert buttons[-1].label == "Mute for a day"
+
+
+def test_notices_in_one_message_offer_muting_them_and_in_chinese() -> None:
+    notice = Reply(kind="pull", lang="zh", mode="merged", pull=pull_answer(),
+                   params=(("author", "octo"),))
+    reply = Reply(kind="notices", lang="zh", notices=(notice, notice))
+    [button] = reply_document(reply).buttons()
+    command = decode_action(button.action or "", lang="zh")
+    assert button.label == "静音 1 天"
+    assert command is not None and (command.kind, command.value) == ("mute", "1d")
 
 
 def test_a_command_too_long_for_a_button_gets_none() -> None:

@@ -245,15 +245,25 @@ def _pull_layout(reply: Reply) -> Document:
     if topic is not None:
         buttons.append(_action(w("follow_button", topic),
                                Command(kind="subscribe", topics=(topic,))))
+    if reply.mode == "merged":
+        buttons.append(_mute_button(w))
     return standard_reply(reply, tone=worst(p.risks), subtitle=p.repository,
                           buttons=buttons)
 
 
+def _mute_button(w: Words) -> Button | None:
+    """A merged-PR notice's last button: the chat's notices muted for a day, as `mute 1d`
+    typed (those who may not change the chat's settings are refused politely)."""
+    return _action(w("mute_button"), Command(kind="mute", value="1d"))
+
+
 def _notices_layout(reply: Reply) -> Document:
+    """Several merged-PR notices in one message; the only button mutes them for a day."""
     pulls = [n.pull for n in reply.notices if n.pull is not None]
     w = _reply_words(reply)
     return standard_reply(reply, tone=worst(r for p in pulls for r in p.risks),
-                          subtitle=_subtitle(w, (p.repository for p in pulls)))
+                          subtitle=_subtitle(w, (p.repository for p in pulls)),
+                          buttons=[_mute_button(w)])
 
 
 def _topics_layout(reply: Reply) -> Document:
