@@ -146,3 +146,12 @@ def test_a_body_that_only_points_at_issues_gives_no_summary() -> None:
         "The transition hook now runs."
     assert body_summary("Fix the crash in #12 when x is None.") == \
         "Fix the crash in #12 when x is None."
+
+
+def test_a_symptom_in_another_form_of_its_word_is_said_in_chinese() -> None:
+    from bot.engine.score import symptom
+    for word, said in (("explodes", "爆炸"), ("crashed", "崩溃"), ("hanging", "卡死"),
+                       ("leaking", "泄漏"), ("deadlocks", "死锁"), ("crash", "崩溃")):
+        assert symptom(word, "zh") == said, word
+    assert symptom("explodes", "en") == "explodes"
+    assert symptom("wobbles", "zh") == "wobbles"  # no word for it: as written

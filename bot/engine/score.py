@@ -35,9 +35,19 @@ def _severe(pull: PullRequest, cls: Classification, body: str) -> str | None:
 
 
 def symptom(word: str, lang: Lang) -> str:
-    """A symptom word in the digest's language (`crash` -> 崩溃), as written when the
-    lexicon has no word for it."""
-    return lexicon().symptoms.get(word, word) if lang == "zh" else word
+    """A symptom word in the digest's language (`crash` -> 崩溃, `explodes` as
+    `explode`), as written when the lexicon has no word for it."""
+    if lang != "zh":
+        return word
+    words = lexicon().symptoms
+    if word in words:
+        return words[word]
+    for ending in ("s", "es", "d", "ed", "ing"):  # a form of a word the lexicon has
+        stem = word[: -len(ending)] if word.endswith(ending) else ""
+        for known in (stem, stem + "e"):
+            if known and known in words:
+                return words[known]
+    return word
 
 
 # A severe symptom's English noun phrase, by the start of the word found; those
