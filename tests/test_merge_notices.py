@@ -133,10 +133,14 @@ async def test_the_notice_reaches_telegram_escaped(
     text = message["text"]
     assert "&lt;b&gt;@\u2060all&lt;/b&gt; &amp; &lt;!channel&gt;" in text
     assert "<b>@all" not in text
-    # The one link is the button under the notice, not the text.
+    # The one link is the button under the notice, not the text; the buttons after it
+    # run commands (its summary, muting the chat's notices).
     assert "https://github.com/acme/lumen/pull/1202" not in text
-    [[button]] = json.loads(message["reply_markup"])["inline_keyboard"]
-    assert button["url"] == "https://github.com/acme/lumen/pull/1202"
+    buttons = [b for row in json.loads(message["reply_markup"])["inline_keyboard"] for b in row]
+    assert [b.get("url") for b in buttons if "url" in b] == \
+        ["https://github.com/acme/lumen/pull/1202"]
+    assert buttons[0].get("url") == "https://github.com/acme/lumen/pull/1202"
+    assert all("url" in b or b["callback_data"].startswith('["pd1",') for b in buttons)
     assert text.startswith("<b>Merged: #1202 ") and "trainer" in text
 
 
