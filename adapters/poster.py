@@ -1,4 +1,5 @@
-"""Digests to the chat adapters: the scheduler's `Poster` over the configured platforms."""
+"""Digests and notices to the chat adapters: the scheduler's `Poster` and the merge
+notifier's `NoticeSender` over the configured platforms."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import datetime, timedelta
 
 from adapters.base import ChatAdapter, DeliveryError
 from bot.config import ChannelConfig
-from bot.models import Digest
+from bot.models import Digest, Reply
 
 # What a poster needs of an adapter: the one contract (`prdigest post` names it so).
 DigestAdapter = ChatAdapter
@@ -53,4 +54,30 @@ class AdapterPoster:
             return None
         found = await adapter.complete_delivery(channel.id, digest,
                                                 idempotency_key=delivery_key, since=since)
+        return None if found is None else list(found)
+
+
+class AdapterNotices:
+    """Merged-PR notices through the chat adapters (`bot.delivery.notices.NoticeSender`)."""
+
+    def __init__(self, adapters: Mapping[str, ChatAdapter]) -> None:
+        self.adapters = adapters
+
+    def can_send(self, channel: ChannelConfig) -> bool:
+        return channel.platform in self.adapters
+
+    async def send(self, channel: ChannelConfig, reply: Reply, *, thread: str | None = None,
+                   key: str | None = None) -> list[str]:
+        adapter = self.adapters.get(channel.platform)
+        if adapter is None:
+            raise DeliveryError(f"{channel.platform} is not configured")
+        return await adapter.send_reply(channel.id, reply, thread=thread, idempotency_key=key)
+
+    async def complete(self, channel: ChannelConfig, reply: Reply, *, key: str,
+                       since: datetime, thread: str | None = None) -> list[str] | None:
+        adapter = self.adapters.get(channel.platform)
+        if adapter is None:
+            return None
+        found = await adapter.complete_reply(channel.id, reply, idempotency_key=key,
+                                             since=since, thread=thread)
         return None if found is None else list(found)

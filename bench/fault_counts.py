@@ -80,6 +80,6 @@ async def ask_everywhere(service: Service, text: str) -> list[str]:
 
 
 async def tick(service: Service, at: datetime = MONDAY) -> dict[str, str]:
-    assert service.services.scheduler is not None
+    assert service.services.process.scheduler is not None
     mark(service)
-    return {r.channel: r.status for r in await tick_at(service.services.scheduler, at)}
+    return {r.channel: r.status for r in await tick_at(service.services.process.scheduler, at)}

@@ -122,7 +122,7 @@ async def never_firing_cron_row(redis_url: str, workdir: Path) -> Row:
             if "schedule" not in str(exc):
                 row.problems.append(f"error does not name the field: {exc}")
         async with service_in_process(fakes, redis_url, workdir) as service:
-            scheduler = service.services.scheduler
+            scheduler = service.services.process.scheduler
             assert scheduler is not None
             channels = tuple(msgspec.structs.replace(c, schedule=NEVER)
                              if c.id == TELEGRAM_CHAT else c

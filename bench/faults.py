@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sys
 import tempfile
@@ -110,9 +111,9 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
             proxy = stack.enter_context(HoldingProxy(fakes.slack.base_url))
             urls.slack = proxy.base_url
         async with service_in_process(fakes, server.url, workdir, urls=urls) as service:
-            scheduler = service.services.scheduler
+            scheduler = service.services.process.scheduler
             assert scheduler is not None
-            scheduler.lock_seconds = scheduler.build_lock_seconds = 1.0
+            scheduler.schedule = dataclasses.replace(scheduler.schedule, lock_seconds=1.0)
             if mid_post:
                 assert proxy is not None
                 hold = proxy.hold("chat.postMessage", when="after")
@@ -150,7 +151,7 @@ async def redis_restart(workdir: Path, *, mid_post: bool) -> Row:
                 server.start()
                 await _healthy(service)
                 row.recover_s = time.monotonic() - restarted
-                store = service.services.handler.subscriptions
+                store = service.services.process.handler.subscriptions
                 if store is None or store.topics(f"slack:{SLACK_CHANNEL}") != {"rollout"}:
                     row.lost += 1
                     row.problems.append("a subscription was lost")

@@ -164,8 +164,8 @@ async def bad_input(redis_url: str, workdir: Path, per_route: int) -> Row:
                                        headers=_signed_headers(route, body, content_type))
                     row.events += 1
                     row.faults += 1
-            await service.services.adapters["slack"].drain(10)  # type: ignore[attr-defined]
-            await service.services.adapters["feishu"].wait_idle(10)  # type: ignore[attr-defined]
+            await service.services.process.adapters["slack"].drain(10)  # type: ignore[attr-defined]
+            await service.services.process.adapters["feishu"].wait_idle(10)  # type: ignore[attr-defined]
             await asyncio.sleep(1.0)
             after = {"slack": len(fakes.slack.posted("response")),
                      "telegram": len(fakes.telegram.sent()),

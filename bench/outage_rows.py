@@ -88,13 +88,13 @@ async def github_outage(redis_url: str, workdir: Path) -> Row:
     row = Row("GitHub down (stale data)")
     with world() as fakes:
         async with service_in_process(fakes, redis_url, workdir) as service:
-            service.services.clock.set(MONDAY)  # type: ignore[attr-defined]
+            service.services.process.clock.set(MONDAY)  # type: ignore[attr-defined]
             await ask_everywhere(service, "digest last week")
             await ask_everywhere(service, "risks for #1201")
             row.events += 6
             assert service.services.cache is not None
             age_cached_weeks(service.services.cache,
-                             REPO, WEEK, "2026-W28", TZ, service.services.clock.now())
+                             REPO, WEEK, "2026-W28", TZ, service.services.process.clock.now())
             fakes.github.fail_next(100_000, 503)
             before = fakes.github.count()
             for question in ("digest last week", "risks for #1201", "summary #1203"):

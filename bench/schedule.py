@@ -168,10 +168,10 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
     import logging
 
     from adapters.poster import AdapterPoster
-    from bot.cli.post import adapter_for
+    from bot.compose import outbound_adapter
     from bot.config import load_config
     from bot.delivery.due import due_runs
-    from bot.delivery.schedule import Scheduler
+    from bot.delivery.schedule import Scheduler, ScheduleSettings
     from bot.digests import Digests
     from bot.github.source import GitHubSource
     from bot.store.cache import CachedSource
@@ -219,13 +219,14 @@ async def _replica(number: int, config_path: Path, redis_url: str, options: dict
 
     # Posts take their turns in the lanes the replicas share, as the server's do.
     pacer = TimedPacer(port, clock=clock)
-    adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
-    scheduler = Scheduler(digests, port, AdapterPoster(adapters), clock=clock,
-                          replica=f"r{number}", lock_seconds=options["lock_seconds"],
-                          build_lock_seconds=options["lock_seconds"],
-                          concurrency=options["concurrency"],
-                          previous_week=options["previous_week"],
-                          line_seconds=options["line_seconds"])
+    adapters = {p: outbound_adapter(digests, p, pacer=pacer) for p in PLATFORMS}
+    scheduler = Scheduler(digests, port, AdapterPoster(adapters),
+                          ScheduleSettings(replica=f"r{number}",
+                                           lock_seconds=options["lock_seconds"],
+                                           build_lock_seconds=options["lock_seconds"],
+                                           concurrency=options["concurrency"],
+                                           previous_week=options["previous_week"],
+                                           line_seconds=options["line_seconds"]), clock=clock)
     slots = [run.slot for run in due_runs(config.channels, DUE, scheduler.catch_up)]
     reports.put(("ready", number, rss_mib()))
     await asyncio.to_thread(go.wait)

@@ -63,7 +63,55 @@ class CacheLookup:
     hit: bool
 
 
-Event = DigestPosted | NoticePosted | CommandAnswered | DigestBuilt | ScheduleFailed | CacheLookup
+@dataclass(frozen=True)
+class GitHubAnswered:
+    """One HTTP request to GitHub's `api` (`rest`, `graphql`) and its `status` (`error`
+    when nothing answered)."""
+
+    api: str
+    status: int | str
+
+
+@dataclass(frozen=True)
+class GitHubPoints:
+    """One GraphQL answer's rate limit: its `cost`, the points `remaining` to the
+    credentials in use, and when they refill (`reset_at`, a Unix time)."""
+
+    cost: int
+    remaining: int
+    reset_at: float
+
+
+@dataclass(frozen=True)
+class ModelCalled:
+    """One call to the narrator's model for `step`, its `outcome` and the tokens it
+    reported."""
+
+    step: str
+    outcome: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class SentencesDropped:
+    """The verifier dropped `count` of the model's sentences in `section`."""
+
+    section: str
+    count: int
+
+
+@dataclass(frozen=True)
+class NarrationFellBack:
+    """A `section` went out in the engine's own words, for `reason`."""
+
+    section: str
+    reason: str
+
+
+Event = (DigestPosted | NoticePosted | CommandAnswered | DigestBuilt | ScheduleFailed
+         | CacheLookup | GitHubAnswered | GitHubPoints | ModelCalled | SentencesDropped
+         | NarrationFellBack)
 Listener = Callable[[Event], None]
 
 

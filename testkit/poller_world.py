@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from adapters.poster import AdapterNotices
 from bot.config import ChannelConfig, Config, GitHubConfig, RepoConfig, TopicRule
 from bot.delivery.notices import MergeNotifier
 from bot.delivery.poller import MergePoller
@@ -25,7 +26,6 @@ from bot.models import PullRequest
 from bot.store.cache import CachedSource
 from bot.store.claims import Claims
 from bot.store.coordination import Coordination
-from bot.web.services import AdapterNotices
 from testkit.fakes.github import FakeGitHub
 from testkit.fakes.github_fixtures import build_week
 from testkit.server_support import RecordingAdapter, recording_adapters

@@ -23,7 +23,7 @@ from typing import Any
 from bot.clock import Clock
 from bot.config import ChannelConfig, Config, parse_config
 from bot.delivery.results import PostResult
-from bot.delivery.schedule import Scheduler
+from bot.delivery.schedule import Scheduler, ScheduleSettings
 from bot.digests import Digests
 from bot.models import Digest, Snapshot
 from bot.source import SnapshotSource, WeekData
@@ -222,11 +222,14 @@ pass; the test lets it lapse by letting that much time pass on its clock."""
 
 def scheduler(config: Config, source: Any, port: Coordination, poster: Any, clock: Clock,
               **options: Any) -> Scheduler:
+    """A scheduler on `port` posting through `poster`; `options` are `ScheduleSettings`
+    fields, plus `subscriptions`, `events`, `budget` and `rng` for the scheduler."""
     options.setdefault("lock_seconds", LIVE_LOCK_SECONDS)
     options.setdefault("build_lock_seconds", 2.0)
+    options.setdefault("replica", "r1")
     digests = Digests(config, source, subscriptions=options.pop("subscriptions", None))
-    return Scheduler(digests, port, poster, clock=clock, replica=options.pop("replica", "r1"),
-                     **options)
+    ports = {name: options.pop(name) for name in ("events", "budget", "rng") if name in options}
+    return Scheduler(digests, port, poster, ScheduleSettings(**options), clock=clock, **ports)
 
 
 class WeekOnly:

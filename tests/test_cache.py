@@ -19,6 +19,7 @@ from bot.clock import HeldClock
 from bot.config import CacheConfig, Config, RepoConfig
 from bot.errors import SourceError
 from bot.events import CacheLookup, Events
+from bot.github.policy import RetrySettings
 from bot.github.source import GitHubSource
 from bot.models import Comment, Snapshot
 from bot.store.cache import HELD_SECONDS, CachedSource
@@ -57,7 +58,8 @@ def cache(redis_url: str) -> Iterator[Cache]:
 def cached_source(fake: FakeGitHub, cache: Cache | None, *, token: str | None = TOKEN,
                   config: Config = CONFIG, retries: int = 3) -> CachedSource:
     github = GitHubSource(config, token=token, base_url=fake.base_url,
-                          clock=VirtualClock(datetime.now(UTC)), retries=retries)
+                          clock=VirtualClock(datetime.now(UTC)),
+                          retry=RetrySettings(retries=retries))
     return CachedSource(github, cache, config, clock=HeldClock(datetime.now(UTC)))
 
 

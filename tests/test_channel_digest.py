@@ -86,15 +86,15 @@ async def test_post_the_schedule_chat_and_the_report_page_give_a_channel_one_dig
                               adapters={"slack": catcher}, clock=HeldClock(MONDAY_MORNING),
                               background=False)
     try:
-        assert services.scheduler is not None
-        assert services.handler.digests is services.digests
-        assert services.scheduler.digests is services.digests
-        assert services.notifier.digests is services.digests
-        results = await tick_at(services.scheduler, MONDAY_MORNING)
+        assert services.process.scheduler is not None
+        assert services.process.handler.digests is services.process.digests
+        assert services.process.scheduler.digests is services.process.digests
+        assert services.process.notifier.digests is services.process.digests
+        results = await tick_at(services.process.scheduler, MONDAY_MORNING)
         assert sorted(r.status for r in results) == ["posted", "posted"]
         scheduled = {f"slack:{channel_id}": digest for channel_id, digest in catcher.digests}
 
-        asked = await services.handler.handle(parse_command(f"digest {WEEK}", lang="en"),
+        asked = await services.process.handler.handle(parse_command(f"digest {WEEK}", lang="en"),
                                               channel=config.channel(FOCUSED), user="U1")
         assert asked.kind == "digest" and asked.digest is not None
         # The schedule posted this week already; `post --force` builds it again, in a
@@ -110,7 +110,7 @@ async def test_post_the_schedule_chat_and_the_report_page_give_a_channel_one_dig
             page = await web.get(f"/reports/{REPO}/{WEEK}?lang=en")
         assert page.status_code == 200
         # The page is built once and kept: what it showed is what the cache now holds.
-        reported = await services.digests.report(REPO, WEEK, "en")
+        reported = await services.process.digests.report(REPO, WEEK, "en")
         plain = scheduled[PLAIN]
         assert plain.report_url is not None and plain.report_url.endswith(f"/{WEEK}?lang=en")
         assert reported == msgspec.structs.replace(plain, report_url=None, chat_form=ChatForm())

@@ -208,7 +208,7 @@ def test_the_services_expose_githubs_points_on_metrics(monkeypatch: pytest.Monke
         services = build_services(config, background=False, llm=False)
         before = services.metrics.exposition().decode()
         assert _sample(before, "prdigest_github_points_remaining") == -1
-        services.source.fetch_week(REPO, WEEK)
+        services.process.source.fetch_week(REPO, WEEK)
         text = services.metrics.exposition().decode()
         assert _sample(text, "prdigest_github_points_spent_total") == sum(fake.points.costs)
         assert _sample(text, "prdigest_github_points_remaining") == fake.points.remaining

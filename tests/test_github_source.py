@@ -13,6 +13,7 @@ import pytest
 
 from bot.config import Config, GitHubConfig, RepoConfig
 from bot.errors import SourceError
+from bot.github.policy import RetrySettings
 from bot.github.source import GitHubSource
 from bot.models import PullRequest, Snapshot
 from bot.snapshot import read_snapshot, write_snapshot
@@ -319,7 +320,7 @@ def test_graphql_rate_limited_error_is_a_rate_limit(fake: FakeGitHub) -> None:
 @pytest.mark.parametrize("kind", ["primary", "secondary", "graphql"])
 def test_far_reset_fails_at_once_naming_the_reset(fake: FakeGitHub, kind: str) -> None:
     fake.add_repo(REPO, [])
-    src, sleeps = source(fake, max_wait_seconds=60)
+    src, sleeps = source(fake, retry=RetrySettings(max_wait_seconds=60))
     fake.rate_limit_next(kind=kind, reset_in=1800)
     with pytest.raises(SourceError) as caught:
         src.fetch_week(REPO, WEEK)

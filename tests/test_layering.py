@@ -34,16 +34,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bot.engine",),
     ("bot.render",),
     ("bot.github", "bot.store", "bot.narrate"),
-    ("bot.digests", "bot.onboard", "bot.wiring", "bot.live"),
+    ("bot.digests", "bot.onboard", "bot.live"),
     ("bot.chat",),
     ("bot.delivery",),
+    ("bot.compose",),
     ("bot.web", "bot.cli"),
 )
 ADAPTERS_MAY_USE = ("bot", "bot.clock", "bot.models", "bot.errors", "bot.validation",
                     "bot.resources", "bot.config", "bot.week", "bot.i18n", "bot.snapshot",
                     "bot.source", "bot.links", "bot.redaction", "bot.pacing", "bot.render",
                     "bot.chat", "bot.extras", "bot.logs", "bot.actions")
-COMPOSITION_ROOTS = ("bot.web.services", "bot.cli.platforms", "bot.cli.post")
+COMPOSITION_ROOTS = ("bot.compose", "bot.web.services", "bot.cli.platforms")
 MAX_ADAPTER_IMPORTERS = 3
 
 

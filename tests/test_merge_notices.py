@@ -292,7 +292,7 @@ async def test_subscribed_topics_from_chat_get_notices_too(redis_url: str) -> No
                                  channel=channel(TELEGRAM), user="someone")
     assert reply.kind == "subscribed"
     adapters = recording_adapters()
-    from bot.web.services import AdapterNotices
+    from adapters.poster import AdapterNotices
 
     notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot()),
                                      subscriptions=store), local_claims(),

@@ -71,7 +71,7 @@ def poller_for(github: ConditionalGitHub, port: Coordination, adapters: dict[str
     """A replica's poller; the replicas of a test share `port`."""
     config = example_config()
     claims = Claims(port, clock=clock)
-    from bot.web.services import AdapterNotices
+    from adapters.poster import AdapterNotices
 
     notifier = MergeNotifier(Digests(config, SnapshotSource(example_snapshot())), claims,
                              AdapterNotices(adapters), clock=clock)
@@ -163,12 +163,12 @@ async def test_the_server_polls_when_no_webhook_secret_is_set(
                      source=SnapshotSource(example_snapshot()), adapters=adapters, clock=clock,
                      pull_lister=PullLister(hub.requester))
     services = services_of(app)
-    assert services.poller is not None
-    services.poller.interval_seconds = 0.05
-    services.scheduler = None  # this test is about notices only
+    assert services.process.poller is not None
+    services.process.poller.interval_seconds = 0.05
+    services.process.scheduler = None  # this test is about notices only
     async with serving(app) as http:
         for _ in range(100):
-            if services.poller.polls:
+            if services.process.poller.polls:
                 break
             await asyncio.sleep(0.02)
         github.put(merged_later(1209, clock, 1))

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from bot.errors import ConfigError
+from bot.events import Events
 from bot.narrate import MemoryNarrations, Narrator, narrator_for
 from bot.narrate.breaker import COOLDOWN_S, THRESHOLD
 from bot.narrate.client import BACKOFF_S, RETRIES
@@ -230,8 +231,10 @@ async def test_chat_answers_use_the_cached_narration(fake: FakeOpenAI) -> None:
 
 async def test_metrics_count_calls_tokens_drops_and_fallbacks(fake: FakeOpenAI) -> None:
     metrics = Metrics()
+    events = Events()
+    events.subscribe(metrics.on)
     config = llm_config(fake.base_url)
-    narrator = narrator_for(config, events=metrics)
+    narrator = narrator_for(config, events=events)
     fake.mode = "one-bad"
     await example_digests(config, narrator=narrator).build(REPO, WEEK, "zh")
     text = metrics.exposition().decode()

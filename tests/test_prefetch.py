@@ -15,7 +15,7 @@ import pytest
 from bot.clock import HeldClock
 from bot.config import Config, GitHubConfig
 from bot.delivery.prefetch import Prefetcher, prefetch_plan
-from bot.delivery.schedule import Scheduler
+from bot.delivery.schedule import Scheduler, ScheduleSettings
 from bot.digests import Digests
 from bot.github.budget import Budget
 from bot.github.source import GitHubSource
@@ -136,8 +136,9 @@ async def test_the_week_is_fetched_before_the_post_which_reads_it_from_the_cache
     platforms = FakePlatforms(clock)
     port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"), clock=clock,
-                        replica="r1", budget=budget)
+        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"),
+                        ScheduleSettings(replica="r1"), clock=clock,
+                        budget=budget)
         assert await one.tick() == []
         await one.prefetcher.idle()
         assert github.count() == 0  # Sunday evening: no post within the window
@@ -165,7 +166,8 @@ async def test_with_no_window_the_post_fetches_the_week_itself(
     port = RedisCoordination.from_url(redis_url)
     try:
         one = Scheduler(Digests(config, source), port, FakePoster(FakePlatforms(clock), "r1"),
-                        clock=clock, replica="r1", budget=budget)
+                        ScheduleSettings(replica="r1"),
+                        clock=clock, budget=budget)
         await one.tick()
         await one.prefetcher.idle()
         assert github.count() == 0
@@ -187,8 +189,9 @@ async def test_short_of_points_the_prefetch_waits_and_the_post_goes_out_late(
     platforms = FakePlatforms(clock)
     port = RedisCoordination.from_url(redis_url)
     try:
-        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"), clock=clock,
-                        replica="r1", budget=budget)
+        one = Scheduler(Digests(config, source), port, FakePoster(platforms, "r1"),
+                        ScheduleSettings(replica="r1"), clock=clock,
+                        budget=budget)
         with caplog.at_level(logging.INFO):
             await one.tick()
             await one.prefetcher.idle()

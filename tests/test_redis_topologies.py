@@ -160,7 +160,7 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     sentinel: SentinelSet
 ) -> None:
     from bot.delivery.due import due_runs
-    from bot.delivery.schedule import Scheduler
+    from bot.delivery.schedule import Scheduler, ScheduleSettings
 
     channels = [{"platform": p, "id": f"{p}-{n}", "repo": "acme/lumen",
                  "timezone": "Asia/Shanghai", "schedule": "0 9 * * MON", "lang": "en",
@@ -176,9 +176,9 @@ async def test_a_failover_mid_run_loses_nothing_and_doubles_nothing(
     # replica whose post is in flight through the failover records it before anyone
     # may take the slot over, however long a loaded machine makes the failover.
     replicas = [Scheduler(Digests(config, CountingSource(snapshot)), client,
-                          FakePoster(platforms, f"r{n}", latency=0.05), clock=clock,
-                          replica=f"r{n}", lock_seconds=30.0, build_lock_seconds=30.0,
-                          concurrency=2)
+                          FakePoster(platforms, f"r{n}", latency=0.05),
+                          ScheduleSettings(replica=f"r{n}", lock_seconds=30.0,
+                                           build_lock_seconds=30.0, concurrency=2), clock=clock)
                 for n, client in enumerate(clients)]
     slots = [run.slot for run in due_runs(config.channels, clock.now(), replicas[0].catch_up)]
 

@@ -12,7 +12,7 @@ import msgspec
 
 from bot.config import Config
 from bot.delivery.due import DueFailure, due_runs
-from bot.delivery.schedule import Scheduler
+from bot.delivery.schedule import Scheduler, ScheduleSettings
 from bot.digests import Digests
 from bot.events import Events, ScheduleFailed
 from bot.snapshot import read_snapshot
@@ -63,7 +63,8 @@ async def test_a_pass_posts_every_other_channel_and_reports_the_one_left_out() -
     try:
         scheduler = Scheduler(Digests(_config(),
                                       CountingSource(read_snapshot(EXAMPLES / "snapshot.json"))),
-                              port, FakePoster(platforms, "r1"), clock=clock, replica="r1",
+                              port, FakePoster(platforms, "r1"),
+                              ScheduleSettings(replica="r1"), clock=clock,
                               events=failing_passes(failures))
         results = await scheduler.tick()
         assert sorted(r.channel for r in results if r.status == "posted") == [
@@ -85,8 +86,9 @@ async def test_a_pass_that_raises_is_counted_and_the_loop_goes_on() -> None:
     try:
         scheduler = Scheduler(Digests(make_config([]),
                                       CountingSource( read_snapshot(EXAMPLES / "snapshot.json"))),
-                              port, FakePoster(FakePlatforms(clock), "r1"), clock=clock,
-                              poll_seconds=0.01, events=failing_passes(failures))
+                              port, FakePoster(FakePlatforms(clock), "r1"),
+                              ScheduleSettings(poll_seconds=0.01), clock=clock,
+                              events=failing_passes(failures))
 
         async def tick() -> list[object]:
             passes.append(1)

@@ -11,7 +11,7 @@ import asyncio
 from pathlib import Path
 
 from bot.config import ChannelConfig
-from bot.delivery.schedule import Scheduler
+from bot.delivery.schedule import Scheduler, ScheduleSettings
 from bot.digests import Digests
 from bot.pacing import MAX_TURN_WAIT, Lane, Rate
 from bot.snapshot import read_snapshot
@@ -55,9 +55,10 @@ async def run(line_seconds: float) -> tuple[list[Scheduler], FakePlatforms, floa
 
         schedulers.append(Scheduler(
             Digests(config, CountingSource(snapshot)), port,
-            FakePoster(platforms, f"r{number}", before_accept=turn), clock=clock,
-            replica=f"r{number}", lock_seconds=LIVE_LOCK_SECONDS, concurrency=IN_FLIGHT,
-            previous_week=False, line_seconds=line_seconds))
+            FakePoster(platforms, f"r{number}", before_accept=turn),
+            ScheduleSettings(replica=f"r{number}", lock_seconds=LIVE_LOCK_SECONDS,
+                             concurrency=IN_FLIGHT, previous_week=False,
+                             line_seconds=line_seconds), clock=clock))
     started = clock.monotonic()
     await asyncio.gather(*(scheduler.tick() for scheduler in schedulers))
     return schedulers, platforms, clock.monotonic() - started
@@ -125,7 +126,8 @@ async def one_post_in_line(*, stolen: bool) -> tuple[FakePlatforms, str | None]:
     platforms = FakePlatforms(clock)
     scheduler = Scheduler(Digests(config, CountingSource(read_snapshot(
         EXAMPLES / "snapshot.json"))), port, FakePoster(platforms, "r0", before_accept=turn),
-        clock=clock, replica="r0", lock_seconds=LIVE_LOCK_SECONDS, previous_week=False)
+        ScheduleSettings(replica="r0", lock_seconds=LIVE_LOCK_SECONDS, previous_week=False),
+        clock=clock)
     await asyncio.gather(scheduler.tick(), thief())
     _, entry = await Ledger(inner).read(slot)
     return platforms, None if entry is None else entry.state
@@ -168,7 +170,8 @@ async def test_a_replica_stopping_while_its_post_waits_in_line_gives_the_place_u
 
         return Scheduler(Digests(config, CountingSource(read_snapshot(
             EXAMPLES / "snapshot.json"))), port, FakePoster(platforms, name, before_accept=turn),
-            clock=clock, replica=name, lock_seconds=LIVE_LOCK_SECONDS, previous_week=False)
+            ScheduleSettings(replica=name, lock_seconds=LIVE_LOCK_SECONDS, previous_week=False),
+            clock=clock)
 
     stopping = asyncio.create_task(replica("r0").tick())
     await in_line.wait()

@@ -13,11 +13,11 @@ from contextlib import asynccontextmanager
 import pytest
 
 from adapters.poster import AdapterPoster, DigestAdapter
-from bot.cli.post import adapter_for
 from bot.clock import HeldClock
+from bot.compose import outbound_adapter
 from bot.config import Config
 from bot.delivery.due import due_runs
-from bot.delivery.schedule import Scheduler
+from bot.delivery.schedule import Scheduler, ScheduleSettings
 from bot.digests import Digests
 from bot.models import Reply
 from bot.source import SnapshotSource
@@ -49,7 +49,7 @@ async def replica_adapters(config: Config, port: RedisCoordination
     """One replica's adapters, posting in the lanes every replica shares in Redis."""
     digests = Digests(config, SnapshotSource(example_snapshot()))
     pacer = SharedPacer(port)
-    adapters = {p: adapter_for(digests, p, pacer=pacer) for p in PLATFORMS}
+    adapters = {p: outbound_adapter(digests, p, pacer=pacer) for p in PLATFORMS}
     try:
         yield adapters
     finally:
@@ -76,9 +76,9 @@ async def test_three_replicas_post_every_channel_at_the_rate_without_a_429(
                         clients, (first, second, third), strict=True)):
                     digests = Digests(config, SnapshotSource(example_snapshot()))
                     schedulers.append(Scheduler(
-                        digests, client, AdapterPoster(adapters), clock=clock,
-                        replica=f"r{number}", lock_seconds=5.0, concurrency=8,
-                        previous_week=False))
+                        digests, client, AdapterPoster(adapters),
+                        ScheduleSettings(replica=f"r{number}", lock_seconds=5.0, concurrency=8,
+                                         previous_week=False), clock=clock))
                 await asyncio.wait_for(all_posted(schedulers, config, clock), timeout=90)
         finally:
             for client in clients:

@@ -28,7 +28,7 @@ import pytest
 from croniter import croniter
 
 from bot.config import Config
-from bot.delivery.schedule import InDoubt, Scheduler
+from bot.delivery.schedule import InDoubt, Scheduler, ScheduleSettings
 from bot.digests import Digests
 from bot.models import Snapshot
 from bot.snapshot import read_snapshot
@@ -112,9 +112,10 @@ class Race:
                               killable(self.port, switch),
                               FakePoster(self.platforms, replica_id, switch=switch,
                                          latency=self.rng.uniform(0, 0.004)),
-                              clock=self.clock, replica=replica_id, lock_seconds=LOCK_SECONDS,
-                              build_lock_seconds=LOCK_SECONDS, in_doubt=self.in_doubt,
-                              rng=random.Random(self.rng.random()), record_wait_seconds=0.0)
+                              ScheduleSettings(replica=replica_id, lock_seconds=LOCK_SECONDS,
+                                               build_lock_seconds=LOCK_SECONDS,
+                                               in_doubt=self.in_doubt, record_wait_seconds=0.0),
+                              clock=self.clock, rng=random.Random(self.rng.random()))
         return Replica(name, generation, switch, scheduler)
 
     def arm_a_kill(self) -> None:

@@ -163,8 +163,8 @@ def test_prdigest_snapshot_names_the_files_and_empty_means_github(
     # Several files are separated as in PATH (`:`).
     monkeypatch.setenv("PRDIGEST_SNAPSHOT", os.pathsep.join([str(EXAMPLES / "snapshot.json"),
                                                            prism_file]))
-    source = serve("--config", config).state.services.source
+    source = serve("--config", config).state.services.process.source
     assert isinstance(source, SnapshotSource)
     assert source.holds("acme/lumen") and source.holds("acme/prism")
     monkeypatch.setenv("PRDIGEST_SNAPSHOT", "")
-    assert not isinstance(serve("--config", config).state.services.source, SnapshotSource)
+    assert not isinstance(serve("--config", config).state.services.process.source, SnapshotSource)

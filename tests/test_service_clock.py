@@ -34,14 +34,14 @@ async def test_githubs_and_the_models_waits_are_on_the_services_clock(
         clock = VirtualClock(datetime.now(UTC))
         services = build_services(config, clock=clock, background=False, adapters={})
         try:
-            assert isinstance(services.github, GitHubSource)
+            assert isinstance(services.process.github, GitHubSource)
             github.fail_next(2, 502)
             model.mode = "500"
-            digest = await services.digests.build(REPO, WEEK, "en")
+            digest = await services.process.digests.build(REPO, WEEK, "en")
         finally:
-            if services.narrator is not None:
-                await services.narrator.close()
-            services.github.close()
+            if services.process.narrator is not None:
+                await services.process.narrator.close()
+            services.process.github.close()
     assert digest.narration is not None
     assert {f.reason for f in digest.narration.fallbacks} == {"server-error"}
     # GitHub's two 502s were waited out with its backoff; each model call that failed

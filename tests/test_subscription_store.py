@@ -56,7 +56,7 @@ async def ask(app: Any, key: str, kind: str, *topics: str, user: str = "U0ADMIN1
     services = services_of(app)
     command = Command(kind=kind, lang="en", topics=topics, week=week,  # type: ignore[arg-type]
                       text=f"{kind} {' '.join(topics)}".strip())
-    return await services.handler.handle(command, channel=channel(key), user=user)
+    return await services.process.handler.handle(command, channel=channel(key), user=user)
 
 
 async def test_subscriptions_survive_a_restart(redis_url: str) -> None:

@@ -430,7 +430,7 @@ from bot.events import Events
 from bot.config import load_config
 from bot.web.app import create_app
 app = create_app(load_config(Path("examples/prdigest.toml")), background=False)
-feishu = app.state.services.adapters.get("feishu")
+feishu = app.state.services.process.adapters.get("feishu")
 print("lark" if "lark_oapi" in sys.modules else "no-lark", type(feishu).__name__)
 """
 

@@ -78,7 +78,7 @@ def digest(
         raise UserError("--style compact is a chat form: use it with --format text or "
                         f"{' or '.join(PLATFORM_FORMATS)} (markdown is the full report)")
 
-    from bot.wiring import ProcessDigests
+    from bot.compose import compose
     settings = load_settings(config)
     source: Source
     now = None
@@ -97,9 +97,11 @@ def digest(
         # no call), else they are kept in memory for this run.
         url = secret(settings.cache.url_env) if settings.llm is not None and not no_llm \
             else None
-        async with ProcessDigests(settings, source, redis_url=url, llm=not no_llm) as digests:
+        async with compose(settings, "digest", source=source, redis_url=url,
+                           llm=not no_llm) as process:
             # A channel's digest links to its report page; the preview shows it too.
-            return await digests.build_many(repos, week, lang.value, focus, link=preview)
+            return await process.digests.build_many(repos, week, lang.value, focus,
+                                                    link=preview)
 
     result = msgspec.structs.replace(asyncio.run(build()),
                                      chat_form=ChatForm(style=style.value, people=people))

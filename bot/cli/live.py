@@ -68,9 +68,10 @@ def command_github(config: Config, progress: Callable[[int, int], None] | None =
                    clock: Clock = SYSTEM_CLOCK) -> GitHubSource:
     """GitHub as a command line reads it: one line when it starts retrying, and no retry
     at all when the host name does not resolve (offline, or a mistyped api_url)."""
+    from bot.github.policy import RetrySettings
     from bot.github.source import GitHubSource
 
-    return GitHubSource(config, progress=progress, retry_unresolved=False,
+    return GitHubSource(config, progress=progress, retry=RetrySettings(retry_unresolved=False),
                         on_retry=notice or RetryNotice(config.github.api_url), clock=clock)
 
 

@@ -111,10 +111,9 @@ def console_session(
     import logging
 
     from adapters.console import ConsoleAdapter, console_channel
-    from bot.chat.handler import CommandHandler
     from bot.clock import SYSTEM_CLOCK, Clock, HeldClock
+    from bot.compose import compose
     from bot.config import secret
-    from bot.wiring import ProcessDigests
 
     # Why a reply says "data unavailable" (a missing token, a refused request) goes to
     # stderr: at a terminal the operator is the user.
@@ -143,13 +142,24 @@ def console_session(
 
         source = LiveSource(settings, clock=clock)
     channel = console_channel(settings, repo, lang.value if lang else "en")
-    wiring = ProcessDigests(settings, source, redis_url=secret(settings.cache.url_env) or None,
-                            clock=clock)
+    process = compose(settings, "chat", source=source, clock=clock,
+                      redis_url=secret(settings.cache.url_env) or None)
+    if process.handler is None:
+        raise RuntimeError("a chat process answers through its handler")
     try:
-        yield ConsoleAdapter(CommandHandler(wiring.digests), channel, fmt=fmt.value,
+        yield ConsoleAdapter(process.handler, channel, fmt=fmt.value,
                              lang=lang.value if lang else None)
     finally:
-        asyncio.run(wiring.close())
+        asyncio.run(process.close())
+
+
+def requests_json(platform: str, channel_id: str, payload: Digest | Reply, *,
+                  key: str | None = None) -> str:
+    """The requests `platform` would receive for `payload` sent to `channel_id` with
+    the delivery key `key`, as JSON."""
+    from adapters.preview import preview_json
+
+    return preview_json(platform, channel_id, payload, key=key)
 
 
 def print_preview(fmt: str, settings: Config, repos: Sequence[str],
@@ -157,7 +167,5 @@ def print_preview(fmt: str, settings: Config, repos: Sequence[str],
     """The requests `fmt`'s platform would receive for `payload` (a digest of `repos`, or
     a reply about the first), as JSON on stdout: addressed and keyed as
     `preview_target` says."""
-    from adapters.preview import preview_json
-
     channel_id, key = preview_target(settings, fmt, repos, payload)
-    sys.stdout.write(preview_json(fmt, channel_id, payload, key=key))
+    sys.stdout.write(requests_json(fmt, channel_id, payload, key=key))

@@ -52,6 +52,7 @@ import logging
 import os
 import random
 import socket
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -131,6 +132,34 @@ def default_replica_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{random.randrange(16**4):04x}"
 
 
+@dataclass(frozen=True)
+class ScheduleSettings:
+    """How one replica runs the schedule.
+
+    `replica` names it in the ledger and logs (default: host, process and a random
+    tag); `lock_seconds` is how long a dead replica's slot stays locked (renewed while
+    alive, so a slow post keeps it), `build_lock_seconds` the same for a week's fetch
+    and a digest's build; `poll_seconds` the longest pause between passes;
+    `concurrency` bounds posts in flight; `in_doubt` is the policy for a send whose
+    outcome is unknown (module docstring); `previous_week` fetches the week before for
+    the trends; `share_digests` keeps built digests in the store for the other replicas
+    (off for digests built from a local snapshot file); `record_wait_seconds` is how
+    long a confirmed post waits for the store to come back to be recorded;
+    `line_seconds` how long a post may wait in line for its turn on the platform (its
+    slot's lock kept alive meanwhile) before it fails into the back-off."""
+
+    replica: str | None = None
+    lock_seconds: float = POST_LOCK_SECONDS
+    build_lock_seconds: float = 30.0
+    poll_seconds: float = 60.0
+    concurrency: int = 16
+    in_doubt: InDoubt = "resend"
+    previous_week: bool = True
+    share_digests: bool = True
+    record_wait_seconds: float = 600.0
+    line_seconds: float = POST_LINE_SECONDS
+
+
 class Scheduler:
     """Posts each channel's weekly digest once, however many replicas run it.
 
@@ -139,20 +168,11 @@ class Scheduler:
     path of `prdigest post`, through the same lock and ledger. `digests` is the
     process's one (its config, source and subscriptions), the one chat answers from.
 
-    Options: `clock` tells what is due and paces the waits (tests move it);
-    `lock_seconds` is how long a dead replica's slot stays locked (renewed while
-    alive, so a slow post keeps it), `build_lock_seconds` the same for a week's fetch
-    and a digest's build;
-    `concurrency` bounds posts in flight per replica; `in_doubt` is the policy for a
-    send whose outcome is unknown (module docstring); `previous_week` fetches the week
-    before for the trends; `share_digests` keeps built digests in Redis for the other
-    replicas (off for digests built from a local snapshot file); `record_wait_seconds`
-    is how long a confirmed post waits for Redis to come back to be recorded; `budget`
-    (GitHub's points) paces the weekly fetches, which `server.prefetch_hours` spreads
-    over the hours before each posting minute (`bot.delivery.prefetch`); each post
-    attempt (`DigestPosted`) and failed pass (`ScheduleFailed`) is told to `events`;
-    `line_seconds` is how long a post may wait in line for its turn on the platform
-    (its slot's lock kept alive meanwhile) before it fails into the back-off.
+    `schedule` holds how this replica runs it (`ScheduleSettings`); `clock` tells what
+    is due and paces the waits (tests move it); `budget` (GitHub's points) paces the
+    weekly fetches, which `server.prefetch_hours` spreads over the hours before each
+    posting minute (`bot.delivery.prefetch`); each post attempt (`DigestPosted`) and
+    failed pass (`ScheduleFailed`) is told to `events`; `rng` spreads the passes.
     """
 
     def __init__(
@@ -160,21 +180,12 @@ class Scheduler:
         digests: Digests,
         port: Coordination,
         poster: Poster,
+        schedule: ScheduleSettings | None = None,
         *,
         clock: Clock = SYSTEM_CLOCK,
-        replica: str | None = None,
-        lock_seconds: float = POST_LOCK_SECONDS,
-        build_lock_seconds: float = 30.0,
-        poll_seconds: float = 60.0,
-        concurrency: int = 16,
-        in_doubt: InDoubt = "resend",
-        previous_week: bool = True,
-        share_digests: bool = True,
-        rng: random.Random | None = None,
-        record_wait_seconds: float = 600.0,
         events: Events | None = None,
         budget: Budget | None = None,
-        line_seconds: float = POST_LINE_SECONDS,
+        rng: random.Random | None = None,
     ) -> None:
         if digests.source is None:
             raise ValueError("the schedule reads its weeks from a source of PR data")
@@ -183,28 +194,22 @@ class Scheduler:
         self.source: Source = digests.source
         self.port = port
         self.poster = poster
+        self.schedule = schedule or ScheduleSettings()
         self.clock = clock
-        self.replica = replica or default_replica_name()
-        self.lock_seconds = lock_seconds
-        self.build_lock_seconds = build_lock_seconds
-        self.poll_seconds = poll_seconds
-        self.concurrency = max(1, concurrency)
-        self.in_doubt = in_doubt
-        self.previous_week = previous_week
-        self.share_digests = share_digests
+        self.replica = self.schedule.replica or default_replica_name()
         self.rng = rng or random.Random()
-        self.record_wait_seconds = record_wait_seconds
-        self.line_seconds = line_seconds
         self.ledger = Ledger(port, clock=clock)
         self.digests = digests
         self.catch_up = timedelta(hours=config.server.catch_up_hours)
         self.stats = ScheduleStats()
         self.events = events or Events()
         self.shared = SharedDigests(self.digests, self.source, port, self.stats,
-                                    lock_seconds=build_lock_seconds, share=share_digests,
-                                    trends=previous_week, budget=budget, clock=clock)
+                                    lock_seconds=self.schedule.build_lock_seconds,
+                                    share=self.schedule.share_digests,
+                                    trends=self.schedule.previous_week, budget=budget,
+                                    clock=clock)
         self.prefetcher = Prefetcher(digests.settings, self.shared, budget=budget,
-                                     trends=previous_week,
+                                     trends=self.schedule.previous_week,
                                      window=timedelta(hours=config.server.prefetch_hours))
         self._stopping = asyncio.Event()
 
@@ -234,7 +239,7 @@ class Scheduler:
                 self.events.emit(ScheduleFailed("pass"))
             now = self.clock.now()
             to_next_minute = 60.0 - (now.second + now.microsecond / 1e6)
-            delay = min(self.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
+            delay = min(self.schedule.poll_seconds, to_next_minute + self.rng.uniform(0.05, 1.0))
             await self.clock.wait(stop_event, delay)
         await self.prefetcher.stop()
 
@@ -258,7 +263,7 @@ class Scheduler:
                 results.append(skip)
         # Replicas walk the slots in different orders, so they rarely meet on a lock.
         self.rng.shuffle(todo)
-        gate = asyncio.Semaphore(self.concurrency)
+        gate = asyncio.Semaphore(max(1, self.schedule.concurrency))
 
         async def deliver(run: DueRun) -> PostResult:
             async with gate:
@@ -286,7 +291,7 @@ class Scheduler:
         A slot already posted (or held) is left alone unless `force`, which sends again
         under a new delivery key; an earlier failure's back-off does not apply.
         """
-        wait = self.lock_seconds * 2 if wait_seconds is None else wait_seconds
+        wait = self.schedule.lock_seconds * 2 if wait_seconds is None else wait_seconds
         return await self._deliver(channel, week, self.clock.now(), force=force,
                                    wait_seconds=wait, manual=True)
 
@@ -338,7 +343,7 @@ class Scheduler:
         wait_seconds: float = 0.0, manual: bool = False,
     ) -> PostResult:
         slot = Slot(week, channel.key, channel.scope)
-        lock = self.ledger.lock(slot, self.lock_seconds)
+        lock = self.ledger.lock(slot, self.schedule.lock_seconds)
         acquired = (await lock.acquire_waiting(wait_seconds) if wait_seconds > 0
                     else await lock.acquire())
         if not acquired:
@@ -397,7 +402,7 @@ class Scheduler:
             digest = await self.shared.for_channel(channel, slot.week)
             # It may post the parts missing, each in its turn, while the lock is ours.
             gate = _LineGate(lock)
-            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours,
+            with waiting_in_line(self.schedule.line_seconds, still_ours=gate.still_ours,
                                  in_line=gate.in_line):
                 found = await self.poster.complete_delivery(
                     channel, digest, delivery_key=entry.delivery_key, since=since)
@@ -424,7 +429,7 @@ class Scheduler:
         started = entry.first_attempt_at or entry.last_attempt_at
         if window is not None and started is not None and now - started < window - DEDUPE_MARGIN:
             return True  # the platform drops the copy if the first one arrived
-        return self.in_doubt == "resend"
+        return self.schedule.in_doubt == "resend"
 
     def _intent(self, slot: Slot, entry: LedgerEntry | None, now: datetime, *,
                 force: bool, in_doubt: bool) -> LedgerEntry:
@@ -465,11 +470,11 @@ class Scheduler:
         except asyncio.CancelledError:
             if gate.nothing_sent and not work.done():
                 work.cancel()
-                await asyncio.wait([work], timeout=self.lock_seconds)
+                await asyncio.wait([work], timeout=self.schedule.lock_seconds)
                 if work.cancelled():
                     await self._withdrawn(slot, lock, intent_raw, intent)
                 raise
-            await asyncio.wait([work], timeout=self.lock_seconds)
+            await asyncio.wait([work], timeout=self.schedule.lock_seconds)
             raise
 
     async def _withdrawn(self, slot: Slot, lock: Lock, intent_raw: bytes,
@@ -493,7 +498,7 @@ class Scheduler:
             # Its turn on the platform may be far off (a workspace of thousands of
             # channels): it waits in line, the slot's lock kept alive, rather than fail;
             # each message goes only if the lock is still this replica's then.
-            with waiting_in_line(self.line_seconds, still_ours=gate.still_ours,
+            with waiting_in_line(self.schedule.line_seconds, still_ours=gate.still_ours,
                                  in_line=gate.in_line):
                 ids = await self.poster.post_digest(channel, digest,
                                                     delivery_key=intent.delivery_key)
@@ -531,7 +536,7 @@ class Scheduler:
         """Write a confirmed post to the ledger, waiting for Redis while it is away
         (up to `record_wait_seconds`): the message is out, and a ledger left saying
         `sending` would have the next pass send it again."""
-        deadline = self.clock.monotonic() + self.record_wait_seconds
+        deadline = self.clock.monotonic() + self.schedule.record_wait_seconds
         delay = 0.1
         while True:
             try:

@@ -24,7 +24,7 @@ from github.Requester import Requester
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.errors import SourceError
 from bot.github.events import MergedPull, PayloadError, merge_id, pull_from_api
-from bot.github.policy import RequestPolicy
+from bot.github.policy import RequestPolicy, RetrySettings
 from bot.github.pool import PooledSource
 from bot.github.source import GitHubSource
 from bot.models import PullRequest
@@ -57,8 +57,8 @@ def poll_policy(requester: Requester, *, token_source: str = "given",
     """The request policy of the poller's list requests: a rate limit is never waited
     for (it ends the repository's poll until its window ends), a failure retried once."""
     return RequestPolicy(requester, api_url=requester.base_url, token_source=token_source,
-                         clock=clock, retries=POLL_RETRIES,
-                         max_wait_seconds=0.0, max_rate_waits=0)
+                         clock=clock, settings=RetrySettings(
+                             retries=POLL_RETRIES, max_wait_seconds=0.0, max_rate_waits=0))
 
 
 def poll_lister(source: GitHubSource | PooledSource, *,

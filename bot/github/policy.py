@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -49,16 +50,34 @@ class RateLimitReached(SourceError):
         self.wait_seconds = wait_seconds
 
 
-class RequestPolicy:
-    """Retries, rate-limit waits and error wording around each PyGithub call.
+@dataclass(frozen=True)
+class RetrySettings:
+    """How failed GitHub requests are met.
 
-    `max_wait_seconds`: a reset (or Retry-After) at most this far away is waited
-    for; a later one fails at once with the reset time in UTC. `on_retry(reason,
-    delay)` hears of each retry before its wait (a command line says it is retrying);
-    `retry_unresolved=False` fails at once when GitHub's host name does not resolve
-    (offline, or a mistyped `github.api_url`), where waiting rarely helps a command.
-    `clock` tells the time GitHub's reset times are compared with and lets the waits
-    pass (`Clock.pause`: the requests run in worker threads).
+    A failure is retried `retries` times, after `backoff_seconds` doubling each time;
+    a rate limit whose reset (or Retry-After) is at most `max_wait_seconds` away is
+    waited for, at most `max_rate_waits` times in one call; a later one fails at once
+    with the reset time in UTC. `retry_unresolved=False` fails at once when GitHub's
+    host name does not resolve (offline, or a mistyped `github.api_url`), where
+    waiting rarely helps a command."""
+
+    retries: int = 3
+    backoff_seconds: float = 1.0
+    max_wait_seconds: float = 60.0
+    max_rate_waits: int = 3
+    retry_unresolved: bool = True
+
+
+DEFAULT_RETRY = RetrySettings()
+
+
+class RequestPolicy:
+    """Retries, rate-limit waits and error wording around each PyGithub call, as
+    `settings` say (`RetrySettings`).
+
+    `on_retry(reason, delay)` hears of each retry before its wait (a command line says
+    it is retrying). `clock` tells the time GitHub's reset times are compared with and
+    lets the waits pass (`Clock.pause`: the requests run in worker threads).
     """
 
     def __init__(
@@ -68,23 +87,15 @@ class RequestPolicy:
         api_url: str,
         token_source: str,
         clock: Clock = SYSTEM_CLOCK,
-        retries: int = 3,
-        backoff_seconds: float = 1.0,
-        max_wait_seconds: float = 60.0,
-        max_rate_waits: int = 3,
+        settings: RetrySettings = DEFAULT_RETRY,
         on_retry: Callable[[str, float], None] | None = None,
-        retry_unresolved: bool = True,
     ) -> None:
         self.requester = requester
         self.on_retry = on_retry
-        self.retry_unresolved = retry_unresolved
+        self.settings = settings
         self.api_url = api_url
         self.token_source = token_source
         self.clock = clock
-        self.retries = retries
-        self.backoff_seconds = backoff_seconds
-        self.max_wait_seconds = max_wait_seconds
-        self.max_rate_waits = max_rate_waits
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run `fn` (one or more requests) under the policy; return its result."""
@@ -117,7 +128,7 @@ class RequestPolicy:
                 elif exc.status >= 500:
                     failures += 1
                     why = f"{exc.status} {exc.message or 'server error'}"
-                    if failures > self.retries:
+                    if failures > self.settings.retries:
                         raise SourceError(
                             f"GitHub keeps failing ({why}) after {failures} attempts; try "
                             "again later") from None
@@ -128,9 +139,9 @@ class RequestPolicy:
                     requests.exceptions.ChunkedEncodingError) as exc:
                 failures += 1
                 why = _network_reason(exc)
-                if why == HOST_NOT_FOUND and not self.retry_unresolved:
+                if why == HOST_NOT_FOUND and not self.settings.retry_unresolved:
                     raise SourceError(f"cannot reach GitHub at {self.api_url} ({why})") from None
-                if failures > self.retries:
+                if failures > self.settings.retries:
                     raise SourceError(
                         f"cannot reach GitHub at {self.api_url} ({why}) "
                         f"after {failures} attempts"
@@ -148,7 +159,7 @@ class RequestPolicy:
                 self._forget_budget()
 
     def _backoff(self, failures: int) -> float:
-        return float(self.backoff_seconds * 2 ** (failures - 1))
+        return float(self.settings.backoff_seconds * 2 ** (failures - 1))
 
     def _respect_budget(self) -> None:
         """Before a request: when the last answer left no budget, wait or fail now."""
@@ -174,7 +185,7 @@ class RequestPolicy:
             delay = max(float(reset_header) - now, 0.0) + 1.0
         if delay is None:
             delay = 60.0  # GitHub's advice for a secondary limit without headers
-        if delay > self.max_wait_seconds or waits >= self.max_rate_waits:
+        if delay > self.settings.max_wait_seconds or waits >= self.settings.max_rate_waits:
             reset = datetime.fromtimestamp(now + delay, UTC).replace(microsecond=0)
             minutes = max(round(delay / 60), 1)
             raise RateLimitReached(

@@ -30,7 +30,7 @@ from bot.github.app import APP_ID_ENV, InstallationAuth, app_credentials
 from bot.github.budget import Budget
 from bot.github.graphql import PAGE_SIZE, GraphQLBackend
 from bot.github.lookups import Lookups
-from bot.github.policy import RequestPolicy
+from bot.github.policy import DEFAULT_RETRY, RequestPolicy, RetrySettings
 from bot.github.rest import RestBackend
 from bot.models import Period, PullRequest, Snapshot
 from bot.source import RepoFacts, ReviewQueue
@@ -64,14 +64,14 @@ class GitHubSource:
     `clock` tells the time (when a rate limit resets, when a fetch was made) and lets
     the retries and rate-limit waits pass (a test's virtual clock: at once, recorded
     in its `slept`); a `HeldClock` would misjudge GitHub's reset times, so a process
-    holding the date reads snapshots, not GitHub. `max_wait_seconds` is the
-    longest rate-limit reset worth waiting for (a later one fails with its time);
-    `on_request(api, status)` is told of every HTTP request ("graphql"/"rest", the
-    status or "error" when no answer came), for metrics; `budget` keeps the GraphQL
+    holding the date reads snapshots, not GitHub. `retry` says how failures and rate
+    limits are met (`bot.github.policy.RetrySettings`); `on_request(api, status)` is
+    told of every HTTP request ("graphql"/"rest", the status or "error" when no answer
+    came), for metrics; `budget` keeps the GraphQL
     points GitHub reports (one per identity; a new one when not given). Without a
     `token` given, a GitHub App in the environment (`bot.github.app`) is used when
-    set, else the token in `github.token_env`. `on_retry` and `retry_unresolved` go to
-    the request policy (`bot.github.policy.RequestPolicy`).
+    set, else the token in `github.token_env`. `on_retry` goes to the request policy
+    (`bot.github.policy.RequestPolicy`).
     """
 
     def __init__(
@@ -82,14 +82,11 @@ class GitHubSource:
         base_url: str | None = None,
         progress: Callable[[int, int], None] | None = None,
         clock: Clock = SYSTEM_CLOCK,
-        retries: int = 3,
-        backoff_seconds: float = 1.0,
-        max_wait_seconds: float = 60.0,
+        retry: RetrySettings = DEFAULT_RETRY,
         page_size: int = PAGE_SIZE,
         on_request: Callable[[str, int | str], None] | None = None,
         budget: Budget | None = None,
         on_retry: Callable[[str, float], None] | None = None,
-        retry_unresolved: bool = True,
         app: InstallationAuth | None = None,
         name: str | None = None,
     ) -> None:
@@ -130,11 +127,8 @@ class GitHubSource:
                                    if credentials or app else f"in ${env}" if token is None
                                    else "given")),
             clock=clock,
-            retries=retries,
-            backoff_seconds=backoff_seconds,
-            max_wait_seconds=max_wait_seconds,
+            settings=retry,
             on_retry=on_retry,
-            retry_unresolved=retry_unresolved,
         )
         self.mode = "graphql" if auth is not None else "rest"
         self.backend: _Backend

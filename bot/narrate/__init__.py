@@ -15,21 +15,21 @@ from __future__ import annotations
 
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
+from bot.events import Events
 from bot.extras import require
 from bot.narrate.narrator import (
     Budget,
     MemoryNarrations,
-    NarrationEvents,
     NarrationStore,
     Narrator,
 )
 
-__all__ = ["Budget", "MemoryNarrations", "NarrationEvents", "NarrationStore", "Narrator",
+__all__ = ["Budget", "MemoryNarrations", "NarrationStore", "Narrator",
            "narrator_for"]
 
 
 def narrator_for(config: Config, store: NarrationStore | None = None, *,
-                 events: NarrationEvents | None = None, enabled: bool = True,
+                 events: Events | None = None, enabled: bool = True,
                  clock: Clock = SYSTEM_CLOCK) -> Narrator | None:
     """The narrator `config` asks for (its deadlines on the process's `clock`), or None
     when `[llm]` is absent or it is turned off for this run (`--no-llm`). Building it

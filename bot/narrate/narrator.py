@@ -19,6 +19,7 @@ from cachetools import LRUCache
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import LLMConfig
 from bot.engine.classify import is_security
+from bot.events import Events, ModelCalled, NarrationFellBack, SentencesDropped
 from bot.i18n import Translator
 from bot.models import Digest, Lang, Narration, PullAnswer, PullRequest
 from bot.narrate.apply import (
@@ -92,16 +93,6 @@ class MemoryNarrations:
         self._entries[(kind, digest)] = data
 
 
-class NarrationEvents(Protocol):
-    """What `/metrics` counts (`bot.web.metrics.Metrics` has these)."""
-
-    def llm_call(self, step: str, outcome: str, usage: Usage) -> None: ...
-
-    def llm_dropped(self, section: str, count: int) -> None: ...
-
-    def llm_fallback(self, section: str, reason: str) -> None: ...
-
-
 class Budget:
     """One digest's time for narration, shared by all its repositories: the deadline (a
     `clock.monotonic()` moment) is fixed when the first of them starts narrating."""
@@ -129,7 +120,7 @@ class Narrator:
     (the process's)."""
 
     def __init__(self, llm: LLMConfig, store: NarrationStore | None = None, *,
-                 client: ModelClient | None = None, events: NarrationEvents | None = None,
+                 client: ModelClient | None = None, events: Events | None = None,
                  breaker: Breaker | None = None, clock: Clock = SYSTEM_CLOCK) -> None:
         self.llm = llm
         self.clock = clock
@@ -219,9 +210,9 @@ class Narrator:
             return
         for section, count in outcome.dropped.items():
             if count:
-                self.events.llm_dropped(section, count)
+                self.events.emit(SentencesDropped(section, count))
         for fallback in fallbacks:
-            self.events.llm_fallback(fallback.section, fallback.reason)
+            self.events.emit(NarrationFellBack(fallback.section, fallback.reason))
 
     async def _pulls(self, wanted: Sequence[PullFacts], grounds: Evidence,
                      answers: Mapping[int, PullAnswer], lang: Lang, deadline: float
@@ -383,7 +374,8 @@ class Narrator:
 
     def _count(self, step: str, outcome: str, usage: Usage) -> None:
         if self.events is not None:
-            self.events.llm_call(step, outcome, usage)
+            self.events.emit(ModelCalled(step, outcome, usage.prompt_tokens,
+                                         usage.completion_tokens))
 
 
 def _withheld_note(numbers: Sequence[int], lang: Lang) -> tuple[str, ...]:

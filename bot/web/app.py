@@ -55,7 +55,7 @@ def app_for(services: Services, *, freeze_heap: bool = False) -> Starlette:
     routes: list[BaseRoute] = []
     limits = {"/github/webhook": MAX_WEBHOOK_BYTES}
     refusals: dict[str, dict[str, str]] = {}
-    for adapter in services.adapters.values():
+    for adapter in services.process.adapters.values():
         mounted = adapter.routes()
         routes += mounted
         paths = [route.path for route in mounted if isinstance(route, Route)]

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.clock import SYSTEM_CLOCK, Clock
+from bot.events import Event, GitHubAnswered
 
 
 @dataclass
@@ -23,6 +24,11 @@ class GitHubHealth:
     last_success_at: datetime | None = None
     last_failure_at: datetime | None = None
     last_failure: str | None = None
+
+    def on(self, event: Event) -> None:
+        """Follow GitHub's answers; the server subscribes this to its `Events`."""
+        if isinstance(event, GitHubAnswered):
+            self.record(event.status)
 
     def record(self, status: int | str) -> None:
         failed = status == "error" or (isinstance(status, int) and (

@@ -70,7 +70,10 @@ async def github_webhook(request: Request) -> Response:
     # no longer alive) is handled again; one after success is not; one while another
     # process holds it - at work, or dead with its alive mark not yet lapsed - is asked
     # for again later.
-    merges = MergeAnnouncer(services.claims, services.notifier)
+    notifier = services.process.notifier
+    if notifier is None:  # a process that does not serve chat announces nothing
+        return JSONResponse({"error": "merge notices are off"}, status_code=503)
+    merges = MergeAnnouncer(services.process.claims, notifier)
     claim = merges.key(merged)
     try:
         begun = await merges.claim(merged)

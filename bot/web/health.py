@@ -31,23 +31,24 @@ async def healthz(request: Request) -> Response:
     services = services_of(request)
     redis_state = await services.redis_status()
     healthy = redis_state["ok"] or not redis_state["configured"]
-    github_ok = services.github is None or services.github_health.ok
+    github = services.process.github
+    scheduler = services.process.scheduler
+    github_ok = github is None or services.github_health.ok
     # The latest weekly-schedule pass failed or left a channel out: posts may be missing.
-    schedule_ok = services.scheduler is None or services.scheduler.stats.last_pass_ok
+    schedule_ok = scheduler is None or scheduler.stats.last_pass_ok
     body = {
         "status": ("ok" if github_ok and schedule_ok else "degraded") if healthy
                   else "unavailable",
         "redis": redis_state,
         "platforms": services.platform_status(),
         "github": {
-            "source": "github" if services.github is not None else "snapshot",
+            "source": "github" if github is not None else "snapshot",
             "token": bool(secret(services.config.github.token_env)),
-            "app": services.github is not None and services.github.app_auth is not None,
-            "points_remaining": services.github.budget.remaining if services.github else None,
+            "app": github is not None and github.app_auth is not None,
+            "points_remaining": github.budget.remaining if github else None,
             # A pool of credentials: each one's name, reach and points (never a token).
-            **({"credentials": services.github.status()}
-               if isinstance(services.github, PooledSource) else {}),
-            **(services.github_health.status() if services.github is not None
+            **({"credentials": github.status()} if isinstance(github, PooledSource) else {}),
+            **(services.github_health.status() if github is not None
                else {"ok": True}),
         },
         "narrator": services.narrator_status(),

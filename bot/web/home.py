@@ -33,10 +33,11 @@ async def home(request: Request) -> Response:
     lang = _lang(request)
     query = report_query(lang)
     entries = []
-    for repo, settings in sorted(services.live.file.repos.items(), key=lambda r: r[0].lower()):
+    repos = services.process.live.file.repos
+    for repo, settings in sorted(repos.items(), key=lambda r: r[0].lower()):
         if settings.private:
             continue
-        week = shift_week(current_week(services.clock.now(), settings.timezone), -1)
+        week = shift_week(current_week(services.process.clock.now(), settings.timezone), -1)
         entries.append(HomeEntry(repo=repo, index=f"{report_path(repo)}{query}",
                                  latest=f"{report_path(repo, week)}{query}", week=week))
     links = PageLinks(languages={code: f"/?lang={code}" for code in LANGS}, home="")

@@ -34,12 +34,16 @@ from bot.events import (
     DigestBuilt,
     DigestPosted,
     Event,
+    GitHubAnswered,
+    GitHubPoints,
+    ModelCalled,
+    NarrationFellBack,
     NoticePosted,
     ScheduleFailed,
+    SentencesDropped,
 )
 from bot.logs import REPEATS, RepeatLimit
 from bot.models import Reply
-from bot.narrate.client import Usage
 
 # Counters' `*_created` series (when each label set first appeared) only add noise to
 # every scrape; the counts themselves are what dashboards read.
@@ -229,6 +233,16 @@ class Metrics:
                 self.schedule_failure(kind)
             case CacheLookup(kind, hit):
                 self.cache_lookup(kind, hit)
+            case GitHubAnswered(api, status):
+                self.github_request(api, status)
+            case GitHubPoints(cost, remaining, reset_at):
+                self.github_points(cost, remaining, reset_at)
+            case ModelCalled(step, outcome, prompt_tokens, completion_tokens):
+                self.llm_call(step, outcome, prompt_tokens, completion_tokens)
+            case SentencesDropped(section, count):
+                self.llm_dropped(section, count)
+            case NarrationFellBack(section, reason):
+                self.llm_fallback(section, reason)
 
     # --- hooks ----------------------------------------------------------------------
 
@@ -279,11 +293,12 @@ class Metrics:
     def report_page(self, page: str, status: int) -> None:
         self.report_pages.labels(page, str(status)).inc()
 
-    def llm_call(self, step: str, outcome: str, usage: Usage) -> None:
+    def llm_call(self, step: str, outcome: str, prompt_tokens: int, completion_tokens: int
+                 ) -> None:
         """One call to the narrator's model and the tokens it reported."""
         self.llm_calls.labels(step, outcome).inc()
-        self.llm_tokens.labels(step, "prompt").inc(usage.prompt_tokens)
-        self.llm_tokens.labels(step, "completion").inc(usage.completion_tokens)
+        self.llm_tokens.labels(step, "prompt").inc(prompt_tokens)
+        self.llm_tokens.labels(step, "completion").inc(completion_tokens)
 
     def llm_dropped(self, section: str, count: int) -> None:
         self.llm_dropped_sentences.labels(section).inc(count)

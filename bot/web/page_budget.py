@@ -32,7 +32,7 @@ def _uncached_cost(services: Services, repo: str, week: str, lang: Lang) -> int:
     weeks (the week, and the one before for the trends: in full, or its counts as the
     trends keep them) are cached fresh. Looked up on a plain cache: these looks are not
     page lookups for `/metrics`."""
-    github = services.github
+    github = services.process.github
     if github is None:
         return 0  # snapshot files or another source: GitHub is not asked
     weeks = (week, shift_week(week, -1))
@@ -42,7 +42,7 @@ def _uncached_cost(services: Services, repo: str, week: str, lang: Lang) -> int:
     if cache.get_report(repo, week, lang) is not None:
         return 0
     tz = services.config.repo(repo).timezone
-    now = services.clock.now()
+    now = services.process.clock.now()
     trends = cache.trends()
     missing = [w for w in weeks if not _held_fresh(cache, repo, w, tz, now)
                and not (w != week and trends.fresh(repo, w, tz, now))]

@@ -101,7 +101,7 @@ def _covers(snapshot: Snapshot, week: str, period: Period) -> bool:
 def served_snapshot(services: Services, repo: str) -> Snapshot | None:
     """The snapshot file the server reads `repo` from; None when it reads GitHub. A
     repository no file holds is served from an empty one: no week is available."""
-    source = services.source
+    source = services.process.source
     if not isinstance(source, SnapshotSource):
         return None
     try:
@@ -217,9 +217,9 @@ async def report_index(request: Request) -> Response:
     if isinstance(asked, Response):
         return asked
     snapshot = served_snapshot(services, asked.repo)
-    held = await cached_weeks(services.port, asked.repo)
+    held = await cached_weeks(services.process.port, asked.repo)
     weeks = await asyncio.to_thread(report_weeks, services.config, asked.repo, held,
-                                    services.clock.now(), snapshot=snapshot)
+                                    services.process.clock.now(), snapshot=snapshot)
     query = report_query(asked.lang, asked.key)
     rows = [(w, f"{report_path(asked.repo, w.week)}{query}") for w in weeks]
     links = PageLinks(languages=_language_links(asked, None),
@@ -241,7 +241,7 @@ async def report_page(request: Request) -> Response:
         return asked
     t = translator(asked.lang)
     raw_week = request.path_params["week"]
-    week = check_week(services.config, asked.repo, raw_week, services.clock.now())
+    week = check_week(services.config, asked.repo, raw_week, services.process.clock.now())
     if week is None:
         index = f"{report_path(asked.repo)}{report_query(asked.lang, asked.key)}"
         return _page_error(404, asked.lang, t("There is no report for this week."), services,
@@ -251,7 +251,7 @@ async def report_page(request: Request) -> Response:
         return RedirectResponse(f"{report_path(asked.repo, week)}{query}", status_code=308)
     async def build() -> Digest:
         await charge_page(services, asked.repo, week, asked.lang)
-        return await services.digests.report(asked.repo, week, asked.lang)
+        return await services.process.digests.report(asked.repo, week, asked.lang)
 
     try:
         # Concurrent visitors of one report share its build (and its charge).
@@ -266,7 +266,8 @@ async def report_page(request: Request) -> Response:
         response.headers["Retry-After"] = str(exc.wait_seconds)
         return response
     except SourceError as exc:
-        if isinstance(exc, UncoveredWeekError) or isinstance(services.source, SnapshotSource):
+        if isinstance(exc, UncoveredWeekError) or isinstance(services.process.source,
+                                                             SnapshotSource):
             # Read from files, a week they do not hold will not come: not a 503.
             log.info("report %s %s not in the snapshots: %s", asked.repo, week, exc)
             index = f"{report_path(asked.repo)}{query}"
@@ -280,7 +281,7 @@ async def report_page(request: Request) -> Response:
         response.headers["Retry-After"] = "120"
         return response
     tz = services.config.repo(asked.repo).timezone
-    current = current_week(services.clock.now(), tz)
+    current = current_week(services.process.clock.now(), tz)
     before, after = shift_week(week, -1), shift_week(week, 1)
     links = PageLinks(
         languages=_language_links(asked, week),

@@ -88,7 +88,7 @@ class Service:
             response_url=self.world.slack.response_url(name)))
         answer = await self.post("/slack/events", content=body, headers=slack_headers(body))
         assert answer.status_code == 200, answer.text
-        await self.services.adapters["slack"].drain(10)  # type: ignore[attr-defined]
+        await self.services.process.adapters["slack"].drain(10)  # type: ignore[attr-defined]
         return [r.json for r in self.world.slack.calls("response")
                 if r.path.endswith(f"/{name}") and r.ok]
 
@@ -106,7 +106,7 @@ class Service:
         body = urlencode({"payload": json.dumps(payload)})
         headers = slack_headers(body) if secret is None else slack_headers(body, secret=secret)
         answer = await self.post("/slack/events", content=body, headers=headers)
-        await self.services.adapters["slack"].drain(10)  # type: ignore[attr-defined]
+        await self.services.process.adapters["slack"].drain(10)  # type: ignore[attr-defined]
         return answer, [r.json for r in self.world.slack.calls("response")
                         if r.path.endswith(f"/{name}") and r.ok]
 
@@ -173,7 +173,7 @@ class Service:
         answer = await self.post("/feishu/events", content=body,
                                  headers=feishu_headers(body, SECRETS["FEISHU_ENCRYPT_KEY"]))
         assert answer.status_code == 200, answer.text
-        await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
+        await self.services.process.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
         return [c.card for c in self.world.feishu.sent_cards()[before:]]
 
     async def feishu_click(self, action: str, *, event_id: str, chat: str | None = None,
@@ -192,7 +192,7 @@ class Service:
         body = encrypt(key or SECRETS["FEISHU_ENCRYPT_KEY"], event)
         answer = await self.post("/feishu/events", content=body, headers=feishu_headers(
             body, sign_key or SECRETS["FEISHU_ENCRYPT_KEY"]))
-        await self.services.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
+        await self.services.process.adapters["feishu"].wait_idle(15)  # type: ignore[attr-defined]
         return answer, [c.card for c in self.world.feishu.sent_cards()[before:]]
 
     async def github(self, payload: dict[str, Any], *, delivery: str | None = None,
@@ -247,12 +247,12 @@ async def service_in_process(world: World, redis_url: str, workdir: Path, *,
         settings = write_config(workdir / "prdigest.toml", urls or world.urls(), **config)
         app = create_app(settings, redis_url=redis_url, clock=clock(), background=False)
         services: Services = app.state.services
-        assert isinstance(services.github, GitHubSource)  # one token
+        assert isinstance(services.process.github, GitHubSource)  # one token
         # The service's clock holds the world's date; the fake GitHub's reset times are
         # real epoch seconds: GitHub's waits go on a virtual clock at the real time,
         # passing at once and recorded.
         github_clock = VirtualClock(datetime.now(UTC))
-        github = services.github
+        github = services.process.github
         github.clock = github.policy.clock = github.budget.clock = github_clock
         github.lookups.clock = github_clock
         async with serving(app) as http:

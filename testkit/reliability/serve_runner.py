@@ -19,6 +19,7 @@ from pathlib import Path
 import uvicorn
 
 from bot.config import load_config
+from bot.delivery.schedule import ScheduleSettings
 from bot.web.app import create_app
 from bot.web.services import Services
 
@@ -42,16 +43,15 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    schedule = ScheduleSettings(lock_seconds=args.lock_seconds,
+                                build_lock_seconds=args.lock_seconds,
+                                poll_seconds=args.poll_seconds)
     app = create_app(load_config(args.config), redis_url=os.environ.get("REDIS_URL"),
-                     config_file=args.config)
+                     config_file=args.config, schedule=schedule)
     services: Services = app.state.services
-    services.claims.alive_seconds = args.alive_seconds
-    if services.scheduler is not None:
-        services.scheduler.lock_seconds = args.lock_seconds
-        services.scheduler.build_lock_seconds = args.lock_seconds
-        services.scheduler.poll_seconds = args.poll_seconds
-    if services.flusher is not None:
-        services.flusher.interval_seconds = args.poll_seconds
+    services.process.claims.alive_seconds = args.alive_seconds
+    if services.process.flusher is not None:
+        services.process.flusher.interval_seconds = args.poll_seconds
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level=args.log_level,
                 lifespan="on")
 

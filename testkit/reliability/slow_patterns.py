@@ -85,7 +85,7 @@ async def pattern_under_load(redis_url: str, workdir: Path) -> PatternOutcome:
             if answer.status_code == 200:
                 outcome.notified = len(answer.json().get("notified", []))
             started = time.perf_counter()
-            digest = await service.services.digests.build(REPO, WEEK, "en")
+            digest = await service.services.process.digests.build(REPO, WEEK, "en")
             outcome.digest_seconds = time.perf_counter() - started
             outcome.digest_pulls = digest.counts.total
             stop.set()

@@ -42,7 +42,7 @@ def said(answers: list[dict[str, Any]]) -> str:
 
 
 async def test_a_slack_admin_mutes_the_channels_notices_for_a_day(service: Service) -> None:
-    clock = service.services.clock
+    clock = service.services.process.clock
     assert isinstance(clock, HeldClock)
     assert await service.slack("subscribe rollout", user=SLACK_ADMIN)
 

@@ -24,6 +24,7 @@ import pytest_asyncio
 
 from adapters.base import ChatAdapter, ParentGone
 from adapters.feishu.adapter import FeishuAdapter
+from adapters.poster import AdapterNotices
 from adapters.slack.adapter import SlackAdapter
 from adapters.telegram.adapter import TelegramAdapter
 from bot.config import Config, load_config
@@ -33,7 +34,6 @@ from bot.engine import build_digest
 from bot.models import PullAnswer, Reply
 from bot.pacing import LocalPacer
 from bot.snapshot import read_snapshot
-from bot.web.services import AdapterNotices
 from testkit import EXAMPLES
 from testkit.clock import VirtualClock
 from testkit.coordination import local_claims

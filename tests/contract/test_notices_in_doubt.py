@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import pytest_asyncio
 
+from adapters.poster import AdapterNotices
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.payloads import NOTICE_EVENT
 from bot.clock import HeldClock
@@ -26,7 +27,6 @@ from bot.snapshot import read_snapshot
 from bot.source import SnapshotSource
 from bot.store.memory import MemoryCoordination
 from bot.store.notice_batches import NoticeBatches
-from bot.web.services import AdapterNotices
 from testkit import EXAMPLES
 from testkit.coordination import claims_on, local_claims
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bot.cli import app
-from bot.cli.post import adapter_for
+from bot.compose import outbound_adapter
 from bot.config import Config
 from bot.digests import Digests
 from bot.errors import ConfigError
@@ -172,7 +172,7 @@ def test_post_names_only_the_secret_a_post_needs(no_secrets: None, config: Confi
     for platform, needed in (("slack", "SLACK_BOT_TOKEN"), ("telegram", "TELEGRAM_BOT_TOKEN"),
                              ("feishu", "FEISHU_APP_ID, FEISHU_APP_SECRET")):
         with pytest.raises(ConfigError) as raised:
-            adapter_for(Digests(config, source), platform)
+            outbound_adapter(Digests(config, source), platform)
         assert str(raised.value).endswith(f"set {needed}")
 
 
@@ -182,7 +182,7 @@ def test_post_builds_each_platform_from_its_post_secrets_alone(
     for name in ("SLACK_BOT_TOKEN", "TELEGRAM_BOT_TOKEN", "FEISHU_APP_ID", "FEISHU_APP_SECRET"):
         monkeypatch.setenv(name, "x123")
     for platform in ("slack", "telegram", "feishu"):
-        adapter = adapter_for(Digests(config, source), platform)
+        adapter = outbound_adapter(Digests(config, source), platform)
         assert adapter.routes() == []  # it posts; it receives nothing
         asyncio.run(adapter.close())
 

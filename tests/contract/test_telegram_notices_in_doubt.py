@@ -10,11 +10,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from adapters.poster import AdapterNotices
 from bot.delivery.notices import MergeNotifier, NoticeResult
 from bot.digests import Digests
 from bot.source import SnapshotSource
 from bot.store.memory import MemoryCoordination
-from bot.web.services import AdapterNotices
 from testkit.coordination import claims_on
 from testkit.fakes.telegram import FakeTelegram
 from testkit.server_support import NOW, REPO, example_config, example_snapshot, snapshot_pull

@@ -98,7 +98,7 @@ async def test_private_report_pages_look_exactly_like_unknown_ones(service: Serv
 async def test_only_admins_change_a_channels_subscriptions(service: Service) -> None:
     refused = _shown(await service.slack("subscribe rollout", user="U0SOMEONE"))
     assert "Only this chat's admins" in refused
-    store = service.services.handler.subscriptions
+    store = service.services.process.handler.subscriptions
     assert store is not None and store.topics("slack:C0123456") == set()
     accepted = _shown(await service.slack("subscribe rollout", user=SLACK_ADMIN))
     assert "Only this chat's admins" not in accepted

@@ -42,7 +42,7 @@ def _text(payloads: list[dict[str, object]]) -> str:
 
 
 async def _tick(service: Service, at: datetime = MONDAY) -> dict[str, str]:
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     return {r.channel: r.status for r in await tick_at(scheduler, at)}
 
@@ -114,12 +114,12 @@ async def test_github_staying_down_serves_the_cached_week_with_a_note(
     """The week was fetched once; its freshness runs out while GitHub is down: chat
     digests and the weekly posts use the cached copy and say how old it is: all on the
     Monday morning the posts are due."""
-    service.services.clock.set(MONDAY)  # type: ignore[attr-defined]
+    service.services.process.clock.set(MONDAY)  # type: ignore[attr-defined]
     first = _text(await service.slack("digest last week"))
     assert STALE_NOTE not in first
     assert service.services.cache is not None
     age_cached_weeks(service.services.cache,
-                     REPO, WEEK, "2026-W28", TZ, service.services.clock.now())
+                     REPO, WEEK, "2026-W28", TZ, service.services.process.clock.now())
     # The week before was read for its trend counts only, kept under its own key.
     assert service.services.cache.get_week(
         REPO, "2026-W28", TZ) is None

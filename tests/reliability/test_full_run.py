@@ -39,7 +39,7 @@ async def test_a_full_run_is_inert_never_5xx_and_leaks_no_secret(
         assert await service.feishu(question), question
     assert await service.slack("subscribe rollout", user=SLACK_ADMIN)
 
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     posted = await tick_at(scheduler, MONDAY)
     assert sorted(r.status for r in posted) == ["posted"] * 4, posted

@@ -38,7 +38,7 @@ async def test_a_half_posted_digest_is_completed_not_repeated(
     real = slack_adapter_module.render_digest_messages
     monkeypatch.setattr(slack_adapter_module, "render_digest_messages",
                         lambda d: real(d, max_chars=700))
-    slack = service.services.adapters["slack"]
+    slack = service.services.process.adapters["slack"]
     digest = long_digest()
     started = datetime.now(UTC)
     service.world.slack.fail_next("chat.postMessage", status=500, body="down", after=2)
@@ -62,7 +62,7 @@ async def test_the_scheduler_records_a_delivery_it_finds_instead_of_resending(
         service: Service) -> None:
     """The ledger says `sending` (a replica died after Slack took the digest); the next
     pass finds the digest in the channel and records it."""
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
     assert channel is not None
@@ -89,7 +89,7 @@ async def test_the_scheduler_records_a_delivery_it_finds_instead_of_resending(
 async def test_without_history_access_the_policy_decides(service: Service) -> None:
     """A bot without `channels:history` cannot look: the slot is re-sent (the default
     policy), and the log says a digest may have been sent twice."""
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
     assert channel is not None
@@ -116,7 +116,7 @@ async def test_a_send_that_failed_part_way_is_completed_on_the_retry_not_repeate
     real = slack_adapter_module.render_digest_messages
     monkeypatch.setattr(slack_adapter_module, "render_digest_messages",
                         lambda d: real(d, max_chars=700))
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     slack = [c for c in service.services.config.channels if c.platform == "slack"]
     service.world.slack.fail_next("chat.postMessage", status=500, body="down", after=2)
@@ -136,11 +136,11 @@ async def test_a_post_whose_answer_timed_out_is_found_on_the_retry_not_repeated(
         service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
     """Slack took the digest but its answer never came (the client timed out): the slot
     is recorded failed, and the retry finds the digest in the channel."""
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     channel = service.services.config.channel(f"slack:{SLACK_CHANNEL}")
     assert channel is not None
-    client = service.services.adapters["slack"].outbound.client  # type: ignore[attr-defined]
+    client = service.services.process.adapters["slack"].outbound.client  # type: ignore[attr-defined]
     real = client.chat_postMessage
 
     async def taken_then_timed_out(**arguments: object) -> object:

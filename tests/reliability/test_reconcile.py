@@ -13,13 +13,13 @@ import msgspec
 import pytest
 from github import Github
 
+from adapters.poster import AdapterNotices
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
 from bot.github.closed import PullLister
 from bot.models import PullRequest
 from bot.source import SnapshotSource
 from bot.web.app import create_app
-from bot.web.services import AdapterNotices
 from testkit.coordination import local_claims
 from testkit.reliability.killable_redis import KillableRedis
 from testkit.server_support import (
@@ -86,12 +86,12 @@ async def test_merges_answered_503_in_a_redis_outage_are_announced_once_afterwar
                          source=SnapshotSource(example_snapshot()), adapters=adapters,
                          pull_lister=PullLister(hub.requester))
         services = services_of(app)
-        assert services.poller is not None, "with a webhook the poller reconciles"
-        services.poller.interval_seconds = 0.5
-        services.scheduler = None  # this test is about notices only
+        assert services.process.poller is not None, "with a webhook the poller reconciles"
+        services.process.poller.interval_seconds = 0.5
+        services.process.scheduler = None  # this test is about notices only
         answers = []
         async with serving(app) as http:
-            while not services.poller.polls:
+            while not services.process.poller.polls:
                 await asyncio.sleep(0.05)
             redis_server.kill()
             started = time.monotonic()

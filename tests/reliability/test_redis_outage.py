@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import AsyncIterator
@@ -98,7 +99,7 @@ async def test_redis_stopped_and_restarted_mid_run(
         async with running(fakes, server, tmp_path) as service:
             assert (await service.get("/healthz")).json()["status"] == "ok"
             assert await service.slack("subscribe rollout", user=SLACK_ADMIN)
-            scheduler = service.services.scheduler
+            scheduler = service.services.process.scheduler
             assert scheduler is not None
 
             server.kill()
@@ -122,7 +123,7 @@ async def test_redis_stopped_and_restarted_mid_run(
             await _tick_as_the_loop_does(scheduler, MONDAY + timedelta(minutes=1))
             again = await tick_at(scheduler, MONDAY + timedelta(minutes=2))
             assert {r.status for r in again} == {"already-posted"}
-            store = service.services.handler.subscriptions
+            store = service.services.process.handler.subscriptions
             assert store is not None and store.topics(f"slack:{SLACK_CHANNEL}") == {"rollout"}
             assert await service.slack("subscribe npu", user=SLACK_ADMIN)
             assert store.topics(f"slack:{SLACK_CHANNEL}") == {"rollout", "npu"}
@@ -138,12 +139,12 @@ async def test_redis_lost_between_a_post_and_its_ledger_write(
         urls = fakes.urls()
         urls.slack = proxy.base_url
         async with running(fakes, server, tmp_path, urls) as service:
-            scheduler = service.services.scheduler
+            scheduler = service.services.process.scheduler
             assert scheduler is not None
             # Slots and digest builds locked when Redis died stay locked until their
             # lock expires (60 s and 120 s in production, where the next pass is a
             # minute later anyway): 1 s here.
-            scheduler.lock_seconds = scheduler.build_lock_seconds = 1.0
+            scheduler.schedule = dataclasses.replace(scheduler.schedule, lock_seconds=1.0)
             hold = proxy.hold("chat.postMessage", when="after")
             first = asyncio.create_task(tick_at(scheduler, MONDAY))
             await asyncio.to_thread(hold.parked.wait, 20)

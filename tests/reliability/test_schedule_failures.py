@@ -16,7 +16,7 @@ MONDAY = datetime(2026, 7, 20, 1, 5, tzinfo=UTC)  # every channel's W29 post is 
 
 async def test_a_channel_left_out_of_a_pass_degrades_healthz_and_counts(
         service: Service) -> None:
-    scheduler = service.services.scheduler
+    scheduler = service.services.process.scheduler
     assert scheduler is not None
     healthy = (await service.get("/healthz")).json()
     assert healthy["status"] == "ok" and healthy["scheduler"]["failed_passes"] == 0
