@@ -47,7 +47,7 @@ class Blip:
 
 async def notice_blip(app: Starlette, adapters: dict[str, Any], *, passing: int) -> Blip:
     """One blip at the chosen step, then the redelivery and one more."""
-    claims = services_of(app).claims
+    claims = services_of(app).process.claims
     flaky = FlakyPort(claims.port, down_on="notice:", passing=passing)
     claims.store = flaky.claims
     body, headers = webhook_request(merged_event(snapshot_pull(MERGE)), delivery="d-blip")

@@ -227,7 +227,7 @@ async def test_healthz_names_the_master_that_fails_until_a_replica_takes_over(
     async with serving(app) as http:
         before = await http.get("/healthz")
         # Not the node a single PING would go to: that one alone would not show it.
-        default = services_of(app).port.client.get_default_node().port  # type: ignore[attr-defined]
+        default = services_of(app).process.port.client.get_default_node().port  # type: ignore[attr-defined]
         victim = cluster.kill_master(next(p for p in cluster.masters() if p != default))
         during = await http.get("/healthz")
         new = await asyncio.to_thread(cluster.wait_for_failover, victim)

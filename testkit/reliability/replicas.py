@@ -150,6 +150,8 @@ class Replicas:
     def start(self, replicas: Sequence[Replica] | None = None) -> None:
         """Start the given replicas (all by default) at once."""
         chosen = list(self.replicas if replicas is None else replicas)
+        if not chosen:  # every replica asked for is already up
+            return
         with ThreadPoolExecutor(len(chosen)) as pool:
             list(pool.map(Replica.start, chosen))
 
