@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 from starlette.routing import BaseRoute
 
 from bot.chat.inbound import CommandAnswering, FirstSeen
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config
 from bot.errors import DeliveryInDoubt, ThreadGone
 from bot.models import Digest, Reply
@@ -90,10 +91,15 @@ class AdapterFactory(Protocol):
     `[platforms.<name>]` settings declare (`post_lanes`: the bot's, the chat's, at the
     platform's documented rates) on `pacer` - the lanes every replica shares in Redis
     (`bot.store.pacing.SharedPacer`), or this process's own when None - and a 429 holds
-    those lanes off for its Retry-After."""
+    those lanes off for its Retry-After.
+
+    Its time is the process's `clock`: every wait that is its behaviour (a hold-off, a
+    back-off, an inbox's patience) and every age it keeps (a token's, a cached
+    answer's) pass on it, so a test's virtual clock runs them at once."""
 
     def from_config(self, config: Config, handler: CommandAnswering, deduper: FirstSeen, *,
-                    pacer: Pacer | None = None, **overrides: Any) -> ChatAdapter | None: ...
+                    pacer: Pacer | None = None, clock: Clock = SYSTEM_CLOCK,
+                    **overrides: Any) -> ChatAdapter | None: ...
 
 
 class PayloadBuilder(Protocol):

@@ -254,7 +254,7 @@ def _serving(process: Process, adapters: Mapping[str, ChatAdapter] | None,
         # without Redis).
         pacer = SharedPacer(port, clock=clock) if port.shared else LocalPacer(clock)
         adapters = build_adapters(config, process.handler, process.claims, overrides,
-                                  pacer=pacer)
+                                  pacer=pacer, clock=clock)
     process.adapters = dict(adapters)
     process.notifier = MergeNotifier(process.digests, process.claims,
                                      AdapterNotices(process.adapters), events=events,
@@ -297,7 +297,7 @@ def outbound_adapter(digests: Digests, platform: str, *, pacer: Pacer | None = N
                           f"{', '.join(missing)}")
     adapter = factory.from_config(config, CommandHandler(digests),
                                   Claims(MemoryCoordination(digests.clock)),
-                                  outbound_only=True, pacer=pacer)
+                                  outbound_only=True, pacer=pacer, clock=digests.clock)
     if adapter is None:
         raise ConfigError(f"{platform} is not configured in this environment")
     return adapter
@@ -316,10 +316,12 @@ def check_postable(platform: str) -> PlatformSpec:
 
 def build_adapters(config: Config, handler: CommandAnswering, deduper: FirstSeen,
                    overrides: Mapping[str, Mapping[str, Any]] | None = None, *,
-                   pacer: Pacer | None = None) -> dict[str, ChatAdapter]:
+                   pacer: Pacer | None = None, clock: Clock = SYSTEM_CLOCK
+                   ) -> dict[str, ChatAdapter]:
     """Each registered platform's adapter whose secrets are set, answering through
-    `handler` and posting in its turns on `pacer`; `overrides[platform]` go to its
-    `from_config` (tests). A platform without credentials is not even imported."""
+    `handler`, posting in its turns on `pacer` and keeping its time on `clock` (the
+    process's); `overrides[platform]` go to its `from_config` (tests). A platform
+    without credentials is not even imported."""
     overrides = overrides or {}
     built: dict[str, ChatAdapter] = {}
     for spec in PLATFORMS:
@@ -328,7 +330,8 @@ def build_adapters(config: Config, handler: CommandAnswering, deduper: FirstSeen
             log.info("%s off: %s not set", spec.name, ", ".join(missing) or "credentials")
             continue
         adapter = spec.adapter().from_config(config, handler, deduper,
-                                             **{"pacer": pacer, **overrides.get(spec.name, {})})
+                                             **{"pacer": pacer, "clock": clock,
+                                                **overrides.get(spec.name, {})})
         if adapter is not None:
             built[spec.name] = adapter
     return built

@@ -78,9 +78,10 @@ OPEN_ADAPTERS: list[SlackAdapter] = []
 
 def make_adapter(config: Config, handler: Any, deduper: Claims, fake: FakeSlack,
                  **overrides: Any) -> SlackAdapter:
-    """The adapter on the fake; it takes its turns on a virtual clock unless given a
-    `pacer` (a chat's one message a second costs no wall time)."""
-    overrides.setdefault("pacer", LocalPacer(VirtualClock()))
+    """The adapter on the fake; it takes its turns on a virtual clock - its `clock`, when
+    given one - unless given a `pacer` (a chat's one message a second costs no wall
+    time)."""
+    overrides.setdefault("pacer", LocalPacer(overrides.get("clock") or VirtualClock()))
     if isinstance(handler, RecordingHandler) and handler.config is None:
         handler.config = config
     adapter = SlackAdapter.from_config(config, handler, deduper, api_url=fake.base_url,

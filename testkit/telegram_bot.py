@@ -93,10 +93,10 @@ async def running(
 ) -> AsyncIterator[tuple[TelegramAdapter, httpx.AsyncClient]]:
     """An adapter on the fake, its webhook route behind an ASGI client; it tells
     deliveries apart in `port`'s claims, and takes its turns (and waits out flood
-    control) on a virtual clock unless given a `pacer`."""
+    control) on a virtual clock - its `clock`, when given one - unless given a `pacer`."""
     settings: dict[str, Any] = {"token": tg.token, "secret_token": SECRET,
                                 "api_url": tg.base_url, "max_retries": 2,
-                                "pacer": LocalPacer(VirtualClock())}
+                                "pacer": LocalPacer(options.get("clock") or VirtualClock())}
     settings.update(options)
     adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), claims_on(port), **settings)
     app = Starlette(routes=adapter.routes())

@@ -68,6 +68,7 @@ from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, secret
 from bot.models import Admission, Digest, Lang, Reply
 from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
@@ -139,7 +140,7 @@ class FeishuAdapter:
         auto_reconnect: bool = True,
         freshness_seconds: float = FRESHNESS_SECONDS,
         bot_open_id: str | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
         max_send_attempts: int = 3,
         max_rate_limit_wait: float = MAX_TURN_WAIT,
         timeout_seconds: float = 10.0,
@@ -161,11 +162,12 @@ class FeishuAdapter:
         self.sdk_config = sdk_config(app_id, app_secret, domain, timeout_seconds)
         self._transport = FeishuTransport(self.sdk_config, TENANT_TOKENS)
         self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
-                            chat_admins=functools.partial(is_chat_admin, self._transport))
+                            chat_admins=functools.partial(is_chat_admin, self._transport),
+                            clock=clock)
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
                                   max_wait=max_rate_limit_wait,
-                                  pacer=pacer if pacer is not None else LocalPacer(),
-                                  lanes=post_lanes or FeishuSettings().post_lanes)
+                                  pacer=pacer if pacer is not None else LocalPacer(clock),
+                                  lanes=post_lanes or FeishuSettings().post_lanes, clock=clock)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
@@ -254,17 +256,22 @@ class FeishuAdapter:
         await self._transport.close()
 
     async def wait_idle(self, timeout: float = 10.0) -> None:
-        """Wait until every event received so far has been answered (or failed)."""
-        deadline = time.monotonic() + timeout
+        """Wait until every event received so far has been answered (or failed), for at
+        most `timeout` seconds of real time: the answers are requests to Feishu in
+        flight, which a virtual clock's deadline would pass before they end."""
+        try:
+            await asyncio.wait_for(self._idle(), timeout)
+        except TimeoutError:
+            logger.warning("feishu: %d answers still running at shutdown",
+                           len(self._tasks) + self._scheduled)
+
+    async def _idle(self) -> None:
         while self._tasks or self._scheduled:
-            if time.monotonic() > deadline:
-                logger.warning("feishu: %d answers still running at shutdown",
-                               len(self._tasks) + self._scheduled)
-                return
             if self._tasks:
-                await asyncio.wait(set(self._tasks), timeout=max(0.0, deadline - time.monotonic()))
+                await asyncio.wait(set(self._tasks))
             else:
-                await asyncio.sleep(0.01)
+                # An event of the long connection's thread, on its way to this loop.
+                await self._clock.sleep(0.01)
 
     # --- inbound: the webhook --------------------------------------------------------
 
@@ -286,7 +293,9 @@ class FeishuAdapter:
         if not isinstance(parsed, dict):
             return JSONResponse({"msg": "body is not a JSON object"}, status_code=400)
         headers = sdk_headers(request.headers)
-        if not is_fresh(headers.get(TIMESTAMP_HEADER), self._clock(), self._freshness):
+        # The signed timestamp is Feishu's real time: judged against the machine's, not
+        # the process's clock (a held date, `serve --snapshot`, would refuse every event).
+        if not is_fresh(headers.get(TIMESTAMP_HEADER), time.time(), self._freshness):
             return JSONResponse({"msg": "unauthorized"}, status_code=401)
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
@@ -422,7 +431,7 @@ class FeishuAdapter:
         if self._bot_open_id is not None:
             return
         async with self._identity_lock:
-            now = time.monotonic()
+            now = self._clock.monotonic()
             if self._bot_open_id is not None or (
                 self._identity_checked_at is not None
                 and now - self._identity_checked_at < _IDENTITY_RETRY_SECONDS

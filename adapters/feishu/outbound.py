@@ -24,6 +24,7 @@ from adapters.feishu.render import Card, card_content
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
 from adapters.sending import Again, send_in_turn
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Lane, Pacer
 
 logger = logging.getLogger(__name__)
@@ -41,17 +42,18 @@ _SERVER_ERROR_BACKOFF = 0.5
 class CardSender:
     """Sends the cards of one app (`app_id`) over `transport`, each in its turn of
     `lanes(chat)` on `pacer`: at most `max_attempts` tries a card, a turn waited for at
-    most `max_wait` seconds."""
+    most `max_wait` seconds, a 5xx's back-off waited out on `clock`."""
 
     def __init__(self, transport: FeishuTransport, app_id: str, *, max_attempts: int,
                  max_wait: float, pacer: Pacer,
-                 lanes: Callable[[str], Sequence[Lane]]) -> None:
+                 lanes: Callable[[str], Sequence[Lane]], clock: Clock = SYSTEM_CLOCK) -> None:
         self.transport = transport
         self.app_id = app_id
         self.max_attempts = max(1, max_attempts)
         self.max_wait = max_wait
         self.pacer = pacer
         self.lanes = lanes
+        self.clock = clock
 
     async def create(self, body: dict[str, Any]) -> str:
         """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
@@ -104,7 +106,7 @@ class CardSender:
 
         return await send_in_turn(
             attempt, pacer=self.pacer, lanes=self.lanes(chat), attempts=self.max_attempts,
-            max_wait=self.max_wait, late=lambda late: DeliveryError(
+            max_wait=self.max_wait, clock=self.clock, late=lambda late: DeliveryError(
                 f"feishu is rate limited for {late.seconds:.0f} s more; the card was not sent"))
 
 

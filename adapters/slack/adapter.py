@@ -76,7 +76,7 @@ from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.chat.overviews import ChatOverviews
 from bot.chat.previews import PullPreviews
-from bot.clock import SYSTEM_CLOCK
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, secret
 from bot.models import Admission, Digest, Lang, Reply
 from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
@@ -128,6 +128,7 @@ class SlackAdapter:
         pacer: Pacer | None = None,
         post_lanes: Callable[[str], Sequence[Lane]] | None = None,
         max_turn_wait: float = MAX_TURN_WAIT,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if socket_mode and not app_token:
             raise ValueError("Socket Mode needs an app-level token (xapp-...)")
@@ -139,15 +140,15 @@ class SlackAdapter:
         self.bot_names = bot_names
         self._http_enabled = bool(signing_secret)
         self._app_token = app_token
-        handlers = retry_handlers(rate_limit_retries)
+        handlers = retry_handlers(rate_limit_retries, clock=clock)
         self.client = AsyncWebClient(token=bot_token, base_url=api_url,
                                      retry_handlers=handlers)
         self.inbox = Inbox(handler, deduper, default_lang=self.default_lang,
-                           chat_admins=functools.partial(is_chat_admin, self.client))
+                           chat_admins=functools.partial(is_chat_admin, self.client), clock=clock)
         self.outbound = SlackOutbound(
-            self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(),
+            self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(clock),
             lanes=post_lanes or SlackSettings().post_lanes,
-            post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait)
+            post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait, clock=clock)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
         self._signing_secret = signing_secret or secrets.token_hex(32)
@@ -168,7 +169,7 @@ class SlackAdapter:
                                if isinstance(handler, CommandHandler) else (None, None))
         self.unfurls = SlackUnfurls(self.client, previews, deduper)
         self.home = SlackHome(self.client, overviews, default_lang=self.default_lang,
-                              clock=overviews.handler.clock if overviews else SYSTEM_CLOCK)
+                              clock=clock)
         self.app.event("link_shared")(self._on_link_shared)
         self.app.event("app_home_opened")(self._on_home_opened)
         self._http = AsyncSlackRequestHandler(self.app)

@@ -15,11 +15,12 @@ from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler, default_interval_calculator
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
+from slack_sdk.http_retry.interval_calculator import RetryIntervalCalculator
 from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
@@ -30,6 +31,7 @@ from adapters.base import DeliveryError, ParentGone
 from adapters.sending import Again, send_in_turn, send_parts
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.slack.render import SlackMessage
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Lane, Pacer
 from bot.redaction import URL_PATH, Redact
 
@@ -44,10 +46,33 @@ THREAD_GONE = "thread_not_found"
 HISTORY_MARGIN_SECONDS = 300
 
 
+class ConnectionRetry(AsyncConnectionErrorRetryHandler):
+    """A dropped or refused connection tried again as slack_sdk does by default, its
+    back-off waited out on `clock` rather than the SDK's own sleep."""
+
+    def __init__(self, *, clock: Clock = SYSTEM_CLOCK,
+                 interval_calculator: RetryIntervalCalculator = default_interval_calculator
+                 ) -> None:
+        super().__init__(interval_calculator=interval_calculator)
+        self.clock = clock
+
+    async def prepare_for_next_attempt_async(
+            self, *, state: RetryState, request: HttpRequest,
+            response: HttpResponse | None = None, error: Exception | None = None) -> None:
+        state.next_attempt_requested = True
+        await self.clock.sleep(
+            self.interval_calculator.calculate_sleep_duration(state.current_attempt))
+        state.increment_current_attempt()
+
+
 class RateLimitRetryButPosts(AsyncRateLimitErrorRetryHandler):
-    """HTTP 429 retried after `Retry-After` by the SDK, except chat.postMessage's: a post
-    is retried in its next turn of the pacing lanes (`SlackOutbound.post`), which the
-    429 has held off for every sender."""
+    """HTTP 429 retried after its `Retry-After`, waited out on `clock`, except
+    chat.postMessage's: a post is retried in its next turn of the pacing lanes
+    (`SlackOutbound.post`), which the 429 has held off for every sender."""
+
+    def __init__(self, *, max_retry_count: int, clock: Clock = SYSTEM_CLOCK) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.clock = clock
 
     async def _can_retry_async(self, *, state: RetryState, request: HttpRequest,
                                response: HttpResponse | None = None,
@@ -57,15 +82,35 @@ class RateLimitRetryButPosts(AsyncRateLimitErrorRetryHandler):
         return await super()._can_retry_async(state=state, request=request,
                                               response=response, error=error)
 
+    async def prepare_for_next_attempt_async(
+            self, *, state: RetryState, request: HttpRequest,
+            response: HttpResponse | None = None, error: Exception | None = None) -> None:
+        if response is None:  # only a 429 is retried here, and it has an answer
+            raise error or RuntimeError("a 429 retried without its answer")
+        state.next_attempt_requested = True
+        await self.clock.sleep(retry_after_header(response.headers))
+        state.increment_current_attempt()
 
-def retry_handlers(rate_limit_retries: int = 2) -> list[AsyncRetryHandler]:
+
+def retry_handlers(rate_limit_retries: int = 2, *,
+                   clock: Clock = SYSTEM_CLOCK) -> list[AsyncRetryHandler]:
     """Connection errors as slack_sdk retries them by default, plus HTTP 429 (but a
-    post's): the SDK sleeps for `Retry-After` and tries again (its default handlers do
-    not)."""
+    post's): the wait its `Retry-After` asks for, then again (the SDK's default
+    handlers do not); every wait on `clock`."""
     return [
-        AsyncConnectionErrorRetryHandler(),
-        RateLimitRetryButPosts(max_retry_count=rate_limit_retries),
+        ConnectionRetry(clock=clock),
+        RateLimitRetryButPosts(max_retry_count=rate_limit_retries, clock=clock),
     ]
+
+
+def retry_after_header(headers: Mapping[str, Any] | None) -> float:
+    """The seconds a 429's `Retry-After` asks to wait; one when it does not say."""
+    named = {str(k).lower(): v for k, v in (headers or {}).items()}
+    value = named.get("retry-after", "1")
+    try:
+        return max(0.0, float(value[0] if isinstance(value, list) else value))
+    except (TypeError, ValueError, IndexError):
+        return 1.0
 
 
 def retry_after(error: SlackApiError) -> float | None:
@@ -73,28 +118,25 @@ def retry_after(error: SlackApiError) -> float | None:
     answer."""
     if error.response.status_code != 429:
         return None
-    headers = {str(k).lower(): v for k, v in (error.response.headers or {}).items()}
-    value = headers.get("retry-after", "1")
-    try:
-        return max(0.0, float(value[0] if isinstance(value, list) else value))
-    except (TypeError, ValueError):
-        return 1.0
+    return retry_after_header(error.response.headers)
 
 
 class SlackOutbound:
     """What the adapter sends through `client` (slack_sdk's, with `retry_handlers`):
     each post in its turn of `lanes(channel)` on `pacer`, tried `post_attempts` times
-    while Slack answers 429, waiting at most `max_wait` seconds for a turn."""
+    while Slack answers 429, waiting at most `max_wait` seconds for a turn (a 429's
+    hold-off without lanes waited out on `clock`)."""
 
     def __init__(self, client: AsyncWebClient, retry_handlers: list[AsyncRetryHandler], *,
                  pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], post_attempts: int,
-                 max_wait: float) -> None:
+                 max_wait: float, clock: Clock = SYSTEM_CLOCK) -> None:
         self.client = client
         self.retry_handlers = retry_handlers
         self.pacer = pacer
         self.lanes = lanes
         self.post_attempts = max(1, post_attempts)
         self.max_wait = max_wait
+        self.clock = clock
         self._session: aiohttp.ClientSession | None = None
 
     def session(self) -> aiohttp.ClientSession:
@@ -186,7 +228,7 @@ class SlackOutbound:
 
         return await send_in_turn(
             attempt, pacer=self.pacer, lanes=self.lanes(channel_id),
-            attempts=self.post_attempts, max_wait=self.max_wait,
+            attempts=self.post_attempts, max_wait=self.max_wait, clock=self.clock,
             late=lambda late: DeliveryError(
                 f"Slack is rate limited for chat.postMessage to {channel_id} for "
                 f"{late.seconds:.0f} s more"))

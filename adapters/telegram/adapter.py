@@ -57,6 +57,7 @@ from adapters.telegram.request import AiohttpRequest, NoAnswer
 from adapters.telegram.settings import TelegramSettings, telegram_settings
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
@@ -110,6 +111,7 @@ class TelegramAdapter:
         post_lanes: Callable[[str], Sequence[Lane]] | None = None,
         send_timeout: float = TelegramSettings().send_timeout_seconds,
         in_doubt: str = TelegramSettings().in_doubt,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if not polling and not secret_token and not outbound_only:
             raise ConfigError("telegram: webhook mode needs a secret token")
@@ -142,9 +144,10 @@ class TelegramAdapter:
             .token(token)
             .base_url(api_url)
             .base_file_url(file_url or _file_url(api_url))
-            .rate_limiter(PacedLimiter(pacer if pacer is not None else LocalPacer(),
+            .rate_limiter(PacedLimiter(pacer if pacer is not None else LocalPacer(clock),
                                        post_lanes or TelegramSettings().post_lanes,
-                                       max_retries=max_retries, max_wait=max_retry_wait))
+                                       max_retries=max_retries, max_wait=max_retry_wait,
+                                       clock=clock))
             .concurrent_updates(concurrent_updates)
             .request(self._requests[0])
             # Long polling holds its one connection for `poll_timeout` seconds.
@@ -156,7 +159,7 @@ class TelegramAdapter:
         self.application: PTBApplication = builder.build()
         self.application.add_error_handler(self._on_error)
         self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
-                            chat_admins=self._is_chat_admin)
+                            chat_admins=self._is_chat_admin, clock=clock)
 
     async def _is_chat_admin(self, question: Question) -> bool:
         """Whether the asker is the chat's creator or an administrator (Telegram's

@@ -17,6 +17,7 @@ from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
 from adapters.sending import Again, send_in_turn
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Lane, Pacer
 
 __all__ = ["PacedLimiter", "retry_after_seconds"]
@@ -45,14 +46,16 @@ class PacedLimiter(BaseRateLimiter[None]):
     a request Telegram refused with 429 holds its lanes off for the `retry_after` it
     named and goes again in its next turn, at most `max_retries` times. A turn further
     away than `max_wait` seconds is not waited for: the flood-control error goes up to
-    the caller. Other methods go at once (a 429 on them is waited out here)."""
+    the caller. Other methods go at once (a 429 on them is waited out here, on `clock`)."""
 
     def __init__(self, pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], *,
-                 max_retries: int = 3, max_wait: float = 60.0) -> None:
+                 max_retries: int = 3, max_wait: float = 60.0,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.pacer = pacer
         self.lanes = lanes
         self.max_retries = max_retries
         self.max_wait = max_wait
+        self.clock = clock
 
     async def initialize(self) -> None:
         return None
@@ -85,5 +88,5 @@ class PacedLimiter(BaseRateLimiter[None]):
 
         return await send_in_turn(
             attempt, pacer=self.pacer, lanes=lanes, attempts=self.max_retries + 1,
-            max_wait=self.max_wait,
+            max_wait=self.max_wait, clock=self.clock,
             late=lambda late: RetryAfter(timedelta(seconds=math.ceil(late.seconds))))

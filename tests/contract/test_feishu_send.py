@@ -40,6 +40,7 @@ from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
 from bot.snapshot import read_snapshot
 from bot.store.ledger import Slot
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.coordination import local_claims
 from testkit.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
 
@@ -76,8 +77,11 @@ async def _close_adapters() -> AsyncIterator[None]:
 
 
 def adapter_for(fake: FakeFeishu, **options: Any) -> FeishuAdapter:
+    """An adapter on the fake whose turns, hold-offs and back-offs pass on a virtual
+    clock (its `clock`, when given one)."""
     settings: dict[str, Any] = {"verification_token": "v", "encrypt_key": "e",
-                                "domain": fake.base_url, "bot_open_id": "ou_fake_bot"}
+                                "domain": fake.base_url, "bot_open_id": "ou_fake_bot",
+                                "clock": VirtualClock()}
     settings.update(options)
     adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
                             handler=NoHandler(), deduper=local_claims(), **settings)
@@ -162,11 +166,28 @@ async def test_posting_again_reuses_the_idempotency_keys(fake: FakeFeishu) -> No
 
 async def test_a_rate_limit_is_waited_out_and_retried(fake: FakeFeishu) -> None:
     fake.fail_next(MESSAGES_PATH, status=429, body={"code": 99991400, "msg": "too many"},
-                   headers={"x-ogw-ratelimit-reset": "0"})
-    ids = await adapter_for(fake).post_digest(CHAT, example_digest())
+                   headers={"x-ogw-ratelimit-reset": "3"})
+    clock = VirtualClock()
+    started = clock.monotonic()
+    ids = await adapter_for(fake, clock=clock).post_digest(CHAT, example_digest())
     attempts = [r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]
     assert len(attempts) == 2 and len(ids) == 1
     assert attempts[0].body == attempts[1].body  # same uuid, so never two messages
+    assert clock.monotonic() - started >= 3  # the second went once the reset had passed
+
+
+async def test_a_5xx_is_sent_again_after_a_back_off_that_doubles(fake: FakeFeishu) -> None:
+    """A card with a uuid is safe to send again (Feishu posts one message per uuid):
+    half a second after the first 5xx, a second after the next."""
+    fake.fail_next(MESSAGES_PATH, status=503, body={"code": 1000, "msg": "unavailable"},
+                   times=2)
+    clock = VirtualClock()
+    ids = await adapter_for(fake, clock=clock).post_digest(CHAT, example_digest(),
+                                                           idempotency_key=KEY)
+    attempts = [r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]
+    assert len(attempts) == 3 and len(ids) == 1
+    assert len({a.body for a in attempts}) == 1
+    assert clock.slept == [0.5, 1.0]
 
 
 async def test_a_rate_limit_that_lasts_gives_up(fake: FakeFeishu) -> None:

@@ -39,8 +39,10 @@ from bot.store.claims import Claims
 from bot.store.keys import Keys
 from bot.store.memory import MemoryCoordination
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.coordination import claims_on, local_claims
 from testkit.fakes.feishu import (
+    BOT_INFO_PATH,
     FakeFeishu,
     bot_mention,
     encrypt,
@@ -281,6 +283,31 @@ async def test_the_url_verification_challenge_is_answered(fake: FakeFeishu,
         forged = {**challenge, "token": "guessed"}
         response = await bot.deliver(forged, encrypt_key=ENCRYPT_KEY if encrypted else None)
         assert response.status_code == 401 and "c-123" not in response.text
+
+
+async def test_the_bots_identity_is_asked_again_five_minutes_after_it_failed(
+        fake: FakeFeishu) -> None:
+    """Feishu down at start: the events meanwhile are answered without the bot's
+    identity and do not each ask for it again; five minutes later, on the adapter's
+    clock, the next one does."""
+    fake.fail_next(BOT_INFO_PATH, status=500, body={"code": 1000, "msg": "unavailable"})
+    clock = VirtualClock()
+    handler = RecordingHandler()
+    async with feishu_bot(fake, handler=handler, clock=clock) as bot:
+        await bot.adapter.wait_idle()  # the lookup `start` began, refused
+        await bot.deliver(asked("digest", event_id="ev-early"))
+        await bot.adapter.wait_idle()
+        early = (len(fake.calls(BOT_INFO_PATH)), bot.adapter.status()["bot_identity_known"])
+        clock.advance(299)
+        await bot.deliver(asked("digest", event_id="ev-still"))
+        await bot.adapter.wait_idle()
+        still = len(fake.calls(BOT_INFO_PATH))
+        clock.advance(1)
+        await bot.deliver(asked("digest", event_id="ev-later"))
+        await bot.adapter.wait_idle()
+        later = (len(fake.calls(BOT_INFO_PATH)), bot.adapter.status()["bot_identity_known"])
+    assert early == (1, False) and still == 1 and later == (2, True)
+    assert len(handler.asked) == 3
 
 
 # --- bad input: 4xx, and nothing happens -------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 
 from bot.config import Config
 from bot.store.claims import Claims
+from testkit.clock import VirtualClock
 from testkit.fakes.slack import FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads
 from testkit.slack_http import (
@@ -92,7 +93,8 @@ async def test_the_response_url_is_never_logged(
     fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None,
     caplog: pytest.LogCaptureFixture
 ) -> None:
-    adapter = make_adapter(config, real_handler(config), deduper, fake_slack)
+    clock = VirtualClock()  # the 429's wait passes at once
+    adapter = make_adapter(config, real_handler(config), deduper, fake_slack, clock=clock)
     url = fake_slack.response_url("secret-hook-T0TEAM01")
     # A 429 first: slack_sdk names the URL it retries at INFO, not only at DEBUG.
     fake_slack.fail_next("response", status=429, body="rate_limited",
@@ -103,6 +105,7 @@ async def test_the_response_url_is_never_logged(
             await post_signed(client, body, FORM)
             await adapter.drain()
     assert fake_slack.posted("response"), "the answer still went out"
+    assert clock.slept == [1.0]
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert "/<redacted>" in logged  # the SDK did log the calls, without the path
     assert "secret-hook" not in logged

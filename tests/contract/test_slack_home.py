@@ -197,7 +197,7 @@ async def test_membership_is_kept_a_minute_and_the_messages_tab_publishes_nothin
     seat(fake_slack)
     clock = VirtualClock(NOW)
     handler, _ = live_handler(config, clock)
-    adapter = make_adapter(config, handler, deduper, fake_slack)
+    adapter = make_adapter(config, handler, deduper, fake_slack, clock=clock)
     await open_home(adapter, opened(tab="messages"))
     assert published(fake_slack) == []
     await open_home(adapter, opened())

@@ -19,6 +19,7 @@ from bot.models import Digest, Reply
 from bot.snapshot import read_snapshot
 from bot.store.claims import Claims
 from testkit import EXAMPLES
+from testkit.clock import VirtualClock
 from testkit.coordination import local_claims
 from testkit.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from testkit.fakes.slack_payloads import SlackPayloads
@@ -86,12 +87,37 @@ async def test_a_rate_limited_post_is_retried_after_retry_after(
 async def test_a_rate_limited_response_url_is_retried(
     fake_slack: FakeSlack, config: Config, deduper: Claims, slack_env: None
 ) -> None:
-    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack)
-    fake_slack.fail_next("response", status=429, headers={"Retry-After": "0"})
+    """Its `Retry-After` waited out on the adapter's clock, then the answer again."""
+    clock = VirtualClock()
+    adapter = make_adapter(config, RecordingHandler(), deduper, fake_slack, clock=clock)
+    fake_slack.fail_next("response", status=429, headers={"Retry-After": "7"})
     async with http_client(adapter) as client:
         await post_signed(client, slash(SlackPayloads(), fake_slack, "subscribe npu"), FORM)
         await adapter.drain()
     assert [c.status for c in fake_slack.calls("response")] == [429, 200]
+    assert clock.slept == [7.0]
+
+
+async def test_a_dropped_connection_is_tried_again_after_a_back_off_on_the_clock() -> None:
+    """slack_sdk's connection retry, its back-off waited out on the adapter's clock."""
+    from slack_sdk.http_retry.builtin_interval_calculators import (
+        FixedValueRetryIntervalCalculator,
+    )
+    from slack_sdk.http_retry.request import HttpRequest
+    from slack_sdk.http_retry.state import RetryState
+
+    from adapters.slack.outbound import ConnectionRetry
+
+    clock = VirtualClock()
+    retry = ConnectionRetry(clock=clock,
+                            interval_calculator=FixedValueRetryIntervalCalculator(0.75))
+    state = RetryState()
+    request = HttpRequest(method="POST", url="https://slack.example/api/views.publish",
+                          headers={})
+    await retry.prepare_for_next_attempt_async(state=state, request=request,
+                                               error=ConnectionResetError())
+    assert clock.slept == [0.75]
+    assert state.current_attempt == 1 and state.next_attempt_requested
 
 
 DELIVERY_FAILURES = {

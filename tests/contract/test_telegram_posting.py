@@ -22,6 +22,7 @@ from bot.render import render_digest
 from bot.render.chat import CHAT_CEILING, chat_view
 from bot.snapshot import read_snapshot
 from bot.store.coordination import Coordination
+from testkit.clock import VirtualClock
 from testkit.fakes.telegram import (
     FakeTelegram,
     group_chat,
@@ -163,6 +164,19 @@ async def test_flood_control_is_waited_out_and_the_message_delivered(
     assert [c.status for c in calls] == [429, 200]
     assert calls[0].fields == calls[1].fields
     assert len(ids) == 1
+
+
+async def test_flood_control_on_a_call_that_posts_nothing_is_waited_out_on_the_clock(
+    tg: FakeTelegram, port: Coordination
+) -> None:
+    """A method outside the pacing lanes (the command menu at start) waits out the
+    `retry_after` itself, on the adapter's clock, and goes again."""
+    tg.fail_next("setMyCommands", 429, "Too Many Requests: retry after 5", retry_after=5)
+    clock = VirtualClock()
+    async with running(tg, port, clock=clock):
+        pass
+    assert [c.status for c in tg.calls("setMyCommands")] == [429, 200, 200]
+    assert 5 <= sum(clock.slept) < 6
 
 
 ERRORS = [

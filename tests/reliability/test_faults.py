@@ -11,6 +11,7 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
+from testkit.clock import VirtualClock
 from testkit.fakes.feishu import MESSAGES_PATH
 from testkit.reliability.harness import Service
 from testkit.reliability.names import (
@@ -205,16 +206,20 @@ async def test_a_platform_down_for_a_while_posts_later_once(service: Service) ->
 
 def test_feishu_tenant_tokens_are_renewed_before_they_expire() -> None:
     """lark-oapi asks the cache to keep a token until ten minutes before Feishu's
-    expiry (an absolute time); past it, the next call must fetch a new token."""
+    expiry (an absolute time on the machine's clock, as it writes it); past it, the
+    next call must fetch a new token. The token ages on the cache's clock."""
     from adapters.feishu.tokens import TenantTokenCache
 
-    moment = [1000.0]
-    cache = TenantTokenCache(clock=lambda: moment[0])
-    cache.set("self_tenant_token:cli_a", "t-1", 1000 + 6600)
-    cache.set("self_tenant_token:cli_b", "t-2", 1000 + 6600)
-    moment[0] += 6599
+    clock = VirtualClock()
+    cache = TenantTokenCache(clock=clock)
+    expiry = int(time.time()) + 6600  # what the SDK writes: now + 2 h - 10 min
+    cache.set("self_tenant_token:cli_a", "t-1", expiry)
+    cache.set("self_tenant_token:cli_b", "t-2", expiry)
+    clock.advance(6598)  # a whole-second expiry keeps up to a second less than 6600
     assert cache.get("self_tenant_token:cli_a") == "t-1"
-    moment[0] += 1
+    clock.advance(2)
     assert cache.get("self_tenant_token:cli_a") == ""
     cache.forget("cli_b")
     assert cache.get("self_tenant_token:cli_b") == ""
+    cache.set("self_tenant_token:cli_c", "t-3", int(time.time()) - 1)  # written stale
+    assert cache.get("self_tenant_token:cli_c") == ""
