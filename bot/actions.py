@@ -12,6 +12,14 @@ The data is a compact JSON array tagged with a version; the clicker's language i
 not in it (it is the clicker's, not the poster's). Telegram allows 64 bytes of
 callback data, the smallest of the platforms: a command that does not fit gets no
 button (`encode_action` returns None) rather than a truncated one.
+
+The tag also says where the click's answer goes, since only the message that lays
+the button out knows what it is: `pd1`, a new message beneath the one clicked (a
+digest's or a merged-PR notice's buttons: records a team keeps); `pd1r` - one byte
+more - the answer replaces the message clicked (an answer's buttons: the next answer
+takes its place). The layout chooses (`bot.render.layouts`), the click's answer
+follows it (`bot.chat.clicks.place_answer`). A button made before `pd1r` existed
+answers beneath, as every button did then.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from bot.models import Command, CommandKind, Lang
 MAX_ACTION_BYTES = 64
 
 _TAG = "pd1"
+# The same format, on a button whose answer replaces the message it is on.
+_TAG_IN_PLACE = "pd1r"
 _KINDS = frozenset(get_args(CommandKind))
 _MAX_TOPICS = 4
 
@@ -33,11 +43,13 @@ _MAX_TOPICS = 4
 _Fields = tuple[str | int | list[str], ...]
 
 
-def encode_action(command: Command, *, limit: int = MAX_ACTION_BYTES) -> str | None:
-    """The button data that runs `command` when clicked; None when it does not fit."""
+def encode_action(command: Command, *, in_place: bool = False,
+                  limit: int = MAX_ACTION_BYTES) -> str | None:
+    """The button data that runs `command` when clicked, its answer replacing the
+    message clicked when `in_place`; None when it does not fit."""
     fields: list[str | int | list[str]] = [
-        _TAG, command.kind, command.repo or "", command.pull or 0, command.week or "",
-        list(command.topics), command.value,
+        _TAG_IN_PLACE if in_place else _TAG, command.kind, command.repo or "",
+        command.pull or 0, command.week or "", list(command.topics), command.value,
     ]
     while len(fields) > 2 and fields[-1] in ("", 0, []):
         fields.pop()
@@ -45,9 +57,22 @@ def encode_action(command: Command, *, limit: int = MAX_ACTION_BYTES) -> str | N
     return data if len(data.encode()) <= limit else None
 
 
+def answers_in_place(data: str) -> bool:
+    """Whether a button's data is a well-formed action whose answer replaces the
+    message clicked (`pd1r`)."""
+    read = _read(data, lang="en")
+    return read is not None and read[0] == _TAG_IN_PLACE
+
+
 def decode_action(data: str, *, lang: Lang) -> Command | None:
     """The command a button's data names, in the clicker's language; None for data
     that is not a well-formed action of ours (never raises)."""
+    read = _read(data, lang=lang)
+    return None if read is None else read[1]
+
+
+def _read(data: str, *, lang: Lang) -> tuple[str, Command] | None:
+    """The tag and command of well-formed action data, else None."""
     if not data or len(data.encode()) > MAX_ACTION_BYTES * 4:
         return None
     try:
@@ -56,7 +81,8 @@ def decode_action(data: str, *, lang: Lang) -> Command | None:
         return None
     fields += [""] * (7 - len(fields))
     tag, kind, repo, pull, week, topics, value = fields[:7]
-    if len(fields) > 7 or tag != _TAG or not isinstance(kind, str) or kind not in _KINDS:
+    if (len(fields) > 7 or tag not in (_TAG, _TAG_IN_PLACE) or not isinstance(kind, str)
+            or kind not in _KINDS):
         return None
     pull = pull or 0
     topics = topics or []
@@ -65,5 +91,6 @@ def decode_action(data: str, *, lang: Lang) -> Command | None:
         return None
     if not 0 <= pull < 2**31 or len(topics) > _MAX_TOPICS:
         return None
-    return Command(kind=kind, lang=lang, repo=repo or None, pull=pull or None,  # type: ignore[arg-type]
-                   week=week or None, topics=tuple(topics), value=value)
+    return str(tag), Command(kind=kind, lang=lang, repo=repo or None,  # type: ignore[arg-type]
+                        pull=pull or None, week=week or None, topics=tuple(topics),
+                        value=value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.actions import MAX_ACTION_BYTES, decode_action, encode_action
+from bot.actions import MAX_ACTION_BYTES, answers_in_place, decode_action, encode_action
 from bot.models import Command
 
 
@@ -40,3 +40,22 @@ def test_a_command_too_long_for_the_smallest_platform_gets_no_button() -> None:
 ])
 def test_data_that_is_not_a_well_formed_action_runs_nothing(data: str) -> None:
     assert decode_action(data, lang="en") is None
+
+
+def test_a_button_says_whether_its_answer_replaces_the_message_clicked() -> None:
+    command = Command(kind="risks", repo="acme/lumen", pull=1201)
+    in_place, beneath = encode_action(command, in_place=True), encode_action(command)
+    assert in_place is not None and beneath is not None
+    assert len(in_place.encode()) == len(beneath.encode()) + 1  # one byte of the budget
+    assert answers_in_place(in_place) and not answers_in_place(beneath)
+    # Either runs the same command; a button made before the flag answers beneath.
+    assert decode_action(in_place, lang="en") == decode_action(beneath, lang="en")
+    assert not answers_in_place('["pd1","risks","acme/lumen",1201]')
+    assert not answers_in_place('["pd1r","rm -rf"]') and not answers_in_place("pd1r")
+
+
+def test_the_flag_can_cost_a_button_that_only_just_fit() -> None:
+    command = Command(kind="subscribe", topics=("t" * 32,))
+    data = encode_action(command)
+    assert data is not None and len(data.encode()) == MAX_ACTION_BYTES
+    assert encode_action(command, in_place=True) is None

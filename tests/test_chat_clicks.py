@@ -1,15 +1,19 @@
 """A click is read as the command its button carries, not by the grammar: in the
 clicker's language before the chat's, once per click across replicas, and data that is
-not an action of ours answered politely without reaching the handler."""
+not an action of ours answered politely without reaching the handler. Its answer takes
+the place of the message clicked when the button says so, the answer is for everyone
+and one message, and the platform allows it; otherwise it comes beneath."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from bot.actions import encode_action
+from bot.chat.clicks import place_answer
 from bot.chat.inbound import Asker, Inbox, Question
 from bot.config import ChannelConfig
 from bot.models import Command, Lang, Reply
@@ -105,3 +109,68 @@ async def test_one_click_reaching_two_replicas_is_answered_once() -> None:
     assert await answering is not None
     assert await second.answer(click(RISKS), send=send) is None  # and now answered
     assert len(sent) == 1 and len(handler.asked) == 1
+
+
+class Refused(Exception):
+    """A platform's refusal to replace a message."""
+
+
+class Chat:
+    """Where a click's answer went: `replaced` (the message clicked, edited) or `added`
+    (new messages); `refuse` makes every replace a refusal, `fail` any other error."""
+
+    def __init__(self, *, refuse: bool = False, fail: bool = False) -> None:
+        self.replaced: list[str] = []
+        self.added: list[str] = []
+        self.refuse, self.fail = refuse, fail
+
+    async def replace(self, message: str) -> None:
+        if self.fail:
+            raise ConnectionError("no route")
+        if self.refuse:
+            raise Refused("message can't be edited")
+        self.replaced.append(message)
+
+    async def add(self, messages: Sequence[str]) -> None:
+        self.added += messages
+
+    async def answer(self, action: str | None, reply: Reply, messages: Sequence[str]) -> None:
+        await place_answer(action, reply, messages, replace=self.replace, add=self.add,
+                           refused=(Refused,))
+
+
+IN_PLACE = encode_action(Command(kind="risks", repo="acme/lumen", pull=1201), in_place=True)
+ANSWER = Reply(kind="pull", lang="en")
+
+
+async def test_an_answers_button_replaces_the_message_clicked() -> None:
+    chat = Chat()
+    await chat.answer(IN_PLACE, ANSWER, ["risks of #1201"])
+    assert (chat.replaced, chat.added) == (["risks of #1201"], [])
+
+
+@pytest.mark.parametrize(("action", "reply", "messages"), [
+    (RISKS, ANSWER, ["one"]),  # a digest's or a notice's button
+    (None, ANSWER, ["one"]),  # typed, not clicked
+    (IN_PLACE, ANSWER, ["part 1", "part 2"]),  # an answer of several messages
+    (IN_PLACE, Reply(kind="error", lang="en", error="not-admin"), ["refused"]),
+    (IN_PLACE, Reply(kind="help", lang="en"), ["help"]),
+])
+async def test_other_answers_come_beneath_the_message_clicked(
+        action: str | None, reply: Reply, messages: list[str]) -> None:
+    chat = Chat()
+    await chat.answer(action, reply, messages)
+    assert (chat.replaced, chat.added) == ([], messages)
+
+
+async def test_an_answer_the_platform_will_not_put_in_place_comes_beneath() -> None:
+    chat = Chat(refuse=True)
+    await chat.answer(IN_PLACE, ANSWER, ["risks of #1201"])
+    assert (chat.replaced, chat.added) == ([], ["risks of #1201"])
+
+
+async def test_a_failure_that_is_not_a_refusal_is_the_callers() -> None:
+    chat = Chat(fail=True)
+    with pytest.raises(ConnectionError):
+        await chat.answer(IN_PLACE, ANSWER, ["risks of #1201"])
+    assert chat.added == []

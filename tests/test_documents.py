@@ -16,7 +16,7 @@ import pytest
 from adapters.feishu.render import encode as feishu_encode
 from adapters.slack.render import encode as slack_encode
 from adapters.telegram.render import encode as telegram_encode
-from bot.actions import decode_action
+from bot.actions import answers_in_place, decode_action
 from bot.models import Digest, Reply
 from bot.render.document import (
     MARKUP,
@@ -149,6 +149,30 @@ def test_the_buttons_run_the_commands_they_say() -> None:
     assert buttons[-1].label == "Mute for a day"
 
 
+@pytest.mark.parametrize(("reply", "in_place"), [
+    (Reply(kind="pull", lang="en", mode="summary", pull=pull_answer()), True),
+    (Reply(kind="pull", lang="en", mode="risks", pull=pull_answer()), True),
+    (Reply(kind="topics", lang="en", topics=("npu",), available_topics=("npu", "ckpt")), True),
+    (Reply(kind="subscribed", lang="en", topics=("npu",)), True),
+    (Reply(kind="pull", lang="en", mode="merged", pull=pull_answer()), False),
+    (Reply(kind="notices", lang="en", notices=(
+        Reply(kind="pull", lang="en", mode="merged", pull=pull_answer()),)), False),
+])
+def test_an_answers_buttons_replace_it_and_a_notices_do_not(reply: Reply,
+                                                             in_place: bool) -> None:
+    """A click on an answer's button puts the next answer in its place; on a notice's,
+    the answer comes beneath (the team keeps the notice), as on a digest's."""
+    actions = [b.action for b in reply_document(reply).buttons() if b.action]
+    assert actions and {answers_in_place(a) for a in actions} == {in_place}
+
+
+def test_a_digests_buttons_are_answered_beneath_it() -> None:
+    digest = msgspec.convert(json.loads(INPUTS["example-digest-en"].read_text())["digest"],
+                             Digest)
+    actions = [b.action for b in digest_document(digest).buttons() if b.action]
+    assert actions and not any(answers_in_place(a) for a in actions)
+
+
 def test_notices_in_one_message_offer_muting_them_and_in_chinese() -> None:
     notice = Reply(kind="pull", lang="zh", mode="merged", pull=pull_answer(),
                    params=(("author", "octo"),))
@@ -191,11 +215,11 @@ def test_a_new_reply_kind_is_a_core_layout_every_platform_encodes() -> None:
         assert_valid_slack(slack)
         post = json.dumps(slack.as_post())
         assert "*Cloudy*" in post and "`main`" in post and "&lt;!channel&gt; flaky" in post
-        assert '"value": "[\\"pd1\\",\\"unsubscribe\\"' in post
+        assert '"value": "[\\"pd1r\\",\\"unsubscribe\\"' in post
         [telegram] = telegram_encode(document)
         assert "<b>Cloudy</b> on <code>main</code>" in telegram.text
         assert '<a href="https://example.com/p/7">org/a#7</a>' in telegram.text
-        assert telegram.buttons[0][0].action.startswith('["pd1","unsubscribe"')
+        assert telegram.buttons[0][0].action.startswith('["pd1r","unsubscribe"')
         [card] = feishu_encode(document)
         assert_valid_card(card)
         assert card["header"]["template"] == "orange"

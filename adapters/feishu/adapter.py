@@ -62,10 +62,11 @@ from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_ev
 from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
-from adapters.feishu.render import MAX_REQUEST_BYTES, reply_cards
+from adapters.feishu.render import MAX_REQUEST_BYTES, Card, reply_cards
 from adapters.feishu.settings import FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
+from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.clock import SYSTEM_CLOCK, Clock
@@ -416,14 +417,19 @@ class FeishuAdapter:
         except Exception:
             logger.exception("feishu: answering an event failed")
 
-    async def _reply(self, question: Question, reply: Reply) -> list[str]:
-        """Cards in answer to the question's message, threaded under it."""
-        ids = []
-        for index, card in enumerate(reply_cards(reply)):
-            uuid = message_uuid("reply", question.delivery_key, index)
-            ids.append(await self._sender.reply(card, chat=question.channel_id,
-                                                reply_to=question.reply_to, uuid=uuid))
-        return ids
+    async def _reply(self, question: Question, reply: Reply) -> None:
+        """Cards in answer to the question's message, replying to it, or a card in place
+        of the one clicked (`bot.chat.clicks.place_answer`)."""
+        async def add(cards: Sequence[Card]) -> None:
+            for index, card in enumerate(cards):
+                uuid = message_uuid("reply", question.delivery_key, index)
+                await self._sender.reply(card, chat=question.channel_id,
+                                         reply_to=question.reply_to, uuid=uuid)
+
+        await place_answer(question.action, reply, reply_cards(reply), add=add,
+                           replace=functools.partial(self._sender.patch, chat=question.channel_id,
+                                                     message_id=question.reply_to),
+                           refused=(DeliveryError,))
 
     async def _ensure_identity(self) -> None:
         """The bot's open_id tells its own @mention from others; fetched once, again

@@ -5,8 +5,9 @@ A button that acts carries `behaviors: [{"type": "callback", "value": {"action":
 data}}]`, `data` being the command it runs (`bot.actions`). Feishu delivers the click
 as a callback to the same request URL as events (or over the long connection),
 encrypted and signed alike, and shows its answer - a toast, at most 3 s after the
-click - to the clicker; the bot's answer to the command follows as a card replying to
-the card clicked. The callback's `event_id` is its delivery key. Feishu does not say
+click - to the clicker; the bot's answer to the command follows in place of the card
+clicked (`im.v1.message.patch`) or replying to it, as `bot.chat.clicks.place_answer`
+says. The callback's `event_id` is its delivery key. Feishu does not say
 which language the clicker reads, so the answer is in the chat's; the toast carries
 both and Feishu shows the clicker's.
 """

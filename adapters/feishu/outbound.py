@@ -1,8 +1,9 @@
-"""Feishu outbound: cards created in a chat or sent as replies, each in its turn of the
-app's and the chat's pacing lanes (`bot.pacing`), each request retried where that is
-safe - a refused tenant token renewed, a rate limit held off in those lanes (for every
-replica when they live in Redis) and tried again in the next turn, a 5xx re-sent when
-the card's `uuid` makes a second copy impossible."""
+"""Feishu outbound: cards created in a chat, sent as replies or put in place of a card
+clicked (`im.v1.message.patch`), each in its turn of the app's and the chat's pacing
+lanes (`bot.pacing`), each request retried where that is safe - a refused tenant token
+renewed, a rate limit held off in those lanes (for every replica when they live in
+Redis) and tried again in the next turn, a 5xx re-sent when the card's `uuid` makes a
+second copy impossible."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from lark_oapi.api.im.v1 import (
     CreateMessageRequest,
     CreateMessageRequestBody,
     CreateMessageResponse,
+    PatchMessageRequest,
+    PatchMessageRequestBody,
+    PatchMessageResponse,
     ReplyMessageRequest,
     ReplyMessageRequestBody,
     ReplyMessageResponse,
@@ -79,16 +83,27 @@ class CardSender:
                    .request_body(reply_body.build()).build())
         return await self.request(request, ReplyMessageResponse, uuid=uuid, chat=chat)
 
-    async def request(self, request: CreateMessageRequest | ReplyMessageRequest,
-                       answer_type: type[Any], *, uuid: str | None, chat: str) -> str:
+    async def patch(self, card: Card, *, message_id: str | None, chat: str) -> None:
+        """Put `card` in place of the card `message_id` the bot sent in `chat`."""
+        request = (PatchMessageRequest.builder().message_id(message_id or "")
+                   .request_body(PatchMessageRequestBody.builder()
+                                 .content(card_content(card)).build()).build())
+        await self.request(request, PatchMessageResponse, uuid=None, chat=chat)
+
+    async def request(self, request: CreateMessageRequest | ReplyMessageRequest
+                      | PatchMessageRequest, answer_type: type[Any], *, uuid: str | None,
+                      chat: str) -> str:
+        """The id of the message sent (none for a patch), each try in its turn."""
         async def attempt(number: int) -> str:
             try:
                 response = await self.transport.send(request, answer_type)
             except Exception as exc:
                 raise DeliveryError(f"feishu: request failed ({type(exc).__name__}: {exc})") \
                     from None
-            if response.success() and response.data is not None and response.data.message_id:
-                return str(response.data.message_id)
+            data = getattr(response, "data", None)
+            if response.success() and (answer_type is PatchMessageResponse
+                                       or (data is not None and data.message_id)):
+                return str(getattr(data, "message_id", ""))
             refusal = _refusal(response, answer_type)
             limited = rate_limit_wait(response)
             if response.code in _TOKEN_REFUSED_CODES:

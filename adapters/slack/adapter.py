@@ -71,6 +71,7 @@ from adapters.slack.render import (
 )
 from adapters.slack.settings import SlackSettings, slack_settings
 from adapters.slack.unfurls import SlackUnfurls, link_shared
+from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.handler import CommandHandler
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
@@ -459,21 +460,24 @@ class SlackAdapter:
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
         async def send(reply: Reply) -> None:
-            await self._deliver(question, render_or_error(render_reply_messages, reply,
-                                                          "slack"))
+            await place_answer(
+                question.action, reply, render_or_error(render_reply_messages, reply, "slack"),
+                replace=functools.partial(self.outbound.respond, click_response_url(question),
+                                          replace=True),
+                add=functools.partial(self._deliver, question), refused=(DeliveryError,))
 
         try:
             await self.inbox.answer(question, self.bot_names, send=send, admitted=admitted)
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 
-    async def _deliver(self, question: Question, messages: list[SlackMessage]) -> None:
+    async def _deliver(self, question: Question, messages: Sequence[SlackMessage]) -> None:
         url = response_url(question) or click_response_url(question)
         if url and len(messages) <= RESPONSE_URL_POSTS:
             for message in messages:
                 await self.outbound.respond(url, message)
             return
-        await self.outbound.post_parts(question.channel_id, messages, None,
+        await self.outbound.post_parts(question.channel_id, list(messages), None,
                                        thread_ts=question.thread)
 
 

@@ -4,8 +4,9 @@ Bolt has verified the request (the same v0 signature as events and slash command
 parsed its form-encoded `payload=` JSON before this module sees it. A button of ours is
 named `prdigest.<what>` (`adapters.slack.render.ACTION_PREFIX`); one that acts carries
 its command in `value` (`bot.actions`), one that only opens a link has none and is only
-acknowledged. The answer goes to the click's `response_url`, where Slack shows it under
-the message clicked (an error only to the clicker).
+acknowledged. The answer goes to the click's `response_url`: in place of the message
+clicked (`replace_original`) or under it, as `bot.chat.clicks.place_answer` says (an
+error only to the clicker).
 
 Slack never re-sends a click, but one click may reach two replicas (Socket Mode's
 reconnects), so each has a delivery key: its `trigger_id`, else the user and the

@@ -233,15 +233,20 @@ class SlackOutbound:
                 f"Slack is rate limited for chat.postMessage to {channel_id} for "
                 f"{late.seconds:.0f} s more"))
 
-    async def respond(self, response_url: str, message: SlackMessage) -> None:
-        """One answer through a slash command's response_url (the URL is a credential of
-        sorts: it is never logged)."""
+    async def respond(self, response_url: str | None, message: SlackMessage, *,
+                      replace: bool = False) -> None:
+        """One answer through a slash command's or a click's response_url (the URL is a
+        credential of sorts: it is never logged); `replace`: in place of the message
+        clicked (`replace_original`)."""
+        if response_url is None:
+            raise DeliveryError("Slack gave no response_url to answer on")
         client = AsyncWebhookClient(url=response_url, retry_handlers=self.retry_handlers,
                                     session=self.session(), logger=RESPONSE_URL_LOG)
         try:
             response = await client.send_dict({
                 **message.as_post(), "response_type": message.response_type,
                 "unfurl_links": False, "unfurl_media": False,
+                **({"replace_original": True} if replace else {}),
             })
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise DeliveryError(

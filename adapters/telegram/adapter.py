@@ -12,6 +12,7 @@ a 429 holds them off for the `retry_after` Telegram asks for (`adapters.telegram
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -27,7 +28,7 @@ from telegram import (
     BotCommand,
     Update,
 )
-from telegram.error import ChatMigrated, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -55,6 +56,7 @@ from adapters.telegram.render import (
 )
 from adapters.telegram.request import AiohttpRequest, NoAnswer
 from adapters.telegram.settings import TelegramSettings, telegram_settings
+from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
 from bot.clock import SYSTEM_CLOCK, Clock
@@ -227,10 +229,9 @@ class TelegramAdapter:
                 raise DeliveryError(
                     f"telegram: the Bot API refused getMe: {self._redact(error)}") from None
             bot = self.application.bot
-            for handler in message_handlers(self._on_message, bot_id=bot.id,
-                                            username=bot.username):
-                self.application.add_handler(handler)
-            for handler in click_handlers(self._on_click):
+            for handler in (*message_handlers(self._on_question, bot_id=bot.id,
+                                              username=bot.username),
+                            *click_handlers(self._on_question)):
                 self.application.add_handler(handler)
             self._handlers_added = True
 
@@ -382,46 +383,24 @@ class TelegramAdapter:
             return None
         return question
 
-    async def _on_message(self, update: Update, context: Any) -> None:
-        """A message for the bot: the shared inbox answers (once per update, never
-        raising); this renders and sends, quoting the question in a group."""
+    async def _on_question(self, update: Update, context: Any) -> None:
+        """A message for the bot, or a click on a button that acts: the shared inbox
+        answers (once per update, never raising); this renders and sends - quoting the
+        question in a group, or in place of the message clicked
+        (`bot.chat.clicks.place_answer`) with the click's query answered once, as early
+        as this process knows the click is its to answer (Telegram stops the spinner)."""
         bot = self.application.bot
-        question = question_from_update(update, bot_id=bot.id)
+        question = (question_from_update(update, bot_id=bot.id)
+                    or question_from_click(update, bot_id=bot.id))
         if question is None:
             return
         names = (bot.username, *DEFAULT_BOT_NAMES) if bot.username else DEFAULT_BOT_NAMES
-
-        async def send(reply: Reply) -> None:
-            messages = render_or_error(render_reply_messages, reply, "telegram")
-            await self._send(chat_id(question.channel_id), messages,
-                             reply_to=None if question.reply_to is None else int(question.reply_to),
-                             thread_id=None if question.thread is None else int(question.thread))
-
-        admitted = question.delivery_key in self._admitted
-        self._admitted.discard(question.delivery_key or "")
-        try:
-            await self._inbox.answer(question, names, send=send, admitted=admitted)
-        except TelegramError as error:
-            logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
-                           self._redact(error))
-
-    async def _on_click(self, update: Update, context: Any) -> None:
-        """A click on a button that acts: answered as the command it carries (once per
-        click), its query answered (Telegram stops the spinner), the answer a reply to
-        the message clicked."""
-        bot = self.application.bot
-        question = question_from_click(update, bot_id=bot.id)
-        query = update.callback_query
-        if question is None or query is None:
-            return
-
-        answered: list[bool] = []
+        query, answered = update.callback_query, [False]
 
         async def answer_query() -> None:
-            """Once, and as early as this process knows the click is its to answer."""
-            if answered:
+            if query is None or answered[0]:
                 return
-            answered.append(True)
+            answered[0] = True
             try:
                 await bot.answer_callback_query(query.id)
             except TelegramError as error:  # too old to answer: the reply still goes
@@ -429,20 +408,38 @@ class TelegramAdapter:
 
         async def send(reply: Reply) -> None:
             await answer_query()
-            messages = render_or_error(render_reply_messages, reply, "telegram")
-            await self._send(chat_id(question.channel_id), messages,
-                             reply_to=None if question.reply_to is None else int(question.reply_to),
-                             thread_id=None if question.thread is None else int(question.thread))
+            await place_answer(question.action, reply,
+                               render_or_error(render_reply_messages, reply, "telegram"),
+                               replace=functools.partial(self._edit, question),
+                               add=functools.partial(self._reply, question),
+                               refused=(BadRequest, Forbidden))
 
         admitted = question.delivery_key in self._admitted
         self._admitted.discard(question.delivery_key or "")
         try:
             if admitted:  # the webhook admitted it: the spinner can stop before the answer
                 await answer_query()
-            await self._inbox.answer(question, send=send, admitted=admitted)
+            await self._inbox.answer(question, names, send=send, admitted=admitted)
         except TelegramError as error:
-            logger.warning("telegram: answering click %s failed: %s", question.delivery_key,
+            logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
                            self._redact(error))
+
+    async def _reply(self, question: Question, messages: Sequence[TelegramMessage]) -> None:
+        """Messages in answer to the question, replying to it, in its forum topic."""
+        await self._send(chat_id(question.channel_id), messages,
+                         reply_to=None if question.reply_to is None else int(question.reply_to),
+                         thread_id=None if question.thread is None else int(question.thread))
+
+    async def _edit(self, question: Question, message: TelegramMessage) -> None:
+        """The message clicked edited into `message`; Telegram's "message is not
+        modified" (the same answer again) is done, any other refusal raised."""
+        try:
+            await self.application.bot.edit_message_text(
+                message_id=int(question.reply_to or 0),
+                **send_arguments(chat_id(question.channel_id), message))
+        except BadRequest as error:
+            if "not modified" not in error.message.lower():
+                raise
 
     async def _on_error(self, update: object, context: Any) -> None:
         logger.error("telegram: error while handling an update: %s",

@@ -3,9 +3,10 @@
 A button that acts carries its command in `callback_data` (`bot.actions`, within
 Telegram's 64 bytes). The click arrives as a `callback_query` update, through the same
 webhook and secret token as messages (or long polling); Telegram shows a spinner on the
-button until the bot answers the query (`answerCallbackQuery`, once), and the answer
-itself is a message replying to the one clicked, in its forum topic. The clicker's
-language is Telegram's `language_code` for them.
+button until the bot answers the query (`answerCallbackQuery`, once); the answer itself
+replaces the message clicked (`editMessageText`) or replies to it, in its forum topic,
+as `bot.chat.clicks.place_answer` says. The clicker's language is Telegram's
+`language_code` for them.
 """
 
 from __future__ import annotations

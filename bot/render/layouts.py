@@ -6,6 +6,13 @@ document markup); the buttons - what a reader most likely does next - are laid o
 here too, each a chat command (`bot.actions`) or a link. A reply kind's layout is a
 function registered with `layout_for`: a new kind is one function (and its words),
 and every platform encodes it without a change of its own.
+
+Where a click's answer goes is decided here, once, by what the message is
+(`is_record`): a digest or a merged-PR notice is a record a team keeps, so the answer
+to a click on its buttons comes beneath it; any other reply is an answer, and the
+answer to a click on its buttons replaces it (a PR's summary turns into its risks, a
+topics list into what following a topic did). The buttons carry that choice in their
+data (`bot.actions`); a new reply kind's buttons answer in place with no more code.
 """
 
 from __future__ import annotations
@@ -49,6 +56,8 @@ DIGEST_RISK_BUTTONS = 3
 # Topics a topics reply offers to follow or unfollow with a button.
 TOPIC_BUTTONS = 4
 _PLAIN = markup_for("text")
+# Replies shown to the asker only where the platform allows (Slack's ephemeral).
+PRIVATE_KINDS = frozenset({"help", "error"})
 
 _LAYOUTS: dict[str, ReplyLayout] = {}
 
@@ -91,9 +100,19 @@ def worst(risks: Iterable[Risk]) -> Tone:
     return "clear"
 
 
-def _action(label: str, command: Command, *, primary: bool = False) -> Button | None:
-    """A button running `command`, or None when its data does not fit a button."""
-    data = encode_action(command)
+def is_record(kind: str, mode: str = "") -> bool:
+    """Whether a message is a record a team keeps - a digest, merged-PR notices - whose
+    buttons are answered beneath it, rather than an answer the next one replaces."""
+    return kind in ("digest", "notices") or (kind == "pull" and mode == "merged")
+
+
+def _action(label: str, command: Command, *, on: Reply | None = None,
+            primary: bool = False) -> Button | None:
+    """A button running `command` on the reply `on` (None: a digest), its answer
+    replacing that reply unless it is a record; None when its data does not fit a
+    button."""
+    in_place = on is not None and not is_record(on.kind, on.mode)
+    data = encode_action(command, in_place=in_place)
     return Button(label=label, action=data, primary=primary) if data else None
 
 
@@ -209,7 +228,7 @@ def standard_reply(reply: Reply, *, tone: Tone | None = None, subtitle: str = ""
         kind=reply.kind, lang=reply.lang, title=w.line_text("title", reply),
         subtitle=subtitle or (_subtitle(w, scope.split(", ")) if scope else ""),
         tone=tone or _TONES.get(reply.kind, "info"), notification=notification,
-        private=reply.kind in ("help", "error"),
+        private=reply.kind in PRIVATE_KINDS,
         blocks=blocks + _buttons(buttons))
 
 
@@ -236,25 +255,25 @@ def _pull_layout(reply: Reply) -> Document:
     buttons: list[Button | None] = [_link(w("open_pull", p.number), p.url, primary=True)]
     if reply.mode != "risks" and p.risks:
         buttons.append(_action(w("risks_button"),
-                               Command(kind="risks", repo=scope, pull=p.number)))
+                               Command(kind="risks", repo=scope, pull=p.number), on=reply))
     if reply.mode in ("risks", "merged"):
         buttons.append(_action(w("summary_button"),
-                               Command(kind="summary", repo=scope, pull=p.number)))
+                               Command(kind="summary", repo=scope, pull=p.number), on=reply))
     followed = set(reply.topics) if reply.mode == "merged" else set()
     topic = next((t for t in p.topics if t not in followed), None)
     if topic is not None:
         buttons.append(_action(w("follow_button", topic),
-                               Command(kind="subscribe", topics=(topic,))))
+                               Command(kind="subscribe", topics=(topic,)), on=reply))
     if reply.mode == "merged":
-        buttons.append(_mute_button(w))
+        buttons.append(_mute_button(w, reply))
     return standard_reply(reply, tone=worst(p.risks), subtitle=p.repository,
                           buttons=buttons)
 
 
-def _mute_button(w: Words) -> Button | None:
+def _mute_button(w: Words, reply: Reply) -> Button | None:
     """A merged-PR notice's last button: the chat's notices muted for a day, as `mute 1d`
     typed (those who may not change the chat's settings are refused politely)."""
-    return _action(w("mute_button"), Command(kind="mute", value="1d"))
+    return _action(w("mute_button"), Command(kind="mute", value="1d"), on=reply)
 
 
 def _notices_layout(reply: Reply) -> Document:
@@ -263,7 +282,7 @@ def _notices_layout(reply: Reply) -> Document:
     w = _reply_words(reply)
     return standard_reply(reply, tone=worst(r for p in pulls for r in p.risks),
                           subtitle=_subtitle(w, (p.repository for p in pulls)),
-                          buttons=[_mute_button(w)])
+                          buttons=[_mute_button(w, reply)])
 
 
 def _topics_layout(reply: Reply) -> Document:
@@ -271,9 +290,11 @@ def _topics_layout(reply: Reply) -> Document:
     (a button to follow each), the first few of each."""
     w = _reply_words(reply)
     more = [t for t in reply.available_topics if t not in reply.topics]
-    buttons = [_action(w("follow_button", t), Command(kind="subscribe", topics=(t,)))
+    buttons = [_action(w("follow_button", t), Command(kind="subscribe", topics=(t,)),
+                       on=reply)
                for t in more[:TOPIC_BUTTONS]]
-    buttons += [_action(w("unfollow_button", t), Command(kind="unsubscribe", topics=(t,)))
+    buttons += [_action(w("unfollow_button", t), Command(kind="unsubscribe", topics=(t,)),
+                        on=reply)
                 for t in reply.topics[:TOPIC_BUTTONS]]
     return standard_reply(reply, buttons=buttons)
 
@@ -281,7 +302,7 @@ def _topics_layout(reply: Reply) -> Document:
 def _subscribed_layout(reply: Reply) -> Document:
     w = _reply_words(reply)
     return standard_reply(reply, buttons=[
-        _action(w("unfollow_button", t), Command(kind="unsubscribe", topics=(t,)))
+        _action(w("unfollow_button", t), Command(kind="unsubscribe", topics=(t,)), on=reply)
         for t in reply.topics[:TOPIC_BUTTONS]])
 
 

@@ -7,6 +7,11 @@ fetch is synchronous (`requests`), so the server must never share the test's eve
 loop. Also here: the inbound side as Feishu does it - events signed with
 sha256(timestamp + nonce + encrypt_key + body), bodies AES-256-CBC encrypted with
 SHA-256(encrypt_key) as the key - and a factory for `im.message.receive_v1` events.
+
+It keeps the card of each message the bot sent, so `PATCH /open-apis/im/v1/messages/:id`
+(`im.v1.message.patch`) changes that card in place, refused as Feishu refuses it: a
+message that is not one of the app's, one recalled, a card not declared shared
+(`config.update_multi`) before and after.
 """
 
 from __future__ import annotations
@@ -125,6 +130,8 @@ class FakeFeishu(ThreadedAiohttpServer):
     chat_owners: dict[str, str] = field(default_factory=dict)
     chat_managers: dict[str, list[str]] = field(default_factory=dict)
     _answered: dict[int, str] = field(default_factory=dict)
+    # The content of every card message the app sent, as it is now, by message id.
+    contents: dict[str, str] = field(default_factory=dict)
     _failures: list[_Failure] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -161,7 +168,7 @@ class FakeFeishu(ThreadedAiohttpServer):
         """Every message create/reply the fake accepted, in arrival order."""
         cards: list[SentCard] = []
         with self._lock:
-            accepted = list(self.accepted)
+            accepted = [r for r in self.accepted if r.method == "POST"]
         for r in accepted:
             body = r.json()
             if r.path == MESSAGES_PATH:
@@ -175,6 +182,17 @@ class FakeFeishu(ThreadedAiohttpServer):
                                   in_thread=bool(body.get("reply_in_thread")),
                                   message_id=self._answered.get(id(r), "")))
         return cards
+
+    def card(self, message_id: str) -> dict[str, Any] | None:
+        """The card a message of the app's shows now (after any patch), else None."""
+        with self._lock:
+            content = self.contents.get(message_id)
+        return None if content is None else json.loads(content)
+
+    def patches(self) -> list[Recorded]:
+        """The card updates (`im.v1.message.patch`) the fake accepted, in order."""
+        with self._lock:
+            return [r for r in self.accepted if r.method == "PATCH"]
 
     def recall(self, message_id: str) -> None:
         """Recall a message, as its sender would: replies to it are refused from now on
@@ -242,6 +260,8 @@ class FakeFeishu(ThreadedAiohttpServer):
                 "chat_id": chat, "owner_id_type": "open_id",
                 "owner_id": self.chat_owners.get(chat, "ou_someone_else"),
                 "user_manager_id_list": self.chat_managers.get(chat, [])}})
+        elif path.startswith(MESSAGES_PATH + "/") and request.method == "PATCH":
+            self._patch(request, recorded)
         elif path == MESSAGES_PATH or (path.startswith(MESSAGES_PATH + "/")
                                        and path.endswith("/reply")):
             wait = self.rate_limit.take() if self.rate_limit is not None else None
@@ -293,6 +313,7 @@ class FakeFeishu(ThreadedAiohttpServer):
                 self.accepted.append(recorded)
                 message_id = f"om_fake_{next(self._ids)}"
                 self._answered[id(recorded)] = message_id
+                self.contents[message_id] = body["content"]
                 chat_id = body.get("receive_id") or self.chats.get(parent or "", "oc_reply_chat")
                 self.chats[message_id] = chat_id
         if gone:
@@ -303,6 +324,30 @@ class FakeFeishu(ThreadedAiohttpServer):
             "create_time": str(int(time.time() * 1000)), "deleted": False, "updated": False,
             "sender": {"id": self.app_id, "id_type": "app_id", "sender_type": "app"},
             "body": {"content": body["content"]}}})
+
+    def _patch(self, request: web.Request, recorded: Recorded) -> None:
+        """A card message of the app's given a new card, as `im.v1.message.patch` does."""
+        message_id = recorded.path[len(MESSAGES_PATH) + 1:]
+        body = recorded.json()
+        content = body.get("content")
+        if not isinstance(content, str) or len(recorded.body) > 30 * 1024:
+            self._respond(request, 400, {"code": 230001, "msg": "invalid message content"})
+            return
+        with self._lock:
+            before = self.contents.get(message_id)
+            recalled = message_id in self.recalled
+        if recalled:
+            self._respond(request, 400, {"code": 230011, "msg": "The message is recalled."})
+        elif before is None:
+            self._respond(request, 400, {"code": 231003, "msg": "The message is not found"})
+        elif not (_shared(before) and _shared(content)):
+            self._respond(request, 400, {"code": 230001, "msg": "invalid message content, "
+                                         "ext=update_multi of the card is not true"})
+        else:
+            with self._lock:
+                self.contents[message_id] = content
+                self.accepted.append(recorded)
+            self._respond(request, 200, {"code": 0, "msg": "success", "data": {}})
 
     # --- the long connection ---------------------------------------------------------
 
@@ -383,6 +428,16 @@ class _FakeLongConnection:
     async def close(self) -> None:
         for connection in list(self._open):
             await connection.close()
+
+
+def _shared(content: str) -> bool:
+    """Whether a card is declared shared (`config.update_multi`): only such a card can be
+    updated for everyone."""
+    try:
+        card = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(card, dict) and card.get("config", {}).get("update_multi") is True
 
 
 # --- the inbound side, as Feishu signs and encrypts it ----------------------------------

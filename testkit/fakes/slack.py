@@ -3,8 +3,9 @@
 It speaks the parts of Slack the bot uses: the Web API under `/api/` (`auth.test`,
 `chat.postMessage`, `conversations.history`, `conversations.replies`,
 `apps.connections.open`, `users.info`, `conversations.info`, `chat.unfurl`,
-`views.publish`, `users.conversations`), slash-command
-`response_url`s under `/response/<name>`, and a Socket Mode WebSocket under `/link`.
+`views.publish`, `users.conversations`), slash-command and click `response_url`s under
+`/response/<name>` (a click's may replace the message clicked, `replace_original`), and
+a Socket Mode WebSocket under `/link`.
 Like Slack it checks the bearer token and rejects blocks over Slack's limits (`invalid_blocks`,
 `msg_blocks_too_long`), so a contract test fails where Slack would.
 
@@ -106,6 +107,8 @@ def _shown(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[
             message.pop("thread_ts")
         if not with_metadata or message["metadata"] is None:
             message.pop("metadata")
+        if message["blocks"] is None:
+            message.pop("blocks")
     return messages
 
 
@@ -143,6 +146,8 @@ class FakeSlack(ThreadedAiohttpServer):
         self.locales: dict[str, str] = {}
         self._failures: dict[str, deque[_Failure | None]] = {}
         self._response_uses: dict[str, int] = {}
+        # The message (channel, ts) a click's response_url belongs to, by its name.
+        self._clicked: dict[str, tuple[str, str]] = {}
         self._ts = 0
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -168,8 +173,14 @@ class FakeSlack(ThreadedAiohttpServer):
         """The Web API base URL to give slack_sdk (`base_url=`)."""
         return f"http://127.0.0.1:{self.port}/api/"
 
-    def response_url(self, name: str = "r1") -> str:
-        """A slash command's response_url that lands on this fake."""
+    def response_url(self, name: str = "r1", *, clicked: tuple[str, str] | None = None
+                     ) -> str:
+        """A slash command's response_url that lands on this fake; with `clicked`
+        (channel, ts), a click's on that message: an answer to it with `replace_original`
+        takes its place, one in the channel is a message of its own."""
+        if clicked is not None:
+            with self._lock:
+                self._clicked[name] = clicked
         return f"http://127.0.0.1:{self.port}/response/{name}"
 
     # --- scripting and reading ----------------------------------------------------
@@ -194,6 +205,12 @@ class FakeSlack(ThreadedAiohttpServer):
     def posted(self, endpoint: str = "chat.postMessage") -> list[dict[str, Any]]:
         """The arguments of the successful calls of `endpoint`, in order."""
         return [r.params() for r in self.calls(endpoint) if r.ok]
+
+    def channel_messages(self, channel: str) -> list[dict[str, Any]]:
+        """The messages in `channel` as they are now (`ts`, `text`, `blocks`), oldest
+        first."""
+        with self._lock:
+            return [dict(m) for m in self.messages if m["channel"] == channel]
 
     def delete_message(self, ts: str) -> None:
         """Delete a message, as a person in the channel would: replies in its thread are
@@ -296,12 +313,7 @@ class FakeSlack(ThreadedAiohttpServer):
             with self._lock:
                 if thread_ts in self.deleted:
                     return {"ok": False, "error": "thread_not_found"}
-                self._ts += 1
-                ts = f"1700000000.{self._ts:06d}"
-                self.messages.append({"type": "message", "channel": params.get("channel"),
-                                      "ts": ts, "text": params.get("text"),
-                                      "bot_id": self.bot_id, "metadata": metadata,
-                                      "thread_ts": thread_ts, "at": time.time()})
+                ts = self._keep(params, metadata=metadata, thread_ts=thread_ts)
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
         if method in ("chat.unfurl", "views.publish", "users.conversations"):
@@ -328,6 +340,35 @@ class FakeSlack(ThreadedAiohttpServer):
                                                 "creator": self.channel_creators.get(channel)}}
             return self._replies(params)
         return {"ok": False, "error": "unknown_method"}
+
+    def _keep(self, params: dict[str, Any], *, channel: str | None = None,
+              metadata: Any = None, thread_ts: str | None = None) -> str:
+        """A new message of the bot's in the channel (the lock held); its `ts`."""
+        blocks = params.get("blocks")
+        self._ts += 1
+        ts = f"1700000000.{self._ts:06d}"
+        self.messages.append({"type": "message", "channel": channel or params.get("channel"),
+                              "ts": ts, "text": params.get("text"),
+                              "blocks": json.loads(blocks) if isinstance(blocks, str)
+                              else blocks, "bot_id": self.bot_id, "metadata": metadata,
+                              "thread_ts": thread_ts, "at": time.time()})
+        return ts
+
+    def _answer_click(self, name: str, params: dict[str, Any]) -> bool:
+        """An answer on a click's response_url, in its channel as Slack shows it: in
+        place of the message clicked (`replace_original`), or a message of its own (an
+        ephemeral one is the clicker's alone). False: no message to replace."""
+        with self._lock:
+            clicked = self._clicked.get(name)
+            if params.get("replace_original") in (True, "true"):
+                found = [m for m in self.messages
+                         if clicked is not None and (m["channel"], m["ts"]) == clicked]
+                for message in found:
+                    message.update(text=params.get("text"), blocks=params.get("blocks"))
+                return bool(found)
+            if clicked is not None and params.get("response_type") == "in_channel":
+                self._keep(params, channel=clicked[0])
+        return True
 
     def _surface(self, method: str, request: web.Request, body: bytes) -> dict[str, Any]:
         """`chat.unfurl`, `views.publish` and `users.conversations`, checked as Slack
@@ -466,6 +507,9 @@ class FakeSlack(ThreadedAiohttpServer):
         if problem:
             self._record(request, body, 400, ok=False)
             return web.Response(text=problem, status=400)
+        if not self._answer_click(name, params):
+            self._record(request, body, 404, ok=False)
+            return web.Response(text="message_not_found", status=404)
         self._record(request, body, 200, ok=True)
         return web.Response(text="ok")
 

@@ -49,13 +49,13 @@ class SlackPayloads:
 
     def button_click(self, value: str, *, channel_id: str = "C0123456",
                      user_id: str = "U0USER01", response_url: str,
-                     trigger_id: str | None = None,
+                     trigger_id: str | None = None, message_ts: str | None = None,
                      action_id: str = "prdigest.act") -> dict[str, Any]:
-        """A `block_actions` interactivity payload: a click on a message's button whose
-        `value` is `value` (sent form-encoded as `payload=`)."""
+        """A `block_actions` interactivity payload: a click on a button whose `value` is
+        `value`, on the message `message_ts` (sent form-encoded as `payload=`)."""
         n = self._next()
         user = {"id": user_id, "username": "ann", "name": "ann", "team_id": self.team_id}
-        message_ts = f"1700000300.{n:06d}"
+        message_ts = message_ts or f"1700000300.{n:06d}"
         return {
             "type": "block_actions", "token": "legacy-verification-token",
             "team": {"id": self.team_id, "domain": "fake"}, "user": user,

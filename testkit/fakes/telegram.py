@@ -1,9 +1,13 @@
 """A fake Telegram Bot API: an aiohttp server on 127.0.0.1:0 on its own loop and thread.
 
-It speaks the subset prdigest uses (getMe, sendMessage, setWebhook, deleteWebhook,
-getUpdates, setMyCommands), records every request with its decoded form fields, and
-checks `sendMessage` the way Telegram does: HTML parse mode must hold only Telegram's
-tags, properly nested, with `& < >` escaped, and at most 4096 characters after parsing.
+It speaks the subset prdigest uses (getMe, sendMessage, editMessageText,
+answerCallbackQuery, getChatMember, setWebhook, deleteWebhook, getUpdates,
+setMyCommands), records every request with its decoded form fields, and checks
+`sendMessage` and `editMessageText` the way Telegram does: HTML parse mode must hold
+only Telegram's tags, properly nested, with `& < >` escaped, and at most 4096 characters
+after parsing. It keeps the messages the bot sent, so an edit changes one of them - and
+is refused, as Telegram refuses it, for a message that is not the bot's, one deleted,
+or one left as it was ("message is not modified").
 Failures can be scripted per method (`fail_next`), e.g. a 429 with `retry_after`;
 `rate_limit` (a `FakeRateLimit`) refuses `sendMessage` beyond a rate as Telegram's flood
 control does, 429 with `retry_after`.
@@ -155,6 +159,8 @@ class _State:
     stalls: dict[str, deque[float]] = field(default_factory=dict)
     # The callback queries answered (`answerCallbackQuery`): each may be answered once.
     answered_queries: set[str] = field(default_factory=set)
+    # The bot's messages as they are now (text as sent, keyboard), by chat and id.
+    messages: dict[tuple[str, int], dict[str, str]] = field(default_factory=dict)
 
 
 class FakeTelegram(ThreadedAiohttpServer):
@@ -246,6 +252,17 @@ class FakeTelegram(ThreadedAiohttpServer):
         """The form fields of every `sendMessage` Telegram accepted (answered 200)."""
         return [r.fields for r in self.calls("sendMessage") if r.accepted]
 
+    def edits(self) -> list[dict[str, str]]:
+        """The form fields of every `editMessageText` Telegram accepted."""
+        return [r.fields for r in self.calls("editMessageText") if r.accepted]
+
+    def message(self, chat_id: str, message_id: int) -> dict[str, str] | None:
+        """One of the bot's messages as the chat shows it now: `text` (as sent, HTML)
+        and `reply_markup` (its keyboard, "" for none); None for another's."""
+        with self._changed:
+            kept = self._state.messages.get((str(chat_id), int(message_id)))
+            return None if kept is None else dict(kept)
+
     @property
     def webhook(self) -> dict[str, str]:
         with self._changed:
@@ -326,21 +343,10 @@ class FakeTelegram(ThreadedAiohttpServer):
         fields = request.fields
         if "chat_id" not in fields:
             return _bad("Bad Request: chat_id is empty")
-        text = fields.get("text", "")
-        entities: list[dict[str, Any]] = []
-        if fields.get("parse_mode") == "HTML":
-            try:
-                text, entities = parse_html(text)
-            except EntityError as exc:
-                return _bad(f"Bad Request: can't parse entities: {exc}")
-        if not text.strip():
-            return _bad("Bad Request: message text is empty")
-        if utf16_length(text) > MAX_TEXT_LENGTH:
-            return _bad("Bad Request: message is too long")
-        if "reply_markup" in fields:
-            problem = _check_keyboard(fields["reply_markup"])
-            if problem:
-                return _bad(f"Bad Request: {problem}")
+        checked = _checked_text(fields)
+        if isinstance(checked, str):
+            return _bad(checked)
+        text, entities = checked
         reply_to: int | None = None
         if "reply_parameters" in fields:
             asked = json.loads(fields["reply_parameters"])
@@ -354,7 +360,16 @@ class FakeTelegram(ThreadedAiohttpServer):
         with self._changed:
             self._state.next_message_id += 1
             message_id = self._state.next_message_id
-        chat_id = fields["chat_id"]
+            self._state.messages[(fields["chat_id"], message_id)] = _shown(fields)
+        result = self._message(fields["chat_id"], message_id, text, entities)
+        if reply_to is not None:
+            result["reply_to_message"] = {"message_id": reply_to, "date": int(time.time()),
+                                          "chat": result["chat"]}
+        return 200, {"ok": True, "result": result}
+
+    def _message(self, chat_id: str, message_id: int, text: str,
+                 entities: list[dict[str, Any]]) -> dict[str, Any]:
+        """A message of the bot's as the Bot API returns it."""
         numeric = int(chat_id) if re.fullmatch(r"-?[0-9]+", chat_id) else -1001
         result: dict[str, Any] = {
             "message_id": message_id, "date": int(time.time()),
@@ -365,9 +380,31 @@ class FakeTelegram(ThreadedAiohttpServer):
         }
         if entities:
             result["entities"] = entities
-        if reply_to is not None:
-            result["reply_to_message"] = {"message_id": reply_to, "date": int(time.time()),
-                                          "chat": result["chat"]}
+        return result
+
+    def _api_editMessageText(self, request: RecordedRequest) -> tuple[int, dict[str, Any]]:
+        """One of the bot's messages given new text and keyboard (none: the keyboard
+        removed); refused for a message deleted, not the bot's, or left unchanged."""
+        fields = request.fields
+        if "chat_id" not in fields or "message_id" not in fields:
+            return _bad("Bad Request: message identifier is not specified")
+        checked = _checked_text(fields)
+        if isinstance(checked, str):
+            return _bad(checked)
+        key = (fields["chat_id"], int(fields["message_id"]))
+        with self._changed:
+            kept = self._state.messages.get(key)
+            if key in self._state.deleted:
+                return _bad("Bad Request: message to edit not found")
+            if kept is None:
+                return _bad("Bad Request: message can't be edited")
+            if kept == _shown(fields):
+                return _bad("Bad Request: message is not modified: specified new message "
+                            "content and reply markup are exactly the same as a current "
+                            "content and reply markup of the message")
+            self._state.messages[key] = _shown(fields)
+        result = self._message(key[0], key[1], *checked)
+        result["edit_date"] = int(time.time())
         return 200, {"ok": True, "result": result}
 
     def _api_answerCallbackQuery(self, request: RecordedRequest
@@ -462,6 +499,31 @@ def _json(status: int, answer: dict[str, Any]) -> web.Response:
 
 def _bad(description: str) -> tuple[int, dict[str, Any]]:
     return 400, {"ok": False, "error_code": 400, "description": description}
+
+
+def _checked_text(fields: dict[str, str]) -> tuple[str, list[dict[str, Any]]] | str:
+    """A message's plain text and entities, or why Telegram refuses it."""
+    text = fields.get("text", "")
+    entities: list[dict[str, Any]] = []
+    if fields.get("parse_mode") == "HTML":
+        try:
+            text, entities = parse_html(text)
+        except EntityError as exc:
+            return f"Bad Request: can't parse entities: {exc}"
+    if not text.strip():
+        return "Bad Request: message text is empty"
+    if utf16_length(text) > MAX_TEXT_LENGTH:
+        return "Bad Request: message is too long"
+    if "reply_markup" in fields:
+        problem = _check_keyboard(fields["reply_markup"])
+        if problem:
+            return f"Bad Request: {problem}"
+    return text, entities
+
+
+def _shown(fields: dict[str, str]) -> dict[str, str]:
+    """What a chat shows of a message: its text and keyboard."""
+    return {"text": fields.get("text", ""), "reply_markup": fields.get("reply_markup", "")}
 
 
 def _check_keyboard(raw: str) -> str | None:

@@ -94,15 +94,17 @@ class Service:
 
     async def slack_click(self, action: str, *, user: str = "U0USER01",
                           channel: str = SLACK_CHANNEL, trigger: str | None = None,
-                          secret: str | None = None
+                          secret: str | None = None, message: str | None = None
                           ) -> tuple[httpx.Response, list[dict[str, Any]]]:
         """A signed `block_actions` click on a button whose value is `action` (same
-        `trigger` twice: one click delivered twice; `secret`: signed with another);
-        returns Slack's answer to the request and the answers on its response_url."""
+        `trigger` twice: one click delivered twice; `secret`: signed with another), on
+        the bot's message `message` (its ts) when given; returns Slack's answer to the
+        request and the answers on its response_url."""
         name = uuid.uuid4().hex[:12]
         payload = self.payloads.button_click(
-            action, channel_id=channel, user_id=user, trigger_id=trigger,
-            response_url=self.world.slack.response_url(name))
+            action, channel_id=channel, user_id=user, trigger_id=trigger, message_ts=message,
+            response_url=self.world.slack.response_url(
+                name, clicked=None if message is None else (channel, message)))
         body = urlencode({"payload": json.dumps(payload)})
         headers = slack_headers(body) if secret is None else slack_headers(body, secret=secret)
         answer = await self.post("/slack/events", content=body, headers=headers)
@@ -115,7 +117,7 @@ class Service:
         """An update through the webhook with the secret token; returns what was sent."""
         self.update_ids[0] += 1
         update_id = self.update_ids[0]
-        before = len(self.world.telegram.sent())
+        before, edited = len(self.world.telegram.sent()), len(self.world.telegram.edits())
         if not text.startswith("/"):
             text = f"@{self.world.telegram.username} {text}"  # a group message for the bot
         update = message_update(update_id, text, chat=chat or group_chat(int(TELEGRAM_CHAT)),
@@ -123,7 +125,7 @@ class Service:
         answer = await self.post("/telegram/webhook", json=update, headers={
             "X-Telegram-Bot-Api-Secret-Token": SECRETS["TELEGRAM_WEBHOOK_SECRET"]})
         assert answer.status_code == 200, answer.text
-        return await self._telegram_answers(before)
+        return await self._telegram_answers(before, edited)
 
     async def telegram_click(self, action: str, *, query_id: str,
                              chat: dict[str, Any] | None = None,
@@ -132,9 +134,11 @@ class Service:
                              ) -> tuple[httpx.Response, list[dict[str, str]]]:
         """A click (`callback_query`) through the webhook with the secret token (or
         `secret`); returns the webhook's response and what was sent in answer (waiting
-        for it when `answered`, else a moment in which nothing may come)."""
+        for it - a message sent or the one clicked edited - when `answered`, else a
+        moment in which nothing may come)."""
         self.update_ids[0] += 1
         before = len(self.world.telegram.sent())
+        edited = len(self.world.telegram.edits())
         update = click_update(self.update_ids[0], action, query_id=query_id,
                               chat=chat or group_chat(int(TELEGRAM_CHAT)),
                               sender=sender or telegram_user(), message_id=message_id,
@@ -143,22 +147,29 @@ class Service:
         answer = await self.post("/telegram/webhook", json=update,
                                  headers={"X-Telegram-Bot-Api-Secret-Token": token})
         if answered and answer.status_code == 200:
-            return answer, await self._telegram_answers(before)
+            return answer, await self._telegram_answers(before, edited)
         await asyncio.sleep(0.5)
         return answer, self.world.telegram.sent()[before:]
 
-    async def _telegram_answers(self, before: int, quiet: float = 0.3,
+    async def _telegram_answers(self, before: int, edited: int, quiet: float = 0.3,
                                 timeout: float = 15.0) -> list[dict[str, str]]:
+        """The messages sent past the first `before`, once something was sent or edited
+        (past the first `edited` edits) and nothing more came for `quiet` seconds."""
+        telegram = self.world.telegram
+
+        def changes() -> tuple[int, int]:
+            return len(telegram.sent()), len(telegram.edits())
+
         deadline = time.monotonic() + timeout
-        while len(self.world.telegram.sent()) == before:
+        while changes() == (before, edited):
             if time.monotonic() > deadline:
                 raise AssertionError("no Telegram answer")
             await asyncio.sleep(0.02)
-        count = -1
-        while count != len(self.world.telegram.sent()):  # until the answer is complete
-            count = len(self.world.telegram.sent())
+        count = None
+        while count != changes():  # until the answer is complete
+            count = changes()
             await asyncio.sleep(quiet)
-        return self.world.telegram.sent()[before:]
+        return telegram.sent()[before:]
 
     async def feishu(self, text: str, *, chat: str | None = None, chat_type: str = "group",
                      sender: str = "ou_alice") -> list[dict[str, Any]]:

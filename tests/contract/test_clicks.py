@@ -3,7 +3,10 @@ Redis, each platform's real SDK against its fake. A click carries the command it
 button runs (`bot.actions`), signed as the platform signs it, and is answered as if the
 clicker had typed it: once per click however often it is delivered, in the clicker's
 language, under the same rules (a chat's admins change its settings), a forged click
-refused before anything happens, unreadable action data answered politely."""
+refused before anything happens, unreadable action data answered politely. A click on
+an answer's button replaces that answer (Slack `replace_original`, Telegram
+`editMessageText`, a Feishu card patched), one on a digest's or a notice's is answered
+beneath it, and an answer the platform will not replace comes beneath it too."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import pytest_asyncio
 
@@ -22,7 +26,7 @@ from bot.store.redis.client import sync_client
 from testkit.fakes.telegram import group_chat, private_chat
 from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.harness import Service, service_in_process
-from testkit.reliability.names import SLACK_ADMIN, TELEGRAM_CHAT, WEEK
+from testkit.reliability.names import SLACK_ADMIN, SLACK_CHANNEL, TELEGRAM_CHAT, WEEK
 from testkit.reliability.world import World, world
 
 CHAT = """
@@ -265,3 +269,189 @@ async def test_feishu_a_settings_click_by_someone_not_an_admin_is_refused_in_the
     _, cards = await feishu_service.feishu_click(FOLLOW, event_id="zh", chat="oc_newchat02")
     assert NOT_ADMIN_ZH in said(cards)
     assert stored.all() == {}
+
+
+# --- in place: an answer is replaced, a digest or a notice answered beneath --------------
+
+
+async def _post_answer(service: Service, platform: str, chat: str) -> str:
+    """A PR's summary (an answer, its buttons answered in place), posted by the bot in
+    `chat`: its message id."""
+    handler = service.services.handler
+    summary = await handler.handle(Command(kind="summary", repo="acme/lumen", pull=1201,
+                                           lang="en"),
+                                   channel=await handler.chat_channel(f"{platform}:{chat}"))
+    assert summary.kind == "pull"
+    [posted] = await service.services.adapters[platform].send_reply(chat, summary)
+    return posted
+
+
+async def _post_records(service: Service, platform: str, chat: str) -> list[str]:
+    """This week's digest and a merged-PR notice, posted by the bot in `chat`: the ids
+    of the digest's last message (its buttons) and of the notice."""
+    handler, adapter = service.services.handler, service.services.adapters[platform]
+    channel = await handler.chat_channel(f"{platform}:{chat}")
+    digest = await handler.handle(Command(kind="digest", week=WEEK, lang="en"),
+                                  channel=channel)
+    summary = await handler.handle(Command(kind="summary", repo="acme/lumen", pull=1201,
+                                           lang="en"), channel=channel)
+    assert digest.digest is not None
+    notice = msgspec.structs.replace(summary, mode="merged")
+    return [(await adapter.post_digest(chat, digest.digest))[-1],
+            *(await adapter.send_reply(chat, notice))]
+
+
+def button_data(node: Any) -> list[str]:
+    """The action data of every button in a message (Block Kit `value`, Telegram
+    `callback_data`, a Feishu card's callback `value.action`), in order."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        for key in ("value", "callback_data", "action"):
+            if isinstance(node.get(key), str) and node[key].startswith('["pd1'):
+                found.append(node[key])
+        for value in node.values():
+            found += button_data(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += button_data(value)
+    return found
+
+
+def one_button(data: list[str], *, in_place: bool) -> str:
+    """The first button whose answer does (or does not) take its message's place."""
+    return next(d for d in data if d.startswith('["pd1r"') == in_place)
+
+
+async def test_slack_a_click_on_an_answer_replaces_it_once(service: Service) -> None:
+    slack = service.world.slack
+    ts = await _post_answer(service, "slack", SLACK_CHANNEL)
+    [before] = slack.channel_messages(SLACK_CHANNEL)
+    data = one_button(button_data(before["blocks"]), in_place=True)
+    _, answers = await service.slack_click(data, message=ts, trigger="t-answer")
+    assert len(answers) == 1 and answers[0]["replace_original"] is True
+    [after] = slack.channel_messages(SLACK_CHANNEL)  # the one message, changed
+    assert after["ts"] == ts and after["blocks"] != before["blocks"]
+    assert after["blocks"] == answers[0]["blocks"]
+    _, again = await service.slack_click(data, message=ts, trigger="t-answer")
+    assert again == [] and slack.channel_messages(SLACK_CHANNEL) == [after]
+
+
+async def test_slack_a_click_on_a_digest_or_a_notice_is_answered_beneath_it(
+        service: Service) -> None:
+    slack = service.world.slack
+    for n, ts in enumerate(await _post_records(service, "slack", SLACK_CHANNEL)):
+        before = slack.channel_messages(SLACK_CHANNEL)
+        [record] = [m for m in before if m["ts"] == ts]
+        data = one_button(button_data(record["blocks"]), in_place=False)
+        _, answers = await service.slack_click(data, message=ts, trigger=f"t-record-{n}")
+        after = slack.channel_messages(SLACK_CHANNEL)
+        assert answers and all("replace_original" not in a for a in answers)
+        assert after[:len(before)] == before and len(after) == len(before) + len(answers)
+
+
+async def test_slack_an_answer_slack_would_not_replace_comes_beneath_it(service: Service
+                                                                       ) -> None:
+    slack = service.world.slack
+    ts = await _post_answer(service, "slack", SLACK_CHANNEL)
+    [before] = slack.channel_messages(SLACK_CHANNEL)
+    slack.fail_next("response", status=404, body="expired_url")
+    _, answers = await service.slack_click(
+        one_button(button_data(before["blocks"]), in_place=True), message=ts)
+    assert len(answers) == 1 and "replace_original" not in answers[0]
+    kept, added = slack.channel_messages(SLACK_CHANNEL)
+    assert kept == before and added["blocks"] == answers[0]["blocks"]
+
+
+async def test_telegram_a_click_on_an_answer_edits_it_once(service: Service) -> None:
+    telegram = service.world.telegram
+    sent = await _post_answer(service, "telegram", TELEGRAM_CHAT)
+    before = telegram.message(TELEGRAM_CHAT, int(sent))
+    assert before is not None
+    data = one_button(button_data(json.loads(before["reply_markup"])), in_place=True)
+    count = len(telegram.sent())
+    _, answers = await service.telegram_click(data, query_id="q-answer", message_id=int(sent))
+    after = telegram.message(TELEGRAM_CHAT, int(sent))
+    assert answers == [] and len(telegram.sent()) == count  # no message more
+    assert after is not None and after["text"] != before["text"]
+    [edit] = telegram.edits()
+    assert (edit["chat_id"], edit["message_id"], edit["parse_mode"]) == (
+        TELEGRAM_CHAT, sent, "HTML")
+    _, again = await service.telegram_click(data, query_id="q-answer", message_id=int(sent),
+                                            answered=False)
+    assert again == [] and len(telegram.edits()) == 1
+    assert telegram.message(TELEGRAM_CHAT, int(sent)) == after
+    assert [c.fields["callback_query_id"] for c in telegram.calls("answerCallbackQuery")
+            ] == ["q-answer"]
+
+
+async def test_telegram_a_click_on_a_digest_or_a_notice_is_answered_in_reply(
+        service: Service) -> None:
+    telegram = service.world.telegram
+    for n, sent in enumerate(await _post_records(service, "telegram", TELEGRAM_CHAT)):
+        before = telegram.message(TELEGRAM_CHAT, int(sent))
+        assert before is not None
+        data = one_button(button_data(json.loads(before["reply_markup"])), in_place=False)
+        _, answers = await service.telegram_click(data, query_id=f"q-record-{n}",
+                                                  message_id=int(sent))
+        assert answers and json.loads(answers[0]["reply_parameters"])["message_id"] == int(sent)
+        assert telegram.message(TELEGRAM_CHAT, int(sent)) == before
+    assert telegram.edits() == []
+
+
+async def test_telegram_an_answer_telegram_will_not_edit_is_sent_in_reply(service: Service
+                                                                          ) -> None:
+    telegram = service.world.telegram
+    sent = await _post_answer(service, "telegram", TELEGRAM_CHAT)
+    shown = telegram.message(TELEGRAM_CHAT, int(sent))
+    assert shown is not None
+    data = one_button(button_data(json.loads(shown["reply_markup"])), in_place=True)
+    # A message that is not the bot's (Telegram: "message can't be edited").
+    _, answers = await service.telegram_click(data, query_id="q-foreign", message_id=77)
+    assert len(answers) == 1 and json.loads(answers[0]["reply_parameters"])["message_id"] == 77
+    refused = telegram.calls("editMessageText")
+    assert len(refused) == 1 and refused[0].status == 400 and telegram.edits() == []
+
+
+async def test_feishu_a_click_on_an_answer_updates_its_card_once(feishu_service: Service
+                                                                  ) -> None:
+    service, feishu = feishu_service, feishu_service.world.feishu
+    sent = await _post_answer(service, "feishu", FEISHU_EN)
+    before, count = feishu.card(sent), len(feishu.sent_cards())
+    data = one_button(button_data(before), in_place=True)
+    response, cards = await service.feishu_click(data, event_id="ev-answer", chat=FEISHU_EN,
+                                                 message_id=sent)
+    assert response.json()["toast"]["i18n"]["zh_cn"] == TOAST_ZH
+    assert cards == [] and len(feishu.sent_cards()) == count  # no card more
+    [patch] = feishu.patches()
+    assert patch.path.endswith(f"/messages/{sent}")
+    after = feishu.card(sent)
+    assert after is not None and after != before and after["schema"] == "2.0"
+    again, cards = await service.feishu_click(data, event_id="ev-answer", chat=FEISHU_EN,
+                                              message_id=sent)
+    assert again.status_code == 200 and cards == [] and len(feishu.patches()) == 1
+
+
+async def test_feishu_a_click_on_a_digest_or_a_notice_is_answered_in_reply(
+        feishu_service: Service) -> None:
+    service, feishu = feishu_service, feishu_service.world.feishu
+    for n, sent in enumerate(await _post_records(service, "feishu", FEISHU_EN)):
+        before = feishu.card(sent)
+        data = one_button(button_data(before), in_place=False)
+        _, cards = await service.feishu_click(data, event_id=f"ev-record-{n}", chat=FEISHU_EN,
+                                              message_id=sent)
+        assert cards and {c.target for c in feishu.thread_replies(sent)} == {sent}
+        assert feishu.card(sent) == before
+    assert feishu.patches() == []
+
+
+async def test_feishu_an_answer_feishu_will_not_update_comes_as_a_reply(
+        feishu_service: Service) -> None:
+    service, feishu = feishu_service, feishu_service.world.feishu
+    sent = await _post_answer(service, "feishu", FEISHU_EN)
+    data = one_button(button_data(feishu.card(sent)), in_place=True)
+    # A card that is not one of the app's (Feishu: "The message is not found").
+    _, cards = await service.feishu_click(data, event_id="ev-unknown", chat=FEISHU_EN,
+                                          message_id="om_not_the_bots")
+    assert len(cards) == 1 and feishu.thread_replies("om_not_the_bots")
+    tried = feishu.calls("/open-apis/im/v1/messages/om_not_the_bots")
+    assert [r.method for r in tried] == ["PATCH", "POST"] and feishu.patches() == []
