@@ -16,10 +16,10 @@ button (`encode_action` returns None) rather than a truncated one.
 The tag also says where the click's answer goes, since only the message that lays
 the button out knows what it is: `pd1`, a new message beneath the one clicked (a
 digest's or a merged-PR notice's buttons: records a team keeps); `pd1r` - one byte
-more - the answer replaces the message clicked (an answer's buttons: the next answer
-takes its place). The layout chooses (`bot.render.layouts`), the click's answer
-follows it (`bot.chat.clicks.place_answer`). A button made before `pd1r` existed
-answers beneath, as every button did then.
+more - the answer replaces the message clicked (another view of the PR an answer is
+about: its summary turned into its risks and back). The layout chooses
+(`bot.render.layouts`), the click's answer follows it (`bot.chat.clicks.place_answer`).
+A button made before `pd1r` existed answers beneath, as every button did then.
 """
 
 from __future__ import annotations

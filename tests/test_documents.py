@@ -17,7 +17,8 @@ from adapters.feishu.render import encode as feishu_encode
 from adapters.slack.render import encode as slack_encode
 from adapters.telegram.render import encode as telegram_encode
 from bot.actions import answers_in_place, decode_action
-from bot.models import Digest, Reply
+from bot.models import Command, Digest, Reply
+from bot.render import layouts
 from bot.render.document import (
     MARKUP,
     Buttons,
@@ -150,20 +151,43 @@ def test_the_buttons_run_the_commands_they_say() -> None:
 
 
 @pytest.mark.parametrize(("reply", "in_place"), [
-    (Reply(kind="pull", lang="en", mode="summary", pull=pull_answer()), True),
-    (Reply(kind="pull", lang="en", mode="risks", pull=pull_answer()), True),
-    (Reply(kind="topics", lang="en", topics=("npu",), available_topics=("npu", "ckpt")), True),
-    (Reply(kind="subscribed", lang="en", topics=("npu",)), True),
-    (Reply(kind="pull", lang="en", mode="merged", pull=pull_answer()), False),
+    # A PR's summary and its risks turn into each other; following its topic is
+    # confirmed beneath.
+    (Reply(kind="pull", lang="en", mode="summary", pull=pull_answer(), topics=("npu",)),
+     {"risks": True, "subscribe": False}),
+    (Reply(kind="pull", lang="en", mode="risks", pull=pull_answer(), topics=("npu",)),
+     {"summary": True, "subscribe": False}),
+    # A topics list stays for the next click.
+    (Reply(kind="topics", lang="en", topics=("npu",), available_topics=("npu", "ckpt")),
+     {"subscribe": False, "unsubscribe": False}),
+    (Reply(kind="subscribed", lang="en", topics=("npu",)), {"unsubscribe": False}),
+    # Records the team keeps.
+    (Reply(kind="pull", lang="en", mode="merged", pull=pull_answer(), topics=("npu",)),
+     {"risks": False, "summary": False, "subscribe": False, "mute": False}),
     (Reply(kind="notices", lang="en", notices=(
-        Reply(kind="pull", lang="en", mode="merged", pull=pull_answer()),)), False),
+        Reply(kind="pull", lang="en", mode="merged", pull=pull_answer()),)), {"mute": False}),
 ])
-def test_an_answers_buttons_replace_it_and_a_notices_do_not(reply: Reply,
-                                                             in_place: bool) -> None:
-    """A click on an answer's button puts the next answer in its place; on a notice's,
-    the answer comes beneath (the team keeps the notice), as on a digest's."""
+def test_only_another_view_of_an_answers_pr_replaces_it(reply: Reply,
+                                                         in_place: dict[str, bool]) -> None:
+    """A click showing the PR an answer is about another way puts that view in the
+    answer's place; any other click - on a record, or one that does something - is
+    answered beneath."""
     actions = [b.action for b in reply_document(reply).buttons() if b.action]
-    assert actions and {answers_in_place(a) for a in actions} == {in_place}
+    found = {}
+    for action in actions:
+        command = decode_action(action, lang="en")
+        assert command is not None
+        found[command.kind] = answers_in_place(action)
+    assert found == in_place
+
+
+def test_a_view_of_another_pr_is_answered_beneath() -> None:
+    summary = Reply(kind="pull", lang="en", mode="summary", pull=pull_answer())
+    other = Command(kind="risks", repo="acme/lumen", pull=pull_answer().number + 1)
+    same = Command(kind="risks", repo="acme/lumen", pull=pull_answer().number)
+    assert layouts.answers_in_place(same, summary)
+    assert not layouts.answers_in_place(other, summary)
+    assert not layouts.answers_in_place(same, None)  # a digest's button
 
 
 def test_a_digests_buttons_are_answered_beneath_it() -> None:
@@ -215,11 +239,11 @@ def test_a_new_reply_kind_is_a_core_layout_every_platform_encodes() -> None:
         assert_valid_slack(slack)
         post = json.dumps(slack.as_post())
         assert "*Cloudy*" in post and "`main`" in post and "&lt;!channel&gt; flaky" in post
-        assert '"value": "[\\"pd1r\\",\\"unsubscribe\\"' in post
+        assert '"value": "[\\"pd1\\",\\"unsubscribe\\"' in post
         [telegram] = telegram_encode(document)
         assert "<b>Cloudy</b> on <code>main</code>" in telegram.text
         assert '<a href="https://example.com/p/7">org/a#7</a>' in telegram.text
-        assert telegram.buttons[0][0].action.startswith('["pd1r","unsubscribe"')
+        assert telegram.buttons[0][0].action.startswith('["pd1","unsubscribe"')
         [card] = feishu_encode(document)
         assert_valid_card(card)
         assert card["header"]["template"] == "orange"

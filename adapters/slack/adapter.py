@@ -47,6 +47,7 @@ from adapters.base import DeliveryError
 from adapters.slack.admins import is_chat_admin
 from adapters.slack.clicks import (
     click_response_url,
+    clicked_message,
     question_from_click,
     team_of,
     with_clicker_lang,
@@ -462,8 +463,7 @@ class SlackAdapter:
         async def send(reply: Reply) -> None:
             await place_answer(
                 question.action, reply, render_or_error(render_reply_messages, reply, "slack"),
-                replace=functools.partial(self.outbound.respond, click_response_url(question),
-                                          replace=True),
+                replace=functools.partial(self._replace_clicked, question),
                 add=functools.partial(self._deliver, question), refused=(DeliveryError,))
 
         try:
@@ -471,14 +471,46 @@ class SlackAdapter:
         except DeliveryError as exc:
             logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
 
+    async def _replace_clicked(self, question: Question, message: SlackMessage) -> None:
+        """`message` in place of the message clicked: on the click's response_url, or -
+        that URL lapsed (30 minutes after the click) or used up - by `chat.update`."""
+        try:
+            await self.outbound.respond(click_response_url(question), message, replace=True)
+        except DeliveryError as refused:
+            ts = clicked_message(question)
+            if ts is None:
+                raise
+            logger.info("Slack response_url refused (%s); the clicked message is updated",
+                        refused)
+            await self.outbound.update(question.channel_id, ts, message)
+
     async def _deliver(self, question: Question, messages: Sequence[SlackMessage]) -> None:
+        """The answer on the command's or click's response_url; what that URL no longer
+        takes (lapsed, used up) is posted by the bot - in the thread, or to the asker
+        alone when only they were meant to see it."""
         url = response_url(question) or click_response_url(question)
-        if url and len(messages) <= RESPONSE_URL_POSTS:
+        if not url or len(messages) > RESPONSE_URL_POSTS:
+            await self.outbound.post_parts(question.channel_id, list(messages), None,
+                                           thread_ts=question.thread)
+            return
+        sent = 0
+        try:
             for message in messages:
                 await self.outbound.respond(url, message)
+                sent += 1
             return
-        await self.outbound.post_parts(question.channel_id, list(messages), None,
-                                       thread_ts=question.thread)
+        except DeliveryError as refused:
+            logger.info("Slack response_url refused (%s); the bot posts the answer", refused)
+        rest = list(messages[sent:])
+        for message in (m for m in rest if m.response_type == "ephemeral"):
+            if question.user_id is None:
+                raise DeliveryError("an answer for one person had no one to go to")
+            await self.outbound.post_ephemeral(question.channel_id, question.user_id,
+                                               message, question.thread)
+        public = [m for m in rest if m.response_type != "ephemeral"]
+        if public:
+            await self.outbound.post_parts(question.channel_id, public, None,
+                                           thread_ts=question.thread)
 
 
 def _signature_headers_readable(request: Request) -> bool:

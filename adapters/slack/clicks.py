@@ -106,6 +106,15 @@ def click_key(body: Mapping[str, Any], action: Mapping[str, Any]) -> str | None:
     return f"click:{user}:{stamp}" if user and stamp else None
 
 
+def clicked_message(question: Question) -> str | None:
+    """The `ts` of the message whose button was clicked."""
+    body = question.raw
+    if not isinstance(body, Mapping):
+        return None
+    return _str(_map(body.get("container")).get("message_ts")) \
+        or _str(_map(body.get("message")).get("ts"))
+
+
 def click_response_url(question: Question) -> str | None:
     """Where a click's answer goes: the `response_url` of its payload."""
     body = question.raw

@@ -233,6 +233,32 @@ class SlackOutbound:
                 f"Slack is rate limited for chat.postMessage to {channel_id} for "
                 f"{late.seconds:.0f} s more"))
 
+    async def update(self, channel_id: str, ts: str, message: SlackMessage) -> None:
+        """Put `message` in place of the bot's message `ts` (`chat.update`, at any age:
+        a click's response_url lapses after 30 minutes)."""
+        await self._call("chat.update", channel=channel_id, ts=ts, **message.as_post())
+
+    async def post_ephemeral(self, channel_id: str, user_id: str, message: SlackMessage,
+                             thread_ts: str | None = None) -> None:
+        """`message` in `channel_id` for `user_id` alone (`chat.postEphemeral`)."""
+        await self._call("chat.postEphemeral", channel=channel_id, user=user_id,
+                         **({"thread_ts": thread_ts} if thread_ts else {}),
+                         **message.as_post())
+
+    async def _call(self, method: str, **arguments: Any) -> None:
+        """One Web API call whose refusal is a `DeliveryError` naming the method."""
+        self.session()
+        try:
+            await self.client.api_call(method, json=arguments)
+        except SlackApiError as exc:
+            data = exc.response.data
+            error = data.get("error") if isinstance(data, dict) else None
+            raise DeliveryError(f"Slack refused {method}: "
+                                f"{error or exc.response.status_code}") from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise DeliveryError(f"Slack could not be reached for {method}: "
+                                f"{type(exc).__name__}") from None
+
     async def respond(self, response_url: str | None, message: SlackMessage, *,
                       replace: bool = False) -> None:
         """One answer through a slash command's or a click's response_url (the URL is a

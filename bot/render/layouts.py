@@ -7,12 +7,13 @@ here too, each a chat command (`bot.actions`) or a link. A reply kind's layout i
 function registered with `layout_for`: a new kind is one function (and its words),
 and every platform encodes it without a change of its own.
 
-Where a click's answer goes is decided here, once, by what the message is
-(`is_record`): a digest or a merged-PR notice is a record a team keeps, so the answer
-to a click on its buttons comes beneath it; any other reply is an answer, and the
-answer to a click on its buttons replaces it (a PR's summary turns into its risks, a
-topics list into what following a topic did). The buttons carry that choice in their
-data (`bot.actions`); a new reply kind's buttons answer in place with no more code.
+Where a click's answer goes is decided here, once (`answers_in_place`): a button
+that shows another view of what an answer shows - a PR's summary turning into its
+risks and back - replaces that answer; every other click is answered beneath. A
+digest or a merged-PR notice is a record a team keeps (`is_record`), so nothing
+replaces it; a click that does something (follow a topic, mute) is confirmed beneath,
+so a topics list stays there for the next click. The buttons carry that choice in
+their data (`bot.actions`).
 """
 
 from __future__ import annotations
@@ -106,13 +107,25 @@ def is_record(kind: str, mode: str = "") -> bool:
     return kind in ("digest", "notices") or (kind == "pull" and mode == "merged")
 
 
+# Commands that show a PR another way: on an answer about that PR, their answer
+# takes its place.
+PULL_VIEWS = ("risks", "summary")
+
+
+def answers_in_place(command: Command, on: Reply | None) -> bool:
+    """Whether the answer to `command`, clicked on the reply `on` (None: a digest),
+    replaces `on`: only another view of the PR an answer (not a record) is about."""
+    if on is None or is_record(on.kind, on.mode) or on.pull is None:
+        return False
+    return command.kind in PULL_VIEWS and command.pull == on.pull.number
+
+
 def _action(label: str, command: Command, *, on: Reply | None = None,
             primary: bool = False) -> Button | None:
-    """A button running `command` on the reply `on` (None: a digest), its answer
-    replacing that reply unless it is a record; None when its data does not fit a
+    """A button running `command` on the reply `on` (None: a digest), its answer in
+    place or beneath as `answers_in_place` says; None when its data does not fit a
     button."""
-    in_place = on is not None and not is_record(on.kind, on.mode)
-    data = encode_action(command, in_place=in_place)
+    data = encode_action(command, in_place=answers_in_place(command, on))
     return Button(label=label, action=data, primary=primary) if data else None
 
 

@@ -148,6 +148,10 @@ class FakeSlack(ThreadedAiohttpServer):
         self._response_uses: dict[str, int] = {}
         # The message (channel, ts) a click's response_url belongs to, by its name.
         self._clicked: dict[str, tuple[str, str]] = {}
+        # response_urls past Slack's 30 minutes: every answer on them is refused.
+        self._expired: set[str] = set()
+        # Messages only one person sees (`chat.postEphemeral`): channel, user, text.
+        self.ephemerals: list[dict[str, Any]] = []
         self._ts = 0
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -182,6 +186,12 @@ class FakeSlack(ThreadedAiohttpServer):
             with self._lock:
                 self._clicked[name] = clicked
         return f"http://127.0.0.1:{self.port}/response/{name}"
+
+    def expire_response_url(self, name: str) -> None:
+        """Let a response_url lapse, as Slack's do 30 minutes after the click:
+        every answer on it is refused from now on (404 `expired_url`)."""
+        with self._lock:
+            self._expired.add(name)
 
     # --- scripting and reading ----------------------------------------------------
 
@@ -316,6 +326,21 @@ class FakeSlack(ThreadedAiohttpServer):
                 ts = self._keep(params, metadata=metadata, thread_ts=thread_ts)
             return {"ok": True, "channel": params.get("channel"), "ts": ts,
                     "message": {"text": params.get("text"), "ts": ts}}
+        if method in ("chat.update", "chat.postEphemeral"):
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            params = Recorded(request.method, request.path, {}, headers, body).params()
+            problem = self._message_problem(params)
+            if problem:
+                return {"ok": False, "error": problem}
+            if method == "chat.update":
+                return self._update(params)
+            with self._lock:
+                self.ephemerals.append({"channel": params.get("channel"),
+                                        "user": params.get("user"),
+                                        "text": params.get("text"),
+                                        "blocks": params.get("blocks"),
+                                        "thread_ts": params.get("thread_ts")})
+            return {"ok": True, "message_ts": "1700000000.999999"}
         if method in ("chat.unfurl", "views.publish", "users.conversations"):
             return self._surface(method, request, body)
         if method in ("conversations.history", "conversations.replies", "users.info",
@@ -353,6 +378,21 @@ class FakeSlack(ThreadedAiohttpServer):
                               else blocks, "bot_id": self.bot_id, "metadata": metadata,
                               "thread_ts": thread_ts, "at": time.time()})
         return ts
+
+    def _update(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`chat.update` of one of the bot's messages (any age), as Slack allows; another
+        message is `message_not_found` (or `cant_update_message` when not the bot's)."""
+        blocks = params.get("blocks")
+        with self._lock:
+            found = [m for m in self.messages
+                     if (m["channel"], m["ts"]) == (params.get("channel"), params.get("ts"))]
+            if not found:
+                return {"ok": False, "error": "message_not_found"}
+            if found[0].get("bot_id") != self.bot_id:
+                return {"ok": False, "error": "cant_update_message"}
+            found[0].update(text=params.get("text"),
+                            blocks=json.loads(blocks) if isinstance(blocks, str) else blocks)
+        return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
 
     def _answer_click(self, name: str, params: dict[str, Any]) -> bool:
         """An answer on a click's response_url, in its channel as Slack shows it: in
@@ -495,6 +535,10 @@ class FakeSlack(ThreadedAiohttpServer):
             return self._failure_response(failure)
         with self._lock:
             uses = self._response_uses[name] = self._response_uses.get(name, 0) + 1
+            expired = name in self._expired
+        if expired:
+            self._record(request, body, 404, ok=False)
+            return web.Response(text="expired_url", status=404)
         if uses > RESPONSE_URL_USES:
             self._record(request, body, 404, ok=False)
             return web.Response(text="used_url", status=404)

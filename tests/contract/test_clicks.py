@@ -23,6 +23,7 @@ from bot.actions import encode_action
 from bot.models import Command
 from bot.store.redis.chat_settings import RedisChatSettings
 from bot.store.redis.client import sync_client
+from testkit.fakes.slack import RESPONSE_URL_USES
 from testkit.fakes.telegram import group_chat, private_chat
 from testkit.fakes.telegram import user as telegram_user
 from testkit.reliability.harness import Service, service_in_process
@@ -277,19 +278,20 @@ async def test_feishu_a_settings_click_by_someone_not_an_admin_is_refused_in_the
 async def _post_answer(service: Service, platform: str, chat: str) -> str:
     """A PR's summary (an answer, its buttons answered in place), posted by the bot in
     `chat`: its message id."""
-    handler = service.services.handler
+    handler = service.services.process.handler
     summary = await handler.handle(Command(kind="summary", repo="acme/lumen", pull=1201,
                                            lang="en"),
                                    channel=await handler.chat_channel(f"{platform}:{chat}"))
     assert summary.kind == "pull"
-    [posted] = await service.services.adapters[platform].send_reply(chat, summary)
+    [posted] = await service.services.process.adapters[platform].send_reply(chat, summary)
     return posted
 
 
 async def _post_records(service: Service, platform: str, chat: str) -> list[str]:
     """This week's digest and a merged-PR notice, posted by the bot in `chat`: the ids
     of the digest's last message (its buttons) and of the notice."""
-    handler, adapter = service.services.handler, service.services.adapters[platform]
+    handler = service.services.process.handler
+    adapter = service.services.process.adapters[platform]
     channel = await handler.chat_channel(f"{platform}:{chat}")
     digest = await handler.handle(Command(kind="digest", week=WEEK, lang="en"),
                                   channel=channel)
@@ -349,17 +351,68 @@ async def test_slack_a_click_on_a_digest_or_a_notice_is_answered_beneath_it(
         assert after[:len(before)] == before and len(after) == len(before) + len(answers)
 
 
+async def test_slack_a_click_after_its_response_url_lapsed_still_replaces_the_answer(
+        service: Service) -> None:
+    """Slack takes answers on a response_url for 30 minutes: a click on an answer an
+    hour old still changes it, by `chat.update` of the bot's own message."""
+    slack = service.world.slack
+    ts = await _post_answer(service, "slack", SLACK_CHANNEL)
+    [before] = slack.channel_messages(SLACK_CHANNEL)
+    posted = len(slack.calls("chat.postMessage"))
+    slack.fail_next("response", status=404, body="expired_url", times=RESPONSE_URL_USES)
+    _, answers = await service.slack_click(
+        one_button(button_data(before["blocks"]), in_place=True), message=ts)
+    assert answers == []  # nothing went through the lapsed URL
+    [after] = slack.channel_messages(SLACK_CHANNEL)
+    assert after["ts"] == ts and after["blocks"] != before["blocks"]
+    [update] = [c for c in slack.calls("chat.update") if c.ok]
+    assert update.params()["ts"] == ts and len(slack.calls("chat.postMessage")) == posted
+
+
 async def test_slack_an_answer_slack_would_not_replace_comes_beneath_it(service: Service
                                                                        ) -> None:
     slack = service.world.slack
     ts = await _post_answer(service, "slack", SLACK_CHANNEL)
     [before] = slack.channel_messages(SLACK_CHANNEL)
     slack.fail_next("response", status=404, body="expired_url")
+    slack.fail_next("chat.update", body={"ok": False, "error": "cant_update_message"})
     _, answers = await service.slack_click(
         one_button(button_data(before["blocks"]), in_place=True), message=ts)
     assert len(answers) == 1 and "replace_original" not in answers[0]
     kept, added = slack.channel_messages(SLACK_CHANNEL)
     assert kept == before and added["blocks"] == answers[0]["blocks"]
+
+
+async def test_slack_a_click_on_an_old_digest_is_answered_by_the_bot_beneath_it(
+        service: Service) -> None:
+    """A digest is clicked days after it was posted, long after its response_url
+    lapsed: the bot posts the answer in the digest's thread itself."""
+    slack = service.world.slack
+    digest_ts, _ = await _post_records(service, "slack", SLACK_CHANNEL)
+    before = slack.channel_messages(SLACK_CHANNEL)
+    [record] = [m for m in before if m["ts"] == digest_ts]
+    posted = len(slack.calls("chat.postMessage"))
+    slack.fail_next("response", status=404, body="expired_url", times=RESPONSE_URL_USES)
+    _, answers = await service.slack_click(
+        one_button(button_data(record["blocks"]), in_place=False), message=digest_ts)
+    assert answers == []
+    posts = [c.params() for c in slack.calls("chat.postMessage")[posted:] if c.ok]
+    added = slack.channel_messages(SLACK_CHANNEL)[len(before):]
+    assert added and len(posts) == len(added)
+    assert {post["thread_ts"] for post in posts} == {digest_ts}
+    assert slack.channel_messages(SLACK_CHANNEL)[:len(before)] == before
+
+
+async def test_slack_a_refusal_past_the_response_url_reaches_the_clicker_alone(
+        service: Service, stored: RedisChatSettings) -> None:
+    slack = service.world.slack
+    slack.fail_next("response", status=404, body="expired_url", times=RESPONSE_URL_USES)
+    _, answers = await service.slack_click(FOLLOW, channel="CNEW")
+    assert answers == [] and stored.all() == {}
+    [private] = slack.ephemerals
+    assert private["channel"] == "CNEW" and private["user"] == "U0USER01"
+    assert NOT_ADMIN_EN in said([private])
+    assert slack.channel_messages("CNEW") == [] and slack.calls("chat.postMessage") == []
 
 
 async def test_telegram_a_click_on_an_answer_edits_it_once(service: Service) -> None:
