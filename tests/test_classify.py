@@ -52,6 +52,12 @@ def test_title_conventions(title: str, modules: tuple[str, ...], kind: str | Non
         ("Some change", (), ("docs/a.md", "README.md"), "docs"),
         ("Some change", (), ("tests/test_a.py",), "test"),
         ("Some change", (), ("src/a.py",), "other"),
+        # Only documentation: a docs change whatever the title's type, as it is counted.
+        ("improvement: modularize AGENTS.md contributor guides", (),
+         ("AGENTS.md", "ui/AGENTS.md"), "docs"),
+        ("feat: add the quick start", (), ("docs/start.md",), "docs"),
+        ("feat: add the quick start", (), ("docs/start.md", "src/a.py"), "feat"),
+        ('Revert "docs: move the guide"', (), ("docs/guide.md",), "revert"),
     ],
 )
 def test_type_falls_back_to_labels_wording_and_files(

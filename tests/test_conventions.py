@@ -347,23 +347,25 @@ def test_the_original_under_a_zh_line_is_escaped_on_the_report_page() -> None:
     assert 'class="original"' in page
 
 
-@pytest.mark.parametrize(("title", "name", "major"), [
-    ("upgrade to TypeScript 6", "TypeScript 6", True),
-    ("update dependency jsdom to v30", "jsdom v30", True),
-    ("update actions/setup-node action to v7", "actions/setup-node v7", True),
-    ("Bump cryptography from 48.0.1 to 50.0.0", "cryptography 50.0.0", True),
-    ("Bump ruff from 0.8.1 to 0.9.0", "ruff 0.9.0", True),
-    ("Bump gitpython from 3.1.54 to 3.1.57", "gitpython 3.1.57", False),
-    ("update dependency postcss to v8.5.23 [security]", "postcss v8.5.23", False),
-    ("update lint", "lint", False),
-    ("update all non-major dependencies", "", False),
+@pytest.mark.parametrize(("title", "names", "major"), [
+    ("upgrade to TypeScript 6", ("TypeScript 6",), True),
+    ("update dependency jsdom to v30", ("jsdom v30",), True),
+    ("update actions/setup-node action to v7", ("actions/setup-node v7",), True),
+    ("Bump cryptography from 48.0.1 to 50.0.0", ("cryptography 50.0.0",), True),
+    ("Bump ruff from 0.8.1 to 0.9.0", ("ruff 0.9.0",), True),
+    ("Bump gitpython from 3.1.54 to 3.1.57", ("gitpython 3.1.57",), False),
+    ("update dependency postcss to v8.5.23 [security]", ("postcss v8.5.23",), False),
+    ("update lint", ("lint",), False),
+    ("update all non-major dependencies", (), False),
+    # A list is names, so each language joins them its own way.
     ("bump jsoup, springdoc-openapi and gradle-git-properties versions",
-     "jsoup, springdoc-openapi and gradle-git-properties", False),
-    ("Upgrade Pinia to 4 and Vue Router to 5.2", "Pinia to 4 and Vue Router to 5.2", False),
+     ("jsoup", "springdoc-openapi", "gradle-git-properties"), False),
+    ("bump a, b, and c", ("a", "b", "c"), False),
+    ("Upgrade Pinia to 4 and Vue Router to 5.2", ("Pinia 4", "Vue Router 5.2"), False),
 ])
 def test_a_dependency_update_is_named_with_the_version_it_goes_to(
-        title: str, name: str, major: bool) -> None:
-    assert bumped(title) == (name, major)
+        title: str, names: tuple[str, ...], major: bool) -> None:
+    assert bumped(title) == (names, major)
 
 
 def test_a_week_of_bumps_names_the_moves_to_a_new_major_first_and_counts_every_update(
@@ -378,6 +380,17 @@ def test_a_week_of_bumps_names_the_moves_to_a_new_major_first_and_counts_every_u
                           repo_config=RepoConfig(), lang="en")
     assert "Dependency updates: 5 updates (jsdom v30, lint, monaco-editor ^0.56.0 and 2 more)" \
         in render_digest(digest, "text")
+
+
+def test_a_bump_of_several_names_lists_them_in_the_readers_language() -> None:
+    pulls = (_pull(1, "upgrade: bump jsoup, springdoc-openapi and gradle-git-properties "
+                      "versions", lines=10),
+             _pull(2, "fix(ssr): keep hydration order"))
+    digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    text = render_digest(digest, "text")
+    assert "依赖升级：共 1 个（jsoup、springdoc-openapi 和 gradle-git-properties）" in text
+    assert " and " not in text.split("依赖升级", 1)[1].splitlines()[0]
 
 
 @pytest.mark.parametrize(("title", "kind", "text"), [

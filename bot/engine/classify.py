@@ -105,8 +105,12 @@ def _type_from_files(paths: list[str]) -> str | None:
 
 def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
     """Title type first, then labels, then the files touched (all docs, tests or CI),
-    then the wording."""
+    then the wording. A PR touching only documentation is a docs change whatever type
+    its title gives (`improvement: modularize AGENTS.md guides`), as the digest counts
+    it (`bot.engine.themes.kind`); a revert stays a revert."""
     if title.type:
+        if title.type != "revert" and _type_from_files(paths) == "docs":
+            return "docs"
         return title.type
     for label in labels:
         for word in re.split(r"[\s:/_-]+", label.lower()):

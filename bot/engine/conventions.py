@@ -360,11 +360,16 @@ _UNNAMED = frozenset({"all", "dependencies", "deps", "packages", "the"})
 
 class Bumped(NamedTuple):
     """A dependency update as a reader wants it named: `jsdom v30`, `TypeScript 6`;
-    `major` when it moves to a new major version (`v30`, `6`), which is worth reading
-    first; `name` empty for a group update that names nothing (`all non-major …`)."""
+    several names when one update lists several (`jsoup`, `springdoc-openapi`), none
+    for a group update that names nothing (`all non-major …`); `major` when it moves
+    to a new major version (`v30`, `6`), which is worth reading first."""
 
-    name: str
+    names: tuple[str, ...]
     major: bool
+
+
+# Between the names of a list: `a, b and c`, `a, b, and c`.
+_LIST_SEPARATOR = re.compile(r",\s*(?:and\s+)?|\s+and\s+", re.I)
 
 
 def bumped(text: str) -> Bumped:
@@ -373,20 +378,27 @@ def bumped(text: str) -> Bumped:
     whole = _UPGRADED_TO.match(text)
     if whole:
         name = whole.group(1).strip("`")
-        return Bumped(name, major=bool(re.search(r"\bv?\d+$", name)))
+        return Bumped((name,), major=bool(re.search(r"\bv?\d+$", name)))
     listed = _LISTED.match(text)
     if listed:  # `bump jsoup, springdoc-openapi and gradle-git-properties versions`
-        return Bumped(listed.group(1), major=False)
+        return Bumped(_names(listed.group(1)), major=False)
     subject = bump_subject(text).rstrip(",;:")
     if subject.lower() in _UNNAMED:
-        return Bumped("", major=False)
+        return Bumped((), major=False)
     if len(re.findall(r"\bto\s+[\^~]?v?\d", text)) > 1:  # `Pinia to 4 and Vue Router to 5.2`
-        return Bumped(re.sub(r"^\S+\s+(?:the\s+)?", "", text), major=False)
+        moves = _names(re.sub(r"^\S+\s+(?:the\s+)?", "", text))
+        return Bumped(tuple(re.sub(r"\s+to\s+", " ", move, flags=re.I) for move in moves),
+                      major=False)
     target = _TARGET.search(text)
     if target is None or subject == text:
-        return Bumped(subject, major=False)
+        return Bumped((subject,), major=False)
     version = target.group(1)
-    return Bumped(f"{subject} {version}", major=_new_major(text, version))
+    return Bumped((f"{subject} {version}",), major=_new_major(text, version))
+
+
+def _names(listed: str) -> tuple[str, ...]:
+    """The names of a list written out in a title (`a, b and c`)."""
+    return tuple(name.strip() for name in _LIST_SEPARATOR.split(listed) if name.strip())
 
 
 _FROM = re.compile(r"\bfrom\s+[\^~]?v?(\d+)(?:\.(\d+))?", re.I)

@@ -242,11 +242,13 @@ def _dependency_theme(bumps: list[Member], t: Translator) -> Theme:
     updated ("5 updates (gitpython, cryptography, pymdown-extensions and 2 more)")."""
     named = [bumped(m.cls.short_title) for m in bumps]
     # Moves to a new major version first (a reader checks those), then in the week's order.
-    ordered = sorted(range(len(named)), key=lambda i: not named[i].major)
-    names = list(dict.fromkeys(named[i].name for i in ordered if named[i].name))
+    ordered = sorted(named, key=lambda update: not update.major)
+    names = list(dict.fromkeys(name for update in ordered for name in update.names))
     shown = names[:NAMED_DEPENDENCIES]
-    if len(bumps) > len(shown):
-        shown.append(t.n("%(num)d more", "%(num)d more", len(bumps) - len(shown)))
+    # "and 2 more" counts the updates none of whose names is shown.
+    more = sum(1 for update in named if not set(update.names) & set(shown))
+    if more:
+        shown.append(t.n("%(num)d more", "%(num)d more", more))
     line = t.n("%(num)d update (%(names)s)", "%(num)d updates (%(names)s)", len(bumps),
                names=t.join(shown))
     return Theme(title=t("Dependency updates"), pulls=(),
