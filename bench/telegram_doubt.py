@@ -22,6 +22,7 @@ from datetime import timedelta
 
 from adapters.poster import AdapterPoster
 from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.settings import TelegramSecrets, TelegramSettings
 from bot.clock import HeldClock
 from bot.store.claims import Claims
 from testkit.fakes.telegram import FakeTelegram
@@ -56,8 +57,10 @@ async def run(url: str, channels: int, timeout: float, in_doubt: str, stalls: li
         async with redis_port(url) as port:
             adapter = TelegramAdapter(config, None,  # type: ignore[arg-type]
                                       Claims(port, clock=clock),
-                                      token=tg.token, secret_token="s", api_url=tg.base_url,
-                                      send_timeout=timeout / scale, in_doubt=in_doubt,
+                                      TelegramSecrets(tg.token, "s"),
+                                      TelegramSettings(api_url=tg.base_url,
+                                                       send_timeout_seconds=timeout / scale,
+                                                       in_doubt=in_doubt),
                                       max_retries=0)
             try:
                 schedule = scheduler(config, CountingSource(example_snapshot()), port,

@@ -17,6 +17,7 @@ import msgspec
 from starlette.applications import Starlette
 
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
+from adapters.telegram.settings import TelegramSecrets, TelegramSettings
 from bot.chat.handler import CommandHandler
 from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
@@ -93,12 +94,19 @@ async def running(
 ) -> AsyncIterator[tuple[TelegramAdapter, httpx.AsyncClient]]:
     """An adapter on the fake, its webhook route behind an ASGI client; it tells
     deliveries apart in `port`'s claims, and takes its turns (and waits out flood
-    control) on a virtual clock - its `clock`, when given one - unless given a `pacer`."""
-    settings: dict[str, Any] = {"token": tg.token, "secret_token": SECRET,
-                                "api_url": tg.base_url, "max_retries": 2,
-                                "pacer": LocalPacer(options.get("clock") or VirtualClock())}
-    settings.update(options)
-    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), claims_on(port), **settings)
+    control) on a virtual clock - its `clock`, when given one - unless given a `pacer`.
+    `options`: fields of `[platforms.telegram]`, the `token` and `secret_token`, or the
+    adapter's other arguments."""
+    fields = set(TelegramSettings.__struct_fields__)
+    settings = TelegramSettings(api_url=tg.base_url, **{
+        name: options.pop(name) for name in list(options) if name in fields})
+    arguments: dict[str, Any] = {
+        "max_retries": 2, "pacer": LocalPacer(options.get("clock") or VirtualClock()),
+        **options}
+    secrets = TelegramSecrets(arguments.pop("token", tg.token),
+                              arguments.pop("secret_token", SECRET))
+    adapter = TelegramAdapter(CONFIG, handler or SpyHandler(), claims_on(port), secrets,
+                              settings, **arguments)
     app = Starlette(routes=adapter.routes())
     try:
         if start:

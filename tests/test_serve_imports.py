@@ -62,8 +62,8 @@ from bot.store.claims import Claims
 config = load_config(Path("examples/prdigest.toml"))
 snapshot = read_snapshot(Path("examples/snapshot.json"))
 handler = CommandHandler(Digests(config, SnapshotSource(snapshot)))
-FeishuAdapter(app_id="cli_x", app_secret="s", config=config, handler=handler,
-              deduper=local_claims(), verification_token="t", encrypt_key="k")
+from adapters.feishu.settings import FeishuSecrets
+FeishuAdapter(config, handler, local_claims(), FeishuSecrets("cli_x", "s", "t", "k"))
 def loaded():
     return len([m for m in sys.modules if m.startswith("lark_oapi")])
 lean = loaded()

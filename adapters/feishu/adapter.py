@@ -39,12 +39,12 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+import msgspec
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
-from lark_oapi.core.const import FEISHU_DOMAIN
 from lark_oapi.core.enum import LogLevel
 from lark_oapi.core.json import JSON
 from lark_oapi.core.log import logger as lark_logger
@@ -63,7 +63,7 @@ from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
 from adapters.feishu.render import MAX_REQUEST_BYTES, Card, reply_cards
-from adapters.feishu.settings import FeishuSettings, feishu_settings
+from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from bot.chat.clicks import place_answer
@@ -72,7 +72,7 @@ from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import Config, secret
 from bot.models import Admission, Digest, Lang, Reply
-from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
+from bot.pacing import MAX_TURN_WAIT, LocalPacer, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -128,27 +128,30 @@ class FeishuAdapter:
 
     def __init__(
         self,
-        *,
-        app_id: str,
-        app_secret: str,
         config: Config,
         handler: CommandAnswering,
         deduper: FirstSeen,
-        verification_token: str | None = None,
-        encrypt_key: str | None = None,
-        domain: str = FEISHU_DOMAIN,
-        long_connection: bool = False,
+        credentials: FeishuSecrets,
+        settings: FeishuSettings | None = None,
+        *,
+        outbound_only: bool = False,
+        pacer: Pacer | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        bot_open_id: str | None = None,
         auto_reconnect: bool = True,
         freshness_seconds: float = FRESHNESS_SECONDS,
-        bot_open_id: str | None = None,
-        clock: Clock = SYSTEM_CLOCK,
         max_send_attempts: int = 3,
         max_rate_limit_wait: float = MAX_TURN_WAIT,
         timeout_seconds: float = 10.0,
-        outbound_only: bool = False,
-        pacer: Pacer | None = None,
-        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
     ) -> None:
+        """`settings`: the config's `[platforms.feishu]` (its Open API domain, the long
+        connection, the pace of messages; default: `config`'s); `outbound_only`: only
+        posts (`prdigest post`), which needs the app's id and secret alone."""
+        settings = settings if settings is not None else feishu_settings(config)
+        app_id, app_secret = credentials.app_id, credentials.app_secret
+        verification_token, encrypt_key = credentials.verification_token, credentials.encrypt_key
+        domain = settings.domain
+        long_connection = settings.long_connection and not outbound_only
         if not long_connection and not verification_token and not outbound_only:
             # The SDK rejects every real event when its token is empty (it compares the
             # event's token with ""), so a webhook without one could never answer.
@@ -168,7 +171,7 @@ class FeishuAdapter:
         self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
                                   max_wait=max_rate_limit_wait,
                                   pacer=pacer if pacer is not None else LocalPacer(clock),
-                                  lanes=post_lanes or FeishuSettings().post_lanes, clock=clock)
+                                  lanes=settings.post_lanes, clock=clock)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id
@@ -190,34 +193,30 @@ class FeishuAdapter:
                     **overrides: Any) -> FeishuAdapter | None:
         """The adapter the config and environment describe, or None when the app's
         credentials are not in the environment (Feishu is then simply off).
-        `outbound_only=True` builds one that only posts (`prdigest post`): the app id
-        and secret are all it needs."""
-        section = feishu_settings(config)
+        `overrides` replace fields of `[platforms.feishu]` (`domain` for a fake server)
+        or constructor arguments; `outbound_only=True` builds one that only posts
+        (`prdigest post`): the app id and secret are all it needs."""
+        fields = set(FeishuSettings.__struct_fields__)
+        section = msgspec.structs.replace(feishu_settings(config), **{
+            name: overrides.pop(name) for name in list(overrides) if name in fields})
         outbound_only = bool(overrides.pop("outbound_only", False))
         app_id, app_secret = secret(section.app_id_env), secret(section.app_secret_env)
         if app_id is None or app_secret is None:
             logger.info("feishu off: %s or %s is not set", section.app_id_env,
                         section.app_secret_env)
             return None
-        options: dict[str, Any] = {
-            "verification_token": secret(section.verification_token_env),
-            "encrypt_key": secret(section.encrypt_key_env),
-            "domain": section.domain,
-            "long_connection": section.long_connection,
-            "post_lanes": section.post_lanes,
-        }
-        options.update(overrides)
-        if outbound_only:
-            options.update(long_connection=False, outbound_only=True)
-        elif not options["long_connection"] and not options["verification_token"]:
+        credentials = FeishuSecrets(app_id, app_secret, secret(section.verification_token_env),
+                                    secret(section.encrypt_key_env))
+        webhook = not section.long_connection and not outbound_only
+        if webhook and not credentials.verification_token:
             logger.warning("feishu off: webhook mode needs %s (or long_connection = true)",
                            section.verification_token_env)
             return None
-        if not outbound_only and not options["long_connection"] and not options["encrypt_key"]:
+        if webhook and not credentials.encrypt_key:
             logger.warning("feishu: %s is not set, so events are not signed; set an "
                            "encrypt key in the app console", section.encrypt_key_env)
-        return cls(app_id=app_id, app_secret=app_secret, config=config, handler=handler,
-                   deduper=deduper, **options)
+        return cls(config, handler, deduper, credentials, section, outbound_only=outbound_only,
+                   **overrides)
 
     def status(self) -> dict[str, Any]:
         """What /healthz shows: mode and health, never a secret."""

@@ -6,15 +6,31 @@ server asks here first and imports the adapter only for a bot that has credentia
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
-    "FeishuSettings", "credentials_present", "feishu_settings", "feishu_status",
+    "FeishuSecrets", "FeishuSettings", "credentials_present", "feishu_settings", "feishu_status",
     "has_credentials", "unconfigured_status"
 ]
+
+
+@dataclass(frozen=True)
+class FeishuSecrets:
+    """The secrets Feishu's adapter holds, read from the variables `FeishuSettings`
+    names: the app's id and secret, and the webhook's verification token and encrypt
+    key. Never logged, never shown."""
+
+    app_id: str
+    app_secret: str
+    verification_token: str | None = None
+    encrypt_key: str | None = None
+
+    def __repr__(self) -> str:
+        return f"FeishuSecrets(app_id={self.app_id!r}, ...)"
 
 
 class FeishuSettings(PlatformSettings, frozen=True, kw_only=True):

@@ -28,10 +28,11 @@ import functools
 import logging
 import re
 import secrets
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+import msgspec
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -70,7 +71,7 @@ from adapters.slack.render import (
     render_digest_messages,
     render_reply_messages,
 )
-from adapters.slack.settings import SlackSettings, slack_settings
+from adapters.slack.settings import SlackSecrets, SlackSettings, slack_secrets, slack_settings
 from adapters.slack.unfurls import SlackUnfurls, link_shared
 from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
@@ -79,9 +80,9 @@ from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, rende
 from bot.chat.overviews import ChatOverviews
 from bot.chat.previews import PullPreviews
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import Config, secret
+from bot.config import Config
 from bot.models import Admission, Digest, Lang, Reply
-from bot.pacing import MAX_TURN_WAIT, Lane, LocalPacer, Pacer
+from bot.pacing import MAX_TURN_WAIT, LocalPacer, Pacer
 from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
@@ -118,25 +119,29 @@ class SlackAdapter:
         config: Config,
         handler: CommandAnswering,
         deduper: FirstSeen,
+        credentials: SlackSecrets,
+        settings: SlackSettings | None = None,
         *,
-        bot_token: str,
-        signing_secret: str | None,
-        app_token: str | None = None,
-        socket_mode: bool = False,
-        api_url: str = "https://slack.com/api/",
-        rate_limit_retries: int = 2,
-        bot_names: tuple[str, ...] = DEFAULT_BOT_NAMES,
         outbound_only: bool = False,
         pacer: Pacer | None = None,
-        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
-        max_turn_wait: float = MAX_TURN_WAIT,
         clock: Clock = SYSTEM_CLOCK,
+        rate_limit_retries: int = 2,
+        bot_names: tuple[str, ...] = DEFAULT_BOT_NAMES,
+        max_turn_wait: float = MAX_TURN_WAIT,
     ) -> None:
+        """`settings`: the config's `[platforms.slack]` (its API, Socket Mode, the pace
+        of posts; default: `config`'s); `outbound_only`: only posts (`prdigest post`),
+        which needs the bot token alone."""
+        settings = settings if settings is not None else slack_settings(config)
+        socket_mode, api_url = settings.socket_mode and not outbound_only, settings.api_url
+        bot_token, signing_secret = credentials.bot_token, credentials.signing_secret
+        app_token = credentials.app_token
         if socket_mode and not app_token:
             raise ValueError("Socket Mode needs an app-level token (xapp-...)")
         if not socket_mode and not signing_secret and not outbound_only:
             raise ValueError("HTTP mode needs the signing secret")
         self.config = config
+        self.settings = settings
         self.socket_mode = socket_mode
         self.api_url = api_url
         self.bot_names = bot_names
@@ -149,7 +154,7 @@ class SlackAdapter:
                            chat_admins=functools.partial(is_chat_admin, self.client), clock=clock)
         self.outbound = SlackOutbound(
             self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(clock),
-            lanes=post_lanes or SlackSettings().post_lanes,
+            lanes=settings.post_lanes,
             post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait, clock=clock)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
@@ -184,29 +189,21 @@ class SlackAdapter:
         cls, config: Config, handler: CommandAnswering, deduper: FirstSeen, **overrides: Any
     ) -> SlackAdapter | None:
         """The adapter the config and environment describe, or None when its secrets are
-        not set. `overrides` replace constructor arguments (tests: `api_url`);
-        `outbound_only=True` builds one that only posts (`prdigest post`), which needs
-        the bot token alone."""
-        settings = slack_settings(config)
-        if overrides.get("outbound_only"):
-            overrides.setdefault("socket_mode", False)
-        arguments: dict[str, Any] = {
-            "bot_token": secret(settings.bot_token_env),
-            "signing_secret": secret(settings.signing_secret_env),
-            "app_token": secret(settings.app_token_env),
-            "socket_mode": settings.socket_mode,
-            "api_url": settings.api_url,
-            "post_lanes": settings.post_lanes,
-            **overrides,
-        }
-        if not arguments["bot_token"]:
+        not set. `overrides` replace fields of `[platforms.slack]` (tests: `api_url`,
+        `socket_mode`) or constructor arguments; `outbound_only=True` builds one that
+        only posts (`prdigest post`), which needs the bot token alone."""
+        fields = set(SlackSettings.__struct_fields__)
+        settings = msgspec.structs.replace(slack_settings(config), **{
+            name: overrides.pop(name) for name in list(overrides) if name in fields})
+        found = slack_secrets(settings)
+        outbound_only = bool(overrides.get("outbound_only"))
+        if found is None:
             return None
-        if arguments["socket_mode"] and not arguments["app_token"]:
+        if not outbound_only and settings.socket_mode and not found.app_token:
             return None
-        if (not arguments["socket_mode"] and not arguments["signing_secret"]
-                and not arguments.get("outbound_only")):
+        if not outbound_only and not settings.socket_mode and not found.signing_secret:
             return None
-        return cls(config, handler, deduper, **arguments)
+        return cls(config, handler, deduper, found, settings, **overrides)
 
     def status(self) -> dict[str, Any]:
         """What /healthz shows: configured, mode, connection; never a secret value."""

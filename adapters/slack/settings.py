@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
@@ -9,8 +10,8 @@ from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
-    "SlackSettings", "has_credentials", "missing_env", "missing_post_env", "slack_settings",
-    "unconfigured_status"
+    "SlackSecrets", "SlackSettings", "has_credentials", "missing_env", "missing_post_env",
+    "slack_secrets", "slack_settings", "unconfigured_status"
 ]
 
 
@@ -50,6 +51,29 @@ class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
         """The lanes a message to `channel_id` waits its turn in: the workspace's, the
         channel's."""
         return bot_and_chat_lanes("slack", channel_id, self, "post_rate", "channel_post_rate")
+
+
+@dataclass(frozen=True)
+class SlackSecrets:
+    """The secrets Slack's adapter holds, read from the variables `SlackSettings` names:
+    the bot token, the signing secret (HTTP mode) and the app-level token (Socket
+    Mode). Never logged, never shown."""
+
+    bot_token: str
+    signing_secret: str | None = None
+    app_token: str | None = None
+
+    def __repr__(self) -> str:
+        return "SlackSecrets(...)"
+
+
+def slack_secrets(settings: SlackSettings) -> SlackSecrets | None:
+    """The secrets in the environment, or None without a bot token."""
+    token = secret(settings.bot_token_env)
+    if token is None:
+        return None
+    return SlackSecrets(token, secret(settings.signing_secret_env),
+                        secret(settings.app_token_env))
 
 
 def slack_settings(config: Config) -> SlackSettings:

@@ -17,10 +17,11 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -55,7 +56,7 @@ from adapters.telegram.render import (
     render_reply_messages,
 )
 from adapters.telegram.request import AiohttpRequest, NoAnswer
-from adapters.telegram.settings import TelegramSettings, telegram_settings
+from adapters.telegram.settings import TelegramSecrets, TelegramSettings, telegram_settings
 from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
@@ -64,7 +65,7 @@ from bot.config import Config, secret
 from bot.errors import ConfigError
 from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
-from bot.pacing import Lane, LocalPacer, Pacer
+from bot.pacing import LocalPacer, Pacer
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +75,6 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 _SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 # An update is a few kilobytes; anything far larger is not from Telegram.
 MAX_UPDATE_BYTES = 1 << 20
-DEFAULT_API_URL = "https://api.telegram.org/bot"
 
 PTBApplication = Application[Any, Any, Any, Any, Any, Any]
 
@@ -97,24 +97,27 @@ class TelegramAdapter:
         config: Config,
         handler: CommandAnswering,
         deduper: FirstSeen,
+        credentials: TelegramSecrets,
+        settings: TelegramSettings | None = None,
         *,
-        token: str,
-        secret_token: str | None,
-        api_url: str = DEFAULT_API_URL,
-        file_url: str | None = None,
-        polling: bool = False,
         webhook_url: str | None = None,
+        file_url: str | None = None,
+        outbound_only: bool = False,
+        pacer: Pacer | None = None,
+        clock: Clock = SYSTEM_CLOCK,
         max_retries: int = 3,
         max_retry_wait: float = 60.0,
         poll_timeout: float = 10.0,
         concurrent_updates: int = 16,
-        outbound_only: bool = False,
-        pacer: Pacer | None = None,
-        post_lanes: Callable[[str], Sequence[Lane]] | None = None,
-        send_timeout: float = TelegramSettings().send_timeout_seconds,
-        in_doubt: str = TelegramSettings().in_doubt,
-        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        """`settings`: the config's `[platforms.telegram]` (its Bot API, polling, the
+        pace of messages, what a message in doubt becomes; default: `config`'s);
+        `webhook_url`: where Telegram is asked to deliver (None: not registered);
+        `outbound_only`: only posts (`prdigest post`), which needs the bot token alone."""
+        settings = settings if settings is not None else telegram_settings(config)
+        token, secret_token = credentials.token, credentials.secret_token
+        api_url, polling = settings.api_url, settings.polling and not outbound_only
+        send_timeout, in_doubt = settings.send_timeout_seconds, settings.in_doubt
         if not polling and not secret_token and not outbound_only:
             raise ConfigError("telegram: webhook mode needs a secret token")
         self._outbound_only = outbound_only
@@ -147,7 +150,7 @@ class TelegramAdapter:
             .base_url(api_url)
             .base_file_url(file_url or _file_url(api_url))
             .rate_limiter(PacedLimiter(pacer if pacer is not None else LocalPacer(clock),
-                                       post_lanes or TelegramSettings().post_lanes,
+                                       settings.post_lanes,
                                        max_retries=max_retries, max_wait=max_retry_wait,
                                        clock=clock))
             .concurrent_updates(concurrent_updates)
@@ -174,13 +177,16 @@ class TelegramAdapter:
     ) -> TelegramAdapter | None:
         """The adapter the config describes, or None when its secrets are not in the
         environment (the bot token; in webhook mode also the secret token).
-        `overrides` replace constructor arguments, e.g. `api_url` for a fake server;
+        `overrides` replace fields of `[platforms.telegram]` (`api_url` for a fake
+        server) or constructor arguments;
         `outbound_only=True` builds one that only posts (`prdigest post`): the bot token
         is all it needs, and it neither polls nor registers a webhook."""
-        section = telegram_settings(config)
+        fields = set(TelegramSettings.__struct_fields__)
+        section = msgspec.structs.replace(telegram_settings(config), **{
+            name: overrides.pop(name) for name in list(overrides) if name in fields})
         token = secret(section.bot_token_env)
         outbound_only = bool(overrides.pop("outbound_only", False))
-        polling = bool(overrides.pop("polling", section.polling)) and not outbound_only
+        polling = section.polling and not outbound_only
         secret_token = secret(section.secret_token_env)
         if token is None or (not polling and secret_token is None and not outbound_only):
             return None
@@ -188,18 +194,11 @@ class TelegramAdapter:
             raise ConfigError(f"{section.secret_token_env}: Telegram accepts 1-256 characters "
                               "of A-Z, a-z, 0-9, _ and - in a webhook secret token")
         public = (config.server.public_url or "").rstrip("/")
-        options: dict[str, Any] = {
-            "api_url": section.api_url,
-            "post_lanes": section.post_lanes,
-            "send_timeout": section.send_timeout_seconds,
-            "in_doubt": section.in_doubt,
-            # Telegram delivers webhooks to HTTPS addresses only.
-            "webhook_url": (f"{public}{WEBHOOK_PATH}"
-                            if public.startswith("https://") and not outbound_only else None),
-        }
-        options.update(overrides)
-        return cls(config, handler, deduper, token=token, secret_token=secret_token,
-                   polling=polling, outbound_only=outbound_only, **options)
+        # Telegram delivers webhooks to HTTPS addresses only.
+        overrides.setdefault("webhook_url", f"{public}{WEBHOOK_PATH}"
+                             if public.startswith("https://") and not outbound_only else None)
+        return cls(config, handler, deduper, TelegramSecrets(token, secret_token), section,
+                   outbound_only=outbound_only, **overrides)
 
     def status(self) -> dict[str, object]:
         """Health facts for /healthz; no secrets."""

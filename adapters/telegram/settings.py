@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from bot.config import Config, PlatformSettings, platform_settings, secret
@@ -10,9 +11,21 @@ from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
-    "TelegramSettings", "has_credentials", "missing_env", "missing_post_env", "telegram_settings",
-    "unconfigured_status"
+    "TelegramSecrets", "TelegramSettings", "has_credentials", "missing_env", "missing_post_env",
+    "telegram_settings", "unconfigured_status"
 ]
+
+
+@dataclass(frozen=True)
+class TelegramSecrets:
+    """The secrets Telegram's adapter holds, read from the variables `TelegramSettings`
+    names: the bot token and the webhook's secret token. Never logged, never shown."""
+
+    token: str
+    secret_token: str | None = None
+
+    def __repr__(self) -> str:
+        return "TelegramSecrets(...)"
 
 
 class TelegramSettings(PlatformSettings, frozen=True, kw_only=True):

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters.feishu.adapter import FeishuAdapter
 from bot.actions import encode_action
 from bot.chat.handler import CommandHandler
 from bot.clock import HeldClock
@@ -35,6 +34,7 @@ from testkit.fakes.feishu import (
     card_action_event,
     message_event,
 )
+from testkit.feishu_bot import feishu_adapter
 
 CONFIG = load_config(EXAMPLES / "prdigest.toml")
 SNAPSHOT = read_snapshot(EXAMPLES / "snapshot.json")
@@ -49,9 +49,9 @@ async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
     handler = CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT),
                                      clock=HeldClock(datetime(2026, 7, 17, tzinfo=UTC))))
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
-        adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
-                                handler=handler, deduper=local_claims(), domain=fake.base_url,
-                                long_connection=True, auto_reconnect=False)
+        adapter = feishu_adapter(CONFIG, handler, local_claims(), app_id=fake.app_id,
+                                 app_secret="s",
+                                 domain=fake.base_url, long_connection=True, auto_reconnect=False)
         assert adapter.routes() == []
         await adapter.start()
         try:
@@ -80,11 +80,10 @@ async def test_an_event_over_the_long_connection_is_answered(run: int) -> None:
 
 async def test_an_event_the_bot_does_not_handle_is_refused_politely() -> None:
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
-        adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
-                                handler=CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT))),
-                                deduper=local_claims(), domain=fake.base_url,
-                                long_connection=True, auto_reconnect=False,
-                                bot_open_id="ou_fake_bot")
+        adapter = feishu_adapter(CONFIG, CommandHandler(Digests(CONFIG, SnapshotSource(SNAPSHOT))),
+                                 local_claims(), app_id=fake.app_id, app_secret="s",
+                                 domain=fake.base_url, long_connection=True, auto_reconnect=False,
+                                 bot_open_id="ou_fake_bot")
         await adapter.start()
         try:
             event = message_event("x", token="")
@@ -101,10 +100,10 @@ async def test_a_click_over_the_long_connection_gets_a_toast_and_one_answer() ->
     data = encode_action(Command(kind="summary", pull=1203))
     assert data is not None
     with FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}", app_secret="s") as fake:
-        adapter = FeishuAdapter(app_id=fake.app_id, app_secret="s", config=CONFIG,
-                                handler=handler, deduper=local_claims(), domain=fake.base_url,
-                                long_connection=True, auto_reconnect=False,
-                                bot_open_id="ou_fake_bot")
+        adapter = feishu_adapter(CONFIG, handler, local_claims(), app_id=fake.app_id,
+                                 app_secret="s",
+                                 domain=fake.base_url, long_connection=True, auto_reconnect=False,
+                                 bot_open_id="ou_fake_bot")
         await adapter.start()
         try:
             click = card_action_event(data, token="", event_id="ev-click-1",

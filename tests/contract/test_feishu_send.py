@@ -43,6 +43,7 @@ from testkit import EXAMPLES
 from testkit.clock import VirtualClock
 from testkit.coordination import local_claims
 from testkit.fakes.feishu import MESSAGES_PATH, TOKEN_PATH, FakeFeishu
+from testkit.feishu_bot import feishu_adapter
 
 APP_SECRET = "app-secret-value"
 CHAT = "oc_0123456789abcdef"
@@ -83,8 +84,8 @@ def adapter_for(fake: FakeFeishu, **options: Any) -> FeishuAdapter:
                                 "domain": fake.base_url, "bot_open_id": "ou_fake_bot",
                                 "clock": VirtualClock()}
     settings.update(options)
-    adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=CONFIG,
-                            handler=NoHandler(), deduper=local_claims(), **settings)
+    adapter = feishu_adapter(CONFIG, NoHandler(), local_claims(), app_id=fake.app_id,
+                             app_secret=fake.app_secret, **settings)
     _OPEN.append(adapter)
     return adapter
 
@@ -216,9 +217,9 @@ async def test_refusals_raise_a_delivery_error_naming_the_code(
 
 
 async def test_a_wrong_app_secret_fails_without_showing_it(fake: FakeFeishu) -> None:
-    adapter = FeishuAdapter(app_id=fake.app_id, app_secret="wrong-secret-value", config=CONFIG,
-                            handler=NoHandler(), deduper=local_claims(), verification_token="v",
-                            domain=fake.base_url)
+    adapter = feishu_adapter(CONFIG, NoHandler(), local_claims(), app_id=fake.app_id,
+                             app_secret="wrong-secret-value", verification_token="v",
+                             domain=fake.base_url)
     with pytest.raises(DeliveryError) as raised:
         await adapter.post_digest(CHAT, example_digest())
     assert "wrong-secret-value" not in str(raised.value)
@@ -301,8 +302,8 @@ def test_an_empty_verification_token_is_refused_for_webhooks() -> None:
     """The SDK would reject every real event with an empty token (it compares the
     event's token with ""), so the adapter will not start that way."""
     with pytest.raises(ValueError, match="verification token"):
-        FeishuAdapter(app_id="cli_x", app_secret="s", config=CONFIG, handler=NoHandler(),
-                      deduper=local_claims(), verification_token="")
+        feishu_adapter(CONFIG, NoHandler(), local_claims(), app_id="cli_x", app_secret="s",
+                       verification_token="")
 
 
 def test_the_long_connection_needs_no_webhook_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -337,9 +338,8 @@ def test_the_scheduler_sees_the_idempotency_keyword() -> None:
 
 
 def adapter_for_signature() -> FeishuAdapter:
-    return FeishuAdapter(app_id="cli_sig", app_secret="s", config=CONFIG, handler=NoHandler(),
-                         deduper=local_claims(), verification_token="v",
-                         domain="http://127.0.0.1:9")
+    return feishu_adapter(CONFIG, NoHandler(), local_claims(), app_id="cli_sig", app_secret="s",
+                          verification_token="v", domain="http://127.0.0.1:9")
 
 
 async def test_a_hostile_title_in_a_digest_reaches_feishu_escaped(fake: FakeFeishu) -> None:

@@ -49,6 +49,7 @@ from testkit.fakes.feishu import (
     message_event,
     signed_headers,
 )
+from testkit.feishu_bot import feishu_adapter
 
 TOKEN = "verification-token-value"
 ENCRYPT_KEY = "encrypt-key-value"
@@ -113,9 +114,8 @@ async def feishu_bot(fake: FakeFeishu, *, handler: Any = None, deduper: Claims |
     settings: dict[str, Any] = {"verification_token": TOKEN, "encrypt_key": ENCRYPT_KEY,
                                 "domain": fake.base_url}
     settings.update(options)
-    adapter = FeishuAdapter(app_id=fake.app_id, app_secret=fake.app_secret, config=config,
-                            handler=handler or example_handler(),
-                            deduper=deduper or local_claims(), **settings)
+    adapter = feishu_adapter(config, handler or example_handler(), deduper or local_claims(),
+                             app_id=fake.app_id, app_secret=fake.app_secret, **settings)
     await adapter.start()
     app = Starlette(routes=adapter.routes())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),

@@ -23,10 +23,11 @@ import pytest
 import pytest_asyncio
 
 from adapters.base import ChatAdapter, ParentGone
-from adapters.feishu.adapter import FeishuAdapter
 from adapters.poster import AdapterNotices
 from adapters.slack.adapter import SlackAdapter
+from adapters.slack.settings import SlackSecrets, SlackSettings
 from adapters.telegram.adapter import TelegramAdapter
+from adapters.telegram.settings import TelegramSecrets, TelegramSettings
 from bot.config import Config, load_config
 from bot.delivery.notices import MergeNotifier
 from bot.digests import Digests
@@ -40,6 +41,7 @@ from testkit.coordination import local_claims
 from testkit.fakes.feishu import FakeFeishu
 from testkit.fakes.slack import BOT_TOKEN, FakeSlack
 from testkit.fakes.telegram import TOKEN, FakeTelegram
+from testkit.feishu_bot import feishu_adapter
 
 CONFIG = load_config(EXAMPLES / "prdigest.toml")
 HOSTILE = '<b>x</b> *now* [click](http://evil) <at user_id="all">all</at> & `tick`'
@@ -111,19 +113,19 @@ def _start(name: str, stack: ExitStack, config: Config) -> Platform:
     if name == "slack":
         slack = stack.enter_context(FakeSlack())
         return Platform(name, slack, SlackAdapter(
-            config, NoHandler(), local_claims(), bot_token=BOT_TOKEN, signing_secret=None,
-            api_url=slack.base_url, outbound_only=True, pacer=virtual_pacer()))
+            config, NoHandler(), local_claims(), SlackSecrets(BOT_TOKEN),
+            SlackSettings(api_url=slack.base_url), outbound_only=True, pacer=virtual_pacer()))
     if name == "telegram":
         tg = stack.enter_context(FakeTelegram())
         return Platform(name, tg, TelegramAdapter(
-            config, NoHandler(), local_claims(), token=TOKEN, secret_token=None,
-            api_url=tg.base_url, outbound_only=True, pacer=virtual_pacer()))
+            config, NoHandler(), local_claims(), TelegramSecrets(TOKEN),
+            TelegramSettings(api_url=tg.base_url), outbound_only=True, pacer=virtual_pacer()))
     feishu = stack.enter_context(FakeFeishu(app_id=f"cli_{uuid.uuid4().hex[:16]}",
                                             app_secret="s"))
-    return Platform(name, feishu, FeishuAdapter(
-        app_id=feishu.app_id, app_secret="s", config=config, handler=NoHandler(),
-        deduper=local_claims(), domain=feishu.base_url, bot_open_id="ou_fake_bot",
-        outbound_only=True, pacer=virtual_pacer()))
+    return Platform(name, feishu, feishu_adapter(config, NoHandler(), local_claims(),
+                                                 app_id=feishu.app_id, app_secret="s",
+                                                 domain=feishu.base_url, bot_open_id="ou_fake_bot",
+                                                 outbound_only=True, pacer=virtual_pacer()))
 
 
 @pytest.fixture(params=["slack", "telegram", "feishu"])

@@ -16,6 +16,7 @@ import pytest_asyncio
 from adapters.poster import AdapterNotices
 from adapters.slack.adapter import SlackAdapter
 from adapters.slack.payloads import NOTICE_EVENT
+from adapters.slack.settings import SlackSecrets, SlackSettings
 from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config
 from bot.delivery.batches import BatchFlusher
@@ -84,8 +85,8 @@ async def world(port: MemoryCoordination
                 ) -> AsyncIterator[tuple[FakeSlack, SlackAdapter, MemoryCoordination]]:
     with FakeSlack() as fake:
         adapter = SlackAdapter(example_config(), NoHandler(), local_claims(),
-                               bot_token=BOT_TOKEN, signing_secret=None,
-                               api_url=fake.base_url, outbound_only=True)
+                               SlackSecrets(BOT_TOKEN), SlackSettings(api_url=fake.base_url),
+                               outbound_only=True)
         yield fake, adapter, port
         await adapter.close()
 

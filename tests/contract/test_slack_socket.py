@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.slack.adapter import SlackAdapter
+from adapters.slack.settings import SlackSecrets, SlackSettings
 from bot.actions import encode_action
 from bot.config import Config
 from bot.models import Command
@@ -119,5 +120,5 @@ def test_socket_mode_needs_the_app_token(
     assert SlackAdapter.from_config(config, RecordingHandler(), local_claims(),
                                     socket_mode=True) is None
     with pytest.raises(ValueError, match="app-level token"):
-        SlackAdapter(config, RecordingHandler(), local_claims(), bot_token=BOT_TOKEN,
-                     signing_secret=None, socket_mode=True)
+        SlackAdapter(config, RecordingHandler(), local_claims(), SlackSecrets(BOT_TOKEN),
+                     SlackSettings(socket_mode=True))

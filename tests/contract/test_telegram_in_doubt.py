@@ -17,7 +17,7 @@ import pytest
 from adapters.base import DeliveryError, PostInDoubt
 from adapters.poster import AdapterPoster
 from adapters.telegram.adapter import TelegramAdapter
-from adapters.telegram.settings import TelegramSettings
+from adapters.telegram.settings import TelegramSecrets, TelegramSettings
 from bot.clock import HeldClock
 from bot.config import parse_config
 from bot.store.coordination import Coordination
@@ -49,7 +49,7 @@ async def _post_twice(tg: FakeTelegram, in_doubt: str) -> tuple[list[str], list[
     tg.stall_after_accepting("sendMessage", STALL)
     clock = HeldClock(SHANGHAI_MONDAY_9 + timedelta(minutes=1))
     port = MemoryCoordination(clock, shared=True)
-    async with running(tg, port, start=False, send_timeout=SEND_TIMEOUT,
+    async with running(tg, port, start=False, send_timeout_seconds=SEND_TIMEOUT,
                        in_doubt=in_doubt) as (adapter, _):
         schedule = scheduler(config, CountingSource(example_snapshot()), port,
                              AdapterPoster({"telegram": adapter}), clock)
@@ -82,7 +82,7 @@ async def test_resend_sends_a_stalled_post_again_and_it_arrives_twice(tg: FakeTe
 async def test_the_in_doubt_error_says_what_may_have_been_posted(
         tg: FakeTelegram, port: Coordination) -> None:
     tg.stall_after_accepting("sendMessage", STALL)
-    async with running(tg, port, start=False, send_timeout=SEND_TIMEOUT) as (adapter, _):
+    async with running(tg, port, start=False, send_timeout_seconds=SEND_TIMEOUT) as (adapter, _):
         with pytest.raises(PostInDoubt) as raised:
             await adapter.post_digest(str(GROUP), example_digest("en"))
     assert raised.value.resend is False
@@ -98,7 +98,7 @@ async def test_a_slow_answer_within_the_send_timeout_is_waited_for(
     """Telegram's answer after 1.5 s (PTB's own default read timeout is 5 s; prdigest
     waits 30 s for a message's answer): posted once, nothing in doubt."""
     tg.stall_after_accepting("sendMessage", 1.5)
-    async with running(tg, port, start=False, send_timeout=4.0) as (adapter, _):
+    async with running(tg, port, start=False, send_timeout_seconds=4.0) as (adapter, _):
         ids = await adapter.post_digest(str(GROUP), example_digest("en"))
     assert len(ids) == 1 and len(tg.sent()) == 1
 
@@ -108,8 +108,9 @@ async def test_a_send_that_never_reached_telegram_is_a_plain_failure() -> None:
     been posted - a failure to retry, not a post in doubt."""
     dead = f"http://127.0.0.1:{free_port()}/bot"
     adapter = TelegramAdapter(make_config([]), None, local_claims(),  # type: ignore[arg-type]
-                              token="1:x", secret_token="s", api_url=dead,
-                              send_timeout=SEND_TIMEOUT)
+                              TelegramSecrets("1:x", "s"),
+                              TelegramSettings(api_url=dead,
+                                               send_timeout_seconds=SEND_TIMEOUT))
     try:
         with pytest.raises(DeliveryError) as raised:
             await adapter.post_digest(str(GROUP), example_digest("en"))

@@ -34,7 +34,7 @@ async def _announce_twice(tg: FakeTelegram, in_doubt: str
     port = MemoryCoordination(shared=True)
     pull = msgspec.structs.replace(snapshot_pull(1202), state="merged", merged_at=NOW,
                                    closed_at=NOW)
-    async with running(tg, port, start=False, send_timeout=SEND_TIMEOUT,
+    async with running(tg, port, start=False, send_timeout_seconds=SEND_TIMEOUT,
                        in_doubt=in_doubt) as (adapter, _):
         notifier = MergeNotifier(Digests(example_config(), SnapshotSource(example_snapshot())),
                                  claims_on(port), AdapterNotices({"telegram": adapter}))
