@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Lane, NoTurn, Pacer
@@ -108,6 +108,17 @@ class InDoubt(Outcome):
 class AnswerLost(Exception):
     """Raised by a platform's transport when its request went out (the connection was
     made) and no answer came; the default mapping makes it `InDoubt`."""
+
+
+def header_seconds(headers: Mapping[str, Any] | None, name: str) -> float:
+    """The seconds a rate-limit header (`Retry-After` & co, any case) asks to wait; one
+    when it is missing or unreadable."""
+    named = {str(k).lower(): v for k, v in (headers or {}).items()}
+    value = named.get(name.lower(), "1")
+    try:
+        return max(0.0, float(value[0] if isinstance(value, list) else value))
+    except (TypeError, ValueError, IndexError):
+        return 1.0
 
 
 def refused(error: Exception) -> Outcome:

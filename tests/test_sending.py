@@ -20,6 +20,7 @@ from adapters.sending import (
     Refused,
     Stopped,
     TryAgain,
+    header_seconds,
     refused,
     resume_parts,
     send_in_turn,
@@ -253,3 +254,15 @@ async def test_a_post_in_doubt_is_finished_from_the_parts_that_arrived(
     assert await resume_parts(["p0"], one, arrived=nothing, what="test",
                               stopped=lambda stop: stop.error) is None
     assert sent == []
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"Retry-After": "30"}, 30.0), ({"retry-after": ["2.5"]}, 2.5),
+    ({"X-Ogw-Ratelimit-Reset": "-3"}, 0.0), ({"Retry-After": "soon"}, 1.0), ({}, 1.0),
+    (None, 1.0),
+])
+def test_a_rate_limit_header_is_read_in_any_case_and_defaults_to_a_second(
+        headers: dict[str, object] | None, seconds: float) -> None:
+    name = "x-ogw-ratelimit-reset" if headers and "X-Ogw-Ratelimit-Reset" in headers \
+        else "Retry-After"
+    assert header_seconds(headers, name) == seconds

@@ -35,6 +35,7 @@ from adapters.sending import (
     Outcome,
     Refused,
     Stopped,
+    header_seconds,
     resume_parts,
     send_in_turn,
     send_parts,
@@ -98,7 +99,7 @@ class RateLimitRetryButPosts(AsyncRateLimitErrorRetryHandler):
         if response is None:  # only a 429 is retried here, and it has an answer
             raise error or RuntimeError("a 429 retried without its answer")
         state.next_attempt_requested = True
-        await self.clock.sleep(retry_after_header(response.headers))
+        await self.clock.sleep(header_seconds(response.headers, "Retry-After"))
         state.increment_current_attempt()
 
 
@@ -113,22 +114,12 @@ def retry_handlers(rate_limit_retries: int = 2, *,
     ]
 
 
-def retry_after_header(headers: Mapping[str, Any] | None) -> float:
-    """The seconds a 429's `Retry-After` asks to wait; one when it does not say."""
-    named = {str(k).lower(): v for k, v in (headers or {}).items()}
-    value = named.get("retry-after", "1")
-    try:
-        return max(0.0, float(value[0] if isinstance(value, list) else value))
-    except (TypeError, ValueError, IndexError):
-        return 1.0
-
-
 def retry_after(error: SlackApiError) -> float | None:
     """The seconds a 429 asks to wait (one when it does not say), None for any other
     answer."""
     if error.response.status_code != 429:
         return None
-    return retry_after_header(error.response.headers)
+    return header_seconds(error.response.headers, "Retry-After")
 
 
 class SlackOutbound:
