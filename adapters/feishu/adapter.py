@@ -60,12 +60,13 @@ from adapters.feishu.clicks import is_click, on_its_way, question_from_click
 from adapters.feishu.events import FeishuEvents
 from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
-from adapters.feishu.outbound import CardSender
+from adapters.feishu.outbound import SERVER_ERROR_BACKOFF, CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
 from adapters.feishu.render import MAX_REQUEST_BYTES, Card, reply_cards
 from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
+from adapters.sending import Limits
 from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
@@ -168,8 +169,9 @@ class FeishuAdapter:
         self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                             chat_admins=functools.partial(is_chat_admin, self._transport),
                             clock=clock)
-        self._sender = CardSender(self._transport, app_id, max_attempts=max_send_attempts,
-                                  max_wait=max_rate_limit_wait,
+        self._sender = CardSender(self._transport, app_id, limits=Limits(
+                                      attempts=max_send_attempts, max_wait=max_rate_limit_wait,
+                                      backoff=SERVER_ERROR_BACKOFF),
                                   pacer=pacer if pacer is not None else LocalPacer(clock),
                                   lanes=settings.post_lanes, clock=clock)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)

@@ -7,6 +7,7 @@ second copy impossible."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,7 +28,7 @@ from adapters.base import DeliveryError, ParentGone
 from adapters.feishu.render import Card, card_content
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
-from adapters.sending import Again, send_in_turn
+from adapters.sending import BackOff, HoldOff, Limits, Outcome, Refused, TryAgain, send_in_turn
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Lane, Pacer
 
@@ -40,21 +41,20 @@ _TOKEN_REFUSED_CODES = frozenset({99991663, 99991664, 99991665, 99991666, 999916
 # found, deleted (231003): nothing was posted.
 PARENT_GONE_CODES = frozenset({230011, 231003})
 # First wait before re-sending a card Feishu failed with a 5xx; doubled each time.
-_SERVER_ERROR_BACKOFF = 0.5
+SERVER_ERROR_BACKOFF = 0.5
 
 
 class CardSender:
-    """Sends the cards of one app (`app_id`) over `transport`, each in its turn of
-    `lanes(chat)` on `pacer`: at most `max_attempts` tries a card, a turn waited for at
-    most `max_wait` seconds, a 5xx's back-off waited out on `clock`."""
+    """Sends the cards of one app (`app_id`) over `transport` through the shared loop
+    (`adapters.sending`), each in its turn of `lanes(chat)` on `pacer`, within
+    `limits`; a 5xx's back-off waited out on `clock`."""
 
-    def __init__(self, transport: FeishuTransport, app_id: str, *, max_attempts: int,
-                 max_wait: float, pacer: Pacer,
-                 lanes: Callable[[str], Sequence[Lane]], clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, transport: FeishuTransport, app_id: str, *, limits: Limits,
+                 pacer: Pacer, lanes: Callable[[str], Sequence[Lane]],
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.transport = transport
         self.app_id = app_id
-        self.max_attempts = max(1, max_attempts)
-        self.max_wait = max_wait
+        self.limits = limits
         self.pacer = pacer
         self.lanes = lanes
         self.clock = clock
@@ -93,8 +93,8 @@ class CardSender:
     async def request(self, request: CreateMessageRequest | ReplyMessageRequest
                       | PatchMessageRequest, answer_type: type[Any], *, uuid: str | None,
                       chat: str) -> str:
-        """The id of the message sent (none for a patch), each try in its turn."""
-        async def attempt(number: int) -> str:
+        """The id of the message sent (none for a patch), through the shared loop."""
+        async def call() -> str:
             try:
                 response = await self.transport.send(request, answer_type)
             except Exception as exc:
@@ -104,25 +104,42 @@ class CardSender:
             if response.success() and (answer_type is PatchMessageResponse
                                        or (data is not None and data.message_id)):
                 return str(getattr(data, "message_id", ""))
-            refusal = _refusal(response, answer_type)
-            limited = rate_limit_wait(response)
-            if response.code in _TOKEN_REFUSED_CODES:
-                # Expired or revoked: fetch a new tenant token and send again.
-                logger.info("feishu: tenant token refused (code %s); renewing it",
-                            response.code)
-                TENANT_TOKENS.forget(self.app_id)
-                raise Again(refusal, hold=limited)
-            if limited is not None:
-                raise Again(refusal, hold=limited)  # in the next turn, after the hold
-            if uuid and server_error(response):
-                # The uuid makes a re-send safe: Feishu posts one message per uuid.
-                raise Again(refusal, pause=_SERVER_ERROR_BACKOFF * 2 ** (number - 1))
-            raise refusal
+            raise NotSent(response, answer_type)
 
         return await send_in_turn(
-            attempt, pacer=self.pacer, lanes=self.lanes(chat), attempts=self.max_attempts,
-            max_wait=self.max_wait, clock=self.clock, late=lambda late: DeliveryError(
+            call, functools.partial(self._outcome, repeatable=bool(uuid)), pacer=self.pacer,
+            lanes=self.lanes(chat), limits=self.limits, clock=self.clock,
+            late=lambda late: DeliveryError(
                 f"feishu is rate limited for {late.seconds:.0f} s more; the card was not sent"))
+
+    def _outcome(self, exc: Exception, *, repeatable: bool) -> Outcome:
+        """Feishu's error mapping: a refused tenant token renewed and tried again, a rate
+        limit held off, a 5xx backed off when the card's uuid makes a re-send safe."""
+        if not isinstance(exc, NotSent):
+            return Refused(exc)
+        response = exc.response
+        refusal = _refusal(response, exc.answer_type)
+        limited = rate_limit_wait(response)
+        if response.code in _TOKEN_REFUSED_CODES:
+            # Expired or revoked: fetch a new tenant token and send again.
+            logger.info("feishu: tenant token refused (code %s); renewing it", response.code)
+            TENANT_TOKENS.forget(self.app_id)
+            return TryAgain(refusal) if limited is None else HoldOff(refusal, seconds=limited)
+        if limited is not None:
+            return HoldOff(refusal, seconds=limited)  # in the next turn, after the hold
+        if repeatable and server_error(response):
+            # The uuid makes a re-send safe: Feishu posts one message per uuid.
+            return BackOff(refusal)
+        return Refused(refusal)
+
+
+class NotSent(Exception):
+    """Feishu answered without sending: `response` says why."""
+
+    def __init__(self, response: Any, answer_type: type[Any]) -> None:
+        super().__init__(f"code {response.code}")
+        self.response = response
+        self.answer_type = answer_type
 
 
 def _refusal(response: Any, answer_type: type[Any]) -> DeliveryError:

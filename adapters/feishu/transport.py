@@ -22,6 +22,7 @@ from lark_oapi.core.utils.user_agent import build_user_agent
 
 from adapters.base import proxies_in_environment
 from adapters.feishu.tokens import TenantTokenCache
+from adapters.sending import header_seconds
 
 __all__ = ["FeishuTransport", "rate_limit_wait", "server_error"]
 
@@ -119,8 +120,4 @@ def rate_limit_wait(response: Any) -> float | None:
     status = getattr(raw, "status_code", None)
     if status != 429 and response.code not in _RATE_LIMIT_CODES:
         return None
-    headers = {k.lower(): v for k, v in (getattr(raw, "headers", None) or {}).items()}
-    try:
-        return max(0.0, float(headers.get("x-ogw-ratelimit-reset", "1")))
-    except ValueError:
-        return 1.0
+    return header_seconds(getattr(raw, "headers", None), "x-ogw-ratelimit-reset")

@@ -45,6 +45,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from adapters.base import DeliveryError
+from adapters.sending import Limits
 from adapters.slack.admins import is_chat_admin
 from adapters.slack.clicks import (
     click_response_url,
@@ -155,7 +156,8 @@ class SlackAdapter:
         self.outbound = SlackOutbound(
             self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(clock),
             lanes=settings.post_lanes,
-            post_attempts=rate_limit_retries + 1, max_wait=max_turn_wait, clock=clock)
+            limits=Limits(attempts=rate_limit_retries + 1, max_wait=max_turn_wait),
+            clock=clock)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
         self._signing_secret = signing_secret or secrets.token_hex(32)
@@ -272,13 +274,8 @@ class SlackAdapter:
         `ts` of its parts, after posting any part missing from the channel; None when
         no part is there, or the channel's history cannot be read (the bot needs the
         `channels:history` / `groups:history` scope) - then the caller decides."""
-        found = await self.outbound.delivered_parts(channel_id, idempotency_key, since)
-        if not found:
-            return None
-        logger.info("Slack %s already holds %d part(s) of delivery %s", channel_id,
-                    len(found), idempotency_key)
-        return await self.outbound.post_parts(channel_id, render_digest_messages(digest),
-                                      idempotency_key, found=found)
+        return await self.outbound.resume_parts(channel_id, render_digest_messages(digest),
+                                                idempotency_key, since)
 
     async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
                              since: datetime, thread: str | None = None) -> list[str] | None:
@@ -286,15 +283,9 @@ class SlackAdapter:
         for in the channel or in the thread of `thread`: the `ts` of its parts, after
         posting any part missing; None when no part is there or the history cannot be
         read."""
-        found = await self.outbound.delivered_parts(channel_id, idempotency_key, since,
-                                            event=NOTICE_EVENT, thread=thread)
-        if not found:
-            return None
-        logger.info("Slack %s already holds %d part(s) of notice %s", channel_id,
-                    len(found), idempotency_key)
-        return await self.outbound.post_parts(channel_id, render_reply_messages(reply),
-                                      idempotency_key, found=found, thread_ts=thread,
-                                      event=NOTICE_EVENT)
+        return await self.outbound.resume_parts(channel_id, render_reply_messages(reply),
+                                                idempotency_key, since, thread_ts=thread,
+                                                event=NOTICE_EVENT)
 
     async def send_reply(self, channel_id: str, reply: Reply, *, thread: str | None = None,
                          idempotency_key: str | None = None) -> list[str]:

@@ -8,8 +8,9 @@ replica when the lanes live in Redis - and the post is tried again in its next t
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +29,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
-from adapters.sending import Again, send_in_turn, send_parts
+from adapters.sending import (
+    HoldOff,
+    Limits,
+    Outcome,
+    Refused,
+    Stopped,
+    header_seconds,
+    resume_parts,
+    send_in_turn,
+    send_parts,
+)
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.slack.render import SlackMessage
 from bot.clock import SYSTEM_CLOCK, Clock
@@ -88,7 +99,7 @@ class RateLimitRetryButPosts(AsyncRateLimitErrorRetryHandler):
         if response is None:  # only a 429 is retried here, and it has an answer
             raise error or RuntimeError("a 429 retried without its answer")
         state.next_attempt_requested = True
-        await self.clock.sleep(retry_after_header(response.headers))
+        await self.clock.sleep(header_seconds(response.headers, "Retry-After"))
         state.increment_current_attempt()
 
 
@@ -103,39 +114,27 @@ def retry_handlers(rate_limit_retries: int = 2, *,
     ]
 
 
-def retry_after_header(headers: Mapping[str, Any] | None) -> float:
-    """The seconds a 429's `Retry-After` asks to wait; one when it does not say."""
-    named = {str(k).lower(): v for k, v in (headers or {}).items()}
-    value = named.get("retry-after", "1")
-    try:
-        return max(0.0, float(value[0] if isinstance(value, list) else value))
-    except (TypeError, ValueError, IndexError):
-        return 1.0
-
-
 def retry_after(error: SlackApiError) -> float | None:
     """The seconds a 429 asks to wait (one when it does not say), None for any other
     answer."""
     if error.response.status_code != 429:
         return None
-    return retry_after_header(error.response.headers)
+    return header_seconds(error.response.headers, "Retry-After")
 
 
 class SlackOutbound:
     """What the adapter sends through `client` (slack_sdk's, with `retry_handlers`):
-    each post in its turn of `lanes(channel)` on `pacer`, tried `post_attempts` times
-    while Slack answers 429, waiting at most `max_wait` seconds for a turn (a 429's
-    hold-off without lanes waited out on `clock`)."""
+    each post through the shared loop (`adapters.sending`) in its turn of
+    `lanes(channel)` on `pacer`, within `limits`; a 429 holds the lanes off."""
 
     def __init__(self, client: AsyncWebClient, retry_handlers: list[AsyncRetryHandler], *,
-                 pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], post_attempts: int,
-                 max_wait: float, clock: Clock = SYSTEM_CLOCK) -> None:
+                 pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], limits: Limits,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.client = client
         self.retry_handlers = retry_handlers
         self.pacer = pacer
         self.lanes = lanes
-        self.post_attempts = max(1, post_attempts)
-        self.max_wait = max_wait
+        self.limits = limits
         self.clock = clock
         self._session: aiohttp.ClientSession | None = None
 
@@ -154,18 +153,34 @@ class SlackOutbound:
             self._session = None
             self.client.session = None
 
+    def _poster(self, channel_id: str, total: int, key: str | None, thread_ts: str | None,
+                event: str) -> Callable[[int, SlackMessage], Awaitable[str]]:
+        """Posts part n of `total`, the delivery key in its metadata."""
+        async def one(part: int, message: SlackMessage) -> str:
+            metadata = delivery_metadata(key, part, total, event=event)
+            return await self.post(channel_id, message, thread_ts, metadata=metadata)
+        return one
+
     async def post_parts(self, channel_id: str, messages: list[SlackMessage],
                           key: str | None, *, found: Mapping[int, str] | None = None,
                           thread_ts: str | None = None,
                           event: str = DELIVERY_EVENT) -> list[str]:
-        async def one(part: int, message: SlackMessage) -> str:
-            metadata = delivery_metadata(key, part, len(messages), event=event)
-            return await self.post(channel_id, message, thread_ts, metadata=metadata)
+        return await send_parts(
+            messages, self._poster(channel_id, len(messages), key, thread_ts, event),
+            found=found, failure=DeliveryError, stopped=_stopped)
 
-        return await send_parts(messages, one, found=found, failure=DeliveryError, partial=(
-            lambda exc, posted: DeliveryError(
-                f"{exc} (after {len(posted)} of {len(messages)} parts were posted)")
-            if posted else exc))
+    async def resume_parts(self, channel_id: str, messages: list[SlackMessage], key: str,
+                           since: datetime, *, thread_ts: str | None = None,
+                           event: str = DELIVERY_EVENT) -> list[str] | None:
+        """A post left in doubt: the `ts` of its parts, after posting those the channel
+        (or the thread of `thread_ts`) does not hold since `since`; None when it holds
+        none, or its history cannot be read."""
+        return await resume_parts(
+            messages, self._poster(channel_id, len(messages), key, thread_ts, event),
+            arrived=lambda: self.delivered_parts(channel_id, key, since, event=event,
+                                                 thread=thread_ts),
+            what=f"Slack {channel_id}, {event} {key}", failure=DeliveryError,
+            stopped=_stopped)
 
     async def delivered_parts(self, channel_id: str, key: str, since: datetime, *,
                                event: str = DELIVERY_EVENT, thread: str | None = None
@@ -213,23 +228,14 @@ class SlackOutbound:
         self.session()
         arguments = post_arguments(channel_id, message, thread_ts, metadata=metadata)
 
-        async def attempt(_: int) -> str:
-            try:
-                response = await self.client.chat_postMessage(**arguments)
-            except SlackApiError as exc:
-                wait = retry_after(exc)
-                refusal = _refusal(exc, channel_id, thread_ts)
-                raise (Again(refusal, hold=wait) if wait is not None else refusal) from None
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                raise DeliveryError(
-                    f"Slack could not be reached for chat.postMessage to {channel_id}: "
-                    f"{type(exc).__name__}") from None
+        async def call() -> str:
+            response = await self.client.chat_postMessage(**arguments)
             return str(response.get("ts", ""))
 
         return await send_in_turn(
-            attempt, pacer=self.pacer, lanes=self.lanes(channel_id),
-            attempts=self.post_attempts, max_wait=self.max_wait, clock=self.clock,
-            late=lambda late: DeliveryError(
+            call, functools.partial(_outcome, channel_id=channel_id, thread_ts=thread_ts),
+            pacer=self.pacer, lanes=self.lanes(channel_id), limits=self.limits,
+            clock=self.clock, late=lambda late: DeliveryError(
                 f"Slack is rate limited for chat.postMessage to {channel_id} for "
                 f"{late.seconds:.0f} s more"))
 
@@ -282,6 +288,27 @@ class SlackOutbound:
             raise DeliveryError(
                 f"Slack refused the response_url answer: HTTP {response.status_code} "
                 f"{str(response.body)[:80]}")
+
+
+def _outcome(exc: Exception, *, channel_id: str, thread_ts: str | None) -> Outcome:
+    """Slack's error mapping for chat.postMessage: a 429 holds off for its Retry-After,
+    anything else is refused."""
+    if isinstance(exc, SlackApiError):
+        wait = retry_after(exc)
+        refusal = _refusal(exc, channel_id, thread_ts)
+        return HoldOff(refusal, seconds=wait) if wait is not None else Refused(refusal)
+    if isinstance(exc, (aiohttp.ClientError, TimeoutError)):
+        return Refused(DeliveryError(f"Slack could not be reached for chat.postMessage to "
+                                     f"{channel_id}: {type(exc).__name__}"))
+    return Refused(exc)
+
+
+def _stopped(stop: Stopped) -> BaseException:
+    """A split post stopped: its part's error, saying how many parts went before it."""
+    if not stop.sent:
+        return stop.error
+    return DeliveryError(f"{stop.error} (after {len(stop.sent)} of {stop.total} parts "
+                         "were posted)")
 
 
 def _refusal(exc: SlackApiError, channel_id: str, thread_ts: str | None) -> DeliveryError:

@@ -36,11 +36,11 @@ from telegram.ext import (
 )
 
 from adapters.base import DeliveryError, PostInDoubt
-from adapters.sending import send_parts
+from adapters.sending import Stopped, send_parts
 from adapters.telegram import TEMPLATES
 from adapters.telegram.admins import is_chat_admin
 from adapters.telegram.clicks import click_handlers, question_from_click
-from adapters.telegram.flood import PacedLimiter
+from adapters.telegram.flood import PacedLimiter, outcome
 from adapters.telegram.inbound import (
     ALLOWED_UPDATES,
     COMMANDS,
@@ -55,7 +55,7 @@ from adapters.telegram.render import (
     render_digest_messages,
     render_reply_messages,
 )
-from adapters.telegram.request import AiohttpRequest, NoAnswer
+from adapters.telegram.request import AiohttpRequest
 from adapters.telegram.settings import TelegramSecrets, TelegramSettings, telegram_settings
 from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
@@ -489,7 +489,7 @@ class TelegramAdapter:
                            channel_id, migration.new_chat_id)
             return await self._deliver(str(migration.new_chat_id), messages, moved=True)
         except _PartialDelivery as partial:
-            if isinstance(partial.error, NoAnswer):
+            if partial.in_doubt:
                 raise PostInDoubt(
                     f"telegram: {len(partial.sent)} of {len(messages)} messages posted to "
                     f"{channel_id} for certain, and message {len(partial.sent) + 1} may have "
@@ -510,10 +510,10 @@ class TelegramAdapter:
             posted = await self.application.bot.send_message(**arguments)
             return str(posted.message_id)
 
-        return await send_parts(messages, one, failure=TelegramError,
-                                partial=lambda error, sent: error if isinstance(
-                                    error, ChatMigrated) and not sent
-                                else _PartialDelivery(sent, error))
+        return await send_parts(messages, one, failure=TelegramError, outcome=outcome,
+                                stopped=lambda stop: stop.error if isinstance(
+                                    stop.error, ChatMigrated) and not stop.sent
+                                else _PartialDelivery(stop))
 
     def _redact(self, error: BaseException | None) -> str:
         text = str(error) if error is not None else "unknown error"
@@ -521,12 +521,14 @@ class TelegramAdapter:
 
 
 class _PartialDelivery(TelegramError):
-    """Sending stopped at a message; `sent` holds the ids of those before it."""
+    """Sending stopped at a message; `sent` holds the ids of those before it,
+    `in_doubt` whether that message may have been posted."""
 
-    def __init__(self, sent: list[str], error: TelegramError) -> None:
-        super().__init__(error.message)
-        self.sent = sent
-        self.error = error
+    def __init__(self, stop: Stopped) -> None:
+        super().__init__(str(stop.error))
+        self.sent = stop.sent
+        self.error = stop.error
+        self.in_doubt = stop.in_doubt
 
 
 def _file_url(api_url: str) -> str:

@@ -16,11 +16,11 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
-from adapters.sending import Again, send_in_turn
+from adapters.sending import HoldOff, Limits, Outcome, refused, send_in_turn
 from bot.clock import SYSTEM_CLOCK, Clock
 from bot.pacing import Lane, Pacer
 
-__all__ = ["PacedLimiter", "retry_after_seconds"]
+__all__ = ["PacedLimiter", "outcome", "retry_after_seconds"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,19 +42,20 @@ def paced(endpoint: str) -> bool:
 
 
 class PacedLimiter(BaseRateLimiter[None]):
-    """Sends each message (`paced` methods) in its turn of `lanes(chat_id)` on `pacer`;
-    a request Telegram refused with 429 holds its lanes off for the `retry_after` it
-    named and goes again in its next turn, at most `max_retries` times. A turn further
-    away than `max_wait` seconds is not waited for: the flood-control error goes up to
-    the caller. Other methods go at once (a 429 on them is waited out here, on `clock`)."""
+    """Sends each message (`paced` methods) through the shared loop in its turn of
+    `lanes(chat_id)` on `pacer`; a request Telegram refused with 429 holds its lanes off
+    for the `retry_after` it named and goes again in its next turn, at most
+    `max_retries` times. A turn or a hold further away than `max_wait` seconds is not
+    waited for: the flood-control error goes up to the caller. Other methods go at once
+    (a 429 on them is waited out here, on `clock`)."""
 
     def __init__(self, pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], *,
                  max_retries: int = 3, max_wait: float = 60.0,
                  clock: Clock = SYSTEM_CLOCK) -> None:
         self.pacer = pacer
         self.lanes = lanes
-        self.max_retries = max_retries
-        self.max_wait = max_wait
+        self.limits = Limits(attempts=max_retries + 1, max_wait=max_wait,
+                             longest_hold=max_wait)
         self.clock = clock
 
     async def initialize(self) -> None:
@@ -74,19 +75,15 @@ class PacedLimiter(BaseRateLimiter[None]):
     ) -> bool | dict[str, Any] | list[dict[str, Any]]:
         chat = data.get("chat_id")
         lanes = self.lanes(str(chat)) if paced(endpoint) and chat is not None else ()
-
-        async def attempt(number: int) -> bool | dict[str, Any] | list[dict[str, Any]]:
-            try:
-                return await callback(*args, **kwargs)
-            except RetryAfter as error:
-                wait = retry_after_seconds(error)
-                retry = wait <= self.max_wait
-                if retry and number <= self.max_retries:
-                    logger.warning("telegram %s: flood control, retrying in %.1f s "
-                                   "(attempt %d)", endpoint, wait, number)
-                raise Again(error, hold=wait, retry=retry) from None
-
         return await send_in_turn(
-            attempt, pacer=self.pacer, lanes=lanes, attempts=self.max_retries + 1,
-            max_wait=self.max_wait, clock=self.clock,
+            lambda: callback(*args, **kwargs), outcome, pacer=self.pacer, lanes=lanes,
+            limits=self.limits, clock=self.clock,
             late=lambda late: RetryAfter(timedelta(seconds=math.ceil(late.seconds))))
+
+
+def outcome(error: Exception) -> Outcome:
+    """Telegram's error mapping: a 429 holds off for its `retry_after`; a request whose
+    answer was lost is in doubt; anything else is refused."""
+    if isinstance(error, RetryAfter):
+        return HoldOff(error, seconds=retry_after_seconds(error))
+    return refused(error)

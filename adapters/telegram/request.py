@@ -21,6 +21,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
 from adapters.base import proxies_in_environment
+from adapters.sending import AnswerLost
 
 __all__ = ["AiohttpRequest", "NoAnswer"]
 
@@ -33,7 +34,7 @@ DEFAULT_POOL_TIMEOUT = 1.0
 DEFAULT_MEDIA_WRITE_TIMEOUT = 20.0
 
 
-class NoAnswer(TimedOut):
+class NoAnswer(TimedOut, AnswerLost):
     """The request went out (the connection was made) and no answer came: it timed out
     while waiting, or the connection dropped. Telegram may have done what it asked."""
 

@@ -28,7 +28,6 @@ from bot.render.chat import COMPACT_CEILING
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 from testkit.fakes.slack_blocks import message_problems
-from testkit.golden import updating
 from testkit.fakes.telegram import parse_html
 from testkit.golden import updating
 
