@@ -30,6 +30,7 @@ from bot.render.document import (
     Document,
     Facts,
     Heading,
+    Item,
     Items,
     Line,
     Paragraph,
@@ -168,6 +169,28 @@ def _heading(line: Line) -> str:
     return f"<b>{_line(line).replace(chr(10), ' ')}</b>"
 
 
+def _item_link(item: Item) -> str | None:
+    """Where an item's own link button points, when the item's opening words can carry
+    the link themselves (an http(s) link, and no link inside them): on a phone a
+    keyboard of a button per key PR buries the buttons that act, so the line links."""
+    button = item.button
+    if button is None or button.action or not _HTTP_URL.fullmatch(button.url.strip()):
+        return None
+    if not item.line or "<a " in _line(item.line[:1]):
+        return None
+    return button.url.strip()
+
+
+def _item_line(item: Item) -> str:
+    """The item's line, its opening words (a key PR's number and title) linking to
+    where its button would."""
+    url = _item_link(item)
+    if url is None:
+        return _line(item.line)
+    opening = f'<a href="{html.escape(url, quote=True)}">{_line(item.line[:1])}</a>'
+    return opening + _line(item.line[1:])
+
+
 def _block(block: Block, colon: str = ": ") -> str:
     if isinstance(block, Heading):
         return _heading(block.line)
@@ -176,7 +199,7 @@ def _block(block: Block, colon: str = ": ") -> str:
     if isinstance(block, Items):
         bullet = "" if block.ordered else "• "
         return "\n".join(line for item in block.items for line in (
-            bullet + _line(item.line), *(f"  - {_line(sub)}" for sub in item.sub)))
+            bullet + _item_line(item), *(f"  - {_line(sub)}" for sub in item.sub)))
     if isinstance(block, Facts):
         return "\n".join(f"{_MARKUP.esc(label)}{_MARKUP.esc(colon)}{_line(value)}"
                          for label, value in block.facts)
@@ -208,9 +231,12 @@ def document_html(document: Document) -> str:
 
 
 def encode(document: Document, *, limit: int = MAX_MESSAGE_CHARS) -> list[TelegramMessage]:
-    """A document as Telegram messages, its buttons (the key PRs', then its own) under
-    the last one, where the reader ends."""
-    buttons = [_keyboard_button(b) for b in (*document.item_buttons(), *document.buttons())]
+    """A document as Telegram messages, its buttons under the last one, where the reader
+    ends; a key PR's link is its line's, not a button (`_item_link`)."""
+    unlinked = tuple(item.button for block in document.blocks if isinstance(block, Items)
+                     for item in block.items
+                     if item.button is not None and _item_link(item) is None)
+    buttons = [_keyboard_button(b) for b in (*unlinked, *document.buttons())]
     parts_ = split_html(document_html(document), limit)
     rows = _button_rows([b for b in buttons if b is not None])
     messages = [TelegramMessage(text=part) for part in parts_]

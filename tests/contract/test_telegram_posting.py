@@ -74,13 +74,16 @@ async def test_the_example_digest_arrives_whole_in_one_message_within_the_chat_b
     assert {p.number for p in weekly.pulls} <= {int(n) for n in re.findall(r"#(\d+)", report)}
     quick = chat_view(weekly).quick
     assert quick and {k.number for k in quick} <= numbers
-    # The key PRs of the quick view are buttons under the message, then the report
-    # (the buttons that run a command - the week before, a PR's risks - between them).
+    # The key PRs of the quick view link from their lines, so the keyboard under the
+    # message holds only the buttons that act and the report.
+    for k in quick:
+        assert f'<a href="https://github.com/acme/lumen/pull/{k.number}"><b>#{k.number} ' \
+            in fields["text"]
     keyboard = json.loads(fields["reply_markup"])["inline_keyboard"]
     buttons = [b for row in keyboard for b in row]
-    assert [b["url"] for b in buttons if "url" in b] == [
-        *(f"https://github.com/acme/lumen/pull/{k.number}" for k in quick),
-        "https://reports.example/w29"]
+    assert [b["url"] for b in buttons if "url" in b] == ["https://reports.example/w29"]
+    assert [b for b in buttons if "url" not in b] and \
+        all(b.get("callback_data") for b in buttons if "url" not in b)
 
 
 async def test_a_digest_in_several_messages_keeps_every_word_once(
@@ -110,8 +113,9 @@ async def test_a_hostile_title_reaches_telegram_inert(tg: FakeTelegram, port: Co
     async with running(tg, port, start=False) as (adapter, _):
         await adapter.post_digest(str(GROUP), weekly)
     texts = [f["text"] for f in tg.sent()]
-    line = ("• <b>#1201 &lt;!here&gt; @\u2060all &lt;at user_id=\"all\"&gt;&lt;/at&gt; "
-            "&lt;script&gt;x&lt;/script&gt; &amp; co</b>: Fixes a &lt; b &amp;&amp; c &gt; d; "
+    line = ('• <a href="https://github.com/acme/lumen/pull/1201"><b>#1201 &lt;!here&gt; '
+            '@\u2060all &lt;at user_id="all"&gt;&lt;/at&gt; &lt;script&gt;x&lt;/script&gt; '
+            "&amp; co</b></a>: Fixes a &lt; b &amp;&amp; c &gt; d; "
             "see [docs](tg://user?id=1) @\u2060channel")
     assert any(line in text for text in texts)
     plain = " ".join(plain_of(text) for text in texts)
