@@ -21,6 +21,7 @@ from collections import Counter
 from datetime import timedelta
 
 from adapters.poster import AdapterPoster
+from adapters.sending import Limits
 from adapters.telegram.adapter import TelegramAdapter
 from adapters.telegram.settings import TelegramSecrets, TelegramSettings
 from bot.clock import HeldClock
@@ -61,7 +62,8 @@ async def run(url: str, channels: int, timeout: float, in_doubt: str, stalls: li
                                       TelegramSettings(api_url=tg.base_url,
                                                        send_timeout_seconds=timeout / scale,
                                                        in_doubt=in_doubt),
-                                      max_retries=0)
+                                      limits=Limits(attempts=1, max_wait=60.0,
+                                                    longest_hold=60.0))
             try:
                 schedule = scheduler(config, CountingSource(example_snapshot()), port,
                                      AdapterPoster({"telegram": adapter}), clock,

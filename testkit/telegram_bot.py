@@ -16,6 +16,7 @@ import httpx
 import msgspec
 from starlette.applications import Starlette
 
+from adapters.sending import Limits
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from adapters.telegram.settings import TelegramSecrets, TelegramSettings
 from bot.chat.handler import CommandHandler
@@ -101,7 +102,9 @@ async def running(
     settings = TelegramSettings(api_url=tg.base_url, **{
         name: options.pop(name) for name in list(options) if name in fields})
     arguments: dict[str, Any] = {
-        "max_retries": 2, "pacer": LocalPacer(options.get("clock") or VirtualClock()),
+        # Two tries after a 429, not Telegram's three: the tests' floods end sooner.
+        "limits": Limits(attempts=3, max_wait=60.0, longest_hold=60.0),
+        "pacer": LocalPacer(options.get("clock") or VirtualClock()),
         **options}
     secrets = TelegramSecrets(arguments.pop("token", tg.token),
                               arguments.pop("secret_token", SECRET))

@@ -112,6 +112,11 @@ def sdk_config(app_id: str, app_secret: str, domain: str, timeout_seconds: float
     return config
 
 
+# A card is tried three times (a 5xx backed off from 0.5 s, doubling: its uuid makes
+# a re-send safe); no turn is waited for longer than `bot.pacing.MAX_TURN_WAIT`.
+FEISHU_LIMITS = Limits(attempts=3, max_wait=MAX_TURN_WAIT, backoff=SERVER_ERROR_BACKOFF)
+
+
 class FeishuAdapter:
     """One Feishu app: its webhook route, its optional long connection, its sends."""
 
@@ -141,8 +146,7 @@ class FeishuAdapter:
         bot_open_id: str | None = None,
         auto_reconnect: bool = True,
         freshness_seconds: float = FRESHNESS_SECONDS,
-        max_send_attempts: int = 3,
-        max_rate_limit_wait: float = MAX_TURN_WAIT,
+        limits: Limits = FEISHU_LIMITS,
         timeout_seconds: float = 10.0,
     ) -> None:
         """`settings`: the config's `[platforms.feishu]` (its Open API domain, the long
@@ -169,9 +173,7 @@ class FeishuAdapter:
         self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                             chat_admins=functools.partial(is_chat_admin, self._transport),
                             clock=clock)
-        self._sender = CardSender(self._transport, app_id, limits=Limits(
-                                      attempts=max_send_attempts, max_wait=max_rate_limit_wait,
-                                      backoff=SERVER_ERROR_BACKOFF),
+        self._sender = CardSender(self._transport, app_id, limits=limits,
                                   pacer=pacer if pacer is not None else LocalPacer(clock),
                                   lanes=settings.post_lanes, clock=clock)
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)

@@ -101,6 +101,11 @@ _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 
 
+# A message is tried three times while Slack answers 429; no turn is waited for longer
+# than `bot.pacing.MAX_TURN_WAIT`.
+SLACK_LIMITS = Limits(attempts=3, max_wait=MAX_TURN_WAIT)
+
+
 class SlackAdapter:
     """One Slack workspace's bot: answers questions, posts digests and replies."""
 
@@ -126,13 +131,13 @@ class SlackAdapter:
         outbound_only: bool = False,
         pacer: Pacer | None = None,
         clock: Clock = SYSTEM_CLOCK,
-        rate_limit_retries: int = 2,
+        limits: Limits = SLACK_LIMITS,
         bot_names: tuple[str, ...] = DEFAULT_BOT_NAMES,
-        max_turn_wait: float = MAX_TURN_WAIT,
     ) -> None:
         """`settings`: the config's `[platforms.slack]` (its API, Socket Mode, the pace
         of posts; default: `config`'s); `outbound_only`: only posts (`prdigest post`),
-        which needs the bot token alone."""
+        which needs the bot token alone; `limits`: how hard a message is tried (a 429
+        is tried again twice, the longest wait for a turn `MAX_TURN_WAIT`)."""
         settings = settings if settings is not None else slack_settings(config)
         socket_mode, api_url = settings.socket_mode and not outbound_only, settings.api_url
         bot_token, signing_secret = credentials.bot_token, credentials.signing_secret
@@ -148,7 +153,7 @@ class SlackAdapter:
         self.bot_names = bot_names
         self._http_enabled = bool(signing_secret)
         self._app_token = app_token
-        handlers = retry_handlers(rate_limit_retries, clock=clock)
+        handlers = retry_handlers(limits.tries - 1, clock=clock)
         self.client = AsyncWebClient(token=bot_token, base_url=api_url,
                                      retry_handlers=handlers)
         self.inbox = Inbox(handler, deduper, default_lang=self.default_lang,
@@ -156,7 +161,7 @@ class SlackAdapter:
         self.outbound = SlackOutbound(
             self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(clock),
             lanes=settings.post_lanes,
-            limits=Limits(attempts=rate_limit_retries + 1, max_wait=max_turn_wait),
+            limits=limits,
             clock=clock)
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.

@@ -36,7 +36,7 @@ from telegram.ext import (
 )
 
 from adapters.base import DeliveryError, PostInDoubt
-from adapters.sending import Stopped, send_parts
+from adapters.sending import Limits, Stopped, send_parts
 from adapters.telegram import TEMPLATES
 from adapters.telegram.admins import is_chat_admin
 from adapters.telegram.clicks import click_handlers, question_from_click
@@ -79,6 +79,11 @@ MAX_UPDATE_BYTES = 1 << 20
 PTBApplication = Application[Any, Any, Any, Any, Any, Any]
 
 
+# A message is tried four times while Telegram answers 429, and neither a turn nor
+# Telegram's `retry_after` is waited for longer than a minute.
+TELEGRAM_LIMITS = Limits(attempts=4, max_wait=60.0, longest_hold=60.0)
+
+
 class TelegramAdapter:
     """The Telegram side of prdigest: one bot, one `Application`, webhook or polling."""
 
@@ -105,8 +110,7 @@ class TelegramAdapter:
         outbound_only: bool = False,
         pacer: Pacer | None = None,
         clock: Clock = SYSTEM_CLOCK,
-        max_retries: int = 3,
-        max_retry_wait: float = 60.0,
+        limits: Limits = TELEGRAM_LIMITS,
         poll_timeout: float = 10.0,
         concurrent_updates: int = 16,
     ) -> None:
@@ -151,7 +155,7 @@ class TelegramAdapter:
             .base_file_url(file_url or _file_url(api_url))
             .rate_limiter(PacedLimiter(pacer if pacer is not None else LocalPacer(clock),
                                        settings.post_lanes,
-                                       max_retries=max_retries, max_wait=max_retry_wait,
+                                       limits=limits,
                                        clock=clock))
             .concurrent_updates(concurrent_updates)
             .request(self._requests[0])

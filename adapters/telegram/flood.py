@@ -44,18 +44,16 @@ def paced(endpoint: str) -> bool:
 class PacedLimiter(BaseRateLimiter[None]):
     """Sends each message (`paced` methods) through the shared loop in its turn of
     `lanes(chat_id)` on `pacer`; a request Telegram refused with 429 holds its lanes off
-    for the `retry_after` it named and goes again in its next turn, at most
-    `max_retries` times. A turn or a hold further away than `max_wait` seconds is not
-    waited for: the flood-control error goes up to the caller. Other methods go at once
-    (a 429 on them is waited out here, on `clock`)."""
+    for the `retry_after` it named and goes again in its next turn, as `limits` allow
+    (its tries; a turn further away than its `max_wait`, or a hold longer than its
+    `longest_hold`, is not waited for): the flood-control error goes up to the caller.
+    Other methods go at once (a 429 on them is waited out here, on `clock`)."""
 
     def __init__(self, pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], *,
-                 max_retries: int = 3, max_wait: float = 60.0,
-                 clock: Clock = SYSTEM_CLOCK) -> None:
+                 limits: Limits, clock: Clock = SYSTEM_CLOCK) -> None:
         self.pacer = pacer
         self.lanes = lanes
-        self.limits = Limits(attempts=max_retries + 1, max_wait=max_wait,
-                             longest_hold=max_wait)
+        self.limits = limits
         self.clock = clock
 
     async def initialize(self) -> None:

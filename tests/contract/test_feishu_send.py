@@ -24,7 +24,7 @@ from lark_oapi.api.im.v1 import (
 from adapters.base import DeliveryError
 from adapters.feishu import payloads as feishu_payloads
 from adapters.feishu import settings as feishu_settings
-from adapters.feishu.adapter import FeishuAdapter
+from adapters.feishu.adapter import FEISHU_LIMITS, FeishuAdapter
 from adapters.feishu.render import (
     MAX_REQUEST_BYTES,
     Card,
@@ -195,7 +195,7 @@ async def test_a_rate_limit_that_lasts_gives_up(fake: FakeFeishu) -> None:
     fake.fail_next(MESSAGES_PATH, status=400, body={"code": 230020, "msg": "frequency"},
                    headers={"x-ogw-ratelimit-reset": "0"}, times=5)
     with pytest.raises(DeliveryError, match="230020"):
-        await adapter_for(fake, max_send_attempts=3).post_digest(CHAT, example_digest())
+        await adapter_for(fake, limits=FEISHU_LIMITS).post_digest(CHAT, example_digest())
     assert len([r for r in fake.calls(MESSAGES_PATH) if r.method == "POST"]) == 3
 
 
