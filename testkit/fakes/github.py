@@ -68,6 +68,9 @@ class FakeGitHub:
         more_tokens: Sequence[str] = (),
     ) -> None:
         self.token = token
+        # What time it is for the reset times it gives (epoch seconds): real time, or
+        # the clock of the source under test, so a reset is as far off as it said.
+        self.now: Callable[[], float] = time.time
         # More personal tokens, each with GraphQL points of its own (`points_of`).
         self.token_points: dict[str, Points] = {t: Points() for t in more_tokens}
         # A private repository only these tokens may see (`add_repo(readers=...)`).
@@ -181,7 +184,7 @@ class FakeGitHub:
         RATE_LIMITED error, as GraphQL reports it).
         """
         def respond() -> tuple[int, dict[str, str], Any]:
-            reset = str(int(time.time()) + reset_in)
+            reset = str(int(self.now()) + reset_in)
             headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset,
                        "X-RateLimit-Limit": "5000"}
             if retry_after is not None:
@@ -246,7 +249,7 @@ class FakeGitHub:
     def _limit_headers(self) -> dict[str, str]:
         remaining = 4999 if self.rate_budget is None else max(self.rate_budget, 0)
         return {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": str(remaining),
-                "X-RateLimit-Reset": str(int(time.time()) + self.rate_reset_in)}
+                "X-RateLimit-Reset": str(int(self.now()) + self.rate_reset_in)}
 
     def _authorized(self, headers: dict[str, str]) -> bool | None:
         """True with the right token, None without one, False with a wrong one."""

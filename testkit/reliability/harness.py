@@ -266,6 +266,9 @@ async def service_in_process(world: World, redis_url: str, workdir: Path, *,
         github = services.process.github
         github.clock = github.policy.clock = github.budget.clock = github_clock
         github.lookups.clock = github_clock
+        # ... and the fake GitHub tells its reset times by that clock: a reset 20 s off
+        # is waited for 20 s, however far earlier waits moved the clock.
+        world.github.now = lambda: github_clock.now().timestamp()
         async with serving(app) as http:
             yield Service(http=http, services=services, world=world,
                           sleeps=github_clock.slept)
