@@ -47,7 +47,8 @@ demo: runtime
 # The quick loop: every test that needs no Redis, no killed process and no real wait
 # (the exactly-once core runs on the in-memory store and a virtual clock), on every
 # core. The rest - Redis single, Cluster and Sentinel, failovers, killed processes,
-# real platform rates - is `make test-all`, which CI runs.
+# real platform rates, the searches and simulations that take many CPU seconds - is
+# `make test-all`, which CI runs.
 QUICK := not redis and not failover and not kills and not slow
 
 test: setup system-deps

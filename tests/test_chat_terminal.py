@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from testkit import EXAMPLES
 from testkit.processes import kill_process
 
@@ -33,6 +35,7 @@ def _read_until(fd: int, marker: bytes, seen: bytearray, start: int = 0,
     return seen.find(marker, start) + len(marker)
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 def test_the_up_arrow_asks_the_last_question_again_and_history_is_kept(tmp_path: Path) -> None:
     history = tmp_path / "history"
     main, child = pty.openpty()

@@ -76,6 +76,7 @@ def test_a_slack_only_install_brings_no_other_sdk_nor_babel() -> None:
     assert "babel" not in everything  # a build and development tool only
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 def test_a_slack_only_service_imports_no_other_sdk() -> None:
     """The service with Slack's secrets, in an interpreter where importing lark-oapi,
     openai, PTB or Babel fails: it builds, answers /healthz and /readyz, and none of

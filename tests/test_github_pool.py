@@ -71,6 +71,7 @@ def _planned(config: Config, points: Budget | None) -> list[tuple[datetime, str,
     return [(p.at, p.credential or "hash", 3 if p.counted else 8) for p in plan]
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 def test_the_first_run_plan_keeps_each_hour_within_80_percent_of_a_token() -> None:
     """2,000 repositories, 11 points each: the hashed spread alone spends nearly all of
     a token's 5,000 in its busiest hour (the first run measured met 5,057); the plan
@@ -84,6 +85,7 @@ def test_the_first_run_plan_keeps_each_hour_within_80_percent_of_a_token() -> No
     assert len(planned) == 4000 and sum(p for *_, p in planned) == 22000
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 def test_a_pool_of_two_halves_the_plan_and_stays_within_each_tokens_margin() -> None:
     config = organisation(2000)
     one = _planned(config, Learned(name="a"))

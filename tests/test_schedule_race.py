@@ -214,6 +214,7 @@ async def race(snapshot: Snapshot, in_doubt: InDoubt, seed: int) -> tuple[
     return contest, expected, missed, entries
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 @pytest.mark.parametrize("seed", [7, 2026])
 async def test_52_weeks_three_replicas_each_week_and_channel_once(seed: int) -> None:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
@@ -251,6 +252,7 @@ async def test_52_weeks_three_replicas_each_week_and_channel_once(seed: int) -> 
           f"{len(contest.platforms.dropped)} Feishu re-send(s) dropped by uuid")
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 async def test_52_weeks_with_hold_never_send_twice() -> None:
     snapshot = read_snapshot(EXAMPLES / "snapshot.json")
     contest, expected, _, entries = await race(snapshot, "hold", 11)

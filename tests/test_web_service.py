@@ -440,6 +440,7 @@ print("lark" if "lark_oapi" in sys.modules else "no-lark", type(feishu).__name__
     ({"FEISHU_APP_ID": "cli_x", "FEISHU_APP_SECRET": "s", "FEISHU_VERIFICATION_TOKEN": "v"},
      "lark FeishuAdapter"),
 ])
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 def test_lark_is_loaded_only_for_a_bot_with_feishu_credentials(
     feishu_env: dict[str, str], expected: str
 ) -> None:

@@ -177,6 +177,7 @@ _word = st.one_of(
 )
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 @settings(max_examples=200, deadline=None)
 @given(words=st.lists(_word, min_size=1, max_size=400), limit=st.integers(60, 400))
 def test_splitting_never_cuts_markup_and_respects_the_limit(words: list[str], limit: int) -> None:

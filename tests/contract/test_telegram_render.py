@@ -83,6 +83,7 @@ _LINE = st.lists(_PIECE, min_size=1, max_size=8).map(" ".join)
 _SECTION = st.lists(_LINE, min_size=1, max_size=6).map("\n".join)
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 @settings(max_examples=150, deadline=None)
 @given(sections=st.lists(_SECTION, min_size=1, max_size=8),
        limit=st.integers(min_value=40, max_value=600))

@@ -106,6 +106,7 @@ def calm(status: int) -> bool:
 # --- the command parser ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # many CPU seconds: in `make test-all`, not the quick loop
 @FUZZ
 @given(text=ODD_TEXT, lang=st.sampled_from([None, "en", "zh"]))
 def test_the_parser_reads_anything_into_a_command(text: str, lang: Any) -> None:
