@@ -6,8 +6,8 @@ in `TelegramMarkup` and cuts it into messages Telegram accepts. Telegram counts 
 message's length after parsing its HTML (tags don't count, an entity counts as one
 character), at most 4096; we count UTF-16 code units, which is never less than what
 Telegram counts. Parts are separated by a blank line and split with the shared
-`split_sections`; a tag never spans a line, so a cut at a line end never lands inside
-one.
+`bot.render.html_split`; a tag never spans a line, so a cut at a line end never lands
+inside one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from adapters.telegram import TEMPLATES
 from adapters.telegram.markup import TelegramMarkup
 from bot.i18n import translator
 from bot.models import Digest, Reply
-from bot.render import split_sections
+from bot.render import html_split
 from bot.render.document import (
     Block,
     Button,
@@ -45,11 +45,6 @@ MAX_MESSAGE_CHARS = 4096
 BUTTONS_PER_ROW = 2
 
 _TAG = re.compile(r"<[^>]*>")
-_TAG_PARTS = re.compile(r"(<[^>]*>)")
-_OPENING_TAG = re.compile(r"<([a-z][a-z0-9-]*)(?:\s[^>]*)?>")
-_CLOSING_TAG = re.compile(r"</([a-z][a-z0-9-]*)\s*>")
-# Pieces of text that are never cut: an entity, a run of spaces, a word, one character.
-_TEXT_ATOM = re.compile(r"&#?[0-9A-Za-z]+;|[ \t]+|[^\s&]+|.", re.S)
 _HTTP_URL = re.compile(r"https?://\S+", re.I)
 # A line that is only a bold heading, as the templates write section titles.
 _HEADING = re.compile(r"<b>[^<>\n]*</b>")
@@ -82,65 +77,9 @@ def visible_length(text: str) -> int:
 
 def split_html(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
     """HTML cut into messages of at most `limit` visible characters, at section
-    boundaries (blank lines) first, then at line ends; never inside a tag or entity."""
-    sections = [s.strip("\n") for s in re.split(r"\n\s*\n", text.strip()) if s.strip()]
-    fitted = ["\n".join(_fit_line(line, limit) for line in s.split("\n")) for s in sections]
-    return _headings_with_their_text(split_sections(fitted, limit, visible_length), limit)
-
-
-def _headings_with_their_text(messages: list[str], limit: int) -> list[str]:
-    """A message never ends on a section heading: it moves to the next message, where
-    its text is, when it fits there."""
-    result = list(messages)
-    for index in range(len(result) - 1):
-        head, _, last = result[index].rpartition("\n")
-        if not head or not _HEADING.fullmatch(last.strip()):
-            continue
-        moved = f"{last}\n{result[index + 1]}"
-        if visible_length(moved) <= limit:
-            result[index] = head.rstrip("\n")
-            result[index + 1] = moved
-    return result
-
-
-def _fit_line(line: str, limit: int) -> str:
-    """A line too long for one message, as several lines; tags open at a cut are closed
-    before it and opened again after it, so every line is well formed on its own."""
-    if visible_length(line) <= limit:
-        return line
-    chunks: list[str] = []
-    current = ""
-    used = 0
-    open_tags: list[tuple[str, str]] = []  # (name, opening tag as written)
-
-    def cut() -> None:
-        nonlocal current, used
-        closing = "".join(f"</{name}>" for name, _ in reversed(open_tags))
-        chunks.append(current + closing)
-        current = "".join(tag for _, tag in open_tags)
-        used = 0
-
-    for part in _TAG_PARTS.split(line):
-        if not part:
-            continue
-        if part.startswith("<"):
-            if closing_match := _CLOSING_TAG.fullmatch(part):
-                if open_tags and open_tags[-1][0] == closing_match[1]:
-                    open_tags.pop()
-            elif opening_match := _OPENING_TAG.fullmatch(part):
-                open_tags.append((opening_match[1], part))
-            current += part
-            continue
-        for atom in _TEXT_ATOM.findall(part):
-            for piece in [atom] if visible_length(atom) <= limit else list(atom):
-                size = visible_length(piece)
-                if used + size > limit and used:
-                    cut()
-                current += piece
-                used += size
-    if current:
-        chunks.append(current)
-    return "\n".join(chunks)
+    boundaries (blank lines) first, then at line ends; never inside a tag or entity,
+    never ending on a section heading (`bot.render.html_split`)."""
+    return html_split.split_html(text, limit, visible_length, heading=_HEADING)
 
 
 def _button_rows(buttons: list[LinkButton]) -> tuple[tuple[LinkButton, ...], ...]:
