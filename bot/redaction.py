@@ -21,26 +21,28 @@ REDACTED = "<redacted>"
 
 class Redact(logging.Filter):
     """Rewrites what `pattern` matches in every record passing through (message and
-    traceback): group 1 is kept, the rest becomes `<redacted>`."""
+    traceback): group 1 is kept, the rest becomes `replacement`."""
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
+    def __init__(self, pattern: re.Pattern[str], replacement: str = REDACTED) -> None:
         super().__init__()
         self.pattern = pattern
+        self.replacement = replacement
 
-    def _clean(self, text: str) -> str:
-        return self.pattern.sub(lambda match: match.group(1) + REDACTED, text)
+    def clean(self, text: str) -> str:
+        """`text` as this filter writes it (an error quoted outside a log record)."""
+        return self.pattern.sub(lambda match: match.group(1) + self.replacement, text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         # Message and arguments each, so formatters that read the arguments (uvicorn's
         # access log builds its request line from them) still find them in place.
         if isinstance(record.msg, str):
-            record.msg = self._clean(record.msg)
+            record.msg = self.clean(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(self._clean(a) if isinstance(a, str) else a
+            record.args = tuple(self.clean(a) if isinstance(a, str) else a
                                 for a in record.args)
         with contextlib.suppress(Exception):  # a record that cannot format: left as is
             message = record.getMessage()
-            cleaned = self._clean(message)
+            cleaned = self.clean(message)
             if cleaned != message:  # inside an argument that is not a string
                 record.msg, record.args = cleaned, ()
         if record.exc_info and not record.exc_text:
@@ -48,7 +50,7 @@ class Redact(logging.Filter):
         if record.exc_text:
             # Formatters reuse `exc_text`, so the traceback is written redacted (by every
             # filter in turn, the first having formatted it).
-            record.exc_text = self._clean(record.exc_text)
+            record.exc_text = self.clean(record.exc_text)
         return True
 
 

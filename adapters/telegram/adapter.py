@@ -48,7 +48,7 @@ from adapters.telegram.inbound import (
     question_from_update,
 )
 from adapters.telegram.payloads import chat_id, send_arguments
-from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, RedactToken
+from adapters.telegram.redaction import LOGGERS_SEEING_THE_TOKEN, token_redaction
 from adapters.telegram.render import (
     MAX_MESSAGE_CHARS,
     TelegramMessage,
@@ -126,7 +126,6 @@ class TelegramAdapter:
             raise ConfigError("telegram: webhook mode needs a secret token")
         self._outbound_only = outbound_only
         self._config = config
-        self._token = token
         self._secret = secret_token
         self._polling = polling
         self._webhook_url = webhook_url
@@ -141,7 +140,7 @@ class TelegramAdapter:
         self._admitted: set[str] = set()
         self._lock = asyncio.Lock()
         self._init_lock = asyncio.Lock()
-        self._redaction = RedactToken(token)
+        self._redaction = token_redaction(token)
         for name in LOGGERS_SEEING_THE_TOKEN:
             logging.getLogger(name).addFilter(self._redaction)
         # Their sessions are closed by `close`, also after a start that failed half-way.
@@ -520,8 +519,7 @@ class TelegramAdapter:
                                 else _PartialDelivery(stop))
 
     def _redact(self, error: BaseException | None) -> str:
-        text = str(error) if error is not None else "unknown error"
-        return text.replace(self._token, "<token>")
+        return self._redaction.clean(str(error) if error is not None else "unknown error")
 
 
 class _PartialDelivery(TelegramError):

@@ -1,10 +1,15 @@
-"""Keeping the bot token out of logs: it is part of every Bot API URL."""
+"""Keeping the bot token out of logs: it is part of every Bot API URL, which httpx logs
+with every request; PTB logs its base URL and `InvalidToken` quotes the token. The
+shared `bot.redaction.Redact` writes `<token>` for it in these loggers' records, their
+tracebacks included, and in the errors the adapter quotes."""
 
 from __future__ import annotations
 
-import logging
+import re
 
-__all__ = ["LOGGERS_SEEING_THE_TOKEN", "RedactToken"]
+from bot.redaction import Redact
+
+__all__ = ["LOGGERS_SEEING_THE_TOKEN", "token_redaction"]
 
 
 # Loggers that may write a Bot API URL (which holds the token) or an error quoting it.
@@ -15,21 +20,6 @@ LOGGERS_SEEING_THE_TOKEN = (
 )
 
 
-class RedactToken(logging.Filter):
-    """Replaces the bot token in log records: httpx logs every request URL, PTB logs its
-    base URL and `InvalidToken` quotes the token."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__()
-        self._token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self._token in message:
-            record.msg = message.replace(self._token, "<token>")
-            record.args = ()
-        if record.exc_info and not record.exc_text:
-            # Formatters reuse `exc_text`, so the traceback is written redacted.
-            text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = text.replace(self._token, "<token>")
-        return True
+def token_redaction(token: str) -> Redact:
+    """The filter (and `clean` of an error's text) that writes `<token>` for `token`."""
+    return Redact(re.compile("()" + re.escape(token)), replacement="<token>")
