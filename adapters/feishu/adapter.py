@@ -37,7 +37,6 @@ import contextvars
 import functools
 import json
 import logging
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -54,11 +53,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from adapters.answering import Answers, admit
 from adapters.base import DeliveryError
 from adapters.feishu.admins import is_chat_admin
 from adapters.feishu.clicks import is_click, on_its_way, question_from_click
 from adapters.feishu.events import FeishuEvents
-from adapters.feishu.inbound import TIMESTAMP_HEADER, is_fresh, question_from_event, sdk_headers
+from adapters.feishu.inbound import TIMESTAMP_HEADER, question_from_event, sdk_headers
 from adapters.feishu.long_connection import LongConnection
 from adapters.feishu.outbound import SERVER_ERROR_BACKOFF, CardSender
 from adapters.feishu.payloads import digest_payloads, message_uuid, reply_payloads
@@ -67,6 +67,7 @@ from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_setti
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from adapters.sending import Limits
+from adapters.webhooks import Unreadable, is_fresh, json_object, retry_later
 from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
@@ -81,6 +82,9 @@ logger = logging.getLogger(__name__)
 FRESHNESS_SECONDS = 300.0
 # Feishu events are a few KB; anything far larger is not one.
 MAX_EVENT_BYTES = 1024 * 1024
+# What a body that is not an event is answered (`adapters.webhooks.Unreadable`).
+_UNREADABLE = {"too large": "payload too large", "not JSON": "body is not JSON",
+               "not an object": "body is not a JSON object"}
 # How long to wait for the bot's identity before answering without it.
 _IDENTITY_RETRY_SECONDS = 300.0
 # The events the SDK hands over while a webhook request is read: admitted before Feishu
@@ -183,9 +187,7 @@ class FeishuAdapter:
         self._identity_checked_at: float | None = None
         self._identity_lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._scheduled = 0
-        self._scheduled_lock = threading.Lock()
+        self._answers = Answers(clock=clock)
         self._connection = LongConnection(
             app_id=app_id, app_secret=app_secret, domain=domain, auto_reconnect=auto_reconnect,
             make_dispatcher=lambda: self._event_dispatcher("", ""))
@@ -232,7 +234,7 @@ class FeishuAdapter:
             "signed_events": bool(self._encrypt_key),
             "bot_identity_known": self._bot_open_id is not None,
             "long_connection_running": self._connection.running,
-            "answers_in_flight": len(self._tasks) + self._scheduled,
+            "answers_in_flight": len(self._answers),
         }
 
     def _event_dispatcher(self, encrypt_key: str, verification_token: str) -> FeishuEvents:
@@ -247,9 +249,7 @@ class FeishuAdapter:
         self._loop = asyncio.get_running_loop()
         if self._bot_open_id is None:
             # In the background: an unreachable Feishu must not hold up the server.
-            task = self._loop.create_task(self._ensure_identity())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._answers.spawn(self._ensure_identity())
         if self._long_connection:
             self._connection.start()
 
@@ -263,19 +263,8 @@ class FeishuAdapter:
         """Wait until every event received so far has been answered (or failed), for at
         most `timeout` seconds of real time: the answers are requests to Feishu in
         flight, which a virtual clock's deadline would pass before they end."""
-        try:
-            await asyncio.wait_for(self._idle(), timeout)
-        except TimeoutError:
-            logger.warning("feishu: %d answers still running at shutdown",
-                           len(self._tasks) + self._scheduled)
-
-    async def _idle(self) -> None:
-        while self._tasks or self._scheduled:
-            if self._tasks:
-                await asyncio.wait(set(self._tasks))
-            else:
-                # An event of the long connection's thread, on its way to this loop.
-                await self._clock.sleep(0.01)
+        if not await self._answers.drain(timeout):
+            logger.warning("feishu: %d answers still running at shutdown", len(self._answers))
 
     # --- inbound: the webhook --------------------------------------------------------
 
@@ -287,15 +276,11 @@ class FeishuAdapter:
 
     async def receive(self, request: Request) -> Response:
         """Feishu's event callback: verify, acknowledge at once, answer in the background."""
-        body = await request.body()
-        if len(body) > MAX_EVENT_BYTES:
-            return JSONResponse({"msg": "payload too large"}, status_code=413)
         try:
-            parsed = json.loads(body)
-        except (ValueError, RecursionError):  # RecursionError: nested too deep to read
-            return JSONResponse({"msg": "body is not JSON"}, status_code=400)
-        if not isinstance(parsed, dict):
-            return JSONResponse({"msg": "body is not a JSON object"}, status_code=400)
+            await json_object(request, MAX_EVENT_BYTES)
+        except Unreadable as bad:
+            return JSONResponse({"msg": _UNREADABLE[bad.problem]}, status_code=bad.status)
+        body = await request.body()
         headers = sdk_headers(request.headers)
         # The signed timestamp is Feishu's real time: judged against the machine's, not
         # the process's clock (a held date, `serve --snapshot`, would refuse every event).
@@ -318,9 +303,7 @@ class FeishuAdapter:
             for payload in events:
                 admission = await self._admit(payload)
                 if admission == "later":
-                    later = self._inbox.retry_later
-                    return JSONResponse({"msg": "busy, retry later"},
-                                        status_code=later.status, headers=later.headers)
+                    return retry_later({"msg": "busy, retry later"})
                 if is_click(payload):
                     # A card callback's answer is what the clicker sees at once.
                     answer = on_its_way() if admission == "answer" else {}
@@ -360,25 +343,11 @@ class FeishuAdapter:
         return question_from_event(payload, self._bot_open_id)
 
     def _schedule(self, payload: dict[str, Any]) -> None:
-        loop = self._loop
-        if loop is None:
+        """An event of the long connection (its own thread), answered on the server's loop."""
+        if self._loop is None:
             logger.warning("feishu: event before start(); dropped")
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._track(payload)
-            return
-        with self._scheduled_lock:
-            self._scheduled += 1
-        loop.call_soon_threadsafe(self._track_scheduled, payload)
-
-    def _track_scheduled(self, payload: dict[str, Any]) -> None:
-        with self._scheduled_lock:
-            self._scheduled -= 1
-        self._track(payload)
+        self._answers.spawn_in(self._loop, lambda: self._answer(payload))
 
     async def _admit(self, payload: dict[str, Any]) -> Admission | None:
         """Admit a webhook's event before Feishu hears back and answer it in the
@@ -388,18 +357,10 @@ class FeishuAdapter:
         question = self._question(payload)
         if question is None:
             return None
-        admission = await self._inbox.admit(question)
+        admission = await admit(self._inbox, question)
         if admission == "answer":
-            self._track(payload, admitted=question)
-        elif admission == "later":
-            logger.info("feishu: event %s is held by another process; asked to send it "
-                        "again", question.delivery_key)
+            self._answers.spawn(self._answer(payload, question))
         return admission
-
-    def _track(self, payload: dict[str, Any], admitted: Question | None = None) -> None:
-        task = asyncio.get_running_loop().create_task(self._answer(payload, admitted))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, payload: dict[str, Any], admitted: Question | None = None) -> None:
         """Read the event, let the shared inbox answer (once per event, never raising),

@@ -16,7 +16,6 @@ the header names, the freshness window).
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import logging
 from collections.abc import Callable, Mapping
@@ -30,6 +29,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTr
 from lark_oapi.event.context import EventContext
 
 from adapters.feishu.inbound import NONCE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER
+from adapters.webhooks import same_secret
 
 logger = logging.getLogger(__name__)
 
@@ -140,8 +140,7 @@ class FeishuEvents:
         signed = (headers.get(TIMESTAMP_HEADER, "") + headers.get(NONCE_HEADER, "")
                   + self._encrypt_key).encode() + body
         expected = hashlib.sha256(signed).hexdigest()
-        given = headers.get(SIGNATURE_HEADER, "").encode("utf-8", "surrogateescape")
-        if not hmac.compare_digest(expected.encode(), given):
+        if not same_secret(headers.get(SIGNATURE_HEADER, ""), expected):
             raise Refused("signature verification failed")
 
 
@@ -163,6 +162,5 @@ def _envelope(plaintext: str) -> Any:
 
 
 def _same_token(token: Any, expected: str) -> None:
-    if not isinstance(token, str) or not token or not hmac.compare_digest(
-            expected.encode(), token.encode()):
+    if not isinstance(token, str) or not same_secret(token, expected):
         raise Refused("invalid verification_token")

@@ -3,14 +3,13 @@
 An `im.message.receive_v1` event becomes a neutral `Question`: where it came from, who
 sent it, and its text with the bot's own mentions taken out, ready for the shared
 grammar; the answer quotes the message (`reply_to`), the event id is its delivery key.
-Also the two request checks the SDK leaves to its caller: the header names
-it expects, and how old a signed request may be.
+Also what the SDK's request check leaves to its caller: the header names it expects
+(how old a signed request may be is `adapters.webhooks.is_fresh`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -38,21 +37,6 @@ def sdk_headers(headers: Mapping[str, str]) -> dict[str, str]:
         if canonical is not None:
             found[canonical] = value
     return found
-
-
-def is_fresh(timestamp: str | None, now: float, window_seconds: float) -> bool:
-    """False for a request timestamp outside `now ± window` or one that is not a number.
-
-    A request without the header passes here: the SDK's signature check, which covers
-    the timestamp, rejects it whenever an encrypt key is configured.
-    """
-    if timestamp is None:
-        return True
-    try:
-        sent = float(timestamp.strip())
-    except ValueError:
-        return False
-    return math.isfinite(sent) and abs(now - sent) <= window_seconds
 
 
 def _mentions(message: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hmac
-import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -35,6 +33,7 @@ from telegram.ext import (
     ApplicationBuilder,
 )
 
+from adapters.answering import admit
 from adapters.base import DeliveryError, PostInDoubt
 from adapters.sending import Limits, Stopped, send_parts
 from adapters.telegram import TEMPLATES
@@ -57,6 +56,7 @@ from adapters.telegram.render import (
 )
 from adapters.telegram.request import AiohttpRequest
 from adapters.telegram.settings import TelegramSecrets, TelegramSettings, telegram_settings
+from adapters.webhooks import Unreadable, json_object, retry_later, same_secret
 from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
@@ -330,21 +330,14 @@ class TelegramAdapter:
     async def webhook(self, request: Request) -> Response:
         """One update from Telegram. A wrong or missing secret token is refused before
         anything else is read; the answer comes once the update is queued."""
-        given = request.headers.get(SECRET_HEADER, "").encode()
-        expected = (self._secret or "").encode()
-        if not expected or not hmac.compare_digest(given, expected):
+        if not same_secret(request.headers.get(SECRET_HEADER, ""), self._secret):
             return JSONResponse({"ok": False, "error": "unauthorized"}, status_code=401)
-        length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > MAX_UPDATE_BYTES:
-            return JSONResponse({"ok": False, "error": "too large"}, status_code=413)
-        body = await request.body()
-        if len(body) > MAX_UPDATE_BYTES:
-            return JSONResponse({"ok": False, "error": "too large"}, status_code=413)
         try:
-            data = json.loads(body)
-        except (ValueError, RecursionError):  # RecursionError: nested too deep to read
-            return JSONResponse({"ok": False, "error": "not JSON"}, status_code=400)
-        update_id = data.get("update_id") if isinstance(data, dict) else None
+            data = await json_object(request, MAX_UPDATE_BYTES)
+        except Unreadable as bad:
+            error = "not an update" if bad.problem == "not an object" else bad.problem
+            return JSONResponse({"ok": False, "error": error}, status_code=bad.status)
+        update_id = data.get("update_id")
         if not isinstance(update_id, int) or isinstance(update_id, bool):
             return JSONResponse({"ok": False, "error": "not an update"}, status_code=400)
         try:
@@ -361,13 +354,9 @@ class TelegramAdapter:
             logger.info("telegram: unreadable update %s", update_id)
             return JSONResponse({"ok": False, "error": "not an update"}, status_code=400)
         if question is not None and question.delivery_key is not None:
-            admission = await self._inbox.admit(question)
+            admission = await admit(self._inbox, question)
             if admission == "later":
-                logger.info("telegram: update %s is held by another process; asked to "
-                            "send it again", update_id)
-                later = self._inbox.retry_later
-                return JSONResponse({"ok": False, "error": "busy, retry later"},
-                                    status_code=later.status, headers=later.headers)
+                return retry_later({"ok": False, "error": "busy, retry later"})
             if admission == "repeat":
                 return JSONResponse({"ok": True})
             self._admitted.add(question.delivery_key)

@@ -16,10 +16,10 @@ from adapters.feishu.inbound import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     bot_mention_keys,
-    is_fresh,
     question_from_event,
     sdk_headers,
 )
+from adapters.webhooks import is_fresh
 from bot.chat.grammar import parse_command
 from testkit.fakes.feishu import bot_mention, message_event
 
