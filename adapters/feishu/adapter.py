@@ -39,7 +39,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, ClassVar
 
 import msgspec
@@ -55,6 +55,7 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.answering import Answers, admit
 from adapters.base import DeliveryError
+from adapters.delivering import NoArrivalLookup
 from adapters.feishu.admins import is_chat_admin
 from adapters.feishu.clicks import is_click, on_its_way, question_from_click
 from adapters.feishu.events import FeishuEvents
@@ -121,8 +122,11 @@ def sdk_config(app_id: str, app_secret: str, domain: str, timeout_seconds: float
 FEISHU_LIMITS = Limits(attempts=3, max_wait=MAX_TURN_WAIT, backoff=SERVER_ERROR_BACKOFF)
 
 
-class FeishuAdapter:
-    """One Feishu app: its webhook route, its optional long connection, its sends."""
+class FeishuAdapter(NoArrivalLookup):
+    """One Feishu app: its webhook route, its optional long connection, its sends.
+    Feishu cannot be asked which uuids it has seen; a re-sent post or notice carries
+    the same `uuid`, which stops a second post within `dedupe_window`, so the
+    scheduler decides by that."""
 
     platform: ClassVar[str] = "feishu"
     # Feishu limits a card by request body bytes, not characters.
@@ -453,17 +457,6 @@ class FeishuAdapter:
         return [await self._sender.create(body)
                 for body in digest_payloads(channel_id, digest, key=idempotency_key)]
 
-    async def complete_delivery(self, channel_id: str, digest: Digest, *,
-                                idempotency_key: str, since: datetime) -> list[str] | None:
-        """Feishu cannot be asked which uuids it has seen; the `uuid` itself stops a
-        second post within `dedupe_window`, so the scheduler decides by that."""
-        return None
-
-    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
-                             since: datetime, thread: str | None = None) -> list[str] | None:
-        """Feishu cannot be asked which uuids it has seen; a re-sent notice carries the same
-        `uuid`, which stops the second post within `dedupe_window`."""
-        return None
 
 def _plain(value: Any) -> Any:
     """An SDK event as the dict `JSON.marshal` would write (attributes that are

@@ -16,7 +16,7 @@ import functools
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, ClassVar
 
 import msgspec
@@ -34,7 +34,8 @@ from telegram.ext import (
 )
 
 from adapters.answering import admit
-from adapters.base import DeliveryError, PostInDoubt
+from adapters.base import DeliveryError
+from adapters.delivering import NoArrivalLookup, stopped_post
 from adapters.sending import Limits, Stopped, send_parts
 from adapters.telegram import TEMPLATES
 from adapters.telegram.admins import is_chat_admin
@@ -84,8 +85,9 @@ PTBApplication = Application[Any, Any, Any, Any, Any, Any]
 TELEGRAM_LIMITS = Limits(attempts=4, max_wait=60.0, longest_hold=60.0)
 
 
-class TelegramAdapter:
-    """The Telegram side of prdigest: one bot, one `Application`, webhook or polling."""
+class TelegramAdapter(NoArrivalLookup):
+    """The Telegram side of prdigest: one bot, one `Application`, webhook or polling. A
+    bot cannot read a chat's history, so whether a post in doubt arrived is unknown."""
 
     platform: ClassVar[str] = "telegram"
     max_message_chars: ClassVar[int] = MAX_MESSAGE_CHARS
@@ -411,7 +413,7 @@ class TelegramAdapter:
             if admitted:  # the webhook admitted it: the spinner can stop before the answer
                 await answer_query()
             await self._inbox.answer(question, names, send=send, admitted=admitted)
-        except TelegramError as error:
+        except (TelegramError, Stopped) as error:
             logger.warning("telegram: answering update %s failed: %s", question.delivery_key,
                            self._redact(error))
 
@@ -457,16 +459,6 @@ class TelegramAdapter:
         idempotency key, so the key is not sent."""
         return await self._deliver(channel_id, render_digest_messages(digest))
 
-    async def complete_delivery(self, channel_id: str, digest: Digest, *,
-                                idempotency_key: str, since: datetime) -> list[str] | None:
-        """A bot cannot read a chat's history, so whether a delivery arrived is unknown."""
-        return None
-
-    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
-                             since: datetime, thread: str | None = None) -> list[str] | None:
-        """A bot cannot read a chat's history, so whether a notice arrived is unknown."""
-        return None
-
     async def _deliver(self, channel_id: str, messages: list[TelegramMessage], *,
                        moved: bool = False, reply_to: int | None = None) -> list[str]:
         await self._initialize()
@@ -480,21 +472,15 @@ class TelegramAdapter:
             logger.warning("telegram: chat %s moved to %s; update the config",
                            channel_id, migration.new_chat_id)
             return await self._deliver(str(migration.new_chat_id), messages, moved=True)
-        except _PartialDelivery as partial:
-            if partial.in_doubt:
-                raise PostInDoubt(
-                    f"telegram: {len(partial.sent)} of {len(messages)} messages posted to "
-                    f"{channel_id} for certain, and message {len(partial.sent) + 1} may have "
-                    f"been posted too: {self._redact(partial.error)}",
-                    resend=self._resend_in_doubt) from None
-            raise DeliveryError(
-                f"telegram: {len(partial.sent)} of {len(messages)} messages posted to "
-                f"{channel_id}; sendMessage failed: {self._redact(partial.error)}"
-            ) from None
+        except Stopped as stop:
+            raise stopped_post(stop, "telegram", channel_id, method="sendMessage",
+                               resend=self._resend_in_doubt, quote=self._redact) from None
 
     async def _send(self, chat: int | str, messages: Sequence[TelegramMessage], *,
                     reply_to: int | None = None, thread_id: int | None = None) -> list[str]:
-        """Send messages in order; the first one answers `reply_to` when given."""
+        """Send messages in order; the first one answers `reply_to` when given. A send
+        that stopped part-way raises `Stopped` (a chat that moved, before any message
+        went, its `ChatMigrated`)."""
         async def one(index: int, message: TelegramMessage) -> str:
             arguments = send_arguments(chat, message,
                                        reply_to=reply_to if index == 0 else None,
@@ -504,22 +490,10 @@ class TelegramAdapter:
 
         return await send_parts(messages, one, failure=TelegramError, outcome=outcome,
                                 stopped=lambda stop: stop.error if isinstance(
-                                    stop.error, ChatMigrated) and not stop.sent
-                                else _PartialDelivery(stop))
+                                    stop.error, ChatMigrated) and not stop.sent else stop)
 
     def _redact(self, error: BaseException | None) -> str:
         return self._redaction.clean(str(error) if error is not None else "unknown error")
-
-
-class _PartialDelivery(TelegramError):
-    """Sending stopped at a message; `sent` holds the ids of those before it,
-    `in_doubt` whether that message may have been posted."""
-
-    def __init__(self, stop: Stopped) -> None:
-        super().__init__(str(stop.error))
-        self.sent = stop.sent
-        self.error = stop.error
-        self.in_doubt = stop.in_doubt
 
 
 def _file_url(api_url: str) -> str:
