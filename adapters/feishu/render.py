@@ -17,16 +17,10 @@ from typing import Any
 from adapters.feishu.markup import FeishuMarkup
 from bot.models import Digest, Reply, Risk
 from bot.render import split_sections
-from bot.render.document import Block as DocBlock
 from bot.render.document import Button as DocButton
 from bot.render.document import (
-    Context,
     Document,
-    Facts,
-    Heading,
-    Items,
     Line,
-    Paragraph,
     Strong,
     Text,
     inline,
@@ -34,6 +28,7 @@ from bot.render.document import (
 )
 from bot.render.layouts import digest_document, reply_document, worst
 from bot.render.memo import reply_memo
+from bot.render.text_form import TextForm, block_text
 
 Card = dict[str, Any]
 
@@ -175,24 +170,15 @@ def _line(line: Line) -> str:
     return inline(line, _MARKUP)
 
 
-def _block(block: DocBlock, colon: str) -> str:
-    if isinstance(block, Heading):
-        # Bold already: a strong span inside is plain text, so no `**` closes it early.
-        text = _line(tuple(Text(s.text) if isinstance(s, Strong) else s
-                           for s in block.line)).strip()
-        return f"**{text}**" if text else ""
-    if isinstance(block, Paragraph):
-        return "\n".join(_line(line) for line in block.lines)
-    if isinstance(block, Items):
-        bullet = "" if block.ordered else "- "
-        return "\n".join(text for item in block.items for text in (
-            bullet + _line(item.line), *(f"  - {_line(sub)}" for sub in item.sub)))
-    if isinstance(block, Facts):
-        return "\n".join(f"**{_MARKUP.esc(label)}**{_MARKUP.esc(colon)}{_line(value)}"
-                         for label, value in block.facts)
-    if isinstance(block, Context):
-        return "\n".join(f"<font color='grey'>{_line(line)}</font>" for line in block.lines)
-    return ""
+def _heading(line: Line) -> str:
+    # Bold already: a strong span inside is plain text, so no `**` closes it early.
+    text = _line(tuple(Text(s.text) if isinstance(s, Strong) else s for s in line)).strip()
+    return f"**{text}**" if text else ""
+
+
+# Blocks as card markdown: `- ` items, a fact's label in bold, small print in grey.
+_FORM = TextForm(_MARKUP, heading=_heading, bullet="- ", fact="**{label}**{colon}{value}",
+                 context="<font color='grey'>{}</font>")
 
 
 def _button_of(button: DocButton) -> Button | None:
@@ -213,7 +199,8 @@ def encode(document: Document, *, limit: int = MAX_REQUEST_BYTES) -> list[Card]:
                       template=_COLOURS.get(document.tone, "blue"),
                       buttons=tuple(b for b in buttons if b is not None),
                       part_title=document.part_title)
-    sections = ["\n".join(text for text in (_block(b, document.colon) for b in part) if text)
+    sections = ["\n".join(text for text in (block_text(b, _FORM, document.colon) for b in part)
+                          if text)
                 for part in parts(document)]
     return build_cards(frame, sections, limit=limit)
 

@@ -26,9 +26,7 @@ from bot.render.document import (
     Block,
     Button,
     Buttons,
-    Context,
     Document,
-    Facts,
     Heading,
     Item,
     Items,
@@ -40,6 +38,7 @@ from bot.render.document import (
 )
 from bot.render.layouts import digest_document, reply_document
 from bot.render.memo import reply_memo
+from bot.render.text_form import TextForm, block_text
 
 MAX_MESSAGE_CHARS = 4096
 BUTTONS_PER_ROW = 2
@@ -130,21 +129,9 @@ def _item_line(item: Item) -> str:
     return opening + _line(item.line[1:])
 
 
-def _block(block: Block, colon: str = ": ") -> str:
-    if isinstance(block, Heading):
-        return _heading(block.line)
-    if isinstance(block, Paragraph):
-        return "\n".join(_line(line) for line in block.lines)
-    if isinstance(block, Items):
-        bullet = "" if block.ordered else "• "
-        return "\n".join(line for item in block.items for line in (
-            bullet + _item_line(item), *(f"  - {_line(sub)}" for sub in item.sub)))
-    if isinstance(block, Facts):
-        return "\n".join(f"{_MARKUP.esc(label)}{_MARKUP.esc(colon)}{_line(value)}"
-                         for label, value in block.facts)
-    if isinstance(block, Context):
-        return "\n".join(f"<i>{_line(line)}</i>" for line in block.lines)
-    return ""
+# Blocks as HTML lines: a heading in bold, `• ` items (a key PR's opening words its
+# link), small print in italics.
+_FORM = TextForm(_MARKUP, heading=_heading, bullet="• ", context="<i>{}</i>", item=_item_line)
 
 
 def document_html(document: Document) -> str:
@@ -157,7 +144,7 @@ def document_html(document: Document) -> str:
         text = ""
         previous: Block | None = None
         for block in part:
-            rendered = _block(block, document.colon)
+            rendered = block_text(block, _FORM, document.colon)
             if not rendered:
                 continue
             joiner = "\n" if isinstance(previous, Heading) or len(pieces) > 1 else "\n\n"
