@@ -25,6 +25,14 @@ from bot.resources import template_dir
 LANGUAGES: tuple[Lang, ...] = ("zh", "en")
 
 
+def locale_lang(code: object) -> Lang | None:
+    """A platform's language tag of a user (`zh-hans`, `zh-CN`, `en-US`) as a catalog
+    language: Chinese for any `zh`, English for any other; None when it has none."""
+    if not isinstance(code, str) or not code:
+        return None
+    return "zh" if code.lower().startswith("zh") else "en"
+
+
 @cache
 def translations(lang: Lang, roots: tuple[Path, ...] = ()) -> gettext.NullTranslations:
     """The merged catalog for `lang` of the core's templates and of each of `roots`;

@@ -20,8 +20,8 @@ from lark_oapi.core.model import Config, RawResponse
 from lark_oapi.core.token import TokenManager
 from lark_oapi.core.utils.user_agent import build_user_agent
 
-from adapters.base import proxies_in_environment
 from adapters.feishu.tokens import TenantTokenCache
+from adapters.http import Pool
 from adapters.sending import header_seconds
 
 __all__ = ["FeishuTransport", "rate_limit_wait", "server_error"]
@@ -36,39 +36,19 @@ DEFAULT_CONNECTIONS = 16
 
 
 class FeishuTransport:
-    """Sends SDK-built requests for one app; the session is made on first use, in the
-    loop that uses it, and closed by `close`."""
+    """Sends SDK-built requests for one app over its `Pool` of connections (made on
+    first use, in the loop that uses it), closed by `close`."""
 
     def __init__(self, config: Config, tokens: TenantTokenCache, *,
                  connections: int = DEFAULT_CONNECTIONS) -> None:
-        if connections < 1:
-            raise ValueError("a transport needs at least one connection")
         self._config = config
         self._tokens = tokens
-        self._connections = connections
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pool = Pool(connections, timeout=aiohttp.ClientTimeout(total=config.timeout))
         self._user_agent = build_user_agent(source=getattr(config, "source", None),
                                             extra_tags=getattr(config, "extra_ua_tags", None))
 
     async def close(self) -> None:
-        if (self._session is not None and not self._session.closed
-                and self._loop is asyncio.get_running_loop()):
-            await self._session.close()
-        self._session = None
-        self._loop = None
-
-    def _http(self) -> aiohttp.ClientSession:
-        # A session belongs to the loop it was made in; a caller that runs the adapter
-        # in a new loop (`asyncio.run` per command) gets a new one.
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            timeout = aiohttp.ClientTimeout(total=self._config.timeout)
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._connections),
-                timeout=timeout, trust_env=proxies_in_environment())
-            self._loop = loop
-        return self._session
+        await self._pool.close()
 
     async def tenant_token(self) -> str:
         """The cached tenant token; when there is none, the SDK fetches one (a blocking
@@ -87,7 +67,7 @@ class FeishuTransport:
             "Authorization": f"Bearer {await self.tenant_token()}",
         }
         body = JSON.marshal(request.body).encode() if request.body is not None else None
-        async with self._http().request(
+        async with self._pool.session().request(
             request.http_method.name, _url(self._config.domain, request.uri, request.paths),
             params=request.queries or None, headers=headers, data=body,
         ) as answer:

@@ -17,7 +17,7 @@ from telegram.ext import BaseHandler, MessageHandler, filters
 from telegram.ext import CommandHandler as TelegramCommandHandler
 
 from bot.chat.inbound import Question
-from bot.models import Lang
+from bot.i18n import locale_lang
 
 PLATFORM = "telegram"
 
@@ -55,7 +55,7 @@ def question_from_update(update: Update, *, bot_id: int) -> Question | None:
         delivery_key=f"{bot_id}:{update.update_id}",
         thread=None if thread_id is None else str(thread_id),
         reply_to=str(message.message_id) if in_group else None,
-        user_lang=language_of(sender.language_code if sender is not None else None),
+        user_lang=locale_lang(sender.language_code if sender is not None else None),
         # A command's verb (`/risks`) is English whatever the user speaks.
         fixed_verb=message.text.lstrip().startswith("/"),
         direct=not in_group,
@@ -69,13 +69,6 @@ def is_anonymous_admin(message: Message) -> bool:
     also has a `sender_chat`, but another chat's."""
     sender_chat = message.sender_chat
     return sender_chat is not None and sender_chat.id == message.chat.id
-
-
-def language_of(code: str | None) -> Lang | None:
-    """Telegram's IETF language code of the user (`zh-hans`, `en`) as a catalog language."""
-    if not code:
-        return None
-    return "zh" if code.lower().startswith("zh") else "en"
 
 
 class _AddressedToBot(filters.MessageFilter):

@@ -20,7 +20,7 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from adapters.base import proxies_in_environment
+from adapters.http import Pool
 from adapters.sending import AnswerLost
 
 __all__ = ["AiohttpRequest", "NoAnswer"]
@@ -49,8 +49,9 @@ def _sum(*parts: float | None) -> float | None:
 
 
 class AiohttpRequest(BaseRequest):
-    """`BaseRequest` on an aiohttp `ClientSession` with at most `connection_pool_size`
-    connections; the session is made in `initialize` (inside the running loop)."""
+    """`BaseRequest` on a `Pool` of at most `connection_pool_size` connections (proxies
+    from HTTPS_PROXY & co, as httpx reads them too); the session is made in
+    `initialize` (inside the running loop)."""
 
     def __init__(
         self,
@@ -62,33 +63,22 @@ class AiohttpRequest(BaseRequest):
         pool_timeout: float | None = DEFAULT_POOL_TIMEOUT,
         media_write_timeout: float | None = DEFAULT_MEDIA_WRITE_TIMEOUT,
     ) -> None:
-        if connection_pool_size < 1:
-            raise ValueError("connection_pool_size must be at least 1")
-        self._pool_size = connection_pool_size
+        self._pool = Pool(connection_pool_size, headers={"User-Agent": self.USER_AGENT})
         self._read_timeout = read_timeout
         self._write_timeout = write_timeout
         self._connect_timeout = connect_timeout
         self._pool_timeout = pool_timeout
         self._media_write_timeout = media_write_timeout
-        self._session: aiohttp.ClientSession | None = None
 
     @property
     def read_timeout(self) -> float | None:
         return self._read_timeout
 
     async def initialize(self) -> None:
-        if self._session is None or self._session.closed:
-            # Proxies from HTTPS_PROXY & co, as httpx reads them too.
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._pool_size),
-                trust_env=proxies_in_environment(),
-                headers={"User-Agent": self.USER_AGENT},
-            )
+        self._pool.session()
 
     async def shutdown(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        await self._pool.close()
 
     async def do_request(
         self,
@@ -100,8 +90,8 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
         pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
-        session = self._session
-        if session is None or session.closed:
+        session = self._pool.current
+        if session is None:
             raise RuntimeError("This AiohttpRequest is not initialized!")
         uploads = request_data.multipart_data if request_data is not None else {}
         data = _body(request_data, uploads)
