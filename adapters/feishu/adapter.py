@@ -67,6 +67,7 @@ from adapters.feishu.render import MAX_REQUEST_BYTES, Card, reply_cards
 from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
+from adapters.paced import Paced
 from adapters.sending import Limits
 from adapters.webhooks import Unreadable, is_fresh, json_object, retry_later
 from bot.chat.clicks import place_answer
@@ -181,9 +182,8 @@ class FeishuAdapter(NoArrivalLookup):
         self._inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                             chat_admins=functools.partial(is_chat_admin, self._transport),
                             clock=clock)
-        self._sender = CardSender(self._transport, app_id, limits=limits,
-                                  pacer=pacer if pacer is not None else LocalPacer(clock),
-                                  lanes=settings.post_lanes, clock=clock)
+        self._sender = CardSender(self._transport, app_id, Paced(
+            pacer if pacer is not None else LocalPacer(clock), settings.post_lanes, limits, clock))
         self._dispatcher = self._event_dispatcher(self._encrypt_key, self._verification_token)
         _quiet_sdk_rejections()
         self._bot_open_id = bot_open_id

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from lark_oapi.api.im.v1 import (
@@ -28,9 +27,8 @@ from adapters.base import DeliveryError, ParentGone
 from adapters.feishu.render import Card, card_content
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport, rate_limit_wait, server_error
-from adapters.sending import BackOff, HoldOff, Limits, Outcome, Refused, TryAgain, send_in_turn
-from bot.clock import SYSTEM_CLOCK, Clock
-from bot.pacing import Lane, Pacer
+from adapters.paced import Paced
+from adapters.sending import BackOff, HoldOff, Outcome, Refused, TryAgain
 
 logger = logging.getLogger(__name__)
 
@@ -46,18 +44,13 @@ SERVER_ERROR_BACKOFF = 0.5
 
 class CardSender:
     """Sends the cards of one app (`app_id`) over `transport` through the shared loop
-    (`adapters.sending`), each in its turn of `lanes(chat)` on `pacer`, within
-    `limits`; a 5xx's back-off waited out on `clock`."""
+    (`adapters.sending`), each in its turn of its chat's lanes as `paced` says; a 5xx's
+    back-off waited out on its clock."""
 
-    def __init__(self, transport: FeishuTransport, app_id: str, *, limits: Limits,
-                 pacer: Pacer, lanes: Callable[[str], Sequence[Lane]],
-                 clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, transport: FeishuTransport, app_id: str, paced: Paced) -> None:
         self.transport = transport
         self.app_id = app_id
-        self.limits = limits
-        self.pacer = pacer
-        self.lanes = lanes
-        self.clock = clock
+        self.paced = paced
 
     async def create(self, body: dict[str, Any]) -> str:
         """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
@@ -106,9 +99,8 @@ class CardSender:
                 return str(getattr(data, "message_id", ""))
             raise NotSent(response, answer_type)
 
-        return await send_in_turn(
-            call, functools.partial(self._outcome, repeatable=bool(uuid)), pacer=self.pacer,
-            lanes=self.lanes(chat), limits=self.limits, clock=self.clock,
+        return await self.paced.send(
+            call, functools.partial(self._outcome, repeatable=bool(uuid)), chat=chat,
             late=lambda late: DeliveryError(
                 f"feishu is rate limited for {late.seconds:.0f} s more; the card was not sent"))
 

@@ -36,6 +36,7 @@ from telegram.ext import (
 from adapters.answering import admit
 from adapters.base import DeliveryError
 from adapters.delivering import NoArrivalLookup, stopped_post
+from adapters.paced import Paced
 from adapters.sending import Limits, Stopped, send_parts
 from adapters.telegram import TEMPLATES
 from adapters.telegram.admins import is_chat_admin
@@ -154,10 +155,8 @@ class TelegramAdapter(NoArrivalLookup):
             .token(token)
             .base_url(api_url)
             .base_file_url(file_url or _file_url(api_url))
-            .rate_limiter(PacedLimiter(pacer if pacer is not None else LocalPacer(clock),
-                                       settings.post_lanes,
-                                       limits=limits,
-                                       clock=clock))
+            .rate_limiter(PacedLimiter(Paced(pacer if pacer is not None else LocalPacer(clock),
+                                             settings.post_lanes, limits, clock)))
             .concurrent_updates(concurrent_updates)
             .request(self._requests[0])
             # Long polling holds its one connection for `poll_timeout` seconds.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from datetime import timedelta
 from typing import Any
 
@@ -16,9 +16,8 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 from telegram.warnings import PTBDeprecationWarning
 
-from adapters.sending import HoldOff, Limits, Outcome, refused, send_in_turn
-from bot.clock import SYSTEM_CLOCK, Clock
-from bot.pacing import Lane, Pacer
+from adapters.paced import Paced
+from adapters.sending import HoldOff, Outcome, refused
 
 __all__ = ["PacedLimiter", "outcome", "retry_after_seconds"]
 
@@ -42,19 +41,15 @@ def paced(endpoint: str) -> bool:
 
 
 class PacedLimiter(BaseRateLimiter[None]):
-    """Sends each message (`paced` methods) through the shared loop in its turn of
-    `lanes(chat_id)` on `pacer`; a request Telegram refused with 429 holds its lanes off
-    for the `retry_after` it named and goes again in its next turn, as `limits` allow
-    (its tries; a turn further away than its `max_wait`, or a hold longer than its
+    """Sends each message (`paced` methods) through the shared loop in its turn of its
+    chat's lanes (`adapters.paced`); a request Telegram refused with 429 holds its lanes off
+    for the `retry_after` it named and goes again in its next turn, as the limits allow
+    (their tries; a turn further away than their `max_wait`, or a hold longer than their
     `longest_hold`, is not waited for): the flood-control error goes up to the caller.
-    Other methods go at once (a 429 on them is waited out here, on `clock`)."""
+    Other methods go at once (a 429 on them is waited out on the clock)."""
 
-    def __init__(self, pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], *,
-                 limits: Limits, clock: Clock = SYSTEM_CLOCK) -> None:
-        self.pacer = pacer
-        self.lanes = lanes
-        self.limits = limits
-        self.clock = clock
+    def __init__(self, paced: Paced) -> None:
+        self.paced = paced
 
     async def initialize(self) -> None:
         return None
@@ -72,10 +67,9 @@ class PacedLimiter(BaseRateLimiter[None]):
         rate_limit_args: None,
     ) -> bool | dict[str, Any] | list[dict[str, Any]]:
         chat = data.get("chat_id")
-        lanes = self.lanes(str(chat)) if paced(endpoint) and chat is not None else ()
-        return await send_in_turn(
-            lambda: callback(*args, **kwargs), outcome, pacer=self.pacer, lanes=lanes,
-            limits=self.limits, clock=self.clock,
+        return await self.paced.send(
+            lambda: callback(*args, **kwargs), outcome,
+            chat=str(chat) if paced(endpoint) and chat is not None else None,
             late=lambda late: RetryAfter(timedelta(seconds=math.ceil(late.seconds))))
 
 
