@@ -42,7 +42,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
 
-import msgspec
 from lark_oapi.api.im.v1.model.p2_im_message_receive_v1 import P2ImMessageReceiveV1
 from lark_oapi.core.enum import LogLevel
 from lark_oapi.core.json import JSON
@@ -67,6 +66,7 @@ from adapters.feishu.render import MAX_REQUEST_BYTES, Card, reply_cards
 from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
+from adapters.overrides import settings_with
 from adapters.paced import Paced
 from adapters.sending import Limits
 from adapters.webhooks import Unreadable, is_fresh, json_object, retry_later
@@ -206,9 +206,7 @@ class FeishuAdapter(NoArrivalLookup):
         `overrides` replace fields of `[platforms.feishu]` (`domain` for a fake server)
         or constructor arguments; `outbound_only=True` builds one that only posts
         (`prdigest post`): the app id and secret are all it needs."""
-        fields = set(FeishuSettings.__struct_fields__)
-        section = msgspec.structs.replace(feishu_settings(config), **{
-            name: overrides.pop(name) for name in list(overrides) if name in fields})
+        section = settings_with(feishu_settings(config), overrides)
         outbound_only = bool(overrides.pop("outbound_only", False))
         app_id, app_secret = secret(section.app_id_env), secret(section.app_secret_env)
         if app_id is None or app_secret is None:

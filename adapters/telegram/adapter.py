@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar
 
-import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -36,6 +35,7 @@ from telegram.ext import (
 from adapters.answering import admit
 from adapters.base import DeliveryError
 from adapters.delivering import NoArrivalLookup, stopped_post
+from adapters.overrides import settings_with
 from adapters.paced import Paced
 from adapters.sending import Limits, Stopped, send_parts
 from adapters.telegram import TEMPLATES
@@ -185,9 +185,7 @@ class TelegramAdapter(NoArrivalLookup):
         server) or constructor arguments;
         `outbound_only=True` builds one that only posts (`prdigest post`): the bot token
         is all it needs, and it neither polls nor registers a webhook."""
-        fields = set(TelegramSettings.__struct_fields__)
-        section = msgspec.structs.replace(telegram_settings(config), **{
-            name: overrides.pop(name) for name in list(overrides) if name in fields})
+        section = settings_with(telegram_settings(config), overrides)
         token = secret(section.bot_token_env)
         outbound_only = bool(overrides.pop("outbound_only", False))
         polling = section.polling and not outbound_only
