@@ -12,7 +12,6 @@ inside one.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import re
 from dataclasses import dataclass
@@ -20,23 +19,22 @@ from dataclasses import dataclass
 from adapters.telegram import TEMPLATES
 from adapters.telegram.markup import TelegramMarkup
 from bot.i18n import translator
-from bot.models import Digest, Reply
+from bot.models import Digest, Lang, Reply
 from bot.render import html_split
 from bot.render.document import (
     Block,
     Button,
-    Buttons,
     Document,
     Heading,
     Item,
     Items,
     Line,
-    Paragraph,
     Text,
     inline,
     parts,
 )
-from bot.render.layouts import digest_document, reply_document
+from bot.render.hints import hinted_reply_document
+from bot.render.layouts import digest_document
 from bot.render.memo import reply_memo
 from bot.render.text_form import TextForm, block_text
 
@@ -184,17 +182,13 @@ def _render_reply_messages(
     """A chat reply as Telegram messages; in help, how Telegram takes a command."""
     if reply.kind == "digest" and reply.digest is not None:
         return render_digest_messages(reply.digest, limit=limit)
-    document = reply_document(reply)
-    if document.kind == "help" or (reply.answer is not None
-                                   and reply.answer.question == "hello"):
-        t = translator(reply.lang, (TEMPLATES,))
-        hint = t(
-            "In Telegram a command also works with a slash: /risks 7035, /digest, /topics, "
-            "/help; in a group, mention me or reply to me.")
-        document = dataclasses.replace(document, blocks=(
-            *document.body(), Paragraph(((Text(hint),),)),
-            *(b for b in document.blocks if isinstance(b, Buttons))))
-    return encode(document, limit=limit)
+    return encode(hinted_reply_document(reply, _command_hint), limit=limit)
+
+
+def _command_hint(lang: Lang) -> Line:
+    t = translator(lang, (TEMPLATES,))
+    return (Text(t("In Telegram a command also works with a slash: /risks 7035, /digest, "
+                   "/topics, /help; in a group, mention me or reply to me.")),)
 
 
 render_reply_messages = reply_memo(_render_reply_messages)
