@@ -4,20 +4,23 @@ connections at once (calls beyond wait their turn rather than open more), proxie
 HTTPS_PROXY & co only when any is set (`adapters.base.proxies_in_environment`).
 
 A session belongs to the event loop it was made in: one asked for from another loop
-(a caller running the adapter in `asyncio.run` per command) is a new one.
+(a caller running the adapter in `asyncio.run` per command) is a new one. What goes
+wrong on the way is said without the path of the URL called, which may hold a
+credential (a bot token).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.client import DEFAULT_TIMEOUT
 
 from adapters.base import proxies_in_environment
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "method_name", "phased_timeout", "without_path"]
 
 
 class Pool:
@@ -59,3 +62,30 @@ class Pool:
             await session.close()
         self._session = None
         self._loop = None
+
+
+def phased_timeout(*, pool: float | None, connect: float | None, write: float | None,
+                   read: float | None) -> aiohttp.ClientTimeout:
+    """A request's deadlines from those of its phases (None: no limit): aiohttp has no
+    write timeout of its own, so the whole exchange gets the time of all its phases,
+    and each phase that aiohttp knows keeps its own limit."""
+    return aiohttp.ClientTimeout(total=_sum(pool, connect, write, read),
+                                 connect=_sum(pool, connect), sock_connect=connect,
+                                 sock_read=read)
+
+
+def _sum(*parts: float | None) -> float | None:
+    """A deadline made of several phases; None (no limit) when any phase has none."""
+    return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+
+
+def method_name(url: str) -> str:
+    """The API method a URL calls (its last segment: `sendMessage`), never the path
+    before it."""
+    return urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] or "the request"
+
+
+def without_path(text: str, url: str) -> str:
+    """An error text that never quotes the path of `url` (it may hold a credential)."""
+    path = urlsplit(url).path
+    return text.replace(path, "/<path>") if path and path != "/" else text

@@ -5,13 +5,13 @@ Its default (`HTTPXRequest`) costs about a millisecond of CPU per Bot API call i
 httpx and httpcore; on aiohttp, which the Slack side already uses, a call costs a
 fraction of that, and answers reach chats sooner when many questions arrive at once.
 Timeouts and errors keep PTB's meaning: `TimedOut` for every timeout, `NetworkError`
-for every other transport failure, never with the request's path (it holds the token).
+for every other transport failure, never with the request's path (`/bot<token>/method`:
+it holds the token), only the Bot API method it calls.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 import msgspec
@@ -20,7 +20,7 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from adapters.http import Pool
+from adapters.http import Pool, method_name, phased_timeout, without_path
 from adapters.sending import AnswerLost
 
 __all__ = ["AiohttpRequest", "NoAnswer"]
@@ -41,11 +41,6 @@ class NoAnswer(TimedOut, AnswerLost):
 
 def _seconds(value: ODVInput[float], default: float | None) -> float | None:
     return default if isinstance(value, DefaultValue) else value
-
-
-def _sum(*parts: float | None) -> float | None:
-    """A deadline made of several phases; None (no limit) when any phase has none."""
-    return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
 
 
 class AiohttpRequest(BaseRequest):
@@ -100,11 +95,7 @@ class AiohttpRequest(BaseRequest):
                          self._media_write_timeout if uploads else self._write_timeout)
         connect = _seconds(connect_timeout, self._connect_timeout)
         pool = _seconds(pool_timeout, self._pool_timeout)
-        # aiohttp has no write timeout of its own: the whole exchange gets the time of
-        # all its phases, and each phase that aiohttp knows keeps its own limit.
-        timeout = aiohttp.ClientTimeout(total=_sum(pool, connect, write, read),
-                                        connect=_sum(pool, connect), sock_connect=connect,
-                                        sock_read=read)
+        timeout = phased_timeout(pool=pool, connect=connect, write=write, read=read)
         try:
             async with session.request(method, url, data=data, timeout=timeout) as response:
                 return response.status, await response.read()
@@ -112,18 +103,18 @@ class AiohttpRequest(BaseRequest):
             # No connection was made: Telegram never saw the request.
             if isinstance(err, TimeoutError):
                 raise TimedOut from err
-            raise NetworkError(_without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
+            raise NetworkError(without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
                 from err
         except TimeoutError as err:  # waiting for the answer (or the whole exchange)
             raise NoAnswer(f"Timed out waiting for Telegram's answer to {method_name(url)}") \
                 from err
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
                 aiohttp.ClientOSError) as err:
-            raise NoAnswer(_without_path(
+            raise NoAnswer(without_path(
                 f"aiohttp.{type(err).__name__} after sending {method_name(url)}: {err}", url)
                 ) from err
         except aiohttp.ClientError as err:
-            raise NetworkError(_without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
+            raise NetworkError(without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
                 from err
 
 
@@ -150,13 +141,3 @@ def _body(request_data: RequestData | None, uploads: dict[str, Any]) -> Any:
             form.add_field(name, upload)
     return form
 
-
-def method_name(url: str) -> str:
-    """The Bot API method a URL calls (`sendMessage`), never the token before it."""
-    return urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1] or "the request"
-
-
-def _without_path(text: str, url: str) -> str:
-    """An error text that never quotes the Bot API path (`/bot<token>/method`)."""
-    path = urlsplit(url).path
-    return text.replace(path, "/<path>") if path and path != "/" else text
