@@ -120,6 +120,11 @@ class PayloadBuilder(Protocol):
         ...
 
 
+def no_viewer(payload: dict[str, Any]) -> str | None:
+    """`viewer_url` of a platform that has no public page laying a message out."""
+    return None
+
+
 class DeliveryError(Exception):
     """The platform refused or failed a post; the message says which and why (no secrets)."""
 

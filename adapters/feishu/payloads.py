@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from adapters.base import no_viewer
 from adapters.feishu.render import Card, card_content, digest_cards, reply_cards
 from bot.models import Digest, Reply
 
@@ -47,7 +48,5 @@ def reply_payloads(channel_id: str, reply: Reply, *, key: str | None = None
                         message_uuid("reply", key, index) if key is not None else None)
             for index, card in enumerate(reply_cards(reply))]
 
-
-def viewer_url(payload: dict[str, Any]) -> str | None:
-    """The platform has no public page that lays a message out."""
-    return None
+# The platform has no public page that lays a message out.
+viewer_url = no_viewer

@@ -16,6 +16,7 @@ from telegram import (
 )
 from telegram.constants import ParseMode
 
+from adapters.base import no_viewer
 from adapters.telegram.render import (
     LinkButton,
     TelegramMessage,
@@ -84,7 +85,5 @@ def reply_payloads(channel_id: str, reply: Reply) -> list[dict[str, Any]]:
     return [wire_form(send_arguments(chat_id(channel_id), message))
             for message in render_reply_messages(reply)]
 
-
-def viewer_url(payload: dict[str, Any]) -> str | None:
-    """The platform has no public page that lays a message out."""
-    return None
+# The platform has no public page that lays a message out.
+viewer_url = no_viewer
