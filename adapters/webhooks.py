@@ -1,5 +1,6 @@
 """What every platform's webhook route does alike before and after its own checks: a
-secret compared in constant time, a signed timestamp's age judged, the body read as
+secret compared in constant time, headers named as an SDK spells them, a signed
+timestamp's age judged, the body read as
 one JSON object of a bounded size, and a delivery another process holds answered
 "send it again later" (`bot.chat.inbound.RETRY_LATER`). Each platform words its own
 answers; these say only what went wrong.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from starlette.requests import Request
@@ -17,7 +19,7 @@ from starlette.responses import JSONResponse
 
 from bot.chat.inbound import RETRY_LATER
 
-__all__ = ["Unreadable", "is_fresh", "json_object", "retry_later", "same_secret"]
+__all__ = ["Unreadable", "is_fresh", "json_object", "retry_later", "same_secret", "spelled_as"]
 
 Problem = Literal["too large", "not JSON", "not an object"]
 
@@ -49,6 +51,14 @@ async def json_object(request: Request, max_bytes: int) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise Unreadable("not an object")
     return data
+
+
+def spelled_as(headers: Mapping[str, str], names: Iterable[str]) -> dict[str, str]:
+    """The request's headers among `names`, under the names as `names` spell them: an
+    ASGI server lower-cases them, an SDK reading a plain dict looks them up as written."""
+    canonical = {name.lower(): name for name in names}
+    return {canonical[name.lower()]: value for name, value in headers.items()
+            if name.lower() in canonical}
 
 
 def same_secret(given: str, expected: str | None) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from adapters.feishu import TEMPLATES
 from adapters.feishu.inbound import PLATFORM
+from adapters.fields import mapping, text
 from bot.chat.inbound import Question
 from bot.i18n import translator
 
@@ -29,17 +30,9 @@ MAX_ACTION_CHARS = 2000
 _TOAST_LANGS = (("zh_cn", "zh"), ("en_us", "en"))
 
 
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
 def is_click(payload: Mapping[str, Any]) -> bool:
     """Whether an event payload (schema 2.0) is a card callback."""
-    return _map(payload.get("header")).get("event_type") == CARD_ACTION_EVENT
+    return mapping(payload.get("header")).get("event_type") == CARD_ACTION_EVENT
 
 
 def question_from_click(payload: Mapping[str, Any]) -> Question | None:
@@ -47,20 +40,20 @@ def question_from_click(payload: Mapping[str, Any]) -> Question | None:
     callback, a button whose value is not ours, a card outside a chat)."""
     if not is_click(payload):
         return None
-    header, event = _map(payload.get("header")), _map(payload.get("event"))
-    data = _map(_map(event.get("action")).get("value")).get("action")
-    context, operator = _map(event.get("context")), _map(event.get("operator"))
-    event_id, chat = _str(header.get("event_id")), _str(context.get("open_chat_id"))
+    header, event = mapping(payload.get("header")), mapping(payload.get("event"))
+    data = mapping(mapping(event.get("action")).get("value")).get("action")
+    context, operator = mapping(event.get("context")), mapping(event.get("operator"))
+    event_id, chat = text(header.get("event_id")), text(context.get("open_chat_id"))
     if not isinstance(data, str) or event_id is None or chat is None:
         return None
     return Question(
         platform=PLATFORM,
         channel_id=chat,
-        user_id=_str(operator.get("open_id")),
+        user_id=text(operator.get("open_id")),
         text="",
         action=data[:MAX_ACTION_CHARS],
         delivery_key=event_id,
-        reply_to=_str(context.get("open_message_id")),
+        reply_to=text(context.get("open_message_id")),
         raw=dict(payload),
     )
 

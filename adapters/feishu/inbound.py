@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.webhooks import spelled_as
 from bot.chat.inbound import Question
 
 # lark-oapi reads these from a plain dict with exactly this spelling; ASGI servers
@@ -22,8 +23,7 @@ TIMESTAMP_HEADER = "X-Lark-Request-Timestamp"
 NONCE_HEADER = "X-Lark-Request-Nonce"
 SIGNATURE_HEADER = "X-Lark-Signature"
 REQUEST_ID_HEADER = "X-Request-Id"
-_SDK_HEADERS = {name.lower(): name for name in
-                (TIMESTAMP_HEADER, NONCE_HEADER, SIGNATURE_HEADER, REQUEST_ID_HEADER)}
+_SDK_HEADERS = (TIMESTAMP_HEADER, NONCE_HEADER, SIGNATURE_HEADER, REQUEST_ID_HEADER)
 
 MESSAGE_EVENT = "im.message.receive_v1"
 PLATFORM = "feishu"
@@ -31,12 +31,7 @@ PLATFORM = "feishu"
 
 def sdk_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The request headers the SDK's verifier reads, under the names it looks up."""
-    found: dict[str, str] = {}
-    for name, value in headers.items():
-        canonical = _SDK_HEADERS.get(name.lower())
-        if canonical is not None:
-            found[canonical] = value
-    return found
+    return spelled_as(headers, _SDK_HEADERS)
 
 
 def _mentions(message: Mapping[str, Any]) -> list[dict[str, Any]]:
