@@ -5,22 +5,26 @@ HTTPS_PROXY & co only when any is set (`adapters.base.proxies_in_environment`).
 
 A session belongs to the event loop it was made in: one asked for from another loop
 (a caller running the adapter in `asyncio.run` per command) is a new one. What goes
-wrong on the way is said without the path of the URL called, which may hold a
-credential (a bot token).
+wrong on the way (`exchange`) is told apart as the send loop needs it - the platform
+never took the request, or it went out and its answer was lost - and said without the
+path of the URL called, which may hold a credential (a bot token).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.client import DEFAULT_TIMEOUT
 
 from adapters.base import proxies_in_environment
+from adapters.sending import AnswerLost
 
-__all__ = ["Pool", "method_name", "phased_timeout", "without_path"]
+__all__ = ["Pool", "RequestFailed", "Unanswered", "exchange", "method_name", "phased_timeout",
+           "without_path"]
 
 
 class Pool:
@@ -62,6 +66,44 @@ class Pool:
             await session.close()
         self._session = None
         self._loop = None
+
+
+class RequestFailed(Exception):
+    """The platform did not take the request: no connection was made (`timed_out`: not
+    in time), or the exchange failed before anything was sent."""
+
+    def __init__(self, text: str, *, timed_out: bool = False) -> None:
+        super().__init__(text)
+        self.timed_out = timed_out
+
+
+class Unanswered(AnswerLost):
+    """The request went out (the connection was made) and no answer came: it timed out
+    while waiting, or the connection dropped. The platform may have done what it asked."""
+
+
+async def exchange(session: aiohttp.ClientSession, method: str, url: str, *, data: Any,
+                   timeout: aiohttp.ClientTimeout, platform: str) -> tuple[int, bytes]:
+    """`method url` with `data` on `session`: the answer's status and body, or what went
+    wrong as `RequestFailed` or `Unanswered`."""
+    try:
+        async with session.request(method, url, data=data, timeout=timeout) as response:
+            return response.status, await response.read()
+    except (aiohttp.ConnectionTimeoutError, aiohttp.ClientConnectorError) as err:
+        # No connection was made: the platform never saw the request.
+        raise RequestFailed(without_path(f"aiohttp.{type(err).__name__}: {err}", url),
+                            timed_out=isinstance(err, TimeoutError)) from err
+    except TimeoutError as err:  # waiting for the answer (or the whole exchange)
+        raise Unanswered(f"Timed out waiting for {platform}'s answer to {method_name(url)}") \
+            from err
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
+            aiohttp.ClientOSError) as err:
+        raise Unanswered(without_path(
+            f"aiohttp.{type(err).__name__} after sending {method_name(url)}: {err}", url)
+            ) from err
+    except aiohttp.ClientError as err:
+        raise RequestFailed(without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
+            from err
 
 
 def phased_timeout(*, pool: float | None, connect: float | None, write: float | None,

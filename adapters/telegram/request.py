@@ -20,7 +20,7 @@ from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from adapters.http import Pool, method_name, phased_timeout, without_path
+from adapters.http import Pool, RequestFailed, Unanswered, exchange, phased_timeout
 from adapters.sending import AnswerLost
 
 __all__ = ["AiohttpRequest", "NoAnswer"]
@@ -97,25 +97,12 @@ class AiohttpRequest(BaseRequest):
         pool = _seconds(pool_timeout, self._pool_timeout)
         timeout = phased_timeout(pool=pool, connect=connect, write=write, read=read)
         try:
-            async with session.request(method, url, data=data, timeout=timeout) as response:
-                return response.status, await response.read()
-        except (aiohttp.ConnectionTimeoutError, aiohttp.ClientConnectorError) as err:
-            # No connection was made: Telegram never saw the request.
-            if isinstance(err, TimeoutError):
-                raise TimedOut from err
-            raise NetworkError(without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
-                from err
-        except TimeoutError as err:  # waiting for the answer (or the whole exchange)
-            raise NoAnswer(f"Timed out waiting for Telegram's answer to {method_name(url)}") \
-                from err
-        except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError,
-                aiohttp.ClientOSError) as err:
-            raise NoAnswer(without_path(
-                f"aiohttp.{type(err).__name__} after sending {method_name(url)}: {err}", url)
-                ) from err
-        except aiohttp.ClientError as err:
-            raise NetworkError(without_path(f"aiohttp.{type(err).__name__}: {err}", url)) \
-                from err
+            return await exchange(session, method, url, data=data, timeout=timeout,
+                                  platform="Telegram")
+        except RequestFailed as err:  # Telegram did not take it
+            raise (TimedOut() if err.timed_out else NetworkError(str(err))) from err.__cause__
+        except Unanswered as err:
+            raise NoAnswer(str(err)) from err.__cause__
 
 
 def _body(request_data: RequestData | None, uploads: dict[str, Any]) -> Any:
