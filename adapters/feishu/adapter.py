@@ -66,6 +66,7 @@ from adapters.feishu.render import MAX_REQUEST_BYTES, Card, reply_cards
 from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_settings
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
+from adapters.fields import plain
 from adapters.overrides import settings_with
 from adapters.paced import Paced
 from adapters.sending import Limits
@@ -321,7 +322,9 @@ class FeishuAdapter(NoArrivalLookup):
         """Called by the SDK (webhook: in the server's loop; long connection: in its own
         thread) for a verified message event; schedules the answer and returns."""
         try:
-            payload = _plain(data)
+            # As the dict `JSON.marshal` would write, without its deep copy and JSON
+            # round trip.
+            payload = plain(data, lambda value: json.loads(JSON.marshal(value) or "null"))
             if not isinstance(payload, dict):
                 payload = {}
             webhook = _WEBHOOK_EVENTS.get()
@@ -455,16 +458,3 @@ class FeishuAdapter(NoArrivalLookup):
         return [await self._sender.create(body)
                 for body in digest_payloads(channel_id, digest, key=idempotency_key)]
 
-
-def _plain(value: Any) -> Any:
-    """An SDK event as the dict `JSON.marshal` would write (attributes that are
-    None left out), without its deep copy and JSON round trip."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if v is not None}
-    if isinstance(value, (list, tuple, set)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if hasattr(value, "__dict__"):
-        return _plain(vars(value))
-    return json.loads(JSON.marshal(value) or "null")
