@@ -22,21 +22,18 @@ from bot.i18n import translator
 from bot.models import Digest, Lang, Reply
 from bot.render import html_split
 from bot.render.document import (
-    Block,
     Button,
     Document,
-    Heading,
     Item,
     Items,
     Line,
     Text,
     inline,
-    parts,
 )
 from bot.render.hints import hinted_reply_document
 from bot.render.layouts import digest_document
 from bot.render.memo import reply_memo
-from bot.render.text_form import TextForm, block_text
+from bot.render.text_form import TextForm, document_text
 
 MAX_MESSAGE_CHARS = 4096
 BUTTONS_PER_ROW = 2
@@ -133,25 +130,9 @@ _FORM = TextForm(_MARKUP, heading=_heading, bullet="• ", context="<i>{}</i>", 
 
 
 def document_html(document: Document) -> str:
-    """The document as one HTML text, before splitting: a blank line between its
-    parts (where a long message is split first); within a part of several, and after
-    a heading, one line break."""
-    pieces = parts(document)
-    texts: list[str] = [_heading((Text(document.title),))] if document.headline else []
-    for part in pieces:
-        text = ""
-        previous: Block | None = None
-        for block in part:
-            rendered = block_text(block, _FORM, document.colon)
-            if not rendered:
-                continue
-            joiner = "\n" if isinstance(previous, Heading) or len(pieces) > 1 else "\n\n"
-            text = f"{text}{joiner}{rendered}" if text else rendered
-            previous = block
-        texts.append(text)
-    if document.headline and len(texts) > 1:  # the title over the first part
-        texts[:2] = [f"{texts[0]}\n{texts[1]}"]
-    return "\n\n".join(t for t in texts if t)
+    """The document as one HTML text, before splitting (`bot.render.text_form`): a
+    blank line between its parts, where a long message is split first."""
+    return document_text(document, _FORM)
 
 
 def encode(document: Document, *, limit: int = MAX_MESSAGE_CHARS) -> list[TelegramMessage]:
