@@ -32,6 +32,16 @@ class Redact(logging.Filter):
         """`text` as this filter writes it (an error quoted outside a log record)."""
         return self.pattern.sub(lambda match: match.group(1) + self.replacement, text)
 
+    def attach(self, loggers: Iterable[str]) -> None:
+        """Filter every record the named loggers write themselves (not their children's)."""
+        for name in loggers:
+            logging.getLogger(name).addFilter(self)
+
+    def detach(self, loggers: Iterable[str]) -> None:
+        """Stop filtering what the named loggers write."""
+        for name in loggers:
+            logging.getLogger(name).removeFilter(self)
+
     def filter(self, record: logging.LogRecord) -> bool:
         # Message and arguments each, so formatters that read the arguments (uvicorn's
         # access log builds its request line from them) still find them in place.

@@ -144,8 +144,7 @@ class TelegramAdapter(NoArrivalLookup):
         self._lock = asyncio.Lock()
         self._init_lock = asyncio.Lock()
         self._redaction = token_redaction(token)
-        for name in LOGGERS_SEEING_THE_TOKEN:
-            logging.getLogger(name).addFilter(self._redaction)
+        self._redaction.attach(LOGGERS_SEEING_THE_TOKEN)
         # Their sessions are closed by `close`, also after a start that failed half-way.
         self._requests = (AiohttpRequest(connection_pool_size=concurrent_updates,
                                          read_timeout=send_timeout),
@@ -222,8 +221,7 @@ class TelegramAdapter(NoArrivalLookup):
         async with self._init_lock:
             if self._handlers_added:
                 return
-            for name in LOGGERS_SEEING_THE_TOKEN:  # again, after a close()
-                logging.getLogger(name).addFilter(self._redaction)
+            self._redaction.attach(LOGGERS_SEEING_THE_TOKEN)  # again, after a close()
             try:
                 await self.application.initialize()
             except TelegramError as error:
@@ -315,8 +313,7 @@ class TelegramAdapter(NoArrivalLookup):
                 self.application.handlers.clear()
             for request in self._requests:  # a getMe that failed left them open
                 await request.shutdown()
-            for name in LOGGERS_SEEING_THE_TOKEN:
-                logging.getLogger(name).removeFilter(self._redaction)
+            self._redaction.detach(LOGGERS_SEEING_THE_TOKEN)
 
     # --- inbound ---------------------------------------------------------------------
 
