@@ -281,9 +281,9 @@ def _slack_messages() -> list[tuple[str | None, str, str | None]]:
     options = {"extensions": "jinja2.ext.do,jinja2.ext.loopcontrols",
                "trim_blocks": "true", "lstrip_blocks": "true"}
     found: set[tuple[str | None, str, str | None]] = set()
-    # Slack's own templates, and the core's that its App Home tab shows.
+    # Slack's own templates, and the core's that its App Home tab and link previews show.
     shown = [*sorted((TEMPLATES / "slack").glob("*.j2")),
-             *(template_dir() / "document" / name for name in ("overview.j2",))]
+             *(template_dir() / "document" / name for name in ("overview.j2", "preview.j2"))]
     for path in shown:
         with path.open("rb") as handle:
             for _, function, message, _ in babel_extract(
