@@ -43,6 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from adapters.answering import answer, take
 from adapters.background import Background
 from adapters.base import DeliveryError
 from adapters.sending import Limits
@@ -74,10 +75,9 @@ from adapters.slack.render import (
 )
 from adapters.slack.settings import SlackSecrets, SlackSettings, slack_secrets, slack_settings
 from adapters.slack.unfurls import SlackUnfurls, link_shared
-from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.handler import CommandHandler
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.chat.overviews import ChatOverviews
 from bot.chat.previews import PullPreviews
 from bot.clock import SYSTEM_CLOCK, Clock
@@ -367,13 +367,7 @@ class SlackAdapter:
         question = None if self._foreign(body) else read_question(body)
         if question is None:
             return None
-        admission = await self.inbox.admit(question)
-        if admission == "answer":
-            self._tasks.spawn(self._answer(question))
-        elif admission == "later":
-            logger.info("Slack delivery %s is held by another process; asked to send it "
-                        "again", question.delivery_key)
-        return admission
+        return await take(self.inbox, question, self._tasks, self._answer)
 
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
         """Bolt's one error hook. A verified delivery the bot has no listener for
@@ -440,16 +434,9 @@ class SlackAdapter:
         """The shared inbox answers (once per delivery, never raising); this renders and
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
-        async def send(reply: Reply) -> None:
-            await place_answer(
-                question.action, reply, render_or_error(render_reply_messages, reply, "slack"),
-                replace=functools.partial(self._replace_clicked, question),
-                add=functools.partial(self._deliver, question), refused=(DeliveryError,))
-
-        try:
-            await self.inbox.answer(question, self.bot_names, send=send, admitted=admitted)
-        except DeliveryError as exc:
-            logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
+        await answer(self.inbox, question, self.bot_names, render_reply_messages,
+                     replace=functools.partial(self._replace_clicked, question),
+                     add=functools.partial(self._deliver, question), admitted=admitted)
 
     async def _replace_clicked(self, question: Question, message: SlackMessage) -> None:
         """`message` in place of the message clicked: on the click's response_url, or -
