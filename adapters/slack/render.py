@@ -12,7 +12,6 @@ line ends first, and never inside a `<url|label>` link or an `&amp;` entity.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,7 +41,6 @@ from bot.render.document import (
 )
 from bot.render.document import (
     Button,
-    Buttons,
     Code,
     Context,
     Document,
@@ -56,6 +54,7 @@ from bot.render.document import (
     inline,
     parts,
 )
+from bot.render.hints import with_usage_hint
 from bot.render.layouts import digest_document, reply_document
 from bot.render.markup import is_web_url
 from bot.render.memo import reply_memo
@@ -308,23 +307,23 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     return encode(digest_document(digest), max_blocks=max_blocks, max_chars=max_chars)
 
 
+def _slash_hint(reply: Reply) -> Line:
+    """How Slack takes a command: after `/prdigest`, in a mention, in a direct message."""
+    t = translator(reply.lang, (TEMPLATES,))
+    before, _, after = t(
+        "In Slack, type a command after %(slash)s, mention me with it, or send it to "
+        "me in a direct message.", slash="\x00").partition("\x00")
+    return (Text(before), Code("/prdigest"), Text(after))
+
+
 def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
     """A chat reply as Block Kit messages; help and errors for the asker only
-    (`ephemeral` where Slack allows it), and in help how Slack takes a command."""
+    (`ephemeral` where Slack allows it), and in help how Slack takes a command
+    (`bot.render.hints`)."""
     if reply.kind == "digest" and reply.digest is not None:
         return render_digest_messages(reply.digest)
-    document = reply_document(reply)
-    if document.kind == "help" or (reply.answer is not None
-                                   and reply.answer.question == "hello"):
-        t = translator(reply.lang, (TEMPLATES,))
-        before, _, after = t(
-            "In Slack, type a command after %(slash)s, mention me with it, or send it to "
-            "me in a direct message.", slash="\x00").partition("\x00")
-        hint: Line = (Text(before), Code("/prdigest"), Text(after))
-        document = dataclasses.replace(document, blocks=(
-            *document.body(), Paragraph((hint,)),
-            *(b for b in document.blocks if isinstance(b, Buttons))))
-    return encode(document)
+    return encode(with_usage_hint(reply, reply_document(reply),
+                                  lambda: _slash_hint(reply)))
 
 
 render_reply_messages = reply_memo(_render_reply_messages)
