@@ -22,6 +22,8 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.fields import mapping as _map
+from adapters.fields import str_or_none as _str
 from bot.chat.inbound import Question
 from bot.models import Lang
 
@@ -30,14 +32,6 @@ logger = logging.getLogger(__name__)
 PLATFORM = "slack"
 # Slack's own limits are far smaller; an action value longer than this is not ours.
 MAX_VALUE_CHARS = 2000
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def clicked_action(body: Mapping[str, Any], prefix: str) -> Mapping[str, Any] | None:

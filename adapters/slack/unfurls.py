@@ -24,6 +24,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.fields import str_or_none as _str
 from adapters.once import Once
 from adapters.slack.inbound import PLATFORM, delivery_key
 from adapters.slack.render import encode
@@ -46,10 +47,6 @@ class LinkShared:
     urls: tuple[str, ...]
     key: str | None
     user: str | None = None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def link_shared(body: Mapping[str, Any]) -> LinkShared | None:
