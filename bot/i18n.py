@@ -110,3 +110,11 @@ def percent(share: float, lang: Lang) -> str:
     en_US patterns `#,##0%`), rounded half to even as Babel rounds it."""
     whole = (Decimal(str(share)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
     return f"{int(whole):,}%"
+
+
+def tag_lang(tag: object) -> Lang | None:
+    """A platform's language tag for a user (`zh-CN`, `zh-hans`, `en-US`) as a catalog
+    language: Chinese for any `zh`, English for any other; None without one."""
+    if not isinstance(tag, str) or not tag:
+        return None
+    return "zh" if tag.lower().startswith("zh") else "en"

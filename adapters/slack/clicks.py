@@ -25,7 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.fields import mapping as _map
 from adapters.fields import str_or_none as _str
 from bot.chat.inbound import Question
-from bot.models import Lang
+from bot.i18n import tag_lang
 
 logger = logging.getLogger(__name__)
 
@@ -53,13 +53,6 @@ def team_of(body: Mapping[str, Any]) -> str | None:
     return _str(_map(body.get("team")).get("id")) or _str(body.get("team_id"))
 
 
-def locale_lang(locale: object) -> Lang | None:
-    """Slack's user locale (`zh-CN`, `en-US`) as a catalog language."""
-    if not isinstance(locale, str) or not locale:
-        return None
-    return "zh" if locale.lower().startswith("zh") else "en"
-
-
 def question_from_click(body: Mapping[str, Any], prefix: str) -> Question | None:
     """The question a click on one of our acting buttons asks, or None (a link button,
     a payload without a channel, someone else's button)."""
@@ -85,7 +78,7 @@ def question_from_click(body: Mapping[str, Any], prefix: str) -> Question | None
         delivery_key=click_key(body, action),
         thread=_str(container.get("thread_ts")) or _str(message.get("thread_ts"))
         or _str(container.get("message_ts")),
-        user_lang=locale_lang(user.get("locale")),
+        user_lang=tag_lang(user.get("locale")),
         direct=channel.startswith("D"),
         raw=dict(body),
     )
@@ -123,7 +116,7 @@ async def with_clicker_lang(client: AsyncWebClient, question: Question) -> Quest
         return question
     try:
         found = await client.users_info(user=question.user_id, include_locale=True)
-        lang = locale_lang((found.get("user") or {}).get("locale"))
+        lang = tag_lang((found.get("user") or {}).get("locale"))
     except Exception as exc:
         logger.info("Slack users.info for a click's locale failed: %s", type(exc).__name__)
         return question
