@@ -1,94 +1,66 @@
-"""The answers an adapter is writing, after the platform has had its acknowledgement.
+"""A question taken from a platform and answered: the steps every adapter goes through
+between its own parsing and its own calls.
 
-A webhook admits a delivery before it answers the platform (`admit`) and writes the
-answer afterwards, in a task of the server's loop; a long connection hands its
-deliveries over from a thread of its own. `Answers` keeps those tasks - each one
-counted from the moment it is handed over, until it ends - so `/healthz` can tell how
-many are in flight and shutdown can wait for them (`drain`).
+`take` admits a question through the shared `Inbox` (once across the platform's
+retries and the replicas) and begins its answer in the background, so the delivery is
+acknowledged at once. `answer` lets the inbox answer it and puts each reply where it
+belongs (`bot.chat.clicks.place_answer`: in place of the message clicked, or beneath)
+through the platform's two calls; a reply its renderer fails on goes as the
+`internal-error` reply, and one the platform did not take is logged, never raised.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
-from bot.chat.inbound import Inbox, Question
-from bot.clock import SYSTEM_CLOCK, Clock
-from bot.models import Admission
-
-__all__ = ["Answers", "admit"]
+from adapters.background import Background
+from adapters.base import DeliveryError
+from bot.chat.clicks import place_answer
+from bot.chat.inbound import Inbox, Question, render_or_error
+from bot.models import Admission, Reply
 
 logger = logging.getLogger(__name__)
 
-Work = Coroutine[Any, Any, None]
-
-
-class Answers:
-    """The answer tasks of one adapter; `clock`: what the wait for a task still on its
-    way from another thread passes on."""
-
-    def __init__(self, *, clock: Clock = SYSTEM_CLOCK) -> None:
-        self._clock = clock
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._scheduled = 0
-        self._scheduled_lock = threading.Lock()
-
-    def __len__(self) -> int:
-        """The answers in flight, those on their way from another thread included."""
-        return len(self._tasks) + self._scheduled
-
-    def spawn(self, work: Work) -> None:
-        """`work` as a task of the running loop, kept until it ends."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def spawn_in(self, loop: asyncio.AbstractEventLoop, work: Callable[[], Work]) -> None:
-        """`work()` as a task of `loop`, from its own thread or any other."""
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self.spawn(work())
-            return
-        with self._scheduled_lock:
-            self._scheduled += 1
-        loop.call_soon_threadsafe(self._arrived, work)
-
-    def _arrived(self, work: Callable[[], Work]) -> None:
-        with self._scheduled_lock:
-            self._scheduled -= 1
-        self.spawn(work())
-
-    async def drain(self, timeout: float) -> bool:
-        """Wait until every answer so far has ended, for at most `timeout` seconds of
-        real time (the answers are requests in flight, which a virtual clock's deadline
-        would pass before they end); False when some are still running."""
-        try:
-            await asyncio.wait_for(self._idle(), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    async def _idle(self) -> None:
-        while self._tasks or self._scheduled:
-            if self._tasks:
-                await asyncio.wait(set(self._tasks))
-            else:
-                # A delivery of another thread, on its way to this loop.
-                await self._clock.sleep(0.01)
+M = TypeVar("M")
 
 
 async def admit(inbox: Inbox, question: Question) -> Admission:
-    """The inbox's admission of a delivery the platform waits to hear back about; one
-    held by another process is logged ("later": the platform is asked to send it
-    again)."""
+    """The inbox's admission of `question`, for the platform's acknowledgment; one held
+    by another process is logged (the platform is asked to send it again)."""
     admission = await inbox.admit(question)
     if admission == "later":
-        logger.info("%s: delivery %s is held by another process; asked to send it again",
+        logger.info("%s delivery %s is held by another process; asked to send it again",
                     question.platform, question.delivery_key)
     return admission
+
+
+async def take(inbox: Inbox, question: Question, tasks: Background,
+               answer: Callable[[Question], Coroutine[Any, Any, None]]) -> Admission:
+    """Admit `question` and, when this process is to answer it, begin `answer(question)`
+    in `tasks`; the admission, for the platform's acknowledgment."""
+    admission = await admit(inbox, question)
+    if admission == "answer":
+        tasks.spawn(answer(question))
+    return admission
+
+
+async def answer(inbox: Inbox, question: Question, names: tuple[str, ...],
+                 render: Callable[[Reply], list[M]], *,
+                 replace: Callable[[M], Awaitable[object]],
+                 add: Callable[[Sequence[M]], Awaitable[object]],
+                 admitted: bool = True) -> None:
+    """The inbox's answer to `question` (once per delivery), rendered and sent: `replace`
+    puts one message in place of the one clicked, `add` sends messages; what the
+    platform refuses (`DeliveryError`) is logged."""
+    async def send(reply: Reply) -> None:
+        await place_answer(question.action, reply,
+                           render_or_error(render, reply, question.platform),
+                           replace=replace, add=add, refused=(DeliveryError,))
+
+    try:
+        await inbox.answer(question, names, send=send, admitted=admitted)
+    except DeliveryError as exc:
+        logger.warning("answer to %s %s not delivered: %s", question.platform,
+                       question.channel_id, exc)

@@ -1,23 +1,22 @@
-"""Reading a platform's JSON payload, whose every field may be missing or of another
-type than documented: a field is taken only as the type expected, else as nothing; and
-an SDK's typed event as the plain data it was read from."""
+"""Fields of a platform's JSON payload read without trusting its shape: a verified
+payload is still whatever the platform (or a change on its side) sent, so a field that
+is not what it should be reads as absent rather than raising. And an SDK's typed event
+as the plain data it was read from."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["mapping", "plain", "text"]
+
+def str_or_none(value: object) -> str | None:
+    """`value` when it is a string with something in it, else None."""
+    return value if isinstance(value, str) and value else None
 
 
 def mapping(value: object) -> Mapping[str, Any]:
-    """An object field; empty when it is anything else."""
+    """`value` when it is a mapping (an object), else an empty one."""
     return value if isinstance(value, Mapping) else {}
-
-
-def text(value: object) -> str | None:
-    """A string field that says something; None when it is empty or anything else."""
-    return value if isinstance(value, str) and value else None
 
 
 def plain(value: object, other: Callable[[object], Any]) -> Any:

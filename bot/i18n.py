@@ -25,14 +25,6 @@ from bot.resources import template_dir
 LANGUAGES: tuple[Lang, ...] = ("zh", "en")
 
 
-def locale_lang(code: object) -> Lang | None:
-    """A platform's language tag of a user (`zh-hans`, `zh-CN`, `en-US`) as a catalog
-    language: Chinese for any `zh`, English for any other; None when it has none."""
-    if not isinstance(code, str) or not code:
-        return None
-    return "zh" if code.lower().startswith("zh") else "en"
-
-
 @cache
 def translations(lang: Lang, roots: tuple[Path, ...] = ()) -> gettext.NullTranslations:
     """The merged catalog for `lang` of the core's templates and of each of `roots`;
@@ -118,3 +110,11 @@ def percent(share: float, lang: Lang) -> str:
     en_US patterns `#,##0%`), rounded half to even as Babel rounds it."""
     whole = (Decimal(str(share)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
     return f"{int(whole):,}%"
+
+
+def tag_lang(tag: object) -> Lang | None:
+    """A platform's language tag for a user (`zh-CN`, `zh-hans`, `en-US`) as a catalog
+    language: Chinese for any `zh`, English for any other; None without one."""
+    if not isinstance(tag, str) or not tag:
+        return None
+    return "zh" if tag.lower().startswith("zh") else "en"

@@ -298,7 +298,7 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
     snapshot = Snapshot(repository="o/r", pulls=pulls)
     for lang, heading in (("en", "Dependency updates: 2 updates "
                                  "(cryptography 50.0.0 and gitpython 3.1.57)"),
-                          ("zh", "依赖升级：共 2 个（cryptography 50.0.0 和 gitpython 3.1.57）")):
+                          ("zh", "依赖升级：2 个 PR（cryptography 50.0.0 和 gitpython 3.1.57）")):
         digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang=lang)
         assert {k.number for k in digest.key_pulls} <= {5, 6}
         deps = next(t for t in digest.themes if t.kind == "dependencies")
@@ -389,7 +389,7 @@ def test_a_bump_of_several_names_lists_them_in_the_readers_language() -> None:
     digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
                           repo_config=RepoConfig(), lang="zh")
     text = render_digest(digest, "text")
-    assert "依赖升级：共 1 个（jsoup、springdoc-openapi 和 gradle-git-properties）" in text
+    assert "依赖升级：1 个 PR（jsoup、springdoc-openapi 和 gradle-git-properties）" in text
     assert " and " not in text.split("依赖升级", 1)[1].splitlines()[0]
 
 

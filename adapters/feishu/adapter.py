@@ -52,7 +52,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.answering import Answers, admit
+from adapters.answering import take
 from adapters.base import DeliveryError
 from adapters.delivering import NoArrivalLookup
 from adapters.feishu.admins import is_chat_admin
@@ -67,6 +67,7 @@ from adapters.feishu.settings import FeishuSecrets, FeishuSettings, feishu_setti
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
 from adapters.fields import plain
+from adapters.handover import Handover
 from adapters.overrides import settings_with
 from adapters.paced import Paced
 from adapters.sending import Limits
@@ -192,7 +193,7 @@ class FeishuAdapter(NoArrivalLookup):
         self._identity_checked_at: float | None = None
         self._identity_lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._answers = Answers(clock=clock)
+        self._answers = Handover(clock=clock)
         self._connection = LongConnection(
             app_id=app_id, app_secret=app_secret, domain=domain, auto_reconnect=auto_reconnect,
             make_dispatcher=lambda: self._event_dispatcher("", ""))
@@ -266,7 +267,7 @@ class FeishuAdapter(NoArrivalLookup):
         """Wait until every event received so far has been answered (or failed), for at
         most `timeout` seconds of real time: the answers are requests to Feishu in
         flight, which a virtual clock's deadline would pass before they end."""
-        if not await self._answers.drain(timeout):
+        if not await self._answers.settle(timeout):
             logger.warning("feishu: %d answers still running at shutdown", len(self._answers))
 
     # --- inbound: the webhook --------------------------------------------------------
@@ -362,10 +363,8 @@ class FeishuAdapter(NoArrivalLookup):
         question = self._question(payload)
         if question is None:
             return None
-        admission = await admit(self._inbox, question)
-        if admission == "answer":
-            self._answers.spawn(self._answer(payload, question))
-        return admission
+        return await take(self._inbox, question, self._answers,
+                          lambda admitted: self._answer(payload, admitted))
 
     async def _answer(self, payload: dict[str, Any], admitted: Question | None = None) -> None:
         """Read the event, let the shared inbox answer (once per event, never raising),

@@ -19,7 +19,7 @@ from typing import Any
 
 from adapters.feishu import TEMPLATES
 from adapters.feishu.inbound import PLATFORM
-from adapters.fields import mapping, text
+from adapters.fields import mapping, str_or_none
 from bot.chat.inbound import Question
 from bot.i18n import translator
 
@@ -43,17 +43,18 @@ def question_from_click(payload: Mapping[str, Any]) -> Question | None:
     header, event = mapping(payload.get("header")), mapping(payload.get("event"))
     data = mapping(mapping(event.get("action")).get("value")).get("action")
     context, operator = mapping(event.get("context")), mapping(event.get("operator"))
-    event_id, chat = text(header.get("event_id")), text(context.get("open_chat_id"))
+    event_id = str_or_none(header.get("event_id"))
+    chat = str_or_none(context.get("open_chat_id"))
     if not isinstance(data, str) or event_id is None or chat is None:
         return None
     return Question(
         platform=PLATFORM,
         channel_id=chat,
-        user_id=text(operator.get("open_id")),
+        user_id=str_or_none(operator.get("open_id")),
         text="",
         action=data[:MAX_ACTION_CHARS],
         delivery_key=event_id,
-        reply_to=text(context.get("open_message_id")),
+        reply_to=str_or_none(context.get("open_message_id")),
         raw=dict(payload),
     )
 

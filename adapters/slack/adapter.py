@@ -23,12 +23,11 @@ What is sent, and how, is `adapters.slack.outbound`.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import re
 import secrets
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -44,6 +43,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from adapters.answering import answer, take
+from adapters.background import Background
 from adapters.base import DeliveryError
 from adapters.sending import Limits
 from adapters.slack.admins import is_chat_admin
@@ -74,10 +75,9 @@ from adapters.slack.render import (
 )
 from adapters.slack.settings import SlackSecrets, SlackSettings, slack_secrets, slack_settings
 from adapters.slack.unfurls import SlackUnfurls, link_shared
-from bot.chat.clicks import place_answer
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.handler import CommandHandler
-from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question, render_or_error
+from bot.chat.inbound import CommandAnswering, FirstSeen, Inbox, Question
 from bot.chat.overviews import ChatOverviews
 from bot.chat.previews import PullPreviews
 from bot.clock import SYSTEM_CLOCK, Clock
@@ -189,7 +189,7 @@ class SlackAdapter:
         self._http = AsyncSlackRequestHandler(self.app)
         self._verifier = SignatureVerifier(self._signing_secret)
         self._socket: AsyncSocketModeHandler | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = Background()
 
     @classmethod
     def from_config(
@@ -247,10 +247,7 @@ class SlackAdapter:
 
     async def drain(self, timeout: float | None = None) -> None:
         """Wait for answers still being written (shutdown, tests)."""
-        while self._tasks:
-            done, _ = await asyncio.wait(set(self._tasks), timeout=timeout)
-            if not done:
-                break
+        await self._tasks.drain(timeout)
 
     async def close(self) -> None:
         await self.drain(timeout=10)
@@ -367,21 +364,10 @@ class SlackAdapter:
         """Admit the question in a payload and answer it in the background, unless it
         comes from a workspace or app other than the configured ones
         (`platforms.slack.team_ids` / `app_id`); None when it holds no question."""
-        settings = slack_settings(self.config)
-        stranger = foreign_app(body, settings.team_ids, settings.app_id)
-        if stranger is not None:
-            logger.info("Slack payload from %s ignored: not the configured app", stranger)
-            return None
-        question = read_question(body)
+        question = None if self._foreign(body) else read_question(body)
         if question is None:
             return None
-        admission = await self.inbox.admit(question)
-        if admission == "answer":
-            self._spawn(self._answer(question))
-        elif admission == "later":
-            logger.info("Slack delivery %s is held by another process; asked to send it "
-                        "again", question.delivery_key)
-        return admission
+        return await take(self.inbox, question, self._tasks, self._answer)
 
     async def _on_error(self, error: Exception, body: dict[str, Any]) -> BoltResponse | None:
         """Bolt's one error hook. A verified delivery the bot has no listener for
@@ -410,14 +396,14 @@ class SlackAdapter:
         if admission == "later":
             return self._later()
         if admission == "answer":
-            self._spawn(self.unfurls.unfurl(shared))
+            self._tasks.spawn(self.unfurls.unfurl(shared))
         return None
 
     async def _on_home_opened(self, body: dict[str, Any]) -> None:
         """The Home tab opened: published in the background (`adapters.slack.home`)."""
         opened = home_opened(body)
         if opened is not None and not self._foreign(body):
-            self._spawn(self.home.publish(opened))
+            self._tasks.spawn(self.home.publish(opened))
 
     def _foreign(self, body: Mapping[str, Any]) -> bool:
         """Whether a verified payload comes from a workspace or app other than the
@@ -438,31 +424,19 @@ class SlackAdapter:
             return
         question = question_from_click(body, ACTION_PREFIX)
         if question is not None:
-            self._spawn(self._answer_click(question))
+            self._tasks.spawn(self._answer_click(question))
 
     async def _answer_click(self, question: Question) -> None:
         """A click, answered in its clicker's language."""
         await self._answer(await with_clicker_lang(self.client, question), admitted=False)
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def _answer(self, question: Question, *, admitted: bool = True) -> None:
         """The shared inbox answers (once per delivery, never raising); this renders and
         delivers. The user is answered if Slack can be reached at all, and the log says
         why not (never a traceback in chat)."""
-        async def send(reply: Reply) -> None:
-            await place_answer(
-                question.action, reply, render_or_error(render_reply_messages, reply, "slack"),
-                replace=functools.partial(self._replace_clicked, question),
-                add=functools.partial(self._deliver, question), refused=(DeliveryError,))
-
-        try:
-            await self.inbox.answer(question, self.bot_names, send=send, admitted=admitted)
-        except DeliveryError as exc:
-            logger.warning("answer to Slack %s not delivered: %s", question.channel_id, exc)
+        await answer(self.inbox, question, self.bot_names, render_reply_messages,
+                     replace=functools.partial(self._replace_clicked, question),
+                     add=functools.partial(self._deliver, question), admitted=admitted)
 
     async def _replace_clicked(self, question: Question, message: SlackMessage) -> None:
         """`message` in place of the message clicked: on the click's response_url, or -

@@ -22,22 +22,16 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.fields import mapping as _map
+from adapters.fields import str_or_none as _str
 from bot.chat.inbound import Question
-from bot.models import Lang
+from bot.i18n import tag_lang
 
 logger = logging.getLogger(__name__)
 
 PLATFORM = "slack"
 # Slack's own limits are far smaller; an action value longer than this is not ours.
 MAX_VALUE_CHARS = 2000
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _map(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def clicked_action(body: Mapping[str, Any], prefix: str) -> Mapping[str, Any] | None:
@@ -57,13 +51,6 @@ def clicked_action(body: Mapping[str, Any], prefix: str) -> Mapping[str, Any] | 
 def team_of(body: Mapping[str, Any]) -> str | None:
     """The workspace an interactivity payload comes from (`team.id`, not `team_id`)."""
     return _str(_map(body.get("team")).get("id")) or _str(body.get("team_id"))
-
-
-def locale_lang(locale: object) -> Lang | None:
-    """Slack's user locale (`zh-CN`, `en-US`) as a catalog language."""
-    if not isinstance(locale, str) or not locale:
-        return None
-    return "zh" if locale.lower().startswith("zh") else "en"
 
 
 def question_from_click(body: Mapping[str, Any], prefix: str) -> Question | None:
@@ -91,7 +78,7 @@ def question_from_click(body: Mapping[str, Any], prefix: str) -> Question | None
         delivery_key=click_key(body, action),
         thread=_str(container.get("thread_ts")) or _str(message.get("thread_ts"))
         or _str(container.get("message_ts")),
-        user_lang=locale_lang(user.get("locale")),
+        user_lang=tag_lang(user.get("locale")),
         direct=channel.startswith("D"),
         raw=dict(body),
     )
@@ -129,7 +116,7 @@ async def with_clicker_lang(client: AsyncWebClient, question: Question) -> Quest
         return question
     try:
         found = await client.users_info(user=question.user_id, include_locale=True)
-        lang = locale_lang((found.get("user") or {}).get("locale"))
+        lang = tag_lang((found.get("user") or {}).get("locale"))
     except Exception as exc:
         logger.info("Slack users.info for a click's locale failed: %s", type(exc).__name__)
         return question

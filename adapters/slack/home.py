@@ -19,33 +19,24 @@ user's language, from their locale).
 from __future__ import annotations
 
 import logging
-import re
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.models.blocks import (
-    Block,
-    ContextBlock,
-    DividerBlock,
-    HeaderBlock,
-    MarkdownTextObject,
-    PlainTextObject,
-    SectionBlock,
-)
+from slack_sdk.models.blocks import DividerBlock
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import TEMPLATES
+from adapters.kept import Kept
 from adapters.slack.inbound import PLATFORM
-from adapters.slack.markup import SlackMarkup
-from adapters.slack.render import render_reply_messages
+from adapters.slack.markup import CHANNEL_ID
+from adapters.slack.render import encode
 from bot.chat.overviews import ChatOverviews
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.config import ChannelConfig
 from bot.models import Lang
-from bot.render import environment
+from bot.render.document import Document
+from bot.render.layouts import reply_document
+from bot.render.overviews import chat_heading, more_chats, overview_opening
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +48,6 @@ MEMBERSHIP_PAGE_SIZE = 200
 KEPT_SECONDS = 60.0
 """How long a user's membership and language are kept before Slack is asked again."""
 KEPT_USERS = 1024
-# Slack conversation ids: C (public), G (private), D (direct), upper case and digits.
-_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,30}")
 
 
 @dataclass(frozen=True)
@@ -81,7 +70,7 @@ def home_opened(body: Mapping[str, Any]) -> HomeOpened | None:
     if not isinstance(user, str) or not user:
         return None
     return HomeOpened(user=user, direct=direct if isinstance(direct, str)
-                      and _CHANNEL_ID.fullmatch(direct) and direct.startswith("D") else None)
+                      and CHANNEL_ID.fullmatch(direct) and direct.startswith("D") else None)
 
 
 @dataclass(frozen=True)
@@ -91,22 +80,11 @@ class _Reader:
 
     channels: frozenset[str] | None
     lang: Lang
-    at: float
 
 
-class _Words:
-    """The macros of `slack/home.j2` in one language, called by name."""
-
-    def __init__(self, lang: Lang) -> None:
-        template = environment(lang, (TEMPLATES,)).get_template("slack/home.j2")
-        self._module = template.make_module({})
-
-    def __call__(self, macro: str, *args: Any) -> str:
-        return str(getattr(self._module, macro)(*args)).strip()
-
-
-def _mrkdwn(text: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=text, verbatim=True))
+def _blocks(document: Document) -> list[dict[str, Any]]:
+    """A document's Block Kit blocks, every message's in order."""
+    return [block for message in encode(document) for block in message.blocks]
 
 
 class SlackHome:
@@ -120,7 +98,7 @@ class SlackHome:
         self.overviews = overviews
         self.default_lang = default_lang
         self.clock = clock
-        self._readers: OrderedDict[str, _Reader] = OrderedDict()
+        self._readers: Kept[str, _Reader] = Kept(KEPT_SECONDS, KEPT_USERS, clock=clock)
 
     async def publish(self, opened: HomeOpened) -> None:
         """Publish `opened.user`'s Home tab; never raises (the log says why not)."""
@@ -136,57 +114,33 @@ class SlackHome:
             logger.exception("slack: Home tab of %s failed", opened.user)
 
     async def view(self, opened: HomeOpened) -> dict[str, Any]:
-        """The Home view of the user: the channels served that they are in."""
+        """The Home view of the user: the channels served that they are in
+        (`bot.chat.overviews`, laid out by `bot.render.overviews`), as many as fit
+        Slack's blocks."""
         assert self.overviews is not None
-        reader = await self._reader(opened.user)
-        w = _Words(reader.lang)
-        blocks: list[Block] = [HeaderBlock(text=PlainTextObject(text=w("title"))),
-                               ContextBlock(elements=[MarkdownTextObject(text=w("intro"))])]
-        if reader.channels is None:
-            blocks.append(_mrkdwn(w("unreadable")))
-            return {"type": "home", "blocks": [b.to_dict() for b in blocks]}
-        theirs = set(reader.channels) | ({opened.direct} if opened.direct else set())
-        channels = [c for c in await self.overviews.served(PLATFORM) if c.id in theirs]
-        shown = [b.to_dict() for b in blocks]
-        if not channels:
-            shown.append(_mrkdwn(w("none_yet")).to_dict())
+        reader = await self._readers.get(opened.user, lambda: self._read(opened.user))
+        lang = reader.lang
+        channels = ([] if reader.channels is None else
+                    await self.overviews.theirs(PLATFORM, reader.channels, opened.direct))
+        shown = _blocks(overview_opening(lang, readable=reader.channels is not None,
+                                         chats=len(channels)))
         for index, channel in enumerate(channels):
-            part = await self._channel_blocks(channel, w, reader.lang,
-                                              direct=channel.id == opened.direct)
+            reply = await self.overviews.overview(channel, lang)
+            part = [DividerBlock().to_dict(),
+                    *_blocks(chat_heading(channel.id, lang, direct=channel.id == opened.direct)),
+                    *_blocks(reply_document(reply))]
             left = len(channels) - index
             room = MAX_HOME_BLOCKS - len(shown) - (1 if left > 1 else 0)
             if len(part) > room:
-                shown.append(ContextBlock(elements=[MarkdownTextObject(
-                    text=w("more", left))]).to_dict())
+                shown += _blocks(more_chats(left, lang))
                 break
             shown += part
         return {"type": "home", "blocks": shown}
 
-    async def _channel_blocks(self, channel: ChannelConfig, w: _Words, lang: Lang, *,
-                              direct: bool) -> list[dict[str, Any]]:
-        """A divider, the channel's name, then its `settings` answer's blocks."""
-        assert self.overviews is not None
-        reply = await self.overviews.overview(channel, lang)
-        heading = (w("channel_heading", channel.id, direct) if _CHANNEL_ID.fullmatch(channel.id)
-                   else f"*{SlackMarkup().esc(channel.id)}*")
-        settings = [block for message in render_reply_messages(reply)
-                    for block in message.blocks]
-        return [DividerBlock().to_dict(), _mrkdwn(heading).to_dict(), *settings]
-
     # --- what Slack says of the user -----------------------------------------------
 
-    async def _reader(self, user: str) -> _Reader:
-        now = self.clock.monotonic()
-        kept = self._readers.get(user)
-        if kept is not None and now - kept.at < KEPT_SECONDS:
-            return kept
-        reader = _Reader(channels=await self._memberships(user),
-                         lang=await self._lang(user), at=now)
-        self._readers[user] = reader
-        self._readers.move_to_end(user)
-        while len(self._readers) > KEPT_USERS:
-            self._readers.popitem(last=False)
-        return reader
+    async def _read(self, user: str) -> _Reader:
+        return _Reader(channels=await self._memberships(user), lang=await self._lang(user))
 
     async def _memberships(self, user: str) -> frozenset[str] | None:
         """The channels `user` is in, as Slack shows them to the bot; None when Slack

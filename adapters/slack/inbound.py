@@ -12,14 +12,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from adapters.fields import str_or_none as _str
 from bot.chat.inbound import Question
 
 PLATFORM = "slack"
 SLASH_COMMAND = "/prdigest"
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 # A user mention as Slack writes it in message text: `<@U0123>` or `<@U0123|ann>`.

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from bot.render.markup import clean as _clean
 from bot.render.markup import is_web_url
+
+# Slack conversation ids: C (public), G (private), D (direct), upper case and digits.
+CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]{2,30}")
 
 
 class SlackMarkup:
@@ -31,3 +35,8 @@ class SlackMarkup:
     def pr(self, number: int, url: str = "", repo: str = "") -> str:
         label = f"{repo}#{int(number)}"
         return self.link(url, label) if url else self.esc(label)
+
+    def chat(self, chat_id: str) -> str:
+        """A conversation as Slack names it (`<#C0123>`, a link to it); an id that is
+        not one is only escaped."""
+        return f"<#{chat_id}>" if CHANNEL_ID.fullmatch(chat_id) else self.esc(chat_id)

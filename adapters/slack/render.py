@@ -5,17 +5,16 @@ Escaping lives in `SlackMarkup` (`adapters.slack.markup`). Blocks are built with
 `slack_sdk.models.blocks`, whose `to_dict()` enforces the per-field limits (section
 text 3000, header 150, button text 75, ...), so an oversized block fails here rather
 than at Slack. What the models do not check - 50 blocks per message and the
-undocumented cumulative size behind `msg_blocks_too_long` - is kept by the packing
-below. Long text is cut with the shared `split_sections`, at line ends first, and
-never inside a `<url|label>` link or an `&amp;` entity.
+undocumented cumulative size behind `msg_blocks_too_long` - is kept by the shared
+packing (`adapters.packing`). Long text is cut with the shared `split_sections`, at
+line ends first, and never inside a `<url|label>` link or an `&amp;` entity.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -31,6 +30,7 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from adapters.packing import pack
 from adapters.slack import TEMPLATES
 from adapters.slack.markup import SlackMarkup
 from bot.i18n import translator
@@ -41,7 +41,6 @@ from bot.render.document import (
 )
 from bot.render.document import (
     Button,
-    Buttons,
     Code,
     Context,
     Document,
@@ -55,6 +54,7 @@ from bot.render.document import (
     inline,
     parts,
 )
+from bot.render.hints import with_usage_hint
 from bot.render.layouts import digest_document, reply_document
 from bot.render.markup import is_web_url
 from bot.render.memo import reply_memo
@@ -154,45 +154,12 @@ def _block_chars(block: dict[str, Any]) -> int:
     return total
 
 
-@dataclass
-class _Layout:
-    """Blocks grouped into units that stay together in one message (a heading and its
-    first item, say), then packed into messages under Slack's limits."""
-
-    units: list[list[dict[str, Any]]] = field(default_factory=list)
-
-    def add(self, *blocks: Block) -> None:
-        self.units.append([b.to_dict() for b in blocks])
-
-    def pack(self, *, max_blocks: int, max_chars: int) -> list[list[dict[str, Any]]]:
-        messages: list[list[dict[str, Any]]] = []
-        current: list[dict[str, Any]] = []
-        chars = 0
-        for unit in self.units:
-            size = sum(_block_chars(b) for b in unit)
-            if current and (len(current) + len(unit) > max_blocks or chars + size > max_chars):
-                messages.append(current)
-                current, chars = [], 0
-            if len(unit) > max_blocks or size > max_chars:
-                # A unit bigger than a message on its own goes block by block.
-                for block in unit:
-                    block_size = _block_chars(block)
-                    if current and (len(current) + 1 > max_blocks
-                                    or chars + block_size > max_chars):
-                        messages.append(current)
-                        current, chars = [], 0
-                    current.append(block)
-                    chars += block_size
-                continue
-            current.extend(unit)
-            chars += size
-        if current:
-            messages.append(current)
-        while messages and messages[-1] and messages[-1][-1].get("type") == "divider":
-            messages[-1].pop()
-        return [m for m in messages if m]
-
-
+def _packed(units: Sequence[Sequence[Block]], *, max_blocks: int, max_chars: int
+            ) -> list[list[dict[str, Any]]]:
+    """Units of blocks (`adapters.packing`) in messages under Slack's limits, as sent."""
+    return pack([[b.to_dict() for b in unit] for unit in units], max_blocks=max_blocks,
+                max_chars=max_chars, size=_block_chars,
+                trailing=lambda block: block.get("type") == "divider")
 
 
 # --- documents ----------------------------------------------------------------------
@@ -301,7 +268,7 @@ def encode(document: Document, *, max_blocks: int = MAX_BLOCKS,
     dividers, its facts side by side, small print as context, its buttons last. What
     does not fit one message continues in the next, which opens with a "part n of m"
     line."""
-    layout = _Layout()
+    layout: list[Sequence[Block]] = []
     head: list[Block] = [_title_block(document.title, document.notification)] \
         if document.headline else []
     for index, part in enumerate(parts(document)):
@@ -310,12 +277,12 @@ def encode(document: Document, *, max_blocks: int = MAX_BLOCKS,
         # A part's opening (divider, heading, first text) stays together in one message.
         first = next((i for i, b in enumerate(blocks) if isinstance(b, SectionBlock)
                       and b.fields is None), len(blocks) - 1)
-        layout.add(*opening, *blocks[:first + 1])
+        layout.append([*opening, *blocks[:first + 1]])
         for block in blocks[first + 1:]:
-            layout.add(block)
-    layout.add(*_actions(document.buttons()))
+            layout.append([block])
+    layout.append(_actions(document.buttons()))
     notification = _fit_mrkdwn(_MRKDWN.esc(document.notification))
-    packed = layout.pack(max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
+    packed = _packed(layout, max_blocks=max_blocks - 1, max_chars=max_chars - MAX_HEADER_CHARS * 2)
     response_type: ResponseType = "ephemeral" if document.private else "in_channel"
     messages: list[SlackMessage] = []
     for number, message in enumerate(packed, 1):
@@ -340,23 +307,23 @@ def render_digest_messages(digest: Digest, *, max_blocks: int = MAX_BLOCKS,
     return encode(digest_document(digest), max_blocks=max_blocks, max_chars=max_chars)
 
 
+def _slash_hint(reply: Reply) -> Line:
+    """How Slack takes a command: after `/prdigest`, in a mention, in a direct message."""
+    t = translator(reply.lang, (TEMPLATES,))
+    before, _, after = t(
+        "In Slack, type a command after %(slash)s, mention me with it, or send it to "
+        "me in a direct message.", slash="\x00").partition("\x00")
+    return (Text(before), Code("/prdigest"), Text(after))
+
+
 def _render_reply_messages(reply: Reply) -> list[SlackMessage]:
     """A chat reply as Block Kit messages; help and errors for the asker only
-    (`ephemeral` where Slack allows it), and in help how Slack takes a command."""
+    (`ephemeral` where Slack allows it), and in help how Slack takes a command
+    (`bot.render.hints`)."""
     if reply.kind == "digest" and reply.digest is not None:
         return render_digest_messages(reply.digest)
-    document = reply_document(reply)
-    if document.kind == "help" or (reply.answer is not None
-                                   and reply.answer.question == "hello"):
-        t = translator(reply.lang, (TEMPLATES,))
-        before, _, after = t(
-            "In Slack, type a command after %(slash)s, mention me with it, or send it to "
-            "me in a direct message.", slash="\x00").partition("\x00")
-        hint: Line = (Text(before), Code("/prdigest"), Text(after))
-        document = dataclasses.replace(document, blocks=(
-            *document.body(), Paragraph((hint,)),
-            *(b for b in document.blocks if isinstance(b, Buttons))))
-    return encode(document)
+    return encode(with_usage_hint(reply, reply_document(reply),
+                                  lambda: _slash_hint(reply)))
 
 
 render_reply_messages = reply_memo(_render_reply_messages)

@@ -22,26 +22,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
-from slack_sdk.models.blocks import ContextBlock, MarkdownTextObject, SectionBlock
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import TEMPLATES
+from adapters.fields import str_or_none as _str
+from adapters.once import Once
 from adapters.slack.inbound import PLATFORM, delivery_key
-from adapters.slack.markup import SlackMarkup
-from adapters.slack.render import MAX_SECTION_CHARS, split_text
+from adapters.slack.render import encode
 from bot.chat.inbound import FirstSeen
-from bot.chat.previews import MAX_LINKS_READ, PullPreview, PullPreviews
+from bot.chat.previews import MAX_LINKS_READ, PullPreviews
 from bot.logs import delivery
-from bot.models import Admission, Lang, Reply
-from bot.render import environment
-from bot.render.typeset import typeset
+from bot.models import Admission
+from bot.render.document import Document
 
 logger = logging.getLogger(__name__)
-
-RISKS_SHOWN = 3
-"""Risks a preview lists; the rest are counted, with the command that lists them."""
-
-_MRKDWN = SlackMarkup()
 
 
 @dataclass(frozen=True)
@@ -54,10 +47,6 @@ class LinkShared:
     urls: tuple[str, ...]
     key: str | None
     user: str | None = None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def link_shared(body: Mapping[str, Any]) -> LinkShared | None:
@@ -79,37 +68,10 @@ def link_shared(body: Mapping[str, Any]) -> LinkShared | None:
                       user=_str(event.get("user")))
 
 
-class _Words:
-    """The macros of `slack/unfurl.j2` bound to one preview, called by name."""
-
-    def __init__(self, preview: PullPreview, lang: Lang) -> None:
-        reply = Reply(kind="pull", lang=lang, pull=preview.answer, mode="risks",
-                      params=(("scope", preview.scope),) if preview.scope else ())
-        template = environment(lang, (TEMPLATES,)).get_template("slack/unfurl.j2")
-        self._lang = lang
-        self._module = template.make_module({"m": _MRKDWN, "reply": reply,
-                                             "author": preview.author or ""})
-
-    def __call__(self, macro: str, *args: Any) -> str:
-        return typeset(str(getattr(self._module, macro)(*args)).strip(), self._lang)
-
-
-def _text(text: str) -> MarkdownTextObject:
-    # verbatim: no `@channel`, `#name` or bare address in GitHub text becomes a mention
-    # or a link; the templates' own links are explicit `<url|label>`.
-    return MarkdownTextObject(text=text, verbatim=True)
-
-
-def unfurl_blocks(preview: PullPreview, lang: Lang) -> list[dict[str, Any]]:
-    """A preview's blocks: the PR's heading and facts, then its risks in small print."""
-    w = _Words(preview, lang)
-    head = "\n".join(part for part in (w("heading"), w("facts")) if part)
-    blocks: list[dict[str, Any]] = [
-        SectionBlock(text=_text(text)).to_dict()
-        for text in split_text([head], MAX_SECTION_CHARS)[:1]]
-    risks = split_text(w("risks", RISKS_SHOWN).split("\n"), MAX_SECTION_CHARS)[:1]
-    blocks += [ContextBlock(elements=[_text(text)]).to_dict() for text in risks]
-    return blocks
+def unfurl_blocks(document: Document) -> list[dict[str, Any]]:
+    """A preview's blocks (`bot.render.previews`): the PR's heading and facts, then its
+    risks in small print."""
+    return list(encode(document)[0].blocks)
 
 
 class SlackUnfurls:
@@ -120,20 +82,12 @@ class SlackUnfurls:
                  deduper: FirstSeen) -> None:
         self.client = client
         self.previews = previews
-        self.deduper = deduper
+        self.once = Once(deduper, PLATFORM)
 
     async def admit(self, shared: LinkShared) -> Admission:
         """Whether to unfurl this delivery: "answer" (this process holds it now),
-        "repeat", or "later". A dedupe store that cannot be asked lets it through: a
-        preview shown twice beats none."""
-        if shared.key is None:
-            return "answer"
-        try:
-            return await self.deduper.first(PLATFORM, shared.key)
-        except Exception as exc:
-            logger.warning("slack: dedupe unavailable (%s); unfurling %s anyway",
-                           type(exc).__name__, shared.key)
-            return "answer"
+        "repeat", or "later" (`adapters.once`)."""
+        return await self.once.admit(shared.key)
 
     async def unfurl(self, shared: LinkShared) -> None:
         """Preview the followed PR links of an admitted delivery; never raises (the
@@ -148,31 +102,15 @@ class SlackUnfurls:
                                exc.response.get("error"))
             except Exception:
                 logger.exception("slack: previewing links in %s failed", shared.channel)
-            await self._record(shared, sent=sent)
+            await self.once.record(shared.key, done=sent)
 
     async def _unfurl(self, shared: LinkShared) -> None:
+        """The previews `bot.chat.previews` shows in this channel, as `chat.unfurl`."""
         if self.previews is None:
             return
-        channel = await self.previews.channel(f"{PLATFORM}:{shared.channel}")
-        if channel is None:
-            logger.info("slack: links in %s left alone: not a channel set up",
-                        shared.channel)
+        shown = await self.previews.shown(f"{PLATFORM}:{shared.channel}", shared.urls)
+        if not shown:
             return
-        previews = await self.previews.previews(channel, shared.urls)
-        if not previews:
-            return
-        unfurls = {p.link.url: {"blocks": unfurl_blocks(p, channel.lang)} for p in previews}
+        unfurls = {url: {"blocks": unfurl_blocks(document)} for url, document in shown}
         await self.client.chat_unfurl(channel=shared.channel, ts=shared.ts, unfurls=unfurls)
         logger.info("slack: %d PR link(s) unfurled in %s", len(unfurls), shared.channel)
-
-    async def _record(self, shared: LinkShared, *, sent: bool) -> None:
-        if shared.key is None:
-            return
-        try:
-            if sent:
-                await self.deduper.answered(PLATFORM, shared.key)
-            else:
-                await self.deduper.unanswered(PLATFORM, shared.key)
-        except Exception as exc:
-            logger.warning("slack: dedupe unavailable (%s) recording %s",
-                           type(exc).__name__, shared.key)

@@ -19,7 +19,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler
 
 from adapters.telegram.inbound import PLATFORM
 from bot.chat.inbound import Question
-from bot.i18n import locale_lang
+from bot.i18n import tag_lang
 
 # A click's data is at most 64 bytes; anything longer did not come through Telegram.
 MAX_DATA_CHARS = 256
@@ -46,7 +46,7 @@ def question_from_click(update: Update, *, bot_id: int) -> Question | None:
         delivery_key=f"{bot_id}:click:{query.id}",
         thread=None if thread_id is None else str(thread_id),
         reply_to=str(message.message_id),
-        user_lang=locale_lang(clicker.language_code),
+        user_lang=tag_lang(clicker.language_code),
         direct=not in_group,
         raw=update,
     )

@@ -17,7 +17,7 @@ from telegram.ext import BaseHandler, MessageHandler, filters
 from telegram.ext import CommandHandler as TelegramCommandHandler
 
 from bot.chat.inbound import Question
-from bot.i18n import locale_lang
+from bot.i18n import tag_lang
 
 PLATFORM = "telegram"
 
@@ -55,7 +55,7 @@ def question_from_update(update: Update, *, bot_id: int) -> Question | None:
         delivery_key=f"{bot_id}:{update.update_id}",
         thread=None if thread_id is None else str(thread_id),
         reply_to=str(message.message_id) if in_group else None,
-        user_lang=locale_lang(sender.language_code if sender is not None else None),
+        user_lang=tag_lang(sender.language_code if sender is not None else None),
         # A command's verb (`/risks`) is English whatever the user speaks.
         fixed_verb=message.text.lstrip().startswith("/"),
         direct=not in_group,

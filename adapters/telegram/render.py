@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from adapters.telegram import TEMPLATES
 from adapters.telegram.markup import TelegramMarkup
 from bot.i18n import translator
-from bot.models import Digest, Lang, Reply
+from bot.models import Digest, Reply
 from bot.render import html_split
 from bot.render.document import (
     Button,
@@ -30,8 +30,8 @@ from bot.render.document import (
     Text,
     inline,
 )
-from bot.render.hints import hinted_reply_document
-from bot.render.layouts import digest_document
+from bot.render.hints import with_usage_hint
+from bot.render.layouts import digest_document, reply_document
 from bot.render.memo import reply_memo
 from bot.render.text_form import TextForm, document_text
 
@@ -163,11 +163,13 @@ def _render_reply_messages(
     """A chat reply as Telegram messages; in help, how Telegram takes a command."""
     if reply.kind == "digest" and reply.digest is not None:
         return render_digest_messages(reply.digest, limit=limit)
-    return encode(hinted_reply_document(reply, _command_hint), limit=limit)
+    return encode(with_usage_hint(reply, reply_document(reply), lambda: _slash_hint(reply)),
+                  limit=limit)
 
 
-def _command_hint(lang: Lang) -> Line:
-    t = translator(lang, (TEMPLATES,))
+def _slash_hint(reply: Reply) -> Line:
+    """How Telegram takes a command: with a slash; in a group, a mention or a reply."""
+    t = translator(reply.lang, (TEMPLATES,))
     return (Text(t("In Telegram a command also works with a slash: /risks 7035, /digest, "
                    "/topics, /help; in a group, mention me or reply to me.")),)
 

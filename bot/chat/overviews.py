@@ -1,9 +1,13 @@
 """What each chat a platform serves gets and when, outside any chat: the chats of the
 config in force on one platform, and each one's `settings` answer - the same overview
 a `settings` asked in that chat shows (`ChatSetup.overview`), in the reader's
-language. Which of the chats a reader may see is the platform's to decide."""
+language. A reader outside the chats sees only those they are in (`theirs`): the
+platform tells which chats those are, so a private chat's settings never reach someone
+outside it."""
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
@@ -23,6 +27,14 @@ class ChatOverviews:
             await self.handler.live.refresh()
         return [channel for channel in self.handler.config.channels
                 if channel.platform == platform]
+
+    async def theirs(self, platform: str, member_of: Collection[str],
+                     direct: str | None = None) -> list[ChannelConfig]:
+        """The chats on `platform` the bot serves that a reader is in: those the
+        platform says they are a member of, and `direct`, their direct chat with the
+        bot; in the order of the config."""
+        chats = set(member_of) | ({direct} if direct else set())
+        return [channel for channel in await self.served(platform) if channel.id in chats]
 
     async def overview(self, channel: ChannelConfig, lang: Lang) -> Reply:
         """The `settings` reply of `channel`, in `lang`."""

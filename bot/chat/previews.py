@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig
 from bot.errors import SourceError
-from bot.models import Lang, PullAnswer
+from bot.models import Lang, PullAnswer, Reply
+from bot.render.document import Document
+from bot.render.previews import preview_document
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,13 @@ class PullPreview:
     author: str | None
     scope: str = ""
 
+    def document(self, lang: Lang) -> Document:
+        """The preview laid out: the chat's `risks for #N` answer about the PR (its
+        repository named in a chat of several), with who wrote it."""
+        reply = Reply(kind="pull", lang=lang, pull=self.answer, mode="risks",
+                      params=(("scope", self.scope),) if self.scope else ())
+        return preview_document(reply, self.author)
+
 
 class PullPreviews:
     """Previews of PR links for the chats of one handler's config in force."""
@@ -96,6 +105,17 @@ class PullPreviews:
     async def channel(self, chat: str) -> ChannelConfig | None:
         """The channel `chat` (`slack:C0123`) is now, or None for a chat not set up."""
         return await self.handler.chat_channel(chat)
+
+    async def shown(self, chat: str, urls: Iterable[str]) -> list[tuple[str, Document]]:
+        """What `chat` (`<platform>:<id>`) is shown of the links among `urls`: each
+        followed PR link's address and its preview, in the chat's language; nothing in
+        a chat not set up (no link is looked up there)."""
+        channel = await self.channel(chat)
+        if channel is None:
+            log.info("links in %s left alone: not a chat set up", chat)
+            return []
+        return [(preview.link.url, preview.document(channel.lang))
+                for preview in await self.previews(channel, urls)]
 
     async def previews(self, channel: ChannelConfig, urls: Iterable[str],
                        lang: Lang | None = None) -> list[PullPreview]:

@@ -2,7 +2,7 @@
 
 The core lays a Digest or a Reply out as a `Document` - blocks (heading, paragraph,
 items, facts, context, buttons, divider) of spans (text, strong, code, link, PR
-reference) - and each platform only encodes it (Block Kit, Telegram HTML, a Feishu
+reference, a chat) - and each platform only encodes it (Block Kit, Telegram HTML, a Feishu
 card), escaping every span's text its own way. So the wording, the order, the chat
 form's budget and the buttons are decided here, in one place, for every platform.
 
@@ -62,7 +62,15 @@ class PullRef:
         return f"{self.repo}#{self.number}"
 
 
-Span = Text | Strong | Code | Link | PullRef
+@dataclass(frozen=True, slots=True)
+class ChatRef:
+    """A chat by its platform's id, shown as the platform names a chat (a link to it
+    where it can; a markup without `chat` shows the id)."""
+
+    text: str
+
+
+Span = Text | Strong | Code | Link | PullRef | ChatRef
 Line = tuple[Span, ...]
 
 # --- blocks -------------------------------------------------------------------------
@@ -379,6 +387,8 @@ def inline(line: Iterable[Span], markup: Markup) -> str:
             out.append(markup.link(span.url, span.label))
         elif isinstance(span, PullRef):
             out.append(markup.pr(span.number, span.url, span.repo))
+        elif isinstance(span, ChatRef) and callable(chat := getattr(markup, "chat", None)):
+            out.append(str(chat(span.text)))
         else:
             out.append(markup.esc(span.text))
     return "".join(out)

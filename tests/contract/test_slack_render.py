@@ -34,6 +34,7 @@ from bot.engine import build_digest
 from bot.i18n import translations
 from bot.models import KeyPull, Lang, Period, Reply, Theme
 from bot.render.chat import chat_view
+from bot.resources import template_dir
 from bot.snapshot import read_snapshot
 from testkit import EXAMPLES
 from testkit.golden import updating
@@ -280,7 +281,10 @@ def _slack_messages() -> list[tuple[str | None, str, str | None]]:
     options = {"extensions": "jinja2.ext.do,jinja2.ext.loopcontrols",
                "trim_blocks": "true", "lstrip_blocks": "true"}
     found: set[tuple[str | None, str, str | None]] = set()
-    for path in sorted((TEMPLATES / "slack").glob("*.j2")):
+    # Slack's own templates, and the core's that its App Home tab and link previews show.
+    shown = [*sorted((TEMPLATES / "slack").glob("*.j2")),
+             *(template_dir() / "document" / name for name in ("overview.j2", "preview.j2"))]
+    for path in shown:
         with path.open("rb") as handle:
             for _, function, message, _ in babel_extract(
                     handle, ["_", "gettext", "ngettext", "pgettext"], [], options):

@@ -1,0 +1,47 @@
+"""A delivery that asks no question - a pasted link to preview, say - handled once
+across the platform's retries and the replicas, by the claims questions use
+(`bot.chat.inbound.FirstSeen`): admitted by its delivery key, recorded done once sent,
+or let go so a retry may try again. A store that cannot be asked lets it through: a
+preview shown twice beats none."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.chat.inbound import FirstSeen
+from bot.models import Admission
+
+logger = logging.getLogger(__name__)
+
+
+class Once:
+    """Deliveries of `platform` admitted once through `deduper`."""
+
+    def __init__(self, deduper: FirstSeen, platform: str) -> None:
+        self.deduper = deduper
+        self.platform = platform
+
+    async def admit(self, key: str | None) -> Admission:
+        """Whether to handle the delivery `key`: "answer" (this process holds it now;
+        always, without a key), "repeat", or "later"."""
+        if key is None:
+            return "answer"
+        try:
+            return await self.deduper.first(self.platform, key)
+        except Exception as exc:
+            logger.warning("%s: dedupe unavailable (%s); handling %s anyway",
+                           self.platform, type(exc).__name__, key)
+            return "answer"
+
+    async def record(self, key: str | None, *, done: bool) -> None:
+        """The delivery `key` handled (`done`), or let go for a retry; never raises."""
+        if key is None:
+            return
+        try:
+            if done:
+                await self.deduper.answered(self.platform, key)
+            else:
+                await self.deduper.unanswered(self.platform, key)
+        except Exception as exc:
+            logger.warning("%s: dedupe unavailable (%s) recording %s",
+                           self.platform, type(exc).__name__, key)
