@@ -346,6 +346,15 @@ def secret(env_name: str) -> str | None:
     return value or None
 
 
+class Secrets:
+    """A record of secret values read with `secret` (a platform's tokens): its `repr`
+    names the record only, so no log line or traceback shows a value. A dataclass of
+    them says `repr=False`."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(...)"
+
+
 def _check_channel_repos(channel: ChannelConfig, config: Config, where: str) -> None:
     """A channel names one repository (`repo`) or a list of them (`repos`), each
     configured under [repos] and listed once."""

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.config import Config, PlatformSettings, Secrets, platform_settings, secret
 from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
@@ -16,16 +16,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class TelegramSecrets:
+@dataclass(frozen=True, repr=False)
+class TelegramSecrets(Secrets):
     """The secrets Telegram's adapter holds, read from the variables `TelegramSettings`
     names: the bot token and the webhook's secret token. Never logged, never shown."""
 
     token: str
     secret_token: str | None = None
-
-    def __repr__(self) -> str:
-        return "TelegramSecrets(...)"
 
 
 class TelegramSettings(PlatformSettings, frozen=True, kw_only=True):
