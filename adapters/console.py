@@ -11,12 +11,13 @@ import asyncio
 import getpass
 import sys
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, ClassVar, TextIO
 
 from starlette.routing import BaseRoute
 
 from adapters.base import ChatAdapter
+from adapters.delivering import NoArrivalLookup
 from bot.chat.grammar import parse_command
 from bot.chat.handler import CommandHandler
 from bot.config import ChannelConfig, Config
@@ -40,8 +41,9 @@ def console_channel(config: Config, repo: str, lang: Lang = "en") -> ChannelConf
                          timezone=repo_config.timezone)
 
 
-class ConsoleAdapter:
-    """Replies written to a text stream, in plain text or Markdown."""
+class ConsoleAdapter(NoArrivalLookup):
+    """Replies written to a text stream, in plain text or Markdown. A terminal keeps no
+    history to look in for a post in doubt."""
 
     platform: ClassVar[str] = "console"
     # A terminal takes any length; nothing is split.
@@ -90,16 +92,6 @@ class ConsoleAdapter:
                           idempotency_key: str | None = None) -> list[str]:
         self._write(render_digest(digest, "markdown" if self.fmt == "markdown" else "text"))
         return [channel_id]
-
-    async def complete_delivery(self, channel_id: str, digest: Digest, *,
-                                idempotency_key: str, since: datetime) -> list[str] | None:
-        """A terminal keeps no history to look in."""
-        return None
-
-    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
-                             since: datetime, thread: str | None = None) -> list[str] | None:
-        """A terminal keeps no history to look in."""
-        return None
 
     async def close(self) -> None:
         self.output.flush()

@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
 from adapters.base import DeliveryError
+from adapters.delivering import NoArrivalLookup
 from bot.clock import HeldClock
 from bot.config import ChannelConfig, Config, load_config
 from bot.models import Digest, PullRequest, Reply, Snapshot
@@ -84,7 +85,7 @@ def clock() -> HeldClock:
 
 
 @dataclass
-class RecordingAdapter:
+class RecordingAdapter(NoArrivalLookup):
     """A chat adapter that keeps what it was asked to send; `fail` refuses every post."""
 
     platform: str
@@ -123,14 +124,6 @@ class RecordingAdapter:
             raise DeliveryError(f"{self.platform}: refused")
         self.digests.append((channel_id, digest))
         return [f"{self.platform}-digest-{len(self.digests)}"]
-
-    async def complete_delivery(self, channel_id: str, digest: Digest, *,
-                                idempotency_key: str, since: datetime) -> list[str] | None:
-        return None
-
-    async def complete_reply(self, channel_id: str, reply: Reply, *, idempotency_key: str,
-                             since: datetime, thread: str | None = None) -> list[str] | None:
-        return None
 
     async def close(self) -> None:
         self.closed += 1
