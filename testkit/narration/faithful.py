@@ -52,7 +52,7 @@ VERL_ZH = _lines(
     VERL, "zh",
     ("summary", "本周（7 月 13 日至 19 日）共合并 28 个 PR，其中 24 个为重点 PR。"),
     ("summary", "改动主要集中在 ci、rollout 和 trainer，ci 相关 PR 占 29%。"),
-    ("summary", "按类型看，fix 类共十二个，占 43%，feat 与 chore 各 7 个。"),
+    ("summary", "按类型看，fix 类共十二个，占 43%，feat 有 7 个，chore 有 6 个。"),
     ("summary", "本周有 3 项风险观察，分别来自 #7037 和 #6932。", (7037, 6932)),
     ("summary", "重点新功能包括 #7061 的 `save_lora_only` 和 #6974 的 `delta_sharded`。",
      (7061, 6974)),
@@ -179,7 +179,7 @@ VLLM_ZH = _lines(
     VLLM, "zh",
     ("summary", "本周共合并 222 个 PR，其中重点 PR 30 个。"),
     ("summary", "rocm 与 ci 是最活跃的主题，分别有 33 个和 28 个 PR，占 15% 和 13%。"),
-    ("summary", "按类型看，fix 最多，共 74 个，占 33%；feat 有 45 个。"),
+    ("summary", "按类型看，fix 最多，共 71 个，占 32%；feat 有 45 个。"),
     ("summary", "本周有 3 项风险观察，来自 #48583 和 #47782。", (48583, 47782)),
     ("summary", "安全方面有三个修复：#48583、#47595 和 #44549。", (48583, 47595, 44549)),
     ("trends", "`vllm/v1/worker/gpu_model_runner.py` 本周被 9 个 PR 修改，是改动最频繁的文件。"),
@@ -188,7 +188,7 @@ VLLM_ZH = _lines(
     ("trends", "model 主题有 11 个 PR，rust-frontend 与 xpu 各有 8 个。"),
     ("changes", "安全修复共 3 个：#48583 修复绕过 CVE 修补的稀疏不变量竞争，#47595 为 "
                 "lm-format-enforcer 的正则编译加上超时。", (48583, 47595), 48583),
-    ("changes", "model 新功能共 9 个 PR，其中 #48799、#48869 和 #48884 分别为 Inkling 加入模型、"
+    ("changes", "model 新功能共 14 个 PR，其中 #48799、#48869 和 #48884 分别为 Inkling 加入模型、"
                 "MTP=1 与 LoRA 支持。", (48799, 48869, 48884), 48799),
     ("changes", "ROCm 方面共 33 个 PR，#40977 新增 `HybridW4A16LinearKernel`，#47287 为 "
                 "MiniMax-M3 加入 AITER 稀疏 paged attention。", (40977, 47287), 40977),
@@ -225,7 +225,7 @@ VLLM_EN = _lines(
     ("summary", "This week 222 PRs were merged, 30 of them key."),
     ("summary", "rocm and ci were the busiest topics with 33 and 28 PRs, 15% and 13% of the "
                 "week."),
-    ("summary", "By type, fix leads with 74 PRs (33%), and feat follows with 45."),
+    ("summary", "By type, fix leads with 71 PRs (32%), and feat follows with 45."),
     ("summary", "There are 3 risk observations, on #48583 and #47782.", (48583, 47782)),
     ("summary", "Three security fixes landed: #48583, #47595 and #44549.",
      (48583, 47595, 44549)),
@@ -238,7 +238,7 @@ VLLM_EN = _lines(
     ("changes", "Security fixes (3 PRs): #48583 fixes a concurrent sparse invariant race that "
                 "bypassed the CVE remediation, and #47595 guards the lm-format-enforcer regex "
                 "compile with a timeout.", (48583, 47595), 48583),
-    ("changes", "New model features (9 PRs): #48799, #48869 and #48884 add Inkling model, "
+    ("changes", "New model features (14 PRs): #48799, #48869 and #48884 add Inkling model, "
                 "MTP=1 and LoRA support.", (48799, 48869, 48884), 48799),
     ("changes", "ROCm (33 PRs): #40977 adds `HybridW4A16LinearKernel` and #47287 "
                 "adds AITER sparse paged attention for MiniMax-M3.", (40977, 47287), 40977),
