@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-import msgspec
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -46,6 +45,7 @@ from starlette.routing import BaseRoute, Route
 from adapters.answering import answer, take
 from adapters.background import Background
 from adapters.base import DeliveryError
+from adapters.overrides import settings_with
 from adapters.sending import Limits
 from adapters.slack.admins import is_chat_admin
 from adapters.slack.clicks import (
@@ -199,9 +199,7 @@ class SlackAdapter:
         not set. `overrides` replace fields of `[platforms.slack]` (tests: `api_url`,
         `socket_mode`) or constructor arguments; `outbound_only=True` builds one that
         only posts (`prdigest post`), which needs the bot token alone."""
-        fields = set(SlackSettings.__struct_fields__)
-        settings = msgspec.structs.replace(slack_settings(config), **{
-            name: overrides.pop(name) for name in list(overrides) if name in fields})
+        settings = settings_with(slack_settings(config), overrides)
         found = slack_secrets(settings)
         outbound_only = bool(overrides.get("outbound_only"))
         if found is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.config import Config, PlatformSettings, Secrets, platform_settings, secret
 from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
@@ -53,8 +53,8 @@ class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
         return bot_and_chat_lanes("slack", channel_id, self, "post_rate", "channel_post_rate")
 
 
-@dataclass(frozen=True)
-class SlackSecrets:
+@dataclass(frozen=True, repr=False)
+class SlackSecrets(Secrets):
     """The secrets Slack's adapter holds, read from the variables `SlackSettings` names:
     the bot token, the signing secret (HTTP mode) and the app-level token (Socket
     Mode). Never logged, never shown."""
@@ -62,9 +62,6 @@ class SlackSecrets:
     bot_token: str
     signing_secret: str | None = None
     app_token: str | None = None
-
-    def __repr__(self) -> str:
-        return "SlackSecrets(...)"
 
 
 def slack_secrets(settings: SlackSettings) -> SlackSecrets | None:
