@@ -46,6 +46,7 @@ from adapters.answering import answer, take
 from adapters.background import Background
 from adapters.base import DeliveryError
 from adapters.overrides import settings_with
+from adapters.paced import Paced
 from adapters.sending import Limits
 from adapters.slack.admins import is_chat_admin
 from adapters.slack.clicks import (
@@ -158,11 +159,8 @@ class SlackAdapter:
                                      retry_handlers=handlers)
         self.inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                            chat_admins=functools.partial(is_chat_admin, self.client), clock=clock)
-        self.outbound = SlackOutbound(
-            self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(clock),
-            lanes=settings.post_lanes,
-            limits=limits,
-            clock=clock)
+        self.outbound = SlackOutbound(self.client, handlers, Paced(
+            pacer if pacer is not None else LocalPacer(clock), settings.post_lanes, limits, clock))
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
         self._signing_secret = signing_secret or secrets.token_hex(32)
