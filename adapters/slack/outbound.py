@@ -29,6 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
+from adapters.delivering import stopped_post
 from adapters.http import Pool
 from adapters.paced import Paced
 from adapters.sending import (
@@ -40,6 +41,7 @@ from adapters.sending import (
     resume_parts,
     send_parts,
 )
+from adapters.slack.inbound import PLATFORM
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.slack.render import SlackMessage
 from bot.clock import SYSTEM_CLOCK, Clock
@@ -159,7 +161,8 @@ class SlackOutbound:
                           event: str = DELIVERY_EVENT) -> list[str]:
         return await send_parts(
             messages, self._poster(channel_id, len(messages), key, thread_ts, event),
-            found=found, failure=DeliveryError, stopped=_stopped)
+            found=found, failure=DeliveryError,
+            stopped=functools.partial(_stopped, channel_id=channel_id))
 
     async def resume_parts(self, channel_id: str, messages: list[SlackMessage], key: str,
                            since: datetime, *, thread_ts: str | None = None,
@@ -172,7 +175,7 @@ class SlackOutbound:
             arrived=lambda: self.delivered_parts(channel_id, key, since, event=event,
                                                  thread=thread_ts),
             what=f"Slack {channel_id}, {event} {key}", failure=DeliveryError,
-            stopped=_stopped)
+            stopped=functools.partial(_stopped, channel_id=channel_id))
 
     async def delivered_parts(self, channel_id: str, key: str, since: datetime, *,
                                event: str = DELIVERY_EVENT, thread: str | None = None
@@ -294,12 +297,11 @@ def _outcome(exc: Exception, *, channel_id: str, thread_ts: str | None) -> Outco
     return Refused(exc)
 
 
-def _stopped(stop: Stopped) -> BaseException:
-    """A split post stopped: its part's error, saying how many parts went before it."""
-    if not stop.sent:
-        return stop.error
-    return DeliveryError(f"{stop.error} (after {len(stop.sent)} of {stop.total} parts "
-                         "were posted)")
+def _stopped(stop: Stopped, *, channel_id: str) -> BaseException:
+    """A split post stopped: its first part's error as it is (a `ParentGone` stays one),
+    a later part's saying how many went before it (`adapters.delivering`)."""
+    return stop.error if not stop.sent else stopped_post(
+        stop, PLATFORM, channel_id, method="chat.postMessage", resend=False)
 
 
 def _refusal(exc: SlackApiError, channel_id: str, thread_ts: str | None) -> DeliveryError:
