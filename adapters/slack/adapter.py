@@ -388,12 +388,9 @@ class SlackAdapter:
         shared = link_shared(body)
         if shared is None or self._foreign(body):
             return None
-        admission = await self.unfurls.admit(shared)
-        if admission == "later":
-            return self._later()
-        if admission == "answer":
-            self._tasks.spawn(self.unfurls.unfurl(shared))
-        return None
+        admission = await self.unfurls.once.take(shared.key, self._tasks,
+                                                 lambda: self.unfurls.unfurl(shared))
+        return self._later() if admission == "later" else None
 
     async def _on_home_opened(self, body: dict[str, Any]) -> None:
         """The Home tab opened: published in the background (`adapters.slack.home`)."""
