@@ -35,10 +35,15 @@ class PlatformSpec:
     name: str
     # Its `[platforms.<name>]` table, read by `load_config` through `PLATFORM_SCHEMAS`.
     settings: type[PlatformSettings]
-    # Whether the secrets are set that make building the adapter worth trying.
-    has_credentials: Callable[[Config], bool]
-    # /healthz for the platform without an adapter: names of missing variables only.
-    unconfigured_status: Callable[[Config], dict[str, Any]]
+    # Names of the variables the configured mode needs that are not set: a platform
+    # that says only that has credentials when none is missing, and /healthz without
+    # its adapter names them.
+    missing_env: Callable[[Config], list[str]] | None = None
+    # Whether the secrets are set that make building the adapter worth trying, and
+    # /healthz for the platform without an adapter (names of variables only), where a
+    # platform says more than `missing_env`.
+    credentials: Callable[[Config], bool] | None = None
+    status_off: Callable[[Config], dict[str, Any]] | None = None
     # Names of the variables an outbound post needs that are not set (`prdigest post`).
     missing_post_env: Callable[[Config], list[str]]
     # Imports the adapter class: the SDK's import cost is paid here, on use.
@@ -54,6 +59,26 @@ class PlatformSpec:
     # The extra that installs its SDK (`prdigest[<extra>]`) and the modules it brings.
     extra: str
     sdk: tuple[str, ...]
+
+    def has_credentials(self, config: Config) -> bool:
+        """Whether the secrets are set that make building the adapter worth trying."""
+        if self.credentials is not None:
+            return self.credentials(config)
+        return not self._missing(config)
+
+    def unconfigured_status(self, config: Config) -> dict[str, Any]:
+        """/healthz for the platform without an adapter: names of missing variables only."""
+        if self.status_off is not None:
+            return self.status_off(config)
+        return {"platform": self.name, "configured": False, "missing_env": self._missing(config)}
+
+    def _missing(self, config: Config) -> list[str]:
+        return self.missing_env(config) if self.missing_env is not None else []
+
+    def __post_init__(self) -> None:
+        if self.missing_env is None and (self.credentials is None or self.status_off is None):
+            raise TypeError(f"{self.name}: a spec gives missing_env, or credentials and "
+                            "status_off")
 
     def require(self) -> None:
         """`MissingExtra` (one line: the extra to install) without the platform's SDK."""
@@ -129,24 +154,23 @@ def _feishu_payloads() -> PayloadBuilder:
 
 PLATFORMS: tuple[PlatformSpec, ...] = (
     PlatformSpec(name="slack", settings=slack_settings.SlackSettings,
-                 has_credentials=slack_settings.has_credentials,
-                 unconfigured_status=slack_settings.unconfigured_status, load=_slack,
+                 missing_env=slack_settings.missing_env, load=_slack,
                  missing_post_env=slack_settings.missing_post_env,
                  payloads=_slack_payloads, markup=_slack_markup,
                  templates=slack_package.TEMPLATES,
                  channel_id_hint="a channel id such as C0123456",
                  extra="slack", sdk=("slack_bolt", "slack_sdk", "aiohttp")),
     PlatformSpec(name="telegram", settings=telegram_settings.TelegramSettings,
-                 has_credentials=telegram_settings.has_credentials,
-                 unconfigured_status=telegram_settings.unconfigured_status, load=_telegram,
+                 credentials=telegram_settings.has_credentials,
+                 status_off=telegram_settings.unconfigured_status, load=_telegram,
                  missing_post_env=telegram_settings.missing_post_env,
                  payloads=_telegram_payloads, markup=_telegram_markup,
                  templates=telegram_package.TEMPLATES,
                  channel_id_hint="a chat id such as -1001234567890",
                  extra="telegram", sdk=("telegram", "aiohttp")),
     PlatformSpec(name="feishu", settings=feishu_settings.FeishuSettings,
-                 has_credentials=feishu_settings.has_credentials,
-                 unconfigured_status=feishu_settings.unconfigured_status, load=_feishu,
+                 credentials=feishu_settings.has_credentials,
+                 status_off=feishu_settings.unconfigured_status, load=_feishu,
                  missing_post_env=feishu_settings.missing_post_env,
                  payloads=_feishu_payloads, markup=_feishu_markup,
                  templates=feishu_package.TEMPLATES,

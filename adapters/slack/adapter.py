@@ -31,7 +31,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-import msgspec
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -46,6 +45,8 @@ from starlette.routing import BaseRoute, Route
 from adapters.answering import answer, take
 from adapters.background import Background
 from adapters.base import DeliveryError
+from adapters.overrides import settings_with
+from adapters.paced import Paced
 from adapters.sending import Limits
 from adapters.slack.admins import is_chat_admin
 from adapters.slack.clicks import (
@@ -158,11 +159,8 @@ class SlackAdapter:
                                      retry_handlers=handlers)
         self.inbox = Inbox(handler, deduper, default_lang=self.default_lang,
                            chat_admins=functools.partial(is_chat_admin, self.client), clock=clock)
-        self.outbound = SlackOutbound(
-            self.client, handlers, pacer=pacer if pacer is not None else LocalPacer(clock),
-            lanes=settings.post_lanes,
-            limits=limits,
-            clock=clock)
+        self.outbound = SlackOutbound(self.client, handlers, Paced(
+            pacer if pacer is not None else LocalPacer(clock), settings.post_lanes, limits, clock))
         # Without a signing secret (Socket Mode only) no HTTP route is mounted; the
         # random secret only makes sure nothing could ever verify against an empty one.
         self._signing_secret = signing_secret or secrets.token_hex(32)
@@ -199,9 +197,7 @@ class SlackAdapter:
         not set. `overrides` replace fields of `[platforms.slack]` (tests: `api_url`,
         `socket_mode`) or constructor arguments; `outbound_only=True` builds one that
         only posts (`prdigest post`), which needs the bot token alone."""
-        fields = set(SlackSettings.__struct_fields__)
-        settings = msgspec.structs.replace(slack_settings(config), **{
-            name: overrides.pop(name) for name in list(overrides) if name in fields})
+        settings = settings_with(slack_settings(config), overrides)
         found = slack_secrets(settings)
         outbound_only = bool(overrides.get("outbound_only"))
         if found is None:
@@ -392,12 +388,9 @@ class SlackAdapter:
         shared = link_shared(body)
         if shared is None or self._foreign(body):
             return None
-        admission = await self.unfurls.admit(shared)
-        if admission == "later":
-            return self._later()
-        if admission == "answer":
-            self._tasks.spawn(self.unfurls.unfurl(shared))
-        return None
+        admission = await self.unfurls.once.take(shared.key, self._tasks,
+                                                 lambda: self.unfurls.unfurl(shared))
+        return self._later() if admission == "later" else None
 
     async def _on_home_opened(self, body: dict[str, Any]) -> None:
         """The Home tab opened: published in the background (`adapters.slack.home`)."""

@@ -33,6 +33,7 @@ from adapters.slack.markup import CHANNEL_ID
 from adapters.slack.render import encode
 from bot.chat.overviews import ChatOverviews
 from bot.clock import SYSTEM_CLOCK, Clock
+from bot.i18n import tag_lang
 from bot.models import Lang
 from bot.render.document import Document
 from bot.render.layouts import reply_document
@@ -167,16 +168,11 @@ class SlackHome:
         return frozenset(found)
 
     async def _lang(self, user: str) -> Lang:
-        """The user's language from their Slack locale (`zh-CN` -> zh), else the
-        adapter's default."""
+        """The user's language from their Slack locale (`bot.i18n.tag_lang`: `zh-CN` ->
+        zh), else the adapter's default."""
         try:
             found = await self.client.users_info(user=user, include_locale=True)
         except SlackApiError as exc:
             logger.info("slack: locale of %s unreadable: %s", user, exc.response.get("error"))
             return self.default_lang
-        locale = str((found.get("user") or {}).get("locale") or "")
-        if locale.lower().startswith("zh"):
-            return "zh"
-        if locale.lower().startswith("en"):
-            return "en"
-        return self.default_lang
+        return tag_lang((found.get("user") or {}).get("locale")) or self.default_lang

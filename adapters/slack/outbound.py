@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -29,21 +29,22 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.base import DeliveryError, ParentGone
+from adapters.delivering import stopped_post
+from adapters.http import Pool
+from adapters.paced import Paced
 from adapters.sending import (
     HoldOff,
-    Limits,
     Outcome,
     Refused,
     Stopped,
     header_seconds,
     resume_parts,
-    send_in_turn,
     send_parts,
 )
+from adapters.slack.inbound import PLATFORM
 from adapters.slack.payloads import DELIVERY_EVENT, delivery_metadata, post_arguments
 from adapters.slack.render import SlackMessage
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.pacing import Lane, Pacer
 from bot.redaction import URL_PATH, Redact
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ RESPONSE_URL_LOG = logging.getLogger("adapters.slack.response_url")
 RESPONSE_URL_LOG.addFilter(Redact(URL_PATH))
 # chat.postMessage's answer when `thread_ts` names a message that is gone (deleted).
 THREAD_GONE = "thread_not_found"
+# The connections open to Slack at once at most (aiohttp's default).
+CONNECTIONS = 100
 # How far before a delivery's first attempt its messages are looked for (clock skew).
 HISTORY_MARGIN_SECONDS = 300
 
@@ -124,34 +127,25 @@ def retry_after(error: SlackApiError) -> float | None:
 
 class SlackOutbound:
     """What the adapter sends through `client` (slack_sdk's, with `retry_handlers`):
-    each post through the shared loop (`adapters.sending`) in its turn of
-    `lanes(channel)` on `pacer`, within `limits`; a 429 holds the lanes off."""
+    each post through the shared loop (`adapters.sending`) in its turn of its channel's
+    lanes (`paced`); a 429 holds the lanes off."""
 
-    def __init__(self, client: AsyncWebClient, retry_handlers: list[AsyncRetryHandler], *,
-                 pacer: Pacer, lanes: Callable[[str], Sequence[Lane]], limits: Limits,
-                 clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self, client: AsyncWebClient, retry_handlers: list[AsyncRetryHandler],
+                 paced: Paced) -> None:
         self.client = client
         self.retry_handlers = retry_handlers
-        self.pacer = pacer
-        self.lanes = lanes
-        self.limits = limits
-        self.clock = clock
-        self._session: aiohttp.ClientSession | None = None
+        self.paced = paced
+        self._pool = Pool(CONNECTIONS)
 
     def session(self) -> aiohttp.ClientSession:
-        """One connection pool for every outbound call: slack_sdk would otherwise open
-        (and close) a session, and a TCP connection, per request. Created on first use,
-        inside the running loop."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession()
-            self.client.session = self._session
-        return self._session
+        """One connection pool for every outbound call (`adapters.http.Pool`): slack_sdk
+        would otherwise open (and close) a session, and a TCP connection, per request."""
+        self.client.session = self._pool.session()
+        return self.client.session
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-            self.client.session = None
+        await self._pool.close()
+        self.client.session = None
 
     def _poster(self, channel_id: str, total: int, key: str | None, thread_ts: str | None,
                 event: str) -> Callable[[int, SlackMessage], Awaitable[str]]:
@@ -167,7 +161,8 @@ class SlackOutbound:
                           event: str = DELIVERY_EVENT) -> list[str]:
         return await send_parts(
             messages, self._poster(channel_id, len(messages), key, thread_ts, event),
-            found=found, failure=DeliveryError, stopped=_stopped)
+            found=found, failure=DeliveryError,
+            stopped=functools.partial(_stopped, channel_id=channel_id))
 
     async def resume_parts(self, channel_id: str, messages: list[SlackMessage], key: str,
                            since: datetime, *, thread_ts: str | None = None,
@@ -180,7 +175,7 @@ class SlackOutbound:
             arrived=lambda: self.delivered_parts(channel_id, key, since, event=event,
                                                  thread=thread_ts),
             what=f"Slack {channel_id}, {event} {key}", failure=DeliveryError,
-            stopped=_stopped)
+            stopped=functools.partial(_stopped, channel_id=channel_id))
 
     async def delivered_parts(self, channel_id: str, key: str, since: datetime, *,
                                event: str = DELIVERY_EVENT, thread: str | None = None
@@ -232,10 +227,9 @@ class SlackOutbound:
             response = await self.client.chat_postMessage(**arguments)
             return str(response.get("ts", ""))
 
-        return await send_in_turn(
+        return await self.paced.send(
             call, functools.partial(_outcome, channel_id=channel_id, thread_ts=thread_ts),
-            pacer=self.pacer, lanes=self.lanes(channel_id), limits=self.limits,
-            clock=self.clock, late=lambda late: DeliveryError(
+            chat=channel_id, late=lambda late: DeliveryError(
                 f"Slack is rate limited for chat.postMessage to {channel_id} for "
                 f"{late.seconds:.0f} s more"))
 
@@ -303,12 +297,11 @@ def _outcome(exc: Exception, *, channel_id: str, thread_ts: str | None) -> Outco
     return Refused(exc)
 
 
-def _stopped(stop: Stopped) -> BaseException:
-    """A split post stopped: its part's error, saying how many parts went before it."""
-    if not stop.sent:
-        return stop.error
-    return DeliveryError(f"{stop.error} (after {len(stop.sent)} of {stop.total} parts "
-                         "were posted)")
+def _stopped(stop: Stopped, *, channel_id: str) -> BaseException:
+    """A split post stopped: its first part's error as it is (a `ParentGone` stays one),
+    a later part's saying how many went before it (`adapters.delivering`)."""
+    return stop.error if not stop.sent else stopped_post(
+        stop, PLATFORM, channel_id, method="chat.postMessage", resend=False)
 
 
 def _refusal(exc: SlackApiError, channel_id: str, thread_ts: str | None) -> DeliveryError:

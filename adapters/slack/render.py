@@ -58,6 +58,7 @@ from bot.render.hints import with_usage_hint
 from bot.render.layouts import digest_document, reply_document
 from bot.render.markup import is_web_url
 from bot.render.memo import reply_memo
+from bot.render.text_form import TextForm, block_text
 
 MAX_BLOCKS = 50
 MAX_SECTION_CHARS = 3000
@@ -177,21 +178,18 @@ def _heading(line: Line) -> str:
     return f"*{text}*"
 
 
-def _texts(blocks: Sequence[DocBlock]) -> list[str]:
-    """The texts of a part's blocks, one per item (Slack packs and splits them between
-    items); a heading stays with what follows it."""
-    texts: list[str] = []
-    for block in blocks:
-        if isinstance(block, Heading):
-            texts.append(_heading(block.line))
-        elif isinstance(block, Paragraph):
-            texts.append("\n".join(_line(line) for line in block.lines))
-        elif isinstance(block, Items):
-            bullet = "" if block.ordered else "• "
-            texts.extend("\n".join([bullet + _line(item.line),
-                                    *(f"  - {_line(sub)}" for sub in item.sub)])
-                         for item in block.items)
-    return texts
+# Headings, paragraphs and items as lines of mrkdwn (`bot.render.text_form`): a heading
+# in bold, an unnumbered item after `• `.
+_FORM = TextForm(_MRKDWN, heading=_heading, bullet="• ")
+
+
+def _texts(block: DocBlock) -> list[str]:
+    """A block's texts, one per item (Slack packs and splits them between items; a
+    heading stays with what follows it); none for a block that is no heading,
+    paragraph or list."""
+    if isinstance(block, Items):
+        return [block_text(Items((item,), block.ordered), _FORM) for item in block.items]
+    return [block_text(block, _FORM)] if isinstance(block, Heading | Paragraph) else []
 
 
 def _actions(buttons: Sequence[Button]) -> list[ActionsBlock]:
@@ -234,7 +232,7 @@ def _part_blocks(part: Sequence[DocBlock]) -> list[Block]:
             blocks.extend(_context([_line(line) for line in block.lines]))
         elif isinstance(block, Items) and any(item.button for item in block.items):
             for item in block.items:
-                text = split_text(_texts([Items((item,), block.ordered)]))
+                text = split_text(_texts(Items((item,), block.ordered)))
                 if texts and not blocks and len(texts) == 1:
                     text[0] = f"{texts.pop()}\n{text[0]}"  # the heading with its first
                 flush()
@@ -242,7 +240,7 @@ def _part_blocks(part: Sequence[DocBlock]) -> list[Block]:
                 blocks.extend([_section(text[0], accessory=accessory),
                                *(_section(t) for t in text[1:])])
         else:
-            texts.extend(_texts([block]))
+            texts.extend(_texts(block))
     flush()
     return blocks
 

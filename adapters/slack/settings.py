@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from bot.config import Config, PlatformSettings, platform_settings, secret
+from bot.config import Config, PlatformSettings, Secrets, platform_settings, secret
 from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
-__all__ = [
-    "SlackSecrets", "SlackSettings", "has_credentials", "missing_env", "missing_post_env",
-    "slack_secrets", "slack_settings", "unconfigured_status"
-]
+__all__ = ["SlackSecrets", "SlackSettings", "missing_env", "missing_post_env", "slack_secrets",
+           "slack_settings"]
 
 
 class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
@@ -53,8 +51,8 @@ class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
         return bot_and_chat_lanes("slack", channel_id, self, "post_rate", "channel_post_rate")
 
 
-@dataclass(frozen=True)
-class SlackSecrets:
+@dataclass(frozen=True, repr=False)
+class SlackSecrets(Secrets):
     """The secrets Slack's adapter holds, read from the variables `SlackSettings` names:
     the bot token, the signing secret (HTTP mode) and the app-level token (Socket
     Mode). Never logged, never shown."""
@@ -62,9 +60,6 @@ class SlackSecrets:
     bot_token: str
     signing_secret: str | None = None
     app_token: str | None = None
-
-    def __repr__(self) -> str:
-        return "SlackSecrets(...)"
 
 
 def slack_secrets(settings: SlackSettings) -> SlackSecrets | None:
@@ -96,12 +91,3 @@ def missing_post_env(config: Config) -> list[str]:
     name = slack_settings(config).bot_token_env
     return [] if secret(name) else [name]
 
-
-def has_credentials(config: Config) -> bool:
-    """Every secret the configured mode needs is set."""
-    return not missing_env(config)
-
-
-def unconfigured_status(config: Config) -> dict[str, Any]:
-    """/healthz for Slack without an adapter: the names of the variables still needed."""
-    return {"platform": "slack", "configured": False, "missing_env": missing_env(config)}

@@ -31,7 +31,6 @@ from adapters.slack.render import encode
 from bot.chat.inbound import FirstSeen
 from bot.chat.previews import MAX_LINKS_READ, PullPreviews
 from bot.logs import delivery
-from bot.models import Admission
 from bot.render.document import Document
 
 logger = logging.getLogger(__name__)
@@ -83,11 +82,6 @@ class SlackUnfurls:
         self.client = client
         self.previews = previews
         self.once = Once(deduper, PLATFORM)
-
-    async def admit(self, shared: LinkShared) -> Admission:
-        """Whether to unfurl this delivery: "answer" (this process holds it now),
-        "repeat", or "later" (`adapters.once`)."""
-        return await self.once.admit(shared.key)
 
     async def unfurl(self, shared: LinkShared) -> None:
         """Preview the followed PR links of an admitted delivery; never raises (the
