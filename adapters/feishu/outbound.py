@@ -3,7 +3,7 @@ clicked (`im.v1.message.patch`), each in its turn of the app's and the chat's pa
 lanes (`bot.pacing`), each request retried where that is safe - a refused tenant token
 renewed, a rate limit held off in those lanes (for every replica when they live in
 Redis) and tried again in the next turn, a 5xx re-sent when the card's `uuid` makes a
-second copy impossible."""
+second copy impossible, or when it is a patch, which puts the same card in place again."""
 
 from __future__ import annotations
 
@@ -81,12 +81,16 @@ class CardSender:
         request = (PatchMessageRequest.builder().message_id(message_id or "")
                    .request_body(PatchMessageRequestBody.builder()
                                  .content(card_content(card)).build()).build())
-        await self.request(request, PatchMessageResponse, uuid=None, chat=chat)
+        # A patch puts the same card in place however often it is sent: a 5xx is safe
+        # to re-send without a uuid.
+        await self.request(request, PatchMessageResponse, uuid=None, chat=chat,
+                           repeatable=True)
 
     async def request(self, request: CreateMessageRequest | ReplyMessageRequest
                       | PatchMessageRequest, answer_type: type[Any], *, uuid: str | None,
-                      chat: str) -> str:
-        """The id of the message sent (none for a patch), through the shared loop."""
+                      chat: str, repeatable: bool = False) -> str:
+        """The id of the message sent (none for a patch), through the shared loop; a 5xx
+        is sent again when the request is `repeatable` or carries a `uuid`."""
         async def call() -> str:
             try:
                 response = await self.transport.send(request, answer_type)
@@ -100,13 +104,13 @@ class CardSender:
             raise NotSent(response, answer_type)
 
         return await self.paced.send(
-            call, functools.partial(self._outcome, repeatable=bool(uuid)), chat=chat,
+            call, functools.partial(self._outcome, repeatable=repeatable or bool(uuid)), chat=chat,
             late=lambda late: DeliveryError(
                 f"feishu is rate limited for {late.seconds:.0f} s more; the card was not sent"))
 
     def _outcome(self, exc: Exception, *, repeatable: bool) -> Outcome:
         """Feishu's error mapping: a refused tenant token renewed and tried again, a rate
-        limit held off, a 5xx backed off when the card's uuid makes a re-send safe."""
+        limit held off, a 5xx backed off when a re-send is safe (a uuid, a patch)."""
         if not isinstance(exc, NotSent):
             return Refused(exc)
         response = exc.response
@@ -120,7 +124,7 @@ class CardSender:
         if limited is not None:
             return HoldOff(refusal, seconds=limited)  # in the next turn, after the hold
         if repeatable and server_error(response):
-            # The uuid makes a re-send safe: Feishu posts one message per uuid.
+            # Safe to send again: Feishu posts one message per uuid; a patch is the same.
             return BackOff(refusal)
         return Refused(refusal)
 

@@ -484,6 +484,22 @@ async def test_feishu_a_click_on_an_answer_updates_its_card_once(feishu_service:
     assert again.status_code == 200 and cards == [] and len(feishu.patches()) == 1
 
 
+async def test_feishu_a_card_update_answered_5xx_is_sent_again_and_lands_once(
+        feishu_service: Service) -> None:
+    service, feishu = feishu_service, feishu_service.world.feishu
+    sent = await _post_answer(service, "feishu", FEISHU_EN)
+    before, count = feishu.card(sent), len(feishu.sent_cards())
+    data = one_button(button_data(before), in_place=True)
+    feishu.fail_next(f"/messages/{sent}", status=503,
+                     body={"code": 2200, "msg": "internal error"})
+    _, cards = await service.feishu_click(data, event_id="ev-5xx", chat=FEISHU_EN,
+                                          message_id=sent)
+    tried = feishu.calls(f"/open-apis/im/v1/messages/{sent}")
+    assert [r.method for r in tried] == ["PATCH", "PATCH"]  # the 503, then the one taken
+    assert cards == [] and len(feishu.sent_cards()) == count  # in place, not beneath
+    assert len(feishu.patches()) == 1 and feishu.card(sent) != before
+
+
 async def test_feishu_a_click_on_a_digest_or_a_notice_is_answered_in_reply(
         feishu_service: Service) -> None:
     service, feishu = feishu_service, feishu_service.world.feishu
