@@ -1,7 +1,8 @@
 """Whether the person asking may change a Feishu chat's settings, as Feishu tells it
 (the chat's information, `im/v1/chats/:chat_id`): the group's owner and its managers.
-In a one-to-one chat the person is the chat's only admin (the inbox knows that from the
-question itself)."""
+In a one-to-one chat the person is the chat's only admin: a message says so itself (the
+inbox knows it from the question), a card click does not, and the chat's information
+does (`chat_mode` "p2p")."""
 
 from __future__ import annotations
 
@@ -25,5 +26,7 @@ async def is_chat_admin(transport: FeishuTransport, question: Question) -> bool:
     response = await transport.send(request, GetChatResponse)
     if not response.success() or response.data is None:
         raise AdminUnknown(f"feishu answered {response.code}: {response.msg}")
+    if response.data.chat_mode == "p2p":
+        return True  # the person's own chat with the bot
     managers = response.data.user_manager_id_list or []
     return user == response.data.owner_id or user in managers

@@ -129,6 +129,8 @@ class FakeFeishu(ThreadedAiohttpServer):
     # Each chat's owner and managers (open_ids), for the chat's information.
     chat_owners: dict[str, str] = field(default_factory=dict)
     chat_managers: dict[str, list[str]] = field(default_factory=dict)
+    # Chats that are one person's chat with the bot (`chat_mode` "p2p"); others are groups.
+    direct_chats: set[str] = field(default_factory=set)
     _answered: dict[int, str] = field(default_factory=dict)
     # The content of every card message the app sent, as it is now, by message id.
     contents: dict[str, str] = field(default_factory=dict)
@@ -258,6 +260,7 @@ class FakeFeishu(ThreadedAiohttpServer):
             chat = path[len(CHATS_PATH) + 1:].split("?", 1)[0]
             self._respond(request, 200, {"code": 0, "msg": "ok", "data": {
                 "chat_id": chat, "owner_id_type": "open_id",
+                "chat_mode": "p2p" if chat in self.direct_chats else "group",
                 "owner_id": self.chat_owners.get(chat, "ou_someone_else"),
                 "user_manager_id_list": self.chat_managers.get(chat, [])}})
         elif path.startswith(MESSAGES_PATH + "/") and request.method == "PATCH":

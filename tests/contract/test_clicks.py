@@ -272,6 +272,16 @@ async def test_feishu_a_settings_click_by_someone_not_an_admin_is_refused_in_the
     assert stored.all() == {}
 
 
+async def test_feishu_a_settings_click_in_ones_own_chat_with_the_bot_is_taken(
+        feishu_service: Service, stored: RedisChatSettings) -> None:
+    # A click says nothing of the chat's kind; the chat's information says it is
+    # one person's chat with the bot, whose only admin that person is.
+    feishu_service.world.feishu.direct_chats.add("oc_direct0003")
+    _, cards = await feishu_service.feishu_click(FOLLOW, event_id="p2p", chat="oc_direct0003")
+    assert cards and NOT_ADMIN_EN not in said(cards) and NOT_ADMIN_ZH not in said(cards)
+    assert list(stored.all()) == ["feishu:oc_direct0003"]
+
+
 # --- in place: an answer is replaced, a digest or a notice answered beneath --------------
 
 
