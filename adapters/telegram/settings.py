@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from bot.config import Config, PlatformSettings, Secrets, platform_settings, secret
 from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
 __all__ = [
-    "TelegramSecrets", "TelegramSettings", "has_credentials", "missing_env", "missing_post_env",
-    "telegram_settings", "unconfigured_status"
+    "TelegramSecrets", "TelegramSettings", "missing_env", "missing_post_env",
+    "telegram_settings"
 ]
 
 
@@ -82,13 +82,3 @@ def missing_post_env(config: Config) -> list[str]:
     """What posting a message needs and is not set: the bot token only."""
     name = telegram_settings(config).bot_token_env
     return [] if secret(name) else [name]
-
-
-def has_credentials(config: Config) -> bool:
-    """Every secret the configured mode needs is set."""
-    return not missing_env(config)
-
-
-def unconfigured_status(config: Config) -> dict[str, Any]:
-    """/healthz for Telegram without an adapter: the names of the variables still needed."""
-    return {"platform": "telegram", "configured": False, "missing_env": missing_env(config)}

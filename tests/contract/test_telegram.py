@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from adapters.telegram import settings as telegram_settings
+from adapters.registry import platform_spec
 from adapters.telegram.adapter import WEBHOOK_PATH, TelegramAdapter
 from bot.actions import encode_action
 from bot.errors import ConfigError
@@ -340,7 +340,9 @@ def test_from_config_needs_its_secrets_in_the_environment(
     monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
     monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET", raising=False)
     assert TelegramAdapter.from_config(CONFIG, handler, deduper) is None
-    assert telegram_settings.unconfigured_status(CONFIG) == {
+    spec = platform_spec("telegram")
+    assert spec is not None and not spec.has_credentials(CONFIG)
+    assert spec.unconfigured_status(CONFIG) == {
         "platform": "telegram", "configured": False,
         "missing_env": ["TELEGRAM_BOT_TOKEN", "TELEGRAM_WEBHOOK_SECRET"]}
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", tg.token)
