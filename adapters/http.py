@@ -52,6 +52,7 @@ class Pool:
         loop = asyncio.get_running_loop()
         session = self.current
         if session is None or self._loop is not loop:
+            self._let_go()
             session = self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._connections),
                 trust_env=proxies_in_environment(), headers=self._headers,
@@ -60,12 +61,21 @@ class Pool:
         return session
 
     async def close(self) -> None:
-        """Close the session, when it is open and of the running loop; idempotent."""
+        """Close the session (on its own loop when that is another); idempotent."""
         session = self.current
         if session is not None and self._loop is asyncio.get_running_loop():
             await session.close()
-        self._session = None
-        self._loop = None
+            self._session = self._loop = None
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Forget the session made on another loop, closing it there while that loop
+        runs: a session is closed only on the loop it was made on."""
+        session, loop = self.current, self._loop
+        self._session = self._loop = None
+        if session is not None and loop is not None and loop.is_running() \
+                and not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(session.close(), loop)
 
 
 class RequestFailed(Exception):
