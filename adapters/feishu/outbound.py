@@ -7,8 +7,11 @@ second copy impossible, or when it is a patch, which puts the same card in place
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from lark_oapi.api.im.v1 import (
@@ -51,6 +54,9 @@ class CardSender:
         self.transport = transport
         self.app_id = app_id
         self.paced = paced
+        # Each card's updates in turn, with how many wait: an update sent again after a
+        # 5xx never lands over one begun after it (two clicks on one card).
+        self._updating: dict[str, tuple[asyncio.Lock, int]] = {}
 
     async def create(self, body: dict[str, Any]) -> str:
         """Post one card to a chat: the request body of `adapters.feishu.payloads`."""
@@ -83,8 +89,24 @@ class CardSender:
                                  .content(card_content(card)).build()).build())
         # A patch puts the same card in place however often it is sent: a 5xx is safe
         # to re-send without a uuid.
-        await self.request(request, PatchMessageResponse, uuid=None, chat=chat,
-                           repeatable=True)
+        async with self._in_turn(message_id or ""):
+            await self.request(request, PatchMessageResponse, uuid=None, chat=chat,
+                               repeatable=True)
+
+    @contextlib.asynccontextmanager
+    async def _in_turn(self, message_id: str) -> AsyncIterator[None]:
+        """The turn of one update of `message_id`'s card, after those begun before it."""
+        lock, waiting = self._updating.get(message_id, (asyncio.Lock(), 0))
+        self._updating[message_id] = (lock, waiting + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, waiting = self._updating[message_id]
+            if waiting > 1:
+                self._updating[message_id] = (lock, waiting - 1)
+            else:
+                del self._updating[message_id]
 
     async def request(self, request: CreateMessageRequest | ReplyMessageRequest
                       | PatchMessageRequest, answer_type: type[Any], *, uuid: str | None,

@@ -5,6 +5,7 @@ building the adapter from the config and environment.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.parse
 import uuid
@@ -34,6 +35,7 @@ from adapters.feishu.render import (
 )
 from adapters.feishu.tokens import TENANT_TOKENS
 from adapters.feishu.transport import FeishuTransport
+from bot.clock import SYSTEM_CLOCK
 from bot.config import load_config
 from bot.engine import build_digest
 from bot.models import Counts, Digest, KeyPull, Period, Reply, Risk
@@ -384,3 +386,27 @@ async def test_a_message_id_is_one_path_segment_whatever_it_holds(fake: FakeFeis
     assert (head, tail) == ("/open-apis/im/v1/messages", "reply")
     assert urllib.parse.unquote(segment) == "om_a/../b?x=1#y"
     assert post.json() == {"msg_type": "text", "content": json.dumps({"text": "hi"})}
+
+
+async def test_an_update_sent_again_after_a_5xx_never_lands_over_a_later_one(
+        fake: FakeFeishu) -> None:
+    # Two clicks on one card: the first's update is answered 503 and tried again after
+    # its back-off; the second, begun meanwhile, waits its turn and is what stays.
+    adapter = adapter_for(fake, clock=SYSTEM_CLOCK)
+    [sent] = await adapter.post_digest(CHAT, example_digest())
+    path = f"{MESSAGES_PATH}/{sent}"
+    fake.fail_next(path, status=503, body={"code": 2200, "msg": "internal error"})
+
+    def card(text: str) -> dict[str, Any]:
+        return {"schema": "2.0", "config": {"update_multi": True},
+                "body": {"elements": [{"tag": "markdown", "content": text}]}}
+
+    first = asyncio.create_task(adapter._sender.patch(card("first"), message_id=sent, chat=CHAT))
+    while not [r for r in fake.calls(path) if r.method == "PATCH"]:
+        await asyncio.sleep(0.01)
+    await adapter._sender.patch(card("second"), message_id=sent, chat=CHAT)
+    await first
+    shown = fake.card(sent)
+    assert shown is not None and shown["body"]["elements"][0]["content"] == "second"
+    assert [r.method for r in fake.calls(path)] == ["PATCH"] * 3
+    assert adapter._sender._updating == {}  # nothing kept once the updates are done
