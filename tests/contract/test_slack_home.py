@@ -187,7 +187,7 @@ async def test_membership_that_cannot_be_read_shows_no_channel(
     [call] = published(fake_slack)
     text = view_text(call)
     assert channels_shown(text) == set() and "Asia/Shanghai" not in text
-    assert "open this tab again" in text
+    assert "could not tell which channels you are in just now" in text
 
 
 async def test_membership_is_kept_a_minute_and_the_messages_tab_publishes_nothing(
