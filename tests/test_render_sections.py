@@ -46,16 +46,18 @@ def _digest() -> Digest:
                                        LoginCount(login="alice", count=2),)))
 
 
-# Each format's whole output as one string, and how it writes a section heading.
+# Each format's whole output as one string, and how a section heading opens (a chat
+# form's may go on: "Risk observations (1 of 3)").
 FORMATS: dict[str, tuple[Callable[[Digest], str], Callable[[str], str]]] = {
     "markdown": (lambda d: render_digest(d, "markdown"), lambda h: f"## {h}\n"),
-    "text": (lambda d: render_digest(d, "text"), lambda h: f"{h}\n\n"),
+    # (a line break first: a heading opens a line, the first one too)
+    "text": (lambda d: "\n" + render_digest(d, "text"), lambda h: f"\n{h}"),
     "telegram": (lambda d: "\n".join(m.text for m in telegram_messages(d)),
-                 lambda h: f"<b>{h}</b>\n"),
+                 lambda h: f"<b>{h}"),
     "slack": (lambda d: json.dumps([m.blocks for m in slack_messages(d)], ensure_ascii=False),
-              lambda h: json.dumps(f"*{h}*", ensure_ascii=False)[:-1]),
+              lambda h: json.dumps(f"*{h}", ensure_ascii=False)[:-1]),
     "feishu": (lambda d: json.dumps(digest_cards(d), ensure_ascii=False),
-               lambda h: json.dumps(f"**{h}**", ensure_ascii=False)[:-1]),
+               lambda h: json.dumps(f"**{h}", ensure_ascii=False)[:-1]),
     "html": (lambda d: render_report_page(d, PageLinks()), lambda h: f"<h2>{h}</h2>"),
 }
 

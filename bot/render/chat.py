@@ -11,6 +11,8 @@ every PR) is the full report's: Markdown, the HTML page, JSON.
 
 from __future__ import annotations
 
+import dataclasses
+
 from bot.models import Digest
 from bot.render.limits import Limits
 from bot.render.markup import markup_for
@@ -91,6 +93,8 @@ def _limits(table: tuple[tuple[int, ...], ...]) -> tuple[Limits, ...]:
 
 
 STEPS = _limits(_STEP_TABLE)
+# Tighter than every step: the tightest without the line that counts the risks left out.
+STEPS += (dataclasses.replace(STEPS[-1], risks_left=False),)
 COMBINED_STEPS = STEPS + _limits(_COMBINED_TABLE) + tuple(
     Limits(themes=themes, theme_items=numbers, risks=risks, quick=quick, suggestions=0,
            line=line, notable=1, chat=True, security=1, compact_parts=True)
@@ -111,7 +115,7 @@ def visible_length(text: str) -> int:
 def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     """The chat view of `digest` and its plain text: the most generous of `STEPS` whose
     text fits `BUDGET` (of `COMPACT_STEPS` within `COMPACT_BUDGET` for a compact
-    channel), found by a binary search (at most three renders of seven steps; a more
+    channel), found by a binary search (at most four renders of eight steps; a more
     generous step is never shorter), or the tightest step when none fits."""
     if digest.chat_form.style == "compact":
         return _fit(digest, COMBINED_COMPACT_STEPS if digest.parts else COMPACT_STEPS,

@@ -36,6 +36,9 @@ class Limits:
     # A digest of several repositories too long for its full chat form: each
     # repository's part of a section in the compact form's lines, the follow-ups counted.
     compact_parts: bool = False
+    # Whether a chat view that leaves risks out says how many the full report adds: the
+    # last thing a crowded week gives up.
+    risks_left: bool = True
 
 
 FULL = Limits()
