@@ -6,15 +6,12 @@ cannot be asked lets it through: a preview shown twice beats none."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from adapters.background import Background
-from bot.chat.inbound import FirstSeen
+from bot.chat.inbound import FirstSeen, first_seen, record_outcome
 from bot.models import Admission
-
-logger = logging.getLogger(__name__)
 
 
 class Once:
@@ -27,14 +24,7 @@ class Once:
     async def admit(self, key: str | None) -> Admission:
         """Whether to handle the delivery `key`: "answer" (this process holds it now;
         always, without a key), "repeat", or "later"."""
-        if key is None:
-            return "answer"
-        try:
-            return await self.deduper.first(self.platform, key)
-        except Exception as exc:
-            logger.warning("%s: dedupe unavailable (%s); handling %s anyway",
-                           self.platform, type(exc).__name__, key)
-            return "answer"
+        return await first_seen(self.deduper, self.platform, key)
 
     async def take(self, key: str | None, tasks: Background,
                    work: Callable[[], Coroutine[Any, Any, None]]) -> Admission:
@@ -48,13 +38,4 @@ class Once:
 
     async def record(self, key: str | None, *, done: bool) -> None:
         """The delivery `key` handled (`done`), or let go for a retry; never raises."""
-        if key is None:
-            return
-        try:
-            if done:
-                await self.deduper.answered(self.platform, key)
-            else:
-                await self.deduper.unanswered(self.platform, key)
-        except Exception as exc:
-            logger.warning("%s: dedupe unavailable (%s) recording %s",
-                           self.platform, type(exc).__name__, key)
+        await record_outcome(self.deduper, self.platform, key, done=done)

@@ -109,6 +109,37 @@ class FirstSeen(Protocol):
     async def unanswered(self, platform: str, key: str) -> None: ...
 
 
+async def first_seen(deduper: FirstSeen, platform: str, key: str | None) -> Admission:
+    """Whether to handle the delivery `key`: "answer" (this process now holds it;
+    always, without a key), "repeat", or "later" (ask the platform to send it again).
+    When the dedupe store cannot be asked it is handled: a rare double beats silence."""
+    if key is None:
+        return "answer"
+    try:
+        return await deduper.first(platform, key)
+    except Exception as exc:
+        log.warning("%s: dedupe unavailable (%s); handling %s anyway", platform,
+                    type(exc).__name__, key)
+        return "answer"
+
+
+async def record_outcome(deduper: FirstSeen, platform: str, key: str | None, *,
+                         done: bool) -> None:
+    """Tell the dedupe store how the delivery `key` ended: handled (`done`), or let go
+    so a retry may try again (`Claims` keeps an outcome it cannot write yet and writes
+    it once Redis is back); never raises."""
+    if key is None:
+        return
+    try:
+        if done:
+            await deduper.answered(platform, key)
+        else:
+            await deduper.unanswered(platform, key)
+    except Exception as exc:
+        log.warning("%s: dedupe unavailable (%s) recording %s", platform,
+                    type(exc).__name__, key)
+
+
 SendReply = Callable[[Reply], Awaitable[object]]
 ChatAdmins = Callable[["Question"], Awaitable[bool]]
 """A platform's answer to "is the asker one of this chat's admins?" (its API)."""
@@ -189,14 +220,7 @@ class Inbox:
         `admitted=True` to `answer`), "repeat", or "later" (ask the platform to send it
         again). When the dedupe store cannot be asked the question is answered: a rare
         double answer beats silence."""
-        if question.delivery_key is None:
-            return "answer"
-        try:
-            return await self.deduper.first(question.platform, question.delivery_key)
-        except Exception as exc:
-            log.warning("%s: dedupe unavailable (%s); answering %s anyway",
-                        question.platform, type(exc).__name__, question.delivery_key)
-            return "answer"
+        return await first_seen(self.deduper, question.platform, question.delivery_key)
 
     async def answer(self, question: Question,
                      bot_names: Iterable[str] = DEFAULT_BOT_NAMES, *,
@@ -247,18 +271,9 @@ class Inbox:
         return admission
 
     async def _record(self, question: Question, *, sent: bool) -> None:
-        """Tell the dedupe store how the delivery ended (`Claims` keeps an outcome it
-        cannot write yet and writes it once Redis is back)."""
-        if question.delivery_key is None:
-            return
-        try:
-            if sent:
-                await self.deduper.answered(question.platform, question.delivery_key)
-            else:
-                await self.deduper.unanswered(question.platform, question.delivery_key)
-        except Exception as exc:
-            log.warning("%s: dedupe unavailable (%s) recording %s", question.platform,
-                        type(exc).__name__, question.delivery_key)
+        """Tell the dedupe store how the delivery ended."""
+        await record_outcome(self.deduper, question.platform, question.delivery_key,
+                             done=sent)
 
     async def reply_to(self, question: Question,
                        bot_names: Iterable[str] = DEFAULT_BOT_NAMES) -> Reply:
