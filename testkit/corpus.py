@@ -62,6 +62,9 @@ REPOSITORIES = (
                "conventional `perf:`/`fix:` in English, squash bodies of commit lists"),
     Repository("httpx", "encode/httpx", ("2025-W42", "2025-W50"),
                "a quiet repository: one to two PRs a week"),
+    Repository("numpy", "numpy/numpy", ("2026-W32", "2026-W33"),
+               "the NumPy style `ENH:`/`MAINT:`/`BLD:`/`TYP:`, `MAINT, TST:`, RST code, "
+               "merge commits"),
 )
 LANGS: tuple[Lang, ...] = ("zh", "en")
 

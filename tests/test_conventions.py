@@ -16,7 +16,7 @@ from bot.engine import build_digest
 from bot.engine.classify import classify
 from bot.engine.conventions import bump_subject, bumped, is_branch_sync, parse_title
 from bot.engine.headline import said_in
-from bot.models import FileChange, PullRequest, Snapshot
+from bot.models import FileChange, Lang, PullRequest, Snapshot
 from bot.render import render_digest
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
@@ -67,6 +67,18 @@ def _pull(number: int, title: str, *, body: str | None = None, author: str = "de
     ("Merge pull request #12 from acme/fix-login", (), None, "fix-login"),
     ("Pr@dev v2@feat symbol map custom icon", (), "feat", "symbol map custom icon"),
     ("Dev v2@fixexportdata", (), "fix", "exportdata"),
+    # The NumPy style: short upper-case types, several of them before one colon.
+    ("ENH: Support DLPack for scalars", (), "feat", "Support DLPack for scalars"),
+    ("MAINT: pixi-packages: use python 3.15", (), "chore", "pixi-packages: use python 3.15"),
+    ("MNT: properly rename release note file", (), "chore",
+     "properly rename release note file"),
+    ("BLD: make disable-highway work", (), "build", "make disable-highway work"),
+    ("TST: skip on wasm", (), "test", "skip on wasm"),
+    ("MAINT, TST: Exclude test files", (), "chore", "Exclude test files"),
+    ("BUG/ENH: handle 0-d input", (), "fix", "handle 0-d input"),
+    # A module first is a module (TYP is an area: type annotations); `main` is no `maint`.
+    ("TYP/DOC: release note", ("typ",), None, "release note"),
+    ("main: fix startup", ("main",), None, "fix startup"),
 ])
 def test_title_conventions(title: str, modules: tuple[str, ...], kind: str | None,
                            text: str) -> None:
@@ -307,7 +319,8 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
 
 
 @pytest.mark.parametrize("title", ["Bump version to 0.12.2", "🔖 Release 2.3.0",
-                                   ":bookmark: chore(release): v5.32.5 [skip ci]"])
+                                   ":bookmark: chore(release): v5.32.5 [skip ci]",
+                                   "REL: Prepare for the NumPy 2.5.2 release."])
 def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
     pull = _pull(1, title, author="release-bot[bot]", lines=900)
     cls = classify(pull, RepoConfig())
@@ -409,3 +422,36 @@ def test_a_gitmoji_of_no_kind_lets_the_words_decide_and_trailing_links_go(
     assert cls.type == kind
     assert "http" not in cls.short_title
     assert cls.short_title.lower().endswith(text.split(" ", 1)[1].lower())
+
+
+def test_a_numpy_style_week_reads_types_as_types_and_typ_as_type_annotations() -> None:
+    pulls = (
+        _pull(1, "TYP: fix kwarg rejections in specialized gufuncs",
+              paths=("numpy/_core/umath.pyi",)),
+        _pull(2, "TYP: ``concatenate`` shape-typing", paths=("numpy/_core/multiarray.pyi",)),
+        _pull(3, "ENH: Support DLPack for scalars", paths=("numpy/_core/src/dlpack.c",),
+              lines=400),
+        _pull(4, "MAINT, TST: Exclude test files from coverage", paths=(".coveragerc",)),
+    )
+    snapshot = Snapshot(repository="numpy/numpy", pulls=pulls)
+    for lang, area in (("en", "Type annotations"), ("zh", "类型标注")):
+        digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang=lang)
+        titles = {t.title for t in digest.themes}
+        assert area in titles and not titles & {"typ", "enh", "maint"}
+        assert {c.name: c.count for c in digest.types}.get("feat") == 1
+        listing = render_digest(digest, "markdown")
+        # Reading every PR, the title's code is code, not escaped backticks.
+        assert "#2 `concatenate` shape-typing" in listing and "\\`" not in listing
+
+
+@pytest.mark.parametrize(("paths", "lang", "reason"), [
+    (("numpy/_core/umath.pyi",), "en", "large change (900 lines in 1 file)"),
+    (("a.py", "b.py"), "en", "large change (900 lines in 2 files)"),
+    (("numpy/_core/umath.pyi",), "zh", "改动较大（1 个文件共 900 行）"),
+])
+def test_why_a_large_pr_is_key_counts_its_files_in_the_readers_grammar(
+        paths: tuple[str, ...], lang: Lang, reason: str) -> None:
+    pull = _pull(1, "fix: kw-only ufunc method params", paths=paths, lines=900)
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang=lang)
+    assert reason in digest.key_pulls[0].reasons

@@ -98,6 +98,20 @@ def test_no_branch_sync_is_a_key_pr(repo: Repository, week: str) -> None:
     assert not corpus.branch_syncs_as_key(repo, week)
 
 
+# Words teams write before a title's colon to say what kind of change it is, never what
+# part of the project: conventional types and the NumPy style's (`ENH:`, `MAINT:`).
+_KIND_WORDS = frozenset({"feat", "fix", "chore", "refactor", "perf", "style", "enh",
+                         "maint", "mnt", "bld", "tst", "bug", "sty", "typ"})
+
+
+@pytest.mark.parametrize(("repo", "week"), WEEKS, ids=IDS)
+def test_no_theme_is_named_after_the_kind_of_change_its_titles_write(
+        repo: Repository, week: str) -> None:
+    for lang in corpus.LANGS:
+        named = {t.title.lower() for t in corpus.digest(repo.name, week, lang).themes}
+        assert not named & _KIND_WORDS, named
+
+
 def test_a_week_of_only_a_branch_sync_has_no_key_pr() -> None:
     week = corpus.digest("Langchain-Chatchat", "2024-W24", "zh")
     assert week.counts.total == 1 and week.counts.key == 0

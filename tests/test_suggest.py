@@ -18,6 +18,7 @@ from bot.engine import build_digest
 from bot.engine.suggest import Lead, settings_in, suggest
 from bot.i18n import translator
 from bot.models import Concern, NameCount, Risk, RiskKind
+from bot.render.typeset import typeset
 from bot.snapshot import read_snapshot
 
 NPU = RepoConfig(topics={"npu": TopicRule(keywords=("npu", "ascend"), label="NPU")})
@@ -100,3 +101,17 @@ def test_the_verl_week_suggestions_name_prs_files_and_settings(shared_data: Path
     assert "save_lora_only" in text and "#7061" in text
     assert "data.gen_batch_size" in text
     assert "vllm_async_server.py" in text
+
+
+
+@pytest.mark.parametrize(("lang", "label", "said"), [
+    ("en", "Type annotations", "Run a focused Type annotations regression covering #2"),
+    ("zh", "类型标注", "做一次类型标注专项回归"),
+])
+def test_a_dominant_topic_is_named_as_the_reader_sees_it_everywhere_else(
+        lang: str, label: str, said: str) -> None:
+    topics = (NameCount(name="typing", label=label, count=4, share=0.8, pulls=(1, 2, 3, 4)),)
+    (advice,) = suggest((), topics, (), (), [], translator(lang),
+                        leads=(Lead(number=2, type="fix", topics=("typing",)),))
+    # As the reader gets it: zh typeset (no spaces beside Chinese).
+    assert said in typeset(advice, lang) and "typing" not in advice

@@ -95,6 +95,8 @@ BUILTIN: dict[str, Builtin] = {
     "vllm": Builtin("vLLM", proper=True),
     "sglang": Builtin("SGLang", proper=True),
     "benchmarks": Builtin(_("Benchmarks"), ("benchmark", "bench")),
+    "typing": Builtin(_("Type annotations"), ("typ", "type", "types", "typehint", "stub",
+                                             "stubs", "annotation")),
     "i18n": Builtin(_("Translations"), ("lang", "locale", "locales", "translation",
                                          "translations", "l10n", "localization",
                                          "internationalization")),

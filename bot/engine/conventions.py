@@ -8,7 +8,8 @@ Read in this order, each convention taking its part off the title's front:
 - `Revert "…"`: a revert of the title in quotes, read in turn;
 - bracket tags (`[BREAKING][npu, ckpt]`, `[Bugfix][ROCm]`, `【PAC】`);
 - a conventional prefix `type(scope)!: …` with the scope in any script, split at `,`
-  `，` `、` `/` `|`, and a full-width colon (`fix(仪表板)：…`);
+  `，` `、` `/` `|`, and a full-width colon (`fix(仪表板)：…`); the NumPy style's short
+  types (`ENH:`, `MAINT:`, `BLD:`), several before one colon (`MAINT, TST:`);
 - a scope without a type (`cask/audit: …`, `docs/ssl: …`), a path's folders its modules;
 - a branch's name as the title (`Pr@dev v2@feat symbol map`), its last part read.
 What a title's maintainers wrote is all that marks a PR as a security fix, breaking or
@@ -42,6 +43,14 @@ _TYPE_WORDS = {
     "ci": "ci", "build": "build", "deps": "build", "dependencies": "build",
     "chore": "chore", "misc": "chore", "style": "style", "revert": "revert",
     "i18n": "chore", "release": "chore",
+}
+# The short type words of the NumPy style (NumPy, SciPy, pandas, scikit-learn: `ENH:`,
+# `MAINT:`, `BLD:`, `TST:`). Matched exactly, never as a typo of a longer word: `main`
+# is not `maint`.
+_TYPE_ABBREVIATIONS = {
+    "enh": "feat", "fea": "feat", "maint": "chore", "mnt": "chore", "tst": "test",
+    "bld": "build", "sty": "style", "cln": "refactor", "rev": "revert", "rel": "chore",
+    "dep": "chore", "depr": "chore",
 }
 # Tags that name a type in bracket conventions, not a module.
 _TYPE_TAGS = {
@@ -111,6 +120,8 @@ _LEADING_TAGS = re.compile(r"^\s*((?:[\[【][^\]】]*[\]】]\s*)+)")
 _TAG = re.compile(r"[\[【]([^\]】]*)[\]】]")
 # Parts of a tag that name no module: a series number (`[1/n]`, `[2/3]`).
 _NOT_A_MODULE = re.compile(r"^(?:\d+|n|part-?\d+)$", re.I)
+# Several types before one colon (`MAINT, TST: …`, `BUG/ENH: …`): the first is the type.
+_TYPE_LIST = re.compile(r"^\s*([A-Za-z]+)((?:\s*[,/&+]\s*[A-Za-z]+)+)\s*[:：]\s*(.*)$", re.S)
 _CONVENTIONAL = re.compile(
     r"^\s*([A-Za-z]+)\s*(?:[(（]([^)）]*)[)）])?\s*(!)?\s*[:：;；]\s*(.*)$", re.S)
 # A scope with no type before the colon: one word or a path (`cask/audit`, `图表`).
@@ -157,6 +168,8 @@ def canonical_type(word: str) -> str | None:
     lowered = word.lower().strip()
     if lowered in _TYPE_WORDS:
         return _TYPE_WORDS[lowered]
+    if lowered in _TYPE_ABBREVIATIONS:
+        return _TYPE_ABBREVIATIONS[lowered]
     if not lowered.isascii():
         return None
     close = difflib.get_close_matches(lowered, list(_TYPE_WORDS), n=1, cutoff=0.8)
@@ -237,6 +250,7 @@ def parse_title(title: str) -> Title:
                     breaking = True
                 elif name and name not in tags and not _NOT_A_MODULE.match(name):
                     tags.append(name)
+    rest = _one_type(rest)
     conventional = _CONVENTIONAL.match(rest)
     word_type = canonical_type(conventional.group(1)) if conventional else None
     modules: list[str] = []
@@ -273,11 +287,24 @@ def parse_title(title: str) -> Title:
     modules = [m for m in modules if m not in _SECURITY_NAMES]
     text = re.sub(r"\s+", " ", rest.strip().lstrip(":：-– ").strip())
     text = _TRAILING_ISSUES.sub("", text).strip() or text
-    release = emoji == "🔖" or "release" in modules or bool(_RELEASE.match(text))
+    release = (emoji == "🔖" or "release" in modules or bool(_RELEASE.match(text))
+               or bool(conventional and conventional.group(1).lower() in _RELEASE_TYPES))
     bump = not release and (bump or _names_a_bump(text, modules))
     return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title,
                  security=security, advisories=_advisories(title), sync=sync, bump=bump,
                  release=release)
+
+
+def _one_type(text: str) -> str:
+    """`MAINT, TST: x` as `MAINT: x` when every word before the colon is a type; any
+    other text as it is (`TYP/DOC: x` names a module first)."""
+    listed = _TYPE_LIST.match(text)
+    if listed is None:
+        return text
+    words = re.split(r"\s*[,/&+]\s*", listed.group(2).strip(" ,/&+"))
+    if all(canonical_type(w) is not None for w in [listed.group(1), *words]):
+        return f"{listed.group(1)}: {listed.group(3)}"
+    return text
 
 
 def reverted_text(text: str) -> str | None:
@@ -321,6 +348,8 @@ _BUMP = re.compile(
 _RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|release\s+)?"
                       r"v?\d+\.\d+(?:\.\d+)*(?:[-+.]\w+)*(?:\s+\[skip ci\])?$|"
                       r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d", re.I)
+# Type words that say a title is a version's release (`REL: Prepare for 2.5.2`).
+_RELEASE_TYPES = frozenset({"rel", "release"})
 _DEPENDENCY_SCOPES = frozenset({"deps", "deps-dev", "dependencies", "dependency"})
 
 

@@ -143,8 +143,9 @@ def score_pull(
     value += min(3.0, math.log10(lines + 1))
     if lines >= LARGE_LINES:
         files = len(pull.files) or pull.changed_files or 0
-        reasons.append(t("large change (%(lines)d lines in %(files)d files)", lines=lines,
-                         files=files))
+        reasons.append(t.n("large change (%(lines)d lines in %(num)d file)",
+                           "large change (%(lines)d lines in %(num)d files)", files,
+                           lines=lines))
     severe = _severe(pull, cls, body)
     if severe:
         value += 1.5

@@ -74,6 +74,11 @@ def is_code(path: str) -> bool:
     return bool(_CODE_FILE.search(path)) and not _NO_CODE_FOLDER.search(path)
 
 
+def _named(topic: NameCount) -> str:
+    """A topic as the rest of the digest names it to the reader ("NPU", "类型标注")."""
+    return topic.label or topic.name
+
+
 def _refs(numbers: list[int], t: Translator) -> str:
     return t.sep.join(f"#{n}" for n in dict.fromkeys(numbers))
 
@@ -119,19 +124,19 @@ def suggest(
     dominant = next((c for c in topics if c.share >= DOMINANT_SHARE and c.count >= 3), None)
     if dominant:
         backing = [k.number for k in leads if dominant.name in k.topics][:NAMED_PULLS]
-        share = percent(dominant.share, t.lang)
+        share, named = percent(dominant.share, t.lang), _named(dominant)
         out.append(t("Run a focused %(topic)s regression covering %(pulls)s: %(topic)s makes "
-                     "up %(share)s of the week (%(count)d PRs).", topic=dominant.name,
+                     "up %(share)s of the week (%(count)d PRs).", topic=named,
                      share=share, count=dominant.count, pulls=_refs(backing, t))
                    if backing else
                    t("Plan a focused %(topic)s regression run: %(topic)s makes up %(share)s "
-                     "of the week (%(count)d PRs).", topic=dominant.name, share=share,
+                     "of the week (%(count)d PRs).", topic=named, share=share,
                      count=dominant.count))
     for topic in topics:
         if topic.previous is not None and topic.count >= 2 * max(topic.previous, 1) + 1:
             out.append(t("Check that the %(topic)s owners can keep up with reviews: its "
-                         "activity rose from %(previous)d to %(count)d PRs.", topic=topic.name,
-                         previous=topic.previous, count=topic.count))
+                         "activity rose from %(previous)d to %(count)d PRs.",
+                         topic=_named(topic), previous=topic.previous, count=topic.count))
             break
     fixes = next((c for c in types if c.name == "fix"), None)
     if fixes and fixes.share >= FIX_SHARE and fixes.count >= 3:
