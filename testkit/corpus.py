@@ -65,6 +65,8 @@ REPOSITORIES = (
     Repository("numpy", "numpy/numpy", ("2026-W32", "2026-W33"),
                "the NumPy style `ENH:`/`MAINT:`/`BLD:`/`TYP:`, `MAINT, TST:`, RST code, "
                "merge commits"),
+    Repository("nacos", "alibaba/nacos", ("2025-W34", "2025-W35"),
+               "`[ISSUE #N]: …` tags, titles of no convention, three PRs a week"),
 )
 LANGS: tuple[Lang, ...] = ("zh", "en")
 

@@ -79,6 +79,11 @@ def _pull(number: int, title: str, *, body: str | None = None, author: str = "de
     # A module first is a module (TYP is an area: type annotations); `main` is no `maint`.
     ("TYP/DOC: release note", ("typ",), None, "release note"),
     ("main: fix startup", ("main",), None, "fix startup"),
+    # A tag naming the issue a PR answers names no module.
+    ("[ISSUE #12191]: Add namespace existence check", (), None,
+     "Add namespace existence check"),
+    ("[#88][core] Trim the cache", ("core",), None, "Trim the cache"),
+    ("[Issue-123] fix: retry the login", (), "fix", "retry the login"),
 ])
 def test_title_conventions(title: str, modules: tuple[str, ...], kind: str | None,
                            text: str) -> None:
@@ -455,3 +460,20 @@ def test_why_a_large_pr_is_key_counts_its_files_in_the_readers_grammar(
     digest = build_digest(Snapshot(repository="o/r", pulls=(pull,)), "2026-W29",
                           repo_config=RepoConfig(), lang=lang)
     assert reason in digest.key_pulls[0].reasons
+
+
+@pytest.mark.parametrize(("lang", "said", "not_said"), [
+    ("en", "No PR this week says what kind of change it is (a feature, a fix…). "
+           "The busiest topic was AI (3, 100%).", "most PRs were other"),
+    ("zh", "本周没有 PR 标明改动类型（新功能、修复等）。", "其他居首"),
+])
+def test_a_week_whose_titles_say_no_kind_of_change_says_so_not_other(
+        lang: Lang, said: str, not_said: str) -> None:
+    pulls = tuple(_pull(n, title, paths=("console-ui/src/pages/AI/McpDetail/ShowTools.js",))
+                  for n, title in ((1, "Optimizing Swagger import using templates"),
+                                   (2, "opt args use aggre options"),
+                                   (3, "Develop release3.0.3")))
+    digest = build_digest(Snapshot(repository="alibaba/nacos", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang=lang)
+    text = render_digest(digest, "text")
+    assert said in text and not_said not in text

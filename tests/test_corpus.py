@@ -122,8 +122,9 @@ def test_key_prs_pick_some_out_and_other_changes_hold_at_most_a_quarter(
         repo: Repository, week: str) -> None:
     digest = corpus.digest(repo.name, week, "zh")
     total = digest.counts.total
-    if total >= 3:
-        assert digest.counts.key < total or total < 3
+    # A week of three is read whole: each PR gets its line rather than "1 more PR".
+    if total > 3:
+        assert digest.counts.key < total
     if total < 15:
         assert digest.counts.key <= max(3, 2 * total // 3)
     areas = [t for t in digest.themes if t.kind == "area"]

@@ -118,8 +118,10 @@ _MERGE_BRANCH = re.compile(
 _REVERT = re.compile(r"^Revert\s*[\"“'](.+)[\"”']\s*$", re.I | re.S)
 _LEADING_TAGS = re.compile(r"^\s*((?:[\[【][^\]】]*[\]】]\s*)+)")
 _TAG = re.compile(r"[\[【]([^\]】]*)[\]】]")
-# Parts of a tag that name no module: a series number (`[1/n]`, `[2/3]`).
-_NOT_A_MODULE = re.compile(r"^(?:\d+|n|part-?\d+)$", re.I)
+# Parts of a tag that name no module: a series number (`[1/n]`, `[2/3]`), an issue the
+# PR answers (`[ISSUE #12191]`, `[#88]`, `[fixes #3]`).
+_NOT_A_MODULE = re.compile(
+    r"^(?:n|part-?\d+|(?:(?:issues?|fix(?:es)?|closes?|refs?|pr)-?)?#?\d+)$", re.I)
 # Several types before one colon (`MAINT, TST: …`, `BUG/ENH: …`): the first is the type.
 _TYPE_LIST = re.compile(r"^\s*([A-Za-z]+)((?:\s*[,/&+]\s*[A-Za-z]+)+)\s*[:：]\s*(.*)$", re.S)
 _CONVENTIONAL = re.compile(

@@ -469,9 +469,14 @@ class DigestView:
 
     @cached_property
     def named_types(self) -> list[NameCount]:
-        """The types by count, "other" (no type recognised) left out while any type was."""
-        named = [c for c in self.d.types if c.name != "other"]
-        return named or list(self.d.types)
+        """The types by count, "other" (no type recognised) left out: "the most PRs were
+        other" says nothing (`untyped_week` says that none was told)."""
+        return [c for c in self.d.types if c.name != "other"]
+
+    @cached_property
+    def untyped_week(self) -> bool:
+        """Whether no PR of the week says what kind of change it is."""
+        return bool(self.d.types) and not self.named_types
 
     @cached_property
     def leading_types(self) -> list[NameCount]:
