@@ -79,6 +79,14 @@ def _pull(number: int, title: str, *, body: str | None = None, author: str = "de
     # A module first is a module (TYP is an area: type annotations); `main` is no `maint`.
     ("TYP/DOC: release note", ("typ",), None, "release note"),
     ("main: fix startup", ("main",), None, "fix startup"),
+    # Doris's style: a type tag, then the change's scopes in parentheses.
+    ("[Fix](mongodb-cdc) Fix fullDocument JSON parsing", ("mongodb-cdc",), "fix",
+     "Fix fullDocument JSON parsing"),
+    ("[Improve](cdc)(MongoDB) optimize type inference", ("cdc", "mongodb"), "feat",
+     "optimize type inference"),
+    ("[Enhancement] Add JDK 21 support", (), "feat", "Add JDK 21 support"),
+    # After a tag that names no type, parentheses are the title's own words.
+    ("[ROCm] (experimental) support fp8", ("rocm",), None, "(experimental) support fp8"),
     # A tag naming the issue a PR answers names no module.
     ("[ISSUE #12191]: Add namespace existence check", (), None,
      "Add namespace existence check"),
@@ -477,3 +485,13 @@ def test_a_week_whose_titles_say_no_kind_of_change_says_so_not_other(
                           repo_config=RepoConfig(), lang=lang)
     text = render_digest(digest, "text")
     assert said in text and not_said not in text
+
+
+def test_a_scope_of_data_types_is_not_the_type_annotations_area() -> None:
+    pulls = (_pull(1, "[Feature](type) support doris decimal256 type",
+                   paths=("flink-doris-connector/src/main/java/Decimal.java",)),
+             _pull(2, "[Fix](type) map DATETIME to TIMESTAMP",
+                   paths=("flink-doris-connector/src/main/java/Types.java",)))
+    digest = build_digest(Snapshot(repository="apache/doris-flink-connector", pulls=pulls),
+                          "2026-W29", repo_config=RepoConfig(), lang="en")
+    assert "Type annotations" not in {t.title for t in digest.themes}

@@ -95,8 +95,8 @@ BUILTIN: dict[str, Builtin] = {
     "vllm": Builtin("vLLM", proper=True),
     "sglang": Builtin("SGLang", proper=True),
     "benchmarks": Builtin(_("Benchmarks"), ("benchmark", "bench")),
-    "typing": Builtin(_("Type annotations"), ("typ", "type", "types", "typehint", "stub",
-                                             "stubs", "annotation")),
+    # Not `type`/`types`: a database's or a language's data types are another area.
+    "typing": Builtin(_("Type annotations"), ("typ", "typehint", "stub", "annotation")),
     "i18n": Builtin(_("Translations"), ("lang", "locale", "locales", "translation",
                                          "translations", "l10n", "localization",
                                          "internationalization")),

@@ -6,7 +6,8 @@ Read in this order, each convention taking its part off the title's front:
 - gitmoji, as a character (🐛 ✨ ⬆️ 📝 ♻️ 🔥 🚑 🔒 …) or a shortcode (`:bug:`), and an
   emoji of no meaning taken off;
 - `Revert "…"`: a revert of the title in quotes, read in turn;
-- bracket tags (`[BREAKING][npu, ckpt]`, `[Bugfix][ROCm]`, `【PAC】`);
+- bracket tags (`[BREAKING][npu, ckpt]`, `[Bugfix][ROCm]`, `【PAC】`), a type tag's
+  scopes after it (`[Fix](mongodb-cdc) …`);
 - a conventional prefix `type(scope)!: …` with the scope in any script, split at `,`
   `，` `、` `/` `|`, and a full-width colon (`fix(仪表板)：…`); the NumPy style's short
   types (`ENH:`, `MAINT:`, `BLD:`), several before one colon (`MAINT, TST:`);
@@ -57,7 +58,8 @@ _TYPE_TAGS = {
     "bugfix": "fix", "fix": "fix", "hotfix": "fix", "feat": "feat", "feature": "feat",
     "perf": "perf", "performance": "perf", "refactor": "refactor", "doc": "docs",
     "docs": "docs", "misc": "chore", "chore": "chore", "test": "test", "tests": "test",
-    "ut": "test", "security": "fix", "revert": "revert",
+    "ut": "test", "security": "fix", "revert": "revert", "enhancement": "feat",
+    "improve": "feat", "improvement": "feat",
 }
 # Tags, scopes and types by which maintainers call a change a security fix.
 _SECURITY_NAMES = frozenset({"security", "sec", "vuln", "vulnerability", "cve"})
@@ -117,6 +119,9 @@ _MERGE_BRANCH = re.compile(
     r"^Merge (?:remote-tracking )?branch(?:es)? .*?(?: into .*)?$", re.I)
 _REVERT = re.compile(r"^Revert\s*[\"“'](.+)[\"”']\s*$", re.I | re.S)
 _LEADING_TAGS = re.compile(r"^\s*((?:[\[【][^\]】]*[\]】]\s*)+)")
+# Scopes in parentheses right after a type tag (`[Fix](cdc)(MongoDB) …`).
+_LEADING_SCOPES = re.compile(r"^\s*((?:[(（][^)）]*[)）]\s*)+)")
+_SCOPE = re.compile(r"[(（]([^)）]*)[)）]")
 _TAG = re.compile(r"[\[【]([^\]】]*)[\]】]")
 # Parts of a tag that name no module: a series number (`[1/n]`, `[2/3]`), an issue the
 # PR answers (`[ISSUE #12191]`, `[#88]`, `[fixes #3]`).
@@ -279,6 +284,11 @@ def parse_title(title: str) -> Title:
                 kind = tagged
             elif tagged is None:
                 modules.append(name)
+        scopes = _LEADING_SCOPES.match(rest) if kind is not None and tags else None
+        if scopes:  # `[Fix](mongodb-cdc) …`: a type tag, then the change's scopes
+            rest = rest[scopes.end():]
+            modules += [n for g in _SCOPE.findall(scopes.group(1)) for n in _scope_modules(g)
+                        if n not in modules]
         scoped = _SCOPE_ONLY.match(rest) if not tags else None
         if scoped and canonical_type(scoped.group(1)) is None:
             modules = _path_modules(scoped.group(1))
