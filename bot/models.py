@@ -437,6 +437,10 @@ class PullAnswer(Record, frozen=True, kw_only=True):
     topics: tuple[str, ...] = ()
     type: str = ""
     notes: tuple[str, ...] = ()
+    # `type` as the answer's language names it ("new feature", "新功能").
+    type_name: str = ""
+    # Whether `summary` is the PR's own description, not what its files say.
+    described: bool = False
     # The title said in Chinese, in a zh answer; "" in en.
     headline: str = ""
     # What the PR's change touched: files, lines and the figures its body measured (as

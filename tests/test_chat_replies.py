@@ -209,7 +209,7 @@ def chat() -> ChatTestBackend:
         ("risks for #7035", "enforce_eager=False breaks vLLM on Ascend NPU."),
         ("#7035 有什么风险", "发现 1 项风险："),
         ("summary #6974", "2-3x faster"),
-        ("总结 #6974", "类型：feat；主题：ckpt 和 rollout。"),
+        ("总结 #6974", "类型：新功能；主题：ckpt 和 rollout。"),
         ("digest last week", "verl-project/verl weekly report, 2026 week 29"),
         ("digest", "2026 week 30"),
         ("topics", "This chat follows npu."),

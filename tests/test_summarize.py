@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bot.config import RepoConfig
 from bot.engine.classify import classify
+from bot.engine.digest import answer_pull
 from bot.engine.summarize import body_summary, figures, summarize, summary_and_line
 from bot.i18n import translator
-from bot.models import FileChange, PullRequest
+from bot.models import FileChange, Lang, PullRequest, Reply
+from bot.render import render_reply
 
 
 def test_what_section_first_paragraph() -> None:
@@ -37,10 +41,11 @@ def test_fallback_from_title_and_files() -> None:
         number=1, title="[ci] chore: bump checkout", url="u", state="merged", body="As title.",
         additions=2, deletions=1, files=(FileChange(path=".github/workflows/ci.yml"),),
     )
-    summary = summarize(pull, classify(pull, RepoConfig()), translator("en"))
-    # shown right after the title wherever it appears, so it does not repeat it
-    assert summary == "Changes 1 file in .github/workflows (+2/-1 lines)"
-    zh = summarize(pull, classify(pull, RepoConfig()), translator("zh"))
+    summary, described = summarize(pull, classify(pull, RepoConfig()), translator("en"))
+    # shown right after the title wherever it appears, so it does not repeat it; what
+    # the files say is not the PR's description
+    assert summary == "Changes 1 file in .github/workflows (+2/-1 lines)" and not described
+    zh, _ = summarize(pull, classify(pull, RepoConfig()), translator("zh"))
     assert "1 个文件" in zh and ".github/workflows" in zh and "bump" not in zh
 
 
@@ -49,16 +54,16 @@ def test_fallback_names_the_root_and_copes_with_nothing_known() -> None:
                        additions=1, deletions=1, files=(FileChange(path="README.md"),))
     cls = classify(root, RepoConfig())
     assert summarize(root, cls, translator("en")) == (
-        "Changes 1 file in the repository root (+1/-1 lines)")
-    assert "仓库根目录" in summarize(root, cls, translator("zh"))
+        "Changes 1 file in the repository root (+1/-1 lines)", False)
+    assert "仓库根目录" in summarize(root, cls, translator("zh"))[0]
     counted = PullRequest(number=3, title="fix: x", url="u", state="merged", changed_files=4,
                           additions=9, deletions=2)
     assert summarize(counted, classify(counted, RepoConfig()), translator("en")) == (
-        "Changes 4 files (+9/-2 lines)")
+        "Changes 4 files (+9/-2 lines)", False)
     bare = PullRequest(number=4, title="fix: y", url="u", state="open")
     assert summarize(bare, classify(bare, RepoConfig()), translator("en")) == (
-        "No description given.")
-    assert summarize(bare, classify(bare, RepoConfig()), translator("zh")) == "未附描述。"
+        "No description given.", False)
+    assert summarize(bare, classify(bare, RepoConfig()), translator("zh"))[0] == "未附描述。"
 
 
 def test_filler_and_the_pr_naming_itself_are_dropped() -> None:
@@ -155,3 +160,27 @@ def test_a_symptom_in_another_form_of_its_word_is_said_in_chinese() -> None:
         assert symptom(word, "zh") == said, word
     assert symptom("explodes", "en") == "explodes"
     assert symptom("wobbles", "zh") == "wobbles"  # no word for it: as written
+
+
+def test_a_description_is_said_to_be_one_only_where_the_body_gave_it() -> None:
+    pull = PullRequest(number=5, title="feat: sharded sync", url="u", state="merged",
+                       body="Adds sharded weight sync so that large models load in parallel.",
+                       additions=40, files=(FileChange(path="src/sync.py"),))
+    summary, described = summarize(pull, classify(pull, RepoConfig()), translator("en"))
+    assert described and "sharded weight sync" in summary
+
+
+@pytest.mark.parametrize(("lang", "said", "not_said"), [
+    ("en", "Type: new feature.", "Type: feat"),
+    ("zh", "类型：新功能。", "PR 描述（原文）"),
+])
+def test_an_answer_about_a_pr_without_a_description_does_not_call_its_files_one(
+        lang: Lang, said: str, not_said: str) -> None:
+    pull = PullRequest(number=32286, title="ENH: implement descending sorts for StringDType",
+                       url="https://github.com/numpy/numpy/pull/32286", state="merged",
+                       additions=260, deletions=137,
+                       files=(FileChange(path="numpy/_core/tests/test_stringdtype.py"),))
+    answer = answer_pull(pull, repository="numpy/numpy", repo_config=RepoConfig(), lang=lang)
+    text = render_reply(Reply(kind="pull", lang=lang, pull=answer, mode="summary"), "text")
+    assert said in text and not_said not in text, text
+    assert "numpy/_core/tests" in text  # what its files say, as such

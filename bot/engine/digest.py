@@ -15,7 +15,14 @@ from bot.engine.risks import find_risks, severity_rank
 from bot.engine.suggest import Lead, settings_of, suggest
 from bot.engine.summarize import figure_text, figures, summarize
 from bot.engine.themes import Member, build_themes
-from bot.engine.trends import area_counts, hot_files, topic_counts, type_counts, work_counts
+from bot.engine.trends import (
+    TYPE_NAME,
+    area_counts,
+    hot_files,
+    topic_counts,
+    type_counts,
+    work_counts,
+)
 from bot.i18n import Translator, translator
 from bot.models import (
     Counts,
@@ -190,6 +197,7 @@ def answer_pull(
     cls = classify(pull, repo_config)
     risks = find_risks(pull, t, reviews_recorded=reviews_recorded)
     notes = data_notes([pull], reviews_recorded, t)
+    summary, described = summarize(pull, cls, t)
     if pull.state != "merged":
         notes.insert(0, t("This PR is not merged yet (%(state)s); its review may still be "
                           "in progress.", state=pull.state))
@@ -199,10 +207,12 @@ def answer_pull(
         title=pull.title,
         url=pull.url,
         state=pull.state,
-        summary=summarize(pull, cls, t),
+        summary=summary,
+        described=described,
         risks=tuple(risks),
         topics=cls.topics,
         type=cls.type,
+        type_name=t(TYPE_NAME[cls.type]) if cls.type in TYPE_NAME else "",
         notes=tuple(notes),
         headline=said_in(cls, lang, repository),
         files=len(pull.files) or pull.changed_files or 0,

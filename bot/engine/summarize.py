@@ -283,9 +283,13 @@ def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> s
     )
 
 
-def summarize(pull: PullRequest, cls: Classification, t: Translator) -> str:
+def summarize(pull: PullRequest, cls: Classification, t: Translator) -> tuple[str, bool]:
+    """The PR's summary, and whether it is its description's (else what its files say:
+    an answer must not call that its description)."""
     summary = plain_summary(unclaimed(clean_body(pull.body), cls)) if pull.body else None
-    return own_refs(summary, pull.url) if summary else fallback_summary(pull, cls, t)
+    if summary:
+        return own_refs(summary, pull.url), True
+    return fallback_summary(pull, cls, t), False
 
 
 # What only a PR's maintainers may call it (`bot.engine.classify`): a security fix, a

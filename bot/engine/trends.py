@@ -28,6 +28,13 @@ TYPE_NAMES = {
     "build": _("build"), "chore": _("maintenance"), "style": _("style"),
     "revert": _("reverts"), "other": _("other"),
 }
+# One PR's type as an answer names it ("Type: new feature.").
+TYPE_NAME = {
+    "fix": _("bug fix"), "feat": _("new feature"), "perf": _("performance change"),
+    "refactor": _("refactoring"), "docs": _("docs"), "test": _("tests"), "ci": "CI",
+    "build": _("build"), "chore": _("maintenance"), "style": _("style"),
+    "revert": _("revert"),
+}
 
 
 def count_names(
