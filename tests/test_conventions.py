@@ -87,6 +87,14 @@ def _pull(number: int, title: str, *, body: str | None = None, author: str = "de
     ("[Enhancement] Add JDK 21 support", (), "feat", "Add JDK 21 support"),
     # After a tag that names no type, parentheses are the title's own words.
     ("[ROCm] (experimental) support fp8", ("rocm",), None, "(experimental) support fp8"),
+    # A revert in a title's own words is a revert, and one typed so reads as one.
+    ("Revert moving `pydantic-core` tests", (), "revert",
+     "Revert moving `pydantic-core` tests"),
+    ("revert: add response caching", (), "revert", "Revert add response caching"),
+    ("Reverse the list order", (), None, "Reverse the list order"),
+    # A reference the words need stays (`from #13457`); one a title closes with goes.
+    ("docs: drop some changes from #13457", (), "docs", "drop some changes from #13457"),
+    ("fix: the login loop #13457", (), "fix", "the login loop"),
     # A tag naming the issue a PR answers names no module.
     ("[ISSUE #12191]: Add namespace existence check", (), None,
      "Add namespace existence check"),
@@ -333,7 +341,9 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
 
 @pytest.mark.parametrize("title", ["Bump version to 0.12.2", "🔖 Release 2.3.0",
                                    ":bookmark: chore(release): v5.32.5 [skip ci]",
-                                   "REL: Prepare for the NumPy 2.5.2 release."])
+                                   "REL: Prepare for the NumPy 2.5.2 release.",
+                                   "Version Packages", "Version Packages (beta)",
+                                   "Prepare release v2.14.0b1"])
 def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
     pull = _pull(1, title, author="release-bot[bot]", lines=900)
     cls = classify(pull, RepoConfig())
@@ -495,3 +505,19 @@ def test_a_scope_of_data_types_is_not_the_type_annotations_area() -> None:
     digest = build_digest(Snapshot(repository="apache/doris-flink-connector", pulls=pulls),
                           "2026-W29", repo_config=RepoConfig(), lang="en")
     assert "Type annotations" not in {t.title for t in digest.themes}
+
+
+@pytest.mark.parametrize(("lang", "glance", "kinds"), [
+    ("en", "Revert moving pydantic-core tests", "1 revert"), ("zh", "回滚：", "1 个回滚")])
+def test_a_revert_is_no_notable_fix_and_its_line_says_it_reverts(
+        lang: Lang, glance: str, kinds: str) -> None:
+    pulls = (_pull(1, "Revert moving `pydantic-core` tests", lines=900,
+                   paths=("pydantic-core/tests/test_a.py", "tests/test_a.py")),
+             _pull(2, "fix: callable discriminators with PEP 695 aliases", lines=300))
+    digest = build_digest(Snapshot(repository="pydantic/pydantic", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang=lang)
+    text = render_digest(digest, "text")
+    summary = text.split("\n\n")[2]
+    assert "#1" not in summary and "#2" in summary, summary
+    assert any(glance in line and "#1" in line for line in text.splitlines()), text
+    assert kinds in text and "2 fixes" not in text and "2 个修复" not in text, text

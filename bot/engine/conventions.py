@@ -118,6 +118,8 @@ _MERGE_PULL = re.compile(r"^Merge pull request #\d+ from (\S+)\s*(.*)$", re.I | 
 _MERGE_BRANCH = re.compile(
     r"^Merge (?:remote-tracking )?branch(?:es)? .*?(?: into .*)?$", re.I)
 _REVERT = re.compile(r"^Revert\s*[\"“'](.+)[\"”']\s*$", re.I | re.S)
+# A revert said in a title's own words (`Revert moving tests`, `Reverting the cache`).
+_PLAIN_REVERT = re.compile(r"^Revert(?:s|ing)?\b\s*(.+)$", re.I | re.S)
 _LEADING_TAGS = re.compile(r"^\s*((?:[\[【][^\]】]*[\]】]\s*)+)")
 # Scopes in parentheses right after a type tag (`[Fix](cdc)(MongoDB) …`).
 _LEADING_SCOPES = re.compile(r"^\s*((?:[(（][^)）]*[)）]\s*)+)")
@@ -298,7 +300,11 @@ def parse_title(title: str) -> Title:
     security = security or any(m in _SECURITY_NAMES for m in modules)
     modules = [m for m in modules if m not in _SECURITY_NAMES]
     text = re.sub(r"\s+", " ", rest.strip().lstrip(":：-– ").strip())
-    text = _TRAILING_ISSUES.sub("", text).strip() or text
+    text = _without_trailing_issues(text)
+    if kind is None and _PLAIN_REVERT.match(text):
+        kind = "revert"  # `Revert moving tests`: the title says so in its own words
+    elif kind == "revert" and not _PLAIN_REVERT.match(text):
+        text = _reverting(text)  # `revert: add caching` reads as a revert, not as the change
     release = (emoji == "🔖" or "release" in modules or bool(_RELEASE.match(text))
                or bool(conventional and conventional.group(1).lower() in _RELEASE_TYPES))
     bump = not release and (bump or _names_a_bump(text, modules))
@@ -320,10 +326,30 @@ def _one_type(text: str) -> str:
 
 
 def reverted_text(text: str) -> str | None:
-    """What a revert's text (`Revert "use x on macOS"`) says it takes back, or None for
-    a text that is no revert."""
-    found = _REVERT.match(text)
-    return found.group(1) if found else None
+    """What a revert's text (`Revert "use x on macOS"`, `Revert moving tests`) says it
+    takes back, or None for a text that is no revert."""
+    found = _REVERT.match(text) or _PLAIN_REVERT.match(text)
+    return found.group(1).strip() if found else None
+
+
+def _reverting(text: str) -> str:
+    """A revert's text said as one: `add caching` -> `Revert add caching`."""
+    if not text:
+        return text
+    lowered = text[:1].lower() + text[1:] if text[1:2].islower() else text
+    return f"Revert {lowered}"
+
+
+# A title's last word that needs the reference after it (`changes from #13457`).
+_DANGLING = re.compile(r"\b(?:from|in|of|to|by|after|since|on|at|for|with|into|than|via|"
+                       r"per|like|before|and|or|see)$", re.I)
+
+
+def _without_trailing_issues(text: str) -> str:
+    """The text without the issue numbers it closes with (`… #13410`), unless its words
+    need them (`Revert some docs changes from #13457`)."""
+    cut = _TRAILING_ISSUES.sub("", text).strip()
+    return cut if cut and not _DANGLING.search(cut) else text
 
 
 def _advisories(title: str) -> tuple[str, ...]:
@@ -357,9 +383,14 @@ _BUMP = re.compile(
     r"^(?:bump|update|upgrade)\s+(?:the\s+)?\S+(?:\s+group)?\b.*\b(?:from\s+\S+\s+to\s+\S+|"
     r"with\s+\d+\s+updates?|across\s+\d+\s+director(?:y|ies))|^bump\s+\S+", re.I)
 # A version's release: `Bump version to 0.12.2`, `Release v1.2.0`, `v5.32.5`.
+# Changesets' release PR is `Version Packages` (`Version Packages (beta)`); a release
+# prepared is `Prepare release v2.14.0b1`, `Prepare for the 2.5.2 release`.
 _RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|release\s+)?"
                       r"v?\d+\.\d+(?:\.\d+)*(?:[-+.]\w+)*(?:\s+\[skip ci\])?$|"
-                      r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d", re.I)
+                      r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d|"
+                      r"^version packages(?:\s*\([\w\s-]*\))?$|"
+                      r"^prepare\s+(?:for\s+)?(?:the\s+)?(?:release\s+(?:of\s+)?(?:[\w-]+\s+)?"
+                      r"v?\d|(?:[\w-]+\s+)?v?\d[\w.+-]*\s+release\b|release$)", re.I)
 # Type words that say a title is a version's release (`REL: Prepare for 2.5.2`).
 _RELEASE_TYPES = frozenset({"rel", "release"})
 _DEPENDENCY_SCOPES = frozenset({"deps", "deps-dev", "dependencies", "dependency"})

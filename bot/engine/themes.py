@@ -32,10 +32,10 @@ OTHER_SHARE = 0.25
 WIDE_THEMES = 16
 # How many other areas a theme's `about` names.
 ABOUT = 3
-KINDS = ("security", "features", "performance", "fixes", "refactoring", "docs",
+KINDS = ("security", "features", "performance", "fixes", "reverts", "refactoring", "docs",
          "maintenance", "other")
 _KIND_OF_TYPE = {
-    "feat": "features", "perf": "performance", "fix": "fixes", "revert": "fixes",
+    "feat": "features", "perf": "performance", "fix": "fixes", "revert": "reverts",
     "refactor": "refactoring", "docs": "docs", "other": "other",
 }
 OTHER = "other"
@@ -76,6 +76,7 @@ def _kind_words(t: Translator) -> dict[str, Callable[[int], str]]:
         "performance": lambda n: t.n("%(num)d performance change",
                                      "%(num)d performance changes", n),
         "fixes": lambda n: t.n("%(num)d fix", "%(num)d fixes", n),
+        "reverts": lambda n: t.n("%(num)d revert", "%(num)d reverts", n),
         "refactoring": lambda n: t.n("%(num)d refactor", "%(num)d refactors", n),
         "docs": lambda n: t.n("%(num)d docs change", "%(num)d docs changes", n),
         "maintenance": lambda n: t.n("%(num)d CI and maintenance change",

@@ -385,8 +385,10 @@ class DigestView:
 
     @cached_property
     def fixes(self) -> list[KeyPull]:
-        # A security fix has a sentence of its own in the summary: not named twice.
-        return self._notable({"fix", "revert"}, max(0, self.limits.notable - 1),
+        # A security fix has a sentence of its own in the summary: not named twice. A
+        # revert is no fix ("Notable fixes: Revert moving tests"; zh lines say the
+        # reverted change itself): the key PRs name it as a revert.
+        return self._notable({"fix"}, max(0, self.limits.notable - 1),
                              leave_out={p.url for p in self.security})
 
     def _notable(self, types: set[str], limit: int, *, leave_out: set[str] | None = None
