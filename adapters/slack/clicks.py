@@ -16,7 +16,6 @@ action's `action_ts`.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,10 +23,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.fields import mapping as _map
 from adapters.fields import str_or_none as _str
+from adapters.slack.admins import user_lang
 from bot.chat.inbound import Question
 from bot.i18n import tag_lang
-
-logger = logging.getLogger(__name__)
 
 PLATFORM = "slack"
 # Slack's own limits are far smaller; an action value longer than this is not ours.
@@ -110,14 +108,9 @@ def click_response_url(question: Question) -> str | None:
 
 async def with_clicker_lang(client: AsyncWebClient, question: Question) -> Question:
     """The click with its clicker's language: a click's payload has no locale, so
-    Slack is asked (`users.info` with `include_locale`, the scope `users:read` that
-    the admin check needs too); when it cannot tell, the chat's language is used."""
+    Slack is asked (`adapters.slack.admins.user_lang`); when it cannot tell, the chat's
+    language is used."""
     if question.user_lang is not None or question.user_id is None:
         return question
-    try:
-        found = await client.users_info(user=question.user_id, include_locale=True)
-        lang = tag_lang((found.get("user") or {}).get("locale"))
-    except Exception as exc:
-        logger.info("Slack users.info for a click's locale failed: %s", type(exc).__name__)
-        return question
-    return dataclasses.replace(question, user_lang=lang)
+    lang = await user_lang(client, question.user_id)
+    return question if lang is None else dataclasses.replace(question, user_lang=lang)

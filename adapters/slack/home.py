@@ -28,12 +28,12 @@ from slack_sdk.models.blocks import DividerBlock
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.kept import Kept
+from adapters.slack.admins import user_lang
 from adapters.slack.inbound import PLATFORM
 from adapters.slack.markup import CHANNEL_ID
 from adapters.slack.render import encode
 from bot.chat.overviews import ChatOverviews
 from bot.clock import SYSTEM_CLOCK, Clock
-from bot.i18n import tag_lang
 from bot.models import Lang
 from bot.render.document import Document
 from bot.render.layouts import reply_document
@@ -141,7 +141,8 @@ class SlackHome:
     # --- what Slack says of the user -----------------------------------------------
 
     async def _read(self, user: str) -> _Reader:
-        return _Reader(channels=await self._memberships(user), lang=await self._lang(user))
+        return _Reader(channels=await self._memberships(user),
+                       lang=await user_lang(self.client, user) or self.default_lang)
 
     async def _memberships(self, user: str) -> frozenset[str] | None:
         """The channels `user` is in, as Slack shows them to the bot; None when Slack
@@ -166,13 +167,3 @@ class SlackHome:
                     "the first %d", user, MEMBERSHIP_PAGES * MEMBERSHIP_PAGE_SIZE,
                     MEMBERSHIP_PAGES * MEMBERSHIP_PAGE_SIZE)
         return frozenset(found)
-
-    async def _lang(self, user: str) -> Lang:
-        """The user's language from their Slack locale (`bot.i18n.tag_lang`: `zh-CN` ->
-        zh), else the adapter's default."""
-        try:
-            found = await self.client.users_info(user=user, include_locale=True)
-        except SlackApiError as exc:
-            logger.info("slack: locale of %s unreadable: %s", user, exc.response.get("error"))
-            return self.default_lang
-        return tag_lang((found.get("user") or {}).get("locale")) or self.default_lang
