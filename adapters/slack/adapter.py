@@ -74,7 +74,13 @@ from adapters.slack.render import (
     render_digest_messages,
     render_reply_messages,
 )
-from adapters.slack.settings import SlackSecrets, SlackSettings, slack_secrets, slack_settings
+from adapters.slack.settings import (
+    SlackSecrets,
+    SlackSettings,
+    missing_secrets,
+    slack_secrets,
+    slack_settings,
+)
 from adapters.slack.unfurls import SlackUnfurls, link_shared
 from bot.chat.grammar import DEFAULT_BOT_NAMES
 from bot.chat.handler import CommandHandler
@@ -143,10 +149,11 @@ class SlackAdapter:
         socket_mode, api_url = settings.socket_mode and not outbound_only, settings.api_url
         bot_token, signing_secret = credentials.bot_token, credentials.signing_secret
         app_token = credentials.app_token
-        if socket_mode and not app_token:
-            raise ValueError("Socket Mode needs an app-level token (xapp-...)")
-        if not socket_mode and not signing_secret and not outbound_only:
-            raise ValueError("HTTP mode needs the signing secret")
+        missing = missing_secrets(settings, credentials, outbound_only=outbound_only)
+        if missing:
+            mode = "Posting" if outbound_only else "Socket Mode" if socket_mode else "HTTP mode"
+            raise ValueError(f"{mode} needs {' and '.join(missing.values())}: set "
+                             f"{' and '.join(missing)}")
         self.config = config
         self.settings = settings
         self.socket_mode = socket_mode
@@ -199,12 +206,7 @@ class SlackAdapter:
         only posts (`prdigest post`), which needs the bot token alone."""
         settings = settings_with(slack_settings(config), overrides)
         found = slack_secrets(settings)
-        outbound_only = bool(overrides.get("outbound_only"))
-        if found is None:
-            return None
-        if not outbound_only and settings.socket_mode and not found.app_token:
-            return None
-        if not outbound_only and not settings.socket_mode and not found.signing_secret:
+        if missing_secrets(settings, found, outbound_only=bool(overrides.get("outbound_only"))):
             return None
         return cls(config, handler, deduper, found, settings, **overrides)
 

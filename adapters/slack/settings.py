@@ -9,8 +9,8 @@ from bot.config import Config, PlatformSettings, Secrets, platform_settings, sec
 from bot.errors import ConfigError
 from bot.pacing import Lane, bot_and_chat_lanes, check_rates
 
-__all__ = ["SlackSecrets", "SlackSettings", "missing_env", "missing_post_env", "slack_secrets",
-           "slack_settings"]
+__all__ = ["SlackSecrets", "SlackSettings", "missing_env", "missing_post_env", "missing_secrets",
+           "slack_secrets", "slack_settings"]
 
 
 class SlackSettings(PlatformSettings, frozen=True, kw_only=True):
@@ -62,13 +62,26 @@ class SlackSecrets(Secrets):
     app_token: str | None = None
 
 
-def slack_secrets(settings: SlackSettings) -> SlackSecrets | None:
-    """The secrets in the environment, or None without a bot token."""
-    token = secret(settings.bot_token_env)
-    if token is None:
-        return None
-    return SlackSecrets(token, secret(settings.signing_secret_env),
-                        secret(settings.app_token_env))
+def slack_secrets(settings: SlackSettings) -> SlackSecrets:
+    """The secrets in the environment, as they are (the bot token empty when unset):
+    `missing_secrets` says whether they are enough."""
+    return SlackSecrets(secret(settings.bot_token_env) or "",
+                        secret(settings.signing_secret_env), secret(settings.app_token_env))
+
+
+def missing_secrets(settings: SlackSettings, found: SlackSecrets, *,
+                    outbound_only: bool = False) -> dict[str, str]:
+    """{variable: what it holds} of the secrets Slack needs that `found` lacks: the bot
+    token, and - unless the adapter only posts (`prdigest post`) - the app-level token
+    in Socket Mode or the signing secret over HTTP. The one rule for the adapter, its
+    `from_config` and /healthz."""
+    needed: list[tuple[str, str, str | None]] = [
+        (settings.bot_token_env, "the bot token (xoxb-...)", found.bot_token)]
+    if not outbound_only:
+        needed.append((settings.app_token_env, "an app-level token (xapp-...)", found.app_token)
+                      if settings.socket_mode else
+                      (settings.signing_secret_env, "the signing secret", found.signing_secret))
+    return {name: what for name, what, value in needed if not value}
 
 
 def slack_settings(config: Config) -> SlackSettings:
@@ -77,17 +90,12 @@ def slack_settings(config: Config) -> SlackSettings:
 
 
 def missing_env(config: Config) -> list[str]:
-    """The environment variables (names only) Slack still needs: the bot token, and the
-    app-level token in Socket Mode or the signing secret over HTTP."""
+    """The environment variables (names only) Slack still needs (`missing_secrets`)."""
     settings = slack_settings(config)
-    needed = [settings.bot_token_env]
-    needed.append(settings.app_token_env if settings.socket_mode
-                  else settings.signing_secret_env)
-    return [name for name in needed if not secret(name)]
+    return list(missing_secrets(settings, slack_secrets(settings)))
 
 
 def missing_post_env(config: Config) -> list[str]:
     """What posting a message needs and is not set: the bot token only."""
-    name = slack_settings(config).bot_token_env
-    return [] if secret(name) else [name]
-
+    settings = slack_settings(config)
+    return list(missing_secrets(settings, slack_secrets(settings), outbound_only=True))

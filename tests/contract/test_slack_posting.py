@@ -4,6 +4,7 @@ and the adapter built only from the secrets it needs."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -14,6 +15,7 @@ from adapters.slack import adapter as slack_adapter_module
 from adapters.slack import settings as slack_settings
 from adapters.slack.adapter import EVENTS_PATH, SlackAdapter
 from adapters.slack.render import SlackMessage
+from adapters.slack.settings import SlackSecrets, SlackSettings
 from bot.config import Config
 from bot.models import Digest, Reply
 from bot.snapshot import read_snapshot
@@ -226,6 +228,42 @@ def test_without_secrets_there_is_no_adapter_and_healthz_names_what_is_missing(
     for value in (BOT_TOKEN, SIGNING_SECRET, APP_TOKEN):
         assert value not in status
     assert [route.path for route in adapter.routes()] == [EVENTS_PATH]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("socket_mode", [False, True])
+@pytest.mark.parametrize("outbound_only", [False, True])
+def test_the_adapter_and_from_config_need_the_same_secrets(
+    config: Config, monkeypatch: pytest.MonkeyPatch, socket_mode: bool, outbound_only: bool
+) -> None:
+    """A bot token always; unless only posting, the app-level token in Socket Mode or the
+    signing secret over HTTP - whether read from the environment or handed over."""
+    values = {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+              "SLACK_APP_TOKEN": APP_TOKEN}
+    for present in itertools.product([False, True], repeat=3):
+        given = {name: values[name] for name, on in zip(values, present, strict=True) if on}
+        for name in values:
+            monkeypatch.delenv(name, raising=False)
+        for name, value in given.items():
+            monkeypatch.setenv(name, value)
+        needed = ["SLACK_BOT_TOKEN"] + ([] if outbound_only else
+                                        ["SLACK_APP_TOKEN" if socket_mode
+                                         else "SLACK_SIGNING_SECRET"])
+        missing = [name for name in needed if name not in given]
+        built = SlackAdapter.from_config(config, RecordingHandler(), local_claims(),
+                                         socket_mode=socket_mode, outbound_only=outbound_only)
+        assert (built is not None) == (not missing), given
+        secrets = SlackSecrets(given.get("SLACK_BOT_TOKEN", ""),
+                               given.get("SLACK_SIGNING_SECRET"), given.get("SLACK_APP_TOKEN"))
+        if missing:
+            with pytest.raises(ValueError, match=f"set {' and '.join(missing)}$"):
+                SlackAdapter(config, RecordingHandler(), local_claims(), secrets,
+                             SlackSettings(socket_mode=socket_mode), outbound_only=outbound_only)
+        else:
+            SlackAdapter(config, RecordingHandler(), local_claims(), secrets,
+                         SlackSettings(socket_mode=socket_mode), outbound_only=outbound_only)
+        if not socket_mode:
+            check = slack_settings.missing_post_env if outbound_only else slack_settings.missing_env
+            assert check(config) == missing
 
 
 async def test_an_answer_longer_than_a_response_url_takes_goes_to_the_channel(
