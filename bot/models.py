@@ -389,6 +389,10 @@ class Digest(Record, frozen=True, kw_only=True):
     areas: tuple[NameCount, ...] = ()
     narration: Narration | None = None
     people: People | None = None
+    # Whether the data holds anything a risk is found in (a review, a review thread or
+    # comment, a check state): without it "no risks were found" would claim a search
+    # that had nothing to read.
+    risk_data: bool = True
     chat_form: ChatForm = ChatForm()
     repositories: tuple[RepositoryCounts, ...] = ()
     parts: tuple[Digest, ...] = ()

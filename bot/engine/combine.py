@@ -134,6 +134,7 @@ def combine(parts: Sequence[Digest], *, focus: tuple[str, ...] = (),
         lang=first.lang,
         notes=notes,
         data_as_of=min(known) if known else None,
+        risk_data=any(p.risk_data for p in parts),
         repositories=tuple(repository_counts(p) for p in parts),
         parts=tuple(parts),
     )

@@ -42,6 +42,13 @@ def reviews_recorded(snapshot: Snapshot) -> bool:
     return any(pull.reviews for pull in snapshot.pulls)
 
 
+def risk_data(snapshot: Snapshot) -> bool:
+    """Whether the data holds anything a risk is found in: a review, a review thread or
+    comment, or a check state (`bot.engine.risks`)."""
+    return any(pull.reviews or pull.review_threads or pull.comments or pull.checks is not None
+               for pull in snapshot.pulls)
+
+
 def week_pulls(snapshot: Snapshot, week: str, tz: str) -> list[tuple[PullRequest, str]]:
     """The snapshot's PRs that belong to `week`, with how they count, by number."""
     period = week_period(week, tz)
@@ -136,6 +143,7 @@ def build_digest(
         areas=area_counts(work, themes, len(by_number),
                           first=(areas.canonical(a) for a in areas.keys(focus_topics))),
         people=people_of(pulls, reviews_recorded=recorded),
+        risk_data=risk_data(snapshot),
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )
 

@@ -1,0 +1,49 @@
+"""A week whose data holds no review, review comment or check state says risks could not
+be looked for, never "no risks were found": that would claim a search that had nothing
+to read. Where the data holds reviews, a week of none found says so."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.config import RepoConfig
+from bot.engine import build_digest
+from bot.models import FileChange, Lang, PullRequest, Review, Snapshot
+from bot.render import render_digest
+from bot.render.document import outline
+from bot.render.layouts import digest_document
+
+MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
+NOT_LOOKED = {"en": "so no risks could be looked for", "zh": "因此无法查找风险"}
+NONE_FOUND = {"en": "No risks were found", "zh": "未发现风险"}
+
+
+def _pull(number: int, reviews: tuple[Review, ...] = ()) -> PullRequest:
+    return PullRequest(number=number, title=f"fix: handle case {number}",
+                       url=f"https://github.com/o/r/pull/{number}", author="dev",
+                       state="merged", merged_at=MERGED, closed_at=MERGED, additions=20,
+                       files=(FileChange(path="src/app.py", additions=20),), reviews=reviews)
+
+
+def _text(snapshot: Snapshot, lang: Lang, form: str) -> str:
+    digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang=lang)
+    if form == "document":
+        return outline(digest_document(digest))
+    return render_digest(digest, form)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("form", ["text", "markdown", "document"])
+def test_no_review_data_is_not_reported_as_no_risk(lang: Lang, form: str) -> None:
+    text = _text(Snapshot(repository="o/r", pulls=(_pull(1), _pull(2))), lang, form)
+    assert NOT_LOOKED[lang] in text and NONE_FOUND[lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_reviewed_week_without_risks_says_none_were_found(lang: Lang) -> None:
+    approved = (Review(author="kenji-o", state="APPROVED", submitted_at=MERGED),)
+    text = _text(Snapshot(repository="o/r", pulls=(_pull(1, approved), _pull(2, approved))),
+                 lang, "text")
+    assert NONE_FOUND[lang] in text and NOT_LOOKED[lang] not in text, text
