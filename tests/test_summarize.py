@@ -184,3 +184,40 @@ def test_an_answer_about_a_pr_without_a_description_does_not_call_its_files_one(
     text = render_reply(Reply(kind="pull", lang=lang, pull=answer, mode="summary"), "text")
     assert said in text and not_said not in text, text
     assert "numpy/_core/tests" in text  # what its files say, as such
+
+
+SQUASHED = ("* fix: record recovered panic errors\n\n* chore(deps): bump quic-go to v0.59.1\n\n"
+            "* refactor(recovery): simplify panic error recording\n\n- Collapse the if/else\n\n"
+            "---------\n\nCo-authored-by: A <a@example.com>")
+
+
+def test_a_squash_list_of_commits_is_no_description_of_the_pr() -> None:
+    pull = PullRequest(number=4698, title="fix(recovery): record recovered panics in c.Errors",
+                       url="u", state="merged", body=SQUASHED, additions=20,
+                       files=(FileChange(path="recovery.go"),))
+    cls = classify(pull, RepoConfig())
+    summary, line = summary_and_line(pull, cls, translator("en"))
+    # Not the second commit's subject: the PR changes recovery.go only.
+    assert "quic-go" not in summary + line and "recovered panics" in line
+    assert summarize(pull, cls, translator("en"))[1] is False
+
+
+def test_a_squash_lists_first_entry_in_prose_is_the_description() -> None:
+    body = ("* Previously, Copy() only copied Keys and Params, leaving Errors and\n"
+            "Accepted as nil even when set on the original context.\n\n"
+            "* Replace assert.Equal with assert.Len to satisfy the linter\n")
+    pull = PullRequest(number=4695, title="fix(context): Copy() copies Errors", url="u",
+                       state="merged", body=body, files=(FileChange(path="context.go"),))
+    summary, described = summarize(pull, classify(pull, RepoConfig()), translator("en"))
+    assert described and "only copied Keys and Params" in summary
+    assert "linter" not in summary
+
+
+@pytest.mark.parametrize("body", [
+    "* adds the cache\n* fixes the login loop\n* documents both",  # a plain list
+    "Adds the cache.\n\n* one\n\n* two",  # prose first
+])
+def test_a_description_written_as_a_list_is_read_as_one(body: str) -> None:
+    pull = PullRequest(number=1, title="feat: cache", url="u", state="merged", body=body,
+                       files=(FileChange(path="cache.py"),))
+    assert summarize(pull, classify(pull, RepoConfig()), translator("en"))[1] is True

@@ -63,14 +63,35 @@ _TEMPLATE_PART = re.compile(
     r"自测|测试|截图|检查|清单|关联|相关(?:issue|问题)", re.I)
 
 
+# GitHub's default squash message: each commit of the PR as `* subject` at a line's
+# start, its own body under it, a blank line before the next (the co-authors after it).
+_SQUASH_ENTRY = re.compile(r"\n\s*\n(?=\* )")
+
+
+def squash_description(markdown: str) -> str:
+    """A body written as GitHub's squash list says what each commit did, not the PR
+    (`* chore(deps): bump quic-go` under "record recovered panics"): only a first entry
+    that is prose (a bullet wrapped line to line, not a commit's subject above a blank
+    line) describes it; any other body as it is."""
+    text = markdown.replace("\r\n", "\n").strip()
+    if not text.startswith("* "):
+        return markdown
+    entries = _SQUASH_ENTRY.split(text)
+    if len(entries) < 2:
+        return markdown
+    first = entries[0][2:]
+    _, _, rest = first.partition("\n")
+    return "" if not rest.strip() or rest.startswith("\n") else first
+
+
 def clean_body(markdown: str) -> str:
     """A PR body as prose (`plain`) without what is no prose: commit trailers, tables,
-    checklists, quoted template hints and the parts of a PR template that say nothing
-    of the change (checklist, test plan, screenshots): what summaries, figures and
-    topic keywords read."""
+    checklists, quoted template hints, a squash list's commits and the parts of a PR
+    template that say nothing of the change (checklist, test plan, screenshots): what
+    summaries, figures and topic keywords read."""
     kept: list[str] = []
     skipping = False
-    for line in plain(markdown).splitlines():
+    for line in plain(squash_description(markdown)).splitlines():
         heading = _MARKDOWN_HEADING.match(line)
         if heading and heading.group(1):
             skipping = bool(_TEMPLATE_PART.search(heading.group(1).strip(" :：?？")))
