@@ -7,7 +7,13 @@ import pytest
 from bot.config import RepoConfig
 from bot.engine.classify import classify
 from bot.engine.digest import answer_pull
-from bot.engine.summarize import body_summary, figures, summarize, summary_and_line
+from bot.engine.summarize import (
+    body_summary,
+    change_line,
+    figures,
+    summarize,
+    summary_and_line,
+)
 from bot.i18n import translator
 from bot.models import FileChange, Lang, PullRequest, Reply
 from bot.render import render_reply
@@ -221,3 +227,12 @@ def test_a_description_written_as_a_list_is_read_as_one(body: str) -> None:
     pull = PullRequest(number=1, title="feat: cache", url="u", state="merged", body=body,
                        files=(FileChange(path="cache.py"),))
     assert summarize(pull, classify(pull, RepoConfig()), translator("en"))[1] is True
+
+
+def test_a_change_pointing_back_at_what_came_before_is_no_line_of_its_own() -> None:
+    body = ("For server output, build_getter reused the identifier as the callee. The getter "
+            "returned undefined instead of the derived value. Fix it by avoiding the "
+            "double-transform.")
+    assert change_line(body) is None
+    assert change_line("Fixes the login loop by clearing the cookie. Fix it by retrying.") \
+        == "Fixes the login loop by clearing the cookie."

@@ -385,6 +385,8 @@ def change_line(flat: str, limit: int = LINE_LIMIT) -> str | None:
             continue  # "Adds an opt-in setting:" leads into a dropped code block
         text = sentence_case(_SUBJECT.sub("", sentence)) if _SUBJECT.match(sentence) else sentence
         text = _result_clause(text)
+        if _LEANS_BACK.match(text):
+            continue  # "Fix it by avoiding the double-transform": what "it" is, is above
         if "#" in text:
             text = _OTHER_PULL.sub("", text)
         fitted = clause_cut(text, limit)
@@ -393,6 +395,10 @@ def change_line(flat: str, limit: int = LINE_LIMIT) -> str | None:
     return None
 
 
+# A change whose object is a word pointing back ("Fix it by …", "Moves them to …"): it
+# cannot stand alone as the PR's line.
+_LEANS_BACK = re.compile(r"^\w+\s+(?:it|this|that|them|these|those)\b(?!\s+(?:is|are)\b)",
+                         re.I)
 # "..., so X should ...": what the sentence says follows from what it opens with.
 _SO = re.compile(r",?\s+so\s+(?!that\b)", re.I)
 
