@@ -27,6 +27,8 @@ from bot.render.markup import Markup
 from bot.render.sections import Section
 
 TOP_TOPICS = 3
+# The smallest move of a topic's PRs since the previous week that the trends name.
+TOPIC_MOVE = 2
 # PR numbers named after the most-changed file: a few say which, the count says how many.
 HOT_NUMBERS = 10
 CHAT_HOT_NUMBERS = 3
@@ -357,8 +359,13 @@ class DigestView:
     @cached_property
     def top_topics(self) -> list[NameCount]:
         """The busiest topics the summary and the trends name: counted beside the themes
-        (`Digest.areas`), so a theme's heading never counts more PRs than its topic."""
-        return list((self.d.areas or self.d.topics)[:TOP_TOPICS])
+        (`Digest.areas`), so a theme's heading never counts more PRs than its topic. A
+        topic of one PR is no busy one where others hold more ("context (3), recovery
+        (1) and response_writer (1)")."""
+        ranked = list((self.d.areas or self.d.topics)[:TOP_TOPICS])
+        if ranked and ranked[0].count > 1:
+            ranked = [c for c in ranked if c.count > 1]
+        return ranked
 
     @cached_property
     def topics_overlap(self) -> bool:
@@ -583,6 +590,8 @@ class DigestView:
 
     @cached_property
     def topic_changes(self) -> list[NameCount]:
-        """Topics whose count moved since the previous week, largest move first."""
-        moved = [t for t in self.d.topics if t.previous is not None and t.previous != t.count]
+        """Topics whose count moved by `TOPIC_MOVE` PRs or more since the previous week,
+        largest move first: "disagg 0 → 1" is no trend."""
+        moved = [t for t in self.d.topics if t.previous is not None
+                 and abs(t.count - t.previous) >= TOPIC_MOVE]
         return sorted(moved, key=lambda t: (-abs(t.count - (t.previous or 0)), t.name))[:3]

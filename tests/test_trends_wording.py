@@ -1,0 +1,38 @@
+"""The trends name what is busy and what moved: a topic of one PR is not among "the
+busiest" where others hold more, and a topic that moved by one PR since last week is
+no trend ("disagg 0 → 1")."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.config import RepoConfig
+from bot.engine import build_digest
+from bot.models import FileChange, PullRequest, Snapshot
+from bot.render import render_digest
+
+THIS_WEEK = datetime(2026, 7, 15, 3, tzinfo=UTC)  # 2026-W29
+LAST_WEEK = datetime(2026, 7, 8, 3, tzinfo=UTC)  # 2026-W28
+
+
+def _pull(number: int, title: str, when: datetime = THIS_WEEK) -> PullRequest:
+    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
+                       author="dev", state="merged", merged_at=when, closed_at=when,
+                       additions=20, files=(FileChange(path=f"src/f{number}.go", additions=20),))
+
+
+def test_the_busiest_topics_are_busy_and_a_move_of_one_pr_is_no_trend() -> None:
+    pulls = (
+        *(_pull(n, f"fix(context): case {n}") for n in (1, 2, 3, 4, 5)),
+        _pull(6, "fix(recovery): record panics"),
+        _pull(7, "fix(disagg): one more"),
+        _pull(8, "fix(context): earlier", LAST_WEEK),
+        _pull(9, "fix(context): earlier too", LAST_WEEK),
+    )
+    snapshot = Snapshot(repository="o/r", pulls=pulls)
+    digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang="en",
+                          previous=snapshot)
+    text = render_digest(digest, "text")
+    assert "The busiest topic was context (5, 71%)." in text, text
+    assert "recovery (1" not in text and "disagg 0 → 1" not in text, text
+    assert "Compared with last week: context 2 → 5." in text, text
