@@ -23,7 +23,7 @@ from bot.clock import SYSTEM_CLOCK, Clock
 from bot.config import ChannelConfig, Config, ConfigView, ExcludeRule
 from bot.engine import answer_pull, build_digest, reviews_recorded
 from bot.engine.combine import PartFacts, combine, combined_notes
-from bot.engine.digest import week_pulls
+from bot.engine.digest import has_risk_data, week_pulls
 from bot.engine.exclude import excluded_note, leave_out_of_week, left_out_by, left_out_note
 from bot.errors import SourceError, WeekError
 from bot.events import DigestBuilt, Events
@@ -317,7 +317,8 @@ class Digests:
                    channel: ChannelConfig | None = None) -> PullAnswer:
         """Summary and risks of one PR, kept per PR version and language; a PR the
         exclude settings leave out is still answered, saying so."""
-        answer = self.answer(pull, repo, lang, self.reviews_recorded(pull, repo))
+        answer = self.answer(pull, repo, lang, self.reviews_recorded(pull, repo),
+                             self.risk_data(repo))
         if self.left_out(pull, repo, channel):
             answer = msgspec.structs.replace(answer, notes=(excluded_note(lang), *answer.notes))
         return answer
@@ -343,9 +344,19 @@ class Digests:
             return answer
 
     def _answer(self, pull: PullRequest, repo: str, lang: Lang,
-                recorded: bool) -> PullAnswer:
+                recorded: bool, risk_data: bool = True) -> PullAnswer:
         return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
-                           lang=lang, reviews_recorded=recorded)
+                           lang=lang, reviews_recorded=recorded, risk_data=risk_data)
+
+    def risk_data(self, repo: str) -> bool:
+        """Whether the data holds anything a risk is found in (`bot.engine.digest
+        .has_risk_data`): a snapshot may hold none; GitHub always has its reviews and checks."""
+        if isinstance(self.source, SnapshotSource):
+            try:
+                return has_risk_data(self.source.snapshot_of(repo))
+            except SourceError:
+                return True
+        return True
 
     def reviews_recorded(self, pull: PullRequest, repo: str) -> bool:
         """Snapshot files may leave reviews out altogether (the PR then has none); GitHub

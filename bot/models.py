@@ -445,6 +445,8 @@ class PullAnswer(Record, frozen=True, kw_only=True):
     type_name: str = ""
     # Whether `summary` is the PR's own description, not what its files say.
     described: bool = False
+    # As `Digest.risk_data`: whether its data holds anything a risk is found in.
+    risk_data: bool = True
     # The title said in Chinese, in a zh answer; "" in en.
     headline: str = ""
     # What the PR's change touched: files, lines and the figures its body measured (as

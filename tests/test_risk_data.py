@@ -10,8 +10,9 @@ import pytest
 
 from bot.config import RepoConfig
 from bot.engine import build_digest
-from bot.models import FileChange, Lang, PullRequest, Review, Snapshot
-from bot.render import render_digest
+from bot.engine.digest import answer_pull
+from bot.models import FileChange, Lang, PullRequest, Reply, Review, Snapshot
+from bot.render import render_digest, render_reply
 from bot.render.document import outline
 from bot.render.layouts import digest_document
 
@@ -47,3 +48,15 @@ def test_a_reviewed_week_without_risks_says_none_were_found(lang: Lang) -> None:
     text = _text(Snapshot(repository="o/r", pulls=(_pull(1, approved), _pull(2, approved))),
                  lang, "text")
     assert NONE_FOUND[lang] in text and NOT_LOOKED[lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("mode", ["risks", "summary"])
+def test_a_pr_answer_says_the_same_as_the_digest(lang: Lang, mode: str) -> None:
+    approved = (Review(author="kenji-o", state="APPROVED", submitted_at=MERGED),)
+    for held, said, not_said in ((False, NOT_LOOKED, NONE_FOUND), (True, NONE_FOUND, NOT_LOOKED)):
+        pull = _pull(1, approved if held else ())
+        answer = answer_pull(pull, repository="o/r", repo_config=RepoConfig(), lang=lang,
+                             reviews_recorded=held, risk_data=held)
+        text = render_reply(Reply(kind="pull", lang=lang, pull=answer, mode=mode), "text")
+        assert said[lang] in text and not_said[lang] not in text, text

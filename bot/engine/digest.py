@@ -42,7 +42,7 @@ def reviews_recorded(snapshot: Snapshot) -> bool:
     return any(pull.reviews for pull in snapshot.pulls)
 
 
-def risk_data(snapshot: Snapshot) -> bool:
+def has_risk_data(snapshot: Snapshot) -> bool:
     """Whether the data holds anything a risk is found in: a review, a review thread or
     comment, or a check state (`bot.engine.risks`)."""
     return any(pull.reviews or pull.review_threads or pull.comments or pull.checks is not None
@@ -143,7 +143,7 @@ def build_digest(
         areas=area_counts(work, themes, len(by_number),
                           first=(areas.canonical(a) for a in areas.keys(focus_topics))),
         people=people_of(pulls, reviews_recorded=recorded),
-        risk_data=risk_data(snapshot),
+        risk_data=has_risk_data(snapshot),
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )
 
@@ -199,8 +199,10 @@ def answer_pull(
     repo_config: RepoConfig,
     lang: Lang,
     reviews_recorded: bool = True,
+    risk_data: bool = True,
 ) -> PullAnswer:
-    """Summary and risks of one PR, from the same rules as the digest."""
+    """Summary and risks of one PR, from the same rules as the digest; `risk_data`:
+    whether the data it comes from holds anything a risk is found in."""
     t = translator(lang)
     cls = classify(pull, repo_config)
     risks = find_risks(pull, t, reviews_recorded=reviews_recorded)
@@ -217,6 +219,7 @@ def answer_pull(
         state=pull.state,
         summary=summary,
         described=described,
+        risk_data=risk_data,
         risks=tuple(risks),
         topics=cls.topics,
         type=cls.type,
