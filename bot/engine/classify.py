@@ -14,6 +14,7 @@ from functools import lru_cache
 import msgspec
 
 from bot.config import RepoConfig, TopicRule
+from bot.engine.areas import is_release_note, where_changed
 from bot.engine.conventions import (
     Title,
     canonical_type,
@@ -92,8 +93,13 @@ class Classification(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _type_from_files(paths: list[str]) -> str | None:
+    """docs, test or ci where every file is one; release notes say nothing of the kind
+    (a PR of them alone is docs)."""
     if not paths:
         return None
+    if all(is_release_note(p) for p in paths):
+        return "docs"
+    paths = where_changed(paths)
     if all(_DOC_FILE.search(p) for p in paths):
         return "docs"
     if all(_TEST_FILE.search(p) for p in paths):
@@ -144,8 +150,9 @@ def _glob_match(path: str, glob: str) -> bool:
 
 
 def topic_matches(pull: PullRequest, rule: TopicRule) -> bool:
-    """A configured topic: keyword in title, body or a path; or a path glob matches."""
-    paths = [f.path for f in pull.files]
+    """A configured topic: keyword in title, body or a path; or a path glob matches.
+    Release notes are no path of it (`bot.engine.areas.is_release_note`)."""
+    paths = where_changed(f.path for f in pull.files)
     keywords = _keywords_pattern(rule.keywords)
     # The body without its template (checklists, tables, headings): a template that lists
     # every module would name each in every PR.

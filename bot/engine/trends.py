@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from bot.engine.areas import Areas
+from bot.engine.areas import Areas, is_release_note
 from bot.i18n import Translator
 from bot.models import HotFile, NameCount, PullRequest, Theme
 
@@ -71,13 +71,15 @@ _LOCK_FILE = re.compile(
 
 def hot_files(pulls: Iterable[PullRequest], limit: int = HOT_FILES, *,
               routine: frozenset[int] = frozenset()) -> tuple[HotFile, ...]:
-    """Files changed by at least two PRs, most PRs first; lock files and the `routine`
-    PRs (dependency updates, branch syncs) left out."""
+    """Files changed by at least two PRs, most PRs first; lock files, release notes (a
+    release removes the notes its PRs added) and the `routine` PRs (dependency updates,
+    branch syncs) left out."""
     touched: dict[str, list[int]] = defaultdict(list)
     for pull in pulls:
         if pull.number in routine:
             continue
-        for path in dict.fromkeys(f.path for f in pull.files if not _LOCK_FILE.search(f.path)):
+        for path in dict.fromkeys(f.path for f in pull.files if not _LOCK_FILE.search(f.path)
+                                  and not is_release_note(f.path)):
             touched[path].append(pull.number)
     counts = Counter({path: len(numbers) for path, numbers in touched.items()})
     ranked = sorted((item for item in counts.items() if item[1] >= 2),
