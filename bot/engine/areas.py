@@ -42,7 +42,16 @@ _FOLDER_AREAS = {
 }
 _BUILD_FILE = re.compile(
     r"^(Dockerfile.*|requirements.*\.(txt|in)|setup\.(py|cfg)|pyproject\.toml|"
-    r"CMakeLists\.txt|Makefile|.*\.lock)$", re.I)
+    r"CMakeLists\.txt|Makefile)$", re.I)
+# Lock files: tools rewrite them with every dependency change, so many PRs touch them
+# and none is where the week's changes met; a PR of them alone is a dependency update,
+# however many lines it rewrites (pydantic's 776-line Pyodide lockfile).
+_LOCK_FILE = re.compile(
+    r"(^|/)([^/]+\.lock|[^/]*-lock\.(json|ya?ml)|bun\.lockb|npm-shrinkwrap\.json|go\.sum|"
+    r"pylock(\.[^/]+)?\.toml|packages\.lock\.json|gradle\.lockfile|Package\.resolved|"
+    r"\.terraform\.lock\.hcl)$")
+# What pip-compile locks from: it changes with the lock file it makes.
+_LOCK_INPUT = re.compile(r"(^|/)requirements[^/]*\.in$")
 _DOC_FILE = re.compile(r"\.(md|rst)$", re.I)
 _DOC_PATH = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst)$", re.I)
 # Release-note fragments: a PR adds one to say it has a release note, not to say where
@@ -244,14 +253,15 @@ def folder_area(paths: Sequence[str], package: str, trunk: frozenset[str] = froz
     """The folder most of the files are in, as an area name: below the package's own
     folder, below generic folders (`vllm/v1/attention/...` is attention) and below the
     week's `trunk` (`week_trunk`), with CI, docs, tests and build files as those areas.
-    Code outweighs tests, docs and translations; release-note fragments name none, and
-    a PR of them alone is a docs change."""
+    Code outweighs tests, docs and translations; lock files count only where they are
+    all there is; release-note fragments name none, and a PR of them alone is a docs
+    change."""
     code: Counter[str] = Counter()
     other: Counter[str] = Counter()
     kept = where_changed(paths)
     if paths and not kept:
         return "docs"
-    for path in kept:
+    for path in [p for p in kept if not is_lock_file(p)] or kept:
         area = _path_area(path, package, trunk)
         if not area:
             continue
@@ -299,7 +309,7 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
     if folders:
         at = len(parts) - 1 - len(folders)
         return folders[0], "/".join(parts[: at + 1])
-    if _BUILD_FILE.match(file):
+    if _BUILD_FILE.match(file) or is_lock_file(file):
         return "build", ""
     if _DOC_FILE.search(file):
         return "docs", ""
@@ -384,3 +394,17 @@ def translations_only(paths: Sequence[str]) -> bool:
     however large, such a PR updates words, not code. Its release notes do not count."""
     kept = where_changed(paths)
     return bool(kept) and all(_TRANSLATION_PATH.search(path) for path in kept)
+
+
+def is_lock_file(path: str) -> bool:
+    """Whether a changed file is a dependency lock file (see `_LOCK_FILE`)."""
+    return bool(_LOCK_FILE.search(path))
+
+
+def lock_files_only(paths: Sequence[str]) -> bool:
+    """Whether a PR only relocks dependencies: its files (release notes aside) are lock
+    files, with at most the `requirements*.in` they are compiled from. However large,
+    such a PR is a dependency update."""
+    kept = where_changed(paths)
+    return any(map(is_lock_file, kept)) and all(
+        is_lock_file(path) or _LOCK_INPUT.search(path) for path in kept)

@@ -14,7 +14,7 @@ from functools import lru_cache
 import msgspec
 
 from bot.config import RepoConfig, TopicRule
-from bot.engine.areas import is_release_note, where_changed
+from bot.engine.areas import is_release_note, lock_files_only, where_changed
 from bot.engine.conventions import (
     Title,
     canonical_type,
@@ -78,8 +78,9 @@ def is_breaking(pull: PullRequest, title: Title) -> bool:
 
 
 class Classification(msgspec.Struct, frozen=True, kw_only=True):
-    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update; `release`: a
-    version's release. None of them is ever a key PR."""
+    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update (a PR of lock
+    files alone is one); `release`: a version's release. None of them is ever a key
+    PR."""
 
     type: str
     modules: tuple[str, ...]
@@ -93,12 +94,15 @@ class Classification(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _type_from_files(paths: list[str]) -> str | None:
-    """docs, test or ci where every file is one; release notes say nothing of the kind
-    (a PR of them alone is docs)."""
+    """docs, test or ci where every file is one, build for lock files alone (wherever
+    they are: `.github/pyodide/pylock.toml`); release notes say nothing of the kind (a
+    PR of them alone is docs)."""
     if not paths:
         return None
     if all(is_release_note(p) for p in paths):
         return "docs"
+    if lock_files_only(paths):
+        return "build"
     paths = where_changed(paths)
     if all(_DOC_FILE.search(p) for p in paths):
         return "docs"
@@ -201,8 +205,9 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     for name, rule in repo_config.topics.items():
         if name not in topics and topic_matches(pull, rule):
             topics.append(name)
+    # A PR of lock files alone relocks dependencies, whatever its title says.
     bump = title.bump or (is_bot(pull.author) and not title.release
-                          and bool(_BOT_UPDATE.match(title.text)))
+                          and bool(_BOT_UPDATE.match(title.text))) or lock_files_only(paths)
     return Classification(
         type="build" if bump and kind in {"other", "chore"} else kind,
         modules=tuple(modules),
