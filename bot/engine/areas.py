@@ -408,3 +408,16 @@ def lock_files_only(paths: Sequence[str]) -> bool:
     kept = where_changed(paths)
     return any(map(is_lock_file, kept)) and all(
         is_lock_file(path) or _LOCK_INPUT.search(path) for path in kept)
+
+
+# Test files as each ecosystem names them: a tests folder, pytest's `test_x.py` and
+# `conftest.py`, Go's `x_test.go` and `testdata/`, Jest's `x.test.ts` and `__tests__/`,
+# RSpec's `x_spec.rb`, JUnit's `XTest.java`.
+_TEST_FILE = re.compile(
+    r"(^|/)([Tt]ests?|__tests__|testdata)/|(^|/)(test_[^/]*|conftest\.py)$|_test\.\w+$|"
+    r"\.(test|spec)\.\w+$|_spec\.rb$|[a-z0-9]Tests?\.(java|kt|scala|cs|swift|php)$")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether a changed file is a test or a test's data."""
+    return bool(_TEST_FILE.search(path))

@@ -14,7 +14,7 @@ from functools import lru_cache
 import msgspec
 
 from bot.config import RepoConfig, TopicRule
-from bot.engine.areas import is_release_note, lock_files_only, where_changed
+from bot.engine.areas import is_release_note, is_test_file, lock_files_only, where_changed
 from bot.engine.conventions import (
     Title,
     canonical_type,
@@ -45,7 +45,6 @@ _VERB_TYPES = (
     (re.compile(r"^(重构|移除|删除|清理)"), "refactor"),
 )
 _DOC_FILE = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst|txt)$", re.I)
-_TEST_FILE = re.compile(r"(^|/)tests?/|(^|/)test_[^/]*$|_test\.py$")
 _CI_FILE = re.compile(r"^\.github/|(^|/)\.?ci/|Jenkinsfile|\.buildkite/")
 # Labels by which maintainers call a PR a security fix or a breaking change: a label
 # whose words hold one of these (`security`, `type: security`, `breaking-change`).
@@ -106,7 +105,7 @@ def _type_from_files(paths: list[str]) -> str | None:
     paths = where_changed(paths)
     if all(_DOC_FILE.search(p) for p in paths):
         return "docs"
-    if all(_TEST_FILE.search(p) for p in paths):
+    if all(map(is_test_file, paths)):
         return "test"
     if all(_CI_FILE.search(p) for p in paths):
         return "ci"
