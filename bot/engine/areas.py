@@ -42,9 +42,37 @@ _FOLDER_AREAS = {
 }
 _BUILD_FILE = re.compile(
     r"^(Dockerfile.*|requirements.*\.(txt|in)|setup\.(py|cfg)|pyproject\.toml|"
-    r"CMakeLists\.txt|Makefile|.*\.lock)$", re.I)
+    r"CMakeLists\.txt|Makefile)$", re.I)
+# Lock files: tools rewrite them with every dependency change, so many PRs touch them
+# and none is where the week's changes met; a PR of them alone is a dependency update,
+# however many lines it rewrites (pydantic's 776-line Pyodide lockfile).
+_LOCK_FILE = re.compile(
+    r"(^|/)([^/]+\.lock|[^/]*-lock\.(json|ya?ml)|bun\.lockb|npm-shrinkwrap\.json|go\.sum|"
+    r"pylock(\.[^/]+)?\.toml|packages\.lock\.json|gradle\.lockfile|Package\.resolved|"
+    r"\.terraform\.lock\.hcl)$")
+# What pip-compile locks from: it changes with the lock file it makes.
+_LOCK_INPUT = re.compile(r"(^|/)requirements[^/]*\.in$")
 _DOC_FILE = re.compile(r"\.(md|rst)$", re.I)
 _DOC_PATH = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst)$", re.I)
+# Release-note fragments: a PR adds one to say it has a release note, not to say where
+# it changed (changesets' `.changeset/`, towncrier's `newsfragments/` and `changelog.d/`,
+# reno's `releasenotes/notes/`, changie's `.changes/`, NumPy's
+# `doc/release/upcoming_changes/`). When every PR adds one, its folder read as an area
+# was "most of the work" (svelte: `.changeset` 67%). They still count in a PR's files
+# and lines; they name no area, topic or theme, nor the week's most-changed file.
+_RELEASE_NOTE = re.compile(
+    r"(^|/)(\.changeset|newsfragments|changelog\.d|\.changes|releasenotes/notes|"
+    r"doc/release/upcoming_changes)/")
+
+
+def is_release_note(path: str) -> bool:
+    """Whether a changed file is a release-note fragment (see `_RELEASE_NOTE`)."""
+    return bool(_RELEASE_NOTE.search(path))
+
+
+def where_changed(paths: Iterable[str]) -> list[str]:
+    """The paths that say where a PR changed things: all but its release-note fragments."""
+    return [path for path in paths if not is_release_note(path)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,10 +253,15 @@ def folder_area(paths: Sequence[str], package: str, trunk: frozenset[str] = froz
     """The folder most of the files are in, as an area name: below the package's own
     folder, below generic folders (`vllm/v1/attention/...` is attention) and below the
     week's `trunk` (`week_trunk`), with CI, docs, tests and build files as those areas.
-    Code outweighs tests, docs and translations."""
+    Code outweighs tests, docs and translations; lock files count only where they are
+    all there is; release-note fragments name none, and a PR of them alone is a docs
+    change."""
     code: Counter[str] = Counter()
     other: Counter[str] = Counter()
-    for path in paths:
+    kept = where_changed(paths)
+    if paths and not kept:
+        return "docs"
+    for path in [p for p in kept if not is_lock_file(p)] or kept:
         area = _path_area(path, package, trunk)
         if not area:
             continue
@@ -260,6 +293,8 @@ def area_folder(path: str, package: str, trunk: frozenset[str] = frozenset()) ->
 
 def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, str]:
     """A path's area and the folder that names it (see `folder_area`)."""
+    if is_release_note(path):
+        return "", ""
     parts = tuple(part for part in path.split("/") if part)
     if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
         return _FOLDER_AREAS[parts[0]], ""
@@ -274,7 +309,7 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
     if folders:
         at = len(parts) - 1 - len(folders)
         return folders[0], "/".join(parts[: at + 1])
-    if _BUILD_FILE.match(file):
+    if _BUILD_FILE.match(file) or is_lock_file(file):
         return "build", ""
     if _DOC_FILE.search(file):
         return "docs", ""
@@ -290,9 +325,10 @@ def week_trunk(paths_of: Sequence[Sequence[str]], package: str) -> frozenset[str
     """The folders (`core`, `core/core-frontend`) more than `TRUNK_SHARE` of the week's
     PRs change code in, each below the one before: a repository whose every part sits
     under `core/` has its areas below it, and `core` names none of them. A folder of a
-    common area (docs, tests, CI) is never a trunk."""
+    common area (docs, tests, CI) is never a trunk, nor one of release notes."""
     trunk: list[str] = []
     prefix: tuple[str, ...] = ()
+    paths_of = [where_changed(paths) for paths in paths_of]
     total = sum(1 for paths in paths_of if paths)
     for _ in range(_TRUNK_DEPTH):
         counts: Counter[str] = Counter()
@@ -341,9 +377,10 @@ def _skip_generic(folders: tuple[str, ...], package: str) -> tuple[str, ...]:
 
 
 def docs_only(paths: Sequence[str]) -> bool:
-    """Whether every file is documentation: such a PR is a docs change whatever its
-    title's type says (`[doc] refactor: edit profiling docs`)."""
-    return bool(paths) and all(_DOC_PATH.search(path) for path in paths)
+    """Whether every file is documentation or a release note: such a PR is a docs change
+    whatever its title's type says (`[doc] refactor: edit profiling docs`)."""
+    return bool(paths) and all(_DOC_PATH.search(path) or is_release_note(path)
+                               for path in paths)
 
 
 # Translation files: message catalogs and the folders that hold them.
@@ -354,5 +391,33 @@ _TRANSLATION_PATH = re.compile(
 
 def translations_only(paths: Sequence[str]) -> bool:
     """Whether every file is a translation (`apps/i18n/…/django.po`, `locales/en.ts`):
-    however large, such a PR updates words, not code."""
-    return bool(paths) and all(_TRANSLATION_PATH.search(path) for path in paths)
+    however large, such a PR updates words, not code. Its release notes do not count."""
+    kept = where_changed(paths)
+    return bool(kept) and all(_TRANSLATION_PATH.search(path) for path in kept)
+
+
+def is_lock_file(path: str) -> bool:
+    """Whether a changed file is a dependency lock file (see `_LOCK_FILE`)."""
+    return bool(_LOCK_FILE.search(path))
+
+
+def lock_files_only(paths: Sequence[str]) -> bool:
+    """Whether a PR only relocks dependencies: its files (release notes aside) are lock
+    files, with at most the `requirements*.in` they are compiled from. However large,
+    such a PR is a dependency update."""
+    kept = where_changed(paths)
+    return any(map(is_lock_file, kept)) and all(
+        is_lock_file(path) or _LOCK_INPUT.search(path) for path in kept)
+
+
+# Test files as each ecosystem names them: a tests folder, pytest's `test_x.py` and
+# `conftest.py`, Go's `x_test.go` and `testdata/`, Jest's `x.test.ts` and `__tests__/`,
+# RSpec's `x_spec.rb`, JUnit's `XTest.java`.
+_TEST_FILE = re.compile(
+    r"(^|/)([Tt]ests?|__tests__|testdata)/|(^|/)(test_[^/]*|conftest\.py)$|_test\.\w+$|"
+    r"\.(test|spec)\.\w+$|_spec\.rb$|[a-z0-9]Tests?\.(java|kt|scala|cs|swift|php)$")
+
+
+def is_test_file(path: str) -> bool:
+    """Whether a changed file is a test or a test's data."""
+    return bool(_TEST_FILE.search(path))

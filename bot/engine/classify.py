@@ -14,6 +14,7 @@ from functools import lru_cache
 import msgspec
 
 from bot.config import RepoConfig, TopicRule
+from bot.engine.areas import is_release_note, is_test_file, lock_files_only, where_changed
 from bot.engine.conventions import (
     Title,
     canonical_type,
@@ -44,7 +45,6 @@ _VERB_TYPES = (
     (re.compile(r"^(重构|移除|删除|清理)"), "refactor"),
 )
 _DOC_FILE = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst|txt)$", re.I)
-_TEST_FILE = re.compile(r"(^|/)tests?/|(^|/)test_[^/]*$|_test\.py$")
 _CI_FILE = re.compile(r"^\.github/|(^|/)\.?ci/|Jenkinsfile|\.buildkite/")
 # Labels by which maintainers call a PR a security fix or a breaking change: a label
 # whose words hold one of these (`security`, `type: security`, `breaking-change`).
@@ -77,8 +77,9 @@ def is_breaking(pull: PullRequest, title: Title) -> bool:
 
 
 class Classification(msgspec.Struct, frozen=True, kw_only=True):
-    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update; `release`: a
-    version's release. None of them is ever a key PR."""
+    """`sync`: a branch sync (`master->dev`); `bump`: a dependency update (a PR of lock
+    files alone is one); `release`: a version's release. None of them is ever a key
+    PR."""
 
     type: str
     modules: tuple[str, ...]
@@ -92,11 +93,19 @@ class Classification(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _type_from_files(paths: list[str]) -> str | None:
+    """docs, test or ci where every file is one, build for lock files alone (wherever
+    they are: `.github/pyodide/pylock.toml`); release notes say nothing of the kind (a
+    PR of them alone is docs)."""
     if not paths:
         return None
+    if all(is_release_note(p) for p in paths):
+        return "docs"
+    if lock_files_only(paths):
+        return "build"
+    paths = where_changed(paths)
     if all(_DOC_FILE.search(p) for p in paths):
         return "docs"
-    if all(_TEST_FILE.search(p) for p in paths):
+    if all(map(is_test_file, paths)):
         return "test"
     if all(_CI_FILE.search(p) for p in paths):
         return "ci"
@@ -144,8 +153,9 @@ def _glob_match(path: str, glob: str) -> bool:
 
 
 def topic_matches(pull: PullRequest, rule: TopicRule) -> bool:
-    """A configured topic: keyword in title, body or a path; or a path glob matches."""
-    paths = [f.path for f in pull.files]
+    """A configured topic: keyword in title, body or a path; or a path glob matches.
+    Release notes are no path of it (`bot.engine.areas.is_release_note`)."""
+    paths = where_changed(f.path for f in pull.files)
     keywords = _keywords_pattern(rule.keywords)
     # The body without its template (checklists, tables, headings): a template that lists
     # every module would name each in every PR.
@@ -194,8 +204,9 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     for name, rule in repo_config.topics.items():
         if name not in topics and topic_matches(pull, rule):
             topics.append(name)
+    # A PR of lock files alone relocks dependencies, whatever its title says.
     bump = title.bump or (is_bot(pull.author) and not title.release
-                          and bool(_BOT_UPDATE.match(title.text)))
+                          and bool(_BOT_UPDATE.match(title.text))) or lock_files_only(paths)
     return Classification(
         type="build" if bump and kind in {"other", "chore"} else kind,
         modules=tuple(modules),

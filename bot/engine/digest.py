@@ -6,7 +6,7 @@ Deterministic: the same snapshot, week, config and language give the same digest
 from __future__ import annotations
 
 from bot.config import RepoConfig
-from bot.engine.areas import Areas, folder_area, week_trunk
+from bot.engine.areas import Areas, folder_area, is_test_file, week_trunk
 from bot.engine.assess import Assessment, assess, rank
 from bot.engine.classify import classify
 from bot.engine.headline import said_in
@@ -187,9 +187,10 @@ def _breaking(assessed: list[Assessment]) -> list[int]:
 
 def _lead(a: Assessment, areas: Areas) -> Lead:
     """What a suggestion may follow up about a key PR: the settings a feature adds; its
-    topics named as the digest's topics are."""
+    topics named as the digest's topics are; whether it changes a test."""
     return Lead(number=a.number, type=a.cls.type, settings=settings_of(a.pull, a.cls),
-                topics=tuple(areas.canonical(k) for k in areas.keys(a.cls.topics)))
+                topics=tuple(areas.canonical(k) for k in areas.keys(a.cls.topics)),
+                tested=any(is_test_file(f.path) for f in a.pull.files))
 
 
 def answer_pull(

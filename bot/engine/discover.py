@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from bot.config import RepoConfig
-from bot.engine.areas import BUILTIN, GENERIC_FOLDERS, Areas, area_folder, week_trunk
+from bot.engine.areas import (
+    BUILTIN,
+    GENERIC_FOLDERS,
+    Areas,
+    area_folder,
+    week_trunk,
+    where_changed,
+)
 from bot.engine.conventions import canonical_type, parse_title
 from bot.engine.lexicon import lexicon
 from bot.engine.text import clean_body
@@ -182,8 +189,8 @@ def word_topics(pulls: Sequence[PullRequest], areas: Areas, *, taken: set[str],
             mentions[lowered].add(pull.number)
             if word != lowered and not _opens_sentence(text, match.start()):
                 capitalised[lowered].add(pull.number)
-        for change in pull.files:
-            in_paths.update(part.lower() for part in re.split(r"[/_.\-]", change.path) if part)
+        for path in where_changed(change.path for change in pull.files):
+            in_paths.update(part.lower() for part in re.split(r"[/_.\-]", path) if part)
     named = {w for w, numbers in capitalised.items() if len(numbers) >= MIN_PULLS} & in_paths
     total = len(pulls)
     candidates: dict[str, set[str]] = defaultdict(set)

@@ -10,6 +10,7 @@ import re
 
 import msgspec
 
+from bot.engine.areas import is_test_file
 from bot.engine.classify import Classification
 from bot.engine.risk_words import LEAD_OUTCOMES, either, is_remark, outcome_words
 from bot.i18n import Translator, percent
@@ -33,12 +34,14 @@ SETTING_WINDOW = 60
 
 
 class Lead(msgspec.Struct, frozen=True, kw_only=True):
-    """A key PR as the suggestions see it: what kind, where, which settings it adds."""
+    """A key PR as the suggestions see it: what kind, where, which settings it adds,
+    whether it changes a test (`bot.engine.areas.is_test_file`)."""
 
     number: int
     type: str
     topics: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()
+    tested: bool = False
 
 
 def settings_in(body: str | None, limit: int = 2) -> tuple[str, ...]:
@@ -60,8 +63,9 @@ def settings_of(pull: PullRequest, cls: Classification) -> tuple[str, ...]:
     return settings_in(pull.body) if cls.type in {"feat", "perf"} else ()
 
 
-# Files tests are written around: source code, not translations, docs, lock files,
-# configuration or workflows ("add tests around en.ts" or "Cargo.lock" asks nothing).
+# Files tests are written around: source code, not tests, translations, docs, lock
+# files, configuration or workflows ("add tests around en.ts", "Cargo.lock" or
+# "context_test.go" asks nothing).
 _CODE_FILE = re.compile(
     r"\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|rs|go|java|kt|kts|scala|rb|js|jsx|ts|tsx|vue|"
     r"svelte|swift|m|mm|cs|php|lua|dart|ex|exs|erl|hs|ml|zig|sh)$", re.I)
@@ -71,7 +75,8 @@ _NO_CODE_FOLDER = re.compile(r"(^|/)(?:docs?|tests?|i18n|l10n|locales?|lang|tran
 
 def is_code(path: str) -> bool:
     """Whether a changed file is source code, the kind tests are written around."""
-    return bool(_CODE_FILE.search(path)) and not _NO_CODE_FOLDER.search(path)
+    return (bool(_CODE_FILE.search(path)) and not _NO_CODE_FOLDER.search(path)
+            and not is_test_file(path))
 
 
 def _named(topic: NameCount) -> str:
@@ -139,13 +144,17 @@ def suggest(
                          topic=_named(topic), previous=topic.previous, count=topic.count))
             break
     fixes = next((c for c in types if c.name == "fix"), None)
-    if fixes and fixes.share >= FIX_SHARE and fixes.count >= 3:
-        backing = [k.number for k in leads if k.type == "fix"][:NAMED_PULLS]
+    key_fixes = [k for k in leads if k.type == "fix"]
+    # The key fixes that change no test; where each changes one, there is nothing to ask.
+    untested = [k.number for k in key_fixes if not k.tested][:NAMED_PULLS]
+    if fixes and fixes.share >= FIX_SHARE and fixes.count >= 3 and (untested or not key_fixes):
         share = percent(fixes.share, t.lang)
-        out.append(t("Make sure %(pulls)s each come with a regression test: bug fixes are "
-                     "%(share)s of the week (%(count)d PRs).", share=share, count=fixes.count,
-                     pulls=_refs(backing, t))
-                   if backing else
+        out.append(t.n("Make sure %(pulls)s comes with a regression test: bug fixes are "
+                       "%(share)s of the week (%(fixes)d PRs).",
+                       "Make sure %(pulls)s each come with a regression test: bug fixes are "
+                       "%(share)s of the week (%(fixes)d PRs).", len(untested), share=share,
+                       fixes=fixes.count, pulls=_refs(untested, t))
+                   if untested else
                    t("Look at where the bugs came from and add regression tests: bug fixes "
                      "are %(share)s of the week (%(count)d PRs).", share=share,
                      count=fixes.count))

@@ -17,9 +17,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from bot.engine.areas import Areas, docs_only
+from bot.engine.areas import Areas, docs_only, lock_files_only
 from bot.engine.classify import Classification
-from bot.engine.conventions import bumped
+from bot.engine.conventions import Bumped, bumped
 from bot.i18n import Translator
 from bot.models import NameCount, Theme
 
@@ -234,6 +234,15 @@ def build_themes(
     return tuple(themes)
 
 
+def _updated(member: Member, t: Translator) -> Bumped:
+    """What an update updates; a PR of lock files whose title names nothing updated
+    ("Fix Pyodide lockfile") relocks "lock files"."""
+    update = bumped(member.cls.short_title)
+    if update.names == (member.cls.short_title,) and lock_files_only(member.paths):
+        return Bumped((t("lock files"),), major=False)
+    return update
+
+
 # How many dependencies the dependency theme names; the rest are counted.
 NAMED_DEPENDENCIES = 3
 
@@ -241,7 +250,7 @@ NAMED_DEPENDENCIES = 3
 def _dependency_theme(bumps: list[Member], t: Translator) -> Theme:
     """The week's dependency updates as one theme, never key: how many and what they
     updated ("5 updates (gitpython, cryptography, pymdown-extensions and 2 more)")."""
-    named = [bumped(m.cls.short_title) for m in bumps]
+    named = [_updated(m, t) for m in bumps]
     # Moves to a new major version first (a reader checks those), then in the week's order.
     ordered = sorted(named, key=lambda update: not update.major)
     names = list(dict.fromkeys(name for update in ordered for name in update.names))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 import msgspec
 
-from bot.engine.areas import Areas
+from bot.engine.areas import Areas, is_lock_file, is_release_note
 from bot.i18n import Translator
 from bot.models import HotFile, NameCount, PullRequest, Theme
 
@@ -60,24 +59,17 @@ def count_names(
     )
 
 
-# Files tools rewrite with every dependency change: many PRs touch them, none is "where
-# the week's changes met".
-_LOCK_FILE = re.compile(
-    r"(?:^|/)(?:pnpm-lock\.yaml|package-lock\.json|yarn\.lock|npm-shrinkwrap\.json|"
-    r"bun\.lockb?|Cargo\.lock|poetry\.lock|uv\.lock|Pipfile\.lock|pdm\.lock|go\.sum|"
-    r"Gemfile\.lock|composer\.lock|packages\.lock\.json|gradle\.lockfile|flake\.lock|"
-    r"mix\.lock|pubspec\.lock|Package\.resolved)$")
-
-
 def hot_files(pulls: Iterable[PullRequest], limit: int = HOT_FILES, *,
               routine: frozenset[int] = frozenset()) -> tuple[HotFile, ...]:
-    """Files changed by at least two PRs, most PRs first; lock files and the `routine`
-    PRs (dependency updates, branch syncs) left out."""
+    """Files changed by at least two PRs, most PRs first; lock files, release notes (a
+    release removes the notes its PRs added) and the `routine` PRs (dependency updates,
+    branch syncs) left out."""
     touched: dict[str, list[int]] = defaultdict(list)
     for pull in pulls:
         if pull.number in routine:
             continue
-        for path in dict.fromkeys(f.path for f in pull.files if not _LOCK_FILE.search(f.path)):
+        for path in dict.fromkeys(f.path for f in pull.files if not is_lock_file(f.path)
+                                  and not is_release_note(f.path)):
             touched[path].append(pull.number)
     counts = Counter({path: len(numbers) for path, numbers in touched.items()})
     ranked = sorted((item for item in counts.items() if item[1] >= 2),
