@@ -67,6 +67,14 @@ REPOSITORIES = (
                "merge commits"),
     Repository("nacos", "alibaba/nacos", ("2025-W34", "2025-W35"),
                "`[ISSUE #N]: …` tags, titles of no convention, three PRs a week"),
+    Repository("pydantic", "pydantic/pydantic", ("2026-W32", "2026-W33"),
+               "plain sentences, unquoted reverts, a release, lock-file updates, squash lists"),
+    Repository("lmdeploy", "InternLM/lmdeploy", ("2026-W32", "2026-W33"),
+               "conventional titles, squash bodies listing many commits"),
+    Repository("svelte", "sveltejs/svelte", ("2026-W32", "2026-W33"),
+               "Changesets: a `.changeset/` note in every PR, `Version Packages`"),
+    Repository("gin", "gin-gonic/gin", ("2026-W26", "2026-W33"),
+               "conventional titles with scopes, squash lists of commits, a quiet repository"),
 )
 LANGS: tuple[Lang, ...] = ("zh", "en")
 

@@ -15,6 +15,8 @@ from bot.engine.areas import folder_area, is_release_note, week_trunk
 from bot.engine.classify import classify
 from bot.engine.digest import answer_pull
 from bot.engine.discover import suggest_topics
+from bot.engine.summarize import summarize
+from bot.i18n import translator
 from bot.models import FileChange, PullRequest, Snapshot
 from bot.render import render_digest
 
@@ -121,3 +123,14 @@ def test_init_suggests_no_release_note_folder_as_a_topic() -> None:
     pulls = _week(FRAGMENTS[0]) + _week(FRAGMENTS[3])
     names = {s.name for s in suggest_topics("o/r", pulls)}
     assert not names & {"changeset", ".changeset", "releasenotes", "notes"}
+
+
+def test_a_summary_from_the_files_names_where_the_change_was_not_its_release_note() -> None:
+    pull = PullRequest(number=18637, title="fix: keep css comments", url="u", state="merged",
+                       additions=40, deletions=2,
+                       files=(FileChange(path=".changeset/quiet-dogs-run.md"),
+                              FileChange(path="packages/svelte/src/compiler/phases/css.js"),
+                              FileChange(path="packages/svelte/src/compiler/phases/print.js")))
+    summary, _ = summarize(pull, classify(pull, RepoConfig()), translator("en"))
+    assert ".changeset" not in summary and "packages/svelte/src/compiler/phases" in summary
+    assert "3 files" in summary  # the fragment still counts among the files

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from bot.engine.areas import where_changed
 from bot.engine.classify import Classification
 from bot.engine.lexicon import lexicon
 from bot.engine.text import (
@@ -259,7 +260,10 @@ def figure_text(figure: str, lang: Lang) -> str:
 
 
 def _main_dirs(pull: PullRequest) -> list[str]:
-    dirs = Counter(f.path.rsplit("/", 1)[0] if "/" in f.path else "." for f in pull.files)
+    """The folders most of the PR's changes are in (`where_changed`: a release-note
+    fragment says nothing of where)."""
+    paths = where_changed(f.path for f in pull.files) or [f.path for f in pull.files]
+    dirs = Counter(path.rsplit("/", 1)[0] if "/" in path else "." for path in paths)
     return [d for d, _ in dirs.most_common(2)]
 
 
