@@ -58,6 +58,10 @@ def test_title_conventions(title: str, modules: tuple[str, ...], kind: str | Non
         ("feat: add the quick start", (), ("docs/start.md",), "docs"),
         ("feat: add the quick start", (), ("docs/start.md", "src/a.py"), "feat"),
         ('Revert "docs: move the guide"', (), ("docs/guide.md",), "revert"),
+        # What is added decides: optimizations are performance, a flag is a feature.
+        ("Introduce micro-optimizations for model class building", (), ("src/a.py",),
+         "perf"),
+        ("Add an optimization flag", (), ("src/a.py",), "feat"),
     ],
 )
 def test_type_falls_back_to_labels_wording_and_files(

@@ -14,6 +14,7 @@ from bot.engine.summarize import (
     summarize,
     summary_and_line,
 )
+from bot.engine.text import sentence_case
 from bot.i18n import translator
 from bot.models import FileChange, Lang, PullRequest, Reply
 from bot.render import render_reply
@@ -236,3 +237,13 @@ def test_a_change_pointing_back_at_what_came_before_is_no_line_of_its_own() -> N
     assert change_line(body) is None
     assert change_line("Fixes the login loop by clearing the cookie. Fix it by retrying.") \
         == "Fixes the login loop by clearing the cookie."
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("don't duplicate comments in attributes", "Don't duplicate comments in attributes"),
+    ("fix the login loop", "Fix the login loop"),
+    ("recv_buf is reused", "recv_buf is reused"),  # an identifier stays as written
+    ("vLLM 0.22 support", "vLLM 0.22 support"),
+])
+def test_a_title_opens_in_capitals_unless_it_opens_with_a_name(text: str, said: str) -> None:
+    assert sentence_case(text) == said

@@ -27,6 +27,9 @@ from bot.engine.text import clean_body
 from bot.models import PullRequest
 
 _VERB_TYPES = (
+    # What is added is what it is: `Introduce micro-optimizations for …` is performance.
+    (re.compile(r"^(add|adds|introduce|implement|apply)\s+(?:\S+\s+){0,2}?"
+                r"(?:micro-?optimi[sz]ations?|optimi[sz]ations)\b", re.I), "perf"),
     (re.compile(r"^(fix|fixes|fixed|correct|repair|resolve|handle|prevent|avoid)\b", re.I),
      "fix"),
     # `Improve …` is an improvement, as the `improvement:` prefix is.

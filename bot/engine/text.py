@@ -147,7 +147,7 @@ _DANGLING = re.compile(
     r"following|follows|that|this|these|via)|[:：,，;；(（-])$", re.I,
 )
 _DANGLING_TAIL = 16
-_LOWER_WORD = re.compile(r"^[a-z][a-z]*(?=[\s,.;:!?]|$)")
+_LOWER_WORD = re.compile(r"^[a-z][a-z]*(?:['’][a-z]+)?(?=[\s,.;:!?]|$)")
 
 
 def clip(text: str, limit: int) -> str:
