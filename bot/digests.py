@@ -348,6 +348,17 @@ class Digests:
         return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
                            lang=lang, reviews_recorded=recorded, risk_data=risk_data)
 
+    def newest_pull(self, repo: str) -> int | None:
+        """The newest PR of `repo` the data already holds (a snapshot's), for examples;
+        None where knowing it would mean asking GitHub."""
+        if not isinstance(self.source, SnapshotSource):
+            return None
+        try:
+            pulls = self.source.snapshot_of(repo).pulls
+        except SourceError:
+            return None
+        return max((pull.number for pull in pulls), default=None)
+
     def risk_data(self, repo: str) -> bool:
         """Whether the data holds anything a risk is found in (`bot.engine.digest
         .has_risk_data`): a snapshot may hold none; GitHub always has its reviews and checks."""

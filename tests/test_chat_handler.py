@@ -326,7 +326,11 @@ async def test_a_known_module_may_be_unsubscribed_after_it_left_the_titles(
 async def test_help(handler: CommandHandler, text: str, lang: str) -> None:
     reply = await ask(handler, text)
     assert (reply.kind, reply.lang) == ("help", lang)
-    assert dict(reply.params) == {"repository": REPO}
+    # Its examples as this chat would send them: the newest PR the data holds, the
+    # channel's topic, the week before NOW's (2026-W30).
+    assert dict(reply.params) == {
+        "repository": REPO, "example_pull": str(max(p.number for p in SNAPSHOT.pulls)),
+        "example_topics": "npu", "example_week": "2026-W29"}
 
 
 @pytest.mark.parametrize(("text", "lang"), [("what's up", "en"), ("今天天气怎么样", "zh")])
@@ -335,7 +339,8 @@ async def test_text_outside_the_grammar_gets_help_echoing_it(
 ) -> None:
     reply = await ask(handler, text, channel=None)
     assert (reply.kind, reply.lang) == ("help", lang)
-    assert dict(reply.params) == {"text": text}
+    # No repository to take examples from but the week before NOW's (2026-W30).
+    assert dict(reply.params) == {"text": text, "example_week": "2026-W29"}
 
 
 async def test_a_long_unknown_text_is_echoed_short(handler: CommandHandler) -> None:

@@ -25,6 +25,8 @@ from bot.resources import template_dir
 from testkit.chat_week import CONFIG, NOW, OPEN_CHANNEL, SNAPSHOT
 from testkit.fakes.chat import ChatTestBackend, InMemorySubscriptionStore, RecordingSource
 
+NEWEST = max(p.number for p in SNAPSHOT.pulls)
+
 FORMATS = ("text", "markdown")
 LANGS: tuple[Lang, ...] = ("en", "zh")
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -217,8 +219,9 @@ def chat() -> ChatTestBackend:
         ("subscribe rollout", "Subscribed to rollout"),
         ("订阅 rollout", "已订阅 rollout"),
         ("unsubscribe ckpt", "Unsubscribed from ckpt."),
-        ("help", "risks #7035"),
-        ("帮助", "#7035 有什么风险"),
+        # The help's examples: the newest PR the chat's data holds, not a fixed number.
+        ("help", f"risks #{NEWEST}"),
+        ("帮助", f"#{NEWEST} 有什么风险"),
         ("hello there", "Hello! I am prdigest: I post this chat's weekly digest"),
         ("你好", "你好！我是 prdigest：我在本群发布 PR 周报"),
         ("what is the weather", "Sorry, I did not understand “what is the weather”."),

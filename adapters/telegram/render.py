@@ -170,8 +170,10 @@ def _render_reply_messages(
 def _slash_hint(reply: Reply) -> Line:
     """How Telegram takes a command: with a slash; in a group, a mention or a reply."""
     t = translator(reply.lang, (TEMPLATES,))
-    return (Text(t("In Telegram a command also works with a slash: /risks 7035, /digest, "
-                   "/topics, /help; in a group, mention me or reply to me.")),)
+    number = dict(reply.params).get("example_pull", "123")
+    return (Text(t("In Telegram a command also works with a slash: /risks %(number)s, "
+                   "/digest, /topics, /help; in a group, mention me or reply to me.",
+                   number=number)),)
 
 
 render_reply_messages = reply_memo(_render_reply_messages)

@@ -237,11 +237,28 @@ class CommandHandler:
         params: list[tuple[str, str]] = []
         if channel is not None:
             params.append(("repository", channel.scope))
+            params += self._examples(channel)
         else:
             params += list(self._self_service().items())
+            params.append(("example_week", shift_week(current_week(self.clock.now()), -1)))
         if command.unknown:
             params.append(("text", echo(command.text)))
         return Reply(kind="help", lang=command.lang, params=tuple(params))
+
+    def _examples(self, channel: ChannelConfig) -> list[tuple[str, str]]:
+        """The help's commands as this chat would send them: its repository's newest PR
+        the data holds, the topics it follows or its repository's, last week; none of
+        them looked up anew (help is answered at once)."""
+        repo = channel.repositories[0]
+        topics = channel.topics or tuple(self.config.repo(repo).topics)
+        examples = [("example_week", shift_week(current_week(self.clock.now(),
+                                                             channel.timezone), -1))]
+        if topics:
+            examples.append(("example_topics", " ".join(topics[:2])))
+        newest = self.digests.newest_pull(repo)
+        if newest is not None:
+            examples.append(("example_pull", str(newest)))
+        return examples
 
     def _hello(self, command: Command, channel: ChannelConfig | None) -> Reply:
         """A greeting: who the bot is, and the help."""

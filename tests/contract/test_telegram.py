@@ -33,6 +33,7 @@ from testkit.telegram_bot import (
     GROUP,
     PRIVATE,
     SECRET,
+    SNAPSHOT,
     SpyHandler,
     post_update,
     running,
@@ -105,13 +106,17 @@ async def test_a_chinese_question_in_private_is_answered_in_chinese(
     }
 
 
+# The help's examples name the chat's repository's newest PR the data holds.
+NEWEST = max(p.number for p in SNAPSHOT.pulls)
+
+
 @pytest.mark.parametrize(
     ("text", "language_code", "expected"),
     [
         ("what's up?", "en", "Sorry, I did not understand “what's up?”."),
         ("随便聊聊", "en", "“随便聊聊”"),
-        ("/help", "zh-hans", "<code>#7035 有什么风险</code> — "),  # the chat's language
-        ("/start", "en", "<code>#7035 有什么风险</code> — "),
+        ("/help", "zh-hans", f"<code>#{NEWEST} 有什么风险</code> — "),  # the chat's language
+        ("/start", "en", f"<code>#{NEWEST} 有什么风险</code> — "),
     ],
 )
 async def test_text_outside_the_grammar_gets_help_in_the_users_language(
@@ -123,7 +128,7 @@ async def test_text_outside_the_grammar_gets_help_in_the_users_language(
         await post_update(http, update)
         [fields] = await wait_sent(tg)
     assert expected in fields["text"]
-    assert "/risks 7035" in fields["text"]  # how Telegram takes a command
+    assert f"/risks {NEWEST}" in fields["text"]  # how Telegram takes a command
 
 
 async def test_an_unconfigured_private_chat_gets_help_in_the_users_telegram_language(
@@ -135,7 +140,9 @@ async def test_an_unconfigured_private_chat_gets_help_in_the_users_telegram_lang
         await post_update(http, update)
         [fields] = await wait_sent(tg)
     assert fields["chat_id"] == "99"
-    assert "<code>#7035 有什么风险</code> — " in fields["text"] and "/risks 7035" in fields["text"]
+    # A chat that follows no repository: a plain stand-in number, no other team's PR.
+    assert "<code>#123 有什么风险</code> — " in fields["text"] and "/risks 123" in fields["text"]
+    assert "7035" not in fields["text"]
 
 
 @pytest.mark.parametrize(
