@@ -95,6 +95,7 @@ def _pull(number: int, title: str, *, body: str | None = None, author: str = "de
     # A reference the words need stays (`from #13457`); one a title closes with goes.
     ("docs: drop some changes from #13457", (), "docs", "drop some changes from #13457"),
     ("fix: the login loop #13457", (), "fix", "the login loop"),
+    ("maintenance: bump the alerter's netty", (), "chore", "bump the alerter's netty"),
     # A tag naming the issue a PR answers names no module.
     ("[ISSUE #12191]: Add namespace existence check", (), None,
      "Add namespace existence check"),

@@ -89,3 +89,13 @@ def test_a_week_of_tested_fixes_names_only_the_untested_one() -> None:
                           WEEK, repo_config=RepoConfig(), lang="en")
     assert tested.counts.key == 3
     assert "regression test" not in " ".join(tested.suggestions)
+
+
+def test_the_chinese_advice_says_each_only_of_several() -> None:
+    t = translator("zh")
+    fixes = (NameCount(name="fix", count=5, share=0.5, pulls=(1, 2, 3, 4, 5)),)
+    (one,) = suggest((), (), fixes, (), [], t, leads=(Lead(number=9, type="fix"),))
+    (two,) = suggest((), (), fixes, (), [], t, leads=(Lead(number=9, type="fix"),
+                                                      Lead(number=2, type="fix")))
+    assert "#9" in one and "都" not in one
+    assert "#9、#2" in two and "都补充了回归测试" in two

@@ -57,10 +57,28 @@ def test_every_tools_fragment_is_a_release_note(fragment: str) -> None:
     assert is_release_note(fragment)
 
 
-@pytest.mark.parametrize("path", ["docs/changes.md", "CHANGELOG.md", "src/changes/diff.py",
-                                  "doc/release/2.0.0-notes.rst", "changelog.py"])
+@pytest.mark.parametrize("path", ["docs/changes.md", "src/changes/diff.py",
+                                  "doc/release/2.0.0-notes.rst", "changelog.py",
+                                  "docs/CHANGELOG.md", "src/news.py"])
 def test_other_files_are_no_release_notes(path: str) -> None:
     assert not is_release_note(path)
+
+
+# A changelog every PR writes its line in: Seata's per-language files, a root one.
+@pytest.mark.parametrize("path", ["changes/en-us/2.x.md", "changes/zh-cn/2.x.md",
+                                  "CHANGELOG.md", "CHANGES.rst", "NEWS", "HISTORY.md"])
+def test_a_running_changelog_is_a_release_note(path: str) -> None:
+    assert is_release_note(path)
+
+
+def test_a_changelog_every_pr_edits_is_not_the_weeks_most_changed_file() -> None:
+    pulls = tuple(_pull(n, f"fix: repair case {n}", ("changes/en-us/2.x.md",
+                                                     "changes/zh-cn/2.x.md", code))
+                  for n, code in enumerate(CODE, start=1))
+    digest = build_digest(Snapshot(repository="apache/incubator-seata", pulls=pulls), WEEK,
+                          repo_config=RepoConfig(), lang="en")
+    assert not any("changes/" in h.path for h in digest.hot_files)
+    assert not any(t.title in ("en-us", "zh-cn", "changes") for t in digest.themes)
 
 
 @pytest.mark.parametrize("fragment", FRAGMENTS)

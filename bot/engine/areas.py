@@ -59,10 +59,14 @@ _DOC_PATH = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst)$", re.I)
 # reno's `releasenotes/notes/`, changie's `.changes/`, NumPy's
 # `doc/release/upcoming_changes/`). When every PR adds one, its folder read as an area
 # was "most of the work" (svelte: `.changeset` 67%). They still count in a PR's files
-# and lines; they name no area, topic or theme, nor the week's most-changed file.
+# and lines; they name no area, topic or theme, nor the week's most-changed file. A
+# changelog every PR writes its line in is the same (Seata's `changes/en-us/2.x.md`, a
+# root `CHANGELOG.md`): "the most-changed file was the changelog" tells a team nothing.
 _RELEASE_NOTE = re.compile(
     r"(^|/)(\.changeset|newsfragments|changelog\.d|\.changes|releasenotes/notes|"
-    r"doc/release/upcoming_changes)/")
+    r"doc/release/upcoming_changes)/|^changes/|"
+    r"^(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE[-_]NOTES)(?:\.(?:md|rst|txt|adoc))?$",
+    re.I)
 
 
 def is_release_note(path: str) -> bool:

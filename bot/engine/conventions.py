@@ -43,7 +43,7 @@ _TYPE_WORDS = {
     "test": "test", "tests": "test", "ut": "test",
     "ci": "ci", "build": "build", "deps": "build", "dependencies": "build",
     "chore": "chore", "misc": "chore", "style": "style", "revert": "revert",
-    "i18n": "chore", "release": "chore",
+    "i18n": "chore", "release": "chore", "maintenance": "chore", "maintain": "chore",
 }
 # The short type words of the NumPy style (NumPy, SciPy, pandas, scikit-learn: `ENH:`,
 # `MAINT:`, `BLD:`, `TST:`). Matched exactly, never as a typo of a longer word: `main`

@@ -149,7 +149,13 @@ def suggest(
     untested = [k.number for k in key_fixes if not k.tested][:NAMED_PULLS]
     if fixes and fixes.share >= FIX_SHARE and fixes.count >= 3 and (untested or not key_fixes):
         share = percent(fixes.share, t.lang)
-        out.append(t.n("Make sure %(pulls)s comes with a regression test: bug fixes are "
+        # One PR and several are two messages, not a plural: Chinese has one plural
+        # form, and "都" (each) only reads after several.
+        out.append(t("Make sure #%(pull)d comes with a regression test: bug fixes are "
+                     "%(share)s of the week (%(fixes)d PRs).", pull=untested[0], share=share,
+                     fixes=fixes.count)
+                   if len(untested) == 1 else
+                   t.n("Make sure %(pulls)s comes with a regression test: bug fixes are "
                        "%(share)s of the week (%(fixes)d PRs).",
                        "Make sure %(pulls)s each come with a regression test: bug fixes are "
                        "%(share)s of the week (%(fixes)d PRs).", len(untested), share=share,
