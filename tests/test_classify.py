@@ -58,6 +58,16 @@ def test_title_conventions(title: str, modules: tuple[str, ...], kind: str | Non
         ("feat: add the quick start", (), ("docs/start.md",), "docs"),
         ("feat: add the quick start", (), ("docs/start.md", "src/a.py"), "feat"),
         ('Revert "docs: move the guide"', (), ("docs/guide.md",), "revert"),
+        # A loose type word (Seata's `optimize:`, SeaTunnel's `[Improve]`): the opening
+        # verb says the kind where it says one.
+        ("optimize: fix some typos in project", (), ("src/a.java",), "fix"),
+        ("optimize: remove incompatible licenses at build time", (), ("pom.xml",),
+         "refactor"),
+        ("optimize: support shentong database", (), ("src/a.java",), "feat"),
+        ("optimize: log args mismatch", (), ("src/a.java",), "perf"),
+        ("[Improve] Fix memory usage when split size is large", (), ("src/a.java",), "fix"),
+        ("[Improve] Update snapshot version to 2.3.9", (), ("pom.xml",), "chore"),
+        ("feat: fix the retry", (), ("src/a.py",), "feat"),  # a strict type stays
         # What is added decides: optimizations are performance, a flag is a feature.
         ("Introduce micro-optimizations for model class building", (), ("src/a.py",),
          "perf"),

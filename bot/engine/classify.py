@@ -123,7 +123,8 @@ def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
     if title.type:
         if title.type != "revert" and _type_from_files(paths) == "docs":
             return "docs"
-        return title.type
+        said = _verb_type(title.text) if title.loose else None
+        return said if said in _SAID_BY_VERB else title.type
     for label in labels:
         for word in re.split(r"[\s:/_-]+", label.lower()):
             kind = type_word(word)
@@ -132,10 +133,19 @@ def infer_type(title: Title, labels: tuple[str, ...], paths: list[str]) -> str:
     by_files = _type_from_files(paths)
     if by_files:
         return by_files  # only docs, tests or CI, whatever verb the title opens with
+    return _verb_type(title.text) or "other"
+
+
+# Kinds an opening verb says plainly enough to stand over a loose type word.
+_SAID_BY_VERB = frozenset({"fix", "feat", "perf", "refactor", "chore", "revert"})
+
+
+def _verb_type(text: str) -> str | None:
+    """The type a title's opening verb says (`Fix …`, `Add …`, `修复…`), or None."""
     for pattern, kind in _VERB_TYPES:
-        if pattern.search(title.text):
+        if pattern.search(text):
             return kind
-    return "other"
+    return None
 
 
 @lru_cache(maxsize=1024)

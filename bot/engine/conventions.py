@@ -45,6 +45,9 @@ _TYPE_WORDS = {
     "chore": "chore", "misc": "chore", "style": "style", "revert": "revert",
     "i18n": "chore", "release": "chore", "maintenance": "chore", "maintain": "chore",
 }
+# Type words some teams write before any improvement, a fix or a removal alike.
+_LOOSE_TYPE_WORDS = frozenset({"optimize", "optimise", "optimization", "improvement",
+                               "improve", "enhancement", "enhance"})
 # The short type words of the NumPy style (NumPy, SciPy, pandas, scikit-learn: `ENH:`,
 # `MAINT:`, `BLD:`, `TST:`). Matched exactly, never as a typo of a longer word: `main`
 # is not `maint`.
@@ -169,6 +172,9 @@ class Title(msgspec.Struct, frozen=True, kw_only=True):
     sync: bool = False
     bump: bool = False
     release: bool = False
+    # The type came from a word teams use for any improvement (`optimize: fix typos`,
+    # Seata's convention): the text's opening verb says the kind better where it says one.
+    loose: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -249,6 +255,7 @@ def parse_title(title: str) -> Title:
                      text=f'Revert "{inner.text}"', security=inner.security,
                      advisories=_advisories(title))
     tags: list[str] = []
+    loose_tag = False
     leading = _LEADING_TAGS.match(rest)
     if leading:
         rest = rest[leading.end():]
@@ -283,7 +290,7 @@ def parse_title(title: str) -> Title:
             tagged = _TYPE_TAGS.get(name)
             security = security or name in _SECURITY_NAMES
             if tagged and kind is None:
-                kind = tagged
+                kind, loose_tag = tagged, name in _LOOSE_TYPE_WORDS
             elif tagged is None:
                 modules.append(name)
         scopes = _LEADING_SCOPES.match(rest) if kind is not None and tags else None
@@ -308,9 +315,11 @@ def parse_title(title: str) -> Title:
     release = (emoji == "🔖" or "release" in modules or bool(_RELEASE.match(text))
                or bool(conventional and conventional.group(1).lower() in _RELEASE_TYPES))
     bump = not release and (bump or _names_a_bump(text, modules))
+    loose = loose_tag or bool(conventional and word_type is not None
+                              and conventional.group(1).lower() in _LOOSE_TYPE_WORDS)
     return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title,
                  security=security, advisories=_advisories(title), sync=sync, bump=bump,
-                 release=release)
+                 release=release, loose=loose)
 
 
 def _one_type(text: str) -> str:
