@@ -522,3 +522,13 @@ def test_a_revert_is_no_notable_fix_and_its_line_says_it_reverts(
     assert "#1" not in summary and "#2" in summary, summary
     assert any(glance in line and "#1" in line for line in text.splitlines()), text
     assert kinds in text and "2 fixes" not in text and "2 个修复" not in text, text
+
+
+def test_a_security_fix_is_named_without_its_type_in_the_security_sentence() -> None:
+    pull = _pull(1, "[security] fix: restrict plugin upload endpoint to admin role",
+                 paths=("hertzbeat-manager/src/main/java/PluginController.java",))
+    digest = build_digest(Snapshot(repository="apache/hertzbeat", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    summary = render_digest(digest, "text").split("\n\n")[2]
+    assert "1 个安全修复" in summary and "#1" in summary, summary
+    assert "安全修复：修复：" not in summary and "：修复：" not in summary, summary
