@@ -11,13 +11,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.config import RepoConfig, TopicRule
+from bot.chat.grammar import parse_command
+from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
+from bot.config import RepoConfig, TopicRule, parse_config
+from bot.digests import Digests
 from bot.engine import build_digest
 from bot.engine.classify import classify
 from bot.engine.conventions import bump_subject, bumped, is_branch_sync, parse_title
 from bot.engine.headline import said_in
 from bot.models import FileChange, Lang, PullRequest, Snapshot
 from bot.render import render_digest
+from bot.source import SnapshotSource
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
 
@@ -532,3 +537,17 @@ def test_a_security_fix_is_named_without_its_type_in_the_security_sentence() -> 
     summary = render_digest(digest, "text").split("\n\n")[2]
     assert "1 个安全修复" in summary and "#1" in summary, summary
     assert "安全修复：修复：" not in summary and "：修复：" not in summary, summary
+
+
+async def test_asking_what_changed_in_security_finds_the_security_theme() -> None:
+    pulls = (_pull(1, "[security] fix: restrict plugin upload endpoint to admin role"),
+             _pull(2, "feat(alerter): support Alibaba Cloud Monitor webhook"))
+    config = parse_config({"repos": {"apache/hertzbeat": {"timezone": "UTC"}},
+                           "channels": [{"platform": "slack", "id": "C1",
+                                         "repo": "apache/hertzbeat", "lang": "en"}]})
+    handler = CommandHandler(Digests(config, SnapshotSource(Snapshot(
+        repository="apache/hertzbeat", fetched_at=MERGED, pulls=pulls)),
+        clock=HeldClock(MERGED)))
+    reply = await handler.handle(parse_command("what changed in security this week"),
+                                 channel=config.channels[0])
+    assert reply.answer is not None and [p.number for p in reply.answer.pulls] == [1]

@@ -80,7 +80,9 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
                 counted.append(topic)
                 named = named or topic.label or topic.name
         for theme in part.themes:
-            if theme.kind == "area" and theme.area and areas.key(theme.area) == wanted:
+            # An area's theme, or a theme of its own kind named so (the security fixes).
+            if (theme.kind == "area" and theme.area and areas.key(theme.area) == wanted) \
+                    or theme.kind == wanted:
                 numbers += [n for n in (*theme.pulls, *theme.others) if n not in numbers]
                 named = named or theme.title
         pulls += [_entry_pull(entries[n], _scope(digest, part)) for n in numbers
