@@ -75,6 +75,12 @@ REPOSITORIES = (
                "Changesets: a `.changeset/` note in every PR, `Version Packages`"),
     Repository("gin", "gin-gonic/gin", ("2026-W26", "2026-W33"),
                "conventional titles with scopes, squash lists of commits, a quiet repository"),
+    Repository("hertzbeat", "apache/hertzbeat", ("2026-W32", "2026-W33"),
+               "`[security]`/`maintenance:` tags, security hardening, squash lists"),
+    Repository("seatunnel", "apache/seatunnel", ("2024-W41", "2024-W42"),
+               "`[Improve][Connector-V2] …` bracket pairs, a busy week"),
+    Repository("seata", "apache/incubator-seata", ("2024-W41", "2024-W42"),
+               "`optimize:`/`bugfix:` types, a changelog every PR writes in"),
 )
 LANGS: tuple[Lang, ...] = ("zh", "en")
 

@@ -147,11 +147,16 @@ def fold(name: str) -> str:
     """A spelling-free key: lower case, letters (of every script: `仪表板`) and digits
     only, a plural or -ing ending dropped (`KV_Offloading` and `kv-offload` are both
     `kvoffload`)."""
-    key = re.sub(r"[^\w.]|_", "", name.lower()).strip(".")
+    words = [w for w in re.split(r"[^\w.]|_", name.lower()) if w.strip(".")]
+    return "".join(_singular(w.strip(".")) for w in words)
+
+
+def _singular(word: str) -> str:
+    """A word without its plural or -ing ending (`connectors`, `offloading`)."""
     for ending in ("ing", "s"):
-        if key.endswith(ending) and len(key) - len(ending) >= 4 and not key.endswith("ss"):
-            return key[: -len(ending)]
-    return key
+        if word.endswith(ending) and len(word) - len(ending) >= 4 and not word.endswith("ss"):
+            return word[: -len(ending)]
+    return word
 
 
 _BUILTIN_OF_FOLD = {fold(alias): key for key, rule in BUILTIN.items()
@@ -284,6 +289,16 @@ def _folders(path: str, package: str) -> tuple[tuple[str, ...], str]:
     return folders, file
 
 
+def _own_name(folder: str, package: str) -> str:
+    """A module folder by its own name, without the project's it opens with
+    (`hertzbeat-alerter` is `alerter`, as its PRs' `feat(alerter):` say)."""
+    for joint in ("-", "_"):
+        prefix = f"{package.lower()}{joint}"
+        if package and folder.lower().startswith(prefix) and len(folder) > len(prefix):
+            return folder[len(prefix):]
+    return folder
+
+
 @lru_cache(maxsize=16384)
 def _path_area(path: str, package: str, trunk: frozenset[str] = frozenset()) -> str:
     return _path_place(path, package, trunk)[0]
@@ -312,7 +327,7 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
         folders = _skip_generic(folders[1:], package)
     if folders:
         at = len(parts) - 1 - len(folders)
-        return folders[0], "/".join(parts[: at + 1])
+        return _own_name(folders[0], package), "/".join(parts[: at + 1])
     if _BUILD_FILE.match(file) or is_lock_file(file):
         return "build", ""
     if _DOC_FILE.search(file):
