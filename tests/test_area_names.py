@@ -53,3 +53,14 @@ def test_a_module_folder_named_after_the_project_is_its_titles_module() -> None:
     digest = build_digest(Snapshot(repository="apache/seatunnel", pulls=pulls[2:]),
                           "2026-W29", repo_config=RepoConfig(), lang="en")
     assert [t.title for t in digest.themes] == ["connector-v2"]
+
+
+def test_a_hidden_folder_of_the_teams_tools_is_no_part_of_the_project() -> None:
+    pulls = (_pull(1, "fix: stop tokens for GLM-5.2", ".claude/skills/glm/SKILL.md"),
+             _pull(2, "feat: review workflow", ".claude/commands/review.md"),
+             _pull(3, "fix: launch config", ".vscode/launch.json"))
+    digest = build_digest(Snapshot(repository="InternLM/xtuner", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    titles = {t.title for t in digest.themes}
+    assert not any(title.startswith(".") for title in titles), titles
+    assert "Build & environment" in titles, titles

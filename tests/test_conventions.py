@@ -101,6 +101,10 @@ def _pull(number: int, title: str, *, body: str | None = None, author: str = "de
     ("docs: drop some changes from #13457", (), "docs", "drop some changes from #13457"),
     ("fix: the login loop #13457", (), "fix", "the login loop"),
     ("maintenance: bump the alerter's netty", (), "chore", "bump the alerter's netty"),
+    # A tag holding a type and its scope: the type, and the scope its module.
+    ("[Bugfix (rlhf)] Skip model reload during vLLM init", ("rlhf",), "fix",
+     "Skip model reload during vLLM init"),
+    ("[ROCm (gfx942)] tune the kernel", ("rocm-(gfx942)",), None, "tune the kernel"),
     # A tag naming the issue a PR answers names no module.
     ("[ISSUE #12191]: Add namespace existence check", (), None,
      "Add namespace existence check"),
@@ -349,7 +353,8 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
                                    ":bookmark: chore(release): v5.32.5 [skip ci]",
                                    "REL: Prepare for the NumPy 2.5.2 release.",
                                    "Version Packages", "Version Packages (beta)",
-                                   "Prepare release v2.14.0b1"])
+                                   "Prepare release v2.14.0b1",
+                                   "Release tdesign-vue-next 1.20.1"])
 def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
     pull = _pull(1, title, author="release-bot[bot]", lines=900)
     cls = classify(pull, RepoConfig())

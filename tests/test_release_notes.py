@@ -31,6 +31,7 @@ FRAGMENTS = (
     "releasenotes/notes/fix-retry-3f2a1c.yaml",  # reno
     ".changes/unreleased/Fixed-20260715.yaml",  # changie
     "doc/release/upcoming_changes/29123.improvement.rst",  # NumPy
+    "packages/ui/.changelog/pr-6668.md",  # TDesign
 )
 # Code in three areas, one PR each and more.
 CODE = ("src/app/router/match.py", "src/app/router/table.py", "src/app/cache/store.py",

@@ -63,7 +63,7 @@ _DOC_PATH = re.compile(r"(^|/)(docs?/|README|CHANGELOG)|\.(md|rst)$", re.I)
 # changelog every PR writes its line in is the same (Seata's `changes/en-us/2.x.md`, a
 # root `CHANGELOG.md`): "the most-changed file was the changelog" tells a team nothing.
 _RELEASE_NOTE = re.compile(
-    r"(^|/)(\.changeset|newsfragments|changelog\.d|\.changes|releasenotes/notes|"
+    r"(^|/)(\.changeset|\.changelog|newsfragments|changelog\.d|\.changes|releasenotes/notes|"
     r"doc/release/upcoming_changes)/|^changes/|"
     r"^(?:CHANGELOG|CHANGES|HISTORY|NEWS|RELEASE[-_]NOTES)(?:\.(?:md|rst|txt|adoc))?$",
     re.I)
@@ -317,6 +317,10 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
     parts = tuple(part for part in path.split("/") if part)
     if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
         return _FOLDER_AREAS[parts[0]], ""
+    if len(parts) > 1 and parts[0].startswith("."):
+        # A hidden folder at the top holds the team's tools (`.claude/skills`, `.vscode`,
+        # `.devcontainer`, `.spin`): their environment, not a part of the project.
+        return "build", ""
     folders, file = _folders(path, package)
     while folders and folders[0] in trunk:
         if len(folders) == 1:

@@ -260,7 +260,7 @@ def parse_title(title: str) -> Title:
     if leading:
         rest = rest[leading.end():]
         for group in _TAG.findall(leading.group(1)):
-            for tag in re.split(r"[,，/|、]", group):
+            for tag in _typed_scope(group) or re.split(r"[,，/|、]", group):
                 name = normalise_module(tag)
                 if name in _BREAKING_NAMES:
                     breaking = True
@@ -320,6 +320,19 @@ def parse_title(title: str) -> Title:
     return Title(modules=tuple(modules), type=kind, breaking=breaking, text=text or title,
                  security=security, advisories=_advisories(title), sync=sync, bump=bump,
                  release=release, loose=loose)
+
+
+# A tag holding a type and its scope (`[Bugfix (rlhf)]`, `[feat(rollout)]`).
+_TAG_TYPE_SCOPE = re.compile(r"^\s*([A-Za-z]+)\s*[(（]([^)）]+)[)）]\s*$")
+
+
+def _typed_scope(tag: str) -> list[str]:
+    """A tag written `type (scope)` as its type and scopes, each a tag of its own; []
+    for any other tag."""
+    found = _TAG_TYPE_SCOPE.match(tag)
+    if found is None or found.group(1).lower() not in _TYPE_TAGS:
+        return []
+    return [found.group(1), *_SCOPE_SPLIT.split(found.group(2))]
 
 
 def _one_type(text: str) -> str:
@@ -393,8 +406,10 @@ _BUMP = re.compile(
     r"with\s+\d+\s+updates?|across\s+\d+\s+director(?:y|ies))|^bump\s+\S+", re.I)
 # A version's release: `Bump version to 0.12.2`, `Release v1.2.0`, `v5.32.5`.
 # Changesets' release PR is `Version Packages` (`Version Packages (beta)`); a release
-# prepared is `Prepare release v2.14.0b1`, `Prepare for the 2.5.2 release`.
-_RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|release\s+)?"
+# prepared is `Prepare release v2.14.0b1`, `Prepare for the 2.5.2 release`; a release
+# may name what it releases (`Release tdesign-vue-next 1.20.1`).
+_RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|"
+                      r"release\s+(?:[\w@/.-]+\s+)?)?"
                       r"v?\d+\.\d+(?:\.\d+)*(?:[-+.]\w+)*(?:\s+\[skip ci\])?$|"
                       r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d|"
                       r"^version packages(?:\s*\([\w\s-]*\))?$|"
