@@ -85,8 +85,8 @@ VERL_ZH = _lines(
      (7061,), 3),
     ("suggestion", "`verl/workers/rollout/vllm_rollout/vllm_async_server.py` 本周被 5 个 PR "
                    "修改，建议补充测试并留意相互冲突的改动。", (), 4),
-    ("suggestion", "修复类 PR 占本周的 43%（12 个），建议确认 #6836、#7038 和 #6932 都补充了"
-                   "回归测试。", (6836, 7038, 6932), 5),
+    ("suggestion", "修复类 PR 占本周的 43%（12 个），建议确认 #6932、#7055 和 #7014 都补充了"
+                   "回归测试。", (6932, 7055, 7014), 5),
     ("pull", "#7037 让 dataloader 可向生成阶段补充任意数量的 prompt，不再受 "
              "`train_batch_size` 限制，并支持 resume 后重启未完成的 prompt。", (), 7037),
     ("pull", "#7061 新增 `save_lora_only`，只保存 LoRA adapter 权重，27B 模型的 checkpoint "
@@ -151,8 +151,8 @@ VERL_EN = _lines(
      (7061,), 3),
     ("suggestion", "Add tests around `verl/workers/rollout/vllm_rollout/vllm_async_server.py`, "
                    "changed by 5 PRs this week, and watch for conflicting changes.", (), 4),
-    ("suggestion", "Bug fixes are 43% of the week (12 PRs): make sure #6836, #7038 and #6932 "
-                   "each come with a regression test.", (6836, 7038, 6932), 5),
+    ("suggestion", "Bug fixes are 43% of the week (12 PRs): make sure #6932, #7055 and #7014 "
+                   "each come with a regression test.", (6932, 7055, 7014), 5),
     ("pull", "#7037 lets the dataloader feed any number of prompts to generation without the "
              "`train_batch_size` limit, and restarts pending prompts after a resume.", (), 7037),
     ("pull", "#7061 adds `save_lora_only`, which saves only LoRA adapter weights and cuts a 27B "
@@ -290,8 +290,8 @@ VERL_ZH_2 = _lines(
     ("changes", "检查点方面，#7076 恢复了 vllm 补丁。", (7076,), 7061),
     ("suggestion", "确认 #6932 在 `verl/workers/config/rollout.py` 上的 review 意见是否已处理。",
      (6932,), 1),
-    ("suggestion", "确认 #6836、#7038、#6932 这三个修复类 PR 都带有回归测试。",
-     (6836, 7038, 6932), 5),
+    ("suggestion", "确认 #6932、#7055、#7014 这三个修复类 PR 都带有回归测试。",
+     (6932, 7055, 7014), 5),
     ("pull", "#7037 改动 12 个文件共 1,143 行（+1044/-99），为 v1 异步 trainer 引入新的 drop "
              "策略。", (), 7037),
     ("pull", "#6974 改动 28 个文件，其中包括 `verl/checkpoint_engine/__init__.py`，新增 2,056 行。",
@@ -334,8 +334,8 @@ VERL_EN_2 = _lines(
     ("changes", "In checkpoints, #7076 restores the vllm patch.", (7076,), 7061),
     ("suggestion", "Check whether the review concern on `verl/workers/config/rollout.py` in "
                    "#6932 was addressed.", (6932,), 1),
-    ("suggestion", "Make sure the three fixes #6836, #7038 and #6932 each come with a regression "
-                   "test.", (6836, 7038, 6932), 5),
+    ("suggestion", "Make sure the three fixes #6932, #7055 and #7014 each come with a regression "
+                   "test.", (6932, 7055, 7014), 5),
     ("pull", "#7037 changes 12 files and 1,143 lines (+1044/-99) and gives the v1 async "
              "trainers a new drop strategy.", (), 7037),
     ("pull", "#6974 changes 28 files, `verl/checkpoint_engine/__init__.py` among them, with "
