@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from bot.config import RepoConfig
@@ -247,3 +248,17 @@ def test_a_change_pointing_back_at_what_came_before_is_no_line_of_its_own() -> N
 ])
 def test_a_title_opens_in_capitals_unless_it_opens_with_a_name(text: str, said: str) -> None:
     assert sentence_case(text) == said
+
+
+def test_a_first_commit_titled_as_the_pr_carries_its_description() -> None:
+    body = ("* fix(rlhf): skip model reload during colocate vLLM init on FSDP2\n\n"
+            "In the FSDP2 backend the model is still whole at init, so reloading it put "
+            "the full model on one card and ran out of memory.\n\n"
+            "* test: cover the reload flag\n\n* docs: note the flag")
+    pull = PullRequest(number=9793, url="u", state="merged", body=body,
+                       title="[Bugfix (rlhf)] skip model reload during colocate vLLM init "
+                             "on FSDP2", files=(FileChange(path="swift/rlhf/grpo.py"),))
+    summary, described = summarize(pull, classify(pull, RepoConfig()), translator("en"))
+    assert described and "ran out of memory" in summary and "reload flag" not in summary
+    other = msgspec.structs.replace(pull, title="Support OpenAI message processors")
+    assert summarize(other, classify(other, RepoConfig()), translator("en"))[1] is False

@@ -94,7 +94,7 @@ def assess(
     risks = find_risks(pull, t, reviews_recorded=reviews_recorded) if pull.state == "merged" \
         else []
     # The body made plain once: the figures and the summary are both read from it.
-    flat = clean_body(pull.body) if pull.body else ""
+    flat = clean_body(pull.body, pull.title) if pull.body else ""
     figures = plain_figures(flat)
     score = score_pull(pull, cls, risks, figures, t, focus_topics=focus_topics, body=flat)
     return Assessment(pull=pull, counted=counted, cls=cls, risks=tuple(risks),

@@ -290,7 +290,8 @@ def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> s
 def summarize(pull: PullRequest, cls: Classification, t: Translator) -> tuple[str, bool]:
     """The PR's summary, and whether it is its description's (else what its files say:
     an answer must not call that its description)."""
-    summary = plain_summary(unclaimed(clean_body(pull.body), cls)) if pull.body else None
+    summary = plain_summary(unclaimed(clean_body(pull.body, pull.title), cls)) \
+        if pull.body else None
     if summary:
         return own_refs(summary, pull.url), True
     return fallback_summary(pull, cls, t), False
@@ -426,7 +427,8 @@ def summary_and_line(pull: PullRequest, cls: Classification, t: Translator,
     says the change (`change_line`), or the title's text where none does (a count of
     files is no description of what a PR does). `flat` is the body made plain, when
     already done."""
-    flat = own_refs(clean_body(pull.body or "") if flat is None else flat, pull.url)
+    flat = own_refs(clean_body(pull.body or "", pull.title) if flat is None else flat,
+                    pull.url)
     flat = unclaimed(flat, cls)
     body = plain_summary(flat) if flat.strip() else None
     if body:

@@ -68,11 +68,12 @@ _TEMPLATE_PART = re.compile(
 _SQUASH_ENTRY = re.compile(r"\n\s*\n(?=\* )")
 
 
-def squash_description(markdown: str) -> str:
+def squash_description(markdown: str, title: str = "") -> str:
     """A body written as GitHub's squash list says what each commit did, not the PR
-    (`* chore(deps): bump quic-go` under "record recovered panics"): only a first entry
-    that is prose (a bullet wrapped line to line, not a commit's subject above a blank
-    line) describes it; any other body as it is."""
+    (`* chore(deps): bump quic-go` under "record recovered panics"): only its first
+    entry may describe it - one in prose (a bullet wrapped line to line, not a commit's
+    subject above a blank line), or the body of a first commit whose subject is the PR's
+    `title` (the PR's description written in its first commit); any other body as it is."""
     text = markdown.replace("\r\n", "\n").strip()
     if not text.startswith("* "):
         return markdown
@@ -80,18 +81,33 @@ def squash_description(markdown: str) -> str:
     if len(entries) < 2:
         return markdown
     first = entries[0][2:]
-    _, _, rest = first.partition("\n")
-    return "" if not rest.strip() or rest.startswith("\n") else first
+    subject, _, rest = first.partition("\n")
+    if rest.strip() and not rest.startswith("\n"):
+        return first
+    return rest.strip() if title and _same_subject(subject, title) else ""
 
 
-def clean_body(markdown: str) -> str:
+# What a commit subject and a PR title open with that is no part of what they say:
+# tags, a conventional type and scope.
+_SUBJECT_LEAD = re.compile(r"^(?:\s*[\[【][^\]】]*[\]】])*\s*(?:[A-Za-z]+(?:\([^)]*\))?!?:\s*)?")
+
+
+def _same_subject(subject: str, title: str) -> bool:
+    """Whether a commit's subject says what the PR's title says (its tags and type
+    aside, case and spacing aside)."""
+    def said(text: str) -> str:
+        return " ".join(_SUBJECT_LEAD.sub("", text).lower().split())
+    return bool(said(subject)) and said(subject) == said(title)
+
+
+def clean_body(markdown: str, title: str = "") -> str:
     """A PR body as prose (`plain`) without what is no prose: commit trailers, tables,
     checklists, quoted template hints, a squash list's commits and the parts of a PR
     template that say nothing of the change (checklist, test plan, screenshots): what
-    summaries, figures and topic keywords read."""
+    summaries, figures and topic keywords read. `title`: the PR's (`squash_description`)."""
     kept: list[str] = []
     skipping = False
-    for line in plain(squash_description(markdown)).splitlines():
+    for line in plain(squash_description(markdown, title)).splitlines():
         heading = _MARKDOWN_HEADING.match(line)
         if heading and heading.group(1):
             skipping = bool(_TEMPLATE_PART.search(heading.group(1).strip(" :：?？")))
