@@ -36,3 +36,13 @@ def test_the_busiest_topics_are_busy_and_a_move_of_one_pr_is_no_trend() -> None:
     assert "The busiest topic was context (5, 71%)." in text, text
     assert "recovery (1" not in text and "disagg 0 → 1" not in text, text
     assert "Compared with last week: context 2 → 5." in text, text
+
+
+def test_a_themes_line_names_the_prs_it_does_not_type_as_other_changes() -> None:
+    pulls = (_pull(1, "feat(cache): add ttl"), _pull(2, "fix(cache): evict on write"),
+             _pull(3, "cache: tidy the module"))
+    for lang, said in (("en", "1 feature, 1 fix, 1 other change"),
+                       ("zh", "1 个新功能、1 个修复、另 1 个其他改动")):
+        digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                              repo_config=RepoConfig(), lang=lang)  # type: ignore[arg-type]
+        assert said in render_digest(digest, "text"), render_digest(digest, "text")

@@ -99,15 +99,21 @@ def kinds_line(members: Sequence[Member], t: Translator) -> str:
         named_kinds = ordered[:-1][:LINE_KINDS]
         rest = sum(counts[k] for k in ordered if k not in named_kinds)
         named = [words[k](counts[k]) for k in named_kinds]
-        named.append(t.n("%(num)d more", "%(num)d more", rest))
+        named.append(_others(rest, t))
         return t.sep.join(named)
     # A single kind left over is named rather than counted as "1 more".
     shown = ordered if len(ordered) <= LINE_KINDS + 1 else ordered[:LINE_KINDS]
     named = [words[k](counts[k]) for k in shown]
     rest = sum(counts[k] for k in ordered[len(shown):])
     if rest:
-        named.append(t.n("%(num)d more", "%(num)d more", rest))
+        named.append(_others(rest, t))
     return t.sep.join(named)
+
+
+def _others(count: int, t: Translator) -> str:
+    """The PRs a theme's line does not name by kind: "1 other change" (zh "另 1 个其他改动";
+    "其余 1 个" read as a count of nothing)."""
+    return t.n("%(num)d other change", "%(num)d other changes", count)
 
 
 def _candidates(member: Member, areas: Areas) -> list[tuple[str, int]]:
