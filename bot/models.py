@@ -495,6 +495,8 @@ class WeekAnswer(Record, frozen=True, kw_only=True):
     people: People | None = None
     report_url: str | None = None
     as_of: Time | None = None
+    # As `Digest.risk_data`: whether the week's data holds anything a risk is found in.
+    risk_data: bool = True
 
 
 class ChatOverview(Record, frozen=True, kw_only=True):

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.chat.answers import week_risks
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.engine.digest import answer_pull
@@ -60,3 +61,11 @@ def test_a_pr_answer_says_the_same_as_the_digest(lang: Lang, mode: str) -> None:
                              reviews_recorded=held, risk_data=held)
         text = render_reply(Reply(kind="pull", lang=lang, pull=answer, mode=mode), "text")
         assert said[lang] in text and not_said[lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_weeks_risks_in_chat_say_the_same_as_the_digest(lang: Lang) -> None:
+    digest = build_digest(Snapshot(repository="o/r", pulls=(_pull(1), _pull(2))), "2026-W29",
+                          repo_config=RepoConfig(), lang=lang)
+    text = render_reply(Reply(kind="answer", lang=lang, answer=week_risks(digest)), "text")
+    assert NOT_LOOKED[lang] in text and NONE_FOUND[lang] not in text, text

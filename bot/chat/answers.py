@@ -59,7 +59,8 @@ def week_risks(digest: Digest) -> WeekAnswer:
     pulls = tuple(pull for _, _, pull in found)
     return WeekAnswer(question="risks", repository=digest.repository, week=digest.week,
                       pulls=pulls[:SHOWN], total=len(pulls), counts=digest.counts,
-                      report_url=digest.report_url, as_of=digest.data_as_of)
+                      report_url=digest.report_url, as_of=digest.data_as_of,
+                      risk_data=digest.risk_data)
 
 
 def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
