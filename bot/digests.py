@@ -348,33 +348,30 @@ class Digests:
         return answer_pull(pull, repository=repo, repo_config=self.config.repo(repo),
                            lang=lang, reviews_recorded=recorded, risk_data=risk_data)
 
-    def newest_pull(self, repo: str) -> int | None:
-        """The newest PR of `repo` the data already holds (a snapshot's), for examples;
-        None where knowing it would mean asking GitHub."""
+    def _held(self, repo: str) -> Snapshot | None:
+        """The snapshot the data already holds for `repo`; None from GitHub, or for a
+        repository the snapshots do not hold."""
         if not isinstance(self.source, SnapshotSource):
             return None
         try:
-            pulls = self.source.snapshot_of(repo).pulls
+            return self.source.snapshot_of(repo)
         except SourceError:
             return None
-        return max((pull.number for pull in pulls), default=None)
+
+    def newest_pull(self, repo: str) -> int | None:
+        """The newest PR of `repo` the data already holds (a snapshot's), for examples;
+        None where knowing it would mean asking GitHub."""
+        held = self._held(repo)
+        return max((pull.number for pull in held.pulls), default=None) if held else None
 
     def risk_data(self, repo: str) -> bool:
         """Whether the data holds anything a risk is found in (`bot.engine.digest
         .has_risk_data`): a snapshot may hold none; GitHub always has its reviews and checks."""
-        if isinstance(self.source, SnapshotSource):
-            try:
-                return has_risk_data(self.source.snapshot_of(repo))
-            except SourceError:
-                return True
-        return True
+        held = self._held(repo)
+        return has_risk_data(held) if held is not None else True
 
     def reviews_recorded(self, pull: PullRequest, repo: str) -> bool:
         """Snapshot files may leave reviews out altogether (the PR then has none); GitHub
         always lists them, so there an empty list means "never reviewed"."""
-        if isinstance(self.source, SnapshotSource):
-            try:
-                return reviews_recorded(self.source.snapshot_of(repo))
-            except SourceError:
-                return pull.reviews is not None
-        return pull.reviews is not None
+        held = self._held(repo)
+        return reviews_recorded(held) if held is not None else pull.reviews is not None

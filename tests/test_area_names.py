@@ -12,7 +12,8 @@ import pytest
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.engine.areas import fold
-from bot.models import FileChange, PullRequest, Snapshot
+from bot.models import PullRequest, Snapshot
+from testkit.pulls import merged_pull
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
 
@@ -31,9 +32,7 @@ def test_other_names_stay_apart(one: str, other: str) -> None:
 
 
 def _pull(number: int, title: str, path: str) -> PullRequest:
-    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
-                       author="dev", state="merged", merged_at=MERGED, closed_at=MERGED,
-                       additions=30, files=(FileChange(path=path, additions=30),))
+    return merged_pull(number, title, (path,), lines=30, when=MERGED)
 
 
 def test_a_module_folder_named_after_the_project_is_its_titles_module() -> None:
@@ -56,8 +55,8 @@ def test_a_module_folder_named_after_the_project_is_its_titles_module() -> None:
 
 
 def test_a_hidden_folder_of_the_teams_tools_is_no_part_of_the_project() -> None:
-    pulls = (_pull(1, "fix: stop tokens for GLM-5.2", ".claude/skills/glm/SKILL.md"),
-             _pull(2, "feat: review workflow", ".claude/commands/review.md"),
+    pulls = (_pull(1, "fix: stop tokens for GLM-5.2", ".assist/skills/glm/SKILL.md"),
+             _pull(2, "feat: review workflow", ".assist/commands/review.md"),
              _pull(3, "fix: launch config", ".vscode/launch.json"))
     digest = build_digest(Snapshot(repository="InternLM/xtuner", pulls=pulls), "2026-W29",
                           repo_config=RepoConfig(), lang="en")

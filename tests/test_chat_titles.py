@@ -13,9 +13,10 @@ from bot.chat.handler import CommandHandler
 from bot.clock import HeldClock
 from bot.config import Config, parse_config
 from bot.digests import Digests
-from bot.models import FileChange, PullRequest, Snapshot
+from bot.models import PullRequest, Snapshot
 from bot.render import render_reply
 from bot.source import SnapshotSource
+from testkit.pulls import merged_pull
 
 REPO = "numpy/numpy"
 MERGED = datetime(2026, 8, 12, 3, tzinfo=UTC)
@@ -27,10 +28,8 @@ CONFIG: Config = parse_config({
 
 
 def _pull(number: int, title: str) -> PullRequest:
-    return PullRequest(number=number, title=title, url=f"https://github.com/{REPO}/pull/{number}",
-                       author="dev", state="merged", merged_at=MERGED, closed_at=MERGED,
-                       additions=30, files=(FileChange(path="numpy/_core/multiarray.pyi",
-                                                       additions=30),))
+    return merged_pull(number, title, ("numpy/_core/multiarray.pyi",), lines=30, when=MERGED,
+                       repo=REPO)
 
 
 SNAPSHOT = Snapshot(repository=REPO, fetched_at=NOW, pulls=(

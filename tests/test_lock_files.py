@@ -12,8 +12,9 @@ from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.engine.areas import folder_area, is_lock_file, lock_files_only
 from bot.engine.classify import classify
-from bot.models import FileChange, Lang, PullRequest, Snapshot
+from bot.models import Lang, PullRequest, Snapshot
 from bot.render import render_digest
+from testkit.pulls import merged_pull
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
 WEEK = "2026-W29"
@@ -25,10 +26,7 @@ LOCKS = ("uv.lock", "poetry.lock", "Pipfile.lock", "package-lock.json", "yarn.lo
 
 def _pull(number: int, title: str, paths: tuple[str, ...], *, lines: int = 400
           ) -> PullRequest:
-    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
-                       author="dev", state="merged", merged_at=MERGED, closed_at=MERGED,
-                       additions=lines * len(paths), deletions=0,
-                       files=tuple(FileChange(path=p, additions=lines) for p in paths))
+    return merged_pull(number, title, paths, lines=lines, when=MERGED)
 
 
 @pytest.mark.parametrize("path", LOCKS)

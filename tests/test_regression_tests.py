@@ -15,7 +15,8 @@ from bot.engine.areas import is_test_file
 from bot.engine.classify import classify
 from bot.engine.suggest import Lead, is_code, suggest
 from bot.i18n import translator
-from bot.models import FileChange, NameCount, PullRequest, Snapshot
+from bot.models import NameCount, PullRequest, Snapshot
+from testkit.pulls import merged_pull
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
 WEEK = "2026-W29"
@@ -66,10 +67,7 @@ def test_fixes_that_each_change_a_test_call_for_no_tests() -> None:
 
 
 def _pull(number: int, title: str, paths: tuple[str, ...]) -> PullRequest:
-    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
-                       author="dev", state="merged", merged_at=MERGED, closed_at=MERGED,
-                       additions=40 * len(paths), deletions=0,
-                       files=tuple(FileChange(path=p, additions=40) for p in paths))
+    return merged_pull(number, title, paths, lines=40, when=MERGED)
 
 
 def test_a_week_of_tested_fixes_names_only_the_untested_one() -> None:

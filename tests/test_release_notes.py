@@ -19,6 +19,7 @@ from bot.engine.summarize import summarize
 from bot.i18n import translator
 from bot.models import FileChange, PullRequest, Snapshot
 from bot.render import render_digest
+from testkit.pulls import merged_pull
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
 WEEK = "2026-W29"
@@ -40,10 +41,7 @@ CODE = ("src/app/router/match.py", "src/app/router/table.py", "src/app/cache/sto
 
 def _pull(number: int, title: str, paths: tuple[str, ...], *, lines: int = 40
           ) -> PullRequest:
-    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
-                       author="dev", state="merged", merged_at=MERGED, closed_at=MERGED,
-                       additions=lines * len(paths), deletions=0,
-                       files=tuple(FileChange(path=p, additions=lines) for p in paths))
+    return merged_pull(number, title, paths, lines=lines, when=MERGED)
 
 
 def _week(fragment: str) -> tuple[PullRequest, ...]:

@@ -12,10 +12,11 @@ from bot.chat.answers import week_risks
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.engine.digest import answer_pull
-from bot.models import FileChange, Lang, PullRequest, Reply, Review, Snapshot
+from bot.models import Lang, PullRequest, Reply, Review, Snapshot
 from bot.render import render_digest, render_reply
 from bot.render.document import outline
 from bot.render.layouts import digest_document
+from testkit.pulls import merged_pull
 
 MERGED = datetime(2026, 7, 15, 3, tzinfo=UTC)
 NOT_LOOKED = {"en": "so no risks could be looked for", "zh": "因此无法查找风险"}
@@ -23,10 +24,8 @@ NONE_FOUND = {"en": "No risks were found", "zh": "未发现风险"}
 
 
 def _pull(number: int, reviews: tuple[Review, ...] = ()) -> PullRequest:
-    return PullRequest(number=number, title=f"fix: handle case {number}",
-                       url=f"https://github.com/o/r/pull/{number}", author="dev",
-                       state="merged", merged_at=MERGED, closed_at=MERGED, additions=20,
-                       files=(FileChange(path="src/app.py", additions=20),), reviews=reviews)
+    return merged_pull(number, f"fix: handle case {number}", ("src/app.py",), lines=20,
+                       when=MERGED, reviews=reviews)
 
 
 def _text(snapshot: Snapshot, lang: Lang, form: str) -> str:

@@ -8,17 +8,16 @@ from datetime import UTC, datetime
 
 from bot.config import RepoConfig
 from bot.engine import build_digest
-from bot.models import FileChange, PullRequest, Snapshot
+from bot.models import PullRequest, Snapshot
 from bot.render import render_digest
+from testkit.pulls import merged_pull
 
 THIS_WEEK = datetime(2026, 7, 15, 3, tzinfo=UTC)  # 2026-W29
 LAST_WEEK = datetime(2026, 7, 8, 3, tzinfo=UTC)  # 2026-W28
 
 
 def _pull(number: int, title: str, when: datetime = THIS_WEEK) -> PullRequest:
-    return PullRequest(number=number, title=title, url=f"https://github.com/o/r/pull/{number}",
-                       author="dev", state="merged", merged_at=when, closed_at=when,
-                       additions=20, files=(FileChange(path=f"src/f{number}.go", additions=20),))
+    return merged_pull(number, title, (f"src/f{number}.go",), lines=20, when=when)
 
 
 def test_the_busiest_topics_are_busy_and_a_move_of_one_pr_is_no_trend() -> None:

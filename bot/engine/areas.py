@@ -318,8 +318,9 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
     if len(parts) > 1 and parts[0] in _FOLDER_AREAS:
         return _FOLDER_AREAS[parts[0]], ""
     if len(parts) > 1 and parts[0].startswith("."):
-        # A hidden folder at the top holds the team's tools (`.claude/skills`, `.vscode`,
-        # `.devcontainer`, `.spin`): their environment, not a part of the project.
+        # A hidden folder at the top holds the team's tools (`.vscode`, `.devcontainer`,
+        # `.spin`, an editor's or a helper's skills): their environment, not a part of the
+        # project.
         return "build", ""
     folders, file = _folders(path, package)
     while folders and folders[0] in trunk:

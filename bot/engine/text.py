@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from bot.engine.conventions import parse_title
+
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _DETAILS = re.compile(r"<details>.*?</details>", re.S | re.I)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
@@ -87,16 +89,11 @@ def squash_description(markdown: str, title: str = "") -> str:
     return rest.strip() if title and _same_subject(subject, title) else ""
 
 
-# What a commit subject and a PR title open with that is no part of what they say:
-# tags, a conventional type and scope.
-_SUBJECT_LEAD = re.compile(r"^(?:\s*[\[【][^\]】]*[\]】])*\s*(?:[A-Za-z]+(?:\([^)]*\))?!?:\s*)?")
-
-
 def _same_subject(subject: str, title: str) -> bool:
-    """Whether a commit's subject says what the PR's title says (its tags and type
-    aside, case and spacing aside)."""
+    """Whether a commit's subject says what the PR's title says: their text once their
+    conventions are read off (`bot.engine.conventions`), case and spacing aside."""
     def said(text: str) -> str:
-        return " ".join(_SUBJECT_LEAD.sub("", text).lower().split())
+        return " ".join(parse_title(text).text.lower().split())
     return bool(said(subject)) and said(subject) == said(title)
 
 
