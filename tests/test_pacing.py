@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from pathlib import Path
 
 import pytest
@@ -84,74 +83,78 @@ def test_each_platform_paces_at_its_documented_rates_by_default() -> None:
 
 async def turns(pacer: LocalPacer, lanes: list[Lane], count: int,
                 platform: FakeRateLimit) -> list[float]:
-    """When each of `count` messages through `lanes`, sent at once, got its turn and
-    reached `platform` (a bucket at the lane's rate that allows one message of timer
-    jitter)."""
+    """When each of `count` messages through `lanes`, sent at once, got its turn (on the
+    pacer's clock) and reached `platform` (a bucket at the lane's rate)."""
     async def one() -> float:
         await pacer.take_turn(lanes, max_wait=10)
         assert platform.take() is None, "the platform refused a paced message"
-        return time.monotonic()
+        return pacer.clock.monotonic()
     return sorted(await asyncio.gather(*(one() for _ in range(count))))
 
 
 async def test_messages_in_one_lane_never_exceed_its_rate() -> None:
+    clock = VirtualClock()
     rate = Rate(10, "s")
-    platform = FakeRateLimit(per_second=10, burst=2)
-    started = time.monotonic()
-    granted = await turns(LocalPacer(), [Lane("bot", rate)], 8, platform)
+    platform = FakeRateLimit(per_second=10, burst=1, clock=clock)
+    started = clock.monotonic()
+    granted = await turns(LocalPacer(clock), [Lane("bot", rate)], 8, platform)
     assert platform.refused == 0 and platform.taken == 8
-    assert granted[-1] - started >= 7 * rate.interval * 0.95
+    assert granted[-1] - started == pytest.approx(7 * rate.interval)
 
 
 async def test_a_chat_waiting_for_its_turn_holds_no_other_chat_up() -> None:
-    pacer = LocalPacer()
+    clock = VirtualClock()
+    pacer = LocalPacer(clock)
     bot = Lane("bot", FAST)
     slow_chat = [bot, Lane("bot:slow", Rate(1, "s"))]
     other_chat = [bot, Lane("bot:other", Rate(1, "s"))]
     await pacer.take_turn(slow_chat, max_wait=5)
-    started = time.monotonic()
+    started = clock.monotonic()
 
     async def timed(lanes: list[Lane]) -> float:
         await pacer.take_turn(lanes, max_wait=5)
-        return time.monotonic() - started
+        return clock.monotonic() - started
 
     second_in_slow, first_in_other = await asyncio.gather(timed(slow_chat), timed(other_chat))
-    assert second_in_slow >= 0.9  # the slow chat's own rate
-    assert first_in_other < second_in_slow  # did not wait behind it
+    assert second_in_slow == pytest.approx(1.0)  # the slow chat's own rate
+    assert first_in_other <= FAST.interval + 1e-9  # did not wait behind it
 
 
 async def test_a_hold_keeps_every_sender_out_of_its_lanes_and_a_short_wait_books_nothing(
 ) -> None:
-    pacer = LocalPacer()
+    clock = VirtualClock()
+    pacer = LocalPacer(clock)
     bot = Lane("bot", FAST)
     await pacer.hold_off([bot, Lane("bot:c1", FAST)], 0.5)
     with pytest.raises(NoTurn) as late:
         await pacer.take_turn([bot, Lane("bot:c2", FAST)], max_wait=0.1)
-    assert late.value.seconds > 0.3
-    started = time.monotonic()
+    assert late.value.seconds == pytest.approx(0.5)
+    started = clock.monotonic()
     await pacer.take_turn([bot, Lane("bot:c2", FAST)], max_wait=5)
-    waited = time.monotonic() - started
-    assert 0.3 <= waited < 0.5 + FAST.interval * 3  # the hold, and nothing booked before
+    waited = clock.monotonic() - started
+    assert waited == pytest.approx(0.5)  # the hold, and nothing booked before
 
 
 async def test_messages_that_wake_after_a_stall_take_new_turns_rather_than_crowd() -> None:
     """Three messages sleep until their turns; the process stalls past all three. Going
     as they wake would post them at once; they book again, spaced at the rate."""
-    pacer = LocalPacer()
+    clock = VirtualClock()
+    pacer = LocalPacer(clock)
     lanes = [Lane("bot", Rate(10, "s"))]
     await pacer.take_turn(lanes, max_wait=1)
     sent: list[float] = []
 
     async def send() -> None:
         await pacer.take_turn(lanes, max_wait=5)
-        sent.append(time.monotonic())
+        sent.append(clock.monotonic())
 
     waiting = [asyncio.create_task(send()) for _ in range(3)]
-    await asyncio.sleep(0.01)  # each has booked its turn and sleeps
-    time.sleep(0.8)  # the stall: the loop runs nothing
+    while len(clock.slept) < 3:  # each books its turn and sleeps
+        await asyncio.sleep(0)
+    clock.advance(0.8)  # the stall: time passes and all three wake at once, late
     await asyncio.gather(*waiting)
     gaps = [b - a for a, b in itertools.pairwise(sent)]
-    assert min(gaps) >= 0.08
+    assert len(sent) == 3 and min(gaps) >= 0.1 - 1e-9
 
 
 async def test_a_pacer_forgets_lanes_whose_turn_has_passed() -> None:
