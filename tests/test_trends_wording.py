@@ -45,3 +45,39 @@ def test_a_themes_line_names_the_prs_it_does_not_type_as_other_changes() -> None
         digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
                               repo_config=RepoConfig(), lang=lang)  # type: ignore[arg-type]
         assert said in render_digest(digest, "text"), render_digest(digest, "text")
+
+
+def test_a_move_since_last_week_counts_an_area_as_the_busiest_topics_do() -> None:
+    """A theme also holds the PRs its folder places there: last week's count and this
+    week's are taken the same way, so "Models (5" is not followed by "Models 0 → 2"."""
+    def in_model(number: int, title: str, when: datetime = THIS_WEEK) -> PullRequest:
+        return merged_pull(number, title, (f"model/m{number}.py",), when=when)
+
+    pulls = (
+        in_model(1, "feat(model): add qwen3"), in_model(2, "fix(model): load shards"),
+        *(in_model(n, f"Support variant {n}") for n in (3, 4, 5)),
+        _pull(6, "fix(cli): quote paths"),
+        *(in_model(n, f"Support older variant {n}", LAST_WEEK) for n in (7, 8)),
+    )
+    snapshot = Snapshot(repository="o/r", pulls=pulls)
+    digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang="en",
+                          previous=snapshot)
+    text = render_digest(digest, "text")
+    assert "The busiest topic was Models (5, 83%)." in text, text
+    assert "Compared with last week: Models 2 → 5." in text, text
+
+
+def test_only_an_area_that_had_prs_last_week_is_said_to_outgrow_its_reviewers() -> None:
+    def week(old: int) -> str:
+        pulls = (*(_pull(n, f"fix(cache): case {n}") for n in range(1, 6)),
+                 _pull(6, "fix(cli): quote paths"),
+                 *(_pull(n, f"fix(cache): earlier {n}", LAST_WEEK) for n in range(7, 7 + old)),
+                 _pull(20, "fix(cli): earlier", LAST_WEEK))
+        snapshot = Snapshot(repository="o/r", pulls=pulls)
+        return render_digest(build_digest(snapshot, "2026-W29", repo_config=RepoConfig(),
+                                          lang="en", previous=snapshot), "text")
+    grown = week(2)
+    assert "Check that the cache owners can keep up with reviews: its activity rose from " \
+           "2 to 5 PRs." in grown, grown
+    new = week(0)
+    assert "Compared with last week: cache 0 → 5." in new and "keep up" not in new, new

@@ -5,6 +5,8 @@ Deterministic: the same snapshot, week, config and language give the same digest
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from bot.config import RepoConfig
 from bot.engine.areas import Areas, folder_area, is_test_file, week_trunk
 from bot.engine.assess import Assessment, assess, rank
@@ -28,10 +30,12 @@ from bot.models import (
     Counts,
     Digest,
     Lang,
+    NameCount,
     PullAnswer,
     PullRequest,
     RepositoryCounts,
     Snapshot,
+    Theme,
 )
 from bot.week import belongs_to_week, shift_week, week_period
 
@@ -103,23 +107,18 @@ def build_digest(
                    for pull, counted in week_pulls(snapshot, week, tz)], t)
     by_number = sorted(ranked, key=lambda a: a.number)  # the order of the lists
     key = [a for a in ranked if a.key]
-    package = snapshot.repository.rsplit("/", 1)[-1]
-    trunk = week_trunk([[f.path for f in a.pull.files] for a in ranked], package)
-    members = [_member(a, package, trunk) for a in ranked]
-    areas = week_areas(repo_config, t, members)
-    themes = build_themes(members, areas, t, focus_topics=focus_topics)
+    where = _Where.of(ranked, snapshot.repository, repo_config, t, focus_topics)
+    areas, themes = where.areas, where.themes
     theme_of = {n: theme.title for theme in themes for n in (*theme.pulls, *theme.others)}
     pulls = [a.pull for a in by_number]
     topics = topic_counts(((a.number, a.cls.topics) for a in by_number), len(by_number),
                           areas, previous=_previous_topics(previous, week, repo_config, areas),
                           focus=focus_topics)
-    # Where the week's work was: its topics without dependency updates and branch syncs
-    # (ten lock-file bumps do not make "build" the week's focus); questions about a topic
-    # still find them in `topics`.
-    routine = {a.number for a in by_number if a.cls.bump or a.cls.sync}
-    work = work_counts(topics, routine, len(by_number)) if routine else topics
+    # Where the week's work was, counted as last week's is (`_previous_areas`), so a
+    # move since last week says the same count as the busiest topics do.
+    counted = where.counted(previous=_previous_areas(previous, week, repo_config, t, areas))
     types = type_counts(((a.number, a.cls.type) for a in by_number), len(by_number), t)
-    hot = hot_files(pulls, routine=frozenset(routine))
+    hot = hot_files(pulls, routine=frozenset(where.routine))
     risks = tuple(sorted((r for a in by_number for r in a.risks), key=severity_rank))
     counts = _counts(by_number, key=len(key))
     return Digest(
@@ -133,19 +132,56 @@ def build_digest(
         themes=themes,
         risks=risks,
         key_pulls=tuple(a.key_pull() for a in key),
-        suggestions=suggest(risks, work, types, hot, _breaking(by_number), t,
+        suggestions=suggest(risks, counted, types, hot, _breaking(by_number), t,
                             leads=tuple(_lead(a, areas) for a in key)),
         lang=lang,
         notes=tuple(data_notes(pulls, recorded, t)),
         data_as_of=snapshot.fetched_at,
         # A week of no key PR names its few PRs by their lines instead.
         pulls=tuple(a.entry(theme_of[a.number], None if key else lang) for a in by_number),
-        areas=area_counts(work, themes, len(by_number),
-                          first=(areas.canonical(a) for a in areas.keys(focus_topics))),
+        areas=counted,
         people=people_of(pulls, reviews_recorded=recorded),
         risk_data=has_risk_data(snapshot),
         repositories=(RepositoryCounts(name=snapshot.repository, counts=counts),),
     )
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a week's PRs were: their areas, themes and topics, and which are routine
+    (dependency updates, branch syncs)."""
+
+    assessed: list[Assessment]
+    areas: Areas
+    themes: tuple[Theme, ...]
+    topics: tuple[NameCount, ...]
+    routine: set[int]
+    focus: tuple[str, ...]
+
+    @classmethod
+    def of(cls, assessed: list[Assessment], repository: str, repo_config: RepoConfig,
+           t: Translator, focus: tuple[str, ...] = ()) -> _Where:
+        package = repository.rsplit("/", 1)[-1]
+        trunk = week_trunk([[f.path for f in a.pull.files] for a in assessed], package)
+        members = [_member(a, package, trunk) for a in assessed]
+        areas = week_areas(repo_config, t, members)
+        by_number = sorted(assessed, key=lambda a: a.number)
+        return cls(assessed=by_number, areas=areas,
+                   themes=build_themes(members, areas, t, focus_topics=focus),
+                   topics=topic_counts(((a.number, a.cls.topics) for a in by_number),
+                                       len(by_number), areas),
+                   routine={a.number for a in by_number if a.cls.bump or a.cls.sync},
+                   focus=focus)
+
+    def counted(self, previous: dict[str, int] | None = None) -> tuple[NameCount, ...]:
+        """The areas as the trends count them (`area_counts`): a topic's PRs with its
+        theme's, without the routine PRs (ten lock-file bumps do not make "build" the
+        week's focus; questions about a topic still find them in the topics); the
+        focus topics first; `previous`, last week's counts by this week's names."""
+        total = len(self.assessed)
+        work = work_counts(self.topics, self.routine, total) if self.routine else self.topics
+        return area_counts(work, self.themes, total, previous=previous,
+                           first=(self.areas.canonical(a) for a in self.areas.keys(self.focus)))
 
 
 def _member(a: Assessment, package: str, trunk: frozenset[str]) -> Member:
@@ -172,6 +208,25 @@ def _previous_topics(previous: Snapshot | None, week: str, repo_config: RepoConf
         return None
     tagged = ((p.number, classify(p, repo_config).topics) for p in before)
     return {c.name: c.count for c in topic_counts(tagged, len(before), areas)}
+
+
+def _previous_areas(previous: Snapshot | None, week: str, repo_config: RepoConfig,
+                    t: Translator, areas: Areas) -> dict[str, int] | None:
+    """Last week's count of each area, counted as this week's are (`_Where.counted`)
+    and named by this week's `areas`; None when `previous` holds no PR of that week."""
+    if previous is None:
+        return None
+    recorded = reviews_recorded(previous)
+    assessed = [assess(pull, counted, repo_config, t, reviews_recorded=recorded)
+                for pull, counted in week_pulls(previous, shift_week(week, -1),
+                                                repo_config.timezone)]
+    if not assessed:
+        return None
+    last = _Where.of(assessed, previous.repository, repo_config, t)
+    pulls: dict[str, set[int]] = {}
+    for c in last.counted():
+        pulls.setdefault(areas.canonical(areas.key(c.name)), set()).update(c.pulls)
+    return {name: len(numbers) for name, numbers in pulls.items()}
 
 
 def _counts(assessed: list[Assessment], *, key: int) -> Counts:

@@ -137,8 +137,10 @@ def suggest(
                    t("Plan a focused %(topic)s regression run: %(topic)s makes up %(share)s "
                      "of the week (%(count)d PRs).", topic=named, share=share,
                      count=dominant.count))
+    # A topic new this week has no owners' load to compare with: only growth from a
+    # week of its own PRs asks whether they keep up.
     for topic in topics:
-        if topic.previous is not None and topic.count >= 2 * max(topic.previous, 1) + 1:
+        if topic.previous and topic.count >= 2 * topic.previous + 1:
             out.append(t("Check that the %(topic)s owners can keep up with reviews: its "
                          "activity rose from %(previous)d to %(count)d PRs.",
                          topic=_named(topic), previous=topic.previous, count=topic.count))

@@ -125,13 +125,15 @@ def type_counts(typed: Iterable[tuple[int, str]], total: int, t: Translator
 
 
 def area_counts(topics: Iterable[NameCount], themes: Iterable[Theme], total: int, *,
-                first: Iterable[str] = ()) -> tuple[NameCount, ...]:
+                first: Iterable[str] = (), previous: dict[str, int] | None = None
+                ) -> tuple[NameCount, ...]:
     """The topics as the trends' prose counts them, beside the themes: a topic's PRs are
     those carrying it and those its area's theme holds (placed there by their folder),
     so a theme's heading never counts more PRs than its topic ("Models: 28" under
     "Models (11)" read as two answers to one question). A PR on several topics still
     counts in each; the themes place it once. The `first` topics (a channel's focus)
-    first, then most PRs first, ties by name."""
+    first, then most PRs first, ties by name; `previous`: last week's count by name (an
+    area it does not name had none)."""
     pulls: dict[str, set[int]] = {}
     labels: dict[str, str] = {}
     for c in topics:
@@ -146,5 +148,6 @@ def area_counts(topics: Iterable[NameCount], themes: Iterable[Theme], total: int
                                                      item[0]))
     return tuple(NameCount(name=name, count=len(numbers),
                            share=round(len(numbers) / total, 4) if total else 0.0,
-                           pulls=tuple(sorted(numbers)), label=labels[name])
+                           pulls=tuple(sorted(numbers)), label=labels[name],
+                           previous=None if previous is None else previous.get(name, 0))
                  for name, numbers in ranked if numbers)

@@ -592,6 +592,6 @@ class DigestView:
     def topic_changes(self) -> list[NameCount]:
         """Topics whose count moved by `TOPIC_MOVE` PRs or more since the previous week,
         largest move first: "disagg 0 → 1" is no trend."""
-        moved = [t for t in self.d.topics if t.previous is not None
+        moved = [t for t in (self.d.areas or self.d.topics) if t.previous is not None
                  and abs(t.count - t.previous) >= TOPIC_MOVE]
         return sorted(moved, key=lambda t: (-abs(t.count - (t.previous or 0)), t.name))[:3]
