@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
 from bot.chat.grammar import parse_command
@@ -135,6 +136,7 @@ def test_a_revert_is_its_type_with_the_reverted_titles_modules(
     ("release/1.2 -> main", True), ("Merge pull request #5 from acme/dev", True),
     ("Release v1.2.0", False), ("Development guide", False), ("Fix dev server port", False),
     ("Dev v2@fixexportdata", False), ("main: fix crash", False),
+    ("chore: auto merge branches", True), ("Merge branches", True),
 ])
 def test_branch_syncs_are_titles_that_only_name_branches(title: str, sync: bool) -> None:
     assert (is_branch_sync(title) or parse_title(title).sync) is sync
@@ -148,6 +150,10 @@ def test_branch_syncs_are_titles_that_only_name_branches(title: str, sync: bool)
     ("chore(deps): update dependency eslint to v9", "renovate[bot]", True, "eslint"),
     ("Update dependency ruff to v0.9.1", "renovate[bot]", True, "ruff"),
     ("⬆️ Raise pytest-xdist minimum", "tiangolo", True, "pytest-xdist"),
+    # Every dependency at once, as a person writes it.
+    ("chore: upgrade deps", "afc163", True, "deps"),
+    ("Update all npm dependencies", "afc163", True, "all"),
+    ("Update the dependencies table in the README", "afc163", False, ""),
     # A person's upgrade of a tool, and a bot's update of something else: no bumps.
     ("Upgrade Hawk to 0.1.13", "konsti", False, ""),
     ("👥 Update FastAPI People - Sponsors", "pr-submit[bot]", False, ""),
@@ -556,3 +562,16 @@ async def test_asking_what_changed_in_security_finds_the_security_theme() -> Non
     reply = await handler.handle(parse_command("what changed in security this week"),
                                  channel=config.channels[0])
     assert reply.answer is not None and [p.number for p in reply.answer.pulls] == [1]
+
+
+@pytest.mark.parametrize(("title", "base", "sync"), [
+    ("Develop", "develop", False), ("dev", "dev", False), ("Develop", "master", True),
+    ("Dev", None, True),
+])
+def test_a_title_that_only_names_the_branch_it_merges_into_is_no_sync(
+        title: str, base: str | None, sync: bool) -> None:
+    """PaddleX #2281 `Develop` into develop: a contributor's fork branch of that name,
+    with a README change of its own."""
+    pull = _pull(1, title)
+    pull = msgspec.structs.replace(pull, base=base)
+    assert classify(pull, RepoConfig()).sync is sync

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from bot.config import Config
-from bot.engine.areas import Areas, fold
+from bot.engine.areas import AREA_OF_TYPE, BUILTIN, Areas, fold
 from bot.i18n import translator
 from bot.models import AnswerPull, Digest, NameCount, PullEntry, Risk, WeekAnswer
 from bot.source import ReviewQueue
@@ -81,11 +81,17 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
                 counted.append(topic)
                 named = named or topic.label or topic.name
         for theme in part.themes:
-            # An area's theme, or a theme of its own kind named so (the security fixes).
+            # An area's theme, or a theme of its own kind named so (the security fixes),
+            # or any theme asked for by the name the digest gave it (依赖升级).
             if (theme.kind == "area" and theme.area and areas.key(theme.area) == wanted) \
-                    or theme.kind == wanted:
+                    or theme.kind == wanted or fold(theme.title) == fold(area):
                 numbers += [n for n in (*theme.pulls, *theme.others) if n not in numbers]
                 named = named or theme.title
+        # The PRs whose kind is work in the area (`docs:`, `test(...)`), wherever they sit.
+        numbers += [e.number for e in part.pulls
+                    if AREA_OF_TYPE.get(e.type) == wanted and e.number not in numbers]
+        if not named and wanted in BUILTIN:
+            named = areas.name(wanted)  # "Tests", not the "tests" asked
         pulls += [_entry_pull(entries[n], _scope(digest, part)) for n in numbers
                   if n in entries]
     return WeekAnswer(question="changes", repository=digest.repository, week=digest.week,

@@ -15,9 +15,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import get_args
 
 from bot.config import RepoConfig
-from bot.i18n import Translator
+from bot.i18n import Translator, translator
+from bot.models import Lang
 
 
 def _(message: str) -> str:
@@ -40,6 +42,9 @@ _FOLDER_AREAS = {
     "docs": "docs", "doc": "docs", "tests": "tests", "test": "tests",
     "docker": "build", "requirements": "build", "cmake": "build",
 }
+# The common area a kind of change is work in, whatever folder it touched: a question
+# about docs finds the `docs:` PRs as well as those in `docs/`.
+AREA_OF_TYPE = {"docs": "docs", "test": "tests", "ci": "ci", "build": "build"}
 _BUILD_FILE = re.compile(
     r"^(Dockerfile.*|requirements.*\.(txt|in)|setup\.(py|cfg)|pyproject\.toml|"
     r"CMakeLists\.txt|Makefile)$", re.I)
@@ -163,6 +168,18 @@ _BUILTIN_OF_FOLD = {fold(alias): key for key, rule in BUILTIN.items()
                     for alias in (key, *rule.aliases)}
 
 
+@lru_cache(maxsize=1)
+def _builtin_of_name() -> dict[str, str]:
+    """A common area by its name in any language the digest speaks (文档 is docs):
+    a reader asks about an area by the name the digest showed them."""
+    names: dict[str, str] = {}
+    for lang in get_args(Lang):
+        t = translator(lang)
+        for key, rule in BUILTIN.items():
+            names.setdefault(fold(rule.name if rule.proper else t(rule.name)), key)
+    return names
+
+
 @dataclass
 class Areas:
     """The areas of one repository's week: raw names (topics, modules, folders) to area
@@ -190,7 +207,8 @@ class Areas:
             if name in self.repo_config.topics:
                 found = name
             else:
-                found = self._configured.get(folded) or _BUILTIN_OF_FOLD.get(folded, folded)
+                found = (self._configured.get(folded) or _BUILTIN_OF_FOLD.get(folded)
+                         or _builtin_of_name().get(folded, folded))
             self._keys[name] = found
         return found
 

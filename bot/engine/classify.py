@@ -197,6 +197,13 @@ def _said_body(pull: PullRequest) -> str:
     return _cleaned(pull.body) if pull.body else ""
 
 
+def _names_only_its_base(pull: PullRequest) -> bool:
+    """A title that is only the branch the PR merges into (`Develop` into develop): a
+    contributor's own branch of that name, merged with changes of its own, not a sync
+    of two lines of work."""
+    return pull.base is not None and pull.title.strip().lower() == pull.base.strip().lower()
+
+
 def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
     """Type, modules (title tags and labels) and topics (modules plus configured topics)."""
     title = parse_title(pull.title)
@@ -227,7 +234,7 @@ def classify(pull: PullRequest, repo_config: RepoConfig) -> Classification:
         breaking=is_breaking(pull, title),
         short_title=title.text,
         security=_security(pull, title),
-        sync=title.sync,
+        sync=title.sync and not _names_only_its_base(pull),
         bump=bump,
         release=title.release,
     )

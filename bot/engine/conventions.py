@@ -119,7 +119,7 @@ _LEADING_EMOJI = re.compile(
 
 _MERGE_PULL = re.compile(r"^Merge pull request #\d+ from (\S+)\s*(.*)$", re.I | re.S)
 _MERGE_BRANCH = re.compile(
-    r"^Merge (?:remote-tracking )?branch(?:es)? .*?(?: into .*)?$", re.I)
+    r"^(?:auto[- ]?)?Merge (?:remote-tracking )?branch(?:es)?(?:\s.*?)?(?: into .*)?$", re.I)
 _REVERT = re.compile(r"^Revert\s*[\"“'](.+)[\"”']\s*$", re.I | re.S)
 # A revert said in a title's own words (`Revert moving tests`, `Reverting the cache`).
 _PLAIN_REVERT = re.compile(r"^Revert(?:s|ing)?\b\s*(.+)$", re.I | re.S)
@@ -308,6 +308,8 @@ def parse_title(title: str) -> Title:
     modules = [m for m in modules if m not in _SECURITY_NAMES]
     text = re.sub(r"\s+", " ", rest.strip().lstrip(":：-– ").strip())
     text = _without_trailing_issues(text)
+    # `chore: auto merge branches`: a merge of branches behind a type is still one.
+    sync = sync or bool(_MERGE_BRANCH.match(text))
     if kind is None and _PLAIN_REVERT.match(text):
         kind = "revert"  # `Revert moving tests`: the title says so in its own words
     elif kind == "revert" and not _PLAIN_REVERT.match(text):
@@ -403,7 +405,10 @@ def _branch_title(text: str, kind: str | None) -> tuple[str, str | None]:
 
 _BUMP = re.compile(
     r"^(?:bump|update|upgrade)\s+(?:the\s+)?\S+(?:\s+group)?\b.*\b(?:from\s+\S+\s+to\s+\S+|"
-    r"with\s+\d+\s+updates?|across\s+\d+\s+director(?:y|ies))|^bump\s+\S+", re.I)
+    r"with\s+\d+\s+updates?|across\s+\d+\s+director(?:y|ies))|^bump\s+\S+|"
+    # `chore: upgrade deps`, `Update all npm dependencies`: every dependency at once.
+    r"^(?:update|upgrade|refresh)\s+(?:all\s+)?(?:the\s+)?(?:[\w.-]+\s+)?"
+    r"(?:deps|dependencies)$", re.I)
 # A version's release: `Bump version to 0.12.2`, `Release v1.2.0`, `v5.32.5`.
 # Changesets' release PR is `Version Packages` (`Version Packages (beta)`); a release
 # prepared is `Prepare release v2.14.0b1`, `Prepare for the 2.5.2 release`; a release

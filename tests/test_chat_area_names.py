@@ -1,0 +1,54 @@
+"""A reader asks about an area by the name the digest showed them, in either language
+("文档有什么变化", "依赖升级有什么变化"), and finds the PRs whose kind of change is work
+there (`docs:`, `test(...)`) wherever their files sit: the digest that counts 3 docs PRs
+is never followed by an answer of none."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.chat.grammar import parse_command
+from bot.chat.handler import CommandHandler
+from bot.clock import HeldClock
+from bot.config import parse_config
+from bot.digests import Digests
+from bot.models import Lang, Snapshot
+from bot.source import SnapshotSource
+from testkit.pulls import MERGED_W29, merged_pull
+
+REPO = "ant/design"
+PULLS = (
+    merged_pull(1, "docs: add a guide for contributors", ("docs/guide.md",)),
+    merged_pull(2, "docs(List): migration notes", ("components/list/index.en-US.md",)),
+    merged_pull(3, "fix(Select): align the clear icon", ("components/select/style.ts",)),
+    merged_pull(4, "test(Rate): enable a11y checks", ("components/rate/__tests__/a11y.tsx",)),
+    merged_pull(5, "chore: upgrade deps", ("package.json",)),
+    merged_pull(6, "chore(deps): bump eslint", ("package.json",)),
+)
+
+
+async def _ask(text: str, lang: Lang) -> list[int]:
+    config = parse_config({"repos": {REPO: {"timezone": "UTC"}},
+                           "channels": [{"platform": "slack", "id": "C1", "repo": REPO,
+                                         "lang": lang}]})
+    handler = CommandHandler(Digests(config, SnapshotSource(Snapshot(
+        repository=REPO, fetched_at=MERGED_W29, pulls=PULLS)), clock=HeldClock(MERGED_W29)))
+    reply = await handler.handle(parse_command(text), channel=config.channels[0])
+    assert reply.answer is not None, reply
+    return sorted(p.number for p in reply.answer.pulls)
+
+
+@pytest.mark.parametrize(("question", "lang", "numbers"), [
+    ("文档有什么变化", "zh", [1, 2]),
+    ("what changed in 文档", "en", [1, 2]),
+    ("测试有什么变化", "zh", [4]),
+    ("what changed in tests", "en", [4]),
+    ("what changed in docs", "en", [1, 2]),
+])
+async def test_an_area_asked_by_its_shown_name_finds_the_prs_of_its_kind(
+        question: str, lang: Lang, numbers: list[int]) -> None:
+    assert await _ask(question, lang) == numbers
+
+
+async def test_a_theme_asked_by_its_title_finds_its_prs() -> None:
+    assert await _ask("依赖升级有什么变化", "zh") == [5, 6]
