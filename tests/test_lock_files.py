@@ -86,7 +86,7 @@ def test_a_lock_file_update_that_names_nothing_updates_lock_files(lang: Lang, li
 
 def test_a_lock_file_names_no_area_beside_the_change_it_follows() -> None:
     assert folder_area(["web/src/app.ts", "yarn.lock"], "r") == "web"
-    assert folder_area(["gin.go", "go.sum"], "gin") == ""
+    assert folder_area(["gin.go", "go.sum"], "gin") == "core"  # the code's, not the lock's
     assert folder_area(["package-lock.json"], "r") == "build"
 
 

@@ -17,7 +17,8 @@ LAST_WEEK = datetime(2026, 7, 8, 3, tzinfo=UTC)  # 2026-W28
 
 
 def _pull(number: int, title: str, when: datetime = THIS_WEEK) -> PullRequest:
-    return merged_pull(number, title, (f"src/f{number}.go",), lines=20, when=when)
+    # A file of no area: the topics come from the titles alone.
+    return merged_pull(number, title, (f"n{number}.txt",), lines=20, when=when)
 
 
 def test_the_busiest_topics_are_busy_and_a_move_of_one_pr_is_no_trend() -> None:
@@ -38,8 +39,9 @@ def test_the_busiest_topics_are_busy_and_a_move_of_one_pr_is_no_trend() -> None:
 
 
 def test_a_themes_line_names_the_prs_it_does_not_type_as_other_changes() -> None:
-    pulls = (_pull(1, "feat(cache): add ttl"), _pull(2, "fix(cache): evict on write"),
-             _pull(3, "cache: tidy the module"))
+    pulls = tuple(merged_pull(n, title, (f"src/cache/c{n}.go",)) for n, title in (
+        (1, "feat(cache): add ttl"), (2, "fix(cache): evict on write"),
+        (3, "cache: tidy the module")))
     for lang, said in (("en", "1 feature, 1 fix, 1 other change"),
                        ("zh", "1 个新功能、1 个修复、另 1 个其他改动")):
         digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",

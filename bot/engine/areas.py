@@ -355,6 +355,10 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
         return "build", ""
     if _DOC_FILE.search(file):
         return "docs", ""
+    if is_code(path):
+        # Code at the top of the package (`src/click/core.py`, `flask/app.py`, gin's
+        # `context.go`) is the project's core, never outweighed by the tests beside it.
+        return "core", ""
     return "", ""
 
 
@@ -463,3 +467,16 @@ _TEST_FILE = re.compile(
 def is_test_file(path: str) -> bool:
     """Whether a changed file is a test or a test's data."""
     return bool(_TEST_FILE.search(path))
+
+
+_CODE_FILE = re.compile(
+    r"\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|rs|go|java|kt|kts|scala|rb|js|jsx|ts|tsx|vue|"
+    r"svelte|swift|m|mm|cs|php|lua|dart|ex|exs|erl|hs|ml|zig|sh)$", re.I)
+_NO_CODE_FOLDER = re.compile(r"(^|/)(?:docs?|tests?|i18n|l10n|locales?|lang|translations?|"
+                             r"\.github)/", re.I)
+
+
+def is_code(path: str) -> bool:
+    """Whether a changed file is source code, the kind tests are written around."""
+    return (bool(_CODE_FILE.search(path)) and not _NO_CODE_FOLDER.search(path)
+            and not is_test_file(path))

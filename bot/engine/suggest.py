@@ -10,7 +10,7 @@ import re
 
 import msgspec
 
-from bot.engine.areas import is_test_file
+from bot.engine.areas import is_code
 from bot.engine.classify import Classification
 from bot.engine.risk_words import LEAD_OUTCOMES, either, is_remark, outcome_words
 from bot.i18n import Translator, percent
@@ -66,19 +66,6 @@ def settings_of(pull: PullRequest, cls: Classification) -> tuple[str, ...]:
 # Files tests are written around: source code, not tests, translations, docs, lock
 # files, configuration or workflows ("add tests around en.ts", "Cargo.lock" or
 # "context_test.go" asks nothing).
-_CODE_FILE = re.compile(
-    r"\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|rs|go|java|kt|kts|scala|rb|js|jsx|ts|tsx|vue|"
-    r"svelte|swift|m|mm|cs|php|lua|dart|ex|exs|erl|hs|ml|zig|sh)$", re.I)
-_NO_CODE_FOLDER = re.compile(r"(^|/)(?:docs?|tests?|i18n|l10n|locales?|lang|translations?|"
-                             r"\.github)/", re.I)
-
-
-def is_code(path: str) -> bool:
-    """Whether a changed file is source code, the kind tests are written around."""
-    return (bool(_CODE_FILE.search(path)) and not _NO_CODE_FOLDER.search(path)
-            and not is_test_file(path))
-
-
 def _named(topic: NameCount) -> str:
     """A topic as the rest of the digest names it to the reader ("NPU", "类型标注")."""
     return topic.label or topic.name
