@@ -447,6 +447,19 @@ def is_lock_file(path: str) -> bool:
     return bool(_LOCK_FILE.search(path))
 
 
+# Files a tool writes from the code a person wrote: test snapshots (Jest's and
+# Vitest's `__snapshots__/`, insta's `.snap`, syrupy's `.ambr`), generated protobuf
+# code, minified bundles. However many lines they hold, they make no change large.
+_GENERATED_FILE = re.compile(
+    r"(^|/)__snapshots__/|\.snap$|\.ambr$|_pb2(?:_grpc)?\.pyi?$|\.pb(?:\.gw)?\.go$|"
+    r"\.min\.(?:js|css)$")
+
+
+def is_generated(path: str) -> bool:
+    """Whether a changed file is written by a tool: a lock file or `_GENERATED_FILE`."""
+    return is_lock_file(path) or bool(_GENERATED_FILE.search(path))
+
+
 def lock_files_only(paths: Sequence[str]) -> bool:
     """Whether a PR only relocks dependencies: its files (release notes aside) are lock
     files, with at most the `requirements*.in` they are compiled from. However large,

@@ -40,6 +40,9 @@ _TYPE_WORDS = {
     "perf": "perf", "performance": "perf", "pref": "perf", "optimize": "perf",
     "refactor": "refactor", "refactoring": "refactor", "cleanup": "refactor",
     "doc": "docs", "docs": "docs", "documentation": "docs",
+    # The project's website and its demos and examples (ant-design's `site:`, `demo:`).
+    "site": "docs", "website": "docs", "demo": "docs", "demos": "docs", "example": "docs",
+    "examples": "docs",
     "test": "test", "tests": "test", "ut": "test",
     "ci": "ci", "build": "build", "deps": "build", "dependencies": "build",
     "chore": "chore", "misc": "chore", "style": "style", "revert": "revert",

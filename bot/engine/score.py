@@ -7,7 +7,7 @@ import re
 
 import msgspec
 
-from bot.engine.areas import translations_only
+from bot.engine.areas import is_generated, translations_only
 from bot.engine.classify import Classification
 from bot.engine.lexicon import lexicon
 from bot.engine.summarize import figure_text
@@ -70,6 +70,18 @@ LARGE_LINES = 300
 MAX_FACTS = 3
 
 
+def written_size(pull: PullRequest) -> tuple[int, int]:
+    """The lines and files of a PR that a person wrote: its size without the files a
+    tool generates (`is_generated`: lock files, test snapshots), so a fix of seven lines
+    with 380 lines of Jest snapshots is no large change."""
+    generated = [f for f in pull.files if is_generated(f.path)]
+    files = len(pull.files) or pull.changed_files or 0
+    if not generated:
+        return pull.lines_changed, files
+    return (max(0, pull.lines_changed - sum(f.additions + f.deletions for f in generated)),
+            files - len(generated))
+
+
 def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
               figures: tuple[str, ...], settings: tuple[str, ...], t: Translator,
               headline: str = "", body: str = "") -> tuple[str, ...]:
@@ -91,10 +103,10 @@ def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
         # In en the title is shown before the facts: the symptom only where it does
         # not say it, as a noun that reads after "fixes" (`crashes` -> "a crash").
         facts.append(_en_symptom_fact(severe, t))
-    if pull.lines_changed >= LARGE_LINES:
+    lines, files = written_size(pull)
+    if lines >= LARGE_LINES:
         facts.append(t.n("%(num)d file, %(lines)d lines changed",
-                         "%(num)d files, %(lines)d lines changed",
-                         len(pull.files) or pull.changed_files or 0, lines=pull.lines_changed))
+                         "%(num)d files, %(lines)d lines changed", files, lines=lines))
     if risks:
         facts.append(t.n("%(num)d risk", "%(num)d risks", len(risks)))
     return tuple(facts[:MAX_FACTS])
@@ -111,7 +123,7 @@ def is_routine(cls: Classification, pull: PullRequest, risks: list[Risk]) -> boo
     counted, but not key."""
     if risks or cls.security:
         return False
-    return (cls.type in ROUTINE_TYPES and pull.lines_changed <= ROUTINE_MAX_LINES) or \
+    return (cls.type in ROUTINE_TYPES and written_size(pull)[0] <= ROUTINE_MAX_LINES) or \
         translations_only([f.path for f in pull.files])
 
 
@@ -139,10 +151,9 @@ def score_pull(
     type_reason = {"feat": t("new feature"), "fix": t("bug fix"), "perf": t("performance")}
     if cls.type in type_reason:
         reasons.append(type_reason[cls.type])
-    lines = pull.lines_changed
+    lines, files = written_size(pull)
     value += min(3.0, math.log10(lines + 1))
     if lines >= LARGE_LINES:
-        files = len(pull.files) or pull.changed_files or 0
         reasons.append(t.n("large change (%(lines)d lines in %(num)d file)",
                            "large change (%(lines)d lines in %(num)d files)", files,
                            lines=lines))
