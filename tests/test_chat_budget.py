@@ -48,7 +48,7 @@ def _counting(real: Callable[..., str], calls: list[object]) -> Callable[..., st
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_fit_is_the_first_step_that_fits_and_costs_at_most_three_renders(
+def test_the_fit_is_the_first_step_that_fits_and_costs_at_most_four_renders(
         lang: Lang, monkeypatch: pytest.MonkeyPatch) -> None:
     for copies in (1, 20):
         digest = _big_week(copies, lang)
@@ -65,7 +65,7 @@ def test_the_fit_is_the_first_step_that_fits_and_costs_at_most_three_renders(
         view, text = chat_fit(digest)
         monkeypatch.undo()
         assert view.limits == STEPS[expected]
-        assert len(calls) <= 3
+        assert len(calls) <= 4  # a binary search of nine steps
         assert render_digest(digest, "text") == text
 
 

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from bot.cli import app
 from bot.config import RepoConfig, TopicRule
 from bot.engine import build_digest
+from bot.engine.classify import classify
+from bot.engine.themes import Member, kind
 from bot.models import Digest, Lang
 from bot.render import render_digest
 from bot.render.chat import BUDGET, visible_length
@@ -72,24 +74,30 @@ def test_themes_are_areas_and_security_is_its_own(shared_data: Path) -> None:
     npu = verl.themes[0]
     assert npu.title == "NPU" and npu.key == "area:npu"
     assert {7055, 7076, 7042, 7024} <= {*npu.pulls, *npu.others}
-    assert npu.kinds.startswith("5 个修复、5 个维护改动") and "1 个文档改动" in npu.kinds
-    assert "重构" not in npu.kinds
+    assert npu.kinds.startswith("5 个修复、4 个维护改动"), npu.kinds
+    profiling = next(p for p in read_snapshot(shared_data / "verl-2026-07.json").pulls
+                     if p.number == 7024)
+    member = Member(number=7024, cls=classify(profiling, NPU), key=False, folder="",
+                    paths=tuple(f.path for f in profiling.files))
+    assert kind(member) == "docs"
 
 
 @pytest.mark.realdata
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_theme_line_counts_every_pr_of_it_by_kind(shared_data: Path, lang: Lang) -> None:
     """verl W29 without a config: its CI area holds eight PRs (three of them not key:
-    #7066, #7036, #7025), six of them CI and maintenance."""
+    #7066, #7036, #7025), five of them CI and maintenance and one a test change (#7035,
+    `[ci] test: update ascend ci docker tag`)."""
     digest = _digest(shared_data, "verl-2026-07.json", RepoConfig(), lang)
     ci = next(t for t in digest.themes if t.area == "ci")
     assert ci.title == "CI" and len(ci.pulls) + len(ci.others) == 8
     assert {7066, 7036, 7025} <= set(ci.others)
     counts = [int(n) for n in re.findall(r"\d+", ci.kinds)]
-    assert sum(counts) == 8 and counts[0] == 6
+    assert sum(counts) == 8 and counts[0] == 5
     text = render_digest(digest, "markdown")
-    assert ("**CI**：6 个维护改动" if lang == "zh" else "**CI**: 6 CI and maintenance changes") \
+    assert ("**CI**：5 个维护改动" if lang == "zh" else "**CI**: 5 CI and maintenance changes") \
         in text
+    assert ("1 个测试改动" if lang == "zh" else "1 test change") in ci.kinds
 
 
 @pytest.mark.realdata

@@ -43,7 +43,7 @@ def test_a_themes_line_names_the_prs_it_does_not_type_as_other_changes() -> None
         (1, "feat(cache): add ttl"), (2, "fix(cache): evict on write"),
         (3, "cache: tidy the module")))
     for lang, said in (("en", "1 feature, 1 fix, 1 other change"),
-                       ("zh", "1 个新功能、1 个修复、另 1 个其他改动")):
+                       ("zh", "1 个新功能、1 个修复、另有 1 个改动")):
         digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
                               repo_config=RepoConfig(), lang=lang)  # type: ignore[arg-type]
         assert said in render_digest(digest, "text"), render_digest(digest, "text")
@@ -83,3 +83,26 @@ def test_only_an_area_that_had_prs_last_week_is_said_to_outgrow_its_reviewers() 
            "2 to 5 PRs." in grown, grown
     new = week(0)
     assert "Compared with last week: cache 0 → 5." in new and "keep up" not in new, new
+
+
+def test_a_themes_line_counts_test_changes_as_tests() -> None:
+    pulls = tuple(merged_pull(n, title, (f"src/cache/c{n}.go",)) for n, title in (
+        (1, "fix(cache): evict on write"), (2, "test(cache): parametrize eviction tests")))
+    for lang, said in (("en", "1 fix, 1 test change"), ("zh", "1 个修复、1 个测试改动")):
+        digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                              repo_config=RepoConfig(), lang=lang)  # type: ignore[arg-type]
+        text = render_digest(digest, "text")
+        assert said in text and "maintenance" not in text and "维护" not in text, text
+
+
+def test_updates_that_name_nothing_are_only_counted() -> None:
+    pulls = (merged_pull(1, "chore: upgrade deps", ("package.json",)),
+             merged_pull(2, "chore: upgrade deps", ("package.json",)),
+             merged_pull(3, "fix(cache): evict on write", ("src/cache/c.go",)))
+    for lang, said, wrong in (("en", "Dependency updates: 2 updates", "more"),
+                              ("zh", "依赖升级：2 个 PR", "其余")):
+        digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                              repo_config=RepoConfig(), lang=lang)  # type: ignore[arg-type]
+        line = next(line for line in render_digest(digest, "text").splitlines()
+                    if said in line)
+        assert wrong not in line and "(" not in line and "（" not in line, line

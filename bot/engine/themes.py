@@ -33,10 +33,10 @@ WIDE_THEMES = 16
 # How many other areas a theme's `about` names.
 ABOUT = 3
 KINDS = ("security", "features", "performance", "fixes", "reverts", "refactoring", "docs",
-         "maintenance", "other")
+         "tests", "maintenance", "other")
 _KIND_OF_TYPE = {
     "feat": "features", "perf": "performance", "fix": "fixes", "revert": "reverts",
-    "refactor": "refactoring", "docs": "docs", "other": "other",
+    "refactor": "refactoring", "docs": "docs", "test": "tests", "other": "other",
 }
 OTHER = "other"
 DEPENDENCIES = "dependencies"
@@ -79,6 +79,7 @@ def _kind_words(t: Translator) -> dict[str, Callable[[int], str]]:
         "reverts": lambda n: t.n("%(num)d revert", "%(num)d reverts", n),
         "refactoring": lambda n: t.n("%(num)d refactor", "%(num)d refactors", n),
         "docs": lambda n: t.n("%(num)d docs change", "%(num)d docs changes", n),
+        "tests": lambda n: t.n("%(num)d test change", "%(num)d test changes", n),
         "maintenance": lambda n: t.n("%(num)d CI and maintenance change",
                                      "%(num)d CI and maintenance changes", n),
         "other": lambda n: t.n("%(num)d unclassified change", "%(num)d unclassified changes",
@@ -111,7 +112,7 @@ def kinds_line(members: Sequence[Member], t: Translator) -> str:
 
 
 def _others(count: int, t: Translator) -> str:
-    """The PRs a theme's line does not name by kind: "1 other change" (zh "另 1 个其他改动";
+    """The PRs a theme's line does not name by kind: "1 other change" (zh "另有 1 个改动";
     "其余 1 个" read as a count of nothing)."""
     return t.n("%(num)d other change", "%(num)d other changes", count)
 
@@ -263,10 +264,13 @@ def _dependency_theme(bumps: list[Member], t: Translator) -> Theme:
     shown = names[:NAMED_DEPENDENCIES]
     # "and 2 more" counts the updates none of whose names is shown.
     more = sum(1 for update in named if not set(update.names) & set(shown))
-    if more:
+    if more and shown:
         shown.append(t.n("%(num)d more", "%(num)d more", more))
+    # Updates that name nothing (`chore: upgrade deps`) are only counted: "2 updates
+    # (2 more)" would promise names never given.
     line = t.n("%(num)d update (%(names)s)", "%(num)d updates (%(names)s)", len(bumps),
-               names=t.join(shown))
+               names=t.join(shown)) if shown else \
+        t.n("%(num)d update", "%(num)d updates", len(bumps))
     return Theme(title=t("Dependency updates"), pulls=(),
                  others=tuple(m.number for m in bumps), key=DEPENDENCIES, kind=DEPENDENCIES,
                  kinds=line)

@@ -92,14 +92,17 @@ def _limits(table: tuple[tuple[int, ...], ...]) -> tuple[Limits, ...]:
     )
 
 
-STEPS = _limits(_STEP_TABLE)
+_TABLE_STEPS = _limits(_STEP_TABLE)
 # Tighter than every step: the tightest without the line that counts the risks left out.
-STEPS += (dataclasses.replace(STEPS[-1], risks_left=False),)
-COMBINED_STEPS = STEPS + _limits(_COMBINED_TABLE) + tuple(
+_TIGHTEST = dataclasses.replace(_TABLE_STEPS[-1], risks_left=False)
+# Tighter still, for one repository's week of long English titles: one PR per theme (the
+# rest are counted). A digest of several has tighter steps of its own.
+STEPS = (*_TABLE_STEPS, _TIGHTEST, dataclasses.replace(_TIGHTEST, theme_items=1))
+COMBINED_STEPS = (*_TABLE_STEPS, _TIGHTEST, *_limits(_COMBINED_TABLE), *(
     Limits(themes=themes, theme_items=numbers, risks=risks, quick=quick, suggestions=0,
            line=line, notable=1, chat=True, security=1, compact_parts=True)
     for themes, numbers, risks, quick, line in _COMBINED_COMPACT_TABLE
-)
+))
 COMBINED_COMPACT_STEPS = COMPACT_STEPS + tuple(
     Limits(themes=themes, theme_items=numbers, risks=risks, quick=quick, suggestions=0,
            line=line, chat=True, compact=True)
@@ -115,7 +118,7 @@ def visible_length(text: str) -> int:
 def chat_fit(digest: Digest) -> tuple[DigestView, str]:
     """The chat view of `digest` and its plain text: the most generous of `STEPS` whose
     text fits `BUDGET` (of `COMPACT_STEPS` within `COMPACT_BUDGET` for a compact
-    channel), found by a binary search (at most four renders of eight steps; a more
+    channel), found by a binary search (at most four renders of nine steps; a more
     generous step is never shorter), or the tightest step when none fits."""
     if digest.chat_form.style == "compact":
         return _fit(digest, COMBINED_COMPACT_STEPS if digest.parts else COMPACT_STEPS,
