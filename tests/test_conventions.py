@@ -243,7 +243,7 @@ def test_breaking_is_what_a_title_or_label_says(title: str, labels: tuple[str, .
     ("⬆ Bump cryptography from 48.0.1 to 50.0.0",
      "构建：Bump cryptography from 48.0.1 to 50.0.0"),
     ("utils/curl: request headers when body is unused",
-     "改动：Request headers when body is unused"),
+     "Request headers when body is unused"),  # of no known kind: no "改动：" before it
     ("fix: add missing cuda stream sync in NCCL broadcast wait for complete",
      "修复：Add missing cuda stream sync in NCCL broadcast wait for complete"),
     ("[ckpt] feat: add save_lora_only checkpoint support", "新增 `save_lora_only` 检查点支持"),
@@ -360,7 +360,7 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
                                    "REL: Prepare for the NumPy 2.5.2 release.",
                                    "Version Packages", "Version Packages (beta)",
                                    "Prepare release v2.14.0b1",
-                                   "Release tdesign-vue-next 1.20.1"])
+                                   "Release tdesign-vue-next 1.20.1", "Version 0.47.3"])
 def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
     pull = _pull(1, title, author="release-bot[bot]", lines=900)
     cls = classify(pull, RepoConfig())

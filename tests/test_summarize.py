@@ -194,6 +194,17 @@ def test_an_answer_about_a_pr_without_a_description_does_not_call_its_files_one(
     assert "numpy/_core/tests" in text  # what its files say, as such
 
 
+@pytest.mark.parametrize(("lang", "said"), [("en", "Type: unclassified."),
+                                             ("zh", "类型：未分类。")])
+def test_a_pr_of_no_known_kind_is_called_unclassified(lang: Lang, said: str) -> None:
+    pull = PullRequest(number=3739, title="Changed tempfile.NamedTemporaryFile mode to w",
+                       url="https://github.com/pallets/click/pull/3739", state="merged",
+                       files=(FileChange(path="src/click/_termui_impl.py"),))
+    answer = answer_pull(pull, repository="pallets/click", repo_config=RepoConfig(), lang=lang)
+    text = render_reply(Reply(kind="pull", lang=lang, pull=answer, mode="summary"), "text")
+    assert said in text and "other" not in text, text
+
+
 SQUASHED = ("* fix: record recovered panic errors\n\n* chore(deps): bump quic-go to v0.59.1\n\n"
             "* refactor(recovery): simplify panic error recording\n\n- Collapse the if/else\n\n"
             "---------\n\nCo-authored-by: A <a@example.com>")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
+
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.models import PullRequest, Snapshot
@@ -106,3 +108,17 @@ def test_updates_that_name_nothing_are_only_counted() -> None:
         line = next(line for line in render_digest(digest, "text").splitlines()
                     if said in line)
         assert wrong not in line and "(" not in line and "（" not in line, line
+
+
+def test_a_week_of_one_pr_is_not_said_to_be_all_merged() -> None:
+    pulls = (merged_pull(1, "fix(cache): evict on write", ("src/cache/c.go",)),)
+    digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang="zh")
+    for fmt in ("text", "markdown"):
+        text = render_digest(digest, fmt)
+        assert "本周共处理 1 个 PR（重点 1 个），已合并。" in text, text
+        assert "全部已合并" not in text, text
+    compact = render_digest(msgspec.structs.replace(
+        digest, chat_form=msgspec.structs.replace(digest.chat_form, style="compact")), "text")
+    assert "本周共 1 个 PR（重点 1 个），已合并。" in compact, compact
+    assert "全部已合并" not in compact, compact

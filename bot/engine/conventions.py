@@ -415,9 +415,10 @@ _BUMP = re.compile(
 # A version's release: `Bump version to 0.12.2`, `Release v1.2.0`, `v5.32.5`.
 # Changesets' release PR is `Version Packages` (`Version Packages (beta)`); a release
 # prepared is `Prepare release v2.14.0b1`, `Prepare for the 2.5.2 release`; a release
-# may name what it releases (`Release tdesign-vue-next 1.20.1`).
+# may name what it releases (`Release tdesign-vue-next 1.20.1`); encode's projects title
+# theirs `Version 0.47.3`.
 _RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|"
-                      r"release\s+(?:[\w@/.-]+\s+)?)?"
+                      r"release\s+(?:[\w@/.-]+\s+)?|version\s+)?"
                       r"v?\d+\.\d+(?:\.\d+)*(?:[-+.]\w+)*(?:\s+\[skip ci\])?$|"
                       r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d|"
                       r"^version packages(?:\s*\([\w\s-]*\))?$|"

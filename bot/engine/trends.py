@@ -32,7 +32,7 @@ TYPE_NAME = {
     "fix": _("bug fix"), "feat": _("new feature"), "perf": _("performance change"),
     "refactor": _("refactoring"), "docs": _("docs"), "test": _("tests"), "ci": "CI",
     "build": _("build"), "chore": _("maintenance"), "style": _("style"),
-    "revert": _("revert"),
+    "revert": _("revert"), "other": _("unclassified"),
 }
 
 
