@@ -273,3 +273,19 @@ def test_a_first_commit_titled_as_the_pr_carries_its_description() -> None:
     assert described and "ran out of memory" in summary and "reload flag" not in summary
     other = msgspec.structs.replace(pull, title="Support OpenAI message processors")
     assert summarize(other, classify(other, RepoConfig()), translator("en"))[1] is False
+
+
+def test_a_summary_from_the_files_names_where_the_code_changed_first() -> None:
+    """ant-design #58932 fixed Select's style; its snapshots and demo are elsewhere."""
+    snaps = "components/auto-complete/__tests__/__snapshots__"
+    pull = PullRequest(number=58932, title="fix(Select): keep customize input aligned",
+                       url="u", state="merged", additions=461, deletions=5, files=(
+                           FileChange(path=f"{snaps}/demo-extend.test.ts.snap", additions=279),
+                           FileChange(path=f"{snaps}/demo.test.tsx.snap", additions=101),
+                           FileChange(path="components/auto-complete/demo/clear.md"),
+                           FileChange(path="components/auto-complete/demo/clear.tsx"),
+                           FileChange(path="components/select/style/index.ts", additions=4)))
+    answer = answer_pull(pull, repository="ant-design/ant-design", repo_config=RepoConfig(),
+                         lang="en")
+    assert answer.summary == ("Changes 5 files in components/select/style and "
+                              "components/auto-complete/demo (+461/-5 lines)")

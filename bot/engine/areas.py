@@ -486,7 +486,7 @@ _CODE_FILE = re.compile(
     r"\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|rs|go|java|kt|kts|scala|rb|js|jsx|ts|tsx|vue|"
     r"svelte|swift|m|mm|cs|php|lua|dart|ex|exs|erl|hs|ml|zig|sh)$", re.I)
 _NO_CODE_FOLDER = re.compile(r"(^|/)(?:docs?|tests?|i18n|l10n|locales?|lang|translations?|"
-                             r"\.github)/", re.I)
+                             r"demos?|examples?|\.github)/", re.I)
 
 
 def is_code(path: str) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from bot.engine.areas import where_changed
+from bot.engine.areas import is_code, is_generated, where_changed
 from bot.engine.classify import Classification
 from bot.engine.lexicon import lexicon
 from bot.engine.text import (
@@ -260,11 +260,16 @@ def figure_text(figure: str, lang: Lang) -> str:
 
 
 def _main_dirs(pull: PullRequest) -> list[str]:
-    """The folders most of the PR's changes are in (`where_changed`: a release-note
-    fragment says nothing of where)."""
+    """The two folders that say where the PR changed: those of its code first, then
+    those most of its files are in (`where_changed`: a release-note fragment says
+    nothing of where); files a tool writes (test snapshots, lock files) only where
+    there is nothing else."""
     paths = where_changed(f.path for f in pull.files) or [f.path for f in pull.files]
+    paths = [p for p in paths if not is_generated(p)] or paths
     dirs = Counter(path.rsplit("/", 1)[0] if "/" in path else "." for path in paths)
-    return [d for d, _ in dirs.most_common(2)]
+    code = {path.rsplit("/", 1)[0] if "/" in path else "." for path in paths if is_code(path)}
+    ranked = sorted(dirs, key=lambda d: (d not in code, -dirs[d]))
+    return ranked[:2]
 
 
 def fallback_summary(pull: PullRequest, cls: Classification, t: Translator) -> str:
