@@ -81,6 +81,12 @@ REPOSITORIES = (
                "`[Improve][Connector-V2] …` bracket pairs, a busy week"),
     Repository("seata", "apache/incubator-seata", ("2024-W41", "2024-W42"),
                "`optimize:`/`bugfix:` types, a changelog every PR writes in"),
+    Repository("ant-design", "ant-design/ant-design", ("2026-W32", "2026-W33"),
+               "component scopes `fix(Select): …`, `site:`/`demo:`, Jest snapshots, bumps"),
+    Repository("PaddleX", "PaddlePaddle/PaddleX", ("2024-W41", "2024-W42"),
+               "`[Feat]`/`[Docs]` tags, English and Chinese docs, a fork's `Develop`"),
+    Repository("click", "pallets/click", ("2026-W30", "2026-W33"),
+               "plain sentences, merge commits, code at the top of `src/click`"),
 )
 LANGS: tuple[Lang, ...] = ("zh", "en")
 
