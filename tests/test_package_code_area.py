@@ -45,3 +45,12 @@ def test_a_library_week_is_not_said_to_be_in_tests() -> None:
                           repo_config=RepoConfig(), lang="en")
     assert {t.title: len(t.pulls) + len(t.others) for t in digest.themes} == {
         "Core": 2, "Tests": 1}
+
+
+@pytest.mark.parametrize(("path", "area"), [
+    (".dumi/pages/index/components/Contributors.tsx", "docs"),
+    (".vitepress/config.ts", "docs"),
+    (".vscode/settings.json", "build"),  # the team's tools
+])
+def test_a_documentation_site_hidden_at_the_top_is_docs(path: str, area: str) -> None:
+    assert folder_area((path,), "ant-design") == area

@@ -41,6 +41,9 @@ _FOLDER_AREAS = {
     ".github": "ci", ".buildkite": "ci", ".ci": "ci", "ci": "ci", ".circleci": "ci",
     "docs": "docs", "doc": "docs", "tests": "tests", "test": "tests",
     "docker": "build", "requirements": "build", "cmake": "build",
+    # A documentation site's own source, hidden at the top (dumi, VitePress, VuePress,
+    # Docusaurus): the docs, not the team's tools.
+    ".dumi": "docs", ".vitepress": "docs", ".vuepress": "docs", ".docusaurus": "docs",
 }
 # The common area a kind of change is work in, whatever folder it touched: a question
 # about docs finds the `docs:` PRs as well as those in `docs/`.

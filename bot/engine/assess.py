@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from bot.config import RepoConfig
 from bot.engine.classify import Classification, classify
+from bot.engine.conventions import release_name
 from bot.engine.headline import said_in
 from bot.engine.risks import find_risks
 from bot.engine.score import Score, key_facts, score_pull
@@ -77,7 +78,8 @@ class Assessment:
                          topics=self.cls.topics, theme=theme, key=self.key, url=p.url,
                          short_title=self.short_title,
                          line=self.line if self.key else title_line(self.cls),
-                         security=self.cls.security, sync=self.cls.sync, headline=headline)
+                         security=self.cls.security, sync=self.cls.sync, headline=headline,
+                         release=release_name(self.short_title, p.body) if self.cls.release else "")
 
 
 def assess(

@@ -416,14 +416,36 @@ _BUMP = re.compile(
 # Changesets' release PR is `Version Packages` (`Version Packages (beta)`); a release
 # prepared is `Prepare release v2.14.0b1`, `Prepare for the 2.5.2 release`; a release
 # may name what it releases (`Release tdesign-vue-next 1.20.1`); encode's projects title
-# theirs `Version 0.47.3`.
+# theirs `Version 0.47.3`; ant-design releases with `Add changelog for 6.6.0`.
 _RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|"
                       r"release\s+(?:[\w@/.-]+\s+)?|version\s+)?"
                       r"v?\d+\.\d+(?:\.\d+)*(?:[-+.]\w+)*(?:\s+\[skip ci\])?$|"
                       r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d|"
                       r"^version packages(?:\s*\([\w\s-]*\))?$|"
+                      r"^(?:add|update|write)\s+(?:the\s+)?changelog\s+(?:(?:for|of)\s+)?v?\d+\.\d|"
                       r"^prepare\s+(?:for\s+)?(?:the\s+)?(?:release\s+(?:of\s+)?(?:[\w-]+\s+)?"
                       r"v?\d|(?:[\w-]+\s+)?v?\d[\w.+-]*\s+release\b|release$)", re.I)
+_VERSION_NAMED = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*(?:[-+.]?[A-Za-z]+[\w.]*)?")
+
+
+# A package a Changesets release PR publishes, as its body lists them (`## svelte@5.56.9`).
+_CHANGESET_RELEASE = re.compile(r"^##\s+(@?[\w.-]+(?:/[\w.-]+)?@\d+\.\d+\.\d+[\w.+-]*)\s*$",
+                                re.M)
+# How many published packages a release's name lists.
+RELEASED_NAMED = 3
+
+
+def release_name(title: str, body: str | None = None) -> str:
+    """What a release says it releases: the version its title names (`6.6.0`,
+    `v2.14.0b1`), else the packages a Changesets body lists (`svelte@5.56.9`), else
+    the title (`Version Packages`)."""
+    found = _VERSION_NAMED.search(title)
+    if found:
+        return found.group()
+    packages = _CHANGESET_RELEASE.findall(body or "")[:RELEASED_NAMED]
+    return ", ".join(packages) if packages else title
+
+
 # Type words that say a title is a version's release (`REL: Prepare for 2.5.2`).
 _RELEASE_TYPES = frozenset({"rel", "release"})
 _DEPENDENCY_SCOPES = frozenset({"deps", "deps-dev", "dependencies", "dependency"})

@@ -275,6 +275,12 @@ class DigestView:
         return [p for view in self.each for p in view.d.pulls if p.sync]
 
     @cached_property
+    def releases(self) -> list[PullEntry]:
+        """The week's releases, which the summary names: never key, but the news a
+        team leads with."""
+        return [p for view in self.each for p in view.d.pulls if p.release]
+
+    @cached_property
     def security_named(self) -> list[PullEntry]:
         """The security fixes the summary names; the view's limit leaves the rest counted."""
         return self.security[: self.limits.security]
