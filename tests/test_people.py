@@ -134,7 +134,7 @@ def test_the_full_report_has_the_people_line_and_json_the_people_object() -> Non
                                    first_timers=("ann",),
                                    reviewers=(LoginCount(login="bob", count=2),), bot_pulls=1)
     markdown = render_digest(digest, "markdown")
-    assert ("## People\n1 person authored this week's PRs; the most came from ann (2). "
+    assert ("## People\nOnly ann authored PRs this week (2). "
             "First-time contributor: ann. Most active reviewers, by PRs reviewed: bob (2). "
             "1 PR by a bot is not counted.") in markdown
     assert json.loads(render_digest(digest, "json"))["people"]["first_timers"] == ["ann"]
@@ -142,7 +142,7 @@ def test_the_full_report_has_the_people_line_and_json_the_people_object() -> Non
     assert '<section id="people">' in page and "First-time contributor: ann." in page
     assert "People" not in render_digest(digest, "text")  # off in chat by default
     zh = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang="zh")
-    assert "## 参与者\n本周有 1 位作者提交了 PR，提交最多的是 ann（2）。首次贡献者：ann。" in (
+    assert "## 参与者\n本周只有 ann 提交了 PR（2 个）。首次贡献者：ann。" in (
         render_digest(zh, "markdown"))
 
 

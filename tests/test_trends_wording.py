@@ -122,3 +122,38 @@ def test_a_week_of_one_pr_is_not_said_to_be_all_merged() -> None:
         digest, chat_form=msgspec.structs.replace(digest.chat_form, style="compact")), "text")
     assert "本周共 1 个 PR（重点 1 个），已合并。" in compact, compact
     assert "全部已合并" not in compact, compact
+
+
+def _week(*pulls: PullRequest, lang: str = "en", fmt: str = "text") -> str:
+    digest = build_digest(Snapshot(repository="o/r", pulls=pulls), "2026-W29",
+                          repo_config=RepoConfig(), lang=lang)  # type: ignore[arg-type]
+    return render_digest(digest, fmt)
+
+
+def test_topics_tied_at_the_top_are_not_said_to_lead_alone() -> None:
+    text = _week(merged_pull(1, "Fix a leak", ("docs/a.md",)),
+                 merged_pull(2, "Fix a test", ("tests/test_a.py",)))
+    assert "Most of the work was in Docs and Tests, 50% of the PRs each." in text, text
+    assert "alone" not in text, text
+    zh = _week(merged_pull(1, "Fix a leak", ("docs/a.md",)),
+               merged_pull(2, "Fix a test", ("tests/test_a.py",)), lang="zh")
+    assert "各占全部 PR 的 50%" in zh, zh
+
+
+def test_prs_of_no_kind_are_counted_where_they_outnumber_every_kind() -> None:
+    pulls = (merged_pull(1, "fix: a crash", ("src/a/x.py",)),
+             merged_pull(2, "Changed the pager mode", ("src/a/y.py",)),
+             merged_pull(3, "Parametrize the options", ("src/a/z.py",)))
+    assert "2 PRs of 3 say no kind of change." in _week(*pulls)
+    assert "3 个 PR 中有 2 个没有说明改动类型。" in _week(*pulls, lang="zh")
+    typed = (*pulls[:1], merged_pull(4, "fix: another crash", ("src/a/w.py",)))
+    assert "say no kind" not in _week(*typed)
+
+
+def test_one_author_is_not_said_to_lead_others() -> None:
+    pulls = (merged_pull(1, "fix: a crash", ("src/a/x.py",)),
+             merged_pull(2, "fix: a leak", ("src/a/y.py",)))
+    for lang, said in (("en", "Only dev authored PRs this week (2)."),
+                       ("zh", "本周只有 dev 提交了 PR（2 个）。")):
+        text = _week(*pulls, lang=lang, fmt="markdown")
+        assert said in text and "the most came from" not in text, text

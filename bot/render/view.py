@@ -494,6 +494,15 @@ class DigestView:
         return bool(self.d.types) and not self.named_types
 
     @cached_property
+    def untyped_lead(self) -> int:
+        """How many PRs say no kind of change, where they outnumber every kind named:
+        "the most PRs were CI, bug fixes and tests (1 each)" hides three of six; 0
+        otherwise."""
+        untyped = sum(c.count for c in self.d.types if c.name == "other")
+        lead = self.named_types[0].count if self.named_types else 0
+        return untyped if self.named_types and untyped > lead else 0
+
+    @cached_property
     def leading_types(self) -> list[NameCount]:
         """The type, or the types tied, with the most PRs."""
         if not self.named_types:
