@@ -5,6 +5,8 @@ is never followed by an answer of none."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from bot.chat.grammar import parse_command
@@ -12,7 +14,8 @@ from bot.chat.handler import CommandHandler
 from bot.clock import HeldClock
 from bot.config import parse_config
 from bot.digests import Digests
-from bot.models import Lang, Snapshot
+from bot.models import Lang, PullRequest, Snapshot
+from bot.render import render_reply
 from bot.source import SnapshotSource
 from testkit.pulls import MERGED_W29, merged_pull
 
@@ -52,3 +55,35 @@ async def test_an_area_asked_by_its_shown_name_finds_the_prs_of_its_kind(
 
 async def test_a_theme_asked_by_its_title_finds_its_prs() -> None:
     assert await _ask("依赖升级有什么变化", "zh") == [5, 6]
+
+
+def _two_weeks() -> tuple[PullRequest, ...]:
+    """`model/` PRs: two tagged and three by their folder this week, two last week."""
+    last = MERGED_W29 - timedelta(days=7)
+    return (
+        merged_pull(1, "feat(model): add qwen3", ("model/a.py",)),
+        merged_pull(2, "fix(model): load shards", ("model/b.py",)),
+        *(merged_pull(n, f"Support variant {n}", (f"model/m{n}.py",)) for n in (3, 4, 5)),
+        *(merged_pull(n, f"Support older variant {n}", (f"model/m{n}.py",), when=last)
+          for n in (7, 8)),
+    )
+
+
+async def _reply_text(text: str, pulls: tuple[PullRequest, ...]) -> str:
+    config = parse_config({"repos": {REPO: {"timezone": "UTC"}},
+                           "channels": [{"platform": "slack", "id": "C1", "repo": REPO,
+                                         "lang": "en"}]})
+    handler = CommandHandler(Digests(config, SnapshotSource(Snapshot(
+        repository=REPO, fetched_at=MERGED_W29, pulls=pulls)), clock=HeldClock(MERGED_W29)))
+    reply = await handler.handle(parse_command(text), channel=config.channels[0])
+    return render_reply(reply, "text")
+
+
+async def test_chat_counts_an_area_and_its_week_before_as_the_digest_does() -> None:
+    """The digest says "Models (5" and "Models 2 → 5"; chat said 2 PRs, the week
+    before 0 (the titles' tags alone)."""
+    pulls = _two_weeks()
+    area = await _reply_text("what changed in models", pulls)
+    assert "Models in 2026-W29: 5 PRs" in area and "The week before: 2." in area, area
+    compared = await _reply_text("compare with last week", pulls)
+    assert "Models 2 → 5" in compared, compared

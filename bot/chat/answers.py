@@ -63,6 +63,11 @@ def week_risks(digest: Digest) -> WeekAnswer:
                       risk_data=digest.risk_data)
 
 
+# How a reader asks for the theme of other changes (其他改动 without the 改动 the
+# question's grammar reads as "what changed").
+_OTHER_NAMES = frozenset({"other", "others", "otherchange", "其他", "其它", "其他改动"})
+
+
 def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
     """The week's PRs on `area` (a topic, a module, an alias of one: `ckpt` is
     `checkpoint`), as the digest counts them; none when the week has none there.
@@ -75,16 +80,20 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
         wanted = areas.key(area)
         entries = {entry.number: entry for entry in part.pulls}
         numbers: list[int] = []
-        for topic in part.topics:
+        # The digest's areas (a topic's PRs with its theme's, counted as its trends and
+        # "Compared with last week" count them), then the topics (their routine PRs).
+        for topic in (*part.areas, *part.topics):
             if areas.key(topic.name) == wanted or fold(topic.label) == fold(area):
                 numbers += [n for n in topic.pulls if n not in numbers]
-                counted.append(topic)
+                if not counted or counted[-1].name != topic.name:
+                    counted.append(topic)
                 named = named or topic.label or topic.name
         for theme in part.themes:
             # An area's theme, or a theme of its own kind named so (the security fixes),
             # or any theme asked for by the name the digest gave it (依赖升级).
             if (theme.kind == "area" and theme.area and areas.key(theme.area) == wanted) \
-                    or theme.kind == wanted or fold(theme.title) == fold(area):
+                    or theme.kind == wanted or fold(theme.title) == fold(area) \
+                    or (theme.kind == "other" and fold(area) in _OTHER_NAMES):
                 numbers += [n for n in (*theme.pulls, *theme.others) if n not in numbers]
                 named = named or theme.title
         # The PRs whose kind is work in the area (`docs:`, `test(...)`), wherever they sit.
@@ -101,11 +110,13 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
 
 
 def week_topics(digest: Digest) -> tuple[str, ...]:
-    """The week's topics as the digest names them, busiest first (what to ask about)."""
+    """The week's topics as the digest counts and names them (its areas: "CI", 文档),
+    busiest first: what to ask about."""
     seen: dict[str, int] = {}
     for part in _parts(digest):
-        for topic in part.topics:
-            seen[topic.name] = seen.get(topic.name, 0) + topic.count
+        for topic in part.areas or part.topics:
+            name = topic.label or topic.name
+            seen[name] = seen.get(name, 0) + topic.count
     return tuple(sorted(seen, key=lambda name: (-seen[name], name)))
 
 
@@ -118,10 +129,11 @@ def week_people(digest: Digest, who: str) -> WeekAnswer:
 
 
 def compare_weeks(digest: Digest, before: Digest) -> WeekAnswer:
-    """The week against the one before: both weeks' counts, and the topics whose counts
-    changed most (each with the week before's count)."""
+    """The week against the one before: both weeks' counts, and the areas whose counts
+    changed most (each with the week before's count), as the digest's trends count
+    them: the week before's count its digest holds where it has one."""
     now = _topic_counts([digest])
-    then = _topic_counts([before])
+    then = _previous_counts(digest) or _topic_counts([before])
     labels = {name: label for name, (_, label) in {**then, **now}.items()}
     names = set(now) | set(then)
     moved = sorted(names, key=lambda n: (-abs(now.get(n, (0, ""))[0] - then.get(n, (0, ""))[0]),
@@ -136,12 +148,27 @@ def compare_weeks(digest: Digest, before: Digest) -> WeekAnswer:
 
 
 def _topic_counts(digests: Iterable[Digest]) -> dict[str, tuple[int, str]]:
+    """Each area's count and label, over every part (the digest's areas: its topics
+    where it has none)."""
     counts: dict[str, tuple[int, str]] = {}
     for digest in digests:
         for part in _parts(digest):
-            for topic in part.topics:
+            for topic in part.areas or part.topics:
                 count, _ = counts.get(topic.name, (0, ""))
                 counts[topic.name] = (count + topic.count, topic.label or topic.name)
+    return counts
+
+
+def _previous_counts(digest: Digest) -> dict[str, tuple[int, str]]:
+    """The week before's count of each area, as the digest's "Compared with last week"
+    has it (under this week's names); {} where any part does not know it."""
+    counts: dict[str, tuple[int, str]] = {}
+    for part in _parts(digest):
+        if not part.areas or any(a.previous is None for a in part.areas):
+            return {}
+        for area in part.areas:
+            count, _ = counts.get(area.name, (0, ""))
+            counts[area.name] = (count + (area.previous or 0), area.label or area.name)
     return counts
 
 
