@@ -18,6 +18,7 @@ from bot.clock import HeldClock
 from bot.config import RepoConfig, TopicRule, parse_config
 from bot.digests import Digests
 from bot.engine import build_digest
+from bot.engine.areas import folder_area
 from bot.engine.classify import classify
 from bot.engine.conventions import bump_subject, bumped, is_branch_sync, parse_title
 from bot.engine.headline import said_in
@@ -360,7 +361,9 @@ def test_branch_syncs_and_bumps_are_never_key_and_bumps_are_one_theme() -> None:
                                    "REL: Prepare for the NumPy 2.5.2 release.",
                                    "Version Packages", "Version Packages (beta)",
                                    "Prepare release v2.14.0b1",
-                                   "Release tdesign-vue-next 1.20.1", "Version 0.47.3"])
+                                   "Release tdesign-vue-next 1.20.1", "Version 0.47.3",
+                                   "Merge 6.1.0 release to master",
+                                   "chore: merge release to master after releasing 6.0.0"])
 def test_a_release_is_never_key_nor_a_dependency_update(title: str) -> None:
     pull = _pull(1, title, author="release-bot[bot]", lines=900)
     cls = classify(pull, RepoConfig())
@@ -575,3 +578,21 @@ def test_a_title_that_only_names_the_branch_it_merges_into_is_no_sync(
     pull = _pull(1, title)
     pull = msgspec.structs.replace(pull, base=base)
     assert classify(pull, RepoConfig()).sync is sync
+
+
+@pytest.mark.parametrize(("title", "kind", "text"), [
+    ("fixRegression: Fix the implementation of visualMap labels overlap. Fix #21586.", "fix",
+     "Fix the implementation of visualMap labels overlap."),
+    ("featUI: add a dark theme", "feat", "add a dark theme"),
+])
+def test_a_camel_case_type_word_is_its_type_not_a_module(title: str, kind: str,
+                                                         text: str) -> None:
+    """echarts' `fixRegression:` made a theme called fixregression."""
+    parsed = parse_title(title)
+    assert (parsed.type, parsed.modules, parsed.text) == (kind, (), text)
+
+
+def test_a_tools_folder_is_not_tool_calling() -> None:
+    """dubbo-go's `tools/` (a protoc plugin, a benchmark suite) was named 工具调用."""
+    assert folder_area(("tools/benchmark/main.go",), "dubbo-go") == "tools"
+    assert parse_title("[tool] feat: support parallel tool calls").modules == ("tool",)

@@ -46,3 +46,11 @@ def test_a_title_said_only_by_its_type_is_said_by_what_it_fixes() -> None:
 def test_a_sentence_that_says_the_title_again_is_no_change_sentence() -> None:
     assert naming.change_sentence(_key("h", line="Enable vllm patch.",
                                        title="restore vllm patch")) == ""
+
+
+def test_a_name_of_few_chinese_characters_says_enough_with_latin_words() -> None:
+    """ollama's biggest feature, "实现 Nemotron 3 Nano Omni", was left out of the zh
+    summary for its two Chinese characters."""
+    assert not naming.says_little(_key("实现 Nemotron 3 Nano Omni", type_="feat"))
+    assert naming.says_little(_key("修复 bug"))
+    assert naming.says_little(_key("新功能：国际化", type_="feat"))

@@ -128,8 +128,8 @@ BUILTIN: dict[str, Builtin] = {
     "xpu": Builtin("XPU", proper=True),
     "cpu": Builtin("CPU", proper=True),
     "tpu": Builtin("TPU", proper=True),
-    "tool": Builtin(_("Tool calling"), ("tools", "toolcall", "toolcalling", "toolparser",
-                                        "tooluse")),
+    # Not `tools`: a `tools/` folder holds the team's developer tools.
+    "tool": Builtin(_("Tool calling"), ("toolcall", "toolcalling", "toolparser", "tooluse")),
     "megatron": Builtin("Megatron", proper=True),
     "fsdp": Builtin("FSDP", proper=True),
     "vllm": Builtin("vLLM", proper=True),

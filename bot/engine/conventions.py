@@ -156,7 +156,7 @@ _SYNC = re.compile(
 # beside it already, a second number there reads as the same PR.
 _TRAILING_ISSUES = re.compile(
     r"(?:(?:[\s,，]+|(?<=[\u3400-\u9fff]))(?:(?:issues?|fix(?:es)?|closes?|refs?|see)\s*)?"
-    r"#\d+)+\s*$", re.I)
+    r"#\d+)+\.?\s*$", re.I)
 
 
 class Title(msgspec.Struct, frozen=True, kw_only=True):
@@ -180,9 +180,17 @@ class Title(msgspec.Struct, frozen=True, kw_only=True):
     loose: bool = False
 
 
+# A type word joined to what it is about (`fixRegression`, `featUI`): echarts' style.
+_CAMEL_TYPE = re.compile(r"^([a-z]+)[A-Z]")
+
+
 @lru_cache(maxsize=4096)
 def canonical_type(word: str) -> str | None:
-    """The conventional type a word names, tolerating one-letter typos (`chrore`)."""
+    """The conventional type a word names, tolerating one-letter typos (`chrore`); a
+    camelCase word by the type it opens with (`fixRegression` is a fix)."""
+    camel = _CAMEL_TYPE.match(word.strip())
+    if camel and camel.group(1) in _TYPE_WORDS:
+        return _TYPE_WORDS[camel.group(1)]
     lowered = word.lower().strip()
     if lowered in _TYPE_WORDS:
         return _TYPE_WORDS[lowered]
@@ -423,6 +431,8 @@ _RELEASE = re.compile(r"^(?:(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+|"
                       r"^(?:bump|update|set)\s+(?:the\s+)?version\s+to\s+v?\d|"
                       r"^version packages(?:\s*\([\w\s-]*\))?$|"
                       r"^(?:add|update|write)\s+(?:the\s+)?changelog\s+(?:(?:for|of)\s+)?v?\d+\.\d|"
+                      # `Merge 6.1.0 release to master` (echarts and other Apache projects)
+                      r"^merge\s+(?:the\s+)?(?:v?\d+\.\d+(?:\.\d+)*\s+)?release\s+(?:to|into)\s|"
                       r"^prepare\s+(?:for\s+)?(?:the\s+)?(?:release\s+(?:of\s+)?(?:[\w-]+\s+)?"
                       r"v?\d|(?:[\w-]+\s+)?v?\d[\w.+-]*\s+release\b|release$)", re.I)
 _VERSION_NAMED = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*(?:[-+.]?[A-Za-z]+[\w.]*)?")

@@ -10,7 +10,7 @@ how long a line may be come from the view's `Limits` (`bot.render.chat.COMPACT_S
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -40,11 +40,11 @@ class BriefTheme:
 
 class Brief:
     """The compact form's selections. `short` fits a text to the view's line length;
-    `themes`, `numbers`, `risks` and `quick` are how many themes, PR numbers per theme,
-    risks and key PRs it shows."""
+    `themes`, `numbers` and `risks` are how many themes, PR numbers per theme and risks
+    it shows; `quick`, the key PRs."""
 
     def __init__(self, digest: Digest, short: Callable[[str], str], *, themes: int,
-                 numbers: int, risks: int, quick: int) -> None:
+                 numbers: int, risks: int, quick: Sequence[KeyPull]) -> None:
         self.d = digest
         self._short = short
         self._themes = themes
@@ -84,7 +84,9 @@ class Brief:
 
     @cached_property
     def quick(self) -> list[KeyPull]:
-        return list(self.d.key_pulls[: self._quick])
+        """The key PRs the view names (`DigestView.quick`), so that each item's button
+        opens the PR the item names."""
+        return list(self._quick)
 
     def title(self, k: KeyPull) -> str:
         return self._short(k.headline or k.short_title or k.title)

@@ -37,7 +37,11 @@ def says_little(item: KeyPull) -> bool:
     under its theme and among the key PRs."""
     said = re.sub(r"^【[^】]*】", "", mention(item))
     han = sum(1 for ch in said if "\u3400" <= ch <= "\u9fff")
-    return bare(item.headline) or (han < _FEW_HAN if han else len(said.split()) < 2)
+    # A Latin word says about as much as two Chinese characters: "实现 Nemotron 3 Nano
+    # Omni" names a model, "修复 bug" names nothing.
+    latin = len(re.findall(r"[A-Za-z0-9][\w.+-]*", said))
+    return bare(item.headline) or (han + 2 * latin < _FEW_HAN if han else
+                                   len(said.split()) < 2)
 
 
 def title_of(item: KeyPull | PullEntry) -> str:

@@ -188,7 +188,7 @@ class DigestView:
         """The compact form's selections (`bot.render.brief`)."""
         limits = self.limits
         return Brief(self.d, self.short, themes=limits.themes or 3,
-                     numbers=limits.theme_items, risks=limits.risks or 2, quick=limits.quick)
+                     numbers=limits.theme_items, risks=limits.risks or 2, quick=self.quick)
 
     def short(self, text: str) -> str:
         """`text` within the view's line length, marked with an ellipsis where cut. The
