@@ -63,3 +63,19 @@ def test_a_large_change_says_the_lines_a_person_wrote() -> None:
                                    "examples: add a Next.js app"])
 def test_a_website_or_demo_change_is_docs(title: str) -> None:
     assert classify(merged_pull(3, title), RepoConfig()).type == "docs"
+
+
+@pytest.mark.parametrize(("title", "severe"), [
+    ("codec: fix broken length_delimited builder doc examples", False),
+    ("codec: fix frame decoding", True),
+])
+def test_what_went_wrong_in_a_doc_example_is_no_severe_fix(title: str, severe: bool) -> None:
+    """tokio #8350 fixed doc examples whose frames came out corrupted: "fixes a
+    corruption" would say the library had the bug."""
+    body = ("The doc examples combined length_adjustment(0) with num_skip(0), so decoding "
+            "returns a frame that includes the raw header, corrupting the following frame.")
+    pull = merged_pull(8350, title, ("tokio-util/src/codec/length_delimited.rs",), body=body)
+    digest = build_digest(Snapshot(repository="tokio-rs/tokio", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    said = " ".join((*digest.key_pulls[0].reasons, *digest.key_pulls[0].facts))
+    assert ("corrupt" in said) is severe, said

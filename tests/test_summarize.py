@@ -289,3 +289,26 @@ def test_a_summary_from_the_files_names_where_the_code_changed_first() -> None:
                          lang="en")
     assert answer.summary == ("Changes 5 files in components/select/style and "
                               "components/auto-complete/demo (+461/-5 lines)")
+
+
+def test_a_body_wrapped_as_git_wraps_it_is_read_as_its_sentences() -> None:
+    """tokio #8325's commit body, wrapped at 72: a wrapped line is no sentence of its own
+    ("Nothing needs. The global total order: …")."""
+    body = ("Every atomic operation on Notify::state used SeqCst. Nothing needs\n"
+            "the global total order: every lock-avoidance decision is made by an RMW,\n"
+            "which always reads the latest value in that atomic's modification order.")
+    pull = PullRequest(number=8325, title="sync: use acquire/release orderings in Notify",
+                       url="u", state="merged", body=body,
+                       files=(FileChange(path="tokio/src/sync/notify.rs"),))
+    answer = answer_pull(pull, repository="tokio-rs/tokio", repo_config=RepoConfig(),
+                         lang="en")
+    assert "Nothing needs the global total order: every" in answer.summary, answer.summary
+    assert "Nothing needs." not in answer.summary, answer.summary
+
+
+def test_a_list_of_short_lines_without_stops_is_a_sentence_each() -> None:
+    body = "Add the flag\nDocument it\nTest it"
+    pull = PullRequest(number=1, title="feat: add a flag", url="u", state="merged",
+                       body=body, files=(FileChange(path="src/flag.py"),))
+    answer = answer_pull(pull, repository="o/r", repo_config=RepoConfig(), lang="en")
+    assert answer.summary.startswith("Add the flag."), answer.summary

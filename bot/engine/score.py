@@ -27,10 +27,18 @@ _SEVERE = re.compile(
 )
 
 
+# A title about documentation: what its body says went wrong went wrong in an example
+# or a comment (tokio #8350's doc examples "corrupting the following frame").
+_ABOUT_DOCS = re.compile(r"\b(?:docs?|documentation|doctests?|examples?|comments?|typos?|"
+                         r"readme)\b", re.I)
+
+
 def _severe(pull: PullRequest, cls: Classification, body: str) -> str | None:
     """The severe symptom a PR names (in its title, or in a fix's `body` made prose:
-    `bot.engine.text.clean_body`, no template or checklist), lowercased."""
-    found = _SEVERE.search(pull.title) or (cls.type == "fix" and _SEVERE.search(body))
+    `bot.engine.text.clean_body`, no template or checklist; not of a fix to docs),
+    lowercased."""
+    found = _SEVERE.search(pull.title) or (
+        cls.type == "fix" and not _ABOUT_DOCS.search(pull.title) and _SEVERE.search(body))
     return found.group(0).lower() if found else None
 
 

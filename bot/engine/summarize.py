@@ -131,17 +131,23 @@ def _paragraph_sentences(block: str) -> list[str]:
 
 
 _LABEL = re.compile(r"^[\w ]{1,30}:\s")
+# A line this long that ends mid-sentence was wrapped (git wraps commit bodies at about
+# 72): the next line goes on with it, whatever it opens with (`Stop()`, `the total
+# order: …`). A list of short lines without stops has a sentence on each.
+WRAPPED_LINE = 60
 
 
 def _prose_sentences(lines: list[str]) -> list[str]:
-    """Lines of one paragraph as sentences: a line without an end that the next line
-    does not continue (it opens in capitals or with a `label:`) is a sentence itself."""
+    """Lines of one paragraph as sentences: a short line without an end that the next
+    line does not continue (it opens in capitals or with a `label:`) is a sentence
+    itself; a long one was wrapped and goes on (`WRAPPED_LINE`)."""
     out: list[str] = []
     current: list[str] = []
     for index, line in enumerate(lines):
         current.append(line)
         following = lines[index + 1].strip() if index + 1 < len(lines) else ""
-        if following and not ends_sentence(line) and (
+        wrapped = len(line.strip()) >= WRAPPED_LINE
+        if following and not ends_sentence(line) and not wrapped and (
                 following[:1].isupper() or _LABEL.match(following)):
             out.extend(sentences(one_line(" ".join(current))))
             current = []
