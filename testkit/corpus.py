@@ -87,6 +87,14 @@ REPOSITORIES = (
                "`[Feat]`/`[Docs]` tags, English and Chinese docs, a fork's `Develop`"),
     Repository("click", "pallets/click", ("2026-W30", "2026-W33"),
                "plain sentences, merge commits, code at the top of `src/click`"),
+    Repository("ollama", "ollama/ollama", ("2026-W32", "2026-W33"),
+               "`area: description` titles, version bumps, a release squash list"),
+    Repository("tokio", "tokio-rs/tokio", ("2026-W32", "2026-W33"),
+               "`subsystem: description`, bodies wrapped at 72 columns"),
+    Repository("dubbo-go", "apache/dubbo-go", ("2026-W32", "2026-W33"),
+               "conventional with scopes, a `tools/` folder, titles made from branches"),
+    Repository("echarts", "apache/echarts", ("2026-W21", "2026-W22"),
+               "`fixRegression:`, `Merge 6.1.0 release to master`, a quiet repository"),
 )
 LANGS: tuple[Lang, ...] = ("zh", "en")
 

@@ -148,7 +148,7 @@ def test_summary_with_mixed_outcomes_lists_each_nonzero_one() -> None:
     example = Path(__file__).resolve().parents[1] / "examples" / "snapshot.json"
     digest = build_digest(read_snapshot(example), "2026-W29", repo_config=RepoConfig(), lang="en")
     text = render_digest(digest, "text")
-    assert ("This week 16 PRs were handled (12 key): 14 merged, 1 closed without merging, "
+    assert ("This week 16 PRs were handled (11 key): 14 merged, 1 closed without merging, "
             "1 opened and still open.") in text
 
 

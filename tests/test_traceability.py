@@ -105,4 +105,4 @@ def test_chinese_digest_uses_the_seed_headings() -> None:
     assert headings == ["执行摘要", "本周重点变化", "模块与主题趋势", "风险观察", "重点 PR 速览",
                         "后续建议", "参与者", "本周全部 PR（按主题）"]
     assert output.startswith("# acme/lumen 2026 年第 29 周周报（07-13 至 07-19）")
-    assert "- 来源 PR：16" in output and "- 重点 PR：12" in output
+    assert "- 来源 PR：16" in output and "- 重点 PR：11" in output

@@ -16,6 +16,8 @@ from bot.models import Lang, PullRequest, Risk
 
 ROUTINE_TYPES = frozenset({"chore", "docs", "style", "ci", "test", "build"})
 ROUTINE_MAX_LINES = 10
+# Docs, tests and style: written for the code, never key below a large change.
+WRITING_TYPES = frozenset({"docs", "test", "style"})
 # A security fix is read first, whatever its size.
 SECURITY_WEIGHT = 4.0
 _TYPE_WEIGHT = {"feat": 3.0, "fix": 2.5, "perf": 2.5, "revert": 2.0, "refactor": 1.0}
@@ -131,7 +133,9 @@ def is_routine(cls: Classification, pull: PullRequest, risks: list[Risk]) -> boo
     counted, but not key."""
     if risks or cls.security:
         return False
-    return (cls.type in ROUTINE_TYPES and written_size(pull)[0] <= ROUTINE_MAX_LINES) or \
+    lines = written_size(pull)[0]
+    return (cls.type in ROUTINE_TYPES and lines <= ROUTINE_MAX_LINES) or \
+        (cls.type in WRITING_TYPES and lines < LARGE_LINES) or \
         translations_only([f.path for f in pull.files])
 
 
