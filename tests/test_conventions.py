@@ -596,3 +596,18 @@ def test_a_tools_folder_is_not_tool_calling() -> None:
     """dubbo-go's `tools/` (a protoc plugin, a benchmark suite) was named 工具调用."""
     assert folder_area(("tools/benchmark/main.go",), "dubbo-go") == "tools"
     assert parse_title("[tool] feat: support parallel tool calls").modules == ("tool",)
+
+
+@pytest.mark.parametrize(("title", "kind", "text"), [
+    ("Refactor/triple comments helpers", "refactor", "triple comments helpers"),
+    ("Feat/add login page", "feat", "add login page"),
+])
+def test_a_title_github_made_from_a_typed_branch_is_read_by_its_type(
+        title: str, kind: str, text: str) -> None:
+    parsed = parse_title(title)
+    assert (parsed.type, parsed.text) == (kind, text)
+
+
+def test_a_path_scope_is_no_typed_branch() -> None:
+    parsed = parse_title("cask/audit: check the url")
+    assert (parsed.type, parsed.text) == (None, "check the url")

@@ -139,6 +139,9 @@ _NOT_A_MODULE = re.compile(
 _TYPE_LIST = re.compile(r"^\s*([A-Za-z]+)((?:\s*[,/&+]\s*[A-Za-z]+)+)\s*[:：]\s*(.*)$", re.S)
 _CONVENTIONAL = re.compile(
     r"^\s*([A-Za-z]+)\s*(?:[(（]([^)）]*)[)）])?\s*(!)?\s*[:：;；]\s*(.*)$", re.S)
+# A title GitHub made from a branch named after its type: `Refactor/triple comments
+# helpers` (the branch's dashes become spaces).
+_BRANCH_TYPE = re.compile(r"^([A-Za-z]+)/([^/\s]+\s+\S.*)$")
 # A scope with no type before the colon: one word or a path (`cask/audit`, `图表`).
 _SCOPE_ONLY = re.compile(
     r"^\s*([^\W\d][\w.\-]*(?:/[\w.\-]+)*)\s*(?::\s+|：\s*)(\S.*)$", re.S)
@@ -278,6 +281,10 @@ def parse_title(title: str) -> Title:
                 elif name and name not in tags and not _NOT_A_MODULE.match(name):
                     tags.append(name)
     rest = _one_type(rest)
+    branch = _BRANCH_TYPE.match(rest)
+    if branch and branch.group(1).lower() in _TYPE_WORDS:
+        # GitHub's title for a branch `refactor/triple-comments-helpers`.
+        kind, rest = kind or _TYPE_WORDS[branch.group(1).lower()], branch.group(2)
     conventional = _CONVENTIONAL.match(rest)
     word_type = canonical_type(conventional.group(1)) if conventional else None
     modules: list[str] = []
