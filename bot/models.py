@@ -270,7 +270,8 @@ class PullEntry(Record, frozen=True, kw_only=True):
     security: bool = False
     # A branch sync (`master->dev`): it moved work merged elsewhere, never key.
     sync: bool = False
-    # What a release PR releases (`6.6.0`); "" for any other PR. Never key, but news.
+    # What a merged release PR releases (`6.6.0`); "" for any other PR. Never key, but
+    # news.
     release: str = ""
     # As KeyPull.headline: set for the PRs a zh digest names (key PRs, security fixes).
     headline: str = ""

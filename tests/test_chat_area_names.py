@@ -87,3 +87,23 @@ async def test_chat_counts_an_area_and_its_week_before_as_the_digest_does() -> N
     assert "Models in 2026-W29: 5 PRs" in area and "The week before: 2." in area, area
     compared = await _reply_text("compare with last week", pulls)
     assert "Models 2 → 5" in compared, compared
+
+
+async def test_compare_names_an_area_that_fell_to_zero() -> None:
+    last = MERGED_W29 - timedelta(days=7)
+    pulls = (merged_pull(1, "fix(cli): quote paths", ("cli/a.py",)),
+             *(merged_pull(n, f"feat(model): variant {n}", (f"model/m{n}.py",), when=last)
+               for n in (7, 8, 9)))
+    compared = await _reply_text("compare with last week", pulls)
+    assert "Models 3 → 0" in compared, compared
+
+
+async def test_an_answer_counting_more_than_the_area_gives_no_week_before() -> None:
+    """`docs:` PRs outside the Docs area join the answer; the digest's count of last
+    week's Docs area measured another set, so it is not said beside them."""
+    last = MERGED_W29 - timedelta(days=7)
+    pulls = (merged_pull(1, "docs: a guide", ("docs/guide.md",)),
+             merged_pull(2, "docs(cli): usage comments", ("cli/usage.py",)),
+             merged_pull(3, "docs: older guide", ("docs/old.md",), when=last))
+    answer = await _reply_text("what changed in docs", pulls)
+    assert "Docs in 2026-W29: 2 PRs" in answer and "The week before" not in answer, answer

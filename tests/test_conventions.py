@@ -611,3 +611,18 @@ def test_a_title_github_made_from_a_typed_branch_is_read_by_its_type(
 def test_a_path_scope_is_no_typed_branch() -> None:
     parsed = parse_title("cask/audit: check the url")
     assert (parsed.type, parsed.text) == (None, "check the url")
+
+
+@pytest.mark.parametrize("title", ["Test/eval mode mismatch in dataloader",
+                                   "Demo/API keys leaked in logs", "CI/CD pipeline improvements",
+                                   "testUtils: fix flaky helper", "featureFlags: fix crash"])
+def test_words_that_only_look_like_a_typed_branch_or_camel_type_are_not_one(
+        title: str) -> None:
+    parsed = parse_title(title)
+    assert parsed.type in (None, "fix") and not parsed.text.startswith("CD"), parsed
+    assert parse_title(title).type != "test" and parse_title(title).type != "docs"
+
+
+def test_merging_a_branch_of_work_is_no_sync_after_a_feature_type() -> None:
+    assert not parse_title("feat: merge branch prediction into scheduler").sync
+    assert parse_title("chore: merge branches").sync

@@ -47,14 +47,14 @@ def test_a_fix_with_snapshots_is_measured_by_what_a_person_wrote() -> None:
     assert "large change" not in reasons and "466" not in reasons, reasons
 
 
-def test_a_large_change_says_the_lines_a_person_wrote() -> None:
+def test_a_change_large_in_what_a_person_wrote_says_githubs_totals() -> None:
     pull = merged_pull(2, "feat(listy): add the Listy component", (
         "components/listy/index.tsx", "components/listy/__tests__/__snapshots__/a.snap"),
         lines=400)
     digest = build_digest(Snapshot(repository="ant/design", pulls=(pull,)), "2026-W29",
                           repo_config=RepoConfig(), lang="en")
     reasons = [r for k in digest.key_pulls for r in k.reasons]
-    assert "large change (400 lines in 1 file)" in reasons, reasons
+    assert "large change (800 lines in 2 files)" in reasons, reasons  # as the PR page
 
 
 @pytest.mark.parametrize("title", ["site: add the AI contribution guide page",
@@ -79,3 +79,13 @@ def test_what_went_wrong_in_a_doc_example_is_no_severe_fix(title: str, severe: b
                           repo_config=RepoConfig(), lang="en")
     said = " ".join((*digest.key_pulls[0].reasons, *digest.key_pulls[0].facts))
     assert ("corrupt" in said) is severe, said
+
+
+def test_a_code_fix_naming_comments_keeps_its_symptom() -> None:
+    body = "An unterminated block comment made the lexer crash on the next token."
+    pull = merged_pull(9, "fix(lexer): handle unterminated block comments",
+                       ("src/lexer.rs",), body=body)
+    digest = build_digest(Snapshot(repository="o/r", pulls=(pull,)), "2026-W29",
+                          repo_config=RepoConfig(), lang="en")
+    said = " ".join((*digest.key_pulls[0].reasons, *digest.key_pulls[0].facts))
+    assert "crash" in said, said

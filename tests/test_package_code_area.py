@@ -54,3 +54,9 @@ def test_a_library_week_is_not_said_to_be_in_tests() -> None:
 ])
 def test_a_documentation_site_hidden_at_the_top_is_docs(path: str, area: str) -> None:
     assert folder_area((path,), "ant-design") == area
+
+
+@pytest.mark.parametrize("path", ["vite.config.ts", "eslint.config.js", ".eslintrc.js",
+                                  "install.sh", "noxfile.py", "jest.config.js"])
+def test_a_tools_config_or_script_at_the_top_is_not_core(path: str) -> None:
+    assert folder_area((path,), "app") != "core"

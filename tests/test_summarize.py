@@ -312,3 +312,16 @@ def test_a_list_of_short_lines_without_stops_is_a_sentence_each() -> None:
                        body=body, files=(FileChange(path="src/flag.py"),))
     answer = answer_pull(pull, repository="o/r", repo_config=RepoConfig(), lang="en")
     assert answer.summary.startswith("Add the flag."), answer.summary
+
+
+def test_long_lines_without_stops_that_open_in_capitals_stay_apart() -> None:
+    """A list of long lines, each its own point, is not run into one sentence."""
+    body = ("Add a retry around the registry lookup when the cache is cold at start\n"
+            "Keep the listener alive across reconnects so no notification is lost\n"
+            "Log the endpoint that failed so operators can see where it went wrong")
+    pull = PullRequest(number=2, title="fix: registry lookups", url="u", state="merged",
+                       body=body, files=(FileChange(path="registry/lookup.go"),))
+    answer = answer_pull(pull, repository="o/r", repo_config=RepoConfig(), lang="en")
+    assert answer.summary.startswith(
+        "Add a retry around the registry lookup when the cache is cold at start."), \
+        answer.summary

@@ -157,3 +157,9 @@ def test_one_author_is_not_said_to_lead_others() -> None:
                        ("zh", "本周只有 dev 提交了 PR（2 个）。")):
         text = _week(*pulls, lang=lang, fmt="markdown")
         assert said in text and "the most came from" not in text, text
+
+
+def test_prs_of_no_kind_that_do_not_outnumber_a_kind_are_not_counted_apart() -> None:
+    pulls = (merged_pull(1, "fix: a crash", ("src/a/x.py",)),
+             merged_pull(2, "Changed the pager mode", ("src/a/y.py",)))
+    assert "say no kind" not in _week(*pulls) and "says no kind" not in _week(*pulls)

@@ -103,6 +103,10 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
             named = areas.name(wanted)  # "Tests", not the "tests" asked
         pulls += [_entry_pull(entries[n], _scope(digest, part)) for n in numbers
                   if n in entries]
+        if counted and set(numbers) != set(counted[0].pulls):
+            # The answer holds PRs the area's count does not (its routine PRs, the PRs
+            # of its kind elsewhere): its week-before count would measure another set.
+            counted = []
     return WeekAnswer(question="changes", repository=digest.repository, week=digest.week,
                       area=named or area, pulls=tuple(pulls[:SHOWN]), total=len(pulls),
                       topics=tuple(counted), report_url=digest.report_url,
@@ -133,7 +137,10 @@ def compare_weeks(digest: Digest, before: Digest) -> WeekAnswer:
     changed most (each with the week before's count), as the digest's trends count
     them: the week before's count its digest holds where it has one."""
     now = _topic_counts([digest])
-    then = _previous_counts(digest) or _topic_counts([before])
+    # The digest's own week-before counts, and the areas of that week it has none of
+    # now (they fell to zero), from the week before's digest.
+    then = {**_topic_counts([before]), **_previous_counts(digest)} \
+        if _previous_counts(digest) else _topic_counts([before])
     labels = {name: label for name, (_, label) in {**then, **now}.items()}
     names = set(now) | set(then)
     moved = sorted(names, key=lambda n: (-abs(now.get(n, (0, ""))[0] - then.get(n, (0, ""))[0]),

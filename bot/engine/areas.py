@@ -48,6 +48,11 @@ _FOLDER_AREAS = {
 # The common area a kind of change is work in, whatever folder it touched: a question
 # about docs finds the `docs:` PRs as well as those in `docs/`.
 AREA_OF_TYPE = {"docs": "docs", "test": "tests", "ci": "ci", "build": "build"}
+# Files at the top that configure the team's tools or run them: no code of the project.
+_TOOLING_FILE = re.compile(
+    r"^\.|[.-]config\.\w+$|rc\.\w+$|\.sh$|^(?:noxfile|fabfile|tasks|dodo|manage|"
+    r"conftest)\.py$|^(?:gulpfile|gruntfile|webpack|rollup|vite|vitest|jest|babel|"
+    r"eslint|prettier|tailwind|postcss|karma|playwright)\b", re.I)
 _BUILD_FILE = re.compile(
     r"^(Dockerfile.*|requirements.*\.(txt|in)|setup\.(py|cfg)|pyproject\.toml|"
     r"CMakeLists\.txt|Makefile)$", re.I)
@@ -358,9 +363,10 @@ def _path_place(path: str, package: str, trunk: frozenset[str]) -> tuple[str, st
         return "build", ""
     if _DOC_FILE.search(file):
         return "docs", ""
-    if is_code(path):
+    if is_code(path) and not _TOOLING_FILE.search(file):
         # Code at the top of the package (`src/click/core.py`, `flask/app.py`, gin's
-        # `context.go`) is the project's core, never outweighed by the tests beside it.
+        # `context.go`) is the project's core, never outweighed by the tests beside it;
+        # a tool's config or a script beside it (`vite.config.ts`, `install.sh`) is not.
         return "core", ""
     return "", ""
 

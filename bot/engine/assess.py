@@ -79,7 +79,8 @@ class Assessment:
                          short_title=self.short_title,
                          line=self.line if self.key else title_line(self.cls),
                          security=self.cls.security, sync=self.cls.sync, headline=headline,
-                         release=release_name(self.short_title, p.body) if self.cls.release else "")
+                         release=release_name(self.short_title, p.body)
+                         if self.cls.release and p.state == "merged" else "")
 
 
 def assess(

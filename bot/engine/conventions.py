@@ -141,7 +141,11 @@ _CONVENTIONAL = re.compile(
     r"^\s*([A-Za-z]+)\s*(?:[(（]([^)）]*)[)）])?\s*(!)?\s*[:：;；]\s*(.*)$", re.S)
 # A title GitHub made from a branch named after its type: `Refactor/triple comments
 # helpers` (the branch's dashes become spaces).
-_BRANCH_TYPE = re.compile(r"^([A-Za-z]+)/([^/\s]+\s+\S.*)$")
+_BRANCH_TYPE = re.compile(r"^([A-Za-z]+)/([a-z][^/\s]*\s+\S.*)$")
+# The branch prefixes that are types (`Test/eval mode mismatch`, `CI/CD pipeline` and
+# `Demo/API keys` are words, not branches).
+_BRANCH_TYPES = {"feat": "feat", "feature": "feat", "fix": "fix", "bugfix": "fix",
+                 "hotfix": "fix", "refactor": "refactor", "chore": "chore"}
 # A scope with no type before the colon: one word or a path (`cask/audit`, `图表`).
 _SCOPE_ONLY = re.compile(
     r"^\s*([^\W\d][\w.\-]*(?:/[\w.\-]+)*)\s*(?::\s+|：\s*)(\S.*)$", re.S)
@@ -185,6 +189,8 @@ class Title(msgspec.Struct, frozen=True, kw_only=True):
 
 # A type word joined to what it is about (`fixRegression`, `featUI`): echarts' style.
 _CAMEL_TYPE = re.compile(r"^([a-z]+)[A-Z]")
+# Only types no word of code opens with: `testUtils:` and `featureFlags:` are modules.
+_CAMEL_TYPES = frozenset({"fix", "feat", "perf", "refactor"})
 
 
 @lru_cache(maxsize=4096)
@@ -192,7 +198,7 @@ def canonical_type(word: str) -> str | None:
     """The conventional type a word names, tolerating one-letter typos (`chrore`); a
     camelCase word by the type it opens with (`fixRegression` is a fix)."""
     camel = _CAMEL_TYPE.match(word.strip())
-    if camel and camel.group(1) in _TYPE_WORDS:
+    if camel and camel.group(1) in _CAMEL_TYPES:
         return _TYPE_WORDS[camel.group(1)]
     lowered = word.lower().strip()
     if lowered in _TYPE_WORDS:
@@ -202,7 +208,9 @@ def canonical_type(word: str) -> str | None:
     if not lowered.isascii():
         return None
     close = difflib.get_close_matches(lowered, list(_TYPE_WORDS), n=1, cutoff=0.8)
-    return _TYPE_WORDS[close[0]] if close and len(lowered) >= 4 else None
+    # A typo is a letter or two off (`chrore`), not a longer word (`featureFlags`).
+    return _TYPE_WORDS[close[0]] if close and len(lowered) >= 4 \
+        and abs(len(lowered) - len(close[0])) <= 2 else None
 
 
 def type_word(word: str) -> str | None:
@@ -282,9 +290,9 @@ def parse_title(title: str) -> Title:
                     tags.append(name)
     rest = _one_type(rest)
     branch = _BRANCH_TYPE.match(rest)
-    if branch and branch.group(1).lower() in _TYPE_WORDS:
+    if branch and branch.group(1).lower() in _BRANCH_TYPES:
         # GitHub's title for a branch `refactor/triple-comments-helpers`.
-        kind, rest = kind or _TYPE_WORDS[branch.group(1).lower()], branch.group(2)
+        kind, rest = kind or _BRANCH_TYPES[branch.group(1).lower()], branch.group(2)
     conventional = _CONVENTIONAL.match(rest)
     word_type = canonical_type(conventional.group(1)) if conventional else None
     modules: list[str] = []
@@ -327,7 +335,7 @@ def parse_title(title: str) -> Title:
     text = re.sub(r"\s+", " ", rest.strip().lstrip(":：-– ").strip())
     text = _without_trailing_issues(text)
     # `chore: auto merge branches`: a merge of branches behind a type is still one.
-    sync = sync or bool(_MERGE_BRANCH.match(text))
+    sync = sync or (kind in (None, "chore") and bool(_MERGE_BRANCH.match(text)))
     if kind is None and _PLAIN_REVERT.match(text):
         kind = "revert"  # `Revert moving tests`: the title says so in its own words
     elif kind == "revert" and not _PLAIN_REVERT.match(text):

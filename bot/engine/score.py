@@ -31,8 +31,7 @@ _SEVERE = re.compile(
 
 # A title about documentation: what its body says went wrong went wrong in an example
 # or a comment (tokio #8350's doc examples "corrupting the following frame").
-_ABOUT_DOCS = re.compile(r"\b(?:docs?|documentation|doctests?|examples?|comments?|typos?|"
-                         r"readme)\b", re.I)
+_ABOUT_DOCS = re.compile(r"\b(?:docs?|documentation|doctests?|readme)\b", re.I)
 
 
 def _severe(pull: PullRequest, cls: Classification, body: str) -> str | None:
@@ -113,10 +112,11 @@ def key_facts(pull: PullRequest, cls: Classification, risks: list[Risk],
         # In en the title is shown before the facts: the symptom only where it does
         # not say it, as a noun that reads after "fixes" (`crashes` -> "a crash").
         facts.append(_en_symptom_fact(severe, t))
-    lines, files = written_size(pull)
-    if lines >= LARGE_LINES:
+    if written_size(pull)[0] >= LARGE_LINES:  # judged on what a person wrote,
+        # said in GitHub's own totals
         facts.append(t.n("%(num)d file, %(lines)d lines changed",
-                         "%(num)d files, %(lines)d lines changed", files, lines=lines))
+                         "%(num)d files, %(lines)d lines changed",
+                         len(pull.files) or pull.changed_files or 0, lines=pull.lines_changed))
     if risks:
         facts.append(t.n("%(num)d risk", "%(num)d risks", len(risks)))
     return tuple(facts[:MAX_FACTS])
@@ -163,9 +163,10 @@ def score_pull(
     type_reason = {"feat": t("new feature"), "fix": t("bug fix"), "perf": t("performance")}
     if cls.type in type_reason:
         reasons.append(type_reason[cls.type])
-    lines, files = written_size(pull)
+    lines = written_size(pull)[0]
     value += min(3.0, math.log10(lines + 1))
-    if lines >= LARGE_LINES:
+    if lines >= LARGE_LINES:  # said in GitHub's totals, as the PR page shows them
+        files, lines = len(pull.files) or pull.changed_files or 0, pull.lines_changed
         reasons.append(t.n("large change (%(lines)d lines in %(num)d file)",
                            "large change (%(lines)d lines in %(num)d files)", files,
                            lines=lines))

@@ -135,6 +135,7 @@ _LABEL = re.compile(r"^[\w ]{1,30}:\s")
 # 72): the next line goes on with it, whatever it opens with (`Stop()`, `the total
 # order: …`). A list of short lines without stops has a sentence on each.
 WRAPPED_LINE = 60
+_CODE_WORD = re.compile(r"^\S*(?:[()_]|::|\.\w)")
 
 
 def _prose_sentences(lines: list[str]) -> list[str]:
@@ -146,7 +147,10 @@ def _prose_sentences(lines: list[str]) -> list[str]:
     for index, line in enumerate(lines):
         current.append(line)
         following = lines[index + 1].strip() if index + 1 < len(lines) else ""
-        wrapped = len(line.strip()) >= WRAPPED_LINE
+        # A long line goes on where the next opens in lower case or with code
+        # (`Stop()`, `s.value`): a wrapped sentence, not a list of them.
+        wrapped = len(line.strip()) >= WRAPPED_LINE and bool(
+            following[:1].islower() or _CODE_WORD.match(following))
         if following and not ends_sentence(line) and not wrapped and (
                 following[:1].isupper() or _LABEL.match(following)):
             out.extend(sentences(one_line(" ".join(current))))

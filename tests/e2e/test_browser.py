@@ -41,7 +41,7 @@ async def test_report_page_in_chromium(base_url: str) -> None:
                             "all-pulls"):
                 assert await page.locator(f"section#{section}").is_visible()
             summary = await page.locator("section#summary").inner_text()
-            assert "This week 16 PRs were handled (12 key)" in summary
+            assert "This week 16 PRs were handled (11 key)" in summary
 
             chart = page.locator("section#trends svg.wide")
             assert await chart.is_visible()
