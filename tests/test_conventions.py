@@ -155,6 +155,7 @@ def test_branch_syncs_are_titles_that_only_name_branches(title: str, sync: bool)
     ("chore: upgrade deps", "afc163", True, "deps"),
     ("Update all npm dependencies", "afc163", True, "all"),
     ("Update the dependencies table in the README", "afc163", False, ""),
+    ("Update readme dependencies", "afc163", False, ""),
     # A person's upgrade of a tool, and a bot's update of something else: no bumps.
     ("Upgrade Hawk to 0.1.13", "konsti", False, ""),
     ("👥 Update FastAPI People - Sponsors", "pr-submit[bot]", False, ""),

@@ -366,3 +366,18 @@ def test_parse_is_idempotent_on_the_canonical_form(text: str) -> None:
 )
 def test_canonical_text(text: str, canonical: str) -> None:
     assert canonical_text(parse_command(text)) == canonical
+
+
+@pytest.mark.parametrize(("text", "kind", "pull"), [
+    ("sumary #7035", "summary", 7035), ("summery #8337", "summary", 8337),
+    ("rsiks for #7035", "risks", 7035), ("topcis", "topics", None),
+])
+def test_a_command_word_a_letter_off_is_read_as_the_command(
+        text: str, kind: str, pull: int | None) -> None:
+    command = parse_command(text)
+    assert (command.kind, command.pull) == (kind, pull)
+
+
+@pytest.mark.parametrize("text", ["samurai #7035", "sum #7035", "risk-free #7035"])
+def test_a_word_that_is_no_typo_of_a_command_is_not_one(text: str) -> None:
+    assert parse_command(text).kind not in ("summary", "risks")

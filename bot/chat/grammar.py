@@ -16,6 +16,7 @@ by their leading verb, because the rest of the text is a value or a list of name
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -279,7 +280,23 @@ def _verb(words: list[str]) -> tuple[CommandKind | None, str | None]:
     week_words = [w for w in without_nouns if w in _WEEK_WORDS]
     if len(week_words) == 1 and rest and _VERBS.get(" ".join(rest)) == "digest":
         return "digest", _WEEK_WORDS[week_words[0]]
-    return None, None
+    return _misspelled(words), None
+
+
+# Command words long enough that a word one letter off is a typo of one (`sumary`,
+# `digset`), not another word.
+_TYPO_MIN = 5
+_SPELLED_VERBS = tuple(v for v in _VERBS if v.isascii() and " " not in v
+                       and len(v) >= _TYPO_MIN)
+
+
+def _misspelled(words: list[str]) -> CommandKind | None:
+    """The command a lone word misspells by about a letter (`sumary`, `summery`,
+    `rsiks`), or None."""
+    if len(words) != 1 or not words[0].isascii() or len(words[0]) < _TYPO_MIN:
+        return None
+    close = difflib.get_close_matches(words[0], _SPELLED_VERBS, n=1, cutoff=0.8)
+    return _VERBS[close[0]] if close and abs(len(close[0]) - len(words[0])) <= 1 else None
 
 
 def _topic_names(text: str) -> tuple[str, ...]:

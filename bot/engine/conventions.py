@@ -433,7 +433,8 @@ _BUMP = re.compile(
     r"^(?:bump|update|upgrade)\s+(?:the\s+)?\S+(?:\s+group)?\b.*\b(?:from\s+\S+\s+to\s+\S+|"
     r"with\s+\d+\s+updates?|across\s+\d+\s+director(?:y|ies))|^bump\s+\S+|"
     # `chore: upgrade deps`, `Update all npm dependencies`: every dependency at once.
-    r"^(?:update|upgrade|refresh)\s+(?:all\s+)?(?:the\s+)?(?:[\w.-]+\s+)?"
+    r"^(?:update|upgrade|refresh)\s+(?:all\s+)?(?:the\s+)?(?:(?:npm|pnpm|yarn|pip|python|"
+    r"node|js|go|cargo|rust|dev|frontend|backend|web|ui|docs?|test)\s+)?"
     r"(?:deps|dependencies)$", re.I)
 # A version's release: `Bump version to 0.12.2`, `Release v1.2.0`, `v5.32.5`.
 # Changesets' release PR is `Version Packages` (`Version Packages (beta)`); a release
