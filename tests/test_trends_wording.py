@@ -11,6 +11,7 @@ import msgspec
 from bot.config import RepoConfig
 from bot.engine import build_digest
 from bot.models import PullRequest, Snapshot
+from bot.narrate.facts import week_facts
 from bot.render import render_digest
 from testkit.pulls import merged_pull
 
@@ -163,3 +164,20 @@ def test_prs_of_no_kind_that_do_not_outnumber_a_kind_are_not_counted_apart() -> 
     pulls = (merged_pull(1, "fix: a crash", ("src/a/x.py",)),
              merged_pull(2, "Changed the pager mode", ("src/a/y.py",)))
     assert "say no kind" not in _week(*pulls) and "says no kind" not in _week(*pulls)
+
+
+def test_the_narrator_is_told_the_counts_the_trends_say() -> None:
+    """The model's facts count an area as the template does ("Models 2 → 5"), so its
+    prose cannot say the tag count ("Models 0 → 2") beside the trends."""
+    def in_model(number: int, title: str, when: datetime = THIS_WEEK) -> PullRequest:
+        return merged_pull(number, title, (f"model/m{number}.py",), when=when)
+
+    pulls = (in_model(1, "feat(model): add qwen3"), in_model(2, "fix(model): load shards"),
+             *(in_model(n, f"Support variant {n}") for n in (3, 4, 5)),
+             *(in_model(n, f"Support older variant {n}", LAST_WEEK) for n in (7, 8)))
+    snapshot = Snapshot(repository="o/r", pulls=pulls)
+    digest = build_digest(snapshot, "2026-W29", repo_config=RepoConfig(), lang="en",
+                          previous=snapshot)
+    facts = week_facts(digest, (), frozenset())
+    model = next(t for t in facts.topics if t.name == "model")
+    assert (model.count, model.previous) == (5, 2)

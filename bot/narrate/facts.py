@@ -248,7 +248,9 @@ def week_facts(digest: Digest, shown: Iterable[int], withheld: frozenset[int]) -
         last_day=last_day.strftime("%Y-%m-%d"), total=digest.counts.total,
         key=digest.counts.key, merged=digest.counts.merged, closed=digest.counts.closed,
         opened=digest.counts.opened,
-        topics=tuple(_count(t.name, t.count, t.share, t.previous) for t in digest.topics),
+        # The areas, as the digest's trends and "Compared with last week" count them.
+        topics=tuple(_count(t.name, t.count, t.share, t.previous)
+                     for t in digest.areas or digest.topics),
         types=tuple(_count(t.name, t.count, t.share, None) for t in digest.types),
         hot_files=tuple(HotFileFact(path=clean(h.path), pulls=h.pulls, numbers=h.numbers)
                         for h in digest.hot_files),

@@ -56,7 +56,7 @@ VERL_ZH = _lines(
     ("summary", "本周有 3 项风险观察，分别来自 #7037 和 #6932。", (7037, 6932)),
     ("summary", "重点新功能包括 #7061 的 `save_lora_only` 和 #6974 的 `delta_sharded`。",
      (7061, 6974)),
-    ("trends", "rollout 主题有 5 个 PR，占 18%；trainer 有 4 个，占 14%。"),
+    ("trends", "rollout 主题有 6 个 PR，占 21%；trainer 有 4 个，占 14%。"),
     ("trends", "改动最频繁的文件是 `verl/workers/rollout/vllm_rollout/vllm_async_server.py`，"
                "共被 5 个 PR 修改。"),
     ("trends", "`.github/workflows/nightly_ascend.yml` 与 `docs/index.rst` 各被 3 个 PR 修改。"),
@@ -118,7 +118,7 @@ VERL_EN = _lines(
     ("summary", "There are 3 risk observations, on #7037 and #6932.", (7037, 6932)),
     ("summary", "The notable features are `save_lora_only` in #7061 and `delta_sharded` in "
                 "#6974.", (7061, 6974)),
-    ("trends", "rollout has 5 PRs (18%) and trainer 4 (14%)."),
+    ("trends", "rollout has 6 PRs (21%) and trainer 4 (14%)."),
     ("trends", "The most-changed file is `verl/workers/rollout/vllm_rollout/vllm_async_server.py`, "
                "touched by 5 PRs."),
     ("trends", "`.github/workflows/nightly_ascend.yml` and `docs/index.rst` were each changed "
@@ -185,10 +185,10 @@ VLLM_ZH = _lines(
     ("trends", "`vllm/v1/worker/gpu_model_runner.py` 本周被 9 个 PR 修改，是改动最频繁的文件。"),
     ("trends", "`tests/models/registry.py` 和 "
                "`vllm/model_executor/layers/attention/mla_attention.py` 各被 8 个 PR 修改。"),
-    ("trends", "model 主题有 11 个 PR，rust-frontend 与 xpu 各有 8 个。"),
+    ("trends", "model 主题有 29 个 PR，rust-frontend 有 8 个，xpu 有 7 个。"),
     ("changes", "安全修复共 3 个：#48583 修复绕过 CVE 修补的稀疏不变量竞争，#47595 为 "
                 "lm-format-enforcer 的正则编译加上超时。", (48583, 47595), 48583),
-    ("changes", "model 新功能共 14 个 PR，其中 #48799、#48869 和 #48884 分别为 Inkling 加入模型、"
+    ("changes", "模型主题共 28 个 PR，其中 #48799、#48869 和 #48884 分别为 Inkling 加入模型、"
                 "MTP=1 与 LoRA 支持。", (48799, 48869, 48884), 48799),
     ("changes", "ROCm 方面共 33 个 PR，#40977 新增 `HybridW4A16LinearKernel`，#47287 为 "
                 "MiniMax-M3 加入 AITER 稀疏 paged attention。", (40977, 47287), 40977),
@@ -234,11 +234,11 @@ VLLM_EN = _lines(
     ("trends", "`tests/models/registry.py` and "
                "`vllm/model_executor/layers/attention/mla_attention.py` were changed by 8 PRs "
                "each."),
-    ("trends", "The model topic has 11 PRs; rust-frontend and xpu have 8 each."),
+    ("trends", "The model topic has 29 PRs; rust-frontend has 8 and xpu 7."),
     ("changes", "Security fixes (3 PRs): #48583 fixes a concurrent sparse invariant race that "
                 "bypassed the CVE remediation, and #47595 guards the lm-format-enforcer regex "
                 "compile with a timeout.", (48583, 47595), 48583),
-    ("changes", "New model features (14 PRs): #48799, #48869 and #48884 add Inkling model, "
+    ("changes", "Models (28 PRs): #48799, #48869 and #48884 add Inkling model, "
                 "MTP=1 and LoRA support.", (48799, 48869, 48884), 48799),
     ("changes", "ROCm (33 PRs): #40977 adds `HybridW4A16LinearKernel` and #47287 "
                 "adds AITER sparse paged attention for MiniMax-M3.", (40977, 47287), 40977),

@@ -19,13 +19,13 @@ SERVER = "verl/workers/rollout/vllm_rollout/vllm_async_server.py"
 VERL_ZH = _lines(
     VERL, "zh",
     ("summary", "第 29 周（7 月 13 日—19 日）verl 合并了 28 个 PR，重点 PR 有 24 个。"),
-    ("summary", "修复类 PR 最多，共 12 个，约占 43%；feat 和 chore 各有 7 个。"),
+    ("summary", "修复类 PR 最多，共 12 个，约占 43%；feat 有 7 个，chore 有 6 个。"),
     ("summary", "ci 是本周最活跃的主题（8 个 PR，占 29%），其次是 rollout 和 trainer。"),
     ("summary", "本周记录了 3 项风险观察，其中 #7037 有一项中风险，#6932 有两项低风险。",
      (7037, 6932)),
     ("trends", f"`{SERVER}` 是本周被改动最多的文件，涉及 #6473、#6680、#6932、#7038 和 "
                "#7042 五个 PR。", (6473, 6680, 6932, 7038, 7042)),
-    ("trends", "checkpoint 主题有 3 个 PR，占 11%，与 #7061 的 LoRA-only checkpoint 和 #6974 的 "
+    ("trends", "checkpoint 主题有 4 个 PR，占 14%，与 #7061 的 LoRA-only checkpoint 和 #6974 的 "
                "delta 权重同步有关。", (7061, 6974)),
     ("trends", "build、docs、megatron、tool 和 vllm 各有 2 个 PR。"),
     ("changes", "CI 方面（8 个 PR），#6973 为 Ascend 新增 GRPO Qwen3.5-35B Megatron vLLM 夜间测试，"
@@ -75,13 +75,13 @@ VERL_ZH = _lines(
 VERL_EN = _lines(
     VERL, "en",
     ("summary", "Week 29 (July 13–19) brought 28 merged PRs to verl, 24 of them key."),
-    ("summary", "Fixes lead with 12 PRs (about 43%), while feat and chore have 7 each."),
+    ("summary", "Fixes lead with 12 PRs (about 43%), while feat has 7 and chore 6."),
     ("summary", "ci is the busiest topic with 8 PRs (29%), ahead of rollout and trainer."),
     ("summary", "Three risk observations were recorded, one medium on #7037 and two low on "
                 "#6932.", (7037, 6932)),
     ("trends", f"`{SERVER}` was touched by five PRs: #6473, #6680, #6932, #7038 and #7042.",
      (6473, 6680, 6932, 7038, 7042)),
-    ("trends", "checkpoint has 3 PRs (11%), driven by #7061's LoRA-only checkpoints and "
+    ("trends", "checkpoint has 4 PRs (14%), driven by #7061's LoRA-only checkpoints and "
                "#6974's delta weight sync.", (7061, 6974)),
     ("trends", "build, docs, megatron, tool and vllm have 2 PRs each."),
     ("changes", "CI (8 PRs): #6973 adds a nightly GRPO Qwen3.5-35B Megatron vLLM test for "
@@ -136,7 +136,7 @@ VERL_EN = _lines(
 VLLM_ZH = _lines(
     VLLM, "zh",
     ("summary", "vllm 第 29 周合并了 222 个 PR，其中 30 个被列为重点。"),
-    ("summary", "fix 类 PR 有 74 个，占 33%，feat 与 other 各有 45 个。"),
+    ("summary", "fix 类 PR 有 71 个，占 32%，feat 有 45 个，other 有 42 个。"),
     ("summary", "本周有 3 项风险观察，集中在 #48583（2 项）和 #47782（1 项）。", (48583, 47782)),
     ("trends", "rocm（33 个，15%）和 ci（28 个，13%）是最大的两个主题。"),
     ("trends", "`vllm/v1/worker/gpu_model_runner.py` 本周被改动 9 次，居各文件之首。"),
@@ -162,7 +162,7 @@ VLLM_ZH = _lines(
 VLLM_EN = _lines(
     VLLM, "en",
     ("summary", "vllm merged 222 PRs in week 29, 30 of which are key."),
-    ("summary", "Fixes account for 74 PRs (33%); feat and other have 45 each."),
+    ("summary", "Fixes account for 71 PRs (32%); feat has 45 and other 42."),
     ("summary", "Three risk observations were recorded: two on #48583 and one on #47782.",
      (48583, 47782)),
     ("trends", "rocm (33 PRs, 15%) and ci (28 PRs, 13%) are the two largest topics."),
