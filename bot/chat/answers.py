@@ -82,12 +82,11 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
         numbers: list[int] = []
         # The digest's areas (a topic's PRs with its theme's, counted as its trends and
         # "Compared with last week" count them), then the topics (their routine PRs).
-        for topic in (*part.areas, *part.topics):
-            if areas.key(topic.name) == wanted or fold(topic.label) == fold(area):
-                numbers += [n for n in topic.pulls if n not in numbers]
-                if not counted or counted[-1].name != topic.name:
-                    counted.append(topic)
-                named = named or topic.label or topic.name
+        matched = [topic for topic in (*part.areas, *part.topics)
+                   if areas.key(topic.name) == wanted or fold(topic.label) == fold(area)]
+        for topic in matched:
+            numbers += [n for n in topic.pulls if n not in numbers]
+            named = named or topic.label or topic.name
         for theme in part.themes:
             # An area's theme, or a theme of its own kind named so (the security fixes),
             # or any theme asked for by the name the digest gave it (依赖升级).
@@ -103,10 +102,11 @@ def area_changes(digest: Digest, area: str, config: Config) -> WeekAnswer:
             named = areas.name(wanted)  # "Tests", not the "tests" asked
         pulls += [_entry_pull(entries[n], _scope(digest, part)) for n in numbers
                   if n in entries]
-        if counted and set(numbers) != set(counted[0].pulls):
-            # The answer holds PRs the area's count does not (its routine PRs, the PRs
-            # of its kind elsewhere): its week-before count would measure another set.
-            counted = []
+        # The area's count and its week before, where the answer holds just its PRs (not
+        # its routine PRs or the PRs of its kind elsewhere, which last week's count left
+        # out).
+        if matched and set(numbers) == set(matched[0].pulls):
+            counted.append(matched[0])
     return WeekAnswer(question="changes", repository=digest.repository, week=digest.week,
                       area=named or area, pulls=tuple(pulls[:SHOWN]), total=len(pulls),
                       topics=tuple(counted), report_url=digest.report_url,
@@ -139,8 +139,7 @@ def compare_weeks(digest: Digest, before: Digest) -> WeekAnswer:
     now = _topic_counts([digest])
     # The digest's own week-before counts, and the areas of that week it has none of
     # now (they fell to zero), from the week before's digest.
-    then = {**_topic_counts([before]), **_previous_counts(digest)} \
-        if _previous_counts(digest) else _topic_counts([before])
+    then = {**_topic_counts([before]), **_previous_counts(digest)}
     labels = {name: label for name, (_, label) in {**then, **now}.items()}
     names = set(now) | set(then)
     moved = sorted(names, key=lambda n: (-abs(now.get(n, (0, ""))[0] - then.get(n, (0, ""))[0]),

@@ -5,7 +5,10 @@ Deterministic: the same snapshot, week, config and language give the same digest
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+import msgspec
 
 from bot.config import RepoConfig
 from bot.engine.areas import Areas, folder_area, is_test_file, week_trunk
@@ -111,12 +114,13 @@ def build_digest(
     areas, themes = where.areas, where.themes
     theme_of = {n: theme.title for theme in themes for n in (*theme.pulls, *theme.others)}
     pulls = [a.pull for a in by_number]
-    topics = topic_counts(((a.number, a.cls.topics) for a in by_number), len(by_number),
-                          areas, previous=_previous_topics(previous, week, repo_config, areas),
-                          focus=focus_topics)
-    # Where the week's work was, counted as last week's is (`_previous_areas`), so a
+    # Last week placed and counted as this one (`_Where`), under this week's names, so a
     # move since last week says the same count as the busiest topics do.
-    counted = where.counted(previous=_previous_areas(previous, week, repo_config, t, areas))
+    last = _last_week(previous, week, repo_config, t)
+    before = None if last is None else _renamed(last.topics, areas)
+    topics = where.topics if before is None else tuple(
+        msgspec.structs.replace(c, previous=before.get(c.name, 0)) for c in where.topics)
+    counted = where.counted(previous=None if last is None else _renamed(last.counted(), areas))
     types = type_counts(((a.number, a.cls.type) for a in by_number), len(by_number), t)
     hot = hot_files(pulls, routine=frozenset(where.routine))
     risks = tuple(sorted((r for a in by_number for r in a.risks), key=severity_rank))
@@ -161,6 +165,7 @@ class _Where:
     @classmethod
     def of(cls, assessed: list[Assessment], repository: str, repo_config: RepoConfig,
            t: Translator, focus: tuple[str, ...] = ()) -> _Where:
+        """`assessed` placed: the `focus` topics first among the topics."""
         package = repository.rsplit("/", 1)[-1]
         trunk = week_trunk([[f.path for f in a.pull.files] for a in assessed], package)
         members = [_member(a, package, trunk) for a in assessed]
@@ -169,7 +174,7 @@ class _Where:
         return cls(assessed=by_number, areas=areas,
                    themes=build_themes(members, areas, t, focus_topics=focus),
                    topics=topic_counts(((a.number, a.cls.topics) for a in by_number),
-                                       len(by_number), areas),
+                                       len(by_number), areas, focus=focus),
                    routine={a.number for a in by_number if a.cls.bump or a.cls.sync},
                    focus=focus)
 
@@ -198,33 +203,24 @@ def week_areas(repo_config: RepoConfig, t: Translator, members: list[Member]) ->
     return areas
 
 
-def _previous_topics(previous: Snapshot | None, week: str, repo_config: RepoConfig,
-                     areas: Areas) -> dict[str, int] | None:
-    """Last week's count of each topic, when `previous` holds PRs of that week."""
-    if previous is None:
-        return None
-    before = [p for p, _ in week_pulls(previous, shift_week(week, -1), repo_config.timezone)]
-    if not before:
-        return None
-    tagged = ((p.number, classify(p, repo_config).topics) for p in before)
-    return {c.name: c.count for c in topic_counts(tagged, len(before), areas)}
-
-
-def _previous_areas(previous: Snapshot | None, week: str, repo_config: RepoConfig,
-                    t: Translator, areas: Areas) -> dict[str, int] | None:
-    """Last week's count of each area, counted as this week's are (`_Where.counted`)
-    and named by this week's `areas`; None when `previous` holds no PR of that week."""
+def _last_week(previous: Snapshot | None, week: str, repo_config: RepoConfig,
+               t: Translator) -> _Where | None:
+    """The week before `week`, placed as this one is; None when `previous` holds no PR
+    of it."""
     if previous is None:
         return None
     recorded = reviews_recorded(previous)
     assessed = [assess(pull, counted, repo_config, t, reviews_recorded=recorded)
                 for pull, counted in week_pulls(previous, shift_week(week, -1),
                                                 repo_config.timezone)]
-    if not assessed:
-        return None
-    last = _Where.of(assessed, previous.repository, repo_config, t)
+    return _Where.of(assessed, previous.repository, repo_config, t) if assessed else None
+
+
+def _renamed(counts: Iterable[NameCount], areas: Areas) -> dict[str, int]:
+    """Last week's counts under this week's names (`areas`): the PRs of every spelling
+    that is one name now, each once."""
     pulls: dict[str, set[int]] = {}
-    for c in last.counted():
+    for c in counts:
         pulls.setdefault(areas.canonical(areas.key(c.name)), set()).update(c.pulls)
     return {name: len(numbers) for name, numbers in pulls.items()}
 

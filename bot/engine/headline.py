@@ -116,16 +116,16 @@ def as_written(cls: Classification) -> str:
     text = cls.short_title.strip()
     label = lexicon().type_label(cls.type)
     # A title of no known kind is said as written: "改动：" before it says nothing.
-    labelled = (lambda said: said) if cls.type == "other" else (lambda said: f"{label}：{said}")
+    typed = "" if cls.type == "other" else f"{label}："
     if HAN.search(text):
-        said = text if _CHINESE_VERBS.match(text) else labelled(text)
+        said = text if _CHINESE_VERBS.match(text) else f"{typed}{text}"
         scopes = [m for m in cls.modules[:2] if HAN.search(m)]
         return f"【{'、'.join(scopes)}】{said}" if scopes else said
     first, _, rest = text.partition(" ")
     verb = lexicon().forms.get(first.lower())
     if rest and verb is not None and lexicon().verbs[verb].zh == label:
         text = rest
-    return labelled(sentence_case(text))
+    return f"{typed}{sentence_case(text)}"
 
 
 @lru_cache(maxsize=4096)
