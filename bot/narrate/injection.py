@@ -31,16 +31,16 @@ Kind = Literal["data", "reader", "link", "encoded", "model", "phishing"]
 _TOOL_EN = (r"summari[sz]ation (?:bots?|models?|tools?|systems?)|(?:auto(?:mated|matic)?|ai)[- ]"
             r"(?:summary|digest|report|review)(?: (?:bots?|tools?|systems?|generators?))?|"
             r"(?:digest|report|summary) (?:bots?|generators?)")
-_AGENT_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|language models?|"
+_AGENT_EN = (r"(?:ai|a\.i\.|llms?|language models?|chat ?bots?|"
              r"assistants?|summari[sz]ers?|narrators?|bots?|models?|" + _TOOL_EN + ")")
 # Who a line that starts "X: write ..." may address: not "model" (a config key reads so).
-_ADDRESSEE_EN = (r"(?:ai|a\.i\.|llms?|gpt|chatgpt|claude|gemini|copilot|assistants?|"
+_ADDRESSEE_EN = (r"(?:ai|a\.i\.|llms?|chat ?bots?|assistants?|"
                  r"summari[sz]ers?|narrators?|" + _TOOL_EN + ")")
 _TOOL_ZH = (r"(?:自动)?(?:周报|摘要|总结|日报|报告)(?:系统|工具|生成器|机器人|程序|助手)|"
             r"生成器|ai ?工具")
-_AGENT_ZH = (r"(?:ai|人工智能|模型|大模型|语言模型|机器人|助手|总结助手|摘要助手|llm|gpt|智能体|"
+_AGENT_ZH = (r"(?:ai|人工智能|模型|大模型|语言模型|机器人|助手|总结助手|摘要助手|llm|智能体|"
              + _TOOL_ZH + ")")
-_ADDRESSEE_ZH = r"(?:ai|人工智能|机器人|助手|总结助手|摘要助手|llm|gpt|智能体|" + _TOOL_ZH + ")"
+_ADDRESSEE_ZH = r"(?:ai|人工智能|机器人|助手|总结助手|摘要助手|llm|智能体|" + _TOOL_ZH + ")"
 # A chat template's turn marker, then an order about what to output.
 _TURN = (r"(?:\[INST\]|<\|im_start\|>\s*(?:system|user)|<<SYS>>|^\W*#{2,4}\s*(?:instruction|"
          r"system)s?\s*:?)")
